@@ -1,0 +1,35 @@
+"""mcal: post-hoc calibration and multicalibration of classifier probabilities.
+
+Every calibrator follows one interface: ``fit(y_prob, y, *, X=None, sample_weight=None)`` and
+``predict(y_prob, *, X=None)``, returning calibrated P(y=1). Model files are versioned JSON
+(:func:`save`, :func:`load`), never pickle.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from mcal import metrics
+from mcal._base import BaseCalibrator
+from mcal._persistence import load, save
+from mcal._validation import EPS, CalibrationWarning
+from mcal.nonparametric import HistogramBinning, IsotonicCalibration
+from mcal.parametric import BetaCalibration, PlattScaling, TemperatureScaling
+
+try:
+    __version__ = version("mcal")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree without installation
+    __version__ = "0.0.0+unknown"
+
+__all__ = [
+    "EPS",
+    "BaseCalibrator",
+    "BetaCalibration",
+    "CalibrationWarning",
+    "HistogramBinning",
+    "IsotonicCalibration",
+    "PlattScaling",
+    "TemperatureScaling",
+    "__version__",
+    "load",
+    "metrics",
+    "save",
+]

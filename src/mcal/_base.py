@@ -1,0 +1,318 @@
+"""The base class of every calibrator, and the JSON encoding of its parameters and fitted state."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from mcal._validation import (
+    check_both_classes,
+    check_consistent,
+    check_sample_weight,
+    check_y_prob,
+    check_y_true,
+    output_dtype,
+)
+
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:  # pragma: no cover
+    from typing_extensions import Self
+
+_ALLOWED_DTYPES = ("float64", "float32", "int64", "int32", "bool")
+
+
+def encode_array(arr: NDArray) -> dict[str, Any]:
+    """Encode an ndarray as a JSON-safe dict; floats round-trip exactly through ``repr``."""
+    arr = np.asarray(arr)
+    if arr.dtype.name not in _ALLOWED_DTYPES:
+        raise TypeError(f"cannot serialize an array of dtype {arr.dtype}")
+    return {"__ndarray__": arr.ravel().tolist(), "dtype": arr.dtype.name, "shape": list(arr.shape)}
+
+
+def decode_array(obj: Any, name: str) -> NDArray:
+    """Decode :func:`encode_array` output, validating dtype, shape and finiteness.
+
+    Raises
+    ------
+    ValueError
+        If ``obj`` is not a well-formed encoded array.
+    """
+    if not isinstance(obj, dict) or set(obj) != {"__ndarray__", "dtype", "shape"}:
+        raise ValueError(f"model file field {name!r} must be an encoded array; got {type(obj).__name__}")
+    if obj["dtype"] not in _ALLOWED_DTYPES:
+        raise ValueError(f"model file field {name!r} has dtype {obj['dtype']!r}; allowed: {_ALLOWED_DTYPES}")
+    shape = obj["shape"]
+    if not (isinstance(shape, list) and all(isinstance(s, int) and s >= 0 for s in shape)):
+        raise ValueError(f"model file field {name!r} has an invalid shape {shape!r}")
+    data = obj["__ndarray__"]
+    if not isinstance(data, list) or len(data) != int(np.prod(shape, dtype=np.int64)):
+        raise ValueError(f"model file field {name!r} must hold {int(np.prod(shape))} values matching shape {shape}")
+    try:
+        arr = np.asarray(data, dtype=obj["dtype"]).reshape(shape)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"model file field {name!r} holds values that are not {obj['dtype']}: {exc}") from exc
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"model file field {name!r} must hold finite values")
+    return arr
+
+
+def encode_value(value: Any) -> Any:
+    """Encode a parameter or state value (scalars, lists, dicts, arrays, nested calibrators) for JSON."""
+    if isinstance(value, BaseCalibrator):
+        return {"__calibrator__": value.to_dict()}
+    if isinstance(value, np.ndarray):
+        return encode_array(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [encode_value(v) for v in value]
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("cannot serialize a dict with non-string keys")
+        return {k: encode_value(v) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"cannot serialize a value of type {type(value).__name__}")
+
+
+def decode_value(value: Any, name: str) -> Any:
+    """Inverse of :func:`encode_value`; nested calibrators are rebuilt through the registry whitelist."""
+    if isinstance(value, dict):
+        if "__ndarray__" in value:
+            return decode_array(value, name)
+        if "__calibrator__" in value:
+            from mcal._persistence import calibrator_from_dict
+
+            return calibrator_from_dict(value["__calibrator__"])
+        return {k: decode_value(v, f"{name}.{k}") for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode_value(v, f"{name}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+class BaseCalibrator(BaseEstimator):
+    """Base class: a learned map from a probability (and optionally features) to a calibrated probability.
+
+    Subclasses implement ``_fit(y_prob, y, sample_weight, X)`` and ``_predict(y_prob, X)`` on validated
+    float64 arrays, and list their fitted attributes in ``_state_attrs``. The public :meth:`fit` and
+    :meth:`predict` do all validation, once.
+
+    Attributes
+    ----------
+    uses_features : bool
+        Class attribute; ``True`` for calibrators that read ``X`` (MCGrad, MCNet, field-aware methods).
+    """
+
+    uses_features: ClassVar[bool] = False
+    #: Soft labels in [0, 1] are accepted by methods that fit a log loss and set this to True.
+    accepts_soft_labels: ClassVar[bool] = False
+    #: Names of fitted attributes saved by :meth:`to_dict`; the first one is checked by ``check_is_fitted``.
+    _state_attrs: ClassVar[tuple[str, ...]] = ()
+
+    # -- public API -------------------------------------------------------------------------------------
+    def fit(
+        self,
+        y_prob: ArrayLike,
+        y: ArrayLike,
+        *,
+        X: Any = None,
+        sample_weight: ArrayLike | None = None,
+    ) -> Self:
+        """Fit the calibration map.
+
+        Parameters
+        ----------
+        y_prob : array-like of shape (n_samples,)
+            Uncalibrated probabilities of the positive class, in [0, 1].
+        y : array-like of shape (n_samples,)
+            Binary labels, 0/1 or bool.
+        X : array-like or DataFrame of shape (n_samples, n_features), default=None
+            Features; only for calibrators with ``uses_features = True``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; weight k is equivalent to k copies of the row.
+
+        Returns
+        -------
+        self : object
+            The fitted calibrator.
+
+        Raises
+        ------
+        ValueError
+            On NaN, infinite or out-of-range scores, non-binary labels, a single class, mismatched
+            lengths, empty input, negative or all-zero weights, or ``X`` given to a univariate calibrator.
+        """
+        self._validate_params_values()
+        p = check_y_prob(y_prob)
+        yy = check_y_true(y, "y", allow_soft=self.accepts_soft_labels)
+        check_consistent(y_prob=p, y=yy)
+        w = check_sample_weight(sample_weight, p.shape[0])
+        check_both_classes(yy, w)
+        X = self._check_X(X, p.shape[0], fitting=True)
+        self._fit(p, yy, w, X)
+        return self
+
+    def predict(self, y_prob: ArrayLike, *, X: Any = None) -> NDArray[np.floating]:
+        """Return calibrated probabilities.
+
+        Parameters
+        ----------
+        y_prob : array-like of shape (n_samples,)
+            Uncalibrated probabilities in [0, 1].
+        X : array-like or DataFrame of shape (n_samples, n_features), default=None
+            Features, for calibrators with ``uses_features = True``.
+
+        Returns
+        -------
+        y_calibrated : ndarray of shape (n_samples,)
+            Calibrated P(y=1), float32 if ``y_prob`` is float32, else float64.
+
+        Raises
+        ------
+        NotFittedError
+            If called before :meth:`fit`.
+        ValueError
+            On invalid scores or features.
+        """
+        self._check_fitted()
+        p = check_y_prob(y_prob)
+        X = self._check_X(X, p.shape[0], fitting=False)
+        return np.asarray(self._predict(p, X), dtype=np.float64).astype(output_dtype(y_prob), copy=False)
+
+    # -- hooks ------------------------------------------------------------------------------------------
+    def _validate_params_values(self) -> None:
+        """Check hyperparameter values; subclasses raise ``ValueError`` naming the parameter."""
+
+    def _fit(self, y_prob: NDArray[np.float64], y: NDArray[np.float64], sample_weight: NDArray[np.float64], X: Any) -> None:
+        raise NotImplementedError
+
+    def _predict(self, y_prob: NDArray[np.float64], X: Any) -> NDArray[np.float64]:
+        raise NotImplementedError
+
+    def _check_X(self, X: Any, n_samples: int, *, fitting: bool) -> Any:
+        if not self.uses_features:
+            if X is not None:
+                raise ValueError(
+                    f"X must be None for {type(self).__name__}, which uses only the scores "
+                    f"(uses_features=False); got {type(X).__name__}"
+                )
+            return None
+        if X is None:
+            return None
+        if isinstance(X, pd.Series):
+            X = X.to_frame()
+        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        if n != n_samples:
+            raise ValueError(f"X must have {n_samples} rows (the length of y_prob); got {n}")
+        return X
+
+    def _check_fitted(self) -> None:
+        if not self._state_attrs:
+            raise NotImplementedError(f"{type(self).__name__} must declare _state_attrs")
+        check_is_fitted(self, self._state_attrs[0])
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.input_tags.one_d_array = True
+        tags.input_tags.two_d_array = False
+        return tags
+
+    # -- serialization ----------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict of the class name, parameters and fitted state.
+
+        Returns
+        -------
+        data : dict
+            ``{"class": str, "params": dict, "state": dict or None}``; arrays are encoded exactly.
+        """
+        state = None
+        if self.__sklearn_is_fitted__():
+            state = {k: encode_value(getattr(self, k)) for k in self._state_attrs}
+            state.update(self._extra_state())
+        return {
+            "class": type(self).__name__,
+            "params": {k: encode_value(v) for k, v in self.get_params(deep=False).items()},
+            "state": state,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], tensors: dict[str, NDArray] | None = None) -> Self:
+        """Rebuild a calibrator from :meth:`to_dict` output.
+
+        Parameters
+        ----------
+        data : dict
+            As returned by :meth:`to_dict`.
+        tensors : dict of str to ndarray, default=None
+            Network weights read from the model's safetensors file (MCNet and other torch models).
+
+        Returns
+        -------
+        calibrator : BaseCalibrator
+
+        Raises
+        ------
+        ValueError
+            If the dict is for another class, or its parameters or state are malformed.
+        """
+        if not isinstance(data, dict) or data.get("class") != cls.__name__:
+            got = data.get("class") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"model data must describe a {cls.__name__}; got {got!r}")
+        params = data.get("params")
+        if not isinstance(params, dict):
+            raise ValueError("model data must hold a 'params' dict")
+        valid = set(cls().get_params(deep=False))
+        unknown = set(params) - valid
+        if unknown:
+            raise ValueError(f"model data has unknown parameters for {cls.__name__}: {sorted(unknown)}")
+        obj = cls(**{k: decode_value(v, f"params.{k}") for k, v in params.items()})
+        state = data.get("state")
+        if state is not None:
+            if not isinstance(state, dict):
+                raise ValueError("model data 'state' must be a dict or null")
+            missing = [k for k in obj._state_attrs if k not in state]
+            if missing:
+                raise ValueError(f"model data 'state' lacks fitted attributes {missing}")
+            for k in obj._state_attrs:
+                setattr(obj, k, decode_value(state[k], f"state.{k}"))
+            obj._restore_extra_state(state, tensors or {})
+            obj._validate_state()
+        elif tensors:
+            raise ValueError("model data has weights but no fitted state")
+        return obj
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return bool(self._state_attrs) and all(hasattr(self, k) for k in self._state_attrs)
+
+    def _extra_state(self) -> dict[str, Any]:
+        """Extra JSON-safe state beyond ``_state_attrs`` (e.g. LightGBM model text)."""
+        return {}
+
+    def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
+        if tensors:
+            raise ValueError(f"{type(self).__name__} model files carry no weights file")
+
+    def _get_tensors(self) -> dict[str, NDArray]:
+        """Network weights to store in a safetensors file beside the JSON (empty for non-network models)."""
+        return {}
+
+    def _validate_state(self) -> None:
+        """Check the restored state; by default every fitted attribute is a finite number or an array.
+
+        Subclasses with richer state override this and raise ``ValueError`` naming the field.
+        """
+        for k in self._state_attrs:
+            v = getattr(self, k)
+            if isinstance(v, np.ndarray):
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+                raise ValueError(f"model data field state.{k} must be a finite number; got {v!r}")
+

@@ -1,0 +1,71 @@
+"""The one place where optional dependencies are imported.
+
+Every module that needs lightgbm, torch, matplotlib, safetensors, tqdm or dask calls
+:func:`import_optional` inside the function that needs it, so that ``import mcal`` loads none of them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from types import ModuleType
+
+# import name -> (pip extra of mcal that provides it, pip distribution name)
+_EXTRAS: dict[str, tuple[str, str]] = {
+    "lightgbm": ("mcgrad", "lightgbm"),
+    "torch": ("mcnet", "torch"),
+    "safetensors": ("mcnet", "safetensors"),
+    "safetensors.numpy": ("mcnet", "safetensors"),
+    "matplotlib": ("plot", "matplotlib"),
+    "matplotlib.pyplot": ("plot", "matplotlib"),
+    "tqdm": ("progress", "tqdm"),
+    "tqdm.auto": ("progress", "tqdm"),
+    "dask": ("dask", "dask[distributed]"),
+    "dask.array": ("dask", "dask[distributed]"),
+    "dask.dataframe": ("dask", "dask[distributed]"),
+    "distributed": ("dask", "dask[distributed]"),
+    "lightgbm.dask": ("dask", "dask[distributed]"),
+}
+
+
+def import_optional(name: str) -> ModuleType:
+    """Import an optional dependency, or explain how to install it.
+
+    Parameters
+    ----------
+    name : str
+        Importable module name, e.g. ``"torch"`` or ``"matplotlib.pyplot"``.
+
+    Returns
+    -------
+    module : ModuleType
+        The imported module.
+
+    Raises
+    ------
+    ImportError
+        If the module is not installed; the message names the mcal extra that provides it.
+    """
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        extra, dist = _EXTRAS.get(name, ("all", name.split(".")[0]))
+        raise ImportError(
+            f"{name!r} is required for this feature but is not installed; "
+            f"install it with `pip install 'mcal[{extra}]'` (or `pip install {dist}`)"
+        ) from exc
+
+
+def is_available(name: str) -> bool:
+    """Return whether an optional dependency can be imported, without importing it.
+
+    Parameters
+    ----------
+    name : str
+        Top-level module name.
+
+    Returns
+    -------
+    available : bool
+    """
+    return importlib.util.find_spec(name) is not None

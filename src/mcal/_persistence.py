@@ -1,0 +1,166 @@
+"""Model files: versioned JSON, plus a safetensors file for network weights. Never pickle."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mcal._base import BaseCalibrator
+from mcal._optional import import_optional
+from mcal._registry import class_by_name
+
+FORMAT = "mcal-model"
+SCHEMA_VERSION = 1
+#: Model files larger than this are refused before parsing (a guard against feeding arbitrary files).
+MAX_MODEL_BYTES = 2**30
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename.
+
+    A failure leaves no partial file behind.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _weights_path(path: Path) -> Path:
+    return path.with_name(path.stem + ".safetensors")
+
+
+def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, Any] | None = None) -> Path:
+    """Save a calibrator to a versioned JSON model file.
+
+    Parameters
+    ----------
+    model : BaseCalibrator
+        A fitted (or unfitted) mcal calibrator.
+    path : str or path-like
+        Destination, conventionally ``*.json``. Network models also write ``<stem>.safetensors``
+        beside it; the JSON records its name and SHA-256.
+    metadata : dict, default=None
+        JSON-safe extra information (the command line stores its column names here).
+
+    Returns
+    -------
+    path : Path
+        The JSON file written.
+
+    Raises
+    ------
+    TypeError
+        If ``model`` is not an mcal calibrator or holds a value that cannot be stored.
+    """
+    if not isinstance(model, BaseCalibrator):
+        raise TypeError(f"model must be an mcal calibrator; got {type(model).__name__}")
+    from mcal import __version__
+
+    path = Path(path)
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "mcal_version": __version__,
+        "model": model.to_dict(),
+        "metadata": metadata or {},
+    }
+    tensors = model._get_tensors() if model.__sklearn_is_fitted__() else {}
+    weights = None
+    if tensors:
+        st = import_optional("safetensors.numpy")
+        weights = st.save(tensors)
+        wpath = _weights_path(path)
+        doc["weights"] = {"file": wpath.name, "sha256": hashlib.sha256(weights).hexdigest()}
+    text = json.dumps(doc, allow_nan=False, separators=(",", ":"))
+    if weights is not None:
+        atomic_write_bytes(wpath, weights)
+    atomic_write_bytes(path, text.encode("utf-8"))
+    return path
+
+
+def calibrator_from_dict(data: Any, tensors: dict | None = None) -> BaseCalibrator:
+    """Rebuild a calibrator from ``to_dict`` output, allowing only registered mcal classes."""
+    if not isinstance(data, dict) or not isinstance(data.get("class"), str):
+        raise ValueError("model data must be a dict with a 'class' name")
+    return class_by_name(data["class"]).from_dict(data, tensors=tensors)
+
+
+def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
+    """Load a model file written by :func:`save`.
+
+    Only JSON is parsed and only registered mcal classes are built; weights are read with safetensors,
+    never with pickle or ``torch.load``.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The JSON model file.
+    return_metadata : bool, default=False
+        Also return the metadata dict stored with the model.
+
+    Returns
+    -------
+    model : BaseCalibrator
+        The calibrator (a tuple ``(model, metadata)`` when ``return_metadata``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file (or its weights file) does not exist.
+    ValueError
+        If the file is not JSON, not an mcal model, of an unsupported schema version, names an unknown
+        class, holds malformed state, or its weights file does not match the recorded checksum.
+    """
+    path = Path(path)
+    if path.stat().st_size > MAX_MODEL_BYTES:
+        raise ValueError(f"model file {path} is larger than {MAX_MODEL_BYTES} bytes; refusing to parse it")
+    raw = path.read_bytes()
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not an mcal model file: it is not valid JSON ({exc})") from exc
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ValueError(f"{path} is not an mcal model file: 'format' must be {FORMAT!r}")
+    version = doc.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ValueError(
+            f"{path} has schema_version {version!r}; this mcal reads schema_version {SCHEMA_VERSION}"
+        )
+    tensors = None
+    if "weights" in doc:
+        tensors = _read_weights(path, doc["weights"])
+    metadata = doc.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{path}: 'metadata' must be a dict")
+    try:
+        model = calibrator_from_dict(doc.get("model"), tensors)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{path} holds a malformed model: {exc}") from exc
+    return (model, metadata) if return_metadata else model
+
+
+def _read_weights(path: Path, info: Any) -> dict:
+    if not isinstance(info, dict) or not isinstance(info.get("file"), str) or not isinstance(info.get("sha256"), str):
+        raise ValueError(f"{path}: 'weights' must name a file and its sha256")
+    name = info["file"]
+    if Path(name).name != name:
+        raise ValueError(f"{path}: the weights file must lie beside the model file; got {name!r}")
+    wpath = path.with_name(name)
+    data = wpath.read_bytes()
+    if hashlib.sha256(data).hexdigest() != info["sha256"]:
+        raise ValueError(f"{wpath} does not match the checksum recorded in {path}; the files do not belong together")
+    st = import_optional("safetensors.numpy")
+    try:
+        return st.load(data)
+    except Exception as exc:  # safetensors raises its own SafetensorError
+        raise ValueError(f"{wpath} is not a valid safetensors file: {exc}") from exc

@@ -1,0 +1,52 @@
+"""Names of the calibration methods, for the command line, the demo, and the model-file whitelist.
+
+Entries are import paths, resolved lazily, so that listing methods imports no optional dependency.
+A feature module adds its method here with one line.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+#: method name (as in ``mcal fit --method NAME``) -> "module:ClassName"
+METHODS: dict[str, str] = {
+    "platt": "mcal.parametric:PlattScaling",
+    "temperature": "mcal.parametric:TemperatureScaling",
+    "beta": "mcal.parametric:BetaCalibration",
+    "isotonic": "mcal.nonparametric:IsotonicCalibration",
+    "histogram": "mcal.nonparametric:HistogramBinning",
+}
+
+
+def _resolve(target: str) -> type:
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def get_method(name: str) -> type:
+    """Return the calibrator class registered under ``name``.
+
+    Raises
+    ------
+    ValueError
+        If no method has that name; the message lists the valid names.
+    """
+    if name not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}; got {name!r}")
+    return _resolve(METHODS[name])
+
+
+def class_by_name(class_name: str) -> type:
+    """Return the calibrator class with ``__name__ == class_name`` among the registered ones.
+
+    This is the whitelist used when loading model files: no other class can be instantiated.
+
+    Raises
+    ------
+    ValueError
+        If the class is not a registered mcal calibrator.
+    """
+    for target in METHODS.values():
+        if target.rpartition(":")[2] == class_name:
+            return _resolve(target)
+    raise ValueError(f"model class must be a registered mcal calibrator; got {class_name!r}")

@@ -1,0 +1,240 @@
+"""Input validation shared by every public entry point.
+
+Private numeric cores assume the clean float64 arrays these functions return. Messages read
+``"<arg> must <rule>; got <observed>"``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike, NDArray
+
+#: Probabilities are clipped to ``[EPS, 1 - EPS]`` before any logit is taken (``logit(EPS) ~ -16.1``).
+EPS = 1e-7
+
+
+class CalibrationWarning(UserWarning):
+    """Warning issued by mcal for a documented, non-fatal condition (e.g. unseen categories at predict)."""
+
+
+def _describe_bad(values: NDArray, mask: NDArray[np.bool_], limit: int = 3) -> str:
+    idx = np.flatnonzero(mask)
+    shown = ", ".join(f"{values[i]!r} at index {i}" for i in idx[:limit])
+    more = f" and {idx.size - limit} more" if idx.size > limit else ""
+    return f"{idx.size} value(s): {shown}{more}"
+
+
+def _as_1d(values: ArrayLike, name: str) -> NDArray:
+    if isinstance(values, (pd.DataFrame,)):
+        if values.shape[1] != 1:
+            raise ValueError(
+                f"{name} must be 1-D (n_samples,); got a DataFrame with {values.shape[1]} columns"
+                + ("; pass features as X=" if name == "y_prob" else "")
+            )
+        values = values.iloc[:, 0]
+    if isinstance(values, pd.Series):
+        values = values.to_numpy()
+    if isinstance(values, (str, bytes)) or values is None:
+        raise TypeError(f"{name} must be array-like of shape (n_samples,); got {type(values).__name__}")
+    arr = np.asarray(values)
+    if arr.ndim == 2 and 1 in arr.shape and arr.size > 0 and name != "y_prob":
+        arr = arr.reshape(-1)
+    if arr.ndim != 1:
+        hint = "; pass features with the keyword X= and keep y_prob 1-D" if name == "y_prob" else ""
+        raise ValueError(f"{name} must be 1-D of shape (n_samples,); got shape {arr.shape}{hint}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty; got 0 samples")
+    return arr
+
+
+def check_y_prob(y_prob: ArrayLike, name: str = "y_prob") -> NDArray[np.float64]:
+    """Validate predicted probabilities.
+
+    Parameters
+    ----------
+    y_prob : array-like of shape (n_samples,)
+        Probabilities of the positive class, in [0, 1].
+    name : str, default="y_prob"
+        Argument name used in error messages.
+
+    Returns
+    -------
+    y_prob : ndarray of shape (n_samples,), float64
+
+    Raises
+    ------
+    ValueError
+        If empty, not 1-D, not numeric, NaN, infinite, or outside [0, 1].
+    TypeError
+        If not array-like.
+    """
+    arr = _as_1d(y_prob, name)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name} must be numeric probabilities; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{name} must be finite (no NaN or infinity); got {_describe_bad(arr, bad)}")
+    bad = (arr < 0.0) | (arr > 1.0)
+    if bad.any():
+        raise ValueError(f"{name} must lie in [0, 1]; got {_describe_bad(arr, bad)}")
+    return arr
+
+
+def check_y_true(
+    y_true: ArrayLike, name: str = "y_true", *, pos_label: object = None, allow_soft: bool = False
+) -> NDArray[np.float64]:
+    """Validate binary labels and return them as float64 0/1.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Labels: 0/1, bool, or any values with ``pos_label`` naming the positive class.
+    name : str, default="y_true"
+        Argument name used in error messages.
+    pos_label : object, default=None
+        The positive class. Required when the labels are not 0/1 or bool (e.g. strings).
+    allow_soft : bool, default=False
+        Accept soft labels in [0, 1] (only for methods that fit a log loss, e.g. MCGrad).
+
+    Returns
+    -------
+    y_true : ndarray of shape (n_samples,), float64 in {0, 1} (or [0, 1] when ``allow_soft``)
+
+    Raises
+    ------
+    ValueError
+        If empty, missing values, or labels that are not binary.
+    """
+    arr = _as_1d(y_true, name)
+    if pos_label is not None:
+        if pd.isna(arr).any():
+            raise ValueError(f"{name} must not contain missing values; got {int(pd.isna(arr).sum())}")
+        values = np.unique(arr.astype(str) if arr.dtype == object else arr)
+        if len(values) > 2:
+            raise ValueError(f"{name} must have at most two distinct labels; got {len(values)}: {values[:5].tolist()}")
+        return (arr == pos_label).astype(np.float64)
+    if arr.dtype == bool:
+        return arr.astype(np.float64)
+    if not np.issubdtype(arr.dtype, np.number):
+        try:
+            shown = np.unique(arr.astype(str))[:5].tolist()
+        except (TypeError, ValueError):
+            shown = "unorderable values"
+        raise ValueError(
+            f"{name} must be 0/1 or bool; got non-numeric labels {shown}; "
+            "map them to 0/1 (or pass pos_label where the function takes one, --pos-label on the command line)"
+        )
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{name} must be finite (no NaN or infinity); got {_describe_bad(arr, bad)}")
+    if allow_soft:
+        bad = (arr < 0) | (arr > 1)
+        if bad.any():
+            raise ValueError(f"{name} must lie in [0, 1]; got {_describe_bad(arr, bad)}")
+    else:
+        bad = (arr != 0) & (arr != 1)
+        if bad.any():
+            raise ValueError(f"{name} must be binary (0 or 1); got {_describe_bad(arr, bad)}")
+    return arr
+
+
+def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDArray[np.float64]:
+    """Validate sample weights; ``None`` means unit weights.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+        Non-negative finite weights, not all zero.
+    n_samples : int
+        Expected length.
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,), float64
+
+    Raises
+    ------
+    ValueError
+        If the length differs, or any weight is NaN, infinite or negative, or all are zero.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=np.float64)
+    if isinstance(sample_weight, numbers.Number):
+        raise TypeError(f"sample_weight must be array-like of shape (n_samples,); got scalar {sample_weight!r}")
+    arr = _as_1d(sample_weight, "sample_weight")
+    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"sample_weight must be numeric; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if arr.shape[0] != n_samples:
+        raise ValueError(f"sample_weight must have length {n_samples} (n_samples); got {arr.shape[0]}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"sample_weight must be finite; got {_describe_bad(arr, bad)}")
+    bad = arr < 0
+    if bad.any():
+        raise ValueError(f"sample_weight must be non-negative; got {_describe_bad(arr, bad)}")
+    if not arr.any():
+        raise ValueError("sample_weight must have a positive sum; got all zeros")
+    return arr
+
+
+def check_consistent(**arrays: object) -> None:
+    """Raise ``ValueError`` naming each argument's length if the given arrays differ in length."""
+    lengths = {k: (v.shape[0] if hasattr(v, "shape") else len(v)) for k, v in arrays.items() if v is not None}
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+        raise ValueError(f"inputs must have the same number of samples; got {shown}")
+
+
+def check_metric_inputs(
+    y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Validate the ``(y_true, y_prob, sample_weight)`` triple of a metric.
+
+    Returns
+    -------
+    y_true, y_prob, sample_weight : ndarray of shape (n_samples,), float64
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_y_true`, :func:`check_y_prob`, :func:`check_sample_weight`, or on mismatched lengths.
+    """
+    y = check_y_true(y_true)
+    p = check_y_prob(y_prob)
+    check_consistent(y_true=y, y_prob=p)
+    w = check_sample_weight(sample_weight, p.shape[0])
+    return y, p, w
+
+
+def check_both_classes(y: NDArray[np.float64], sample_weight: NDArray[np.float64], name: str = "y") -> None:
+    """Raise ``ValueError`` unless both classes carry positive weight (soft labels count as both)."""
+    pos = float(np.dot(sample_weight, y))
+    neg = float(np.dot(sample_weight, 1.0 - y))
+    if pos <= 0 or neg <= 0:
+        only = "1 (all positive)" if neg <= 0 else "0 (all negative)"
+        raise ValueError(f"{name} must contain both classes (with positive weight); got only class {only}")
+
+
+def logit(p: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Logit of probabilities clipped to ``[EPS, 1 - EPS]``; finite for scores of exactly 0 or 1."""
+    from scipy.special import logit as _logit
+
+    return _logit(np.clip(p, EPS, 1.0 - EPS))
+
+
+def output_dtype(y_prob: ArrayLike) -> np.dtype:
+    """The float dtype to return for the caller's ``y_prob``: float32 stays float32, everything else float64."""
+    dtype = getattr(y_prob, "dtype", None)
+    return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
+
+
+def warn(message: str) -> None:
+    """Issue a :class:`CalibrationWarning` pointing at the caller of the public function."""
+    warnings.warn(message, CalibrationWarning, stacklevel=3)

@@ -1,0 +1,24 @@
+"""Calibration and ranking metrics. Metrics never import estimators.
+
+All take ``(y_true, y_prob, *, sample_weight=None, ...)``.
+"""
+
+from mcal.metrics._binned import ReliabilityCurve, ece, reliability_curve
+from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma
+from mcal.metrics._field import f_rce, pcoc
+from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
+
+__all__ = [
+    "ReliabilityCurve",
+    "brier_score",
+    "ece",
+    "ecce",
+    "ecce_pvalue",
+    "ecce_sigma",
+    "f_rce",
+    "log_loss",
+    "pcoc",
+    "pr_auc",
+    "reliability_curve",
+    "roc_auc",
+]
