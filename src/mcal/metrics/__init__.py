@@ -6,11 +6,13 @@ All take ``(y_true, y_prob, *, sample_weight=None, ...)``.
 from mcal.metrics._binned import ReliabilityCurve, ece, reliability_curve
 from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma
 from mcal.metrics._field import f_rce, pcoc
+from mcal.metrics._summary import calibration_summary
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 
 __all__ = [
     "ReliabilityCurve",
     "brier_score",
+    "calibration_summary",
     "ece",
     "ecce",
     "ecce_pvalue",

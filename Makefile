@@ -1,0 +1,24 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Each creates .venv and installs everything.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "pip>=25.1"
+	# the CPU wheel of torch, exactly this version, before anything can ask for torch
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[all]" --group test
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/mcal demo --output-dir mcal-demo
+
+test: $(STAMP)
+	$(PY) -m pytest tests src/mcal --doctest-modules --ignore=src/mcal/__main__.py -q
+
+clean:
+	rm -rf $(VENV) mcal-demo

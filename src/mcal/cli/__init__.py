@@ -1,0 +1,63 @@
+"""The ``mcal`` command line: fit, predict, evaluate and demo. Thin: it calls only the public API.
+
+Run ``mcal --help`` or ``mcal COMMAND --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from mcal.cli import _demo, _evaluate, _fit
+from mcal.cli._common import CLIError
+
+_COMMANDS = (_fit.FIT, _fit.PREDICT, _evaluate.EVALUATE, _demo.DEMO)
+
+_DESCRIPTION = """\
+Calibrate a classifier's probabilities and check them.
+
+Typical use, on a CSV or Parquet file with a score column and a label column:
+  mcal evaluate scores.csv --score-col p --label-col y          how calibrated is p?
+  mcal fit scores.csv --score-col p --label-col y --method isotonic -o model.json
+  mcal predict model.json new.csv -o new_calibrated.csv         adds the column p_calibrated
+  mcal evaluate new_calibrated.csv --score-col p --score-col p_calibrated --label-col y
+  mcal demo                                                     everything, on data shipped with mcal
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``mcal`` command, with one sub-command per action."""
+    from mcal import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="mcal", description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"mcal {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in _COMMANDS:
+        command.add_to(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Parameters
+    ----------
+    argv : sequence of str, default=None
+        Arguments without the program name; ``sys.argv[1:]`` when None.
+
+    Returns
+    -------
+    status : int
+        0 on success, 1 on a user error (reported on stderr as ``mcal: error: ...``), 2 on a usage error.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except (CLIError, ValueError, TypeError, KeyError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"mcal: error: {message}", file=sys.stderr)
+        return 1

@@ -1,0 +1,75 @@
+"""One table of every core metric for several score columns, shared by the CLI, the demo and the report."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from mcal._validation import check_both_classes, check_sample_weight, check_y_true
+from mcal.metrics._binned import ece
+from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma
+from mcal.metrics._field import f_rce, pcoc
+from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
+
+
+def calibration_summary(
+    y_true: ArrayLike,
+    y_probs: Mapping[str, ArrayLike],
+    *,
+    sample_weight: ArrayLike | None = None,
+    field: ArrayLike | None = None,
+    n_bins: int = 10,
+) -> pd.DataFrame:
+    """Every core metric for each named score column.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels with both classes present.
+    y_probs : mapping of str to array-like of shape (n_samples,)
+        Score columns (probabilities in [0, 1]) by name.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    field : array-like of shape (n_samples,), default=None
+        Field of each row; adds the ``f_rce`` column when given.
+    n_bins : int, default=10
+        Equal-width bins of the ECE.
+
+    Returns
+    -------
+    table : DataFrame of shape (len(y_probs), n_metrics)
+        One row per score column (index = names); columns ``log_loss``, ``brier_score``, ``roc_auc``,
+        ``pr_auc``, ``ece``, ``ecce``, ``ecce_sigma_scale`` (ECCE/sigma), ``ecce_pvalue``, ``pcoc``
+        (NaN without positives) and ``f_rce`` when a field is given.
+
+    Raises
+    ------
+    ValueError
+        On invalid input or an empty mapping.
+    """
+    if not y_probs:
+        raise ValueError("y_probs must name at least one score column; got none")
+    y = check_y_true(y_true)
+    w = check_sample_weight(sample_weight, y.shape[0])
+    check_both_classes(y, w, "y_true")
+    rows = {}
+    for name, p in y_probs.items():
+        row = {
+            "log_loss": log_loss(y, p, sample_weight=w),
+            "brier_score": brier_score(y, p, sample_weight=w),
+            "roc_auc": roc_auc(y, p, sample_weight=w),
+            "pr_auc": pr_auc(y, p, sample_weight=w),
+            "ece": ece(y, p, sample_weight=w, n_bins=n_bins),
+            "ecce": ecce(y, p, sample_weight=w),
+        }
+        sigma = ecce_sigma(y, p, sample_weight=w)
+        row["ecce_sigma_scale"] = row["ecce"] / sigma if sigma > 0 else np.nan
+        row["ecce_pvalue"] = ecce_pvalue(y, p, sample_weight=w)
+        row["pcoc"] = pcoc(y, p, sample_weight=w)
+        if field is not None:
+            row["f_rce"] = f_rce(y, p, field=field, sample_weight=w)
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
