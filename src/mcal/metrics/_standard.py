@@ -64,7 +64,7 @@ def brier_score(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLik
 
     Examples
     --------
-    >>> brier_score([0, 1], [0.2, 0.6])
+    >>> round(brier_score([0, 1], [0.2, 0.6]), 6)
     0.1
     """
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)

@@ -1,0 +1,216 @@
+"""Classic calibrators: invariants, agreement with scikit-learn, edge cases and bad input."""
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy.special import expit, logit
+from sklearn.exceptions import NotFittedError
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+
+from mcal import BetaCalibration, HistogramBinning, IsotonicCalibration, PlattScaling, TemperatureScaling
+from mcal.metrics import log_loss, roc_auc
+
+ALL = [PlattScaling, TemperatureScaling, BetaCalibration, IsotonicCalibration, HistogramBinning]
+STRICT = [PlattScaling, TemperatureScaling, BetaCalibration]
+GRID = np.linspace(0.0, 1.0, 2001)
+
+
+@pytest.mark.parametrize("cls", [PlattScaling, TemperatureScaling, BetaCalibration, IsotonicCalibration])
+def test_output_is_monotone_in_the_score(cls, miscalibrated):
+    # histogram binning promises no monotonicity (its bin rates are noisy), so it is not listed
+    p, y = miscalibrated
+    out = cls().fit(p, y).predict(GRID)
+    assert np.all(np.diff(out) >= 0)
+    assert np.all((out >= 0) & (out <= 1))
+
+
+def test_histogram_binning_is_constant_within_each_bin(miscalibrated):
+    p, y = miscalibrated
+    cal = HistogramBinning().fit(p, y)
+    out = cal.predict(GRID)
+    assert np.unique(out).size <= cal.bin_values_.size == 20
+
+
+@pytest.mark.parametrize("cls", STRICT)
+def test_strictly_monotone_maps_leave_auc_unchanged(cls, miscalibrated):
+    p, y = miscalibrated
+    q = cls().fit(p, y).predict(p)
+    assert roc_auc(y, q) == pytest.approx(roc_auc(y, p), abs=1e-12)
+
+
+@pytest.mark.parametrize("cls", [PlattScaling, TemperatureScaling, BetaCalibration, IsotonicCalibration])
+def test_calibration_set_log_loss_is_no_worse_than_identity(cls, miscalibrated):
+    # each family contains the identity (isotonic: PAV minimises every Bregman loss among monotone maps)
+    p, y = miscalibrated
+    assert log_loss(y, cls().fit(p, y).predict(p)) <= log_loss(y, p) + 1e-12
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_held_out_log_loss_improves_on_miscalibrated_scores(cls, miscalibrated, rng):
+    p, y = miscalibrated
+    q = cls().fit(p[:10_000], y[:10_000]).predict(p[10_000:])
+    assert log_loss(y[10_000:], q) < log_loss(y[10_000:], p[10_000:]) - 0.01
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_permutation_invariance(cls, miscalibrated, rng):
+    p, y = miscalibrated
+    perm = rng.permutation(p.size)
+    a = cls().fit(p, y).predict(GRID)
+    b = cls().fit(p[perm], y[perm]).predict(GRID)
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_weight_k_equals_k_copies(cls, rng):
+    p = rng.uniform(0.01, 0.99, 800)
+    y = (rng.uniform(size=800) < p**1.3).astype(float)
+    k = rng.integers(0, 4, 800)
+    rep = np.repeat(np.arange(800), k)
+    a = cls().fit(p, y, sample_weight=k.astype(float)).predict(GRID)
+    b = cls().fit(p[rep], y[rep]).predict(GRID)
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_platt_is_near_identity_on_calibrated_data(rng):
+    p = rng.uniform(0.01, 0.99, 200_000)
+    y = (rng.uniform(size=p.size) < p).astype(float)
+    cal = PlattScaling().fit(p, y)
+    assert cal.slope_ == pytest.approx(1.0, abs=0.02)
+    assert cal.intercept_ == pytest.approx(0.0, abs=0.02)
+
+
+def test_platt_recovers_the_generating_map(miscalibrated):
+    p, y = miscalibrated
+    cal = PlattScaling().fit(p, y)
+    assert cal.slope_ == pytest.approx(0.5, abs=0.03)
+    assert cal.intercept_ == pytest.approx(0.3, abs=0.05)
+
+
+def test_platt_agrees_with_unpenalised_sklearn_logistic_regression(miscalibrated):
+    p, y = miscalibrated
+    lr = LogisticRegression(C=np.inf, tol=1e-10, max_iter=1000).fit(logit(p)[:, None], y)
+    cal = PlattScaling().fit(p, y)
+    assert cal.slope_ == pytest.approx(lr.coef_[0, 0], rel=1e-5)
+    assert cal.intercept_ == pytest.approx(lr.intercept_[0], abs=1e-5)
+
+
+def test_temperature_recovers_inverse_slope(rng):
+    p = rng.uniform(0.01, 0.99, 100_000)
+    y = (rng.uniform(size=p.size) < expit(logit(p) / 2.0)).astype(float)
+    assert TemperatureScaling().fit(p, y).temperature_ == pytest.approx(2.0, rel=0.05)
+
+
+def test_beta_contains_the_identity(rng):
+    p = rng.uniform(0.01, 0.99, 200_000)
+    y = (rng.uniform(size=p.size) < p).astype(float)
+    cal = BetaCalibration().fit(p, y)
+    assert (cal.a_, cal.b_, cal.c_) == pytest.approx((1.0, 1.0, 0.0), abs=0.03)
+
+
+def test_isotonic_agrees_with_sklearn(miscalibrated):
+    p, y = miscalibrated
+    ref = IsotonicRegression(out_of_bounds="clip", y_min=0, y_max=1).fit(p, y)
+    np.testing.assert_allclose(IsotonicCalibration().fit(p, y).predict(GRID), ref.predict(GRID), atol=1e-12)
+
+
+def test_histogram_binning_hand_computed():
+    p = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+    y = np.array([0, 0, 1, 0, 1, 1])
+    cal = HistogramBinning(n_bins=3).fit(p, y)
+    np.testing.assert_allclose(cal.bin_edges_, [0.2, 0.4])
+    np.testing.assert_allclose(cal.predict(np.array([0.0, 0.2, 0.25, 0.4, 0.45, 1.0])), [0, 0, 0.5, 0.5, 1, 1])
+
+
+def test_histogram_binning_with_tied_scores_merges_bins():
+    cal = HistogramBinning(n_bins=4).fit(np.array([0.3] * 6 + [0.7] * 2), np.array([0, 1, 0, 1, 0, 1, 1, 1]))
+    np.testing.assert_allclose(cal.bin_values_, [0.5, 1.0])
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_scores_of_exactly_zero_and_one_give_finite_probabilities(cls, miscalibrated):
+    p, y = miscalibrated
+    p = p.copy()
+    p[:50], p[50:100] = 0.0, 1.0
+    out = cls().fit(p, y).predict(np.array([0.0, 1.0]))
+    assert np.all(np.isfinite(out))
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_float32_in_float32_out(cls, miscalibrated):
+    p, y = miscalibrated
+    out = cls().fit(p, y).predict(p[:10].astype(np.float32))
+    assert out.dtype == np.float32
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_fit_returns_self_and_does_not_mutate_inputs(cls, miscalibrated):
+    p, y = miscalibrated
+    p0, y0 = p.copy(), y.copy()
+    cal = cls()
+    assert cal.fit(p, y) is cal
+    np.testing.assert_array_equal(p, p0)
+    np.testing.assert_array_equal(y, y0)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_predict_before_fit_raises(cls):
+    with pytest.raises(NotFittedError):
+        cls().predict([0.5])
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_pickle_round_trip(cls, miscalibrated):
+    p, y = miscalibrated
+    cal = cls().fit(p, y)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(cal)).predict(GRID), cal.predict(GRID))
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_single_class_raises(cls):
+    with pytest.raises(ValueError, match="both classes"):
+        cls().fit([0.2, 0.4, 0.6], [1, 1, 1])
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_features_given_to_univariate_calibrator_raise(cls):
+    with pytest.raises(ValueError, match="X must be None"):
+        cls().fit([0.2, 0.4], [0, 1], X=np.ones((2, 1)))
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_two_dimensional_scores_raise_with_hint(cls):
+    with pytest.raises(ValueError, match="X="):
+        cls().fit(np.ones((4, 2)) * 0.5, [0, 1, 0, 1])
+
+
+@pytest.mark.parametrize(
+    "y_prob, y, w, match",
+    [
+        ([0.2, np.nan], [0, 1], None, "finite"),
+        ([0.2, 1.5], [0, 1], None, r"\[0, 1\]"),
+        ([0.2, 0.4], [0, 3], None, "binary"),
+        ([0.2, 0.4], ["a", "b"], None, "0/1 or bool"),
+        ([0.2, 0.4, 0.5], [0, 1], None, "same number"),
+        ([], [], None, "empty"),
+        ([0.2, 0.4], [0, 1], [1, -1], "non-negative"),
+        ([0.2, 0.4], [0, 1], [0, 0], "positive sum"),
+    ],
+)
+def test_bad_fit_input_raises(y_prob, y, w, match):
+    for cls in ALL:
+        with pytest.raises(ValueError, match=match):
+            cls().fit(y_prob, y, sample_weight=w)
+
+
+def test_out_of_range_scores_at_predict_raise(miscalibrated):
+    p, y = miscalibrated
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        PlattScaling().fit(p, y).predict([1.5])
+
+
+def test_bad_n_bins_raises():
+    with pytest.raises(ValueError, match="n_bins"):
+        HistogramBinning(n_bins=0).fit([0.2, 0.4], [0, 1])

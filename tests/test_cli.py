@@ -1,0 +1,129 @@
+"""The command line, through its entry point, on temporary CSV and Parquet files."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit, logit
+
+import mcal
+from mcal.cli import main
+
+
+@pytest.fixture
+def table(rng):
+    p = rng.uniform(0.01, 0.99, 3000)
+    y = rng.uniform(size=p.size) < expit(0.5 * logit(p) + 0.2)
+    return pd.DataFrame({"p": p, "y": np.where(y, "yes", "no"), "w": rng.uniform(0.5, 2, p.size), "f": rng.integers(0, 3, p.size)})
+
+
+@pytest.fixture
+def csv(table, tmp_path):
+    path = tmp_path / "scores.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+def test_fit_predict_evaluate_round_trip(csv, tmp_path, capsys):
+    model = tmp_path / "model.json"
+    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes",
+                 "--weight-col", "w", "--method", "platt", "-o", str(model)]) == 0
+    out = tmp_path / "out.parquet"
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
+    df = pd.read_parquet(out)
+    cal = mcal.load(model)
+    np.testing.assert_allclose(df["p_calibrated"], cal.predict(df["p"].to_numpy()))
+    capsys.readouterr()
+    assert main(["evaluate", str(out), "--score-col", "p", "--score-col", "p_calibrated", "--label-col", "y",
+                 "--pos-label", "yes", "--field", "f", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert set(res["metrics"]) == {"p", "p_calibrated"}
+    assert res["metrics"]["p_calibrated"]["log_loss"] < res["metrics"]["p"]["log_loss"]
+    assert "f_rce" in res["metrics"]["p"]
+
+
+def test_evaluate_prints_a_table_and_writes_a_plot(csv, tmp_path, capsys):
+    png = tmp_path / "d.png"
+    assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--plot", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "log_loss" in out and "ecce_pvalue" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_text_labels_without_pos_label_fail_clearly(csv, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", str(model)]) == 1
+    assert "--pos-label" in capsys.readouterr().err
+    assert not model.exists()
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.assign(p=d["p"].where(d.index != 5, np.nan)), "finite"),
+    (lambda d: d.assign(p=d["p"] + 1), r"[0, 1]"),
+    (lambda d: d.assign(y="maybe"), "binary"),  # with --pos-label yes every row is negative: one class
+    (lambda d: d.drop(columns="p"), "'p' is not a column"),
+    (lambda d: d.iloc[:0], "no rows"),
+])
+def test_bad_data_fails_with_message_and_no_output(table, tmp_path, capsys, mutate, message):
+    bad = tmp_path / "bad.csv"
+    mutate(table).to_csv(bad, index=False)
+    model = tmp_path / "m.json"
+    code = main(["fit", str(bad), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "isotonic", "-o", str(model)])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("mcal: error:")
+    assert message in err or message == "binary" and "both classes" in err
+    assert not model.exists()
+
+
+def test_predict_with_corrupt_model_fails_without_output(csv, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    model.write_text("{not json")
+    out = tmp_path / "o.csv"
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 1
+    assert "not valid JSON" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_predict_refuses_to_overwrite_an_existing_column(csv, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "isotonic", "-o", str(model)])
+    out = tmp_path / "o.csv"
+    assert main(["predict", str(model), str(csv), "-o", str(out), "--output-col", "w"]) == 1
+    assert "already a column" in capsys.readouterr().err and not out.exists()
+
+
+def test_unknown_method_is_a_usage_error(csv, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--method", "magic", "-o", str(tmp_path / "m.json")])
+    assert exc.value.code == 2
+
+
+def test_features_for_a_univariate_method_are_rejected(csv, tmp_path, capsys):
+    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "platt",
+                 "--features", "f", "-o", str(tmp_path / "m.json")]) == 1
+    assert "drop --features" in capsys.readouterr().err
+
+
+def test_param_sets_a_method_parameter(csv, tmp_path):
+    model = tmp_path / "m.json"
+    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "histogram",
+                 "--param", "n_bins=5", "-o", str(model)]) == 0
+    assert mcal.load(model).n_bins == 5
+
+
+def test_help_lists_every_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for command in ("fit", "predict", "evaluate", "demo"):
+        assert command in out
+
+
+def test_demo_quick_writes_metrics_and_figure(tmp_path, capsys):
+    assert main(["demo", "--quick", "--methods", "platt,isotonic", "--output-dir", str(tmp_path / "d")]) == 0
+    doc = json.loads((tmp_path / "d" / "metrics.json").read_text())
+    assert set(doc["metrics"]) == {"uncalibrated", "platt", "isotonic"}
+    assert doc["metrics"]["platt"]["log_loss"] <= doc["metrics"]["uncalibrated"]["log_loss"] + 0.005
+    assert (tmp_path / "d" / "reliability.png").exists()
+    assert "Held-out metrics" in capsys.readouterr().out

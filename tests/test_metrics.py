@@ -1,0 +1,220 @@
+"""Core metrics: hand-computed references (ties, weights, empty bins), invariants and independent checks."""
+
+import numpy as np
+import pytest
+from scipy.special import expit
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+from mcal.metrics import (
+    brier_score,
+    calibration_summary,
+    ece,
+    ecce,
+    ecce_pvalue,
+    ecce_sigma,
+    f_rce,
+    log_loss,
+    pcoc,
+    pr_auc,
+    reliability_curve,
+    roc_auc,
+)
+from mcal.metrics._cumulative import brownian_range_sf
+
+Y = np.array([1, 0, 0, 0, 1, 1])
+P = np.array([0.2, 0.2, 0.6, 0.6, 0.9, 0.05])
+W = np.array([1.0, 1.0, 2.0, 1.0, 0.5, 3.0])
+
+
+def test_ece_hand_computed_with_weights():
+    # bins of width 0.5: bin 0 = {0.2, 0.2, 0.05}, bin 1 = {0.6, 0.6, 0.9}
+    # bin 0: sum w(y-p) = 1*0.8 + 1*(-0.2) + 3*0.95 = 3.45 ; bin 1: 2*(-0.6) + 1*(-0.6) + 0.5*0.1 = -1.75
+    assert ece(Y, P, sample_weight=W, n_bins=2) == pytest.approx((3.45 + 1.75) / 8.5, abs=1e-15)
+
+
+def test_ece_quantile_bins_hand_computed():
+    # unweighted, 2 quantile bins: median edge = 0.2 (inverted CDF), bins [0.05, 0.2) and [0.2, 0.9]
+    # bin 0 = {0.05}: 0.95 ; bin 1 = rest: 0.8 - 0.2 - 0.6 - 0.6 + 0.1 = -0.5
+    assert ece(Y, P, n_bins=2, strategy="quantile") == pytest.approx((0.95 + 0.5) / 6, abs=1e-15)
+
+
+def test_ece_is_zero_when_every_bin_is_calibrated():
+    assert ece([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5]) == 0.0
+
+
+def test_reliability_curve_keeps_empty_bins():
+    c = reliability_curve(Y, P, n_bins=4)
+    assert c.count.tolist() == [3, 0, 2, 1]
+    assert c.empty.tolist() == [False, True, False, False]
+    assert np.isnan(c.mean_predicted[1]) and np.isnan(c.fraction_positive[1])
+    assert c.mean_predicted[0] == pytest.approx(0.15)
+    assert c.fraction_positive[0] == pytest.approx(2 / 3)
+
+
+def test_score_one_falls_in_last_uniform_bin():
+    c = reliability_curve([1, 0], [1.0, 0.0], n_bins=10)
+    assert c.count[-1] == 1 and c.count[0] == 1
+
+
+def test_ecce_hand_computed_with_tie_blocks():
+    y, p, w = np.array([1, 0, 0, 0]), np.array([0.2, 0.2, 0.6, 0.6]), np.array([1.0, 1.0, 2.0, 1.0])
+    # tie blocks: p=0.2 sums 0.8 - 0.2 = 0.6 -> C = 0.12 ; p=0.6 sums -1.2 - 0.6 -> C = -0.24 ; range with C0 = 0
+    assert ecce(y, p, sample_weight=w) == pytest.approx(0.36, abs=1e-15)
+    assert ecce_sigma(y, p, sample_weight=w) == pytest.approx(np.sqrt(0.16 + 0.16 + 4 * 0.24 + 0.24) / 5, abs=1e-15)
+
+
+def test_ecce_does_not_depend_on_order_within_ties():
+    y, p = np.array([1, 0, 1, 0, 0]), np.array([0.3, 0.3, 0.3, 0.7, 0.7])
+    perm = np.array([1, 0, 4, 2, 3])
+    assert ecce(y, p) == ecce(y[perm], p[perm])
+
+
+def test_brownian_range_series_matches_reference_thresholds():
+    # the MCGrad reference's thresholds: 2.4977 sigma <-> p = 0.05 and 4.7081 sigma <-> p = 1e-5
+    assert brownian_range_sf(2.4977)[0] == pytest.approx(0.05, rel=1e-3)
+    assert brownian_range_sf(4.7081)[0] == pytest.approx(1e-5, rel=1e-3)
+
+
+def test_brownian_range_series_agrees_with_simulated_range(rng):
+    # independent derivation: simulate Brownian motion on a fine grid; the discrete range is slightly smaller,
+    # so the simulated tail is a lower bound within the discretisation error (about 0.58 * 2 / sqrt(n_steps))
+    n_paths, n_steps = 4000, 2000
+    walk = np.cumsum(rng.standard_normal((n_paths, n_steps)), axis=1) / np.sqrt(n_steps)
+    walk = np.concatenate([np.zeros((n_paths, 1)), walk], axis=1)
+    r = walk.max(axis=1) - walk.min(axis=1)
+    for x in (1.5, 2.0, 2.5):
+        assert np.mean(r > x) == pytest.approx(brownian_range_sf(x)[0], abs=0.035)
+
+
+def test_ecce_pvalue_is_roughly_uniform_on_calibrated_data(rng):
+    pvals = []
+    for _ in range(300):
+        p = rng.uniform(0.05, 0.95, 1000)
+        y = (rng.uniform(size=p.size) < p).astype(float)
+        pvals.append(ecce_pvalue(y, p))
+    pvals = np.array(pvals)
+    assert 0.02 <= np.mean(pvals < 0.1) <= 0.18
+    assert 0.35 <= np.mean(pvals < 0.5) <= 0.65
+
+
+def test_ecce_detects_shifted_scores(rng):
+    p = rng.uniform(0.05, 0.95, 5000)
+    y = (rng.uniform(size=p.size) < p).astype(float)
+    assert ecce_pvalue(y, np.clip(p + 0.05, 0, 1)) < 1e-6
+
+
+def test_pcoc_and_f_rce_hand_computed_with_weights():
+    y, p = np.array([1, 0, 0, 1, 0]), np.array([0.5, 0.5, 0.2, 0.4, 0.1])
+    w = np.array([2.0, 1.0, 1.0, 1.0, 1.0])
+    field = np.array(["a", "a", "b", "b", "c"])
+    assert pcoc(y, p, sample_weight=w) == pytest.approx((1.0 + 0.5 + 0.2 + 0.4 + 0.1) / 3.0)
+    # a: N=3, |2*0.5 - 0.5| / (2*(1+e) + 1*e) ; b: N=2, |(-0.2) + 0.6| / (1 + 2e) ; c: N=1, 0.1 / e
+    e = 0.01
+    expected = (3 * 0.5 / (2 + 3 * e) + 2 * 0.4 / (1 + 2 * e) + 1 * 0.1 / e) / 6
+    assert f_rce(y, p, field=field, sample_weight=w) == pytest.approx(expected, rel=1e-12)
+
+
+def test_f_rce_is_zero_when_each_field_is_calibrated_in_the_large():
+    assert f_rce([1, 0, 1, 0], [0.5, 0.5, 0.9, 0.1], field=[1, 1, 2, 2]) == pytest.approx(0.0)
+
+
+def test_weighted_metrics_equal_duplicated_rows(rng):
+    p = rng.uniform(0, 1, 300)
+    y = (rng.uniform(size=300) < p).astype(float)
+    k = rng.integers(0, 4, 300)
+    k[0] = 1
+    field = rng.integers(0, 3, 300)
+    rep = np.repeat(np.arange(300), k)
+    for fn in (log_loss, brier_score, roc_auc, pr_auc, ece, ecce, ecce_sigma, pcoc):
+        a = fn(y, p, sample_weight=k.astype(float))
+        b = fn(y[rep], p[rep])
+        if fn is ecce_sigma:  # sigma uses sum w^2 p(1-p): weights are not frequency weights there
+            b = np.sqrt(np.sum(k**2 * p * (1 - p))) / k.sum()
+        assert a == pytest.approx(b, rel=1e-10), fn.__name__
+    assert f_rce(y, p, field=field, sample_weight=k.astype(float)) == pytest.approx(f_rce(y[rep], p[rep], field=field[rep]))
+
+
+def test_metrics_are_permutation_invariant(rng):
+    p = rng.uniform(0, 1, 500)
+    y = (rng.uniform(size=500) < p).astype(float)
+    perm = rng.permutation(500)
+    for fn in (log_loss, brier_score, roc_auc, pr_auc, ece, ecce, ecce_sigma, ecce_pvalue, pcoc):
+        assert fn(y, p) == pytest.approx(fn(y[perm], p[perm]), rel=1e-12)
+
+
+def test_rank_metrics_agree_with_sklearn(rng):
+    p = rng.uniform(0, 1, 400)
+    y = (rng.uniform(size=400) < p).astype(float)
+    w = rng.uniform(0, 2, 400)
+    assert roc_auc(y, p, sample_weight=w) == roc_auc_score(y, p, sample_weight=w)
+    assert pr_auc(y, p, sample_weight=w) == average_precision_score(y, p, sample_weight=w)
+
+
+def test_log_loss_is_finite_for_scores_of_zero_and_one():
+    assert np.isfinite(log_loss([0, 1, 1], [0.0, 1.0, 0.0]))
+
+
+def test_brier_hand_computed():
+    assert brier_score([1, 0], [0.8, 0.4], sample_weight=[1, 3]) == pytest.approx((0.04 + 3 * 0.16) / 4)
+
+
+def test_auc_unchanged_by_strictly_monotone_map(rng):
+    p = rng.uniform(0.01, 0.99, 1000)
+    y = (rng.uniform(size=1000) < p).astype(float)
+    assert roc_auc(y, expit(3 * np.log(p / (1 - p)) + 1)) == pytest.approx(roc_auc(y, p), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "y_true, y_prob, match",
+    [
+        ([0, 1], [0.5, np.nan], "finite"),
+        ([0, 1], [0.5, np.inf], "finite"),
+        ([0, 1], [0.5, 1.2], r"\[0, 1\]"),
+        ([0, 2], [0.5, 0.5], "binary"),
+        (["no", "yes"], [0.5, 0.5], "0/1 or bool"),
+        ([0, 1, 1], [0.5, 0.5], "same number of samples"),
+        ([], [], "empty"),
+    ],
+)
+def test_bad_input_is_rejected_with_a_clear_message(y_true, y_prob, match):
+    for fn in (ece, ecce, log_loss, pcoc):
+        with pytest.raises(ValueError, match=match):
+            fn(y_true, y_prob)
+
+
+@pytest.mark.parametrize("w, match", [([1, -1], "non-negative"), ([0, 0], "positive sum"), ([1], "length 2"), ([1, np.nan], "finite")])
+def test_bad_weights_are_rejected(w, match):
+    with pytest.raises(ValueError, match=match):
+        ece([0, 1], [0.2, 0.8], sample_weight=w)
+
+
+def test_auc_with_one_class_raises():
+    with pytest.raises(ValueError, match="both classes"):
+        roc_auc([1, 1], [0.2, 0.3])
+
+
+def test_pcoc_without_positives_raises():
+    with pytest.raises(ValueError, match="positive label"):
+        pcoc([0, 0], [0.2, 0.3])
+
+
+def test_f_rce_rejects_missing_field_values():
+    with pytest.raises(ValueError, match="missing"):
+        f_rce([0, 1], [0.2, 0.3], field=["a", None])
+
+
+def test_bad_n_bins_and_strategy():
+    with pytest.raises(ValueError, match="n_bins"):
+        ece([0, 1], [0.2, 0.3], n_bins=0)
+    with pytest.raises(ValueError, match="strategy"):
+        ece([0, 1], [0.2, 0.3], strategy="kmeans")
+
+
+def test_calibration_summary_rows_match_single_metrics(rng):
+    p = rng.uniform(0, 1, 300)
+    y = (rng.uniform(size=300) < p).astype(float)
+    t = calibration_summary(y, {"a": p, "b": p**2}, field=rng.integers(0, 2, 300))
+    assert list(t.index) == ["a", "b"]
+    assert t.loc["b", "ece"] == ece(y, p**2)
+    assert t.loc["a", "ecce_sigma_scale"] == pytest.approx(ecce(y, p) / ecce_sigma(y, p))
+    assert "f_rce" in t.columns

@@ -1,0 +1,107 @@
+"""Model files: exact round trip, and clear errors for corrupt, foreign or tampered files."""
+
+import json
+
+import numpy as np
+import pytest
+
+import mcal
+from mcal import BetaCalibration, HistogramBinning, IsotonicCalibration, PlattScaling, TemperatureScaling
+
+ALL = [PlattScaling, TemperatureScaling, BetaCalibration, IsotonicCalibration, HistogramBinning]
+GRID = np.linspace(0, 1, 1001)
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_save_load_reproduces_predictions_exactly(cls, miscalibrated, tmp_path):
+    p, y = miscalibrated
+    cal = cls().fit(p, y)
+    path = mcal.save(cal, tmp_path / "m.json")
+    loaded = mcal.load(path)
+    assert type(loaded) is cls
+    np.testing.assert_array_equal(loaded.predict(GRID), cal.predict(GRID))
+
+
+def test_parameters_and_metadata_round_trip(tmp_path, miscalibrated):
+    p, y = miscalibrated
+    mcal.save(HistogramBinning(n_bins=7).fit(p, y), tmp_path / "m.json", metadata={"score_col": "p"})
+    model, meta = mcal.load(tmp_path / "m.json", return_metadata=True)
+    assert model.n_bins == 7 and meta == {"score_col": "p"}
+
+
+def test_unfitted_model_round_trips_unfitted(tmp_path):
+    mcal.save(HistogramBinning(n_bins=5), tmp_path / "m.json")
+    loaded = mcal.load(tmp_path / "m.json")
+    assert loaded.n_bins == 5 and not loaded.__sklearn_is_fitted__()
+
+
+def test_model_file_is_versioned_json(tmp_path, miscalibrated):
+    p, y = miscalibrated
+    mcal.save(PlattScaling().fit(p, y), tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert doc["format"] == "mcal-model" and doc["schema_version"] == 1
+    assert doc["model"]["class"] == "PlattScaling"
+
+
+def _saved(tmp_path, miscalibrated):
+    p, y = miscalibrated
+    path = mcal.save(IsotonicCalibration().fit(p, y), tmp_path / "m.json")
+    return path, json.loads(path.read_text())
+
+
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        (lambda d: d.update(format="something-else"), "not an mcal model file"),
+        (lambda d: d.update(schema_version=99), "schema_version"),
+        (lambda d: d["model"].update({"class": "Popen"}), "registered mcal calibrator"),
+        (lambda d: d["model"]["params"].update(evil=1), "unknown parameters"),
+        (lambda d: d["model"]["state"].pop("y_thresholds_"), "lacks fitted attributes"),
+        (lambda d: d["model"]["state"]["X_thresholds_"]["__ndarray__"].reverse(), "increasing"),
+        (lambda d: d["model"]["state"]["y_thresholds_"].update(shape=[3]), "matching shape"),
+        (lambda d: d["model"]["state"]["y_thresholds_"].update(dtype="object"), "dtype"),
+    ],
+)
+def test_tampered_model_file_is_rejected(tmp_path, miscalibrated, mutate, match):
+    path, doc = _saved(tmp_path, miscalibrated)
+    mutate(doc)
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=match):
+        mcal.load(path)
+
+
+def test_non_json_file_is_rejected(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_bytes(b"\x80\x04\x95 pickle bytes")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        mcal.load(path)
+
+
+def test_state_of_wrong_type_is_rejected(tmp_path, miscalibrated):
+    p, y = miscalibrated
+    path = mcal.save(PlattScaling().fit(p, y), tmp_path / "m.json")
+    doc = json.loads(path.read_text())
+    doc["model"]["state"]["slope_"] = "__import__('os')"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="finite number"):
+        mcal.load(path)
+
+
+def test_missing_file_raises_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        mcal.load(tmp_path / "absent.json")
+
+
+def test_saving_a_foreign_object_raises_and_writes_nothing(tmp_path):
+    with pytest.raises(TypeError, match="mcal calibrator"):
+        mcal.save(object(), tmp_path / "m.json")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failed_save_leaves_no_file(tmp_path, miscalibrated):
+    p, y = miscalibrated
+    cal = PlattScaling().fit(p, y)
+    cal.slope_ = object()  # not serializable
+    with pytest.raises(TypeError):
+        mcal.save(cal, tmp_path / "m.json")
+    assert list(tmp_path.iterdir()) == []
