@@ -11,6 +11,7 @@ from mcal import metrics
 from mcal._base import BaseCalibrator
 from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
+from mcal.classifier import CalibratedClassifier
 from mcal.nonparametric import HistogramBinning, IsotonicCalibration
 from mcal.parametric import BetaCalibration, PlattScaling, TemperatureScaling
 
@@ -23,6 +24,7 @@ __all__ = [
     "EPS",
     "BaseCalibrator",
     "BetaCalibration",
+    "CalibratedClassifier",
     "CalibrationWarning",
     "HistogramBinning",
     "IsotonicCalibration",

@@ -1,0 +1,164 @@
+"""A scikit-learn classifier whose probabilities pass through an mcal calibrator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.model_selection import train_test_split
+from sklearn.utils.validation import check_is_fitted
+
+from mcal._base import BaseCalibrator
+from mcal._validation import _as_1d
+
+
+class CalibratedClassifier(ClassifierMixin, BaseEstimator):
+    """A binary classifier followed by a calibrator, usable anywhere scikit-learn expects a classifier.
+
+    Parameters
+    ----------
+    estimator : classifier with ``predict_proba``
+        The base model. Cloned and fitted on part of the data unless ``prefit=True``.
+    calibrator : BaseCalibrator, default=None
+        Any mcal calibrator (cloned); :class:`mcal.IsotonicCalibration` when None. Feature-aware calibrators
+        (``uses_features = True``) receive the same ``X`` as the estimator.
+    prefit : bool, default=False
+        If True, ``estimator`` is already fitted and all of the data passed to :meth:`fit` calibrates it.
+    calibration_fraction : float, default=0.3
+        Fraction of the rows held out (stratified by label) to fit the calibrator when ``prefit=False``.
+    random_state : int or None, default=None
+        Seed of the split.
+
+    Attributes
+    ----------
+    estimator_ : classifier
+        The fitted base model.
+    calibrator_ : BaseCalibrator
+        The fitted calibrator.
+    classes_ : ndarray of shape (2,)
+        The two class labels, sorted; the second is the positive class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 3)); y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    >>> clf = CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 2)
+    """
+
+    def __init__(
+        self,
+        estimator: Any = None,
+        calibrator: BaseCalibrator | None = None,
+        *,
+        prefit: bool = False,
+        calibration_fraction: float = 0.3,
+        random_state: int | None = None,
+    ) -> None:
+        self.estimator = estimator
+        self.calibrator = calibrator
+        self.prefit = prefit
+        self.calibration_fraction = calibration_fraction
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> CalibratedClassifier:
+        """Fit the base model (unless prefit) and the calibrator on held-out rows.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Features of the base model.
+        y : array-like of shape (n_samples,)
+            Labels with exactly two classes.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Passed to the base model's and the calibrator's ``fit``.
+
+        Returns
+        -------
+        self : CalibratedClassifier
+
+        Raises
+        ------
+        ValueError
+            If ``y`` does not have exactly two classes, ``calibration_fraction`` is not in (0, 1), or the
+            estimator or calibrator is of the wrong kind.
+        """
+        if self.estimator is None or not hasattr(self.estimator, "predict_proba"):
+            raise ValueError(f"estimator must be a classifier with predict_proba; got {type(self.estimator).__name__}")
+        if self.calibrator is not None and not isinstance(self.calibrator, BaseCalibrator):
+            raise ValueError(f"calibrator must be an mcal calibrator; got {type(self.calibrator).__name__}")
+        y_arr = _as_1d(y, "y")
+        self.classes_ = np.unique(y_arr)
+        if self.classes_.size != 2:
+            raise ValueError(f"y must have exactly two classes; got {self.classes_.size}: {self.classes_[:5].tolist()}")
+        y01 = (y_arr == self.classes_[1]).astype(np.float64)
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        idx = np.arange(y01.size)
+        if self.prefit:
+            check_is_fitted(self.estimator)
+            self.estimator_, cal_idx = self.estimator, idx
+        else:
+            if not 0.0 < self.calibration_fraction < 1.0:
+                raise ValueError(f"calibration_fraction must be in (0, 1); got {self.calibration_fraction!r}")
+            fit_idx, cal_idx = train_test_split(
+                idx, test_size=self.calibration_fraction, stratify=y01, random_state=self.random_state
+            )
+            kwargs = {} if w is None else {"sample_weight": w[fit_idx]}
+            self.estimator_ = clone(self.estimator).fit(_rows(X, fit_idx), y_arr[fit_idx], **kwargs)
+        from mcal.nonparametric import IsotonicCalibration
+
+        cal = clone(self.calibrator) if self.calibrator is not None else IsotonicCalibration()
+        X_cal = _rows(X, cal_idx)
+        p = self._positive_proba(X_cal)
+        cal.fit(p, y01[cal_idx], X=X_cal if cal.uses_features else None,
+                sample_weight=None if w is None else w[cal_idx])
+        self.calibrator_ = cal
+        return self
+
+    def _positive_proba(self, X: Any) -> NDArray[np.float64]:
+        proba = self.estimator_.predict_proba(X)
+        col = list(self.estimator_.classes_).index(self.classes_[1])
+        return np.asarray(proba[:, col], dtype=np.float64)
+
+    def predict_proba(self, X: Any) -> NDArray[np.float64]:
+        """Calibrated class probabilities.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``; the second is the calibrated P(y = classes_[1]).
+
+        Raises
+        ------
+        NotFittedError
+            If called before :meth:`fit`.
+        """
+        check_is_fitted(self, "calibrator_")
+        q = self.calibrator_.predict(self._positive_proba(X), X=X if self.calibrator_.uses_features else None)
+        return np.column_stack([1.0 - q, q])
+
+    def predict(self, X: Any) -> NDArray:
+        """Predicted class: ``classes_[1]`` where the calibrated probability is at least 0.5.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self.classes_[(self.predict_proba(X)[:, 1] >= 0.5).astype(int)]
+
+
+def _rows(X: Any, idx: NDArray[np.intp]) -> Any:
+    return X.iloc[idx] if hasattr(X, "iloc") else np.asarray(X)[idx]
