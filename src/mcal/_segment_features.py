@@ -1,0 +1,261 @@
+"""Encoding of feature columns to small integer level codes, the building block of generated segments.
+
+Each feature has ``k`` value levels (kept categories, distinct numbers, or quantile bins) with codes ``0..k-1``,
+then code ``k`` for "other" (categories collapsed or unseen) and code ``k + 1`` for a missing value. Rules follow
+the reference implementation of the multicalibration error (Guy et al. 2025, arXiv 2506.11251; ``mcgrad`` 0.1.5,
+``_segmentation.py``) except where the docstring of :func:`mcal.segments.generate_segments` says otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+CATEGORICAL, DISCRETE, BINNED = "categorical", "discrete", "binned"
+_KINDS = (CATEGORICAL, DISCRETE, BINNED)
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.6g}"
+
+
+@dataclass(frozen=True)
+class Feature:
+    """The levels of one feature.
+
+    ``values`` holds the kept categories (strings, most frequent first) for ``"categorical"``, the sorted distinct
+    numbers for ``"discrete"``, and the bin edges ``e_0 < ... < e_B`` for ``"binned"`` (bin ``j`` is
+    ``(e_j, e_{j+1}]``; the first bin takes every value ``<= e_1`` and the last every value ``> e_{B-1}``).
+    """
+
+    name: str
+    kind: str
+    values: tuple[Any, ...]
+
+    @property
+    def n_values(self) -> int:
+        """Number of value levels ``k`` (codes ``0..k-1``)."""
+        return max(len(self.values) - 1, 0) if self.kind == BINNED else len(self.values)
+
+    @property
+    def n_levels(self) -> int:
+        """Number of codes: the value levels, "other" and "missing"."""
+        return self.n_values + 2
+
+    def describe(self, code: int) -> str:
+        """Readable condition of one level, e.g. ``job=admin`` or ``age in (30, 45]``."""
+        k = self.n_values
+        if code == k + 1:
+            return f"{self.name} is missing"
+        if code == k:
+            shown = ", ".join(str(v) for v in self.values)
+            return f"{self.name} not in {{{shown}}}"
+        if self.kind == CATEGORICAL:
+            return f"{self.name}={self.values[code]}"
+        if self.kind == DISCRETE:
+            return f"{self.name}={_fmt(self.values[code])}"
+        edges = self.values
+        if k == 1:
+            return f"{self.name} not missing"
+        if code == 0:
+            return f"{self.name} <= {_fmt(edges[1])}"
+        if code == k - 1:
+            return f"{self.name} > {_fmt(edges[k - 1])}"
+        return f"{self.name} in ({_fmt(edges[code])}, {_fmt(edges[code + 1])}]"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {"name": self.name, "kind": self.kind, "values": [_json_scalar(v) for v in self.values]}
+
+    @classmethod
+    def from_dict(cls, state: dict[str, Any]) -> Feature:
+        """Inverse of :meth:`to_dict`.
+
+        Raises
+        ------
+        ValueError
+            If the state is malformed.
+        """
+        if not isinstance(state, dict) or set(state) != {"name", "kind", "values"}:
+            raise ValueError(f"feature state must have keys name, kind, values; got {state!r:.200}")
+        if state["kind"] not in _KINDS or not isinstance(state["values"], list):
+            raise ValueError(f"feature state must have kind in {_KINDS} and a list of values; got {state!r:.200}")
+        values = tuple(state["values"]) if state["kind"] == CATEGORICAL else tuple(map(float, state["values"]))
+        return cls(str(state["name"]), state["kind"], values)
+
+
+def _json_scalar(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def code_dtype(n_levels: int) -> type[np.unsignedinteger]:
+    """Smallest unsigned integer type holding codes ``0..n_levels-1``."""
+    return np.uint8 if n_levels <= 256 else np.uint16 if n_levels <= 65536 else np.uint32
+
+
+def _as_str(values: NDArray) -> NDArray:
+    return np.asarray(values, dtype=object).astype(str)
+
+
+def fit_feature(name: str, column: NDArray, categorical: bool, max_values: int) -> tuple[Feature, NDArray]:
+    """Choose the levels of one feature from its column and return them with the column's codes.
+
+    Raises
+    ------
+    ValueError
+        If a numerical feature holds non-numeric or infinite values.
+    """
+    missing = np.asarray(pd.isna(column), dtype=bool)
+    if categorical:
+        return _fit_categorical(name, column, missing, max_values)
+    x = _as_float(name, column, missing)
+    finite = x[~missing]
+    prefix = pd.unique(finite[:1000])
+    distinct = prefix if prefix.size > max_values else np.unique(finite)
+    if distinct.size <= max_values:
+        feature = Feature(name, DISCRETE, tuple(float(v) for v in np.sort(distinct)))
+    else:
+        # Linear-interpolation quantiles, duplicate edges dropped, right-closed bins: pandas' quantile + cut.
+        edges = np.unique(np.quantile(finite, np.linspace(0.0, 1.0, max_values + 1)))
+        feature = Feature(name, BINNED, tuple(float(e) for e in edges))
+    return feature, _encode_numeric(feature, x, missing)
+
+
+def _as_float(name: str, column: NDArray, missing: NDArray[np.bool_]) -> NDArray[np.float64]:
+    try:
+        x = np.asarray(column, dtype=np.float64) if not missing.any() else np.where(missing, np.nan, column)
+        x = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"X column {name!r} must be numeric to be a numerical feature; got dtype {np.asarray(column).dtype}; "
+            "declare it in categorical_features"
+        ) from None
+    if np.isinf(x).any():
+        raise ValueError(f"X column {name!r} must not contain infinite values; got {int(np.isinf(x).sum())}")
+    return x
+
+
+def _fit_categorical(name: str, column: NDArray, missing: NDArray[np.bool_], max_values: int) -> tuple[Feature, NDArray]:
+    codes, uniques = pd.factorize(np.asarray(column, dtype=object) if column.dtype.kind == "U" else column)
+    labels = _as_str(np.asarray(uniques))
+    counts = np.bincount(codes[codes >= 0], minlength=labels.size)
+    # Most frequent first; ties by the value's text, so the choice never depends on row order.
+    rank = np.lexsort((labels, -counts))
+    n_kept = labels.size if labels.size <= max_values else max_values - 1
+    kept = rank[:n_kept]
+    feature = Feature(name, CATEGORICAL, tuple(labels[kept].tolist()))
+    lut = np.full(labels.size + 1, feature.n_values, dtype=np.int64)
+    lut[kept] = np.arange(n_kept)
+    lut[-1] = feature.n_values + 1  # code -1 of factorize (missing) indexes the last slot
+    return feature, lut[codes].astype(code_dtype(feature.n_levels))
+
+
+def _encode_numeric(feature: Feature, x: NDArray[np.float64], missing: NDArray[np.bool_]) -> NDArray:
+    k = feature.n_values
+    dtype = code_dtype(feature.n_levels)
+    if feature.kind == BINNED:
+        codes = np.zeros(x.shape[0], dtype=dtype)
+        for edge in feature.values[1:-1]:
+            codes += x > edge
+    else:
+        values = np.asarray(feature.values, dtype=np.float64)
+        idx = np.clip(np.searchsorted(values, x), 0, max(k - 1, 0))
+        found = values[idx] == x if k else np.zeros(x.shape[0], dtype=bool)
+        codes = np.where(found, idx, k).astype(dtype)
+    codes[missing] = k + 1
+    return codes
+
+
+def encode_feature(feature: Feature, column: NDArray) -> NDArray:
+    """Codes of a column under levels chosen earlier; unseen categories and numbers get "other".
+
+    Raises
+    ------
+    ValueError
+        If a numerical feature holds non-numeric or infinite values.
+    """
+    missing = np.asarray(pd.isna(column), dtype=bool)
+    if feature.kind != CATEGORICAL:
+        return _encode_numeric(feature, _as_float(feature.name, column, missing), missing)
+    idx = pd.Index(list(feature.values), dtype=object).get_indexer(_as_str(column))
+    codes = np.where(idx >= 0, idx, feature.n_values)
+    codes[missing] = feature.n_values + 1
+    return codes.astype(code_dtype(feature.n_levels))
+
+
+def feature_table(X: Any) -> tuple[list[str], list[NDArray], list[str]]:
+    """Column names, columns, and the dtype-based kind (categorical or numerical) of each column of ``X``.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D or has no rows or no columns.
+    """
+    if isinstance(X, pd.Series):
+        X = X.to_frame()
+    if isinstance(X, pd.DataFrame):
+        names = [str(c) for c in X.columns]
+        columns = [X.iloc[:, j].to_numpy() for j in range(X.shape[1])]
+        dtypes = [X.iloc[:, j].dtype for j in range(X.shape[1])]
+        kinds = ["numerical" if _is_numeric_dtype(dt) else CATEGORICAL for dt in dtypes]
+    else:
+        if X is None or isinstance(X, (str, bytes)):
+            raise TypeError(f"X must be a 2-D array-like or DataFrame; got {type(X).__name__}")
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise ValueError(f"X must be 2-D of shape (n_samples, n_features); got shape {arr.shape}")
+        names = [f"x{j}" for j in range(arr.shape[1])]
+        columns = [arr[:, j] for j in range(arr.shape[1])]
+        kinds = ["numerical" if _is_numeric_dtype(arr.dtype) else CATEGORICAL] * arr.shape[1]
+    if not columns or columns[0].shape[0] == 0:
+        raise ValueError(f"X must have at least one row and one column; got shape ({_n_rows(columns)}, {len(columns)})")
+    return names, columns, kinds
+
+
+def _n_rows(columns: Sequence[NDArray]) -> int:
+    return columns[0].shape[0] if columns else 0
+
+
+def _is_numeric_dtype(dtype: Any) -> bool:
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+
+
+def resolve_categorical(categorical_features: Any, names: list[str], kinds: list[str]) -> list[bool]:
+    """Which features are categorical, from ``"from_dtype"``, None, a boolean mask, indices, or names.
+
+    Raises
+    ------
+    ValueError
+        If indices or names do not match the columns of ``X``, or a mask has the wrong length.
+    """
+    n = len(names)
+    if isinstance(categorical_features, str):
+        if categorical_features != "from_dtype":
+            raise ValueError(
+                f"categorical_features must be 'from_dtype', None, a boolean mask, indices or column names; "
+                f"got {categorical_features!r}"
+            )
+        return [k == CATEGORICAL for k in kinds]
+    if categorical_features is None:
+        return [False] * n
+    spec = list(np.asarray(categorical_features, dtype=object).reshape(-1))
+    if spec and all(isinstance(s, (bool, np.bool_)) for s in spec):
+        if len(spec) != n:
+            raise ValueError(f"categorical_features as a boolean mask must have length {n}; got {len(spec)}")
+        return [bool(s) for s in spec]
+    chosen = set()
+    for s in spec:
+        if isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)):
+            if not 0 <= s < n:
+                raise ValueError(f"categorical_features must hold column indices in [0, {n}); got {s}")
+            chosen.add(int(s))
+        elif str(s) in names:
+            chosen.add(names.index(str(s)))
+        else:
+            raise ValueError(f"categorical_features must name columns of X; got {s!r} (columns: {names[:10]})")
+    return [j in chosen for j in range(n)]

@@ -1,0 +1,262 @@
+"""Tests of mcal.metrics.mce, the multicalibration error."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mcal import CalibrationWarning
+from mcal.metrics import MCEResult, ecce, ecce_pvalue, ecce_sigma, mce
+from mcal.metrics._multicalibration import segment_ecce
+from mcal.segments import concat, from_labels, from_masks, generate_segments
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "mce_reference.json").read_text())
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def _calibrated(rng, n=3000):
+    X = pd.DataFrame(
+        {
+            "job": rng.choice(["admin", "tech", "services", "retired"], n, p=[0.4, 0.3, 0.2, 0.1]),
+            "age": rng.normal(40, 10, n),
+        }
+    )
+    p = rng.uniform(0.05, 0.95, n)
+    return X, (rng.random(n) < p).astype(int), p
+
+
+def test_hand_computed_two_segments():
+    # segment a: p .2 .4 .5, y 0 1 0 -> residual walk /3: -.0667, .1333, -.0333 -> ECCE .2
+    #   sigma = sqrt(.16 + .24 + .25) / 3
+    # segment b: p .6 .7 .9, y 1 1 0 -> walk /3: .1333, .2333, -.0667 -> ECCE .3, sigma = sqrt(.24+.21+.09)/3
+    y = [0, 1, 0, 1, 1, 0]
+    p = [0.2, 0.4, 0.5, 0.6, 0.7, 0.9]
+    result = mce(y, p, segments=from_labels(["a", "a", "a", "b", "b", "b"]))
+    table = result.table.set_index("description")
+    assert table.loc["group=a", "ecce"] == pytest.approx(0.2)
+    assert table.loc["group=b", "ecce"] == pytest.approx(0.3)
+    assert table.loc["group=a", "sigma"] == pytest.approx(np.sqrt(0.65) / 3)
+    assert result.mce_sigma == pytest.approx(0.3 / (np.sqrt(0.54) / 3))
+    assert result.worst_segment == "group=b"
+    # global: sigma = sqrt(sum p(1-p)) / 6; absolute MCE rescales by it; minority prevalence 1/2
+    sigma = np.sqrt(np.sum(np.multiply(p, np.subtract(1, p)))) / 6
+    assert result.sigma == pytest.approx(sigma)
+    assert result.mce_absolute == pytest.approx(result.mce_sigma * sigma)
+    assert result.mce_relative == pytest.approx(result.mce_absolute / 0.5)
+    assert result.mde == pytest.approx(5 * sigma)
+
+
+@pytest.mark.parametrize("case", REFERENCE["cases"], ids=[c["name"] for c in REFERENCE["cases"]])
+def test_agrees_with_stored_reference_values(case):
+    data = pd.DataFrame(REFERENCE["data"])
+    X = data[["job", "contact", "age", "visits"]]
+    segs = generate_segments(
+        X, max_depth=case["max_depth"], min_samples_per_segment=case["min_samples_per_segment"], max_n_segments=None
+    )
+    weight = data["weight"] if case["weighted"] else None
+    result = mce(data["y_true"], data["y_prob"], segments=segs, sample_weight=weight)
+    assert result.n_segments == len(case["segments"])
+    for ours, key in [
+        (result.mce_sigma, "mce_sigma"),
+        (result.mce_absolute, "mce_absolute"),
+        (result.mce_relative * 100, "mce_relative_percent"),
+        (result.mde, "mde"),
+        (result.global_ecce, "global_ecce"),
+        (result.global_ecce_sigma, "global_ecce_sigma"),
+    ]:
+        assert ours == pytest.approx(case[key], rel=1e-6), key
+    assert result.pvalue == pytest.approx(case["pvalue"], rel=1e-6, abs=1e-12)
+    table = result.table.set_index("description")
+    expected = pd.DataFrame.from_dict(case["segments"], orient="index", columns=["ecce", "sigma", "ecce_sigma", "pvalue"])
+    got = table.loc[expected.index, expected.columns]
+    np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), rtol=1e-6, atol=1e-12)
+
+
+def test_single_global_segment_equals_ecce_over_sigma(rng):
+    _, y, p = _calibrated(rng, 500)
+    w = rng.uniform(0.5, 2, 500)
+    result = mce(y, p, sample_weight=w)
+    assert result.n_segments == 1 and result.worst_segment == "all"
+    expected = ecce(y, p, sample_weight=w) / ecce_sigma(y, p, sample_weight=w)
+    assert result.mce_sigma == pytest.approx(expected, rel=1e-12)
+    assert result.global_ecce_sigma == pytest.approx(expected, rel=1e-12)
+    assert result.pvalue == pytest.approx(ecce_pvalue(y, p, sample_weight=w), rel=1e-12)
+
+
+def test_vectorised_segment_ecce_equals_one_segment_at_a_time(rng):
+    n = 800
+    p = rng.choice(np.linspace(0.05, 0.95, 25), n)  # many ties
+    y = (rng.random(n) < p).astype(float)
+    w = rng.uniform(0, 3, n)
+    X = pd.DataFrame({"a": rng.integers(0, 4, n), "b": rng.normal(size=n)})
+    segs = concat(generate_segments(X, max_n_segments=None), from_masks(rng.random((n, 5)) < 0.3))
+    got, sigma, _ = segment_ecce(y, p, w, segs)
+    for k in range(segs.n_segments):
+        i = segs.indices(k)
+        assert got[k] == pytest.approx(ecce(y[i], p[i], sample_weight=w[i]), rel=1e-10, abs=1e-14)
+        assert sigma[k] == pytest.approx(ecce_sigma(y[i], p[i], sample_weight=w[i]), rel=1e-10)
+
+
+def test_row_order_does_not_change_the_result_even_with_tied_scores(rng):
+    X, y, _ = _calibrated(rng, 1200)
+    p = rng.choice([0.1, 0.3, 0.5, 0.7], 1200)
+    perm = rng.permutation(1200)
+    a = mce(y, p, X=X)
+    b = mce(y[perm], p[perm], X=X.iloc[perm].reset_index(drop=True))
+    pd.testing.assert_frame_equal(
+        a.table.drop(columns="segment").sort_values("description").reset_index(drop=True),
+        b.table.drop(columns="segment").sort_values("description").reset_index(drop=True),
+        rtol=1e-10,
+    )
+
+
+def test_integer_weight_equals_duplicated_rows_in_ecce(rng):
+    n = 300
+    labels = rng.choice(["a", "b", "c"], n)
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.random(n) < p).astype(int)
+    k = rng.integers(1, 4, n)
+    weighted = mce(y, p, segments=from_labels(labels), sample_weight=k).table.set_index("description")
+    rep = np.repeat(np.arange(n), k)
+    copied = mce(y[rep], p[rep], segments=from_labels(labels[rep])).table.set_index("description")
+    np.testing.assert_allclose(weighted["ecce"], copied.loc[weighted.index, "ecce"], rtol=1e-10)
+    np.testing.assert_allclose(weighted["weight"], copied.loc[weighted.index, "size"], rtol=1e-12)
+    # sigma treats a weight as one scaled observation (w^2 p (1 - p)), as the reference does, not as k copies
+    a = labels == "a"
+    expected = np.sqrt(np.sum(k[a] ** 2 * p[a] * (1 - p[a]))) / k[a].sum()
+    assert weighted.loc["group=a", "sigma"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_calibrated_sample_has_no_small_pvalue_across_seeds():
+    pvalues = []
+    for seed in range(20):
+        X, y, p = _calibrated(np.random.default_rng(seed))
+        pvalues.append(mce(y, p, segments=generate_segments(X, max_depth=1)).pvalue)
+    # the minimum over 7 correlated segments, not corrected for multiplicity (as the reference): its median
+    # sits near 0.16 (40 seeds) and it rarely drops below 0.01; a miscalibrated sample gives < 1e-6 (below)
+    assert np.median(pvalues) > 0.05 and np.mean(np.less(pvalues, 0.01)) <= 0.15
+
+
+def test_miscalibration_in_one_segment_is_flagged_there(rng):
+    X, _, p = _calibrated(rng, 6000)
+    shifted = np.where(X["job"] == "admin", np.clip(p + 0.15, 0, 1), p)
+    y = (rng.random(6000) < shifted).astype(int)
+    result = mce(y, p, segments=generate_segments(X, max_depth=2))
+    assert result.worst_segment == "job=admin" and result.pvalue < 1e-6
+    table = result.table.set_index("description")
+    assert (table.loc[["job=tech", "job not in {admin, tech}"], "ecce_sigma"] < 4).all()
+
+
+def test_table_is_sorted_worst_first_and_points_to_segments(rng):
+    X, y, p = _calibrated(rng, 2000)
+    segs = generate_segments(X)
+    table = mce(y, p, segments=segs).table
+    assert list(table.columns) == ["segment", "description", "size", "weight", "ecce", "sigma", "ecce_sigma", "pvalue"]
+    assert table["ecce_sigma"].is_monotonic_decreasing
+    assert np.array_equal(table["size"], segs.sizes[table["segment"]])
+    assert table["description"].tolist() == [segs.descriptions[k] for k in table["segment"]]
+
+
+def test_x_shortcut_equals_generated_segments(rng):
+    X, y, p = _calibrated(rng, 1000)
+    a, b = mce(y, p, X=X), mce(y, p, segments=generate_segments(X))
+    pd.testing.assert_frame_equal(a.table, b.table)
+
+
+def test_boolean_array_segments_equal_from_masks(rng):
+    X, y, p = _calibrated(rng, 500)
+    masks = np.column_stack([X["job"] == "admin", X["age"] > 40])
+    a, b = mce(y, p, segments=masks), mce(y, p, segments=from_masks(masks))
+    pd.testing.assert_frame_equal(a.table, b.table)
+
+
+def test_float32_scores_give_the_float64_result(rng):
+    X, y, p = _calibrated(rng, 800)
+    p32 = p.astype(np.float32)
+    a, b = mce(y, p32, X=X), mce(y, p32.astype(np.float64), X=X)
+    assert a.mce_sigma == b.mce_sigma
+
+
+def test_zero_weight_segment_has_nan_statistics_and_comes_last(rng):
+    n = 100
+    p = rng.uniform(0.1, 0.9, n)
+    y = (rng.random(n) < p).astype(int)
+    w = np.ones(n)
+    w[:10] = 0
+    masks = np.zeros((n, 2), dtype=bool)
+    masks[:10, 0] = True
+    masks[10:, 1] = True
+    table = mce(y, p, segments=masks, sample_weight=w).table
+    assert table["segment"].tolist() == [1, 0]
+    assert np.isnan(table["ecce"].iloc[1]) and table["weight"].iloc[1] == 0
+
+
+def test_segment_with_certain_scores_and_a_surprise_is_infinitely_significant():
+    y = [1, 0, 1, 0]
+    p = [0.0, 0.0, 0.5, 0.5]
+    result = mce(y, p, segments=from_labels(["sure", "sure", "coin", "coin"]))
+    assert result.worst_segment == "group=sure"
+    assert result.mce_sigma == np.inf and result.pvalue == 0.0
+
+
+def test_single_value_segment_column_gives_the_global_result(rng):
+    _, y, p = _calibrated(rng, 300)
+    one = mce(y, p, segments=from_labels(["same"] * 300))
+    assert one.mce_sigma == pytest.approx(mce(y, p).mce_sigma, rel=1e-12)
+
+
+def test_all_missing_features_leave_the_global_segment(rng):
+    _, y, p = _calibrated(rng, 200)
+    with pytest.warns(CalibrationWarning, match="single level"):
+        result = mce(y, p, X=pd.DataFrame({"gone": [np.nan] * 200}))
+    assert result.n_segments == 1 and result.worst_segment == "all"
+
+
+def test_cap_on_generated_segments_is_reported(rng):
+    X, y, p = _calibrated(rng, 1000)
+    X["c"] = rng.choice(list("abc"), 1000)
+    X["d"] = rng.choice(list("uvw"), 1000)
+    result = mce(y, p, segments=generate_segments(X, max_n_segments=20))
+    assert result.n_segments == 20 and result.capped
+
+
+def test_result_is_frozen():
+    result = mce([0, 1], [0.3, 0.6])
+    assert isinstance(result, MCEResult)
+    with pytest.raises(AttributeError):
+        result.mce_sigma = 0.0
+
+
+@pytest.mark.parametrize(
+    ("y", "p", "match"),
+    [
+        ([0, 1], [0.2, np.nan], "y_prob must be finite"),
+        ([0, 2], [0.2, 0.3], "y_true must be binary"),
+        ([], [], "must not be empty"),
+        ([0, 1, 1], [0.2, 0.3], "same number of samples"),
+        ([0, 1], [0.2, 1.3], "y_prob must lie in"),
+    ],
+)
+def test_bad_labels_or_scores_raise(y, p, match):
+    with pytest.raises(ValueError, match=match):
+        mce(y, p)
+
+
+def test_bad_segments_raise(rng):
+    X, y, p = _calibrated(rng, 50)
+    with pytest.raises(ValueError, match="either X .* or segments"):
+        mce(y, p, X=X, segments=from_labels(X["job"]))
+    with pytest.raises(ValueError, match="cover 50 rows"):
+        mce(y, p, segments=from_labels(["a"] * 40))
+    with pytest.raises(ValueError, match="from_labels"):
+        mce(y, p, segments=X["job"].to_numpy())
+    with pytest.raises(ValueError, match="positive total sample weight"):
+        mce(y, p, segments=from_masks(np.zeros(50, dtype=bool)))
+    with pytest.raises(ValueError, match="sample_weight must have a positive sum"):
+        mce(y, p, sample_weight=np.zeros(50))
