@@ -26,7 +26,10 @@ def rng():
 def test_reproduces_the_std_of_mcnet_table3(values, paper_std_percent):
     # the paper prints field PCOCs to 3 decimals, so its STD is matched to within that rounding (ddof=1);
     # the population std (ddof=0) would be about 0.4 points lower on every row
-    result = field_pcoc([1, 1, 1, 1], values, field=[0, 1, 2, 3])
+    # each field: one positive scored 0.5 and one negative scored v - 0.5, so its PCOC is v
+    y = [1, 0] * 4
+    p = [q for v in values for q in (0.5, v - 0.5)]
+    result = field_pcoc(y, p, field=np.repeat([0, 1, 2, 3], 2))
     np.testing.assert_allclose(result.per_field, values)
     assert abs(result.std * 100 - paper_std_percent) < 0.06
 
