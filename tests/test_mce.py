@@ -96,7 +96,8 @@ def test_vectorised_segment_ecce_equals_one_segment_at_a_time(rng):
     w = rng.uniform(0, 3, n)
     X = pd.DataFrame({"a": rng.integers(0, 4, n), "b": rng.normal(size=n)})
     segs = concat(generate_segments(X, max_n_segments=None), from_masks(rng.random((n, 5)) < 0.3))
-    got, sigma, _ = segment_ecce(y, p, w, segs)
+    got, sigma, _, global_ecce = segment_ecce(y, p, w, segs)
+    assert global_ecce == pytest.approx(ecce(y, p, sample_weight=w), rel=1e-12)
     for k in range(segs.n_segments):
         i = segs.indices(k)
         assert got[k] == pytest.approx(ecce(y[i], p[i], sample_weight=w[i]), rel=1e-10, abs=1e-14)

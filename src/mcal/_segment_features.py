@@ -102,18 +102,18 @@ def _as_str(values: NDArray) -> NDArray:
     return np.asarray(values, dtype=object).astype(str)
 
 
-def fit_feature(name: str, column: NDArray, categorical: bool, max_values: int) -> tuple[Feature, NDArray]:
-    """Choose the levels of one feature from its column and return them with the column's codes.
+def fit_feature(name: str, column: Any, categorical: bool, max_values: int) -> tuple[Feature, NDArray]:
+    """Choose the levels of one feature from its column (array or Series) and return them with its codes.
 
     Raises
     ------
     ValueError
         If a numerical feature holds non-numeric or infinite values.
     """
-    missing = np.asarray(pd.isna(column), dtype=bool)
     if categorical:
-        return _fit_categorical(name, column, missing, max_values)
-    x = _as_float(name, column, missing)
+        return _fit_categorical(name, column, max_values)
+    x = _as_float(name, column)
+    missing = np.isnan(x)
     finite = x[~missing]
     prefix = pd.unique(finite[:1000])
     distinct = prefix if prefix.size > max_values else np.unique(finite)
@@ -126,13 +126,15 @@ def fit_feature(name: str, column: NDArray, categorical: bool, max_values: int) 
     return feature, _encode_numeric(feature, x, missing)
 
 
-def _as_float(name: str, column: NDArray, missing: NDArray[np.bool_]) -> NDArray[np.float64]:
+def _as_float(name: str, column: Any) -> NDArray[np.float64]:
     try:
-        x = np.asarray(column, dtype=np.float64) if not missing.any() else np.where(missing, np.nan, column)
-        x = np.asarray(x, dtype=np.float64)
+        if isinstance(column, pd.Series):
+            x = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            x = np.asarray(pd.Series(column).to_numpy(dtype=np.float64, na_value=np.nan))
     except (TypeError, ValueError):
         raise ValueError(
-            f"X column {name!r} must be numeric to be a numerical feature; got dtype {np.asarray(column).dtype}; "
+            f"X column {name!r} must be numeric to be a numerical feature; got dtype {column.dtype}; "
             "declare it in categorical_features"
         ) from None
     if np.isinf(x).any():
@@ -140,9 +142,9 @@ def _as_float(name: str, column: NDArray, missing: NDArray[np.bool_]) -> NDArray
     return x
 
 
-def _fit_categorical(name: str, column: NDArray, missing: NDArray[np.bool_], max_values: int) -> tuple[Feature, NDArray]:
-    codes, uniques = pd.factorize(np.asarray(column, dtype=object) if column.dtype.kind == "U" else column)
-    labels = _as_str(np.asarray(uniques))
+def _fit_categorical(name: str, column: Any, max_values: int) -> tuple[Feature, NDArray]:
+    codes, uniques = pd.factorize(column)  # missing values get code -1
+    labels = _as_str(np.asarray(uniques, dtype=object))
     counts = np.bincount(codes[codes >= 0], minlength=labels.size)
     # Most frequent first; ties by the value's text, so the choice never depends on row order.
     rank = np.lexsort((labels, -counts))
@@ -171,7 +173,7 @@ def _encode_numeric(feature: Feature, x: NDArray[np.float64], missing: NDArray[n
     return codes
 
 
-def encode_feature(feature: Feature, column: NDArray) -> NDArray:
+def encode_feature(feature: Feature, column: Any) -> NDArray:
     """Codes of a column under levels chosen earlier; unseen categories and numbers get "other".
 
     Raises
@@ -179,17 +181,18 @@ def encode_feature(feature: Feature, column: NDArray) -> NDArray:
     ValueError
         If a numerical feature holds non-numeric or infinite values.
     """
-    missing = np.asarray(pd.isna(column), dtype=bool)
     if feature.kind != CATEGORICAL:
-        return _encode_numeric(feature, _as_float(feature.name, column, missing), missing)
-    idx = pd.Index(list(feature.values), dtype=object).get_indexer(_as_str(column))
+        x = _as_float(feature.name, column)
+        return _encode_numeric(feature, x, np.isnan(x))
+    missing = np.asarray(pd.isna(column), dtype=bool)
+    idx = pd.Index(list(feature.values), dtype=object).get_indexer(_as_str(np.asarray(column, dtype=object)))
     codes = np.where(idx >= 0, idx, feature.n_values)
     codes[missing] = feature.n_values + 1
     return codes.astype(code_dtype(feature.n_levels))
 
 
-def feature_table(X: Any) -> tuple[list[str], list[NDArray], list[str]]:
-    """Column names, columns, and the dtype-based kind (categorical or numerical) of each column of ``X``.
+def feature_table(X: Any) -> tuple[list[str], list[Any], list[str]]:
+    """Column names, columns (Series for a DataFrame), and the dtype-based kind (categorical or numerical) of each column of ``X``.
 
     Raises
     ------
@@ -200,7 +203,7 @@ def feature_table(X: Any) -> tuple[list[str], list[NDArray], list[str]]:
         X = X.to_frame()
     if isinstance(X, pd.DataFrame):
         names = [str(c) for c in X.columns]
-        columns = [X.iloc[:, j].to_numpy() for j in range(X.shape[1])]
+        columns = [X.iloc[:, j] for j in range(X.shape[1])]
         dtypes = [X.iloc[:, j].dtype for j in range(X.shape[1])]
         kinds = ["numerical" if _is_numeric_dtype(dt) else CATEGORICAL for dt in dtypes]
     else:

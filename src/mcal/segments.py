@@ -36,10 +36,28 @@ __all__ = ["Segments", "concat", "from_labels", "from_masks", "generate_segments
 #: Upper bound on the row memberships materialised at once when evaluating mask segments.
 _CHUNK_MEMBERSHIPS = 1 << 24
 
-# A block of segments ready for a score-ordered pass: the ids of the segments, the positions (into the
-# score-sorted rows, or None for all rows in order) grouped so that each group is contiguous and in score order,
-# the start of every nonempty group in those positions, and which group each segment id is.
-Block = tuple[NDArray[np.intp], "NDArray[np.intp] | None", NDArray[np.intp], NDArray[np.intp]]
+@dataclass(frozen=True, eq=False)
+class Block:
+    """Segments ready for one pass over the rows in score order.
+
+    ``positions`` (indices into the score-sorted rows, or None for all rows in order) are grouped so that each
+    group is contiguous and in score order; ``starts`` is the start of every nonempty group; segment ``ids[j]``
+    is group ``group[j]``. ``labels`` gives each score-sorted row's group for :meth:`sums` (coded segments),
+    or is None (mask segments, summed over ``positions``).
+    """
+
+    ids: NDArray[np.intp]
+    positions: NDArray[np.intp] | None
+    starts: NDArray[np.intp]
+    group: NDArray[np.intp]
+    labels: NDArray | None = None
+    nonempty: NDArray[np.intp] | None = None
+
+    def sums(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Per-group sums of a per-row quantity given in score order."""
+        if self.labels is not None and self.nonempty is not None:
+            return np.bincount(self.labels, weights=values, minlength=int(self.nonempty[-1]) + 1)[self.nonempty]
+        return np.add.reduceat(values if self.positions is None else values[self.positions], self.starts)
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,7 +112,7 @@ class _CodedPart:
         sorted_codes: dict[int, NDArray] = {}
         for combo, ids in self.by_combo():
             if not combo:
-                yield ids, None, np.zeros(1, dtype=np.intp), np.zeros(ids.size, dtype=np.intp)
+                yield Block(ids, None, np.zeros(1, dtype=np.intp), np.zeros(ids.size, dtype=np.intp))
                 continue
             for f in combo:
                 if f not in sorted_codes:
@@ -106,8 +124,8 @@ class _CodedPart:
             starts = np.concatenate(([0], np.cumsum(counts[nonempty])[:-1]))
             group_of = np.full(counts.size, -1, dtype=np.intp)
             group_of[nonempty] = np.arange(nonempty.size)
-            present = group_of[self.seg_group[ids]] >= 0
-            yield ids[present], perm, starts, group_of[self.seg_group[ids[present]]]
+            group = group_of[self.seg_group[ids]]
+            yield Block(ids[group >= 0], perm, starts, group[group >= 0], key, nonempty)
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,7 +163,7 @@ class _IndexPart:
             # Sorting (owner, rank) pairs keeps each segment contiguous and puts its rows in score order.
             pos = (np.sort(owner + rank[self.indices[lo:hi]]) - owner).astype(np.intp)
             starts = np.concatenate(([0], np.cumsum(sizes[ids])[:-1]))
-            yield ids, pos, starts, np.arange(ids.size)
+            yield Block(ids, pos, starts, np.arange(ids.size))
 
 
 def _combo_key(codes: Any, combo: tuple[int, ...], dims: tuple[int, ...]) -> NDArray:
@@ -296,8 +314,8 @@ class Segments:
     def _blocks(self, order: NDArray[np.intp]) -> Iterator[Block]:
         """Blocks of segments for one pass in score order (``order`` sorts the rows by score)."""
         for part, offset in zip(self._parts, self._offsets):
-            for ids, pos, starts, group in part.blocks(order):
-                yield ids + offset, pos, starts, group
+            for block in part.blocks(order):
+                yield Block(block.ids + offset, block.positions, block.starts, block.group, block.labels, block.nonempty)
 
     def apply(self, X: Any) -> Segments:
         """The same segment definitions evaluated on another table with the same feature columns.

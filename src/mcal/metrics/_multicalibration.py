@@ -14,7 +14,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._validation import check_metric_inputs
-from mcal.metrics._cumulative import _ecce, _sigma, brownian_range_sf
+from mcal.metrics._cumulative import _sigma, brownian_range_sf
 from mcal.segments import Segments, from_masks, generate_segments
 
 #: The minimum detectable error is this many global sigmas (Guy et al. 2025; ``mcgrad`` ``mde``).
@@ -87,6 +87,7 @@ def walk_ranges(
     scores: NDArray[np.float64] | None,
     positions: NDArray[np.intp] | None,
     starts: NDArray[np.intp],
+    workspace: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
     """Range of the unnormalised cumulative walk of every group, vectorised over groups.
 
@@ -102,6 +103,8 @@ def walk_ranges(
         None for all rows in order.
     starts : ndarray of shape (n_groups,)
         Start of each group in ``positions``; groups are nonempty and run to the next start.
+    workspace : ndarray of shape (>= n_positions,), default=None
+        Scratch memory reused across calls (saves allocating and faulting in a large array per call).
 
     Returns
     -------
@@ -109,8 +112,13 @@ def walk_ranges(
         :math:`\\max(0, \\max_k S_k) - \\min(0, \\min_k S_k)` with :math:`S_k` the partial sums of the residuals
         of the group; divided by the group's weight this is its ECCE.
     """
-    values = residuals if positions is None else residuals[positions]
-    walk = np.cumsum(values)
+    size = residuals.size if positions is None else positions.size
+    walk = workspace[:size] if workspace is not None and workspace.size >= size else np.empty(size)
+    if positions is None:
+        np.cumsum(residuals, out=walk)
+    else:
+        np.take(residuals, positions, out=walk)
+        np.cumsum(walk, out=walk)
     high = low = walk
     if scores is not None:
         s = scores if positions is None else scores[positions]
@@ -128,25 +136,28 @@ def walk_ranges(
 
 def segment_ecce(
     y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], segments: Segments
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Absolute ECCE, sigma and total weight of every segment, from one sort of the scores (clean inputs).
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float]:
+    """Absolute ECCE, sigma and total weight of every segment, and the global ECCE, from one sort of the scores.
 
-    Segments of zero weight get NaN ECCE and sigma.
+    Inputs are clean float64 arrays. Segments of zero weight get NaN ECCE and sigma.
     """
     order = np.argsort(p, kind="stable")
-    p_sorted = p[order]
-    residuals = (w * (y - p))[order]
-    has_ties = bool(np.any(p_sorted[1:] == p_sorted[:-1]))
-    ranges = np.zeros(segments.n_segments)
-    for ids, positions, starts, group in segments._blocks(order):
-        ranges[ids] = walk_ranges(residuals, p_sorted if has_ties else None, positions, starts)[group]
-    weight = segments._sums(w)
-    variance = segments._sums(w * w * p * (1.0 - p))
+    p_sorted, w_sorted = p[order], w[order]
+    residuals = w_sorted * (y[order] - p_sorted)
+    variance_terms = w_sorted * w_sorted * p_sorted * (1.0 - p_sorted)
+    ties = p_sorted if np.any(p_sorted[1:] == p_sorted[:-1]) else None
+    ranges, weight, variance = np.zeros((3, segments.n_segments))
+    workspace = np.empty(p.size)
+    for block in segments._blocks(order):
+        ranges[block.ids] = walk_ranges(residuals, ties, block.positions, block.starts, workspace)[block.group]
+        weight[block.ids] = block.sums(w_sorted)[block.group]
+        variance[block.ids] = block.sums(variance_terms)[block.group]
     with np.errstate(divide="ignore", invalid="ignore"):
         positive = weight > 0
         ecce = np.where(positive, ranges / weight, np.nan)
         sigma = np.where(positive, np.sqrt(variance) / weight, np.nan)
-    return ecce, sigma, weight
+    global_ecce = float(walk_ranges(residuals, ties, None, np.zeros(1, dtype=np.intp), workspace)[0] / w.sum())
+    return ecce, sigma, weight, global_ecce
 
 
 def _sigma_scale(ecce: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -254,7 +265,7 @@ def mce(
     """
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
     segs = _resolve_segments(X, segments, y.shape[0])
-    ecce, sigma, weight = segment_ecce(y, p, w, segs)
+    ecce, sigma, weight, global_ecce = segment_ecce(y, p, w, segs)
     ecce_sigma = _sigma_scale(ecce, sigma)
     if np.isnan(ecce_sigma).all():
         raise ValueError("segments must include one with positive total sample weight; got none")
@@ -275,7 +286,7 @@ def mce(
     order = np.lexsort((table["segment"].to_numpy(), -np.nan_to_num(ecce_sigma, nan=-np.inf)))
     table = table.iloc[order].reset_index(drop=True)
     mce_sigma = float(table["ecce_sigma"].iloc[0])
-    global_ecce, global_sigma = _ecce(y, p, w), _sigma(p, w)
+    global_sigma = _sigma(p, w)
     rate = float(np.dot(w, y) / w.sum())
     minority = min(rate, 1.0 - rate)
     with np.errstate(divide="ignore", invalid="ignore"):
