@@ -8,11 +8,6 @@ from mcal import CalibrationWarning
 from mcal.metrics import field_pcoc, pcoc
 
 
-@pytest.fixture
-def rng():
-    return np.random.default_rng(0)
-
-
 @pytest.mark.parametrize(
     ("values", "paper_std_percent"),
     [

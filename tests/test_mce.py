@@ -15,11 +15,6 @@ from mcal.segments import concat, from_labels, from_masks, generate_segments
 REFERENCE = json.loads((Path(__file__).parent / "data" / "mce_reference.json").read_text())
 
 
-@pytest.fixture
-def rng():
-    return np.random.default_rng(0)
-
-
 def _calibrated(rng, n=3000):
     X = pd.DataFrame(
         {

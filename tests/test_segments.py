@@ -11,11 +11,6 @@ from mcal.segments import Segments, concat, from_labels, from_masks, generate_se
 
 
 @pytest.fixture
-def rng():
-    return np.random.default_rng(0)
-
-
-@pytest.fixture
 def table(rng):
     n = 400
     return pd.DataFrame(

@@ -10,11 +10,6 @@ from mcal.segments import from_labels, from_masks
 relplot = pytest.importorskip("relplot")
 
 
-@pytest.fixture
-def rng():
-    return np.random.default_rng(0)
-
-
 def _sample(rng, n, power=1.0):
     p = rng.uniform(0, 1, n)
     return (rng.random(n) < p**power).astype(float), p

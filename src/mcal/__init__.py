@@ -7,7 +7,7 @@ Every calibrator follows one interface: ``fit(y_prob, y, *, X=None, sample_weigh
 
 from importlib.metadata import PackageNotFoundError, version
 
-from mcal import metrics
+from mcal import metrics, segments
 from mcal._base import BaseCalibrator
 from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
@@ -34,4 +34,5 @@ __all__ = [
     "load",
     "metrics",
     "save",
+    "segments",
 ]

@@ -1,4 +1,8 @@
-"""``mcal evaluate``: every core metric for each score column, as a table or JSON, and a reliability diagram."""
+"""``mcal evaluate``: every core metric for each score column, as a table or JSON, and a reliability diagram.
+
+With ``--segments``, also the multicalibration error (MCE) of each score column over segments generated from
+the named feature columns, with its ten worst segments (the full per-segment table in ``--json``).
+"""
 
 from __future__ import annotations
 
@@ -6,20 +10,42 @@ import json
 import math
 
 from mcal._persistence import atomic_write_bytes
-from mcal.cli._common import Command, add_data_arguments, column, labels_scores_weights, read_table
-from mcal.metrics import calibration_summary
+import pandas as pd
+
+from mcal.cli._common import CLIError, Command, add_data_arguments, column, labels_scores_weights, read_table, split_names
+from mcal.metrics import calibration_summary, mce
+from mcal.metrics._summary import mce_columns
+from mcal.segments import generate_segments
+
+#: Worst segments printed per score column.
+_N_WORST = 10
 
 
 def _configure(parser) -> None:
     add_data_arguments(parser, score_required=True, multiple_scores=True)
     parser.add_argument("--field", metavar="COL", help="field column: adds F-RCE (field-level relative calibration error)")
     parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE (default 10)")
+    parser.add_argument(
+        "--segments", metavar="A,B", help="feature columns to generate segments from: adds the multicalibration "
+        "error (MCE) of each score column and its ten worst segments",
+    )  # fmt: skip
+    parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--plot", metavar="OUT.png", help="write a reliability diagram of every score column")
 
 
 def _json_safe(value: float) -> float | None:
-    return None if isinstance(value, float) and math.isnan(value) else value
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _segments(df, args):
+    names = split_names(args.segments)
+    if not names:
+        if args.max_depth is not None:
+            raise CLIError("--max-depth needs --segments (the feature columns to segment on)")
+        return None
+    X = pd.DataFrame({name: column(df, name, "--segments") for name in names})
+    return generate_segments(X, max_depth=3 if args.max_depth is None else args.max_depth)
 
 
 def _run(args) -> int:
@@ -27,7 +53,12 @@ def _run(args) -> int:
     y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col, pos_label=args.pos_label)
     scores = {name: column(df, name, "--score-col").to_numpy() for name in args.score_col}
     field = column(df, args.field, "--field").to_numpy() if args.field else None
+    segments = _segments(df, args)
     table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
+    results = {} if segments is None else {name: mce(y, p, segments=segments, sample_weight=w) for name, p in scores.items()}
+    for name, result in results.items():
+        for key, value in mce_columns(result).items():
+            table.loc[name, key] = value
     if args.plot:
         _plot(y, scores, w, args.plot)
     if args.json:
@@ -36,11 +67,24 @@ def _run(args) -> int:
             "total_weight": float(w.sum()) if w is not None else float(len(df)),
             "metrics": {name: {k: _json_safe(float(v)) for k, v in row.items()} for name, row in table.iterrows()},
         }
+        if results:
+            out["segments"] = {name: _records(r.table) for name, r in results.items()}
         print(json.dumps(out, indent=2, allow_nan=False))
     else:
         print(f"{len(df)} rows{'' if w is None else f', total weight {w.sum():.6g}'}, label {args.label_col!r}")
         print(table.to_string(float_format=lambda v: f"{v:.6f}"))
+        for name, result in results.items():
+            capped = ", capped" if result.capped else ""
+            print(f"\n{name}: MCE {result.mce_sigma:.4f} sigma (p = {result.pvalue:.3g}) over {result.n_segments} "
+                  f"segments of {args.segments}{capped}; the {_N_WORST} worst:")  # fmt: skip
+            worst = result.table.head(_N_WORST).drop(columns="segment").set_index("description").rename_axis(None)
+            print(worst.to_string(float_format=lambda v: f"{v:.6g}"))
     return 0
+
+
+def _records(table) -> list[dict]:
+    """Rows of a per-segment table as JSON-safe dicts (non-finite numbers become null)."""
+    return [{k: _json_safe(v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in table.to_dict("records")]
 
 
 def _plot(y, scores, w, path) -> None:
@@ -64,7 +108,9 @@ def _plot(y, scores, w, path) -> None:
 EVALUATE = Command(
     "evaluate", "print calibration and ranking metrics of score columns",
     "Compute log loss, Brier score, ROC-AUC, PR-AUC, ECE, ECCE (with its sigma scale and p-value) and PCOC\n"
-    "for each score column; F-RCE with --field.\n\n"
-    "example: mcal evaluate test.csv --score-col p --score-col p_calibrated --label-col y --plot diagram.png",
+    "for each score column; F-RCE with --field; the multicalibration error (MCE) over segments of the\n"
+    "feature columns given with --segments, and each score column's ten worst segments.\n\n"
+    "example: mcal evaluate test.csv --score-col p --score-col p_calibrated --label-col y --plot diagram.png\n"
+    "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,marital --max-depth 2",
     _configure, _run,
 )

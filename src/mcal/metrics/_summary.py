@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,6 +13,7 @@ from mcal._validation import check_both_classes, check_sample_weight, check_y_tr
 from mcal.metrics._binned import ece
 from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma
 from mcal.metrics._field import f_rce, pcoc
+from mcal.metrics._multicalibration import MCEResult, mce
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 
 
@@ -21,6 +23,7 @@ def calibration_summary(
     *,
     sample_weight: ArrayLike | None = None,
     field: ArrayLike | None = None,
+    segments: Any = None,
     n_bins: int = 10,
 ) -> pd.DataFrame:
     """Every core metric for each named score column.
@@ -35,6 +38,9 @@ def calibration_summary(
         Non-negative weights.
     field : array-like of shape (n_samples,), default=None
         Field of each row; adds the ``f_rce`` column when given.
+    segments : Segments or array-like of bool of shape (n_samples, n_segments), default=None
+        Segments (e.g. from :func:`mcal.segments.generate_segments`); adds the multicalibration error columns
+        ``mce_sigma``, ``mce_absolute`` and ``mce_pvalue`` (see :func:`mcal.metrics.mce`) when given.
     n_bins : int, default=10
         Equal-width bins of the ECE.
 
@@ -43,7 +49,7 @@ def calibration_summary(
     table : DataFrame of shape (len(y_probs), n_metrics)
         One row per score column (index = names); columns ``log_loss``, ``brier_score``, ``roc_auc``,
         ``pr_auc``, ``ece``, ``ecce``, ``ecce_sigma_scale`` (ECCE/sigma), ``ecce_pvalue``, ``pcoc``
-        (NaN without positives) and ``f_rce`` when a field is given.
+        (NaN without positives), ``f_rce`` when a field is given, and the MCE columns when segments are.
 
     Raises
     ------
@@ -71,5 +77,12 @@ def calibration_summary(
         row["pcoc"] = pcoc(y, p, sample_weight=w)
         if field is not None:
             row["f_rce"] = f_rce(y, p, field=field, sample_weight=w)
+        if segments is not None:
+            row |= mce_columns(mce(y, p, segments=segments, sample_weight=w))
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def mce_columns(result: MCEResult) -> dict[str, float]:
+    """The multicalibration columns of :func:`calibration_summary` for one score column's MCE result."""
+    return {"mce_sigma": result.mce_sigma, "mce_absolute": result.mce_absolute, "mce_pvalue": result.pvalue}

@@ -1,0 +1,78 @@
+"""``mcal evaluate --segments``: multicalibration error of each score column, through the entry point."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mcal.cli import main
+from mcal.metrics import mce
+from mcal.segments import generate_segments
+
+
+@pytest.fixture
+def table(rng):
+    n = 4000
+    job = rng.choice(["admin", "tech", "services"], n)
+    age = rng.integers(20, 70, n)
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.random(n) < np.where(job == "admin", np.clip(p + 0.2, 0, 1), p)).astype(int)
+    return pd.DataFrame({"p": p, "q": np.clip(p + 0.05, 0, 1), "y": y, "job": job, "age": age})
+
+
+@pytest.fixture
+def csv(table, tmp_path):
+    path = tmp_path / "scores.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+def test_evaluate_prints_mce_and_the_ten_worst_segments(csv, capsys):
+    assert main(["evaluate", str(csv), "--score-col", "p", "--score-col", "q", "--label-col", "y",
+                 "--segments", "job,age", "--max-depth", "2"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "mce_sigma" in out and "p: MCE" in out and "q: MCE" in out
+    worst = out.split("p: MCE", 1)[1].split("q: MCE", 1)[0].strip().splitlines()
+    assert worst[2].startswith("job=admin")  # the rest of the MCE line, column names, then the worst segment
+    assert len(worst) == 2 + 10
+
+
+def test_evaluate_json_has_the_full_segment_table_matching_mce(csv, table, capsys):
+    assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", "--segments", "job,age", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = mce(table["y"], table["p"], segments=generate_segments(table[["job", "age"]]))
+    rows = out["segments"]["p"]
+    assert len(rows) == expected.n_segments
+    assert rows[0]["description"] == expected.worst_segment
+    assert out["metrics"]["p"]["mce_sigma"] == pytest.approx(expected.mce_sigma)
+    assert out["metrics"]["p"]["mce_pvalue"] == pytest.approx(expected.pvalue)
+
+
+def test_evaluate_without_segments_has_no_mce(csv, capsys):
+    assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "segments" not in out and "mce_sigma" not in out["metrics"]["p"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--max-depth", "2"], "--max-depth needs --segments"),
+        (["--segments", "job,nope"], "--segments 'nope' is not a column"),
+        (["--segments", "job,"], "empty name"),
+        (["--segments", "job", "--max-depth", "-1"], "max_depth must be an integer >= 0"),
+    ],
+)
+def test_evaluate_bad_segment_options_fail_clearly(csv, capsys, extra, message):
+    assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", *extra]) == 1
+    assert message in capsys.readouterr().err
+
+
+def test_demo_reports_mce_at_least_the_global_ecce_sigma(tmp_path):
+    assert main(["demo", "--quick", "--methods", "platt", "--output-dir", str(tmp_path / "d")]) == 0
+    doc = json.loads((tmp_path / "d" / "metrics.json").read_text())
+    assert doc["segment_features"] == ["age", "marital", "education", "job"]
+    for row in doc["metrics"].values():
+        # the whole table is one of the segments, so the maximum is at least its ECCE / sigma
+        assert row["mce_sigma"] >= row["ecce_sigma_scale"] - 1e-12 and 0 <= row["mce_pvalue"] <= row["ecce_pvalue"]

@@ -1,0 +1,74 @@
+"""Tests of the segment figures of mcal.plotting (Agg backend, set in conftest)."""
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+
+from mcal.metrics import mce
+from mcal.plotting import plot_segment_errors, plot_worst_segment_curves
+from mcal.segments import generate_segments
+
+
+@pytest.fixture
+def sample(rng):
+    n = 3000
+    X = pd.DataFrame({"job": rng.choice(["admin", "tech", "other"], n), "age": rng.normal(40, 10, n)})
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.random(n) < np.where(X["job"] == "admin", np.clip(p + 0.2, 0, 1), p)).astype(int)
+    segs = generate_segments(X, max_depth=2)
+    return y, p, segs, mce(y, p, segments=segs)
+
+
+def test_segment_errors_draws_every_segment_and_labels_the_worst(sample):
+    _, _, segs, result = sample
+    before = dict(matplotlib.rcParams)
+    ax = plot_segment_errors(result, n_labels=3)
+    try:
+        assert isinstance(ax, matplotlib.axes.Axes)
+        offsets = ax.collections[0].get_offsets()
+        assert len(offsets) == segs.n_segments
+        texts = [t.get_text() for t in ax.texts]
+        assert texts == result.table["description"].head(3).tolist() and texts[0] == "job=admin"
+        assert ax.get_xscale() == "log"
+        assert dict(matplotlib.rcParams) == before
+    finally:
+        plt.close(ax.figure)
+
+
+def test_worst_segment_curves_draw_k_labelled_curves_on_a_given_axes(sample):
+    y, p, segs, result = sample
+    fig, ax = plt.subplots()
+    try:
+        assert plot_worst_segment_curves(y, p, segments=segs, result=result, k=2, ax=ax) is ax
+        labels = [line.get_label() for line in ax.lines if not line.get_label().startswith("_")]
+        assert len(labels) == 2 and labels[0].startswith("job=admin (")
+    finally:
+        plt.close(fig)
+
+
+def test_worst_segment_curves_compute_the_result_when_missing(sample):
+    y, p, segs, _ = sample
+    ax = plot_worst_segment_curves(y, p, segments=segs, k=1)
+    try:
+        assert [line.get_label() for line in ax.lines if not line.get_label().startswith("_")][0].startswith("job=admin")
+    finally:
+        plt.close(ax.figure)
+
+
+def test_plot_functions_reject_bad_arguments(sample):
+    y, p, segs, result = sample
+    with pytest.raises(TypeError, match="MCEResult"):
+        plot_segment_errors(result.table)
+    with pytest.raises(ValueError, match="n_labels"):
+        plot_segment_errors(result, n_labels=-1)
+    with pytest.raises(TypeError, match="segments must be a Segments"):
+        plot_worst_segment_curves(y, p, segments=np.ones((len(y), 1), dtype=bool))
+    with pytest.raises(ValueError, match="k must be a positive integer"):
+        plot_worst_segment_curves(y, p, segments=segs, k=0)
+    with pytest.raises(ValueError, match="y_true must have 3000 rows"):
+        plot_worst_segment_curves(y[:10], p[:10], segments=segs, result=result)
+    other = generate_segments(pd.DataFrame({"c": np.arange(len(y)) % 2}), max_depth=1)
+    with pytest.raises(ValueError, match="result must come from these"):
+        plot_worst_segment_curves(y, p, segments=other, result=result)
