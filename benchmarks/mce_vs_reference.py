@@ -64,11 +64,11 @@ def _reset_peak() -> None:
 
 
 def worker(kind: str, n_rows: int, max_values: int, max_n_segments: int, out: Path) -> None:
-    from mcgrad.metrics import MulticalibrationError
-
     from mcal.metrics import mce
     from mcal.segments import generate_segments
 
+    if kind != "mcal":
+        from mcgrad.metrics import MulticalibrationError
     data = make_data(n_rows)
     features = [c for c in data.columns if c.startswith(("cat", "num"))]
     _reset_peak()
@@ -103,7 +103,7 @@ def _agreement(data: pd.DataFrame, features: list[str], ref, max_values: int) ->
 
     segments = generate_segments(data[features], max_values_per_feature=max_values, max_n_segments=None)
     ours = mce(data["y_true"], data["y_prob"], segments=segments).table.set_index("description")["ecce_sigma"]
-    levels = {f.name: f for f in segments._parts[0].features}
+    levels = {f.name: f for f in segments._parts[0].features}  # mcal's level codes, to name mcgrad's segments
     conditions = ref._segments[1]  # (segment_column, value, idx_segment); no public accessor
     described = {}
     for idx, rows in conditions.groupby("idx_segment"):

@@ -14,166 +14,26 @@ import itertools
 import math
 import numbers
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._segment_features import (
-    Feature,
-    code_dtype,
-    encode_feature,
-    feature_table,
-    fit_feature,
-    resolve_categorical,
+from mcal._segment_features import Feature, encode_feature, feature_table, fit_feature, resolve_categorical
+from mcal._segment_store import (
+    Block,
+    CodedPart,
+    IndexPart,
+    coded_part_from_state,
+    column_of,
+    combo_key,
+    index_part_from_state,
+    with_sizes,
 )
 from mcal._validation import _as_1d, warn
 
 __all__ = ["Segments", "concat", "from_labels", "from_masks", "generate_segments"]
-
-#: Upper bound on the row memberships materialised at once when evaluating mask segments.
-_CHUNK_MEMBERSHIPS = 1 << 24
-
-@dataclass(frozen=True, eq=False)
-class Block:
-    """Segments ready for one pass over the rows in score order.
-
-    ``positions`` (indices into the score-sorted rows, or None for all rows in order) are grouped so that each
-    group is contiguous and in score order; ``starts`` is the start of every nonempty group; segment ``ids[j]``
-    is group ``group[j]``. ``labels`` gives each score-sorted row's group for :meth:`sums` (coded segments),
-    or is None (mask segments, summed over ``positions``).
-    """
-
-    ids: NDArray[np.intp]
-    positions: NDArray[np.intp] | None
-    starts: NDArray[np.intp]
-    group: NDArray[np.intp]
-    labels: NDArray | None = None
-    nonempty: NDArray[np.intp] | None = None
-
-    def sums(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Per-group sums of a per-row quantity given in score order."""
-        if self.labels is not None and self.nonempty is not None:
-            return np.bincount(self.labels, weights=values, minlength=int(self.nonempty[-1]) + 1)[self.nonempty]
-        return np.add.reduceat(values if self.positions is None else values[self.positions], self.starts)
-
-
-@dataclass(frozen=True, eq=False)
-class _CodedPart:
-    """Segments defined by conditions ``feature == level`` on coded features."""
-
-    features: tuple[Feature, ...]
-    codes: tuple[NDArray, ...]  # one code array of shape (n_samples,) per feature
-    combos: tuple[tuple[int, ...], ...]  # the feature combinations in use
-    seg_combo: NDArray[np.intp]  # (n_segments,) index into combos
-    seg_group: NDArray[np.int64]  # (n_segments,) raveled level codes within the combination
-    sizes: NDArray[np.int64]
-
-    def dims(self, combo: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(self.features[f].n_levels for f in combo)
-
-    def conditions(self, k: int) -> list[tuple[int, int]]:
-        combo = self.combos[self.seg_combo[k]]
-        levels = np.unravel_index(self.seg_group[k], self.dims(combo)) if combo else ()
-        return [(f, int(c)) for f, c in zip(combo, levels)]
-
-    def description(self, k: int) -> str:
-        conds = self.conditions(k)
-        return " & ".join(self.features[f].describe(c) for f, c in conds) if conds else "all"
-
-    def by_combo(self) -> Iterator[tuple[tuple[int, ...], NDArray[np.intp]]]:
-        order = np.argsort(self.seg_combo, kind="stable")
-        bounds = np.flatnonzero(np.diff(self.seg_combo[order])) + 1
-        for ids in np.split(order, bounds) if order.size else []:
-            yield self.combos[self.seg_combo[ids[0]]], ids
-
-    def key(self, combo: tuple[int, ...], codes: Sequence[NDArray] | None = None) -> NDArray:
-        return _combo_key(self.codes if codes is None else codes, combo, self.dims(combo))
-
-    def sums(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        out = np.empty(self.seg_combo.size)
-        for combo, ids in self.by_combo():
-            if combo:
-                totals = np.bincount(self.key(combo), weights=values, minlength=math.prod(self.dims(combo)))
-                out[ids] = totals[self.seg_group[ids]]
-            else:
-                out[ids] = values.sum()
-        return out
-
-    def masks(self) -> NDArray[np.bool_]:
-        out = np.empty((self.codes[0].shape[0] if self.codes else 0, self.seg_combo.size), dtype=bool)
-        for combo, ids in self.by_combo():
-            out[:, ids] = (self.key(combo)[:, None] == self.seg_group[ids][None, :]) if combo else True
-        return out
-
-    def blocks(self, order: NDArray[np.intp]) -> Iterator[Block]:
-        sorted_codes: dict[int, NDArray] = {}
-        for combo, ids in self.by_combo():
-            if not combo:
-                yield Block(ids, None, np.zeros(1, dtype=np.intp), np.zeros(ids.size, dtype=np.intp))
-                continue
-            for f in combo:
-                if f not in sorted_codes:
-                    sorted_codes[f] = self.codes[f][order]
-            key = _combo_key(sorted_codes, combo, self.dims(combo))
-            perm = np.argsort(key, kind="stable")  # a radix sort of small codes: keeps score order in a group
-            counts = np.bincount(key, minlength=math.prod(self.dims(combo)))
-            nonempty = np.flatnonzero(counts)
-            starts = np.concatenate(([0], np.cumsum(counts[nonempty])[:-1]))
-            group_of = np.full(counts.size, -1, dtype=np.intp)
-            group_of[nonempty] = np.arange(nonempty.size)
-            group = group_of[self.seg_group[ids]]
-            yield Block(ids[group >= 0], perm, starts, group[group >= 0], key, nonempty)
-
-
-@dataclass(frozen=True, eq=False)
-class _IndexPart:
-    """Segments given by their sorted row indices (CSR layout)."""
-
-    names: tuple[str, ...]
-    indptr: NDArray[np.int64]
-    indices: NDArray[np.intp]
-
-    @property
-    def sizes(self) -> NDArray[np.int64]:
-        return np.diff(self.indptr)
-
-    def sums(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        owner = np.repeat(np.arange(len(self.names)), self.sizes)
-        return np.bincount(owner, weights=values[self.indices], minlength=len(self.names))
-
-    def blocks(self, order: NDArray[np.intp]) -> Iterator[Block]:
-        rank = np.empty(order.size, dtype=np.intp)
-        rank[order] = np.arange(order.size)
-        sizes = self.sizes
-        ends = np.cumsum(sizes)
-        first = 0
-        while first < sizes.size:
-            budget = (ends[first - 1] if first else 0) + _CHUNK_MEMBERSHIPS
-            last = max(first + 1, int(np.searchsorted(ends, budget, side="right")))
-            ids = np.arange(first, last)
-            ids = ids[sizes[ids] > 0]
-            first = last
-            if not ids.size:
-                continue
-            lo, hi = self.indptr[ids[0]], self.indptr[ids[-1] + 1]
-            owner = np.repeat(np.arange(ids.size, dtype=np.int64), sizes[ids]) * order.size
-            # Sorting (owner, rank) pairs keeps each segment contiguous and puts its rows in score order.
-            pos = (np.sort(owner + rank[self.indices[lo:hi]]) - owner).astype(np.intp)
-            starts = np.concatenate(([0], np.cumsum(sizes[ids])[:-1]))
-            yield Block(ids, pos, starts, np.arange(ids.size))
-
-
-def _combo_key(codes: Any, combo: tuple[int, ...], dims: tuple[int, ...]) -> NDArray:
-    """Raveled level codes of a feature combination for every row (row-major over ``dims``)."""
-    dtype = code_dtype(math.prod(dims))
-    key = codes[combo[0]].astype(dtype)
-    for f, dim in zip(combo[1:], dims[1:]):
-        key *= dtype(dim)
-        key += codes[f]
-    return key
 
 
 class Segments:
@@ -197,7 +57,7 @@ class Segments:
         Whether ``max_n_segments`` cut the generated set short.
     """
 
-    def __init__(self, parts: Sequence[_CodedPart | _IndexPart], n_samples: int, *, capped: bool = False) -> None:
+    def __init__(self, parts: Sequence[CodedPart | IndexPart], n_samples: int, *, capped: bool = False) -> None:
         self._parts = tuple(parts)
         self.n_samples = int(n_samples)
         self.capped = bool(capped)
@@ -219,7 +79,7 @@ class Segments:
     def depths(self) -> NDArray[np.int64]:
         out = [
             np.array([len(p.combos[c]) for c in p.seg_combo], dtype=np.int64)
-            if isinstance(p, _CodedPart)
+            if isinstance(p, CodedPart)
             else np.ones(p.sizes.size, dtype=np.int64)
             for p in self._parts
         ]
@@ -229,13 +89,13 @@ class Segments:
     def descriptions(self) -> list[str]:
         if self._descriptions is None:
             self._descriptions = [
-                p.description(k) if isinstance(p, _CodedPart) else p.names[k]
+                p.description(k) if isinstance(p, CodedPart) else p.names[k]
                 for p in self._parts
                 for k in range(p.sizes.size)
             ]
         return list(self._descriptions)
 
-    def _locate(self, k: int) -> tuple[_CodedPart | _IndexPart, int]:
+    def _locate(self, k: int) -> tuple[CodedPart | IndexPart, int]:
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 0 <= k < self.n_segments:
             raise ValueError(f"segment must be an integer in [0, {self.n_segments}); got {k!r}")
         j = int(np.searchsorted(self._offsets, k, side="right")) - 1
@@ -250,7 +110,7 @@ class Segments:
             If ``k`` is not a segment number.
         """
         part, i = self._locate(k)
-        if isinstance(part, _IndexPart):
+        if isinstance(part, IndexPart):
             return part.indices[part.indptr[i] : part.indptr[i + 1]].copy()
         keep = np.ones(self.n_samples, dtype=bool)
         for f, c in part.conditions(i):
@@ -276,7 +136,7 @@ class Segments:
         """
         out = np.zeros((self.n_samples, self.n_segments), dtype=bool)
         for part, offset in zip(self._parts, self._offsets):
-            if isinstance(part, _CodedPart):
+            if isinstance(part, CodedPart):
                 out[:, offset : offset + part.sizes.size] = part.masks()
             else:
                 for i in range(part.sizes.size):
@@ -328,14 +188,14 @@ class Segments:
         ValueError
             If the segments include masks or labels (they belong to fixed rows), or ``X`` lacks a feature.
         """
-        if any(isinstance(p, _IndexPart) for p in self._parts):
+        if any(isinstance(p, IndexPart) for p in self._parts):
             raise ValueError("segments must be generated from features to be applied to new rows; got masks")
         names, columns, _ = feature_table(X)
         parts = []
         for p in self._parts:
-            codes = tuple(encode_feature(f, _column(names, columns, f.name)) for f in p.features)
-            fresh = _CodedPart(p.features, codes, p.combos, p.seg_combo, p.seg_group, np.zeros(0, np.int64))
-            parts.append(_with_sizes(fresh))
+            codes = tuple(encode_feature(f, column_of(names, columns, f.name)) for f in p.features)
+            fresh = CodedPart(p.features, codes, p.combos, p.seg_combo, p.seg_group, np.zeros(0, np.int64))
+            parts.append(with_sizes(fresh))
         return Segments(parts, columns[0].shape[0], capped=self.capped)
 
     def to_dict(self) -> dict[str, Any]:
@@ -343,7 +203,7 @@ class Segments:
         :func:`Segments.from_dict`); masks keep their row indices, so their size is that of the indices."""
         parts = []
         for p in self._parts:
-            if isinstance(p, _CodedPart):
+            if isinstance(p, CodedPart):
                 conds = [[list(c) for c in p.conditions(k)] for k in range(p.sizes.size)]
                 parts.append({"kind": "generated", "features": [f.to_dict() for f in p.features], "segments": conds})
             else:
@@ -362,66 +222,19 @@ class Segments:
         """
         if not isinstance(state, dict) or not {"n_samples", "capped", "parts"} <= set(state):
             raise ValueError(f"state must be a dict from Segments.to_dict(); got {type(state).__name__}")
-        parts: list[_CodedPart | _IndexPart] = []
+        parts: list[CodedPart | IndexPart] = []
         n_samples = int(state["n_samples"])
         for ps in state["parts"]:
             if ps.get("kind") == "masks":
-                parts.append(_index_part_from_state(ps, n_samples))
+                parts.append(index_part_from_state(ps, n_samples))
             elif ps.get("kind") == "generated":
                 if X is None:
                     raise ValueError("X must be given to rebuild generated segments; got None")
-                parts.append(_coded_part_from_state(ps, X))
+                parts.append(coded_part_from_state(ps, X))
                 n_samples = parts[-1].codes[0].shape[0] if parts[-1].codes else n_samples
             else:
                 raise ValueError(f"segment part kind must be 'generated' or 'masks'; got {ps.get('kind')!r}")
         return cls(parts, n_samples, capped=bool(state["capped"]))
-
-
-def _column(names: list[str], columns: list[NDArray], name: str) -> NDArray:
-    if name not in names:
-        raise ValueError(f"X must have the feature column {name!r}; got columns {names[:10]}")
-    return columns[names.index(name)]
-
-
-def _with_sizes(part: _CodedPart) -> _CodedPart:
-    sizes = np.zeros(part.seg_combo.size, dtype=np.int64)
-    n = part.codes[0].shape[0] if part.codes else 0
-    for combo, ids in part.by_combo():
-        if combo:
-            sizes[ids] = np.bincount(part.key(combo), minlength=math.prod(part.dims(combo)))[part.seg_group[ids]]
-        else:
-            sizes[ids] = n
-    return _CodedPart(part.features, part.codes, part.combos, part.seg_combo, part.seg_group, sizes)
-
-
-def _coded_part_from_state(ps: dict[str, Any], X: Any) -> _CodedPart:
-    features = tuple(Feature.from_dict(f) for f in ps["features"])
-    names, columns, _ = feature_table(X)
-    codes = tuple(encode_feature(f, _column(names, columns, f.name)) for f in features)
-    combos: dict[tuple[int, ...], int] = {}
-    seg_combo, seg_group = [], []
-    for conds in ps["segments"]:
-        try:
-            combo, levels = tuple(int(c[0]) for c in conds), tuple(int(c[1]) for c in conds)
-            dims = tuple(features[f].n_levels for f in combo)
-            group = int(np.ravel_multi_index(levels, dims)) if combo else 0
-        except (TypeError, ValueError, IndexError):
-            raise ValueError(f"segment conditions must be [feature, level] pairs within range; got {conds!r:.200}") from None
-        seg_combo.append(combos.setdefault(combo, len(combos)))
-        seg_group.append(group)
-    part = _CodedPart(features, codes, tuple(combos), np.asarray(seg_combo, dtype=np.intp),
-                      np.asarray(seg_group, dtype=np.int64), np.zeros(0, np.int64))  # fmt: skip
-    return _with_sizes(part)
-
-
-def _index_part_from_state(ps: dict[str, Any], n_samples: int) -> _IndexPart:
-    indptr = np.asarray(ps.get("indptr", []), dtype=np.int64)
-    indices = np.asarray(ps.get("indices", []), dtype=np.intp)
-    names = tuple(str(s) for s in ps.get("names", []))
-    ok = indptr.size == len(names) + 1 and indptr[0] == 0 and indptr[-1] == indices.size and np.all(np.diff(indptr) >= 0)
-    if not ok or (indices.size and (indices.min() < 0 or indices.max() >= n_samples)):
-        raise ValueError("mask segments state must have consistent names, indptr and in-range indices")
-    return _IndexPart(names, indptr, indices)
 
 
 def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> None:
@@ -538,7 +351,7 @@ def generate_segments(
 def _enumerate(
     features: list[Feature], codes: list[NDArray], n: int, max_depth: int, min_samples: int,
     cap: int | None, rng: np.random.Generator,
-) -> tuple[_CodedPart, bool]:  # fmt: skip
+) -> tuple[CodedPart, bool]:  # fmt: skip
     combos: list[tuple[int, ...]] = [()]
     seg_combo, seg_group, sizes = [np.zeros(1, np.intp)], [np.zeros(1, np.int64)], [np.array([n])]
     budget = math.inf if cap is None else cap - 1
@@ -551,7 +364,7 @@ def _enumerate(
         for j in rng.permutation(len(depth_combos)):
             combo = depth_combos[j]
             dims = tuple(dims_all[f] for f in combo)
-            counts = np.bincount(_combo_key(codes, combo, dims), minlength=math.prod(dims))
+            counts = np.bincount(combo_key(codes, combo, dims), minlength=math.prod(dims))
             groups = np.flatnonzero(counts >= min_samples)
             if groups.size:
                 taken.append((combo, groups, counts[groups]))
@@ -567,7 +380,7 @@ def _enumerate(
         if capped:
             break
         budget -= n_taken
-    part = _CodedPart(tuple(features), tuple(codes), tuple(combos), np.concatenate(seg_combo),
+    part = CodedPart(tuple(features), tuple(codes), tuple(combos), np.concatenate(seg_combo),
                       np.concatenate(seg_group), np.concatenate(sizes).astype(np.int64))  # fmt: skip
     return part, capped
 
@@ -637,7 +450,7 @@ def from_masks(masks: Any, names: Sequence[str] | None = None) -> Segments:
     flat = np.flatnonzero(arr.T)
     owner, rows = np.divmod(flat, n)
     indptr = np.concatenate(([0], np.cumsum(np.bincount(owner, minlength=k)))).astype(np.int64)
-    return Segments([_IndexPart(tuple(names), indptr, rows.astype(np.intp))], n)
+    return Segments([IndexPart(tuple(names), indptr, rows.astype(np.intp))], n)
 
 
 def from_labels(labels: ArrayLike, name: str | None = None) -> Segments:
@@ -674,7 +487,7 @@ def from_labels(labels: ArrayLike, name: str | None = None) -> Segments:
     feature, codes = fit_feature(name, column, True, max(n_values, 2))
     counts = np.bincount(codes, minlength=feature.n_levels)
     groups = np.flatnonzero(counts)
-    part = _CodedPart((feature,), (codes,), ((0,),), np.zeros(groups.size, np.intp), groups.astype(np.int64),
+    part = CodedPart((feature,), (codes,), ((0,),), np.zeros(groups.size, np.intp), groups.astype(np.int64),
                       counts[groups].astype(np.int64))  # fmt: skip
     return Segments([part], column.shape[0])
 
