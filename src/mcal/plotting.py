@@ -11,7 +11,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mcal._optional import import_optional
-from mcal.metrics import reliability_curve
+from mcal.metrics import MCEResult, mce, reliability_curve
+from mcal.segments import Segments
 
 #: ECCE / sigma at which one segment's p-value is 0.05 (range of Brownian motion; Arrieta-Ibarra et al. 2022).
 _SIGMA_5_PERCENT = 2.4977
@@ -107,8 +108,6 @@ def plot_segment_errors(result: Any, *, n_labels: int = 5, ax: Any = None) -> An
     ImportError
         If matplotlib is not installed (``pip install 'mcal[plot]'``).
     """
-    from mcal.metrics import MCEResult
-
     if not isinstance(result, MCEResult):
         raise TypeError(f"result must be an MCEResult from mcal.metrics.mce; got {type(result).__name__}")
     if isinstance(n_labels, bool) or not isinstance(n_labels, int) or n_labels < 0:
@@ -176,9 +175,6 @@ def plot_worst_segment_curves(
     ImportError
         If matplotlib is not installed (``pip install 'mcal[plot]'``).
     """
-    from mcal.metrics import MCEResult, mce
-    from mcal.segments import Segments
-
     if not isinstance(segments, Segments):
         raise TypeError(f"segments must be a Segments; got {type(segments).__name__}")
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:

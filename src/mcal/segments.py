@@ -180,13 +180,24 @@ class Segments:
     def apply(self, X: Any) -> Segments:
         """The same segment definitions evaluated on another table with the same feature columns.
 
-        Categories and numbers not seen when the segments were generated match no value condition (they fall in
-        ``x not in {...}`` where the set was collapsed). Sizes can be 0 on the new rows.
+        For scoring a held-out split, or a partition of a larger table, on the segments of another.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_new_samples, n_features)
+            Holds every feature the segments use, by name (``x0, x1, ...`` for arrays).
+
+        Returns
+        -------
+        segments : Segments
+            Same descriptions and order, sizes counted on ``X`` (possibly 0). Categories and numbers not seen when
+            the segments were generated match no value condition (they fall in ``x not in {...}`` where the set
+            was collapsed); numerical bins are open-ended at both ends.
 
         Raises
         ------
         ValueError
-            If the segments include masks or labels (they belong to fixed rows), or ``X`` lacks a feature.
+            If the segments include masks (they belong to fixed rows), or ``X`` lacks a feature.
         """
         if any(isinstance(p, IndexPart) for p in self._parts):
             raise ValueError("segments must be generated from features to be applied to new rows; got masks")
@@ -199,8 +210,14 @@ class Segments:
         return Segments(parts, columns[0].shape[0], capped=self.capped)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe definitions. Generated segments keep their conditions (rows are re-encoded by
-        :func:`Segments.from_dict`); masks keep their row indices, so their size is that of the indices."""
+        """JSON-safe definitions, for :meth:`from_dict`.
+
+        Returns
+        -------
+        state : dict
+            Generated and label segments keep their feature levels and conditions (rows are encoded again by
+            :meth:`from_dict`); mask segments keep their row indices, so the state grows with their sizes.
+        """
         parts = []
         for p in self._parts:
             if isinstance(p, CodedPart):
@@ -213,7 +230,18 @@ class Segments:
 
     @classmethod
     def from_dict(cls, state: dict[str, Any], X: Any = None) -> Segments:
-        """Rebuild segments from :meth:`to_dict`; generated parts are evaluated on ``X``.
+        """Rebuild segments from :meth:`to_dict`.
+
+        Parameters
+        ----------
+        state : dict
+            Output of :meth:`to_dict` (possibly through JSON).
+        X : DataFrame or array-like, default=None
+            The feature table to evaluate generated segments on; required when the state has them.
+
+        Returns
+        -------
+        segments : Segments
 
         Raises
         ------

@@ -9,12 +9,11 @@ from __future__ import annotations
 import json
 import math
 
-from mcal._persistence import atomic_write_bytes
 import pandas as pd
 
+from mcal._persistence import atomic_write_bytes
 from mcal.cli._common import CLIError, Command, add_data_arguments, column, labels_scores_weights, read_table, split_names
 from mcal.metrics import calibration_summary, mce
-from mcal.metrics._summary import mce_columns
 from mcal.segments import generate_segments
 
 #: Worst segments printed per score column.
@@ -56,9 +55,10 @@ def _run(args) -> int:
     segments = _segments(df, args)
     table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
     results = {} if segments is None else {name: mce(y, p, segments=segments, sample_weight=w) for name, p in scores.items()}
-    for name, result in results.items():
-        for key, value in mce_columns(result).items():
-            table.loc[name, key] = value
+    if results:  # the columns calibration_summary(..., segments=...) adds, from the results printed below
+        table["mce_sigma"] = [results[name].mce_sigma for name in table.index]
+        table["mce_absolute"] = [results[name].mce_absolute for name in table.index]
+        table["mce_pvalue"] = [results[name].pvalue for name in table.index]
     if args.plot:
         _plot(y, scores, w, args.plot)
     if args.json:

@@ -13,7 +13,7 @@ from mcal._validation import check_both_classes, check_sample_weight, check_y_tr
 from mcal.metrics._binned import ece
 from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma
 from mcal.metrics._field import f_rce, pcoc
-from mcal.metrics._multicalibration import MCEResult, mce
+from mcal.metrics._multicalibration import mce
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 
 
@@ -78,11 +78,7 @@ def calibration_summary(
         if field is not None:
             row["f_rce"] = f_rce(y, p, field=field, sample_weight=w)
         if segments is not None:
-            row |= mce_columns(mce(y, p, segments=segments, sample_weight=w))
+            result = mce(y, p, segments=segments, sample_weight=w)
+            row |= {"mce_sigma": result.mce_sigma, "mce_absolute": result.mce_absolute, "mce_pvalue": result.pvalue}
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index")
-
-
-def mce_columns(result: MCEResult) -> dict[str, float]:
-    """The multicalibration columns of :func:`calibration_summary` for one score column's MCE result."""
-    return {"mce_sigma": result.mce_sigma, "mce_absolute": result.mce_absolute, "mce_pvalue": result.pvalue}
