@@ -11,7 +11,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mcal._optional import import_optional
-from mcal.metrics import MCEResult, mce, reliability_curve
+from mcal._validation import check_sample_weight, check_y_prob
+from mcal.metrics import MCEResult, cumulative_curve, ecce_pvalue, mce, reliability_curve, reliability_intervals
+from mcal.metrics._binned import _check_bins
+from mcal.metrics._cumulative import brownian_range_sf
+from mcal.metrics._curves import check_open_unit
 from mcal.segments import Segments
 
 #: ECCE / sigma at which one segment's p-value is 0.05 (range of Brownian motion; Arrieta-Ibarra et al. 2022).
@@ -33,6 +37,7 @@ def plot_reliability_diagram(
     sample_weight: ArrayLike | None = None,
     n_bins: int = 10,
     strategy: str = "uniform",
+    confidence: float | None = None,
     label: str | None = None,
     ax: Any = None,
 ) -> Any:
@@ -50,6 +55,9 @@ def plot_reliability_diagram(
         Number of bins.
     strategy : {"uniform", "quantile"}, default="uniform"
         Binning, as in :func:`mcal.metrics.reliability_curve`.
+    confidence : float in (0, 1), default=None
+        When given, each bin gets an error bar: the Wilson score interval of its observed frequency at this
+        level, from :func:`mcal.metrics.reliability_intervals` (Kish effective size under weights).
     label : str, default=None
         Legend label of the curve.
     ax : matplotlib Axes, default=None
@@ -62,21 +70,181 @@ def plot_reliability_diagram(
     Raises
     ------
     ValueError
-        On invalid input (see :func:`mcal.metrics.reliability_curve`).
+        On invalid input (see :func:`mcal.metrics.reliability_curve`) or a ``confidence`` outside (0, 1).
     ImportError
         If matplotlib is not installed (``pip install 'mcal[plot]'``).
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = Figure().add_subplot()
+    >>> ax = plot_reliability_diagram([0, 1, 1, 0], [0.2, 0.7, 0.9, 0.4], n_bins=2, confidence=0.95, ax=ax)
+    >>> len(ax.containers)  # the error bars
+    1
     """
-    curve = reliability_curve(y_true, y_prob, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy)
+    if confidence is None:
+        curve, yerr = reliability_curve(y_true, y_prob, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy), None
+    else:
+        iv = reliability_intervals(
+            y_true, y_prob, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy, confidence=confidence
+        )
+        curve = iv.curve
+        # the Wilson interval contains the observed frequency; clip float rounding at the 0 and 1 ends
+        yerr = np.vstack((curve.fraction_positive - iv.lower, iv.upper - curve.fraction_positive))[:, ~curve.empty]
+        yerr = np.maximum(yerr, 0.0)
     ax = _axes(ax)
     keep = ~curve.empty
     ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1)
-    ax.plot(curve.mean_predicted[keep], curve.fraction_positive[keep], marker="o", label=label)
+    x, frac = curve.mean_predicted[keep], curve.fraction_positive[keep]
+    (line,) = ax.plot(x, frac, marker="o", markersize=4, label=label)
+    if yerr is not None:
+        ax.errorbar(x, frac, yerr=yerr, fmt="none", ecolor=line.get_color(), capsize=2)
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel("mean predicted probability")
     ax.set_ylabel("observed frequency of the positive class")
     if label is not None:
         ax.legend(loc="upper left")
+    return ax
+
+
+def plot_score_histogram(
+    y_prob: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    n_bins: int = 50,
+    label: str | None = None,
+    ax: Any = None,
+) -> Any:
+    """Draw the distribution of the scores: the share of the total weight in each of ``n_bins`` equal-width bins.
+
+    Drawn from the bin totals (never from the raw points), so the figure's size does not grow with the data.
+    Placed under a reliability diagram with a shared horizontal axis, it shows where the bins' evidence lies.
+
+    Parameters
+    ----------
+    y_prob : array-like of shape (n_samples,)
+        Probabilities in [0, 1].
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    n_bins : int, default=50
+        Number of equal-width bins on [0, 1].
+    label : str, default=None
+        Legend label.
+    ax : matplotlib Axes, default=None
+        Axes to draw on; a new figure is made when None.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Raises
+    ------
+    ValueError
+        On invalid scores or weights, or ``n_bins`` not a positive integer.
+    ImportError
+        If matplotlib is not installed.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = plot_score_histogram([0.1, 0.15, 0.8], n_bins=4, ax=Figure().add_subplot())
+    >>> [round(h, 3) for h in ax.patches[0].get_data().values.tolist()]
+    [0.667, 0.0, 0.0, 0.333]
+    """
+    _check_bins(n_bins, "uniform")
+    p = check_y_prob(y_prob)
+    w = check_sample_weight(sample_weight, p.shape[0])
+    counts, edges = np.histogram(p, bins=n_bins, range=(0.0, 1.0), weights=w)
+    ax = _axes(ax)
+    ax.stairs(counts / w.sum(), edges, fill=True, alpha=0.6, label=label)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("predicted probability")
+    ax.set_ylabel("share of weight")
+    if label is not None:
+        ax.legend(loc="upper right")
+    return ax
+
+
+def plot_cumulative_differences(
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    alpha: float = 0.05,
+    max_points: int = 2000,
+    label: str | None = None,
+    ax: Any = None,
+) -> Any:
+    """Draw the cumulative differences between labels and scores in score order: the plot behind ECCE.
+
+    The horizontal axis is the cumulative share of the weight in score order (scores on the top axis), the vertical
+    axis the walk :math:`C_k` of :func:`mcal.metrics.cumulative_curve`; ECCE is its range (max minus min).
+    A steady slope over a stretch of scores is miscalibration there: upward where outcomes exceed the scores,
+    downward where they fall short, the slope being the size of the gap. A vertical bar at the origin shows the
+    range that ECCE must exceed to be significant at level ``alpha`` (:math:`x_\\alpha\\sigma` with
+    :math:`P(R > x_\\alpha) = \\alpha` for the range R of standard Brownian motion; 2.4977 sigma at 0.05).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels.
+    y_prob : array-like of shape (n_samples,)
+        Probabilities in [0, 1].
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    alpha : float, default=0.05
+        Significance level of the scale bar.
+    max_points : int, default=2000
+        Most points drawn (see :func:`mcal.metrics.cumulative_curve`); the drawn range is ECCE exactly.
+    label : str, default=None
+        Legend label; ECCE/sigma and the p-value are appended.
+    ax : matplotlib Axes, default=None
+        Axes to draw on; a new figure is made when None.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+
+    Raises
+    ------
+    ValueError
+        On invalid input, or ``alpha`` outside (0, 1).
+    ImportError
+        If matplotlib is not installed.
+
+    References
+    ----------
+    .. [1] Arrieta-Ibarra, Gujral, Tannen, Tygert, Xu, "Metrics of calibration for probabilistic predictions",
+       JMLR 23(351), 2022 (the cumulative plots and ECCE); Tax et al., MCGrad, arXiv 2509.19884, eq. 1.
+
+    Examples
+    --------
+    >>> from matplotlib.figure import Figure
+    >>> ax = plot_cumulative_differences([0, 1, 0, 1], [0.1, 0.3, 0.6, 0.9], ax=Figure().add_subplot())
+    >>> np.round(ax.lines[1].get_ydata(), 3).tolist()  # lines[0] is the zero line
+    [0.0, -0.025, 0.15, 0.0, 0.025]
+    """
+    check_open_unit(alpha, "alpha")
+    curve = cumulative_curve(y_true, y_prob, sample_weight=sample_weight, max_points=max_points)
+    pvalue = ecce_pvalue(y_true, y_prob, sample_weight=sample_weight)
+    ecce_value = float(curve.difference.max() - curve.difference.min())
+    scale = ecce_value / curve.sigma if curve.sigma > 0 else float("nan")
+    text = f"ECCE/σ = {scale:.2f}, p = {pvalue:.2g}"
+    ax = _axes(ax)
+    ax.axhline(0.0, color="grey", linewidth=0.8)
+    ax.plot(curve.fraction, curve.difference, linewidth=1.2, label=text if label is None else f"{label}: {text}")
+    bar = _critical_range(alpha) * curve.sigma
+    ax.plot([0, 0], [-bar / 2, bar / 2], color="black", linewidth=3, solid_capstyle="butt",
+            label=f"significant range at {alpha:g}")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("cumulative share of weight, in score order")
+    ax.set_ylabel("cumulative difference (label - score)")
+    ticks = np.linspace(0.0, 1.0, 6)
+    top = ax.secondary_xaxis("top")
+    top.set_xticks(ticks, [f"{s:.2g}" for s in np.interp(ticks, curve.fraction, curve.score)])
+    top.set_xlabel("score")
+    ax.legend(loc="best", fontsize="small")
     return ax
 
 
@@ -198,3 +366,10 @@ def plot_worst_segment_curves(
             label=f"{row.description} ({row.ecce_sigma:.1f} sigma)", ax=ax,
         )  # fmt: skip
     return ax
+
+
+def _critical_range(alpha: float) -> float:
+    """x with P(R > x) = alpha for the range R of standard Brownian motion on [0, 1]."""
+    from scipy.optimize import brentq
+
+    return float(brentq(lambda x: brownian_range_sf(x)[0] - alpha, 0.3, 20.0, xtol=1e-10))

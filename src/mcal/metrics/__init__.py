@@ -5,6 +5,13 @@ All take ``(y_true, y_prob, *, sample_weight=None, ...)``.
 
 from mcal.metrics._binned import ReliabilityCurve, ece, reliability_curve
 from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma
+from mcal.metrics._curves import (
+    CumulativeCurve,
+    ReliabilityIntervals,
+    cumulative_curve,
+    reliability_intervals,
+    wilson_interval,
+)
 from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
 from mcal.metrics._multicalibration import MCEResult, mce
 from mcal.metrics._smooth import max_group_smece, smece
@@ -12,11 +19,14 @@ from mcal.metrics._summary import calibration_summary
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 
 __all__ = [
+    "CumulativeCurve",
     "FieldPcoc",
     "MCEResult",
     "ReliabilityCurve",
+    "ReliabilityIntervals",
     "brier_score",
     "calibration_summary",
+    "cumulative_curve",
     "ece",
     "ecce",
     "ecce_pvalue",
@@ -29,6 +39,8 @@ __all__ = [
     "pcoc",
     "pr_auc",
     "reliability_curve",
+    "reliability_intervals",
     "roc_auc",
     "smece",
+    "wilson_interval",
 ]
