@@ -33,8 +33,14 @@ def _parse_param(text: str) -> tuple[str, object]:
     return key, value
 
 
-def build_estimator(method: str, *, field: str | None, params: list[str], random_state: int | None):
-    """Instantiate a registered method with the command line's settings (``--field``, ``--param``, seed)."""
+def build_estimator(
+    method: str, *, field: str | None, params: list[str], random_state: int | None, progress: bool | None = False
+):
+    """Instantiate a registered method with the command line's settings (``--field``, ``--param``, seed).
+
+    Methods with a long loop (MCGrad rounds, MCNet epochs) take a ``progress`` parameter (see
+    :func:`mcal._progress.progress`); it is set to ``progress`` unless ``--param progress=...`` sets it.
+    """
     cls = get_method(method)
     accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
     kwargs = dict(_parse_param(p) for p in params)
@@ -47,6 +53,8 @@ def build_estimator(method: str, *, field: str | None, params: list[str], random
         kwargs["field"] = field
     if random_state is not None and "random_state" in accepted:
         kwargs["random_state"] = random_state
+    if "progress" in accepted:
+        kwargs.setdefault("progress", progress)
     return cls(**kwargs)
 
 
@@ -70,6 +78,8 @@ def _configure_fit(parser) -> None:
                         help="set a method parameter (value parsed as JSON when possible); repeatable")
     parser.add_argument("--random-state", type=int, metavar="N", help="seed, for methods that use randomness")
     parser.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file to write")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bar for methods with rounds or epochs (shown only on a terminal anyway)")
 
 
 def _run_fit(args) -> int:
@@ -78,7 +88,8 @@ def _run_fit(args) -> int:
         df, label_col=args.label_col, score_col=args.score_col, weight_col=args.weight_col, pos_label=args.pos_label
     )
     features = split_names(args.features)
-    model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state)
+    model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state,
+                            progress=False if args.quiet else None)
     X = feature_frame(df, features, args.field)
     if X is not None and not model.uses_features:
         raise CLIError(f"method {args.method!r} uses only the scores; drop --features")
