@@ -18,6 +18,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "safetensors.numpy": ("mcnet", "safetensors"),
     "matplotlib": ("plot", "matplotlib"),
     "matplotlib.pyplot": ("plot", "matplotlib"),
+    "matplotlib.figure": ("plot", "matplotlib"),
     "tqdm": ("progress", "tqdm"),
     "tqdm.auto": ("progress", "tqdm"),
     "dask": ("dask", "dask[distributed]"),

@@ -46,14 +46,17 @@ class DemoResult:
     table : DataFrame
         One row per score column (the base model and each calibrator), metrics on the test split.
     output_dir : Path
-        Folder holding ``metrics.json`` and ``reliability.png``.
+        Folder holding ``metrics.json``, ``reliability.png`` and ``report.html``.
     skipped : dict of str to str
-        Methods that could not run here, with the reason.
+        Methods (or the report) that could not run here, with the reason.
+    report : Path or None
+        The HTML report (``report.html``) of every score column; None when matplotlib is missing.
     """
 
     table: pd.DataFrame
     output_dir: Path
     skipped: dict[str, str] = field(default_factory=dict)
+    report: Path | None = None
 
 
 def split_bank(random_state: int = 0, quick: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -115,7 +118,7 @@ def run_demo(
     Parameters
     ----------
     output_dir : str or Path, default="mcal-demo"
-        Folder for ``metrics.json`` and ``reliability.png`` (created if needed).
+        Folder for ``metrics.json``, ``reliability.png`` and ``report.html`` (created if needed).
     methods : list of str, default=None
         Registered method names to run (all when None).
     quick : bool, default=False
@@ -163,6 +166,7 @@ def run_demo(
     table.insert(0, "fit_seconds", pd.Series(fit_seconds))
     output_dir.mkdir(parents=True, exist_ok=True)
     _write_outputs(output_dir, table, test["y"].to_numpy(), scores, skipped, random_state)
+    report = _write_report(output_dir, test, scores, segments, random_state, skipped)
     print(
         f"\nHeld-out metrics ({len(test)} rows; field for F-RCE: {DEMO_FIELD}; MCE over {segments.n_segments} "
         f"segments of {', '.join(DEMO_SEGMENT_FEATURES)}):",
@@ -172,7 +176,26 @@ def run_demo(
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}", file=out)
     print(f"\nwrote {output_dir / 'metrics.json'} and {output_dir / 'reliability.png'}", file=out)
-    return DemoResult(table, output_dir, skipped)
+    if report is not None:
+        print(f"report: {report}", file=out)
+    return DemoResult(table, output_dir, skipped, report)
+
+
+def _write_report(
+    output_dir: Path, test: pd.DataFrame, scores: dict, segments: Any, seed: int, skipped: dict
+) -> Path | None:
+    """The HTML report of every score column on the test split; None (and a reason in ``skipped``) without matplotlib."""
+    from mcal.report import make_report
+
+    try:
+        return make_report(
+            test["y"].to_numpy(), scores, path=output_dir / "report.html", segments=segments, field=test[DEMO_FIELD],
+            title="mcal demo: Bank Marketing before and after calibration",
+            description=f"UCI Bank Marketing (bank-full), held-out test split (random_state={seed})",
+        )
+    except ImportError as exc:
+        skipped["report"] = str(exc)
+        return None
 
 
 def _write_outputs(output_dir: Path, table: pd.DataFrame, y: np.ndarray, scores: dict, skipped: dict, seed: int) -> None:

@@ -23,6 +23,7 @@ def _run(args) -> int:
 DEMO = Command(
     "demo", "calibrate a model on Bank Marketing (shipped with mcal) with every method",
     "Train a logistic regression on one split of UCI Bank Marketing, fit every available calibrator on a second\n"
-    "split, evaluate all of them on a third, print the table and write metrics.json and reliability.png.",
+    "split, evaluate all of them on a third, print the table and write metrics.json, reliability.png and the\n"
+    "HTML report report.html (whose path it prints).",
     _configure, _run,
 )
