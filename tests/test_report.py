@@ -330,6 +330,7 @@ def test_cli_report_writes_the_report_and_prints_its_path(csv, tmp_path, data, c
         (["--score-col", "calibrated", "--weight-col", "nope"], "--weight-col 'nope' is not a column"),
         (["--score-col", "calibrated", "--segments", "age,nope"], "--segments 'nope' is not a column"),
         (["--score-col", "calibrated", "--segments", "age,"], "has an empty name"),
+        (["--score-col", "calibrated", "--max-depth", "2"], "--max-depth needs --segments"),
     ],
 )
 def test_cli_bad_input_fails_clearly_and_writes_no_file(csv, tmp_path, capsys, args, match):

@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 from mcal._validation import check_y_prob
-from mcal.cli._common import (
-    CLIError,
-    Command,
-    add_data_arguments,
-    column,
-    labels_scores_weights,
-    read_table,
-    split_names,
-)
+from mcal.cli._common import CLIError, Command, add_data_arguments, column, labels_scores_weights, read_table
 
 
 def _configure(parser) -> None:
     add_data_arguments(parser, score_required=True, multiple_scores=True)
     parser.add_argument("--segments", metavar="A,B,C",
                         help="feature columns to generate segments from: adds MCE and the worst segments")
-    parser.add_argument("--max-depth", type=int, default=3, metavar="N",
-                        help="most feature conditions per generated segment (default 3)")
+    parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     parser.add_argument("--field", metavar="COL", help="field (context) column: adds F-RCE and PCOC per field value")
     parser.add_argument("--title", metavar="TEXT", help="title of the report (default: Calibration report)")
     parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE and the diagrams (default 10)")
@@ -28,8 +19,8 @@ def _configure(parser) -> None:
 
 
 def _run(args) -> int:
+    from mcal.cli._evaluate import _segments as segments_from_columns
     from mcal.report import make_report
-    from mcal.segments import generate_segments
 
     duplicated = sorted({n for n in args.score_col if args.score_col.count(n) > 1})
     if duplicated:
@@ -38,8 +29,7 @@ def _run(args) -> int:
     y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col, pos_label=args.pos_label)
     scores = {name: check_y_prob(column(df, name, "--score-col").to_numpy(), f"score column {name!r}") for name in args.score_col}
     field = column(df, args.field, "--field") if args.field else None
-    features = [column(df, name, "--segments").name for name in split_names(args.segments)]
-    segments = generate_segments(df[features], max_depth=args.max_depth) if features else None
+    segments = segments_from_columns(df, args)  # as `mcal evaluate --segments` generates them
     description = f"{args.data}, label column {args.label_col!r}" + (f", weight column {args.weight_col!r}" if w is not None else "")
     out = make_report(
         y, scores, path=args.output, segments=segments, field=field, sample_weight=w, title=args.title, description=description,
