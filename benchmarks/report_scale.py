@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         sizes, n_scores_list, repeats = [10_000], [1], 1
     else:
-        sizes, n_scores_list, repeats = [10_000, 100_000, 1_000_000], [1, 3], 2
+        sizes, n_scores_list, repeats = [10_000, 100_000, 1_000_000], [1, 3], 3
     table = run(sizes, n_scores_list, repeats)
     if not args.quick:
         write(table, repeats)
