@@ -411,3 +411,14 @@ def test_a_segment_of_zero_weight_is_listed_last_without_a_curve(tmp_path):
     assert rows[1][6] == (None, "–")
     assert sum("class" in img for img in page.images) == 1  # only the positive-weight segment has a curve
     assert len(page.images) == 3 + 1
+
+
+def test_help_lists_the_report_command(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "report" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    out = capsys.readouterr().out
+    for option in ("--score-col", "--label-col", "--segments", "--field", "--weight-col", "--quiet", "-o"):
+        assert option in out
