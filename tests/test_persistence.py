@@ -105,3 +105,14 @@ def test_failed_save_leaves_no_file(tmp_path, miscalibrated):
     with pytest.raises(TypeError):
         mcal.save(cal, tmp_path / "m.json")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_written_files_get_the_usual_permissions(tmp_path, miscalibrated):
+    import os
+    import stat
+
+    p, y = miscalibrated
+    path = mcal.save(PlattScaling().fit(p, y), tmp_path / "m.json")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask

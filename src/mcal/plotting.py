@@ -19,7 +19,6 @@ from mcal.metrics._curves import check_open_unit
 from mcal.segments import Segments
 
 #: ECCE / sigma at which one segment's p-value is 0.05 (range of Brownian motion; Arrieta-Ibarra et al. 2022).
-_SIGMA_5_PERCENT = 2.4977
 
 
 def _axes(ax: Any) -> Any:
@@ -283,7 +282,7 @@ def plot_segment_errors(result: Any, *, n_labels: int = 5, ax: Any = None) -> An
     table = result.table[np.isfinite(result.table["ecce_sigma"].to_numpy(dtype=float))]
     ax = _axes(ax)
     ax.scatter(table["size"], table["ecce_sigma"], s=12, alpha=0.6)
-    ax.axhline(_SIGMA_5_PERCENT, linestyle="--", color="grey", linewidth=1, label="p = 0.05 for one segment")
+    ax.axhline(_critical_range(0.05), linestyle="--", color="grey", linewidth=1, label="p = 0.05 for one segment")
     for row in table.head(n_labels).itertuples():
         ax.annotate(row.description, (row.size, row.ecce_sigma), fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax.set_xscale("log")
