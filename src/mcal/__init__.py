@@ -12,6 +12,7 @@ from mcal._base import BaseCalibrator
 from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
 from mcal.classifier import CalibratedClassifier
+from mcal.mcnet import MCNet
 from mcal.nonparametric import HistogramBinning, IsotonicCalibration
 from mcal.parametric import BetaCalibration, PlattScaling, TemperatureScaling
 
@@ -28,6 +29,7 @@ __all__ = [
     "CalibrationWarning",
     "HistogramBinning",
     "IsotonicCalibration",
+    "MCNet",
     "PlattScaling",
     "TemperatureScaling",
     "__version__",

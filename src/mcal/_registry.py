@@ -15,6 +15,7 @@ METHODS: dict[str, str] = {
     "beta": "mcal.parametric:BetaCalibration",
     "isotonic": "mcal.nonparametric:IsotonicCalibration",
     "histogram": "mcal.nonparametric:HistogramBinning",
+    "mcnet": "mcal.mcnet:MCNet",
 }
 
 

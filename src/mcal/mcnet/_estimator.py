@@ -1,0 +1,556 @@
+"""The MCNet estimator: validation, binning, fields, training orchestration, inference modes and model files."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import expit
+
+from mcal._base import BaseCalibrator
+from mcal._binning import assign_bins, equal_frequency_edges
+from mcal._fields import UNSEEN, FieldVocabulary
+from mcal._optional import import_optional
+from mcal._validation import EPS, logit
+from mcal.parametric import fit_logistic_map
+from mcal.mcnet._compiled import build_tables, evaluate_tables
+from mcal.mcnet._inputs import feature_matrix, field_column
+from mcal.mcnet._network import (
+    Architecture,
+    auxiliary,
+    context_tables,
+    initial_weights,
+    to_parameters,
+    warm_start_bias,
+)
+from mcal.mcnet._training import EVAL_CHUNK, Data, Spec, calibrated_logits, train
+
+#: The outer bin edges, in logit units: every score, once clipped to [EPS, 1 - EPS], lies between them.
+LOGIT_BOUND = float(logit(np.array([1.0]))[0])
+#: Smallest half-width used to normalise a bin's score input (a bin of tied scores has width zero).
+MIN_HALF_WIDTH = 0.05
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    if not _is_int(value) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+
+
+def _check_real(name: str, value: Any, *, low: float, high: float = np.inf, open_low: bool = False) -> None:
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+    if not ok or value < low or (open_low and value == low) or value >= high:
+        bracket = "(" if open_low else "["
+        raise ValueError(f"{name} must be a finite number in {bracket}{low}, {high}); got {value!r}")
+
+
+def _check_column(name: str, value: Any, *, allow_none: bool = True) -> None:
+    if (value is None and allow_none) or (isinstance(value, str) and value != "") or _is_int(value):
+        return
+    raise ValueError(f"{name} must be a column name (non-empty str) or index (int){' or None' if allow_none else ''}; got {value!r}")
+
+
+class MCNet(BaseCalibrator):
+    """Monotonic Calibration Networks (MCNet): per-bin monotone neural calibration functions with field context.
+
+    Parameters
+    ----------
+    n_bins : int, default=20
+        Number K of equal-frequency bins of the score (fewer when tied scores make edges coincide).
+    n_nodes : int, default=50
+        Clenshaw-Curtis nodes T of the integral (Appendix A.2).
+    hidden_sizes : sequence of int, default=(128, 128)
+        Hidden layer widths of the per-bin MLPs f1 and f2 (the paper's two 128-unit layers).
+    embedding_dim : int, default=128
+        Size of the per-bin field embedding h (the paper's 128).
+    beta : float, default=1.0
+        Weight of the order-preserving regularizer (eq. 10, 13); the paper's 1.0.
+    alpha : float, default=0.0
+        Weight of the field-balance regularizer (eq. 11-13); needs ``field`` or ``balance_field``.
+    field : str or int, default=None
+        Column of ``X`` (name, or index for an array) holding the field used as context: MCNet-Field.
+        ``None`` gives MCNet-None (the embedding is the zero vector).
+    balance_field : str or int, default=None
+        Column grouping the rows for the field-balance regularizer; ``None`` uses ``field``. With
+        ``field=None`` this gives the paper's MCNet-None trained with the balance regularizer (Table 3).
+    auxiliary_features : sequence of str or int, default=None
+        Numeric columns of ``X`` for the optional auxiliary network (Appendix A.3), added in logit units.
+    auxiliary_hidden_size : int, default=64
+        Hidden width of the auxiliary two-layer MLP.
+    learning_rate : float, default=1e-3
+        Adam step size (see Notes for the choice).
+    batch_size : int, default=2048
+        Mini-batch size (the paper's 2048).
+    max_epochs : int, default=10
+        Most passes over the training part (the paper's Appendix B.4 finds 2-10 epochs equivalent).
+    patience : int, default=2
+        Stop after this many epochs without a lower held-out loss; the best epoch's weights are kept.
+    validation_fraction : float, default=0.1
+        Part of the calibration rows held out for early stopping, in [0, 1); 0 trains ``max_epochs`` epochs.
+    memory_efficient : bool, default=False
+        Backward pass of Algorithm 2: recompute f1 a few nodes at a time and integrate the gradient, instead
+        of storing the activations of all T nodes (about T/5 times less activation memory, about 1.3x the time).
+    random_state : int, default=None
+        Seeds the initial weights, the split, the mini-batch order and the fallback draws (all numpy; torch's
+        global generator is never used).
+    device : str, default="cpu"
+        Torch device for training and exact inference, e.g. ``"cpu"``, ``"cuda"``, ``"cuda:1"``.
+    inference : {"exact", "compiled"}, default="exact"
+        ``"exact"`` evaluates the network with T-node quadrature; ``"compiled"`` interpolates tables built
+        at fit time (no network pass; differs from exact by well under 1e-4).
+
+    Attributes
+    ----------
+    bin_edges_ : ndarray of shape (n_bins_ + 1,)
+        Bin edges in logit units, strictly increasing; the outer ones are :math:`\\mp` logit(1 - EPS) and bin k is
+        ``(edge_k, edge_{k+1}]``.
+    score_range_ : ndarray of shape (2,)
+        Smallest and largest calibration score, in logit units.
+    field_values_ : list of str or None
+        The field vocabulary (context codes 1..C); ``None`` for MCNet-None.
+    auxiliary_mean_, auxiliary_scale_ : ndarray of shape (n_auxiliary,) or None
+        Standardisation of the auxiliary features.
+    n_epochs_ : int
+        Epochs run.
+    best_epoch_ : int
+        Epoch whose weights were kept (0 = the warm start).
+    loss_curve_ : ndarray of shape (n_epochs_,)
+        Mean training loss (eq. 13) per epoch.
+    validation_loss_curve_ : ndarray of shape (n_epochs_ + 1,) or (0,)
+        Held-out loss before training and after each epoch (empty without a held-out part).
+    module_ : torch.nn.ParameterDict
+        The trained weights (float32, on the CPU).
+    compiled_values_, compiled_slopes_ : ndarray
+        Tables of the compiled mode, shapes (C + 1, n_bins_, G) and (C + 1, n_bins_, G - 1, 2).
+
+    Notes
+    -----
+    Dai et al. (2025), section 4.2: the score is cut into K equal-frequency bins; in bin k and field c,
+
+    .. math:: f^k(s, c) = \\int_{a_k}^{s} f_1^k(t, h^k(c))\\,dt + f_2^k(h^k(c)), \\qquad f_1^k > 0,
+
+    (eq. 7), the bins assembled by eq. 8, and the loss is eq. 13, log loss
+    :math:`+ \\beta L_{order}` (eq. 10) :math:`+ \\alpha L_{balance}` (eq. 11-12). The integral uses
+    Clenshaw-Curtis quadrature, all nodes and all bins in one batched pass (Algorithms 1-2).
+
+    Choices the paper leaves open, and why:
+
+    * **Units and output.** s is the clipped score logit and :math:`f^k` a calibrated logit; the output
+      is :math:`\\sigma(f^k)` clipped to [EPS, 1 - EPS]. The sigmoid is strictly increasing, so monotonicity
+      in s carries over, the output is strictly inside (0, 1) without clipping the network, the log loss
+      is computed stably from logits, and Appendix A.3's auxiliary network adds in logit units. Logit
+      units also keep bins of small CTR-like scores from being numerically tiny.
+    * **Where the integral starts.** :math:`a_k` is the bin's lower edge; for the first bin, the smallest
+      calibration score. So :math:`f_2^k` is the calibrated logit at an observed score, the integral never
+      spans score ranges without data, and eq. 10 compares :math:`f^k(b_k)` with :math:`f_2^{k+1}`.
+      Scores below :math:`a_1` give a negative integral; the map stays strictly increasing.
+    * **Positivity.** :math:`f_1 = \\mathrm{softplus}(\\cdot) + 10^{-4}` instead of the paper's sigmoid:
+      its slope is not capped at 1, which an under-confident score needs, and it is strictly positive
+      in floating point. Hidden activations are SiLU (smooth, so the quadrature and the compiled tables
+      converge fast). f1 reads the score normalised to the bin's data range.
+    * **Warm start.** Training starts from Platt scaling with one intercept per field (a common slope
+      a and intercepts :math:`b_c`, fitted by maximum likelihood; the no-context intercept is their
+      weighted mean): f1's output layer starts at zero with bias :math:`\\mathrm{softplus}^{-1}(a)`, and
+      f2's output layer is solved (minimum norm) so that :math:`f_2^k(c) = a\\,a_k + b_c`. This start is
+      continuous across bins (eq. 10 is zero) and calibrated in the large per field; held-out epoch 0 is it.
+    * **Unseen fields.** Each epoch 10% of the training rows get the no-context code (h = 0), so the
+      no-context function is a trained MCNet-None; unseen fields at predict time use it, with one warning.
+      Eq. 10 covers it too.
+    * **Step size, epochs, early stopping.** The paper's 1e-5 / 1e-4 come with about 1,500 steps per
+      epoch (millions of rows); a 15k-row calibration set gives 7 steps of 2,048 rows. From the warm
+      start, ``learning_rate=1e-3`` reaches the held-out optimum of MCNet-None in 1-3 epochs on the
+      benchmark's synthetic log, while 3e-4 and 1e-4 are still improving after 5; early stopping (on the
+      held-out log loss plus alpha times the balance term, without the order penalty, which measures the
+      function and not the data) keeps the warm start when training does not beat it. With few steps the
+      order penalty (a hinge, eq. 10) and Adam's normalised steps pull against each other in MCNet-Field;
+      more steps per epoch (a smaller ``batch_size``) let it settle (see ``benchmarks/results/mcnet.md``).
+    * **Precision.** Training runs in float32 (twice as fast on CPU; Adam's noise dwarfs the rounding);
+      exact inference and the compiled tables use float64, so outputs are monotone to rounding.
+    * **Field balance.** DIFF_c uses the mini-batch, is weighted by ``sample_weight``, and ``1e-12`` under
+      the square root keeps the gradient finite.
+
+    References
+    ----------
+    .. [1] Dai, Zhang, Chen, Dong, Gao, Zhang, Ma, Chen, Li, Chen and Guo, "MCNet: Monotonic Calibration
+       Networks for Expressive Uncertainty Calibration in Online Advertising", WWW 2025. arXiv:2503.00334
+    .. [2] Wehenkel and Louppe, "Unconstrained Monotonic Neural Networks", NeurIPS 2019. arXiv:1908.05164
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0.01, 0.99, 2000)
+    >>> y = rng.binomial(1, p ** 2)
+    >>> cal = MCNet(n_bins=4, hidden_sizes=(8,), embedding_dim=4, max_epochs=2, random_state=0).fit(p, y)
+    >>> out = cal.predict(np.array([0.2, 0.5, 0.8]))
+    >>> bool(np.all(np.diff(out) > 0) and np.all((out > 0) & (out < 1)))
+    True
+    """
+
+    uses_features: ClassVar[bool] = True
+    _state_attrs: ClassVar[tuple[str, ...]] = (
+        "bin_edges_",
+        "score_range_",
+        "field_values_",
+        "auxiliary_mean_",
+        "auxiliary_scale_",
+        "n_epochs_",
+        "best_epoch_",
+        "loss_curve_",
+        "validation_loss_curve_",
+    )
+
+    def __init__(
+        self,
+        *,
+        n_bins: int = 20,
+        n_nodes: int = 50,
+        hidden_sizes: tuple[int, ...] = (128, 128),
+        embedding_dim: int = 128,
+        beta: float = 1.0,
+        alpha: float = 0.0,
+        field: str | int | None = None,
+        balance_field: str | int | None = None,
+        auxiliary_features: tuple[str | int, ...] | None = None,
+        auxiliary_hidden_size: int = 64,
+        learning_rate: float = 1e-3,
+        batch_size: int = 2048,
+        max_epochs: int = 10,
+        patience: int = 2,
+        validation_fraction: float = 0.1,
+        memory_efficient: bool = False,
+        random_state: int | None = None,
+        device: str = "cpu",
+        inference: str = "exact",
+    ) -> None:
+        self.n_bins = n_bins
+        self.n_nodes = n_nodes
+        self.hidden_sizes = hidden_sizes
+        self.embedding_dim = embedding_dim
+        self.beta = beta
+        self.alpha = alpha
+        self.field = field
+        self.balance_field = balance_field
+        self.auxiliary_features = auxiliary_features
+        self.auxiliary_hidden_size = auxiliary_hidden_size
+        self.learning_rate = learning_rate
+        self.batch_size = batch_size
+        self.max_epochs = max_epochs
+        self.patience = patience
+        self.validation_fraction = validation_fraction
+        self.memory_efficient = memory_efficient
+        self.random_state = random_state
+        self.device = device
+        self.inference = inference
+
+    # -- parameters -------------------------------------------------------------------------------------
+    def _validate_params_values(self) -> None:
+        _check_int("n_bins", self.n_bins, 1)
+        _check_int("n_nodes", self.n_nodes, 2)
+        hs = self.hidden_sizes
+        if isinstance(hs, (str, bytes)) or not hasattr(hs, "__len__") or len(hs) == 0 or not all(
+            _is_int(h) and h >= 1 for h in hs
+        ):
+            raise ValueError(f"hidden_sizes must be a non-empty sequence of positive integers; got {hs!r}")
+        for name in ("embedding_dim", "auxiliary_hidden_size", "batch_size", "max_epochs", "patience"):
+            _check_int(name, getattr(self, name), 1)
+        _check_real("beta", self.beta, low=0.0)
+        _check_real("alpha", self.alpha, low=0.0)
+        _check_real("learning_rate", self.learning_rate, low=0.0, open_low=True)
+        _check_real("validation_fraction", self.validation_fraction, low=0.0, high=1.0)
+        _check_column("field", self.field)
+        _check_column("balance_field", self.balance_field)
+        aux = self.auxiliary_features
+        if aux is not None:
+            if isinstance(aux, (str, bytes)) or not hasattr(aux, "__len__") or len(aux) == 0:
+                raise ValueError(f"auxiliary_features must be None or a non-empty sequence of columns; got {aux!r}")
+            for col in aux:
+                _check_column("auxiliary_features entries", col, allow_none=False)
+        if self.alpha > 0 and self.field is None and self.balance_field is None:
+            raise ValueError(f"alpha > 0 needs a field to balance: set field or balance_field; got alpha={self.alpha!r}")
+        if not isinstance(self.memory_efficient, bool):
+            raise ValueError(f"memory_efficient must be a bool; got {self.memory_efficient!r}")
+        if self.random_state is not None and (not _is_int(self.random_state) or self.random_state < 0):
+            raise ValueError(f"random_state must be None or a non-negative integer; got {self.random_state!r}")
+        if self.inference not in ("exact", "compiled"):
+            raise ValueError(f"inference must be 'exact' or 'compiled'; got {self.inference!r}")
+        if not isinstance(self.device, str):
+            raise ValueError(f"device must be a torch device name such as 'cpu' or 'cuda'; got {self.device!r}")
+
+    def _torch_device(self, torch: Any) -> Any:
+        try:
+            device = torch.device(self.device)
+        except (RuntimeError, TypeError) as exc:
+            raise ValueError(f"device must be a torch device name such as 'cpu' or 'cuda'; got {self.device!r}") from exc
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device must be available; got {self.device!r} but torch.cuda.is_available() is False")
+        return device
+
+    # -- derived structure ------------------------------------------------------------------------------
+    def _architecture(self) -> Architecture:
+        return Architecture(
+            n_bins=self.bin_edges_.size - 1,
+            n_fields=0 if self.field_values_ is None else len(self.field_values_),
+            hidden_sizes=tuple(int(h) for h in self.hidden_sizes),
+            embedding_dim=int(self.embedding_dim),
+            n_auxiliary=0 if self.auxiliary_mean_ is None else self.auxiliary_mean_.size,
+            auxiliary_hidden_size=int(self.auxiliary_hidden_size),
+        )
+
+    def _geometry(self) -> dict[str, NDArray[np.float64]]:
+        """Anchor (integration start), centre and half-width of each bin's data range, in logit units."""
+        edges, (low, high) = self.bin_edges_, self.score_range_
+        anchor = np.concatenate([[low], edges[1:-1]])
+        top = np.minimum(edges[1:], high)
+        return {
+            "edges": edges,
+            "anchor": anchor,
+            "center": (anchor + top) / 2.0,
+            "half_width": np.maximum((top - anchor) / 2.0, MIN_HALF_WIDTH),
+        }
+
+    def _contexts(self, X: Any, n: int, *, fitting: bool) -> NDArray[np.intp]:
+        if self.field is None:
+            return np.zeros(n, dtype=np.intp)
+        col = field_column(X, self.field, n)
+        if fitting:
+            self.field_values_ = FieldVocabulary.fit(col, f"X[{self.field!r}]").to_list()
+        codes = FieldVocabulary(self.field_values_).transform(col, f"X[{self.field!r}]")
+        return np.where(codes == UNSEEN, 0, codes + 1)
+
+    def _auxiliary(self, X: Any, n: int, *, fitting: bool) -> NDArray[np.float64] | None:
+        if self.auxiliary_features is None:
+            return None
+        values = feature_matrix(X, list(self.auxiliary_features), n)
+        if fitting:
+            self.auxiliary_mean_ = values.mean(axis=0)
+            std = values.std(axis=0)
+            self.auxiliary_scale_ = np.where(std > 0, std, 1.0)
+        return (values - self.auxiliary_mean_) / self.auxiliary_scale_
+
+    # -- fit --------------------------------------------------------------------------------------------
+    def _fit(self, y_prob, y, sample_weight, X) -> None:
+        torch = import_optional("torch")
+        device = self._torch_device(torch)
+        n = y_prob.shape[0]
+        rng = np.random.default_rng(self.random_state)
+        train_rows, validation_rows = self._split(n, rng)
+        x = logit(y_prob)
+        contexts = self._contexts(X, n, fitting=True)
+        if self.field is None:
+            self.field_values_ = None
+        self.auxiliary_mean_ = self.auxiliary_scale_ = None
+        aux = self._auxiliary(X, n, fitting=True)
+        groups, n_groups = self._balance_groups(X, n, contexts)
+        observed = x[sample_weight > 0]
+        interior = equal_frequency_edges(x, sample_weight, int(self.n_bins))
+        self.bin_edges_ = np.concatenate([[-LOGIT_BOUND], interior, [LOGIT_BOUND]])
+        self.score_range_ = np.array([observed.min(), observed.max()])
+        bins = assign_bins(x, interior)
+        geometry = self._geometry()
+        arch = self._architecture()
+        slope, intercepts = self._warm_start(x, y, sample_weight, contexts)
+        P = to_parameters(torch, initial_weights(arch, rng, slope=slope), device=device, dtype=torch.float32)
+        warm_start_bias(torch, P, len(arch.hidden_sizes), slope * geometry["anchor"][:, None] + intercepts[None, :])
+
+        def tensor(a: Any, dtype: Any = torch.float32) -> Any:
+            return None if a is None else torch.as_tensor(a, dtype=dtype, device=device)
+
+        data = Data(
+            x=tensor(x), y=tensor(y), w=tensor(sample_weight), bins=bins, contexts=contexts,
+            groups=tensor(groups, torch.long), n_groups=n_groups, aux=tensor(aux),
+        )
+        history = train(
+            torch, P, self._spec(arch), {k: tensor(v) for k, v in geometry.items()}, data,
+            train_rows=train_rows, validation_rows=validation_rows, learning_rate=float(self.learning_rate),
+            batch_size=int(self.batch_size), max_epochs=int(self.max_epochs), patience=int(self.patience), rng=rng,
+        )
+        self.module_ = to_parameters(
+            torch, {k: v.detach().cpu().numpy() for k, v in P.items()}, device="cpu", dtype=torch.float32
+        )
+        self.n_epochs_, self.best_epoch_ = int(history["n_epochs"]), int(history["best_epoch"])
+        self.loss_curve_ = np.asarray(history["loss_curve"], dtype=np.float64)
+        self.validation_loss_curve_ = np.asarray(history["validation_loss_curve"], dtype=np.float64)
+        self._compile(torch)
+
+    def _split(self, n: int, rng: np.random.Generator) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        order = rng.permutation(n)
+        n_val = int(round(self.validation_fraction * n))
+        if self.validation_fraction > 0 and not 1 <= n_val < n:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction!r} must leave at least one row in each part; "
+                f"got {n_val} held-out row(s) of {n} (use validation_fraction=0 or more data)"
+            )
+        return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+    def _balance_groups(self, X: Any, n: int, contexts: NDArray[np.intp]) -> tuple[NDArray[np.intp] | None, int]:
+        if self.alpha == 0:
+            return None, 0
+        if self.balance_field is None or self.balance_field == self.field:
+            return contexts - 1, len(self.field_values_)
+        col = field_column(X, self.balance_field, n)
+        vocab = FieldVocabulary.fit(col, f"X[{self.balance_field!r}]")
+        return vocab.transform(col), len(vocab)
+
+    def _warm_start(self, x, y, sample_weight, contexts) -> tuple[float, NDArray[np.float64]]:
+        """Platt scaling with one intercept per context: the common slope and the intercepts (context 0 first).
+
+        The no-context intercept is the weighted mean of the field intercepts.
+        """
+        n_ctx = 1 if self.field_values_ is None else len(self.field_values_) + 1
+        onehot = np.zeros((x.size, n_ctx))
+        onehot[np.arange(x.size), contexts] = 1.0
+        if n_ctx > 1:
+            onehot = onehot[:, 1:]
+        theta = fit_logistic_map(
+            np.column_stack([x, onehot]), y, sample_weight,
+            lower=np.r_[0.0, np.full(onehot.shape[1], -np.inf)], x0=np.r_[1.0, np.zeros(onehot.shape[1])],
+        )
+        intercepts = theta[1:]
+        if n_ctx > 1:
+            share = np.bincount(contexts, weights=sample_weight, minlength=n_ctx)[1:]
+            intercepts = np.r_[np.dot(share, intercepts) / share.sum(), intercepts]
+        return float(theta[0]), intercepts
+
+    def _spec(self, arch: Architecture) -> Spec:
+        return Spec(
+            n_hidden=len(arch.hidden_sizes), n_nodes=int(self.n_nodes), beta=float(self.beta),
+            alpha=float(self.alpha), memory_efficient=self.memory_efficient,
+        )
+
+    def _float64_weights(self, torch: Any, device: Any) -> dict[str, Any]:
+        return {k: v.detach().to(device=device, dtype=torch.float64) for k, v in self.module_.items()}
+
+    def _compile(self, torch: Any) -> None:
+        P = self._float64_weights(torch, torch.device("cpu"))
+        self.compiled_values_, self.compiled_slopes_ = build_tables(
+            torch, P, n_hidden=len(self._architecture().hidden_sizes), edges=self.bin_edges_,
+            geometry=self._geometry(), n_nodes=int(self.n_nodes),
+        )
+
+    # -- predict ----------------------------------------------------------------------------------------
+    def _predict(self, y_prob, X) -> NDArray[np.float64]:
+        n = y_prob.shape[0]
+        x = logit(y_prob)
+        bins = assign_bins(x, self.bin_edges_[1:-1])
+        contexts = self._contexts(X, n, fitting=False)
+        aux = self._auxiliary(X, n, fitting=False)
+        if self.inference == "compiled":
+            logits = evaluate_tables(self.compiled_values_, self.compiled_slopes_, self.bin_edges_, x, bins, contexts)
+            if aux is not None:
+                logits = logits + self._auxiliary_logits(aux)
+        else:
+            logits = self._exact_logits(x, bins, contexts, aux)
+        return np.clip(expit(logits), EPS, 1.0 - EPS)
+
+    def _exact_logits(self, x, bins, contexts, aux) -> NDArray[np.float64]:
+        torch = import_optional("torch")
+        device = self._torch_device(torch)
+        P = self._float64_weights(torch, device)
+        spec = self._spec(self._architecture())
+        geometry = {k: torch.as_tensor(v, dtype=torch.float64, device=device) for k, v in self._geometry().items()}
+        xt = torch.as_tensor(x, dtype=torch.float64, device=device)
+        at = None if aux is None else torch.as_tensor(aux, dtype=torch.float64, device=device)
+        with torch.no_grad():
+            tables = context_tables(torch, P, spec.n_hidden)
+            parts = [
+                calibrated_logits(
+                    torch, P, spec, geometry, tables, xt[s : s + EVAL_CHUNK], bins[s : s + EVAL_CHUNK],
+                    contexts[s : s + EVAL_CHUNK], None if at is None else at[s : s + EVAL_CHUNK],
+                )
+                for s in range(0, x.size, EVAL_CHUNK)
+            ]
+        return torch.cat(parts).cpu().numpy()
+
+    def _auxiliary_logits(self, aux: NDArray[np.float64]) -> NDArray[np.float64]:
+        torch = import_optional("torch")
+        P = self._float64_weights(torch, torch.device("cpu"))
+        with torch.no_grad():
+            return auxiliary(torch, P, torch.as_tensor(aux, dtype=torch.float64)).numpy()
+
+    # -- persistence ------------------------------------------------------------------------------------
+    def _get_tensors(self) -> dict[str, NDArray]:
+        tensors = {f"net.{k}": v.detach().cpu().numpy() for k, v in self.module_.items()}
+        tensors["compiled.values"] = self.compiled_values_
+        tensors["compiled.slopes"] = self.compiled_slopes_
+        return tensors
+
+    def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
+        self._validate_structure()
+        layout = self._architecture().layout()
+        expected = {f"net.{k}": shape for k, (shape, _) in layout.items()}
+        K, n_ctx = self.bin_edges_.size - 1, len(self.field_values_ or []) + 1
+        table_shapes = {"compiled.values": (n_ctx, K, None), "compiled.slopes": (n_ctx, K, None, 2)}
+        expected.update(table_shapes)
+        if set(tensors) != set(expected):
+            missing, extra = sorted(set(expected) - set(tensors)), sorted(set(tensors) - set(expected))
+            raise ValueError(f"model weights must hold exactly the MCNet tensors; missing {missing}, unexpected {extra}")
+        for name, shape in expected.items():
+            arr = tensors[name]
+            if arr.ndim != len(shape) or any(s is not None and a != s for a, s in zip(arr.shape, shape)):
+                raise ValueError(f"model weights tensor {name!r} must have shape {shape}; got {arr.shape}")
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"model weights tensor {name!r} must hold finite values")
+        torch = import_optional("torch")
+        weights = {k[4:]: tensors[k] for k in tensors if k.startswith("net.")}
+        self.module_ = to_parameters(torch, weights, device="cpu", dtype=torch.float32)
+        self.compiled_values_ = np.asarray(tensors["compiled.values"], dtype=np.float64)
+        self.compiled_slopes_ = np.asarray(tensors["compiled.slopes"], dtype=np.float64)
+
+    def _validate_structure(self) -> None:
+        """Check the JSON part of the fitted state; raises ``ValueError`` naming the field."""
+        edges = self.bin_edges_
+        if not isinstance(edges, np.ndarray) or edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
+            raise ValueError("model data field state.bin_edges_ must be a strictly increasing array of >= 2 edges")
+        if edges[0] != -LOGIT_BOUND or edges[-1] != LOGIT_BOUND:
+            raise ValueError(f"model data field state.bin_edges_ must start at {-LOGIT_BOUND} and end at {LOGIT_BOUND}")
+        rng_ = self.score_range_
+        if not isinstance(rng_, np.ndarray) or rng_.shape != (2,) or not (edges[0] <= rng_[0] <= rng_[1] <= edges[-1]):
+            raise ValueError("model data field state.score_range_ must be 2 ordered logits within the outer edges")
+        if rng_[0] > edges[1] or (edges.size > 2 and rng_[1] <= edges[-2]):
+            raise ValueError("model data field state.score_range_ must reach into the first and the last bin")
+        fv = self.field_values_
+        if (self.field is None) != (fv is None) or (
+            fv is not None and (not isinstance(fv, list) or not fv or not all(isinstance(v, str) for v in fv)
+                                or len(set(fv)) != len(fv))
+        ):
+            raise ValueError("model data field state.field_values_ must be distinct strings with a field, null without")
+        mean, scale = self.auxiliary_mean_, self.auxiliary_scale_
+        n_aux = 0 if self.auxiliary_features is None else len(self.auxiliary_features)
+        for name, arr in (("auxiliary_mean_", mean), ("auxiliary_scale_", scale)):
+            if (arr is None) != (n_aux == 0) or (arr is not None and (not isinstance(arr, np.ndarray) or arr.shape != (n_aux,))):
+                raise ValueError(f"model data field state.{name} must have one entry per auxiliary feature ({n_aux})")
+        if scale is not None and np.any(scale <= 0):
+            raise ValueError("model data field state.auxiliary_scale_ must be positive")
+        for name in ("n_epochs_", "best_epoch_"):
+            if not _is_int(getattr(self, name)) or getattr(self, name) < 0:
+                raise ValueError(f"model data field state.{name} must be a non-negative integer")
+        for name in ("loss_curve_", "validation_loss_curve_"):
+            if not isinstance(getattr(self, name), np.ndarray) or getattr(self, name).ndim != 1:
+                raise ValueError(f"model data field state.{name} must be a 1-D array")
+
+    def _validate_state(self) -> None:
+        self._validate_structure()
+        values, slopes = self.compiled_values_, self.compiled_slopes_
+        if values.shape[-1] < 2 or slopes.shape[2] != values.shape[-1] - 1:
+            raise ValueError("model weights 'compiled.slopes' must have one cell per pair of grid points")
+        if np.any(np.diff(values, axis=-1) <= 0) or np.any(slopes < 0):
+            raise ValueError("model weights 'compiled.values' must increase along the grid, with non-negative slopes")
+
+    # -- pickling: arrays only --------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ returns the instance's own dict
+        if "module_" in state:
+            state["module_"] = {k: v.detach().cpu().numpy() for k, v in state["module_"].items()}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if isinstance(state.get("module_"), dict):
+            torch = import_optional("torch")
+            state = {**state, "module_": to_parameters(torch, state["module_"], device="cpu", dtype=torch.float32)}
+        super().__setstate__(state)

@@ -1,0 +1,66 @@
+"""Columns of ``X`` that MCNet reads: the field (context), the balance field, and the auxiliary features."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from mcal._fields import extract_field
+
+
+def field_column(X: Any, field: str | int, n_samples: int) -> NDArray:
+    """The field column of ``X``, with missing and empty values rejected.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` lacks the column, its length differs, or a value is missing (NaN/None) or an empty string.
+    """
+    col = extract_field(X, field, n_samples)
+    missing = pd.isna(col)
+    if np.any(missing):
+        raise ValueError(f"X[{field!r}] must not contain missing values; got {int(np.sum(missing))} missing")
+    empty = np.char.strip(col.astype(str)) == ""
+    if np.any(empty):
+        raise ValueError(f"X[{field!r}] must not contain empty values; got {int(np.sum(empty))} empty string(s)")
+    return col
+
+
+def feature_matrix(X: Any, columns: list[str | int], n_samples: int) -> NDArray[np.float64]:
+    """The auxiliary feature columns of ``X`` as a float64 matrix of shape (n_samples, len(columns)).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is None, a column is missing, a column is not numeric, or a value is NaN or infinite.
+    """
+    if X is None:
+        raise ValueError(f"X must hold the auxiliary feature columns {columns!r}; got None")
+    if isinstance(X, pd.DataFrame):
+        absent = [c for c in columns if c not in X.columns]
+        if absent:
+            raise ValueError(f"X must have the auxiliary feature columns {absent!r}; got columns {list(X.columns)[:10]}")
+        frame = X[list(columns)]
+        bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]))]
+        if bad:
+            raise ValueError(f"auxiliary feature columns must be numeric (encode categories first); got non-numeric {bad!r}")
+        values = frame.to_numpy(dtype=np.float64)
+    else:
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise ValueError(f"X must be 2-D to select auxiliary feature columns; got shape {arr.shape}")
+        bad = [c for c in columns if not isinstance(c, (int, np.integer)) or not 0 <= c < arr.shape[1]]
+        if bad:
+            raise ValueError(f"auxiliary_features must be column indices of the {arr.shape[1]}-column array X; got {bad!r}")
+        try:
+            values = arr[:, list(columns)].astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"auxiliary feature columns must be numeric (encode categories first): {exc}") from exc
+    if values.shape[0] != n_samples:
+        raise ValueError(f"X must have {n_samples} rows; got {values.shape[0]}")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"auxiliary features must be finite; got {int(np.sum(~np.isfinite(values)))} NaN or infinite value(s)")
+    return values

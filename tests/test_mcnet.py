@@ -1,0 +1,382 @@
+"""MCNet (Dai et al. 2025): monotonicity, regularizers, inference modes, reproducibility, model files, errors."""
+
+import pickle
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.exceptions import NotFittedError
+
+import mcal
+from mcal import CalibrationWarning, HistogramBinning, IsotonicCalibration, MCNet
+from mcal._registry import get_method
+from mcal.metrics import pcoc
+
+torch = pytest.importorskip("torch")
+
+#: Small networks and few nodes: the properties tested do not depend on the size.
+SMALL = dict(n_bins=5, hidden_sizes=(16, 16), embedding_dim=4, n_nodes=20, batch_size=256, max_epochs=4, random_state=0)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def click_log(seed, n, n_fields=3):
+    """Scores with a known, non-linear, field-dependent, monotone calibration function."""
+    rng = np.random.default_rng(seed)
+    f = rng.integers(0, n_fields, n)
+    s = rng.normal(-1.5, 1.0, n)
+    true_logit = np.array([0.6, 1.0, 1.4, 0.8])[f] * s + np.array([-0.5, 0.4, -0.1, 0.7])[f] + 0.4 * np.sin(1.5 * s)
+    truth = 1.0 / (1.0 + np.exp(-true_logit))
+    return 1.0 / (1.0 + np.exp(-s)), rng.binomial(1, truth), pd.DataFrame({"f": f, "z": rng.normal(size=n)}), truth
+
+
+@pytest.fixture(scope="module")
+def log_data():
+    return click_log(0, 3000)
+
+
+@pytest.fixture(scope="module")
+def field_model(log_data):
+    p, y, X, _ = log_data
+    torch.set_num_threads(1)
+    return MCNet(**SMALL, field="f", validation_fraction=0.0).fit(p, y, X=X)
+
+
+def grid_per_field(model, n_fields=3, n=4001):
+    grid = np.linspace(0.0, 1.0, n)
+    return grid, [model.predict(grid, X=pd.DataFrame({"f": np.full(n, c)})) for c in range(n_fields)]
+
+
+# -- the calibration map --------------------------------------------------------------------------------
+def test_map_is_increasing_within_every_bin_for_every_field_on_random_scores():
+    p, y, X, _ = click_log(1, 2000)
+    model = MCNet(**SMALL, field="f", beta=0.0, validation_fraction=0.0).fit(p, y, X=X)
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        scores = np.sort(rng.uniform(0, 1, 500) ** rng.uniform(0.5, 4))
+        bins = np.searchsorted(model.bin_edges_[1:-1], mcal._validation.logit(scores), side="left")
+        for c in range(3):
+            out = model.predict(scores, X=pd.DataFrame({"f": np.full(scores.size, c)}))
+            same_bin = np.diff(bins) == 0
+            assert np.all(np.diff(out)[same_bin] >= 0)
+
+
+def test_order_regularizer_makes_the_map_monotone_across_bins_on_monotone_data(log_data):
+    p, y, X, _ = log_data
+    for field in ("f", None):
+        kw = dict(SMALL, field=field, validation_fraction=0.0, max_epochs=6)
+        with_order = MCNet(**kw, beta=1.0).fit(p, y, X=X)
+        without = MCNet(**kw, beta=0.0).fit(p, y, X=X)
+        # eq. 10 is a hinge penalty, not a constraint: a residual of order lr may remain at a boundary
+        _, curves = grid_per_field(with_order)
+        assert min(np.diff(c).min() for c in curves) > -1e-3
+        _, curves = grid_per_field(without)
+        assert min(np.diff(c).min() for c in curves) < -1e-2  # the regularizer is what makes the difference
+
+
+def test_output_is_strictly_inside_the_unit_interval(field_model):
+    out = field_model.predict(np.array([0.0, 1e-300, 0.5, 1.0 - 1e-16, 1.0]), X=pd.DataFrame({"f": [0, 1, 2, 0, 1]}))
+    assert np.all((out > 0) & (out < 1))
+
+
+def test_approximates_the_true_function_better_than_histogram_and_isotonic(log_data):
+    p, y, X, _ = log_data
+    pt, _, Xt, truth = click_log(11, 4000)
+    model = MCNet(**dict(SMALL, field="f", validation_fraction=0.0, max_epochs=8, batch_size=128)).fit(p, y, X=X)
+    l2 = {
+        "mcnet": np.sqrt(np.mean((model.predict(pt, X=Xt) - truth) ** 2)),
+        "isotonic": np.sqrt(np.mean((IsotonicCalibration().fit(p, y).predict(pt) - truth) ** 2)),
+        "histogram": np.sqrt(np.mean((HistogramBinning().fit(p, y).predict(pt) - truth) ** 2)),
+    }
+    assert l2["mcnet"] < 0.9 * min(l2["isotonic"], l2["histogram"]), l2
+
+
+def test_field_balance_regularizer_lowers_the_per_field_pcoc_spread():
+    rng = np.random.default_rng(2)
+    f = rng.integers(0, 3, 3000)
+    s = rng.normal(np.array([-2.0, -1.0, 0.0])[f], 0.7)
+    y = rng.binomial(1, 1 / (1 + np.exp(-(s + np.array([0.6, -0.6, 0.6])[f]))))
+    p, X = 1 / (1 + np.exp(-s)), pd.DataFrame({"f": f})
+
+    def spread(alpha):
+        kw = dict(SMALL, balance_field="f", validation_fraction=0.0, max_epochs=6)
+        model = MCNet(**kw, alpha=alpha).fit(p, y, X=X)
+        q = model.predict(p)
+        return np.std([pcoc(y[f == c], q[f == c]) for c in range(3)])
+
+    assert spread(20.0) < 0.95 * spread(0.0)
+
+
+def test_auxiliary_network_adds_a_feature_term_and_keeps_the_map_monotone(log_data):
+    p, y, X, _ = log_data
+    model = MCNet(**SMALL, field="f", auxiliary_features=["z"], validation_fraction=0.0).fit(p, y, X=X)
+    grid = np.linspace(0.01, 0.99, 300)
+    low = model.predict(grid, X=pd.DataFrame({"f": np.zeros(300, dtype=int), "z": np.full(300, -2.0)}))
+    high = model.predict(grid, X=pd.DataFrame({"f": np.zeros(300, dtype=int), "z": np.full(300, 2.0)}))
+    assert np.all(np.diff(low) > 0) and np.all(np.diff(high) > 0)
+    assert np.abs(low - high).max() > 1e-4
+
+
+def test_tied_scores_collapse_to_one_bin_and_a_constant_map():
+    p = np.full(200, 0.3)
+    y = np.r_[np.ones(50), np.zeros(150)]
+    model = MCNet(**SMALL).fit(p, y)
+    assert model.bin_edges_.size == 2
+    out = model.predict(np.full(3, 0.3))
+    assert np.ptp(out) == 0 and out[0] == pytest.approx(0.25, abs=0.03)
+
+
+# -- inference modes ------------------------------------------------------------------------------------
+def test_compiled_mode_agrees_with_exact_to_1e4_and_is_monotone(field_model):
+    rng = np.random.default_rng(3)
+    scores = np.r_[0.0, 1.0, 1e-9, 1 - 1e-9, rng.uniform(0, 1, 3000), rng.uniform(0, 1, 1000) ** 6]
+    X = pd.DataFrame({"f": rng.integers(0, 3, scores.size)})
+    exact = field_model.predict(scores, X=X)
+    compiled = MCNet(**{**field_model.get_params(), "inference": "compiled"})
+    compiled.__dict__.update({k: v for k, v in field_model.__dict__.items() if k.endswith("_")})
+    assert np.abs(compiled.predict(scores, X=X) - exact).max() < 1e-4
+    _, curves = grid_per_field(compiled, n=20001)
+    assert all(np.all(np.diff(c) >= 0) for c in curves)
+
+
+def test_memory_efficient_backward_integrates_the_same_gradient():
+    from mcal.mcnet._network import Architecture, context_tables, initial_weights, integrate_rows, to_parameters
+
+    rng = np.random.default_rng(0)
+    arch = Architecture(n_bins=4, n_fields=3, hidden_sizes=(8, 8), embedding_dim=3, n_auxiliary=0, auxiliary_hidden_size=4)
+    weights = initial_weights(arch, rng, slope=1.0)
+    weights["f1_out_w"] = rng.normal(size=weights["f1_out_w"].shape).astype(np.float32)  # a non-constant integrand
+    P = to_parameters(torch, weights, device="cpu", dtype=torch.float64)
+    geometry = {k: torch.arange(4.0, dtype=torch.float64) + d for k, d in (("anchor", 0.0), ("center", 0.5))}
+    geometry["half_width"] = torch.full((4,), 0.5, dtype=torch.float64)
+    bins, codes = rng.integers(0, 4, 41), rng.integers(0, 4, 41)
+    x = torch.as_tensor(bins + rng.uniform(-0.5, 1.5, 41))
+
+    def grads(memory_efficient):
+        P.zero_grad()
+        offset, bias = context_tables(torch, P, 2)
+        out = integrate_rows(torch, P, geometry, x, bins, offset[bins, codes], n_hidden=2, n_nodes=30,
+                             memory_efficient=memory_efficient)
+        ((bias[bins, codes] + out) ** 2).sum().backward()
+        return out.detach().clone(), {k: v.grad.clone() for k, v in P.items()}
+
+    out_a, g_a = grads(False)
+    out_b, g_b = grads(True)
+    torch.testing.assert_close(out_a, out_b, rtol=0, atol=1e-13)
+    for k in g_a:
+        torch.testing.assert_close(g_a[k], g_b[k], rtol=1e-10, atol=1e-12)
+
+
+def test_memory_efficient_fit_runs_and_predicts_close_to_the_default(log_data):
+    p, y, X, _ = log_data
+    kw = dict(SMALL, field="f", validation_fraction=0.0, max_epochs=1)
+    a = MCNet(**kw).fit(p, y, X=X).predict(p, X=X)
+    b = MCNet(**kw, memory_efficient=True).fit(p, y, X=X).predict(p, X=X)
+    assert np.abs(a - b).max() < 1e-3  # same gradients up to float32 rounding
+
+
+# -- fields ---------------------------------------------------------------------------------------------
+def test_unseen_fields_use_the_no_context_function_with_one_warning(field_model):
+    scores = np.linspace(0.05, 0.95, 7)
+    with pytest.warns(CalibrationWarning, match="unseen at fit time") as record:
+        out = field_model.predict(np.r_[scores, scores], X=pd.DataFrame({"f": [9] * 7 + ["new"] * 7}))
+    assert len([w for w in record if issubclass(w.category, CalibrationWarning)]) == 1
+    np.testing.assert_array_equal(out[:7], out[7:])
+    seen = field_model.predict(scores, X=pd.DataFrame({"f": np.zeros(7, dtype=int)}))
+    assert not np.array_equal(out[:7], seen) and np.all(np.diff(out[:7]) > 0)
+
+
+def test_dataframe_column_name_and_array_column_index_give_equal_results(log_data):
+    p, y, X, _ = log_data
+    a = MCNet(**SMALL, field="f").fit(p, y, X=X).predict(p, X=X)
+    b = MCNet(**SMALL, field=0).fit(p, y, X=X.to_numpy()).predict(p, X=X.to_numpy())
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("bad_value", ["", "  ", None, np.nan])
+def test_empty_or_missing_field_values_raise_at_fit_and_predict(log_data, field_model, bad_value):
+    p, y, X, _ = log_data
+    bad = X.assign(f=X["f"].astype(object))
+    bad.loc[5, "f"] = bad_value
+    with pytest.raises(ValueError, match=r"X\['f'\] must not contain (empty|missing) values"):
+        MCNet(**SMALL, field="f").fit(p, y, X=bad)
+    with pytest.raises(ValueError, match=r"X\['f'\] must not contain (empty|missing) values"):
+        field_model.predict(p, X=bad)
+
+
+def test_missing_field_column_or_X_raises(log_data, field_model):
+    p, y, X, _ = log_data
+    with pytest.raises(ValueError, match="X must hold the field column 'f'; got None"):
+        field_model.predict(p)
+    with pytest.raises(ValueError, match="X must have the field column 'g'"):
+        MCNet(**SMALL, field="g").fit(p, y, X=X)
+
+
+# -- reproducibility and model files --------------------------------------------------------------------
+def test_results_reproduce_under_random_state(log_data):
+    p, y, X, _ = log_data
+    runs = [MCNet(**{**SMALL, "random_state": seed}, field="f").fit(p, y, X=X).predict(p, X=X) for seed in (5, 5, 6)]
+    np.testing.assert_array_equal(runs[0], runs[1])
+    assert not np.array_equal(runs[0], runs[2])
+
+
+def test_save_load_reproduces_predictions_exactly_in_both_modes(tmp_path, log_data):
+    p, y, X, _ = log_data
+    model = MCNet(**SMALL, field="f", auxiliary_features=["z"]).fit(p, y, X=X)
+    path = mcal.save(model, tmp_path / "m.json")
+    assert (tmp_path / "m.safetensors").exists()
+    loaded = mcal.load(path)
+    for mode in ("exact", "compiled"):
+        model.set_params(inference=mode)
+        loaded.set_params(inference=mode)
+        np.testing.assert_array_equal(loaded.predict(p, X=X), model.predict(p, X=X))
+    assert loaded.field_values_ == ["0", "1", "2"]
+
+
+def test_pickle_round_trip_holds_arrays_only(field_model, log_data):
+    p, _, X, _ = log_data
+    state = field_model.__getstate__()
+    assert all(isinstance(v, np.ndarray) for v in state["module_"].values())
+    clone = pickle.loads(pickle.dumps(field_model))
+    np.testing.assert_array_equal(clone.predict(p, X=X), field_model.predict(p, X=X))
+
+
+def test_load_rejects_tampered_weights(tmp_path, field_model):
+    st = pytest.importorskip("safetensors.numpy")
+    import hashlib
+    import json
+
+    path = mcal.save(field_model, tmp_path / "m.json")
+    tensors = st.load((tmp_path / "m.safetensors").read_bytes())
+
+    def rewrite(new):
+        data = st.save(new)
+        (tmp_path / "m.safetensors").write_bytes(data)
+        doc = json.loads(path.read_text())
+        doc["weights"]["sha256"] = hashlib.sha256(data).hexdigest()
+        path.write_text(json.dumps(doc))
+
+    rewrite({k: v for k, v in tensors.items() if k != "net.f1_out_b"})
+    with pytest.raises(ValueError, match=r"missing \['net.f1_out_b'\]"):
+        mcal.load(path)
+    rewrite({**tensors, "net.f1_out_b": tensors["net.f1_out_b"][:-1]})
+    with pytest.raises(ValueError, match="'net.f1_out_b' must have shape"):
+        mcal.load(path)
+    rewrite({**tensors, "compiled.values": tensors["compiled.values"][..., ::-1].copy()})
+    with pytest.raises(ValueError, match="must increase along the grid"):
+        mcal.load(path)
+
+
+def test_load_rejects_malformed_bin_edges(tmp_path, field_model):
+    import json
+
+    path = mcal.save(field_model, tmp_path / "m.json")
+    doc = json.loads(path.read_text())
+    doc["model"]["state"]["bin_edges_"]["__ndarray__"][2] = 50.0
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="bin_edges_ must be a strictly increasing"):
+        mcal.load(path)
+
+
+# -- interface ------------------------------------------------------------------------------------------
+def test_registered_exported_and_importing_mcal_loads_no_torch():
+    assert get_method("mcnet") is MCNet and "MCNet" in mcal.__all__
+    code = "import sys, mcal, mcal.mcnet; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_predict_before_fit_raises():
+    with pytest.raises(NotFittedError):
+        MCNet().predict(np.array([0.5]))
+
+
+def test_float32_scores_give_float32_output(field_model):
+    out = field_model.predict(np.array([0.2, 0.7], dtype=np.float32), X=pd.DataFrame({"f": [0, 1]}))
+    assert out.dtype == np.float32
+
+
+def test_without_a_held_out_part_every_epoch_is_run(log_data):
+    p, y, X, _ = log_data
+    model = MCNet(**{**SMALL, "max_epochs": 2}, validation_fraction=0.0).fit(p, y, X=X)
+    assert (model.n_epochs_, model.best_epoch_, model.validation_loss_curve_.size) == (2, 2, 0)
+    assert model.loss_curve_.shape == (2,)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"n_bins": 0}, "n_bins must be an integer >= 1"),
+        ({"n_nodes": 1}, "n_nodes must be an integer >= 2"),
+        ({"hidden_sizes": ()}, "hidden_sizes must be a non-empty sequence"),
+        ({"hidden_sizes": (8, 0)}, "hidden_sizes must be a non-empty sequence"),
+        ({"embedding_dim": 0}, "embedding_dim must be an integer >= 1"),
+        ({"batch_size": 2.5}, "batch_size must be an integer >= 1"),
+        ({"max_epochs": 0}, "max_epochs must be an integer >= 1"),
+        ({"patience": True}, "patience must be an integer >= 1"),
+        ({"beta": -1.0}, "beta must be a finite number"),
+        ({"alpha": np.nan, "field": "f"}, "alpha must be a finite number"),
+        ({"learning_rate": 0.0}, "learning_rate must be a finite number in \\(0"),
+        ({"validation_fraction": 1.0}, "validation_fraction must be a finite number in \\[0"),
+        ({"field": ""}, "field must be a column name"),
+        ({"balance_field": 1.5}, "balance_field must be a column name"),
+        ({"auxiliary_features": "z"}, "auxiliary_features must be None or a non-empty sequence"),
+        ({"auxiliary_features": [None]}, "auxiliary_features entries must be a column name"),
+        ({"alpha": 0.5}, "alpha > 0 needs a field to balance"),
+        ({"memory_efficient": 1}, "memory_efficient must be a bool"),
+        ({"random_state": -1}, "random_state must be None or a non-negative integer"),
+        ({"inference": "fast"}, "inference must be 'exact' or 'compiled'"),
+        ({"device": "gpu0"}, "device must be a torch device name"),
+    ],
+)
+def test_bad_parameters_raise(log_data, params, message):
+    p, y, X, _ = log_data
+    with pytest.raises(ValueError, match=message):
+        MCNet(**params).fit(p, y, X=X)
+
+
+def test_bad_inputs_raise(log_data):
+    p, y, X, _ = log_data
+    with pytest.raises(ValueError, match="validation_fraction=0.1 must leave at least one row in each part"):
+        MCNet(**SMALL).fit(p[:4], np.array([0, 1, 0, 1]))
+    with pytest.raises(ValueError, match="auxiliary feature columns must be numeric"):
+        MCNet(**SMALL, auxiliary_features=["f"]).fit(p, y, X=X.assign(f=X["f"].astype(str)))
+    with pytest.raises(ValueError, match="auxiliary features must be finite"):
+        MCNet(**SMALL, auxiliary_features=["z"]).fit(p, y, X=X.assign(z=np.r_[np.nan, X["z"].to_numpy()[1:]]))
+    with pytest.raises(ValueError, match="y_prob must lie in"):
+        MCNet(**SMALL).fit(p * 2, y)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_cuda_fit_predicts_like_cpu(log_data):
+    p, y, X, _ = log_data
+    cpu = MCNet(**SMALL, field="f").fit(p, y, X=X).predict(p, X=X)
+    gpu = MCNet(**SMALL, field="f", device="cuda").fit(p, y, X=X).predict(p, X=X)
+    assert np.abs(cpu - gpu).max() < 1e-3
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")
+def test_unavailable_cuda_device_raises(log_data):
+    p, y, _, _ = log_data
+    with pytest.raises(ValueError, match="device must be available; got 'cuda'"):
+        MCNet(**SMALL, device="cuda").fit(p, y)
+
+
+def test_weights_scaled_by_a_constant_give_the_same_map(log_data):
+    p, y, X, _ = log_data
+    w = np.random.default_rng(4).uniform(0.5, 2.0, p.size)
+    a = MCNet(**SMALL, field="f").fit(p, y, X=X, sample_weight=w).predict(p, X=X)
+    b = MCNet(**SMALL, field="f").fit(p, y, X=X, sample_weight=4 * w).predict(p, X=X)
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        MCNet(**SMALL).fit(p, y, sample_weight=np.r_[np.zeros(10), w[10:]])
