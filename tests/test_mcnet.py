@@ -380,3 +380,20 @@ def test_weights_scaled_by_a_constant_give_the_same_map(log_data):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         MCNet(**SMALL).fit(p, y, sample_weight=np.r_[np.zeros(10), w[10:]])
+
+
+def test_cli_fits_and_applies_mcnet_with_a_field(tmp_path, log_data, capsys):
+    from mcal.cli import main
+
+    p, y, X, _ = log_data
+    data = tmp_path / "scores.csv"
+    pd.DataFrame({"p": p, "y": y, "f": X["f"]}).to_csv(data, index=False)
+    model_path, out = tmp_path / "m.json", tmp_path / "out.csv"
+    params = ["--param", "hidden_sizes=[8]", "--param", "embedding_dim=4", "--param", "n_bins=5", "--param", "max_epochs=1"]
+    assert main(["fit", str(data), "--score-col", "p", "--label-col", "y", "--method", "mcnet", "--field", "f",
+                 *params, "--random-state", "0", "-o", str(model_path)]) == 0
+    assert main(["predict", str(model_path), str(data), "-o", str(out)]) == 0
+    model = mcal.load(model_path)
+    assert model.field == "f" and model.field_values_ == ["0", "1", "2"]
+    np.testing.assert_array_equal(pd.read_csv(out)["p_calibrated"].to_numpy(), model.predict(p, X=X[["f"]]))
+    capsys.readouterr()
