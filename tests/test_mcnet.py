@@ -305,6 +305,15 @@ def test_float32_scores_give_float32_output(field_model):
     assert out.dtype == np.float32
 
 
+def test_fit_uses_n_threads_and_restores_torch_threads(log_data, monkeypatch):
+    p, y, _, _ = log_data
+    seen = []
+    monkeypatch.setattr("mcal.mcnet._estimator.train", lambda torch_, *a, **k: seen.append(torch.get_num_threads()) or {
+        "n_epochs": 0, "best_epoch": 0, "loss_curve": [], "validation_loss_curve": []})
+    MCNet(**SMALL, n_threads=2).fit(p, y)
+    assert seen == [2] and torch.get_num_threads() == 1
+
+
 def test_without_a_held_out_part_every_epoch_is_run(log_data):
     p, y, X, _ = log_data
     model = MCNet(**{**SMALL, "max_epochs": 2}, validation_fraction=0.0).fit(p, y, X=X)
@@ -334,6 +343,7 @@ def test_without_a_held_out_part_every_epoch_is_run(log_data):
         ({"alpha": 0.5}, "alpha > 0 needs a field to balance"),
         ({"memory_efficient": 1}, "memory_efficient must be a bool"),
         ({"random_state": -1}, "random_state must be None or a non-negative integer"),
+        ({"n_threads": 0}, "n_threads must be an integer >= 1"),
         ({"inference": "fast"}, "inference must be 'exact' or 'compiled'"),
         ({"device": "gpu0"}, "device must be a torch device name"),
     ],

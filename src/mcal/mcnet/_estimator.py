@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import numbers
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,6 +33,8 @@ from mcal.mcnet._training import EVAL_CHUNK, Data, Spec, calibrated_logits, trai
 LOGIT_BOUND = float(logit(np.array([1.0]))[0])
 #: Smallest half-width used to normalise a bin's score input (a bin of tied scores has width zero).
 MIN_HALF_WIDTH = 0.05
+#: Newton steps for the per-field intercepts of the warm start.
+_NEWTON_STEPS = 25
 
 
 def _is_int(value: Any) -> bool:
@@ -98,6 +102,10 @@ class MCNet(BaseCalibrator):
     random_state : int, default=None
         Seeds the initial weights, the split, the mini-batch order and the fallback draws (all numpy; torch's
         global generator is never used).
+    n_threads : int or None, default=1
+        Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
+        setting. One thread makes results identical on every CPU and avoids thread contention, which on a
+        busy 2-core machine made a fit several times slower; raise it on a dedicated many-core machine.
     device : str, default="cpu"
         Torch device for training and exact inference, e.g. ``"cpu"``, ``"cuda"``, ``"cuda:1"``.
     inference : {"exact", "compiled"}, default="exact"
@@ -153,11 +161,12 @@ class MCNet(BaseCalibrator):
       its slope is not capped at 1, which an under-confident score needs, and it is strictly positive
       in floating point. Hidden activations are SiLU (smooth, so the quadrature and the compiled tables
       converge fast). f1 reads the score normalised to the bin's data range.
-    * **Warm start.** Training starts from Platt scaling with one intercept per field (a common slope
-      a and intercepts :math:`b_c`, fitted by maximum likelihood; the no-context intercept is their
-      weighted mean): f1's output layer starts at zero with bias :math:`\\mathrm{softplus}^{-1}(a)`, and
-      f2's output layer is solved (minimum norm) so that :math:`f_2^k(c) = a\\,a_k + b_c`. This start is
-      continuous across bins (eq. 10 is zero) and calibrated in the large per field; held-out epoch 0 is it.
+    * **Warm start.** Training starts from Platt scaling with one intercept per field, fitted on the
+      training part (the Platt slope a; intercepts :math:`b_c` fitted with a fixed; the no-context
+      intercept is Platt's). f1's output layer starts at zero with bias
+      :math:`\\mathrm{softplus}^{-1}(a)`, and f2's output layer is solved (minimum norm) so that
+      :math:`f_2^k(c) = a\\,a_k + b_c`. This start is continuous across bins (eq. 10 is zero) and
+      calibrated in the large per field; held-out epoch 0 is it.
     * **Unseen fields.** Each epoch 10% of the training rows get the no-context code (h = 0), so the
       no-context function is a trained MCNet-None; unseen fields at predict time use it, with one warning.
       Eq. 10 covers it too.
@@ -229,6 +238,7 @@ class MCNet(BaseCalibrator):
         validation_fraction: float = 0.1,
         memory_efficient: bool = False,
         random_state: int | None = None,
+        n_threads: int | None = 1,
         device: str = "cpu",
         inference: str = "exact",
     ) -> None:
@@ -249,6 +259,7 @@ class MCNet(BaseCalibrator):
         self.validation_fraction = validation_fraction
         self.memory_efficient = memory_efficient
         self.random_state = random_state
+        self.n_threads = n_threads
         self.device = device
         self.inference = inference
 
@@ -281,6 +292,8 @@ class MCNet(BaseCalibrator):
             raise ValueError(f"memory_efficient must be a bool; got {self.memory_efficient!r}")
         if self.random_state is not None and (not _is_int(self.random_state) or self.random_state < 0):
             raise ValueError(f"random_state must be None or a non-negative integer; got {self.random_state!r}")
+        if self.n_threads is not None:
+            _check_int("n_threads", self.n_threads, 1)
         if self.inference not in ("exact", "compiled"):
             raise ValueError(f"inference must be 'exact' or 'compiled'; got {self.inference!r}")
         if not isinstance(self.device, str):
@@ -338,8 +351,23 @@ class MCNet(BaseCalibrator):
         return (values - self.auxiliary_mean_) / self.auxiliary_scale_
 
     # -- fit --------------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _threads(self, torch: Any) -> Iterator[None]:
+        """Run with ``n_threads`` torch intra-op threads, restoring the previous setting."""
+        before = torch.get_num_threads()
+        if self.n_threads is not None:
+            torch.set_num_threads(int(self.n_threads))
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         torch = import_optional("torch")
+        with self._threads(torch):
+            self._fit_network(torch, y_prob, y, sample_weight, X)
+
+    def _fit_network(self, torch, y_prob, y, sample_weight, X) -> None:
         device = self._torch_device(torch)
         n = y_prob.shape[0]
         rng = np.random.default_rng(self.random_state)
@@ -358,7 +386,8 @@ class MCNet(BaseCalibrator):
         bins = assign_bins(x, interior)
         geometry = self._geometry()
         arch = self._architecture()
-        slope, intercepts = self._warm_start(x, y, sample_weight, contexts)
+        t = train_rows
+        slope, intercepts = self._warm_start(x[t], y[t], sample_weight[t], contexts[t])
         P = to_parameters(torch, initial_weights(arch, rng, slope=slope), device=device, dtype=torch.float32)
         warm_start_bias(torch, P, len(arch.hidden_sizes), slope * geometry["anchor"][:, None] + intercepts[None, :])
 
@@ -401,25 +430,28 @@ class MCNet(BaseCalibrator):
         vocab = FieldVocabulary.fit(col, f"X[{self.balance_field!r}]")
         return vocab.transform(col), len(vocab)
 
-    def _warm_start(self, x, y, sample_weight, contexts) -> tuple[float, NDArray[np.float64]]:
-        """Platt scaling with one intercept per context: the common slope and the intercepts (context 0 first).
+    def _warm_start(self, x, y, w, contexts) -> tuple[float, NDArray[np.float64]]:
+        """Platt scaling, then one intercept per field with the slope fixed; returns the slope and intercepts.
 
-        The no-context intercept is the weighted mean of the field intercepts.
+        The intercepts solve each field's score equation :math:`\\sum_{i \\in c} w_i(\\sigma(a s_i + b_c) - y_i)
+        = 0` by Newton steps, with a ridge of one average row's weight towards the Platt intercept (finite for a
+        field of one class).
+        Context 0 (no context) keeps the Platt intercept.
         """
-        n_ctx = 1 if self.field_values_ is None else len(self.field_values_) + 1
-        onehot = np.zeros((x.size, n_ctx))
-        onehot[np.arange(x.size), contexts] = 1.0
-        if n_ctx > 1:
-            onehot = onehot[:, 1:]
         theta = fit_logistic_map(
-            np.column_stack([x, onehot]), y, sample_weight,
-            lower=np.r_[0.0, np.full(onehot.shape[1], -np.inf)], x0=np.r_[1.0, np.zeros(onehot.shape[1])],
+            np.column_stack([x, np.ones_like(x)]), y, w, lower=np.array([0.0, -np.inf]), x0=np.array([1.0, 0.0])
         )
-        intercepts = theta[1:]
-        if n_ctx > 1:
-            share = np.bincount(contexts, weights=sample_weight, minlength=n_ctx)[1:]
-            intercepts = np.r_[np.dot(share, intercepts) / share.sum(), intercepts]
-        return float(theta[0]), intercepts
+        slope, intercept = float(theta[0]), float(theta[1])
+        n_ctx = 1 if self.field_values_ is None else len(self.field_values_) + 1
+        b = np.full(n_ctx, intercept)
+        ridge = w.mean()  # the weight of one average row
+        for _ in range(_NEWTON_STEPS if n_ctx > 1 else 0):
+            p = expit(slope * x + b[contexts])
+            grad = np.bincount(contexts, weights=w * (p - y), minlength=n_ctx) + ridge * (b - intercept)
+            hess = np.bincount(contexts, weights=w * p * (1.0 - p), minlength=n_ctx) + ridge
+            b = np.clip(b - grad / hess, -LOGIT_BOUND, LOGIT_BOUND)
+            b[0] = intercept
+        return slope, b
 
     def _spec(self, arch: Architecture) -> Spec:
         return Spec(
@@ -454,6 +486,10 @@ class MCNet(BaseCalibrator):
 
     def _exact_logits(self, x, bins, contexts, aux) -> NDArray[np.float64]:
         torch = import_optional("torch")
+        with self._threads(torch):
+            return self._network_logits(torch, x, bins, contexts, aux)
+
+    def _network_logits(self, torch, x, bins, contexts, aux) -> NDArray[np.float64]:
         device = self._torch_device(torch)
         P = self._float64_weights(torch, device)
         spec = self._spec(self._architecture())
