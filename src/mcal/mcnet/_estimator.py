@@ -98,7 +98,8 @@ class MCNet(BaseCalibrator):
         Part of the calibration rows held out for early stopping, in [0, 1); 0 trains ``max_epochs`` epochs.
     memory_efficient : bool, default=False
         Backward pass of Algorithm 2: recompute f1 a few nodes at a time and integrate the gradient, instead
-        of storing the activations of all T nodes (about T/5 times less activation memory, about 1.3x the time).
+        of storing the activations of all T nodes (a training step's peak memory falls about 3x at the default
+        width, at about 1.3x the time; ``benchmarks/results/mcnet.md``).
     random_state : int, default=None
         Seeds the initial weights, the split, the mini-batch order and the fallback draws (all numpy; torch's
         global generator is never used).
@@ -174,7 +175,8 @@ class MCNet(BaseCalibrator):
       time: on the demo's 13.5k Bank Marketing calibration rows, one epoch takes about 7 s of CPU with
       the paper's (128, 128) and 1.1 s with (64, 64), which fits the command-line demo in well under a
       minute; (128, 128) remains one argument away. The paper's learning rates 1e-5 / 1e-4 come with
-      about 1,500 steps per epoch (millions of rows); 15k rows give 7 steps of 2,048, so 1e-3 is used:
+      about 1,500 steps per epoch (millions of rows); 15k rows give 7 steps of 2,048, so 1e-3 is used,
+      reached by a linear warm-up over the first epoch (Adam's first steps are otherwise full-size):
       from the warm start it reaches the held-out optimum of MCNet-None on the benchmark's synthetic
       log within 1-3 epochs, while 1e-4 is still improving after 5. On real data the held-out loss may
       keep falling slowly, and ``max_epochs=10`` caps the time (the paper's Appendix B.4 finds 2-10

@@ -278,14 +278,19 @@ def integrate_rows(
 @functools.lru_cache(maxsize=None)
 def _integral_function(torch: Any) -> Any:
     class NodeChunkedIntegral(torch.autograd.Function):
-        """Forward: sum of weighted f1 over all nodes without a graph. Backward: Algorithm 2, chunked."""
+        """Forward: the weighted sum of f1 over the nodes, a few nodes at a time and without a graph (Algorithm 1).
+        Backward: Algorithm 2, the gradient integrated over the same node chunks."""
 
         @staticmethod
         def forward(ctx, u, weighted, block_bins, spec, offset, *params):
             n_hidden, names = spec
             with torch.no_grad():
                 P = dict(zip(names, params))
-                out = (integrand(torch, P, n_hidden, u, offset, block_bins) * weighted).sum(-1)
+                out = sum(
+                    (integrand(torch, P, n_hidden, u[..., j : j + NODE_CHUNK], offset, block_bins)
+                     * weighted[..., j : j + NODE_CHUNK]).sum(-1)
+                    for j in range(0, u.shape[-1], NODE_CHUNK)
+                )
             ctx.save_for_backward(u, weighted, block_bins, offset, *params)
             ctx.spec = spec
             return out

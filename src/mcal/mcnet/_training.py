@@ -132,6 +132,8 @@ def train(
         per epoch) and ``validation_loss_curve`` (held-out criterion, starting with the warm start's).
     """
     optimizer = torch.optim.Adam(P.parameters(), lr=learning_rate)
+    warmup = max(1, -(-train_rows.size // batch_size))  # one epoch of linear warm-up
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup))
     has_fields = "embedding" in P
     held_out_spec = Spec(spec.n_hidden, spec.n_nodes, 0.0, spec.alpha, spec.memory_efficient)
 
@@ -156,6 +158,7 @@ def train(
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
+            schedule.step()
             total += float(loss.detach()) * batch.size
         loss_curve.append(total / order.size)
         if not validate:
