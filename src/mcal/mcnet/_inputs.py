@@ -42,11 +42,15 @@ def feature_matrix(X: Any, columns: list[str | int], n_samples: int) -> NDArray[
     if isinstance(X, pd.DataFrame):
         absent = [c for c in columns if c not in X.columns]
         if absent:
-            raise ValueError(f"X must have the auxiliary feature columns {absent!r}; got columns {list(X.columns)[:10]}")
+            shown = list(X.columns)[:10]
+            raise ValueError(f"X must have the auxiliary feature columns {absent!r}; got columns {shown}")
         frame = X[list(columns)]
-        bad = [c for c in columns if not (pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]))]
+        types = pd.api.types
+        bad = [c for c in columns if not (types.is_numeric_dtype(frame[c]) or types.is_bool_dtype(frame[c]))]
         if bad:
-            raise ValueError(f"auxiliary feature columns must be numeric (encode categories first); got non-numeric {bad!r}")
+            raise ValueError(
+                f"auxiliary feature columns must be numeric (encode categories first); got non-numeric {bad!r}"
+            )
         values = frame.to_numpy(dtype=np.float64)
     else:
         arr = np.asarray(X)
@@ -54,7 +58,9 @@ def feature_matrix(X: Any, columns: list[str | int], n_samples: int) -> NDArray[
             raise ValueError(f"X must be 2-D to select auxiliary feature columns; got shape {arr.shape}")
         bad = [c for c in columns if not isinstance(c, (int, np.integer)) or not 0 <= c < arr.shape[1]]
         if bad:
-            raise ValueError(f"auxiliary_features must be column indices of the {arr.shape[1]}-column array X; got {bad!r}")
+            raise ValueError(
+                f"auxiliary_features must be column indices of the {arr.shape[1]}-column array X; got {bad!r}"
+            )
         try:
             values = arr[:, list(columns)].astype(np.float64)
         except (TypeError, ValueError) as exc:
@@ -62,5 +68,6 @@ def feature_matrix(X: Any, columns: list[str | int], n_samples: int) -> NDArray[
     if values.shape[0] != n_samples:
         raise ValueError(f"X must have {n_samples} rows; got {values.shape[0]}")
     if not np.all(np.isfinite(values)):
-        raise ValueError(f"auxiliary features must be finite; got {int(np.sum(~np.isfinite(values)))} NaN or infinite value(s)")
+        n_bad = int(np.sum(~np.isfinite(values)))
+        raise ValueError(f"auxiliary features must be finite; got {n_bad} NaN or infinite value(s)")
     return values
