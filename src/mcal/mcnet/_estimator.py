@@ -76,8 +76,8 @@ class MCNet(BaseCalibrator):
         Part of the calibration rows held out for early stopping, in [0, 1); 0 trains ``max_epochs`` epochs.
     memory_efficient : bool, default=False
         Backward pass of Algorithm 2: recompute f1 a few nodes at a time and integrate the gradient, instead
-        of storing the activations of all T nodes (a training step's peak memory falls about 2.5x, at about
-        1.2-1.3x the time; ``benchmarks/results/mcnet.md``).
+        of storing the activations of all T nodes: a training step's peak memory falls 2.6-2.9x
+        (``benchmarks/results/mcnet.md``), for one more forward pass of f1.
     random_state : int, default=None
         Seeds the initial weights, the split, the mini-batch order and the fallback draws (all numpy; torch's
         global generator is never used).
