@@ -127,3 +127,11 @@ def test_demo_quick_writes_metrics_and_figure(tmp_path, capsys):
     assert doc["metrics"]["platt"]["log_loss"] <= doc["metrics"]["uncalibrated"]["log_loss"] + 0.005
     assert (tmp_path / "d" / "reliability.png").exists()
     assert "Held-out metrics" in capsys.readouterr().out
+
+
+def test_features_of_mcnet_feed_its_auxiliary_network(csv, tmp_path):
+    model = tmp_path / "m.json"
+    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "mcnet",
+                 "--field", "f", "--features", "w", "--param", "max_epochs=1", "--param", "hidden_sizes=[8, 8]",
+                 "--quiet", "-o", str(model)]) == 0
+    assert list(mcal.load(model).auxiliary_features) == ["w"]

@@ -34,9 +34,19 @@ def _parse_param(text: str) -> tuple[str, object]:
 
 
 def build_estimator(
-    method: str, *, field: str | None, params: list[str], random_state: int | None, progress: bool | None = False
+    method: str,
+    *,
+    field: str | None,
+    params: list[str],
+    random_state: int | None,
+    progress: bool | None = False,
+    features: list[str] | None = None,
 ):
     """Instantiate a registered method with the command line's settings (``--field``, ``--param``, seed).
+
+    ``--features`` of a field-aware method go to its auxiliary network (``auxiliary_features``) where it has
+    one; a field-aware method without one reads only its field, so features given to it are an error rather
+    than silently unused.
 
     Methods with a long loop (MCGrad rounds, MCNet epochs) take a ``progress`` parameter (see
     :func:`mcal._progress.progress`); it is set to ``progress`` unless ``--param progress=...`` sets it.
@@ -51,6 +61,10 @@ def build_estimator(
         if "field" not in accepted:
             raise CLIError(f"--field is not used by method {method!r}; methods with a field: see `mcal fit --help`")
         kwargs["field"] = field
+    if features and "field" in accepted:
+        if "auxiliary_features" not in accepted:
+            raise CLIError(f"method {method!r} reads only its --field column; drop --features")
+        kwargs.setdefault("auxiliary_features", list(features))
     if random_state is not None and "random_state" in accepted:
         kwargs["random_state"] = random_state
     if "progress" in accepted:
@@ -89,7 +103,7 @@ def _run_fit(args) -> int:
     )
     features = split_names(args.features)
     model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state,
-                            progress=False if args.quiet else None)
+                            progress=False if args.quiet else None, features=features)
     X = feature_frame(df, features, args.field)
     if X is not None and not model.uses_features:
         raise CLIError(f"method {args.method!r} uses only the scores; drop --features")
