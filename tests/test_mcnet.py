@@ -436,3 +436,37 @@ def test_cli_fits_and_applies_mcnet_with_a_field(tmp_path, log_data, capsys):
     assert model.field == "f" and model.field_values_ == ["0", "1", "2"]
     np.testing.assert_array_equal(pd.read_csv(out)["p_calibrated"].to_numpy(), model.predict(p, X=X[["f"]]))
     capsys.readouterr()
+
+
+def test_progress_bar_counts_the_epochs_run(monkeypatch):
+    # the bar is driven by the epoch loop: one update per epoch actually run
+    import mcal.mcnet._training as training
+
+    updates = []
+
+    class Bar:
+        def update(self, n=1, **postfix):
+            updates.append(postfix)
+
+    class Ctx:
+        def __init__(self, total, desc, *, enabled=None, unit="step"):
+            assert enabled is True and unit == "epoch" and total == 3
+
+        def __enter__(self):
+            return Bar()
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(training, "progress", Ctx)
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.05, 0.95, 600)
+    y = (rng.uniform(size=600) < p).astype(float)
+    est = MCNet(hidden_sizes=(8, 8), embedding_dim=4, n_bins=4, n_nodes=10, max_epochs=3, patience=5,
+                progress=True, random_state=0).fit(p, y)
+    assert len(updates) == est.n_epochs_ and all("loss" in u for u in updates)
+
+
+def test_progress_must_be_bool_or_none():
+    with pytest.raises(ValueError, match="progress"):
+        MCNet(progress="yes").fit(np.array([0.2, 0.8]), np.array([0, 1]))

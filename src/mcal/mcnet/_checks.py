@@ -63,6 +63,8 @@ def check_params(est: Any) -> None:
         raise ValueError(f"random_state must be None or a non-negative integer; got {est.random_state!r}")
     if est.n_threads is not None:
         _check_int("n_threads", est.n_threads, 1)
+    if est.progress is not None and not isinstance(est.progress, bool):
+        raise ValueError(f"progress must be True, False or None; got {est.progress!r}")
     if est.inference not in ("exact", "compiled"):
         raise ValueError(f"inference must be 'exact' or 'compiled'; got {est.inference!r}")
     if not isinstance(est.device, str):

@@ -85,6 +85,8 @@ class MCNet(BaseCalibrator):
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
         setting. One thread makes results identical on every CPU and avoids thread contention, which on a
         busy 2-core machine made a fit several times slower; raise it on a dedicated many-core machine.
+    progress : bool or None, default=False
+        Show a progress bar over epochs: None on a terminal only, True always (tqdm required), False never.
     device : str, default="cpu"
         Torch device for training and exact inference, e.g. ``"cpu"``, ``"cuda"``, ``"cuda:1"``.
     inference : {"exact", "compiled"}, default="exact"
@@ -221,6 +223,7 @@ class MCNet(BaseCalibrator):
         memory_efficient: bool = False,
         random_state: int | None = None,
         n_threads: int | None = 1,
+        progress: bool | None = False,
         device: str = "cpu",
         inference: str = "exact",
     ) -> None:
@@ -242,6 +245,7 @@ class MCNet(BaseCalibrator):
         self.memory_efficient = memory_efficient
         self.random_state = random_state
         self.n_threads = n_threads
+        self.progress = progress
         self.device = device
         self.inference = inference
 
@@ -353,6 +357,7 @@ class MCNet(BaseCalibrator):
             torch, P, self._spec(arch), {k: tensor(v) for k, v in geometry.items()}, data,
             train_rows=train_rows, validation_rows=validation_rows, learning_rate=float(self.learning_rate),
             batch_size=int(self.batch_size), max_epochs=int(self.max_epochs), patience=int(self.patience), rng=rng,
+            show_progress=self.progress,
         )
         self.module_ = to_parameters(
             torch, {k: v.detach().cpu().numpy() for k, v in P.items()}, device="cpu", dtype=torch.float32

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mcal._progress import progress
 from mcal.mcnet._network import auxiliary, context_tables, integrate_rows
 
 #: Fraction of training rows whose context is replaced by the no-context code in each epoch, so that the
@@ -117,7 +118,7 @@ def objective(
 def train(
     torch: Any, P: Any, spec: Spec, geometry: dict[str, Any], data: Data, *,
     train_rows: NDArray[np.intp], validation_rows: NDArray[np.intp], learning_rate: float, batch_size: int,
-    max_epochs: int, patience: int, rng: np.random.Generator,
+    max_epochs: int, patience: int, rng: np.random.Generator, show_progress: bool | None = False,
 ) -> dict[str, Any]:
     """Mini-batch Adam on eq. 13 with early stopping on held-out data; the best epoch's weights are restored.
 
@@ -146,29 +147,31 @@ def train(
     best, best_epoch, best_state = (val_curve[0] if validate else np.inf), 0, copy.deepcopy(P.state_dict())
     loss_curve: list[float] = []
     epoch = 0
-    for epoch in range(1, max_epochs + 1):
-        contexts = data.contexts
-        if has_fields:
-            contexts = np.where(rng.random(contexts.size) < FALLBACK_RATE, 0, contexts)
-        order = rng.permutation(train_rows)
-        total = 0.0
-        for start in range(0, order.size, batch_size):
-            batch = order[start : start + batch_size]
-            loss = objective(torch, P, spec, geometry, data, batch, contexts)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            total += float(loss.detach()) * batch.size
-        loss_curve.append(total / order.size)
-        if not validate:
-            best_epoch = epoch
-            continue
-        val_curve.append(held_out())
-        if val_curve[-1] < best - TOL:
-            best, best_epoch, best_state = val_curve[-1], epoch, copy.deepcopy(P.state_dict())
-        elif epoch - best_epoch >= patience:
-            break
+    with progress(max_epochs, "MCNet epochs", enabled=show_progress, unit="epoch") as bar:
+        for epoch in range(1, max_epochs + 1):
+            contexts = data.contexts
+            if has_fields:
+                contexts = np.where(rng.random(contexts.size) < FALLBACK_RATE, 0, contexts)
+            order = rng.permutation(train_rows)
+            total = 0.0
+            for start in range(0, order.size, batch_size):
+                batch = order[start : start + batch_size]
+                loss = objective(torch, P, spec, geometry, data, batch, contexts)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                schedule.step()
+                total += float(loss.detach()) * batch.size
+            loss_curve.append(total / order.size)
+            bar.update(loss=loss_curve[-1])
+            if not validate:
+                best_epoch = epoch
+                continue
+            val_curve.append(held_out())
+            if val_curve[-1] < best - TOL:
+                best, best_epoch, best_state = val_curve[-1], epoch, copy.deepcopy(P.state_dict())
+            elif epoch - best_epoch >= patience:
+                break
     if validate:
         P.load_state_dict(best_state)
     return {"n_epochs": epoch, "best_epoch": best_epoch, "loss_curve": loss_curve, "validation_loss_curve": val_curve}
