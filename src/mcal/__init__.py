@@ -12,6 +12,7 @@ from mcal._base import BaseCalibrator
 from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
 from mcal.classifier import CalibratedClassifier
+from mcal.mcgrad import MCGrad
 from mcal.mcnet import MCNet
 from mcal.nonparametric import HistogramBinning, IsotonicCalibration
 from mcal.parametric import BetaCalibration, PlattScaling, TemperatureScaling
@@ -29,6 +30,7 @@ __all__ = [
     "CalibrationWarning",
     "HistogramBinning",
     "IsotonicCalibration",
+    "MCGrad",
     "MCNet",
     "PlattScaling",
     "TemperatureScaling",

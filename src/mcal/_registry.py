@@ -15,6 +15,7 @@ METHODS: dict[str, str] = {
     "beta": "mcal.parametric:BetaCalibration",
     "isotonic": "mcal.nonparametric:IsotonicCalibration",
     "histogram": "mcal.nonparametric:HistogramBinning",
+    "mcgrad": "mcal.mcgrad:MCGrad",
     "mcnet": "mcal.mcnet:MCNet",
 }
 
