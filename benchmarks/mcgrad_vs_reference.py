@@ -271,8 +271,10 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
+    print(f"results go to {args.out}.md and .csv", file=sys.stderr)
     ref_python = make_venv(args.make_venv) if args.make_venv else args.reference_python
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    git = ["git", "rev-parse", "--short", "HEAD"]
+    commit = subprocess.run(git, capture_output=True, text=True, cwd=ROOT).stdout.strip()
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load_start = os.getloadavg()
     rows = []
@@ -288,7 +290,8 @@ def main() -> None:
             if info["n_train"] <= args.variants_max_rows:
                 labels.update(VARIANTS)
             base = {"dataset": info["tag"], "n_train": info["n_train"], "n_test": info["n_test"]}
-            rows.append({**base, "impl": "base score", **quality(folder, info["tag"], "base", info["cats"], info["nums"])})
+            base_quality = quality(folder, info["tag"], "base", info["cats"], info["nums"])
+            rows.append({**base, "impl": "base score", **base_quality})
             for label, params in labels.items():
                 spec = {**info, "folder": str(folder), "threads": args.threads, "label": label.replace(" ", "_"),
                         "impl": "reference" if label == "reference" else "mcal", "params": params or {}}
@@ -296,7 +299,7 @@ def main() -> None:
                 result = run_one(ref_python if label == "reference" else sys.executable, spec)
                 rows.append({**base, "impl": "mcgrad 0.1.5" if label == "reference" else label, **result,
                              **quality(folder, info["tag"], spec["label"], info["cats"], info["nums"])})
-    write(rows, args, commit, started, load_start)
+            write(rows, args, commit, started, load_start)  # after each data set, so partial runs keep results
 
 
 def _markdown(frame: pd.DataFrame) -> str:
@@ -315,11 +318,13 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
     import lightgbm
 
     table = pd.DataFrame(rows)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out + ".csv", index=False)
     lines = [
         "# MCGrad: mcal against the reference package mcgrad 0.1.5",
         "",
-        f"- date: {started}; mcal commit {commit}; {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
+        f"- date: {started}; mcal commit {commit}; {os.cpu_count()} cores "
+        f"({platform.processor() or platform.machine()}), "
         f"Python {platform.python_version()}, LightGBM {lightgbm.__version__}",
         f"- LightGBM threads: {args.threads} for both; load average at start {load_start[0]:.1f}, "
         f"at end {os.getloadavg()[0]:.1f} (the machine is shared: timings carry that noise)",
@@ -343,7 +348,8 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
             r, o = ref.iloc[0], ours.iloc[0]
             checks = [
                 ("fit time, reference / mcal (target >= 5)", r.fit_s / o.fit_s, r.fit_s / o.fit_s >= 5),
-                ("log loss, mcal - reference (target <= 0.001)", o.log_loss - r.log_loss, o.log_loss - r.log_loss <= 0.001),
+                ("log loss, mcal - reference (target <= 0.001)", o.log_loss - r.log_loss,
+                 o.log_loss - r.log_loss <= 0.001),
                 ("MCE, mcal - reference (target <= 0)", o.mce_sigma - r.mce_sigma, o.mce_sigma <= r.mce_sigma),
                 ("batch predict per row, mcal / reference (target <= 0.5)", o.batch_us_per_row / r.batch_us_per_row,
                  o.batch_us_per_row <= 0.5 * r.batch_us_per_row),
@@ -357,7 +363,6 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
             lines += [f"| {name} | {value:.4g} | {'yes' if ok else 'no'} |" for name, value, ok in checks]
         lines.append("")
     Path(args.out + ".md").write_text("\n".join(lines))
-    print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -339,6 +339,24 @@ def test_loading_rejects_malformed_state(fitted, change, match):
         MCGrad.from_dict(_corrupt(fitted, change))
 
 
+def test_command_line_fit_and_predict_with_feature_columns(tmp_path):
+    from mcal.cli import main
+
+    X, p, y = segment_data(4000, seed=15)
+    table = X.assign(segment=X["segment"].astype(str), p=p, y=y.astype(int))
+    table.to_csv(tmp_path / "train.csv", index=False)
+    model = tmp_path / "model.json"
+    assert main(["fit", str(tmp_path / "train.csv"), "--score-col", "p", "--label-col", "y", "--method", "mcgrad",
+                 "--features", "segment,x", "--param", "min_child_samples=20", "--param", "n_jobs=1",
+                 "--random-state", "0", "-o", str(model)]) == 0
+    assert main(["predict", str(model), str(tmp_path / "train.csv"), "-o", str(tmp_path / "out.csv")]) == 0
+    out = pd.read_csv(tmp_path / "out.csv")
+    loaded = mcal.load(model)
+    assert loaded.feature_names_in_ == ["segment", "x"] and loaded.n_rounds_ >= 1
+    np.testing.assert_allclose(out["p_calibrated"], loaded.predict(out["p"].to_numpy(), X=out[["segment", "x"]]))
+    assert segment_errors(out, out["p_calibrated"].to_numpy(), y).max() < 0.03
+
+
 # -- bad input ---------------------------------------------------------------------------------------------
 def test_unseen_category_at_predict_warns_once_and_acts_as_missing(fitted, segments):
     _, (Xt, pt, _) = segments

@@ -73,7 +73,9 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
         if arrays is not None:
             columns = list(arrays())
         else:  # pragma: no cover - pandas without the helper
-            columns = [s.array if isinstance(s.dtype, pd.api.extensions.ExtensionDtype) else s.to_numpy() for _, s in X.items()]
+            columns = [
+                s.array if isinstance(s.dtype, pd.api.extensions.ExtensionDtype) else s.to_numpy() for _, s in X.items()
+            ]
         return columns, names, X.shape[0]
     if X is None or isinstance(X, (str, bytes)) or np.isscalar(X):
         raise TypeError(f"X must be a DataFrame or a 2-D array-like; got {type(X).__name__}")
@@ -108,7 +110,7 @@ class FeatureEncoder:
 
         - ``"from_dtype"``: pandas ``category`` and ``bool`` columns, and string/object columns (object
           columns holding only numbers count as numerical); numeric columns are numerical. For a numeric
-          ndarray every column is numerical.
+          (not bool) ndarray every column is numerical.
         - ``None``: no categorical columns.
         - integer indices, a boolean mask of length ``n_features``, or column names (DataFrame only).
           Declaring a numeric column categorical treats its values (e.g. integer codes) as levels.

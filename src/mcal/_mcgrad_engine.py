@@ -31,6 +31,7 @@ from mcal._optional import import_optional
 #: |z| bound inside the rescaling objective, so that a few extreme logits cannot drive theta (as in the
 #: reference implementation, mcgrad 0.1.5 ``MCGrad.UNSHRINK_LOGIT_EPSILON``).
 LOGIT_CLIP = 10.0
+#: Up to this logit, ``logit(expit(z))`` recovers ``z`` to about 1e-9; training rows above are predicted again.
 _EXACT_LOGIT = 16.0
 #: Bounds of the rescaling factor theta (as in the reference implementation).
 THETA_BOUNDS = (1e-8, 50.0)
@@ -100,14 +101,18 @@ class LocalEngine:
         part.X[:, -1] = part.F
         return booster.predict(part.X, raw_score=True, num_threads=self.params["num_threads"])
 
-    def loss_grad_hess(self, theta: float, y: NDArray[np.float64], z: NDArray[np.float64], w: NDArray[np.float64]) -> tuple[float, float, float]:
+    def loss_grad_hess(
+        self, theta: float, y: NDArray[np.float64], z: NDArray[np.float64], w: NDArray[np.float64]
+    ) -> tuple[float, float, float]:
         """Weighted log loss of ``theta * z`` and its first two derivatives in ``theta``."""
         a = theta * z
         p = expit(a)
         loss = _wsum(w, np.logaddexp(0.0, a)) - theta * _wsum(w, y * z)
         return loss, _wsum(w, (p - y) * z), _wsum(w, p * (1.0 - p) * z * z)
 
-    def log_loss_sum(self, y: NDArray[np.float64], F: NDArray[np.float64], w: NDArray[np.float64]) -> tuple[float, float]:
+    def log_loss_sum(
+        self, y: NDArray[np.float64], F: NDArray[np.float64], w: NDArray[np.float64]
+    ) -> tuple[float, float]:
         """``(sum of w * log loss of expit(F), sum of w)``."""
         return _wsum(w, np.logaddexp(0.0, F) - y * F), float(w.sum())
 

@@ -317,11 +317,11 @@ class MCGrad(BaseCalibrator):
         Xe = self.encoder_.transform(X, n_extra_columns=1)
         if self.n_rounds_ == 0:
             return y_prob
-        if Xe.shape[0] == 1 and self.__dict__.get("_single_row") is None:
+        if Xe.shape[0] == 1 and getattr(self, "_single_row", None) is None:
             self._single_row = SingleRowPredictor.create(self.boosters_, Xe.shape[1])
         return expit(predict_logit(
             self.boosters_, self.rescale_factors_, Xe, logit(y_prob), self._num_threads(),
-            self.__dict__.get("_single_row"),
+            getattr(self, "_single_row", None),
         ))
 
     def __getstate__(self) -> dict[str, Any]:
@@ -365,7 +365,9 @@ class MCGrad(BaseCalibrator):
             raise ValueError(f"model data field state.n_rounds_ must be a non-negative int; got {T!r}")
         d = self.encoder_.n_features_in_
         if len(self.boosters_) != T:
-            raise ValueError(f"model data field state.boosters must hold n_rounds_={T} models; got {len(self.boosters_)}")
+            raise ValueError(
+                f"model data field state.boosters must hold n_rounds_={T} models; got {len(self.boosters_)}"
+            )
         for i, booster in enumerate(self.boosters_):
             if booster.num_feature() != d + 1:
                 raise ValueError(
