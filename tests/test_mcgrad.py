@@ -46,8 +46,8 @@ def fitted(segments):
     return MCGrad(**FAST).fit(p, y, X=X)
 
 
-# Exact-equivalence fits: one row per bin, no row floor, and stumps (LightGBM 4.7 itself gives weight k
-# and k copies different trees beyond the first split: measured 0.28 logit with 5 leaves, 1e-8 with 2).
+# Exact-equivalence fits: one row per bin, no row floor, and stumps (LightGBM 4.7 itself grows different
+# trees for weight k and for k copies of a row beyond a tree's first split).
 EXACT = {**FAST, "early_stopping": None, "max_rounds": 2, "min_child_samples": 0, "max_leaves": 2,
          "n_estimators": 5, "lightgbm_params": {"min_data_in_bin": 1, "max_bin": 1023}}
 
