@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from mcal._validation import warn
 
-# Columns with at most this many rows are factorized in plain Python.
+# Categorical columns (other than pandas category) with at most this many rows are encoded in plain Python.
 _SMALL = 32
 # Inference of ``"from_dtype"`` over object columns of an array (pandas.api.types.infer_dtype names).
 _NUMERIC_INFERRED = {"integer", "floating", "mixed-integer-float", "decimal", "empty"}
@@ -40,10 +40,6 @@ def _factorize(column: Any) -> tuple[NDArray[np.intp], list[str]]:
     """Codes (-1 for missing) and the string keys of the distinct values of ``column``."""
     if isinstance(column.dtype, pd.CategoricalDtype):
         return column.codes.astype(np.intp), [_category_key(c) for c in column.dtype.categories]
-    if len(column) <= _SMALL:  # a few rows (online predict): plain Python beats pandas' set-up costs
-        index: dict[str, int] = {}
-        small = [-1 if pd.isna(v) else index.setdefault(_category_key(v), len(index)) for v in column.tolist()]
-        return np.array(small, dtype=np.intp), list(index)
     codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
     return codes.astype(np.intp, copy=False), [_category_key(u) for u in uniques]
 
@@ -294,6 +290,8 @@ class FeatureEncoder:
                 cached = (column.dtype, *self._levels(j, [_category_key(c) for c in column.dtype.categories]))
                 self._dtype_levels[j] = cached
             _, level, new, keys, any_new = cached
+        elif len(column) <= _SMALL:
+            return self._codes_small(column, j, unseen)
         else:
             codes, keys = _factorize(column)
             level, new, keys, any_new = self._levels(j, keys)
@@ -304,11 +302,29 @@ class FeatureEncoder:
                 unseen.append((self._label(j), rows, [k for k, is_new in zip(keys, new) if is_new][:3]))
         return values
 
-    def _levels(self, j: int, keys: list[str]) -> tuple[NDArray[np.float64], NDArray[np.bool_], list[str], bool]:
-        """Codes of ``keys`` in column ``j``'s vocabulary, then NaN (for missing); which keys are unseen."""
+    def _codes_small(self, column: Any, j: int, unseen: list[tuple[str, int, list[str]]]) -> NDArray[np.float64]:
+        """:meth:`_codes` for a few rows (online predict), in plain Python, which beats pandas' set-up costs."""
+        vocab = self._vocabulary(j)
+        values: list[float] = []
+        new: list[str] = []
+        for value in column.tolist():
+            code = None if pd.isna(value) else vocab.get(_category_key(value), -1)
+            if code == -1:
+                new.append(_category_key(value))
+            values.append(np.nan if code is None or code == -1 else code)
+        if new:
+            unseen.append((self._label(j), len(new), list(dict.fromkeys(new))[:3]))
+        return np.array(values, dtype=np.float64)
+
+    def _vocabulary(self, j: int) -> dict[str, int]:
         vocab = self._vocab.get(j)
         if vocab is None:
             vocab = self._vocab[j] = {key: code for code, key in enumerate(self.categories_[j])}
+        return vocab
+
+    def _levels(self, j: int, keys: list[str]) -> tuple[NDArray[np.float64], NDArray[np.bool_], list[str], bool]:
+        """Codes of ``keys`` in column ``j``'s vocabulary, then NaN (for missing); which keys are unseen."""
+        vocab = self._vocabulary(j)
         level = np.array([vocab.get(key, -1) for key in keys] + [-1], dtype=np.float64)
         new = level < 0
         new[-1] = False
