@@ -13,7 +13,7 @@ default: the machine is shared) and otherwise their own defaults (mcgrad: 5-fold
 rows, seed 42; mcal: holdout early stopping). Held-out log loss, PR-AUC and the multicalibration error are
 computed in this process from the saved predictions, with the same code for both; the multicalibration
 error is ``mcgrad.metrics.MulticalibrationError`` with the paper's settings (``mce_sigma``, "MCE" in
-Tables 5-6) until ``mcal.metrics.mce`` exists.
+Tables 5-6), and also ``mcal.metrics.mce`` where this mcal has it.
 
 Usage (from the repository root)::
 
@@ -237,8 +237,13 @@ def quality(folder: Path, tag: str, label: str, cats: list[str], nums: list[str]
     frame["__label__"], frame["__pred__"] = y, p
     mce = MulticalibrationError(frame, label_column="__label__", score_column="__pred__",
                                 categorical_segment_columns=cats, numerical_segment_columns=nums)
-    return {"log_loss": log_loss(y, np.clip(p, 1e-15, 1 - 1e-15)), "pr_auc": average_precision_score(y, p),
-            "mce_sigma": float(mce.mce_sigma)}
+    out = {"log_loss": log_loss(y, np.clip(p, 1e-15, 1 - 1e-15)), "pr_auc": average_precision_score(y, p),
+           "mce_sigma": float(mce.mce_sigma)}
+    try:  # mcal's own MCE (segments from mcal.segments; categoricals as strings, as above)
+        from mcal.metrics import mce as mcal_mce
+    except ImportError:  # an mcal without it
+        return out
+    return {**out, "mce_sigma_mcal": float(mcal_mce(y, p, X=frame[cats + nums]).mce_sigma)}
 
 
 def make_venv(folder: str) -> str:
@@ -331,13 +336,14 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
         "- each fit in its own subprocess; `peak_rss_mib` = VmHWM of that process after fit (imports and data",
         "  included), `fit_added_mib` = that peak minus the resident memory just before fit;",
         "  one-row latency = median of 200 `predict` calls on a one-row DataFrame; batch = best of 3 on the test set",
-        "- MCE = `mcgrad.metrics.MulticalibrationError(...).mce_sigma` with the paper's settings (protocol section 3)",
+        "- MCE = `mcgrad.metrics.MulticalibrationError(...).mce_sigma` with the paper's settings (protocol section 3);",
+        "  `mce_sigma_mcal` = `mcal.metrics.mce(...).mce_sigma` on the same columns, where this mcal has it",
         "",
     ]
     for dataset, group in table.groupby("dataset", sort=False):
         lines += [f"## {dataset} (train {int(group.n_train.iloc[0]):,} rows, test {int(group.n_test.iloc[0]):,})", ""]
         cols = ["impl", "rounds", "fit_s", "lgb_train_s", "batch_us_per_row", "one_row_ms", "peak_rss_mib",
-                "fit_added_mib", "log_loss", "pr_auc", "mce_sigma"]
+                "fit_added_mib", "log_loss", "pr_auc", "mce_sigma", "mce_sigma_mcal"]
         shown = group[[c for c in cols if c in group]].copy()
         if "lgb_train_s" in shown:
             shown.insert(4, "in_lgb_train", shown["lgb_train_s"] / shown["fit_s"])
