@@ -481,3 +481,42 @@ def test_extra_lightgbm_params_reach_the_boosters(segments):
         p, y, X=X
     )
     assert "[max_bin: 15]" in model.boosters_[0].model_to_string()
+
+
+def test_progress_bar_counts_every_round_fitted(segments, monkeypatch):
+    # one update per round, in early stopping and in the refit: validation rounds + chosen rounds
+    import mcal._mcgrad_engine as engine
+
+    bars = []
+
+    class Bar:
+        def __init__(self):
+            self.n = 0
+
+        def update(self, n=1, **postfix):
+            self.n += n
+
+    class Ctx:
+        def __init__(self, total, desc, *, enabled=None, unit="step"):
+            assert enabled is True and unit == "round"
+            self.bar = Bar()
+            bars.append((desc, self.bar))
+
+        def __enter__(self):
+            return self.bar
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(engine, "progress", Ctx)
+    (X, p, y), _ = segments
+    est = MCGrad(**FAST, progress=True).fit(p, y, X=X)
+    assert [d for d, _ in bars] == ["MCGrad early stopping", "MCGrad refit"]
+    assert bars[0][1].n == len(est.validation_losses_) - 1
+    assert bars[1][1].n == est.n_rounds_
+
+
+def test_progress_must_be_bool_or_none(segments):
+    (X, p, y), _ = segments
+    with pytest.raises(ValueError, match="progress"):
+        MCGrad(progress=1).fit(p, y, X=X)

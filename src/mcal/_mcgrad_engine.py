@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from scipy.special import expit, logit
 
 from mcal._optional import import_optional
+from mcal._progress import progress
 
 #: |z| bound inside the rescaling objective, so that a few extreme logits cannot drive theta (as in the
 #: reference implementation, mcgrad 0.1.5 ``MCGrad.UNSHRINK_LOGIT_EPSILON``).
@@ -201,6 +202,8 @@ def boost_rounds(
     max_rounds: int,
     patience: int,
     rescale: bool,
+    show_progress: bool | None = False,
+    desc: str = "MCGrad rounds",
 ) -> RoundPath:
     """Run the rounds of Algorithm 1 of Tax et al. (2026) on one or more (train, validation) pairs.
 
@@ -224,6 +227,10 @@ def boost_rounds(
         Rounds without improvement tolerated before stopping.
     rescale : bool
         Fit theta_t (section 3.2) or keep it at 1.
+    show_progress : bool or None, default=False
+        Progress bar over rounds (:func:`mcal._progress.progress`): None on a terminal only.
+    desc : str, default="MCGrad rounds"
+        Label of the progress bar.
 
     Returns
     -------
@@ -235,25 +242,27 @@ def boost_rounds(
     if valid:
         path.losses.append(_pooled_loss(engine, valid))
     wait = 0
-    for t in range(1, max_rounds + 1):
-        for k, part in enumerate(train):
-            booster, z = engine.fit_round(part)
-            theta = rescale_factor(engine, part.y, z, part.w) if rescale else 1.0
-            part.F = theta * z
+    with progress(max_rounds, desc, enabled=show_progress, unit="round") as bar:
+        for t in range(1, max_rounds + 1):
+            for k, part in enumerate(train):
+                booster, z = engine.fit_round(part)
+                theta = rescale_factor(engine, part.y, z, part.w) if rescale else 1.0
+                part.F = theta * z
+                if valid:
+                    val = valid[k]
+                    val.F = theta * (val.F + engine.predict_raw(booster, val))
+                else:
+                    path.boosters.append(booster)
+                    path.factors.append(theta)
+            bar.update()
             if valid:
-                val = valid[k]
-                val.F = theta * (val.F + engine.predict_raw(booster, val))
-            else:
-                path.boosters.append(booster)
-                path.factors.append(theta)
-        if valid:
-            path.losses.append(_pooled_loss(engine, valid))
-            if path.losses[-1] < path.losses[path.best_round]:
-                path.best_round, wait = t, 0
-            else:
-                wait += 1
-                if wait > patience:
-                    break
+                path.losses.append(_pooled_loss(engine, valid))
+                if path.losses[-1] < path.losses[path.best_round]:
+                    path.best_round, wait = t, 0
+                else:
+                    wait += 1
+                    if wait > patience:
+                        break
     return path
 
 

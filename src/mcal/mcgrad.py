@@ -101,6 +101,9 @@ class MCGrad(BaseCalibrator):
         categories unseen at fit are treated as missing at predict, with one warning that counts them.
     n_jobs : int or None, default=None
         LightGBM threads for fitting and predicting; None uses LightGBM's default (all cores).
+    progress : bool or None, default=False
+        Progress bar over rounds, for early stopping and for the refit: None on a terminal only, True always
+        (tqdm required), False never.
     random_state : int or None, default=None
         Seeds the splits and LightGBM; an int makes fit and predict reproducible run to run.
 
@@ -191,6 +194,7 @@ class MCGrad(BaseCalibrator):
         lightgbm_params: dict[str, Any] | None = None,
         categorical_features: Any = "from_dtype",
         n_jobs: int | None = None,
+        progress: bool | None = False,
         random_state: int | None = None,
     ) -> None:
         self.max_rounds = max_rounds
@@ -210,6 +214,7 @@ class MCGrad(BaseCalibrator):
         self.lightgbm_params = lightgbm_params
         self.categorical_features = categorical_features
         self.n_jobs = n_jobs
+        self.progress = progress
         self.random_state = random_state
 
     # -- parameters ----------------------------------------------------------------------------------------
@@ -219,6 +224,8 @@ class MCGrad(BaseCalibrator):
             _check_int(name, getattr(self, name), low)
         if isinstance(self.max_depth, bool) or not isinstance(self.max_depth, numbers.Integral):
             raise ValueError(f"max_depth must be an integer (<= 0 for no limit); got {self.max_depth!r}")
+        if self.progress is not None and not isinstance(self.progress, bool):
+            raise ValueError(f"progress must be True, False or None; got {self.progress!r}")
         if self.early_stopping not in ("holdout", "kfold", None):
             raise ValueError(f"early_stopping must be 'holdout', 'kfold' or None; got {self.early_stopping!r}")
         frac = self.validation_fraction
@@ -297,13 +304,13 @@ class MCGrad(BaseCalibrator):
             train = [Part(Xe[tr], y[tr], sample_weight[tr], F0[tr]) for tr, _ in splits]
             valid = [Part(Xe[va], y[va], sample_weight[va], F0[va]) for _, va in splits]
             path = boost_rounds(engine, train, valid, max_rounds=n_rounds, patience=int(self.patience),
-                                rescale=bool(self.rescale))
+                                rescale=bool(self.rescale), show_progress=self.progress, desc="MCGrad early stopping")
             del train, valid
             losses, n_rounds = path.losses, path.best_round
             if n_rounds == self.max_rounds:
                 warn(f"early stopping chose max_rounds={self.max_rounds} rounds; a larger max_rounds may fit better")
         final = boost_rounds(engine, [Part(Xe, y, sample_weight, F0)], None, max_rounds=n_rounds, patience=0,
-                             rescale=bool(self.rescale))
+                             rescale=bool(self.rescale), show_progress=self.progress, desc="MCGrad refit")
         self.encoder_ = encoder
         self._single_row = None
         self.boosters_ = final.boosters
