@@ -18,3 +18,8 @@ def miscalibrated(rng):
     p = rng.uniform(0.001, 0.999, 20_000)
     y = (rng.uniform(size=p.size) < expit(0.5 * logit(p) + 0.3)).astype(float)
     return p, y
+
+
+# tests/data holds fixtures and the script that generated them (it needs the reference package mcgrad,
+# which is not a dependency): never collect it, not even for doctests.
+collect_ignore_glob = ["data/*"]
