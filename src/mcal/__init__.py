@@ -13,6 +13,7 @@ from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
 from mcal.classifier import CalibratedClassifier
 from mcal.field import AdaCalib, NeuCalib, PerFieldCalibrator
+from mcal.groups import DFMC, HKRR
 from mcal.mcgrad import MCGrad
 from mcal.mcnet import MCNet
 from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
@@ -30,8 +31,10 @@ __all__ = [
     "BetaCalibration",
     "CalibratedClassifier",
     "CalibrationWarning",
+    "DFMC",
     "GammaScaling",
     "GaussianScaling",
+    "HKRR",
     "HistogramBinning",
     "IsotonicCalibration",
     "MCGrad",

@@ -23,6 +23,8 @@ METHODS: dict[str, str] = {
     "neucalib": "mcal.field:NeuCalib",
     "adacalib": "mcal.field:AdaCalib",
     "per-field-isotonic": "mcal.field:PerFieldCalibrator",
+    "hkrr": "mcal.groups:HKRR",
+    "dfmc": "mcal.groups:DFMC",
 }
 
 

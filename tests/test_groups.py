@@ -1,0 +1,208 @@
+"""Tests of the group-based multicalibration baselines HKRR and DFMC."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit, logit
+
+from mcal import CalibrationWarning, load, save
+from mcal.groups import DFMC, HKRR, group_masks, hkrr_multicalibrate, hkrr_replay
+from mcal.metrics import ece, ecce, ecce_sigma, log_loss
+
+lightgbm = pytest.importorskip("lightgbm")
+
+#: planted logit shifts of the first three groups; the others are calibrated
+PLANTED = np.array([0.8, -0.6, 0.5])
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def make(rng, n, n_groups=8):
+    rates = np.linspace(0.1, 0.5, n_groups)
+    masks = rng.random((n, n_groups)) < rates
+    p = expit(rng.normal(-0.5, 1.2, n))
+    truth = expit(logit(p) + masks[:, :3] @ PLANTED)
+    return p, (rng.random(n) < truth).astype(float), masks, truth
+
+
+def group_mce(y, p, masks):
+    """Multicalibration error over the given groups: max over groups of ECCE / sigma (MCGrad paper, eq. 2)."""
+    return max(ecce(y[m], p[m]) / ecce_sigma(y[m], p[m]) for m in masks.T)
+
+
+def test_hkrr_leaves_no_checked_cell_above_alpha_on_its_calibration_data(rng):
+    p, y, masks, _ = make(rng, 20_000)
+    w = np.ones_like(p)
+    alpha, n_levels = 0.05, 10
+    result = hkrr_multicalibrate(p, y, w, masks, n_levels=n_levels, alpha=alpha, oracle=True,
+                                 rng=np.random.default_rng(0), max_iter=1000)
+    assert result.converged and result.update_deltas.size > 0
+    q = result.predictions
+    level = np.clip(np.ceil(q * n_levels) - 1, 0, n_levels - 1)
+    worst = 0.0
+    for m in masks.T:
+        for v in range(n_levels):
+            cell = m & (level == v)
+            if cell.sum() >= alpha * (1 / n_levels) * m.sum() and cell.any():
+                worst = max(worst, abs(y[cell].mean() - q[cell].mean()))
+    # the stopping rule of the guess-and-check oracle: every checked cell is within 2 omega = alpha / 2
+    assert worst < alpha / 2
+    # and the uncalibrated scores were not: the planted shifts put cells far above alpha
+    level0 = np.clip(np.ceil(p * n_levels) - 1, 0, n_levels - 1)
+    cell = masks[:, 0] & (level0 == 3)
+    assert abs(y[cell].mean() - p[cell].mean()) > alpha
+
+
+def test_hkrr_replay_reproduces_the_calibration_predictions_exactly(rng):
+    p, y, masks, _ = make(rng, 5_000)
+    result = hkrr_multicalibrate(p, y, np.ones_like(p), masks, n_levels=10, alpha=0.05, oracle=True,
+                                 rng=np.random.default_rng(1), max_iter=1000)
+    replayed = hkrr_replay(p, masks, result.update_groups, result.update_levels, result.update_deltas, 10)
+    assert np.array_equal(replayed, result.predictions)
+
+
+def test_hkrr_prediction_snaps_calibration_rows_to_the_level_means(rng):
+    p, y, masks, _ = make(rng, 5_000)
+    cal = HKRR(random_state=0).fit(p, y, X=masks)
+    q = cal.predict(p, X=masks)
+    assert set(np.unique(q)) <= set(cal.level_values_[cal.level_seen_])
+
+
+@pytest.mark.parametrize(
+    "make_cal", [lambda: HKRR(random_state=0), lambda: DFMC(n_jobs=1, random_state=0)], ids=["hkrr", "dfmc"]
+)
+def test_planted_group_miscalibration_is_reduced_on_held_out_data(rng, make_cal):
+    p, y, masks, _ = make(rng, 20_000)
+    pt, yt, mt, truth = make(rng, 20_000)
+    q = make_cal().fit(p, y, X=masks).predict(pt, X=mt)
+    # base: per-group MCE about 20 sigma (the planted shifts); the oracle, calibrated in every group, about 1-2
+    base, fixed, best = group_mce(yt, pt, mt), group_mce(yt, q, mt), group_mce(yt, truth, mt)
+    assert base > 10 and fixed < 5 and best < 3
+    assert log_loss(yt, q) < log_loss(yt, pt) and ece(yt, q) < ece(yt, pt)
+
+
+def test_dfmc_is_close_to_the_truth_when_groups_explain_the_miscalibration(rng):
+    p, y, masks, _ = make(rng, 20_000)
+    pt, yt, mt, truth = make(rng, 20_000)
+    q = DFMC(n_jobs=1, random_state=0).fit(p, y, X=masks).predict(pt, X=mt)
+    # 100 depth-2 trees fit the three planted shifts; the gap to the oracle's log loss stays below 0.003
+    assert log_loss(yt, q) - log_loss(yt, truth) < 0.003
+
+
+def test_hkrr_integer_weights_equal_duplicated_rows(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    w = rng.integers(0, 4, p.size)
+    rows = np.repeat(np.arange(p.size), w)
+    weighted = HKRR(random_state=0).fit(p, y, X=masks, sample_weight=w).predict(p, X=masks)
+    copied = HKRR(random_state=0).fit(p[rows], y[rows], X=masks[rows]).predict(p, X=masks)
+    assert np.allclose(weighted, copied, rtol=0, atol=1e-12)
+
+
+def test_dfmc_weights_move_the_fit_towards_the_duplicated_rows_fit(rng):
+    # LightGBM's binning and min_child_samples count rows, so weight k is only close to k copies (documented)
+    p, y, masks, _ = make(rng, 3_000)
+    w = rng.integers(0, 4, p.size)
+    rows = np.repeat(np.arange(p.size), w)
+    copied = DFMC(n_jobs=1, random_state=0).fit(p[rows], y[rows], X=masks[rows]).predict(p, X=masks)
+    weighted = DFMC(n_jobs=1, random_state=0).fit(p, y, X=masks, sample_weight=w).predict(p, X=masks)
+    unweighted = DFMC(n_jobs=1, random_state=0).fit(p, y, X=masks).predict(p, X=masks)
+    assert np.mean(np.abs(weighted - copied)) < 0.6 * np.mean(np.abs(unweighted - copied))
+
+
+@pytest.mark.parametrize(
+    "make_cal", [lambda: HKRR(random_state=0), lambda: DFMC(n_jobs=1, random_state=0)], ids=["hkrr", "dfmc"]
+)
+def test_save_load_round_trip_is_exact(rng, tmp_path, make_cal):
+    p, y, masks, _ = make(rng, 3_000)
+    cal = make_cal().fit(p, y, X=masks)
+    save(cal, tmp_path / "m.json")
+    again = load(tmp_path / "m.json")
+    assert np.array_equal(again.predict(p, X=masks), cal.predict(p, X=masks))
+
+
+def test_same_seed_same_fit_and_dataframe_equals_array(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    frame = pd.DataFrame(masks.astype(int), columns=[f"g{j}" for j in range(masks.shape[1])])
+    for make_cal in (lambda: HKRR(random_state=3), lambda: DFMC(n_jobs=1, random_state=3)):
+        a = make_cal().fit(p, y, X=masks).predict(p, X=masks)
+        b = make_cal().fit(p, y, X=frame).predict(p, X=frame)
+        assert np.array_equal(a, b)
+
+
+def test_hkrr_warns_when_max_iter_stops_it_early(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    with pytest.warns(CalibrationWarning, match="max_iter=1"):
+        HKRR(max_iter=1, random_state=0).fit(p, y, X=masks)
+
+
+def test_dfmc_accepts_numeric_features_beside_group_indicators(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    X = pd.DataFrame({"age": rng.normal(40, 10, p.size), "g0": masks[:, 0], "g1": masks[:, 1].astype(int)})
+    X.loc[5, "age"] = np.nan  # missing values are LightGBM's "missing"
+    q = DFMC(n_jobs=1, random_state=0).fit(p, y, X=X).predict(p, X=X)
+    assert q.shape == p.shape and np.all((q > 0) & (q < 1))
+
+
+def test_load_rejects_a_corrupted_model(rng):
+    p, y, masks, _ = make(rng, 2_000)
+    data = HKRR(random_state=0).fit(p, y, X=masks).to_dict()
+    data["state"]["update_groups_"]["__ndarray__"][0] = 99
+    with pytest.raises(ValueError, match="update_"):
+        HKRR.from_dict(data)
+    data = DFMC(n_jobs=1, random_state=0).fit(p, y, X=masks).to_dict()
+    data["state"]["booster"] = "not a model"
+    with pytest.raises(ValueError, match="LightGBM model text"):
+        DFMC.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("X", "match"),
+    [
+        (None, "X must hold"),
+        (np.array([["a", "b"]] * 4), "boolean group indicators"),
+        (np.array([[0.5, 1.0]] * 4), "column '0' holds values such as \\[0.5\\]"),
+        (np.empty((4, 0)), "at least one group-indicator column"),
+    ],
+)
+def test_hkrr_rejects_anything_but_indicator_columns(X, match):
+    with pytest.raises(ValueError, match=match):
+        HKRR().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=X)
+
+
+def test_dfmc_rejects_string_columns_and_infinities():
+    with pytest.raises(ValueError, match="numeric or boolean columns for DFMC; column 'c'"):
+        DFMC().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=pd.DataFrame({"c": list("abcd")}))
+    with pytest.raises(ValueError, match="infinite"):
+        DFMC().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=np.array([[1.0], [np.inf], [0.0], [1.0]]))
+
+
+def test_predict_rejects_a_different_number_of_groups(rng):
+    p, y, masks, _ = make(rng, 2_000)
+    for cal in (HKRR(random_state=0), DFMC(n_jobs=1, random_state=0)):
+        cal.fit(p, y, X=masks)
+        with pytest.raises(ValueError, match="as at fit"):
+            cal.predict(p, X=masks[:, :3])
+
+
+@pytest.mark.parametrize(
+    ("cal", "match"),
+    [
+        (HKRR(lam=0.3), "lam must divide 1"),
+        (HKRR(alpha=0.0), "alpha must be a number in \\(0, 1\\]"),
+        (HKRR(oracle="yes"), "oracle must be a bool"),
+        (DFMC(max_depth=0), "max_depth must be a positive integer"),
+        (DFMC(learning_rate=-0.1), "learning_rate must be a positive finite number"),
+        (DFMC(num_leaves=1), "num_leaves must be an integer >= 2"),
+    ],
+)
+def test_bad_parameters_raise_clear_errors(cal, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        cal.fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=np.ones((4, 1), dtype=bool))
+
+
+def test_group_masks_accepts_bool_and_zero_one_columns():
+    X = pd.DataFrame({"a": [True, False], "b": [0, 1], "c": [1.0, 0.0]})
+    assert group_masks(X, 2).tolist() == [[True, False, True], [False, True, False]]
