@@ -20,7 +20,8 @@ def table(tmp_path):
     s = rng.normal(-1.0, 2.0, n)
     y = rng.random(n) < expit(0.5 * s + np.where(field == "a", 0.5, -0.5))
     path = tmp_path / "scores.csv"
-    pd.DataFrame({"p": expit(s), "y": y.astype(int), "f": field}).to_csv(path, index=False)
+    groups = {"g_a": (field == "a").astype(int), "g_low": (s < -1).astype(int)}
+    pd.DataFrame({"p": expit(s), "y": y.astype(int), "f": field, **groups}).to_csv(path, index=False)
     return path
 
 
@@ -33,6 +34,8 @@ def table(tmp_path):
         ("neucalib", ["--field", "f", "--param", "max_iter=30"]),
         ("adacalib", ["--field", "f", "--param", "max_iter=30"]),
         ("per-field-isotonic", ["--field", "f"]),
+        ("hkrr", ["--features", "g_a,g_low"]),
+        ("dfmc", ["--features", "g_a,g_low", "--param", "n_jobs=1"]),
     ],
 )
 def test_fit_then_predict_through_the_command_line_matches_the_python_api(table, tmp_path, method, extra):
@@ -43,7 +46,7 @@ def test_fit_then_predict_through_the_command_line_matches_the_python_api(table,
     assert main(["predict", str(model), str(table), "-o", str(out)]) == 0
     df, written = pd.read_csv(table), pd.read_csv(out)
     cal = load(model)
-    X = df[["f"]] if cal.uses_features else None
+    X = (df[["g_a", "g_low"]] if "--features" in extra else df[["f"]]) if cal.uses_features else None
     assert np.allclose(written["p_calibrated"], cal.predict(df["p"].to_numpy(), X=X), rtol=0, atol=1e-12)
 
 

@@ -195,7 +195,7 @@ def test_predict_rejects_a_different_number_of_groups(rng):
         (HKRR(oracle="yes"), "oracle must be a bool"),
         (DFMC(max_depth=0), "max_depth must be a positive integer"),
         (DFMC(learning_rate=-0.1), "learning_rate must be a positive finite number"),
-        (DFMC(num_leaves=1), "num_leaves must be an integer >= 2"),
+        (DFMC(max_leaves=1), "max_leaves must be an integer >= 2"),
     ],
 )
 def test_bad_parameters_raise_clear_errors(cal, match):

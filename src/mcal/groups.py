@@ -68,6 +68,13 @@ def _levels(p: NDArray[np.float64], n_levels: int) -> NDArray[np.intp]:
     return np.clip(np.ceil(p * n_levels).astype(np.intp) - 1, 0, n_levels - 1)
 
 
+def _level_sums(
+    lev: NDArray[np.intp], w: NDArray[np.float64], p: NDArray[np.float64], y: NDArray[np.float64], n_levels: int
+) -> NDArray[np.float64]:
+    """Per-level weight, weighted prediction sum and weighted label sum, shape (3, n_levels)."""
+    return np.stack([np.bincount(lev, weights=x, minlength=n_levels) for x in (w, w * p, w * y)])
+
+
 @dataclass(frozen=True)
 class HKRRResult:
     """What :func:`hkrr_multicalibrate` did.
@@ -153,16 +160,15 @@ def hkrr_multicalibrate(
             rows = members[g]
             if rows.size == 0:
                 continue
-            w_g, y_g = sample_weight[rows], y[rows]
+            w_g, y_g, lev = sample_weight[rows], y[rows], level[rows]
             tau = alpha * lam * w_g.sum()
-            lev = level[rows]
+            # per-level weight, weighted prediction sum and label sum of this group, kept current below
+            stats = _level_sums(lev, w_g, p[rows], y_g, n_levels)
             for v in level_order:
-                cell = lev == v
-                weight = w_g[cell].sum()
+                weight = stats[0, v]
                 if weight <= 0 or weight < tau:
                     continue
-                mean_p = np.dot(w_g[cell], p[rows[cell]]) / weight
-                mean_y = np.dot(w_g[cell], y_g[cell]) / weight
+                mean_p, mean_y = stats[1, v] / weight, stats[2, v] / weight
                 gap = mean_y - mean_p
                 if oracle:
                     if abs(gap) < 2.0 * omega:
@@ -172,9 +178,12 @@ def hkrr_multicalibrate(
                     continue
                 else:
                     delta = gap
+                cell = np.flatnonzero(lev == v)
                 idx = rows[cell]
+                stats -= _level_sums(lev[cell], w_g[cell], p[idx], y_g[cell], n_levels)
                 p[idx] = np.clip(p[idx] + delta, 0.0, 1.0)
                 lev[cell] = level[idx] = _levels(p[idx], n_levels)
+                stats += _level_sums(lev[cell], w_g[cell], p[idx], y_g[cell], n_levels)
                 updates.append((int(g), int(v), float(delta)))
                 converged = False
     weight = np.bincount(level, weights=sample_weight, minlength=n_levels)
@@ -376,15 +385,15 @@ class DFMC(BaseCalibrator):
         Shrinkage of every tree.
     max_depth : int, default=2
         Depth of every tree; 2 is DFMC's defining choice.
-    num_leaves : int, default=31
+    max_leaves : int, default=31
         Leaf cap (at depth 2 a tree has at most 4 leaves).
     min_child_samples : int, default=20
         Fewest rows in a leaf.
-    reg_lambda : float, default=0.0
+    l2_regularization : float, default=0.0
         L2 penalty on leaf values.
-    min_split_gain : float, default=0.0
+    min_gain_to_split : float, default=0.0
         Smallest loss reduction for a split.
-    min_child_weight : float, default=1e-3
+    min_sum_hessian_in_leaf : float, default=1e-3
         Smallest hessian sum in a leaf.
     n_jobs : int or None, default=None
         LightGBM threads (None: LightGBM's default).
@@ -439,32 +448,35 @@ class DFMC(BaseCalibrator):
         n_estimators: int = 100,
         learning_rate: float = 0.1,
         max_depth: int = 2,
-        num_leaves: int = 31,
+        max_leaves: int = 31,
         min_child_samples: int = 20,
-        reg_lambda: float = 0.0,
-        min_split_gain: float = 0.0,
-        min_child_weight: float = 1e-3,
+        l2_regularization: float = 0.0,
+        min_gain_to_split: float = 0.0,
+        min_sum_hessian_in_leaf: float = 1e-3,
         n_jobs: int | None = None,
         random_state: Any = None,
     ) -> None:
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
-        self.num_leaves = num_leaves
+        self.max_leaves = max_leaves
         self.min_child_samples = min_child_samples
-        self.reg_lambda = reg_lambda
-        self.min_split_gain = min_split_gain
-        self.min_child_weight = min_child_weight
+        self.l2_regularization = l2_regularization
+        self.min_gain_to_split = min_gain_to_split
+        self.min_sum_hessian_in_leaf = min_sum_hessian_in_leaf
         self.n_jobs = n_jobs
         self.random_state = random_state
 
     def _validate_params_values(self) -> None:
         for name in ("n_estimators", "max_depth", "min_child_samples"):
             check_positive_int(name, getattr(self, name))
-        check_positive_int("num_leaves", self.num_leaves)
-        if self.num_leaves < 2:
-            raise ValueError(f"num_leaves must be an integer >= 2; got {self.num_leaves!r}")
-        for name, positive in (("learning_rate", True), ("reg_lambda", False), ("min_split_gain", False), ("min_child_weight", False)):
+        check_positive_int("max_leaves", self.max_leaves)
+        if self.max_leaves < 2:
+            raise ValueError(f"max_leaves must be an integer >= 2; got {self.max_leaves!r}")
+        for name, positive in (
+            ("learning_rate", True), ("l2_regularization", False), ("min_gain_to_split", False),
+            ("min_sum_hessian_in_leaf", False),
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not np.isfinite(value) or (
                 value <= 0 if positive else value < 0
@@ -478,9 +490,9 @@ class DFMC(BaseCalibrator):
         seed = int(np.random.default_rng(self.random_state).integers(2**31 - 1))
         return {
             "objective": "binary", "learning_rate": float(self.learning_rate), "max_depth": int(self.max_depth),
-            "num_leaves": int(self.num_leaves), "min_data_in_leaf": int(self.min_child_samples),
-            "lambda_l2": float(self.reg_lambda), "min_gain_to_split": float(self.min_split_gain),
-            "min_sum_hessian_in_leaf": float(self.min_child_weight), "seed": seed, "deterministic": True,
+            "num_leaves": int(self.max_leaves), "min_data_in_leaf": int(self.min_child_samples),
+            "lambda_l2": float(self.l2_regularization), "min_gain_to_split": float(self.min_gain_to_split),
+            "min_sum_hessian_in_leaf": float(self.min_sum_hessian_in_leaf), "seed": seed, "deterministic": True,
             "num_threads": 0 if self.n_jobs is None else int(self.n_jobs), "verbosity": -1,
         }
 
