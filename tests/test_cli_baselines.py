@@ -55,3 +55,11 @@ def test_a_field_method_without_field_fails_with_a_clear_message(table, tmp_path
                    "-o", str(tmp_path / "m.json")])
     assert status == 1
     assert "field must be a column name" in capsys.readouterr().err
+
+
+def test_demo_runs_every_baseline_with_its_inputs(tmp_path, capsys):
+    methods = "gaussian,gamma,sir,neucalib,adacalib,per-field-isotonic,hkrr,dfmc"
+    assert main(["demo", "--quick", "--methods", methods, "--output-dir", str(tmp_path / "d")]) == 0
+    table = capsys.readouterr().out
+    for name in methods.split(","):
+        assert f"fitted {name}" in table

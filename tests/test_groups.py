@@ -206,3 +206,16 @@ def test_bad_parameters_raise_clear_errors(cal, match):
 def test_group_masks_accepts_bool_and_zero_one_columns():
     X = pd.DataFrame({"a": [True, False], "b": [0, 1], "c": [1.0, 0.0]})
     assert group_masks(X, 2).tolist() == [[True, False, True], [False, True, False]]
+
+
+def test_bank_marketing_groups_match_the_benchmark_protocol_counts():
+    from mcal.datasets import bank_marketing_groups, load_bank_marketing
+
+    counts = bank_marketing_groups(load_bank_marketing()).sum().to_dict()
+    # group sizes of the MCGrad benchmark (Hansen et al.'s dataloader), recounted on the whole dataset
+    assert counts == {
+        "job=management": 9458, "job=technician": 7597, "job=entrepreneur": 1487, "job=blue-collar": 9732,
+        "job=retired": 2264, "marital=married": 27214, "marital=single": 12790, "education=primary": 6851,
+        "education=secondary": 23202, "education=tertiary": 13301, "housing=yes": 25130, "housing=no": 20081,
+        "age<30": 3050, "30<=age<40": 17359, "age>=50": 12185,
+    }

@@ -3,7 +3,8 @@
 Both need the prespecified groups. They reach ``fit`` and ``predict`` through ``X``: for :class:`HKRR` every
 column of ``X`` is one group's boolean membership indicator; :class:`DFMC` reads ``X`` as a numeric feature
 matrix in which group indicators are ordinary 0/1 columns (the MCGrad paper gives DFMC the group indicators
-as its features).
+as its features). Both set the class attribute ``uses_groups``, which tells the demo and benchmarks to pass
+group indicators (e.g. :func:`mcal.datasets.bank_marketing_groups`) rather than raw features.
 """
 
 from __future__ import annotations
@@ -279,6 +280,8 @@ class HKRR(BaseCalibrator):
     """
 
     uses_features: ClassVar[bool] = True
+    #: ``X`` holds prespecified group indicators (the demo passes the dataset's groups, not its features).
+    uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = (
         "n_groups_", "update_groups_", "update_levels_", "update_deltas_", "level_values_", "level_seen_", "n_passes_",
     )
@@ -440,6 +443,8 @@ class DFMC(BaseCalibrator):
     """
 
     uses_features: ClassVar[bool] = True
+    #: ``X`` holds prespecified group indicators (the demo passes the dataset's groups, not its features).
+    uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = ("n_features_in_",)
 
     def __init__(
