@@ -200,6 +200,8 @@ def test_missing_field_or_features_raise_clear_errors(rng, cls):
         (NeuCalib(field="f", monotonic_penalty=-1.0), "monotonic_penalty must be a non-negative"),
         (NeuCalib(field="f", learning_rate=0.0), "learning_rate must be a positive finite number"),
         (AdaCalib(field="f", max_iter=0), "max_iter must be a positive integer"),
+        (AdaCalib(field="f", hidden_dim=0), "hidden_dim must be a positive integer"),
+        (NeuCalib(field="f", embedding_dim=0), "embedding_dim must be a positive integer"),
     ],
 )
 def test_bad_parameters_raise_clear_errors(rng, cal, match):
