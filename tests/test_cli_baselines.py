@@ -36,6 +36,7 @@ def table(tmp_path):
         ("per-field-isotonic", ["--field", "f"]),
         ("hkrr", ["--features", "g_a,g_low"]),
         ("dfmc", ["--features", "g_a,g_low", "--param", "n_jobs=1"]),
+        ("hkrr", ["--features", "f,p", "--param", "groups=generated"]),
     ],
 )
 def test_fit_then_predict_through_the_command_line_matches_the_python_api(table, tmp_path, method, extra):
@@ -46,7 +47,8 @@ def test_fit_then_predict_through_the_command_line_matches_the_python_api(table,
     assert main(["predict", str(model), str(table), "-o", str(out)]) == 0
     df, written = pd.read_csv(table), pd.read_csv(out)
     cal = load(model)
-    X = (df[["g_a", "g_low"]] if "--features" in extra else df[["f"]]) if cal.uses_features else None
+    columns = extra[extra.index("--features") + 1].split(",") if "--features" in extra else ["f"]
+    X = df[columns] if cal.uses_features else None
     assert np.allclose(written["p_calibrated"], cal.predict(df["p"].to_numpy(), X=X), rtol=0, atol=1e-12)
 
 

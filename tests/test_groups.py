@@ -6,8 +6,9 @@ import pytest
 from scipy.special import expit, logit
 
 from mcal import CalibrationWarning, load, save
-from mcal.groups import DFMC, HKRR, group_masks, hkrr_multicalibrate, hkrr_replay
-from mcal.metrics import ece, ecce, ecce_sigma, log_loss
+from mcal._group_input import group_masks
+from mcal.groups import DFMC, HKRR, hkrr_multicalibrate, hkrr_replay
+from mcal.metrics import ece, log_loss, mce
 
 lightgbm = pytest.importorskip("lightgbm")
 
@@ -30,14 +31,24 @@ def make(rng, n, n_groups=8):
 
 def group_mce(y, p, masks):
     """Multicalibration error over the given groups: max over groups of ECCE / sigma (MCGrad paper, eq. 2)."""
-    return max(ecce(y[m], p[m]) / ecce_sigma(y[m], p[m]) for m in masks.T)
+    return mce(y, p, segments=masks).mce_sigma
+
+
+def feature_data(rng, n):
+    """Raw features with a miscalibrated region (job == "b" and age > 50) that generated segments can find."""
+    X = pd.DataFrame({"job": rng.choice(list("abcd"), n), "age": rng.uniform(20, 70, n)})
+    p = expit(rng.normal(-0.5, 1.2, n))
+    region = (X["job"].to_numpy() == "b") & (X["age"].to_numpy() > 50)
+    y = (rng.random(n) < expit(logit(p) + 1.2 * region)).astype(float)
+    return p, y, X
 
 
 def test_hkrr_leaves_no_checked_cell_above_alpha_on_its_calibration_data(rng):
     p, y, masks, _ = make(rng, 20_000)
     w = np.ones_like(p)
     alpha, n_levels = 0.05, 10
-    result = hkrr_multicalibrate(p, y, w, masks, n_levels=n_levels, alpha=alpha, oracle=True,
+    members = [np.flatnonzero(m) for m in masks.T]
+    result = hkrr_multicalibrate(p, y, w, members, n_levels=n_levels, alpha=alpha, oracle=True,
                                  rng=np.random.default_rng(0), max_iter=1000)
     assert result.converged and result.update_deltas.size > 0
     q = result.predictions
@@ -58,9 +69,10 @@ def test_hkrr_leaves_no_checked_cell_above_alpha_on_its_calibration_data(rng):
 
 def test_hkrr_replay_reproduces_the_calibration_predictions_exactly(rng):
     p, y, masks, _ = make(rng, 5_000)
-    result = hkrr_multicalibrate(p, y, np.ones_like(p), masks, n_levels=10, alpha=0.05, oracle=True,
+    members = [np.flatnonzero(m) for m in masks.T]
+    result = hkrr_multicalibrate(p, y, np.ones_like(p), members, n_levels=10, alpha=0.05, oracle=True,
                                  rng=np.random.default_rng(1), max_iter=1000)
-    replayed = hkrr_replay(p, masks, result.update_groups, result.update_levels, result.update_deltas, 10)
+    replayed = hkrr_replay(p, members, result.update_groups, result.update_levels, result.update_deltas, 10)
     assert np.array_equal(replayed, result.predictions)
 
 
@@ -222,3 +234,51 @@ def test_bank_marketing_groups_match_the_benchmark_protocol_counts():
         "education=secondary": 23202, "education=tertiary": 13301, "housing=yes": 25130, "housing=no": 20081,
         "age<30": 3050, "30<=age<40": 17359, "age>=50": 12185,
     }
+
+
+@pytest.mark.parametrize(
+    "make_cal",
+    [lambda: HKRR(groups="generated", random_state=0), lambda: DFMC(groups="generated", n_jobs=1, random_state=0)],
+    ids=["hkrr", "dfmc"],
+)
+def test_generated_segments_from_features_find_a_planted_region(rng, tmp_path, make_cal):
+    p, y, X = feature_data(rng, 20_000)
+    pt, yt, Xt = feature_data(rng, 20_000)
+    cal = make_cal().fit(p, y, X=X)
+    assert cal.segments_["parts"][0]["kind"] == "generated"
+    q = cal.predict(pt, X=Xt)
+    # MCE over the segments generated from the test features (depth 3): the base scores miss the region (about
+    # 22 sigma); the region straddles an age tertile and HKRR snaps to 10 levels, so 0.6 of it is the bound
+    assert mce(yt, q, X=Xt).mce_sigma < 0.6 * mce(yt, pt, X=Xt).mce_sigma
+    save(cal, tmp_path / "m.json")
+    assert np.array_equal(load(tmp_path / "m.json").predict(pt, X=Xt), q)
+
+
+@pytest.mark.parametrize("cls", [HKRR, DFMC])
+def test_segment_params_reach_the_segment_generator(rng, cls):
+    p, y, X = feature_data(rng, 2_000)
+    cal = cls(groups="generated", segment_params={"max_depth": 1}, random_state=0).fit(p, y, X=X)
+    n = cal.n_groups_ if cls is HKRR else cal.n_features_in_
+    assert n == 1 + 3 + 3  # the whole table, 3 job levels (2 most frequent + "other"), 3 age tertiles
+
+
+@pytest.mark.parametrize("cls", [HKRR, DFMC])
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"groups": "auto"}, "groups must be 'columns' or 'generated'; got 'auto'"),
+        ({"groups": "generated", "segment_params": {"depth": 2}}, "segment_params must be None or a dict"),
+        ({"segment_params": {"max_depth": 2}}, "segment_params is only used with groups='generated'"),
+    ],
+)
+def test_bad_group_settings_raise_clear_errors(cls, params, match):
+    with pytest.raises(ValueError, match=match):
+        cls(**params).fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=np.ones((4, 1), dtype=bool))
+
+
+def test_load_rejects_segment_definitions_of_the_wrong_size(rng):
+    p, y, X = feature_data(rng, 2_000)
+    data = HKRR(groups="generated", random_state=0).fit(p, y, X=X).to_dict()
+    data["state"]["segments_"]["parts"][0]["segments"].pop()
+    with pytest.raises(ValueError, match="segments_ must define"):
+        HKRR.from_dict(data)

@@ -1,10 +1,16 @@
 """Group-based multicalibration baselines of the MCGrad paper: HKRR and DFMC.
 
-Both need the prespecified groups. They reach ``fit`` and ``predict`` through ``X``: for :class:`HKRR` every
-column of ``X`` is one group's boolean membership indicator; :class:`DFMC` reads ``X`` as a numeric feature
-matrix in which group indicators are ordinary 0/1 columns (the MCGrad paper gives DFMC the group indicators
-as its features). Both set the class attribute ``uses_groups``, which tells the demo and benchmarks to pass
-group indicators (e.g. :func:`mcal.datasets.bank_marketing_groups`) rather than raw features.
+Both need groups, which reach ``fit`` and ``predict`` through ``X`` in one of two ways (``groups=``):
+
+- ``"columns"`` (default): the columns of ``X`` are used as they are. For :class:`HKRR` every column is one
+  group's boolean membership indicator; :class:`DFMC` reads ``X`` as a numeric feature matrix in which group
+  indicators are ordinary 0/1 columns (the MCGrad paper gives DFMC the group indicators as its features).
+- ``"generated"``: ``X`` holds features, and the groups are the segments :func:`mcal.segments.generate_segments`
+  builds from them at fit (settings in ``segment_params``); their definitions are saved with the model and
+  evaluated on the ``X`` given to ``predict``.
+
+Both set the class attribute ``uses_groups``, which tells the demo and benchmarks to pass prespecified group
+indicators (e.g. :func:`mcal.datasets.bank_marketing_groups`) rather than raw features.
 """
 
 from __future__ import annotations
@@ -13,55 +19,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator
+from mcal._group_input import GroupInput, group_masks, numeric_features
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, logit, warn
-
-
-def _as_table(X: Any, n_samples: int) -> tuple[NDArray, list[str]]:
-    """``X`` as a 2-D array of objects or numbers and its column labels, with its row count checked."""
-    if isinstance(X, pd.DataFrame):
-        return X.to_numpy(), [str(c) for c in X.columns]
-    arr = np.asarray(X)
-    if arr.ndim == 1:
-        arr = arr[:, None]
-    if arr.ndim != 2 or arr.shape[0] != n_samples:
-        raise ValueError(f"X must be 2-D with {n_samples} rows; got shape {arr.shape}")
-    return arr, [str(j) for j in range(arr.shape[1])]
-
-
-def group_masks(X: Any, n_samples: int) -> NDArray[np.bool_]:
-    """Boolean membership matrix of shape (n_samples, n_groups) from ``X``'s indicator columns.
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is None, has no columns, or a column holds anything but booleans or 0/1 numbers.
-    """
-    if X is None:
-        raise ValueError("X must hold one boolean group-indicator column per group; got None")
-    arr, names = _as_table(X, n_samples)
-    if arr.shape[1] == 0:
-        raise ValueError("X must have at least one group-indicator column; got 0 columns")
-    if arr.dtype == bool:
-        return arr
-    try:
-        values = arr.astype(np.float64)
-    except (TypeError, ValueError):
-        values = None
-    bad = None if values is None else ~np.isin(values, (0.0, 1.0))
-    if values is None or bad.any():
-        col = 0 if values is None else int(np.flatnonzero(bad.any(axis=0))[0])
-        shown = pd.unique(pd.Series(arr[:, col]))[:3].tolist()
-        raise ValueError(
-            f"X must hold boolean group indicators (bool or 0/1) in every column; column {names[col]!r} "
-            f"holds values such as {shown}"
-        )
-    return values == 1.0
 
 
 def _levels(p: NDArray[np.float64], n_levels: int) -> NDArray[np.intp]:
@@ -112,7 +76,7 @@ def hkrr_multicalibrate(
     y_prob: NDArray[np.float64],
     y: NDArray[np.float64],
     sample_weight: NDArray[np.float64],
-    masks: NDArray[np.bool_],
+    members: list[NDArray[np.intp]],
     *,
     n_levels: int,
     alpha: float,
@@ -126,8 +90,8 @@ def hkrr_multicalibrate(
     ----------
     y_prob, y, sample_weight : ndarray of shape (n_samples,)
         Clean predictions, labels and non-negative weights.
-    masks : ndarray of shape (n_samples, n_groups), bool
-        Group membership.
+    members : list of ndarray of int
+        Sorted row indices of each group.
     n_levels : int
         Number of prediction levels, ``1 / lambda``.
     alpha : float
@@ -149,8 +113,8 @@ def hkrr_multicalibrate(
     level = _levels(p, n_levels)
     lam = 1.0 / n_levels
     omega = alpha / 4.0
-    members = [np.flatnonzero(masks[:, g] & (sample_weight > 0)) for g in range(masks.shape[1])]
-    group_order = rng.permutation(masks.shape[1])
+    members = [rows[sample_weight[rows] > 0] for rows in members]
+    group_order = rng.permutation(len(members))
     level_order = rng.permutation(n_levels)
     updates: list[tuple[int, int, float]] = []
     converged, n_passes = False, 0
@@ -199,11 +163,18 @@ def hkrr_multicalibrate(
 
 
 def hkrr_replay(
-    y_prob: NDArray[np.float64], masks: NDArray[np.bool_], groups: NDArray, levels: NDArray, deltas: NDArray, n_levels: int
+    y_prob: NDArray[np.float64],
+    members: list[NDArray[np.intp]],
+    groups: NDArray[np.int64],
+    levels: NDArray[np.int64],
+    deltas: NDArray[np.float64],
+    n_levels: int,
 ) -> NDArray[np.float64]:
-    """Apply recorded HKRR patches, in order, to new predictions (before the snap to level means)."""
+    """Apply recorded HKRR patches, in order, to new predictions (before the snap to level means).
+
+    ``members`` holds the sorted row indices of each group in the new rows.
+    """
     p = y_prob.copy()
-    members = [np.flatnonzero(masks[:, g]) for g in range(masks.shape[1])]
     for g, v, delta in zip(groups, levels, deltas):
         rows = members[g]
         idx = rows[_levels(p[rows], n_levels) == v]
@@ -211,7 +182,7 @@ def hkrr_replay(
     return p
 
 
-class HKRR(BaseCalibrator):
+class HKRR(GroupInput, BaseCalibrator):
     """HKRR multicalibration: iterative patching of (group, prediction level) cells.
 
     Parameters
@@ -228,13 +199,21 @@ class HKRR(BaseCalibrator):
         ``lam / 10``.
     max_iter : int, default=1000
         Largest number of passes over all cells; a :class:`~mcal.CalibrationWarning` says when it is reached.
+    groups : {"columns", "generated"}, default="columns"
+        ``"columns"``: every column of ``X`` is a boolean group indicator. ``"generated"``: the groups are the
+        segments generated from the features in ``X`` (:func:`mcal.segments.generate_segments`).
+    segment_params : dict, default=None
+        Settings of :func:`mcal.segments.generate_segments` for ``groups="generated"`` (its defaults otherwise:
+        conjunctions of up to 3 feature conditions, at most 1000 segments, the whole table included).
     random_state : int, Generator or None, default=None
         Seeds the order of groups and levels and the oracle's noise.
 
     Attributes
     ----------
     n_groups_ : int
-        Number of group columns seen at fit.
+        Number of groups seen at fit.
+    segments_ : dict or None
+        Definitions of the generated segments (``Segments.to_dict()``), None for ``groups="columns"``.
     update_groups_, update_levels_ : ndarray of shape (n_updates,), int64
         The patched (group, level) cells, in order.
     update_deltas_ : ndarray of shape (n_updates,)
@@ -255,7 +234,7 @@ class HKRR(BaseCalibrator):
     new rows, then snaps each prediction to its level's calibration mean. Cost grows linearly with the
     number of groups at fit and with the number of patches at predict (the MCGrad paper's Figure 3).
     Groups come as ``X``: one boolean indicator column per group (include a column of all ``True`` to also
-    calibrate the whole population). Weighted: cell sizes and means use ``sample_weight``, so weight k is k
+    calibrate the whole population), or segments generated from its features. Weighted: cell sizes and means use ``sample_weight``, so weight k is k
     copies of a row. Not monotone in the score.
 
     References
@@ -284,15 +263,26 @@ class HKRR(BaseCalibrator):
     uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = (
         "n_groups_", "update_groups_", "update_levels_", "update_deltas_", "level_values_", "level_seen_", "n_passes_",
+        "segments_",
     )
 
     def __init__(
-        self, *, lam: float = 0.1, alpha: float = 0.05, oracle: bool = True, max_iter: int = 1000, random_state: Any = None
+        self,
+        *,
+        lam: float = 0.1,
+        alpha: float = 0.05,
+        oracle: bool = True,
+        max_iter: int = 1000,
+        groups: str = "columns",
+        segment_params: dict | None = None,
+        random_state: Any = None,
     ) -> None:
         self.lam = lam
         self.alpha = alpha
         self.oracle = oracle
         self.max_iter = max_iter
+        self.groups = groups
+        self.segment_params = segment_params
         self.random_state = random_state
 
     def _n_levels(self) -> int:
@@ -308,27 +298,38 @@ class HKRR(BaseCalibrator):
         if not isinstance(self.oracle, (bool, np.bool_)):
             raise TypeError(f"oracle must be a bool; got {type(self.oracle).__name__}")
         check_positive_int("max_iter", self.max_iter)
+        self._check_group_params()
+
+    def _members(self, X: Any, n_samples: int, *, fitting: bool) -> list[NDArray[np.intp]]:
+        """Sorted row indices of every group."""
+        if self.groups == "generated":
+            segments = self._segments(X, fitting=fitting)
+            return [segments.indices(k) for k in range(segments.n_segments)]
+        if fitting:
+            self.segments_ = None
+        masks = group_masks(X, n_samples)
+        return [np.flatnonzero(masks[:, g]) for g in range(masks.shape[1])]
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
-        masks = group_masks(X, y_prob.shape[0])
+        members = self._members(X, y_prob.shape[0], fitting=True)
         result = hkrr_multicalibrate(
-            y_prob, y, sample_weight, masks, n_levels=self._n_levels(), alpha=float(self.alpha),
+            y_prob, y, sample_weight, members, n_levels=self._n_levels(), alpha=float(self.alpha),
             oracle=bool(self.oracle), rng=np.random.default_rng(self.random_state), max_iter=int(self.max_iter),
         )
         if not result.converged:
             warn(f"HKRR stopped after max_iter={self.max_iter} passes with miscalibrated cells left; raise max_iter")
-        self.n_groups_ = masks.shape[1]
+        self.n_groups_ = len(members)
         self.update_groups_, self.update_levels_ = result.update_groups, result.update_levels
         self.update_deltas_ = result.update_deltas
         self.level_values_, self.level_seen_ = result.level_means, result.level_seen
         self.n_passes_ = result.n_passes
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
-        masks = group_masks(X, y_prob.shape[0])
-        if masks.shape[1] != self.n_groups_:
-            raise ValueError(f"X must have {self.n_groups_} group columns, as at fit; got {masks.shape[1]}")
+        members = self._members(X, y_prob.shape[0], fitting=False)
+        if len(members) != self.n_groups_:
+            raise ValueError(f"X must have {self.n_groups_} group columns, as at fit; got {len(members)}")
         n_levels = self._n_levels()
-        p = hkrr_replay(y_prob, masks, self.update_groups_, self.update_levels_, self.update_deltas_, n_levels)
+        p = hkrr_replay(y_prob, members, self.update_groups_, self.update_levels_, self.update_deltas_, n_levels)
         level = _levels(p, n_levels)
         return np.where(self.level_seen_[level], self.level_values_[level], p)
 
@@ -342,6 +343,7 @@ class HKRR(BaseCalibrator):
         g, v, d = self.update_groups_, self.update_levels_, self.update_deltas_
         if not (isinstance(self.n_groups_, int) and self.n_groups_ >= 1 and isinstance(self.n_passes_, int)):
             raise ValueError("model data fields state.n_groups_ and state.n_passes_ must be positive integers")
+        self._check_segments_state(self.n_groups_)
         if g.shape != v.shape or g.shape != d.shape or g.ndim != 1 or g.dtype.kind != "i" or v.dtype.kind != "i":
             raise ValueError("model data fields state.update_* must be 1-D arrays of equal length")
         if np.any((g < 0) | (g >= self.n_groups_)) or np.any((v < 0) | (v >= n_levels)) or np.any(np.abs(d) > 1):
@@ -351,33 +353,7 @@ class HKRR(BaseCalibrator):
             raise ValueError(f"model data fields state.level_* must hold {n_levels} probabilities and flags")
 
 
-def _numeric_features(X: Any, n_samples: int) -> NDArray[np.float64]:
-    """``X`` as a float64 matrix; booleans become 0/1, missing values NaN (LightGBM's "missing").
-
-    Raises
-    ------
-    ValueError
-        If a column is not numeric or boolean, or holds infinities.
-    """
-    if X is None:
-        raise ValueError("X must hold the features and group indicators for DFMC; got None")
-    arr, names = _as_table(X, n_samples)
-    out = np.empty(arr.shape, dtype=np.float64)
-    for j in range(arr.shape[1]):
-        column = pd.to_numeric(pd.Series(arr[:, j]), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        bad = np.isnan(column) & ~pd.isna(arr[:, j])
-        if bad.any():
-            raise ValueError(
-                f"X must hold numeric or boolean columns for DFMC; column {names[j]!r} holds values such as "
-                f"{pd.unique(pd.Series(arr[bad, j]))[:3].tolist()}"
-            )
-        if np.isinf(column).any():
-            raise ValueError(f"X must not hold infinite values; column {names[j]!r} does")
-        out[:, j] = column
-    return out
-
-
-class DFMC(BaseCalibrator):
+class DFMC(GroupInput, BaseCalibrator):
     """Discretization-free multicalibration (DFMC): one LightGBM model of depth-2 trees on the logit offset.
 
     Parameters
@@ -398,6 +374,12 @@ class DFMC(BaseCalibrator):
         Smallest loss reduction for a split.
     min_sum_hessian_in_leaf : float, default=1e-3
         Smallest hessian sum in a leaf.
+    groups : {"columns", "generated"}, default="columns"
+        ``"columns"``: the columns of ``X`` are the features (group indicators as 0/1 or bool columns, other
+        numeric features beside them). ``"generated"``: the features are the memberships of the segments
+        generated from the features in ``X`` (:func:`mcal.segments.generate_segments`).
+    segment_params : dict, default=None
+        Settings of :func:`mcal.segments.generate_segments` for ``groups="generated"``.
     n_jobs : int or None, default=None
         LightGBM threads (None: LightGBM's default).
     random_state : int, Generator or None, default=None
@@ -406,7 +388,9 @@ class DFMC(BaseCalibrator):
     Attributes
     ----------
     n_features_in_ : int
-        Columns of ``X`` seen at fit (the logit is added as one more feature).
+        Features the trees see besides the logit: columns of ``X``, or generated segments.
+    segments_ : dict or None
+        Definitions of the generated segments (``Segments.to_dict()``), None for ``groups="columns"``.
     booster_ : lightgbm.Booster
         The fitted trees, stored in model files as LightGBM's model text.
 
@@ -445,7 +429,7 @@ class DFMC(BaseCalibrator):
     uses_features: ClassVar[bool] = True
     #: ``X`` holds prespecified group indicators (the demo passes the dataset's groups, not its features).
     uses_groups: ClassVar[bool] = True
-    _state_attrs: ClassVar[tuple[str, ...]] = ("n_features_in_",)
+    _state_attrs: ClassVar[tuple[str, ...]] = ("n_features_in_", "segments_")
 
     def __init__(
         self,
@@ -458,6 +442,8 @@ class DFMC(BaseCalibrator):
         l2_regularization: float = 0.0,
         min_gain_to_split: float = 0.0,
         min_sum_hessian_in_leaf: float = 1e-3,
+        groups: str = "columns",
+        segment_params: dict | None = None,
         n_jobs: int | None = None,
         random_state: Any = None,
     ) -> None:
@@ -469,6 +455,8 @@ class DFMC(BaseCalibrator):
         self.l2_regularization = l2_regularization
         self.min_gain_to_split = min_gain_to_split
         self.min_sum_hessian_in_leaf = min_sum_hessian_in_leaf
+        self.groups = groups
+        self.segment_params = segment_params
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -490,6 +478,7 @@ class DFMC(BaseCalibrator):
                 raise ValueError(f"{name} must be {rule} finite number; got {value!r}")
         if self.n_jobs is not None:
             check_positive_int("n_jobs", self.n_jobs)
+        self._check_group_params()
 
     def _params(self) -> dict[str, Any]:
         seed = int(np.random.default_rng(self.random_state).integers(2**31 - 1))
@@ -501,19 +490,27 @@ class DFMC(BaseCalibrator):
             "num_threads": 0 if self.n_jobs is None else int(self.n_jobs), "verbosity": -1,
         }
 
-    def _design(self, y_prob: NDArray[np.float64], X: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def _design(
+        self, y_prob: NDArray[np.float64], X: Any, *, fitting: bool
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         z = logit(y_prob)
-        return np.column_stack([_numeric_features(X, y_prob.shape[0]), z]), z
+        if self.groups == "generated":
+            features = self._segments(X, fitting=fitting).to_masks().astype(np.float64)
+        else:
+            if fitting:
+                self.segments_ = None
+            features = numeric_features(X, y_prob.shape[0])
+        return np.column_stack([features, z]), z
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         lgb = import_optional("lightgbm")
-        features, z = self._design(y_prob, X)
+        features, z = self._design(y_prob, X, fitting=True)
         data = lgb.Dataset(features, label=y, weight=sample_weight, init_score=z, free_raw_data=True)
         self.booster_ = lgb.train(self._params(), data, num_boost_round=int(self.n_estimators))
         self.n_features_in_ = features.shape[1] - 1
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
-        features, z = self._design(y_prob, X)
+        features, z = self._design(y_prob, X, fitting=False)
         if features.shape[1] - 1 != self.n_features_in_:
             raise ValueError(f"X must have {self.n_features_in_} columns, as at fit; got {features.shape[1] - 1}")
         return expit(z + self.booster_.predict(features, raw_score=True))
@@ -543,3 +540,4 @@ class DFMC(BaseCalibrator):
             raise ValueError(f"model data field state.n_features_in_ must be a non-negative integer; got {n!r}")
         if self.booster_.num_feature() != n + 1:
             raise ValueError("model data field state.booster must use n_features_in_ + 1 features")
+        self._check_segments_state(n)
