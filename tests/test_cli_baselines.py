@@ -21,7 +21,8 @@ def table(tmp_path):
     y = rng.random(n) < expit(0.5 * s + np.where(field == "a", 0.5, -0.5))
     path = tmp_path / "scores.csv"
     groups = {"g_a": (field == "a").astype(int), "g_low": (s < -1).astype(int)}
-    pd.DataFrame({"p": expit(s), "y": y.astype(int), "f": field, **groups}).to_csv(path, index=False)
+    frame = {"p": expit(s), "y": y.astype(int), "f": field, "w": rng.normal(size=n), **groups}
+    pd.DataFrame(frame).to_csv(path, index=False)
     return path
 
 
@@ -32,6 +33,7 @@ def table(tmp_path):
         ("gamma", []),
         ("sir", []),
         ("neucalib", ["--field", "f", "--param", "max_iter=30"]),
+        ("neucalib", ["--field", "f", "--features", "w", "--param", "max_iter=30"]),
         ("adacalib", ["--field", "f", "--param", "max_iter=30"]),
         ("per-field-isotonic", ["--field", "f"]),
         ("hkrr", ["--features", "g_a,g_low"]),
@@ -47,7 +49,8 @@ def test_fit_then_predict_through_the_command_line_matches_the_python_api(table,
     assert main(["predict", str(model), str(table), "-o", str(out)]) == 0
     df, written = pd.read_csv(table), pd.read_csv(out)
     cal = load(model)
-    columns = extra[extra.index("--features") + 1].split(",") if "--features" in extra else ["f"]
+    columns = extra[extra.index("--features") + 1].split(",") if "--features" in extra else []
+    columns += ["f"] if "--field" in extra else []
     X = df[columns] if cal.uses_features else None
     assert np.allclose(written["p_calibrated"], cal.predict(df["p"].to_numpy(), X=X), rtol=0, atol=1e-12)
 
@@ -65,3 +68,10 @@ def test_demo_runs_every_baseline_with_its_inputs(tmp_path, capsys):
     table = capsys.readouterr().out
     for name in methods.split(","):
         assert f"fitted {name}" in table
+
+
+def test_features_of_adacalib_are_rejected_as_it_reads_only_its_field(table, tmp_path, capsys):
+    status = main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "adacalib", "--field", "f",
+                   "--features", "w", "-o", str(tmp_path / "m.json")])
+    assert status == 1
+    assert "reads only its --field column" in capsys.readouterr().err

@@ -222,3 +222,35 @@ def test_seen_values_raise_no_warning_at_predict(rng):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cal.predict(p, X=X)
+
+
+def with_feature(rng, counts):
+    """The planted data plus a numeric column w that moves the true logit by 0.8 w."""
+    p, y, X, truth = make(rng, counts)
+    w = rng.normal(size=p.size)
+    truth = expit(np.log(truth / (1 - truth)) + 0.8 * w)
+    return p, (rng.random(p.size) < truth).astype(float), X.assign(w=w), truth
+
+
+def test_neucalib_auxiliary_features_feed_its_auxiliary_network(rng, tmp_path):
+    p, y, X, _ = with_feature(rng, {"a": 1000, "b": 1000, "c": 1000, "rare": 10})
+    pt, yt, Xt, truth = with_feature(rng, {"a": 3000, "b": 3000, "c": 3000})
+    plain = NeuCalib(field="f", **FAST).fit(p, y, X=X).predict(pt, X=Xt)
+    cal = NeuCalib(field="f", auxiliary_features=["w"], **FAST).fit(p, y, X=X)
+    q = cal.predict(pt, X=Xt)
+    # the score ignores w; only the auxiliary network can use it (oracle log loss 0.50 here)
+    assert log_loss(yt, q) < log_loss(yt, plain) - 0.03
+    assert log_loss(yt, q) < log_loss(yt, truth) + 0.02
+    save(cal, tmp_path / "m.json")
+    assert np.array_equal(load(tmp_path / "m.json").predict(pt, X=Xt), q)
+
+
+@pytest.mark.parametrize(
+    ("aux", "match"),
+    [("w", "auxiliary_features must be None or a non-empty sequence"), ([], "non-empty sequence"),
+     (["f"], "auxiliary feature columns must be numeric"), (["zz"], "auxiliary feature columns \\['zz'\\]")],
+)
+def test_bad_auxiliary_features_raise_clear_errors(rng, aux, match):
+    p, y, X, _ = with_feature(rng, {"a": 200, "b": 200})
+    with pytest.raises(ValueError, match=match):
+        NeuCalib(field="f", auxiliary_features=aux, max_iter=5).fit(p, y, X=X)

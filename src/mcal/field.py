@@ -13,101 +13,22 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import expit
 from sklearn.base import clone
 
 from mcal._base import BaseCalibrator
 from mcal._binning import assign_bins, equal_frequency_edges
+from mcal._field_network import FieldNetwork, mlp, mlp_init, mlp_shapes
 from mcal._field_slots import FieldSlots, check_field_param
 from mcal._optional import import_optional
-from mcal._torch_fit import (
-    check_training_params,
-    make_parameters,
-    mlp,
-    mlp_init,
-    mlp_shapes,
-    restore_parameters,
-    tensors_of,
-    train_full_batch,
-    weighted_bce,
-)
 from mcal._validation import check_positive_int, logit, warn
+from mcal.mcnet._inputs import feature_matrix
 from mcal.nonparametric import IsotonicCalibration
 
 #: ``softplus(x + _SOFTPLUS_ONE) == 1`` at ``x = 0``: slopes start at 1, so the networks start at the identity.
 _SOFTPLUS_ONE = float(np.log(np.expm1(1.0)))
 
 
-class _FieldNetwork(BaseCalibrator):
-    """Shared fit/predict of the torch field-aware calibrators.
-
-    Subclasses build their fixed structure from the data (``_build``), their initial parameters
-    (``_init``, ``_shapes``), per-row gather indices (``_rows``) and the calibrated logit (``_logits``).
-    The loss is the weighted log loss of every row under its own slot plus that of every row under the
-    fallback slot, so the fallback is a calibration function fitted on all rows.
-    """
-
-    uses_features: ClassVar[bool] = True
-
-    def _validate_params_values(self) -> None:
-        check_field_param(self.field)
-        check_positive_int("min_samples_per_field", self.min_samples_per_field)
-        check_training_params(self.learning_rate, self.max_iter)
-        check_positive_int("hidden_dim", self.hidden_dim)
-
-    def _fit(self, y_prob, y, sample_weight, X) -> None:
-        torch = import_optional("torch")
-        slots, row_slots = FieldSlots.fit(X, self.field, sample_weight, int(self.min_samples_per_field))
-        self.field_values_ = slots.vocabulary.to_list()
-        self.field_slots_ = slots.slot_of_value
-        s = logit(y_prob)
-        self._build(s, y, sample_weight, row_slots, slots.n_slots)
-        rng = np.random.default_rng(self.random_state)
-        module = make_parameters(self._init(rng))
-        own = self._rows(s, row_slots)
-        fallback = self._rows(s, np.full_like(row_slots, slots.n_slots))
-        yt, wt = torch.as_tensor(y), torch.as_tensor(sample_weight)
-
-        def loss():
-            return (
-                weighted_bce(self._logits(module, own), yt, wt)
-                + weighted_bce(self._logits(module, fallback), yt, wt)
-                + self._penalty(module)
-            )
-
-        train_full_batch(module, loss, learning_rate=self.learning_rate, max_iter=self.max_iter)
-        self.module_ = module
-
-    def _predict(self, y_prob, X) -> NDArray[np.float64]:
-        torch = import_optional("torch")
-        slots = FieldSlots(self.field_values_, self.field_slots_)
-        rows = self._rows(logit(y_prob), slots.transform(X, self.field, y_prob.shape[0]))
-        with torch.no_grad():
-            return expit(self._logits(self.module_, rows).numpy())
-
-    def _check_X(self, X, n_samples, *, fitting):
-        if X is None:
-            raise ValueError(f"X must hold the field column {self.field!r} for {type(self).__name__}; got None")
-        return super()._check_X(X, n_samples, fitting=fitting)
-
-    def _n_slots(self) -> int:
-        return int(np.max(self.field_slots_, initial=-1)) + 1
-
-    def _penalty(self, module):
-        return 0.0
-
-    def _get_tensors(self) -> dict[str, NDArray]:
-        return tensors_of(self.module_)
-
-    def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
-        FieldSlots.validate(self.field_values_, self.field_slots_)
-        self.module_ = restore_parameters(type(self).__name__, tensors, self._shapes())
-
-    def _validate_state(self) -> None:
-        FieldSlots.validate(self.field_values_, self.field_slots_)
-
-
-class NeuCalib(_FieldNetwork):
+class NeuCalib(FieldNetwork):
     """Neural calibration (NeuCalib): a piecewise-linear map of the logit plus a field-aware shift.
 
     Parameters
@@ -122,6 +43,9 @@ class NeuCalib(_FieldNetwork):
         Size of the learned field embedding.
     hidden_dim : int, default=32
         Hidden units of the auxiliary two-layer perceptron.
+    auxiliary_features : sequence of str or int, default=None
+        Numeric columns of ``X`` fed to the auxiliary perceptron beside the field embedding (standardised with
+        their weighted mean and standard deviation at fit).
     monotonic_penalty : float, default=1.0
         Weight of the order-preserving penalty ``sum_k max(0, v_k - v_{k+1})`` on the knot values.
     learning_rate : float, default=0.01
@@ -141,20 +65,23 @@ class NeuCalib(_FieldNetwork):
         Slot of each value; -1 means the fallback slot.
     knots_ : ndarray of shape (n_knots,)
         Knot positions, logit units.
+    auxiliary_mean_, auxiliary_scale_ : ndarray of shape (n_auxiliary_features,)
+        Standardisation of the auxiliary features (empty without them).
     module_ : torch.nn.ParameterDict
         ``knot_values`` (calibrated logit at each knot), ``embedding`` (one row per field slot), the
         auxiliary perceptron ``aux_*``, and ``fallback_knot_values``, the univariate map of the fallback.
 
     Notes
     -----
-    Pan et al. (2020), section 4: the calibrated logit is :math:`f(s) + g(h_c)`, where ``f`` interpolates
+    Pan et al. (2020), section 4: the calibrated logit is :math:`f(s) + g(h_c, x)`, where ``f`` interpolates
     the learned knot values linearly (extended linearly beyond the end knots) and ``g`` is a perceptron on
-    the embedding :math:`h_c` of the field value. The paper feeds ``g`` the base model's field embeddings;
-    mcal sees only the field column, so the embedding is learned here. Trained on the weighted log loss
-    plus the order-preserving penalty, which encourages, but does not guarantee, an increasing ``f``; the
-    field term does not depend on the score, so the map is monotone in the score exactly when ``f`` is.
-    Rare and unseen field values get no field term and their own piecewise-linear map, trained on all rows
-    (so it does not distort ``f``). Weighted, full-batch training: weight k is equivalent to k copies of a row.
+    the embedding :math:`h_c` of the field value and the auxiliary features ``x``. The paper feeds ``g`` the
+    base model's embeddings; mcal sees only columns, so the field embedding is learned here. Trained on the
+    weighted log loss plus the order-preserving penalty, which encourages, but does not guarantee, an
+    increasing ``f``; ``g`` does not depend on the score, so the map is monotone in the score exactly when
+    ``f`` is. Rare and unseen field values have no embedding (``g`` sees zeros, and without auxiliary
+    features there is no ``g`` term) and their own piecewise-linear map, trained on all rows (so it does not
+    distort ``f``). Weighted, full-batch training: weight k is equivalent to k copies of a row.
 
     References
     ----------
@@ -174,7 +101,9 @@ class NeuCalib(_FieldNetwork):
     (3,)
     """
 
-    _state_attrs: ClassVar[tuple[str, ...]] = ("field_values_", "field_slots_", "knots_")
+    _state_attrs: ClassVar[tuple[str, ...]] = (
+        "field_values_", "field_slots_", "knots_", "auxiliary_mean_", "auxiliary_scale_",
+    )
 
     def __init__(
         self,
@@ -183,6 +112,7 @@ class NeuCalib(_FieldNetwork):
         n_knots: int = 20,
         embedding_dim: int = 8,
         hidden_dim: int = 32,
+        auxiliary_features: tuple[str | int, ...] | None = None,
         monotonic_penalty: float = 1.0,
         learning_rate: float = 0.01,
         max_iter: int = 500,
@@ -193,6 +123,7 @@ class NeuCalib(_FieldNetwork):
         self.n_knots = n_knots
         self.embedding_dim = embedding_dim
         self.hidden_dim = hidden_dim
+        self.auxiliary_features = auxiliary_features
         self.monotonic_penalty = monotonic_penalty
         self.learning_rate = learning_rate
         self.max_iter = max_iter
@@ -210,6 +141,24 @@ class NeuCalib(_FieldNetwork):
             np.isfinite(penalty) and penalty >= 0
         ):
             raise ValueError(f"monotonic_penalty must be a non-negative finite number; got {penalty!r}")
+        aux = self.auxiliary_features
+        if aux is not None and (isinstance(aux, (str, bytes)) or not isinstance(aux, (list, tuple)) or not aux):
+            raise ValueError(f"auxiliary_features must be None or a non-empty sequence of columns; got {aux!r}")
+
+    def _n_auxiliary(self) -> int:
+        return 0 if self.auxiliary_features is None else len(self.auxiliary_features)
+
+    def _row_features(self, X, sample_weight, *, fitting):
+        if self.auxiliary_features is None:
+            if fitting:
+                self.auxiliary_mean_ = self.auxiliary_scale_ = np.zeros(0)
+            return None
+        values = feature_matrix(X, list(self.auxiliary_features), sample_weight.shape[0])
+        if fitting:
+            self.auxiliary_mean_ = np.average(values, axis=0, weights=sample_weight)
+            std = np.sqrt(np.average((values - self.auxiliary_mean_) ** 2, axis=0, weights=sample_weight))
+            self.auxiliary_scale_ = np.where(std > 0, std, 1.0)
+        return (values - self.auxiliary_mean_) / self.auxiliary_scale_
 
     def _build(self, s, y, w, row_slots, n_slots) -> None:
         k = np.arange(1, int(self.n_knots) + 1)
@@ -220,7 +169,7 @@ class NeuCalib(_FieldNetwork):
             "knot_values": (self.knots_.size,),
             "fallback_knot_values": (self.knots_.size,),
             "embedding": (self._n_slots(), int(self.embedding_dim)),
-            **mlp_shapes("aux", int(self.embedding_dim), int(self.hidden_dim)),
+            **mlp_shapes("aux", int(self.embedding_dim) + self._n_auxiliary(), int(self.hidden_dim)),
         }
 
     def _init(self, rng: np.random.Generator) -> dict[str, NDArray[np.float64]]:
@@ -229,15 +178,16 @@ class NeuCalib(_FieldNetwork):
             "knot_values": self.knots_.copy(),
             "fallback_knot_values": self.knots_.copy(),
             "embedding": rng.normal(0.0, 1.0 / np.sqrt(d), (self._n_slots(), d)),
-            **mlp_init("aux", d, int(self.hidden_dim), rng),
+            **mlp_init("aux", d + self._n_auxiliary(), int(self.hidden_dim), rng),
         }
 
-    def _rows(self, s: NDArray[np.float64], slots: NDArray[np.intp]) -> dict[str, Any]:
+    def _rows(self, s: NDArray[np.float64], slots: NDArray[np.intp], features: NDArray | None) -> dict[str, Any]:
         torch = import_optional("torch")
         t = self.knots_
         left = np.clip(np.searchsorted(t, s, side="right") - 1, 0, t.size - 2)
         lam = (s - t[left]) / (t[left + 1] - t[left])
-        return {"left": torch.as_tensor(left), "lam": torch.as_tensor(lam), "slot": torch.as_tensor(slots)}
+        aux = None if features is None else torch.as_tensor(features)
+        return {"left": torch.as_tensor(left), "lam": torch.as_tensor(lam), "slot": torch.as_tensor(slots), "aux": aux}
 
     def _logits(self, module, rows):
         torch = import_optional("torch")
@@ -248,10 +198,15 @@ class NeuCalib(_FieldNetwork):
         v = torch.cat([module["knot_values"], module["fallback_knot_values"]])
         left = left + torch.where(own, 0, self.knots_.size)
         univariate = v[left] + lam * (v[left + 1] - v[left])
-        if n_slots == 0:
-            return univariate
-        shift = mlp(module, "aux", module["embedding"])[torch.clamp(slot, max=n_slots - 1)]
-        return univariate + torch.where(own, shift, torch.zeros_like(shift))
+        if rows["aux"] is None:  # g(h_c) per slot; none for the fallback
+            if n_slots == 0:
+                return univariate
+            shift = mlp(module, "aux", module["embedding"])[torch.clamp(slot, max=n_slots - 1)]
+            return univariate + torch.where(own, shift, torch.zeros_like(shift))
+        embedding = torch.zeros((slot.shape[0], int(self.embedding_dim)), dtype=torch.float64)
+        if n_slots:
+            embedding = module["embedding"][torch.clamp(slot, max=n_slots - 1)] * own[:, None]
+        return univariate + mlp(module, "aux", torch.cat([embedding, rows["aux"]], dim=1))
 
     def _penalty(self, module):
         torch = import_optional("torch")
@@ -263,9 +218,12 @@ class NeuCalib(_FieldNetwork):
         super()._validate_state()
         if self.knots_.ndim != 1 or self.knots_.size < 2 or np.any(np.diff(self.knots_) <= 0):
             raise ValueError("model data field state.knots_ must be a strictly increasing array of >= 2 knots")
+        mean, scale = self.auxiliary_mean_, self.auxiliary_scale_
+        if mean.shape != (self._n_auxiliary(),) or scale.shape != mean.shape or np.any(scale <= 0):
+            raise ValueError("model data fields state.auxiliary_* must hold one mean and positive scale per feature")
 
 
-class AdaCalib(_FieldNetwork):
+class AdaCalib(FieldNetwork):
     """Doubly-adaptive calibration (AdaCalib): per-field monotone piecewise-linear maps from posterior statistics.
 
     Parameters
@@ -407,7 +365,7 @@ class AdaCalib(_FieldNetwork):
         h = int(self.hidden_dim)
         return {**mlp_init("head", 3, h, rng), **mlp_init("seg", 7, h, rng), "attention": np.zeros(self.candidate_mask_.shape)}
 
-    def _rows(self, s: NDArray[np.float64], slots: NDArray[np.intp]) -> dict[str, Any]:
+    def _rows(self, s: NDArray[np.float64], slots: NDArray[np.intp], features: None) -> dict[str, Any]:
         torch = import_optional("torch")
         n_cand = self.candidate_mask_.shape[1]
         starts = self._starts()
