@@ -137,7 +137,7 @@ def test_save_load_round_trip_is_exact(rng, tmp_path, make_cal):
 
 def test_same_seed_same_fit_and_dataframe_equals_array(rng):
     p, y, masks, _ = make(rng, 3_000)
-    frame = pd.DataFrame(masks.astype(int), columns=[f"g{j}" for j in range(masks.shape[1])])
+    frame = pd.DataFrame(masks, columns=[f"g{j}" for j in range(masks.shape[1])])
     for make_cal in (lambda: HKRR(random_state=3), lambda: DFMC(n_jobs=1, random_state=3)):
         a = make_cal().fit(p, y, X=masks).predict(p, X=masks)
         b = make_cal().fit(p, y, X=frame).predict(p, X=frame)
@@ -184,9 +184,12 @@ def test_hkrr_rejects_anything_but_indicator_columns(X, match):
         HKRR().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=X)
 
 
-def test_dfmc_rejects_string_columns_and_infinities():
-    with pytest.raises(ValueError, match="numeric or boolean columns for DFMC; column 'c'"):
-        DFMC().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=pd.DataFrame({"c": list("abcd")}))
+def test_dfmc_encodes_string_columns_as_categories_and_rejects_infinities(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    X = pd.DataFrame({"g0": np.where(masks[:, 0], "in", "out"), "g1": masks[:, 1]})
+    cal = DFMC(n_jobs=1, random_state=0).fit(p, y, X=X)
+    assert cal.encoder_.categorical_ == [True, True]
+    assert group_mce(y, cal.predict(p, X=X), masks[:, :2]) < group_mce(y, p, masks[:, :2])
     with pytest.raises(ValueError, match="infinite"):
         DFMC().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=np.array([[1.0], [np.inf], [0.0], [1.0]]))
 

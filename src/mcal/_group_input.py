@@ -94,29 +94,3 @@ class GroupInput:
             raise ValueError("model data field state.segments_ must hold generated segment definitions")
         if sum(len(q.get("segments", [])) for q in parts) != n_groups:
             raise ValueError(f"model data field state.segments_ must define {n_groups} segments")
-
-
-def numeric_features(X: Any, n_samples: int) -> NDArray[np.float64]:
-    """``X`` as a float64 matrix; booleans become 0/1, missing values NaN (LightGBM's "missing").
-
-    Raises
-    ------
-    ValueError
-        If a column is not numeric or boolean, or holds infinities.
-    """
-    if X is None:
-        raise ValueError("X must hold the features and group indicators for DFMC; got None")
-    arr, names = _as_table(X, n_samples)
-    out = np.empty(arr.shape, dtype=np.float64)
-    for j in range(arr.shape[1]):
-        column = pd.to_numeric(pd.Series(arr[:, j]), errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        bad = np.isnan(column) & ~pd.isna(arr[:, j])
-        if bad.any():
-            raise ValueError(
-                f"X must hold numeric or boolean columns for DFMC; column {names[j]!r} holds values such as "
-                f"{pd.unique(pd.Series(arr[bad, j]))[:3].tolist()}"
-            )
-        if np.isinf(column).any():
-            raise ValueError(f"X must not hold infinite values; column {names[j]!r} does")
-        out[:, j] = column
-    return out

@@ -23,7 +23,8 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator
-from mcal._group_input import GroupInput, group_masks, numeric_features
+from mcal._features import FeatureEncoder
+from mcal._group_input import GroupInput, group_masks
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, logit, warn
 
@@ -376,10 +377,13 @@ class DFMC(GroupInput, BaseCalibrator):
         Smallest hessian sum in a leaf.
     groups : {"columns", "generated"}, default="columns"
         ``"columns"``: the columns of ``X`` are the features (group indicators as 0/1 or bool columns, other
-        numeric features beside them). ``"generated"``: the features are the memberships of the segments
-        generated from the features in ``X`` (:func:`mcal.segments.generate_segments`).
+        numerical or categorical features beside them). ``"generated"``: the features are the memberships of
+        the segments generated from the features in ``X`` (:func:`mcal.segments.generate_segments`).
     segment_params : dict, default=None
         Settings of :func:`mcal.segments.generate_segments` for ``groups="generated"``.
+    categorical_features : "from_dtype", None, or array-like, default="from_dtype"
+        Which columns of ``X`` are categorical (``groups="columns"``), as for :class:`~mcal.MCGrad`: pandas
+        category, bool and string columns by default; they become LightGBM categorical features.
     n_jobs : int or None, default=None
         LightGBM threads (None: LightGBM's default).
     random_state : int, Generator or None, default=None
@@ -391,6 +395,8 @@ class DFMC(GroupInput, BaseCalibrator):
         Features the trees see besides the logit: columns of ``X``, or generated segments.
     segments_ : dict or None
         Definitions of the generated segments (``Segments.to_dict()``), None for ``groups="columns"``.
+    encoder_ : FeatureEncoder or None
+        Encoding of the columns of ``X`` (``groups="columns"``), as MCGrad's; None for generated segments.
     booster_ : lightgbm.Booster
         The fitted trees, stored in model files as LightGBM's model text.
 
@@ -402,8 +408,8 @@ class DFMC(GroupInput, BaseCalibrator):
     calibrated probability is ``expit(logit(p) + F(x, logit(p)))``. The defaults are the benchmark's: LightGBM's
     defaults with ``max_depth=2``. This follows the MCGrad benchmark's re-implementation through MCGrad's
     machinery (log loss on the logit), whose numbers the MCGrad paper reports, not the original authors'
-    code (github.com/hjenryin/Discretization-free-MC). Groups are given as 0/1 (or bool) columns of ``X``, alone or beside other
-    numeric features; categorical (string) columns must be encoded first. Sample weights enter LightGBM's
+    code (github.com/hjenryin/Discretization-free-MC). Groups are given as 0/1 (or bool) columns of ``X``,
+    alone or beside other features (encoded as MCGrad encodes them). Sample weights enter LightGBM's
     loss; its histogram binning and ``min_child_samples`` count rows, so weight k approximates, but does not
     equal, k copies of a row. Not monotone in the score.
 
@@ -444,6 +450,7 @@ class DFMC(GroupInput, BaseCalibrator):
         min_sum_hessian_in_leaf: float = 1e-3,
         groups: str = "columns",
         segment_params: dict | None = None,
+        categorical_features: Any = "from_dtype",
         n_jobs: int | None = None,
         random_state: Any = None,
     ) -> None:
@@ -457,6 +464,7 @@ class DFMC(GroupInput, BaseCalibrator):
         self.min_sum_hessian_in_leaf = min_sum_hessian_in_leaf
         self.groups = groups
         self.segment_params = segment_params
+        self.categorical_features = categorical_features
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -490,30 +498,36 @@ class DFMC(GroupInput, BaseCalibrator):
             "num_threads": 0 if self.n_jobs is None else int(self.n_jobs), "verbosity": -1,
         }
 
-    def _design(
-        self, y_prob: NDArray[np.float64], X: Any, *, fitting: bool
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        z = logit(y_prob)
+    def _design(self, y_prob: NDArray[np.float64], X: Any, *, fitting: bool) -> NDArray[np.float64]:
+        """The features (encoded columns of ``X``, or segment memberships) with the logit as the last column."""
         if self.groups == "generated":
-            features = self._segments(X, fitting=fitting).to_masks().astype(np.float64)
+            masks = self._segments(X, fitting=fitting).to_masks()
+            features = np.empty((masks.shape[0], masks.shape[1] + 1))
+            features[:, :-1] = masks
+            if fitting:
+                self.encoder_ = None
         else:
             if fitting:
                 self.segments_ = None
-            features = numeric_features(X, y_prob.shape[0])
-        return np.column_stack([features, z]), z
+                self.encoder_ = FeatureEncoder(self.categorical_features).fit(X)
+            features = self.encoder_.transform(X, n_extra_columns=1)
+        features[:, -1] = logit(y_prob)
+        return features
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         lgb = import_optional("lightgbm")
-        features, z = self._design(y_prob, X, fitting=True)
-        data = lgb.Dataset(features, label=y, weight=sample_weight, init_score=z, free_raw_data=True)
+        features = self._design(y_prob, X, fitting=True)
+        categorical = [] if self.encoder_ is None else np.flatnonzero(self.encoder_.categorical_).tolist()
+        data = lgb.Dataset(
+            features, label=y, weight=sample_weight, init_score=features[:, -1].copy(),
+            categorical_feature=categorical, free_raw_data=True,
+        )
         self.booster_ = lgb.train(self._params(), data, num_boost_round=int(self.n_estimators))
         self.n_features_in_ = features.shape[1] - 1
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
-        features, z = self._design(y_prob, X, fitting=False)
-        if features.shape[1] - 1 != self.n_features_in_:
-            raise ValueError(f"X must have {self.n_features_in_} columns, as at fit; got {features.shape[1] - 1}")
-        return expit(z + self.booster_.predict(features, raw_score=True))
+        features = self._design(y_prob, X, fitting=False)
+        return expit(features[:, -1] + self.booster_.predict(features, raw_score=True))
 
     def _check_X(self, X, n_samples, *, fitting):
         if X is None:
@@ -521,10 +535,13 @@ class DFMC(GroupInput, BaseCalibrator):
         return super()._check_X(X, n_samples, fitting=fitting)
 
     def _extra_state(self) -> dict[str, Any]:
-        return {"booster": self.booster_.model_to_string()}
+        encoder = None if self.encoder_ is None else self.encoder_.to_dict()
+        return {"booster": self.booster_.model_to_string(), "encoder": encoder}
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         super()._restore_extra_state(state, tensors)
+        encoder = state.get("encoder")
+        self.encoder_ = None if encoder is None else FeatureEncoder.from_dict(encoder)
         text = state.get("booster")
         if not isinstance(text, str) or not text.startswith("tree"):
             raise ValueError("model data field state.booster must be LightGBM model text")
@@ -540,4 +557,8 @@ class DFMC(GroupInput, BaseCalibrator):
             raise ValueError(f"model data field state.n_features_in_ must be a non-negative integer; got {n!r}")
         if self.booster_.num_feature() != n + 1:
             raise ValueError("model data field state.booster must use n_features_in_ + 1 features")
+        if (self.encoder_ is None) != (self.groups == "generated") or (
+            self.encoder_ is not None and self.encoder_.n_features_in_ != n
+        ):
+            raise ValueError(f"model data field state.encoder must encode the {n} columns of X for groups='columns'")
         self._check_segments_state(n)
