@@ -12,10 +12,12 @@ from mcal._base import BaseCalibrator
 from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
 from mcal.classifier import CalibratedClassifier
+from mcal.field import AdaCalib, NeuCalib, PerFieldCalibrator
+from mcal.groups import DFMC, HKRR
 from mcal.mcgrad import MCGrad
 from mcal.mcnet import MCNet
-from mcal.nonparametric import HistogramBinning, IsotonicCalibration
-from mcal.parametric import BetaCalibration, PlattScaling, TemperatureScaling
+from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
+from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
 
 try:
     __version__ = version("mcal")
@@ -24,15 +26,23 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
 
 __all__ = [
     "EPS",
+    "AdaCalib",
     "BaseCalibrator",
     "BetaCalibration",
     "CalibratedClassifier",
     "CalibrationWarning",
+    "DFMC",
+    "GammaScaling",
+    "GaussianScaling",
+    "HKRR",
     "HistogramBinning",
     "IsotonicCalibration",
     "MCGrad",
     "MCNet",
+    "NeuCalib",
+    "PerFieldCalibrator",
     "PlattScaling",
+    "SmoothedIsotonic",
     "TemperatureScaling",
     "__version__",
     "load",

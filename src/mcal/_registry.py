@@ -17,6 +17,14 @@ METHODS: dict[str, str] = {
     "histogram": "mcal.nonparametric:HistogramBinning",
     "mcgrad": "mcal.mcgrad:MCGrad",
     "mcnet": "mcal.mcnet:MCNet",
+    "gaussian": "mcal.parametric:GaussianScaling",
+    "gamma": "mcal.parametric:GammaScaling",
+    "sir": "mcal.nonparametric:SmoothedIsotonic",
+    "neucalib": "mcal.field:NeuCalib",
+    "adacalib": "mcal.field:AdaCalib",
+    "per-field-isotonic": "mcal.field:PerFieldCalibrator",
+    "hkrr": "mcal.groups:HKRR",
+    "dfmc": "mcal.groups:DFMC",
 }
 
 

@@ -184,6 +184,12 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDAr
     return arr
 
 
+def check_positive_int(name: str, value: object) -> None:
+    """Raise ``ValueError`` unless ``value`` is a positive integer (bools are not integers here)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer; got {value!r}")
+
+
 def check_consistent(**arrays: object) -> None:
     """Raise ``ValueError`` naming each argument's length if the given arrays differ in length."""
     lengths = {k: (v.shape[0] if hasattr(v, "shape") else len(v)) for k, v in arrays.items() if v is not None}

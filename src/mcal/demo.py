@@ -26,7 +26,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from mcal._optional import import_optional
 from mcal._persistence import atomic_write_bytes
 from mcal._registry import METHODS, get_method
-from mcal.datasets import BANK_CATEGORICAL, BANK_NUMERICAL, load_bank_marketing
+from mcal.datasets import BANK_CATEGORICAL, BANK_NUMERICAL, bank_marketing_groups, load_bank_marketing
 from mcal.metrics import calibration_summary
 from mcal.segments import generate_segments
 
@@ -100,6 +100,8 @@ def _make(name: str, random_state: int) -> Any:
 def _features(model: Any, df: pd.DataFrame) -> pd.DataFrame | None:
     if not model.uses_features:
         return None
+    if getattr(model, "uses_groups", False):  # HKRR, DFMC: the MCGrad paper's prespecified groups
+        return bank_marketing_groups(df)
     if "field" in model.get_params() and not hasattr(model, "features"):
         return df[[DEMO_FIELD]]
     return df[BANK_CATEGORICAL + BANK_NUMERICAL]

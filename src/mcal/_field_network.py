@@ -1,0 +1,198 @@
+"""The shared base of the torch field-aware baselines (NeuCalib, AdaCalib) and its training helpers.
+
+Parameters live in a ``torch.nn.ParameterDict`` (the fitted ``module_``), are trained in float64 with Adam on
+the whole calibration set (deterministic, so a row of weight k and k copies of it give the same fit), and are
+stored as safetensors through :meth:`BaseCalibrator._get_tensors`. Torch is imported inside the functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import expit
+
+from mcal._base import BaseCalibrator
+from mcal._field_slots import FieldSlots, check_field_param
+from mcal._optional import import_optional
+from mcal._validation import check_positive_int, logit
+
+
+def check_training_params(learning_rate: Any, max_iter: Any) -> None:
+    """Raise ``ValueError`` unless ``learning_rate`` is a positive number and ``max_iter`` a positive integer."""
+    if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float, np.number)) or not (
+        np.isfinite(learning_rate) and learning_rate > 0
+    ):
+        raise ValueError(f"learning_rate must be a positive finite number; got {learning_rate!r}")
+    check_positive_int("max_iter", max_iter)
+
+
+def make_parameters(init: dict[str, NDArray[np.float64]]) -> Any:
+    """A ``torch.nn.ParameterDict`` of float64 parameters with the given initial values."""
+    torch = import_optional("torch")
+    return torch.nn.ParameterDict(
+        {k: torch.nn.Parameter(torch.as_tensor(np.asarray(v, dtype=np.float64)).clone()) for k, v in init.items()}
+    )
+
+
+def weighted_bce(logits: Any, y: Any, w: Any) -> Any:
+    """Weighted mean binary cross-entropy of ``sigmoid(logits)`` against labels ``y`` (torch tensors)."""
+    torch = import_optional("torch")
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none")
+    return (w * loss).sum() / w.sum()
+
+
+def train_full_batch(module: Any, loss_fn: Callable[[], Any], *, learning_rate: float, max_iter: int) -> float:
+    """Run ``max_iter`` Adam steps on ``loss_fn()`` over ``module``'s parameters; return the final loss.
+
+    Raises
+    ------
+    RuntimeError
+        If the loss becomes non-finite (a diverging fit), naming the step.
+    """
+    torch = import_optional("torch")
+    optimizer = torch.optim.Adam(module.parameters(), lr=float(learning_rate))
+    loss = None
+    for step in range(int(max_iter)):
+        optimizer.zero_grad()
+        loss = loss_fn()
+        if not torch.isfinite(loss):
+            raise RuntimeError(f"training diverged at step {step}: the loss is {loss.item()}; lower learning_rate")
+        loss.backward()
+        optimizer.step()
+    return float(loss_fn().detach()) if loss is not None else float("nan")
+
+
+def tensors_of(module: Any) -> dict[str, NDArray[np.float64]]:
+    """The module's parameters as float64 numpy arrays (for safetensors)."""
+    return {k: v.detach().cpu().numpy().astype(np.float64) for k, v in module.state_dict().items()}
+
+
+def restore_parameters(cls_name: str, tensors: dict[str, NDArray], shapes: dict[str, tuple[int, ...]]) -> Any:
+    """Rebuild a ParameterDict from stored tensors, checking names, shapes and finiteness.
+
+    Raises
+    ------
+    ValueError
+        If a tensor is missing, extra, of the wrong shape or not finite.
+    """
+    if set(tensors) != set(shapes):
+        raise ValueError(
+            f"{cls_name} weights must be exactly {sorted(shapes)}; got {sorted(tensors)}"
+        )
+    for name, shape in shapes.items():
+        arr = np.asarray(tensors[name])
+        if arr.shape != tuple(shape):
+            raise ValueError(f"{cls_name} weight {name!r} must have shape {tuple(shape)}; got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{cls_name} weight {name!r} must be finite")
+    return make_parameters({k: tensors[k] for k in shapes})
+
+
+def mlp(params: Any, prefix: str, x: Any) -> Any:
+    """A one-hidden-layer ReLU perceptron ``W2 relu(W1 x + b1) + b2`` with scalar output, shape (n,)."""
+    torch = import_optional("torch")
+    hidden = torch.relu(x @ params[f"{prefix}_w1"].T + params[f"{prefix}_b1"])
+    return hidden @ params[f"{prefix}_w2"] + params[f"{prefix}_b2"]
+
+
+def mlp_init(prefix: str, n_in: int, n_hidden: int, rng: np.random.Generator) -> dict[str, NDArray[np.float64]]:
+    """Initial weights of :func:`mlp`: uniform first layer (PyTorch's default scale), zero output layer.
+
+    The zero output layer makes the network output 0 at the start, so calibrators start from the identity.
+    """
+    bound = 1.0 / np.sqrt(n_in)
+    return {
+        f"{prefix}_w1": rng.uniform(-bound, bound, (n_hidden, n_in)),
+        f"{prefix}_b1": rng.uniform(-bound, bound, n_hidden),
+        f"{prefix}_w2": np.zeros(n_hidden),
+        f"{prefix}_b2": np.zeros(()),
+    }
+
+
+def mlp_shapes(prefix: str, n_in: int, n_hidden: int) -> dict[str, tuple[int, ...]]:
+    """Shapes of the :func:`mlp` weights."""
+    return {
+        f"{prefix}_w1": (n_hidden, n_in),
+        f"{prefix}_b1": (n_hidden,),
+        f"{prefix}_w2": (n_hidden,),
+        f"{prefix}_b2": (),
+    }
+
+
+class FieldNetwork(BaseCalibrator):
+    """Shared fit/predict of the torch field-aware calibrators.
+
+    Subclasses build their fixed structure from the data (``_build``), their initial parameters
+    (``_init``, ``_shapes``), per-row inputs (``_rows``, given the row features of ``_row_features``) and
+    the calibrated logit (``_logits``).
+    The loss is the weighted log loss of every row under its own slot plus that of every row under the
+    fallback slot, so the fallback is a calibration function fitted on all rows.
+    """
+
+    uses_features: ClassVar[bool] = True
+
+    def _validate_params_values(self) -> None:
+        check_field_param(self.field)
+        check_positive_int("min_samples_per_field", self.min_samples_per_field)
+        check_training_params(self.learning_rate, self.max_iter)
+        check_positive_int("hidden_dim", self.hidden_dim)
+
+    def _fit(self, y_prob, y, sample_weight, X) -> None:
+        torch = import_optional("torch")
+        slots, row_slots = FieldSlots.fit(X, self.field, sample_weight, int(self.min_samples_per_field))
+        self.field_values_ = slots.vocabulary.to_list()
+        self.field_slots_ = slots.slot_of_value
+        s = logit(y_prob)
+        self._build(s, y, sample_weight, row_slots, slots.n_slots)
+        features = self._row_features(X, sample_weight, fitting=True)
+        rng = np.random.default_rng(self.random_state)
+        module = make_parameters(self._init(rng))
+        own = self._rows(s, row_slots, features)
+        fallback = self._rows(s, np.full_like(row_slots, slots.n_slots), features)
+        yt, wt = torch.as_tensor(y), torch.as_tensor(sample_weight)
+
+        def loss():
+            return (
+                weighted_bce(self._logits(module, own), yt, wt)
+                + weighted_bce(self._logits(module, fallback), yt, wt)
+                + self._penalty(module)
+            )
+
+        train_full_batch(module, loss, learning_rate=self.learning_rate, max_iter=self.max_iter)
+        self.module_ = module
+
+    def _predict(self, y_prob, X) -> NDArray[np.float64]:
+        torch = import_optional("torch")
+        slots = FieldSlots(self.field_values_, self.field_slots_)
+        features = self._row_features(X, np.ones_like(y_prob), fitting=False)
+        rows = self._rows(logit(y_prob), slots.transform(X, self.field, y_prob.shape[0]), features)
+        with torch.no_grad():
+            return expit(self._logits(self.module_, rows).numpy())
+
+    def _check_X(self, X, n_samples, *, fitting):
+        if X is None:
+            raise ValueError(f"X must hold the field column {self.field!r} for {type(self).__name__}; got None")
+        return super()._check_X(X, n_samples, fitting=fitting)
+
+    def _n_slots(self) -> int:
+        return int(np.max(self.field_slots_, initial=-1)) + 1
+
+    def _penalty(self, module):
+        return 0.0
+
+    def _row_features(self, X: Any, sample_weight: NDArray[np.float64], *, fitting: bool) -> NDArray | None:
+        """Per-row inputs besides score and field (none by default)."""
+        return None
+
+    def _get_tensors(self) -> dict[str, NDArray]:
+        return tensors_of(self.module_)
+
+    def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
+        FieldSlots.validate(self.field_values_, self.field_slots_)
+        self.module_ = restore_parameters(type(self).__name__, tensors, self._shapes())
+
+    def _validate_state(self) -> None:
+        FieldSlots.validate(self.field_values_, self.field_slots_)

@@ -1,0 +1,106 @@
+"""Field values to model slots, with one fallback slot for rare and unseen values (shared by field-aware baselines).
+
+A field value seen at fit time on at least ``min_samples_per_field`` rows (of positive weight) gets its own
+slot ``0..n_slots-1``; every other value, rare at fit time or unseen, uses the fallback slot ``n_slots``, whose
+calibration function is fitted on all rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mcal._fields import UNSEEN, FieldVocabulary, extract_field
+
+
+def check_field_param(field: Any) -> None:
+    """Raise unless ``field`` names a column (str) or indexes one (int)."""
+    if isinstance(field, bool) or not isinstance(field, (str, int, np.integer)):
+        raise TypeError(f"field must be a column name (str) or index (int); got {field!r}")
+
+
+class FieldSlots:
+    """Mapping of field values to slots; the fitted state is ``values`` and ``slot_of_value``.
+
+    Parameters
+    ----------
+    values : list of str
+        Every field value seen at fit time, sorted (the :class:`~mcal._fields.FieldVocabulary`).
+    slot_of_value : ndarray of shape (len(values),), int64
+        Slot of each value; -1 for values too rare to get their own slot.
+    """
+
+    def __init__(self, values: list[str], slot_of_value: NDArray[np.int64]) -> None:
+        self.vocabulary = FieldVocabulary([str(v) for v in values])
+        self.slot_of_value = np.asarray(slot_of_value, dtype=np.int64)
+        self.n_slots = int(self.slot_of_value.max(initial=-1)) + 1
+        #: rows of positive weight per value at fit time (set by :meth:`fit` only)
+        self.counts: NDArray[np.intp] | None = None
+
+    @classmethod
+    def fit(
+        cls, X: Any, field: str | int, sample_weight: NDArray[np.float64], min_samples: int, *, eligible: Any = None
+    ) -> tuple[FieldSlots, NDArray[np.intp]]:
+        """Build the slots from the fit data; returns them and the slot of every row.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like
+            Holds the field column.
+        field : str or int
+            The field column's name or index.
+        sample_weight : ndarray of shape (n_samples,)
+            Rows of zero weight do not count towards a value's number of rows.
+        min_samples : int
+            Values with fewer rows of positive weight use the fallback slot.
+        eligible : callable, default=None
+            ``eligible(mask) -> bool`` further restricts which values get a slot (e.g. both classes present).
+
+        Raises
+        ------
+        ValueError
+            If the field column is missing or has missing values.
+        """
+        column = extract_field(X, field, sample_weight.shape[0])
+        name = f"X[{field!r}]"
+        vocabulary = FieldVocabulary.fit(column, name)
+        codes = vocabulary.transform(column, name)
+        counts = np.bincount(codes[sample_weight > 0], minlength=len(vocabulary))
+        keep = counts >= min_samples
+        if eligible is not None:
+            keep &= np.array([bool(k) and eligible(codes == c) for c, k in enumerate(keep)], dtype=bool)
+        slot_of_value = np.where(keep, np.cumsum(keep) - 1, -1).astype(np.int64)
+        slots = cls(vocabulary.to_list(), slot_of_value)
+        slots.counts = counts
+        return slots, slots._slots_of_codes(codes)
+
+    def transform(self, X: Any, field: str | int, n_samples: int) -> NDArray[np.intp]:
+        """Slot of every row of ``X``; unseen values (one warning) and rare ones get the fallback slot."""
+        column = extract_field(X, field, n_samples)
+        return self._slots_of_codes(self.vocabulary.transform(column, f"X[{field!r}]"))
+
+    def _slots_of_codes(self, codes: NDArray[np.intp]) -> NDArray[np.intp]:
+        slot = np.where(codes == UNSEEN, -1, self.slot_of_value[np.maximum(codes, 0)])
+        return np.where(slot < 0, self.n_slots, slot).astype(np.intp)
+
+    @staticmethod
+    def validate(values: Any, slot_of_value: Any) -> None:
+        """Check restored state: sorted unique strings, and slots -1 or ``0..k-1`` in order of first use.
+
+        Raises
+        ------
+        ValueError
+            Naming the malformed field.
+        """
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise ValueError("model data field state.field_values_ must be a list of strings")
+        if values != sorted(set(values)):
+            raise ValueError("model data field state.field_values_ must be sorted and without duplicates")
+        arr = np.asarray(slot_of_value)
+        if not isinstance(slot_of_value, np.ndarray) or arr.shape != (len(values),) or arr.dtype.kind != "i":
+            raise ValueError("model data field state.field_slots_ must be an integer array, one entry per field value")
+        used = arr[arr >= 0]
+        if np.any(arr < -1) or not np.array_equal(used, np.arange(used.size)):
+            raise ValueError("model data field state.field_slots_ must hold -1 or the slots 0..k-1 in order")

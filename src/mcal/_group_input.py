@@ -1,0 +1,96 @@
+"""How ``X`` reaches the group-based calibrators (HKRR, DFMC): its columns, or segments generated from it."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from mcal.segments import Segments, generate_segments
+
+#: Accepted settings of :func:`mcal.segments.generate_segments` for ``groups="generated"``.
+_SEGMENT_PARAMS = frozenset(inspect.signature(generate_segments).parameters) - {"X"}
+
+
+def _as_table(X: Any, n_samples: int) -> tuple[NDArray, list[str]]:
+    """``X`` as a 2-D array of objects or numbers and its column labels, with its row count checked."""
+    if isinstance(X, pd.DataFrame):
+        return X.to_numpy(), [str(c) for c in X.columns]
+    arr = np.asarray(X)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] != n_samples:
+        raise ValueError(f"X must be 2-D with {n_samples} rows; got shape {arr.shape}")
+    return arr, [str(j) for j in range(arr.shape[1])]
+
+
+def group_masks(X: Any, n_samples: int) -> NDArray[np.bool_]:
+    """Boolean membership matrix of shape (n_samples, n_groups) from ``X``'s indicator columns.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is None, has no columns, or a column holds anything but booleans or 0/1 numbers.
+    """
+    if X is None:
+        raise ValueError("X must hold one boolean group-indicator column per group; got None")
+    arr, names = _as_table(X, n_samples)
+    if arr.shape[1] == 0:
+        raise ValueError("X must have at least one group-indicator column; got 0 columns")
+    if arr.dtype == bool:
+        return arr
+    try:
+        values = arr.astype(np.float64)
+    except (TypeError, ValueError):
+        values = None
+    bad = None if values is None else ~np.isin(values, (0.0, 1.0))
+    if values is None or bad.any():
+        col = 0 if values is None else int(np.flatnonzero(bad.any(axis=0))[0])
+        shown = pd.unique(pd.Series(arr[:, col]))[:3].tolist()
+        raise ValueError(
+            f"X must hold boolean group indicators (bool or 0/1) in every column; column {names[col]!r} "
+            f"holds values such as {shown}"
+        )
+    return values == 1.0
+
+
+class GroupInput:
+    """How ``X`` becomes groups for HKRR and DFMC: its columns, or segments generated from its features."""
+
+    def _check_group_params(self) -> None:
+        if self.groups not in ("columns", "generated"):
+            raise ValueError(f"groups must be 'columns' or 'generated'; got {self.groups!r}")
+        params = self.segment_params
+        if params is not None and (not isinstance(params, dict) or not set(params) <= _SEGMENT_PARAMS):
+            raise ValueError(
+                f"segment_params must be None or a dict of generate_segments settings {sorted(_SEGMENT_PARAMS)}; "
+                f"got {params!r}"
+            )
+        if params is not None and self.groups != "generated":
+            raise ValueError("segment_params is only used with groups='generated'; got groups='columns'")
+
+    def _segments(self, X: Any, *, fitting: bool) -> Segments:
+        """Generate the segments from ``X`` at fit (saving their definitions); evaluate them on ``X`` at predict."""
+        if fitting:
+            segments = generate_segments(X, **(self.segment_params or {}))
+            self.segments_ = segments.to_dict()
+            return segments
+        segments = Segments.from_dict(self.segments_, X)
+        if segments.n_samples != len(X):
+            raise ValueError(f"X must have {len(X)} rows; got {segments.n_samples}")
+        return segments
+
+    def _check_segments_state(self, n_groups: int) -> None:
+        state = self.segments_
+        if self.groups == "columns":
+            if state is not None:
+                raise ValueError("model data field state.segments_ must be null when groups='columns'")
+            return
+        parts = state.get("parts") if isinstance(state, dict) else None
+        if not isinstance(parts, list) or not all(isinstance(q, dict) and q.get("kind") == "generated" for q in parts):
+            raise ValueError("model data field state.segments_ must hold generated segment definitions")
+        if sum(len(q.get("segments", [])) for q in parts) != n_groups:
+            raise ValueError(f"model data field state.segments_ must define {n_groups} segments")

@@ -1,0 +1,77 @@
+"""The baselines through the command line: ``mcal fit --method NAME`` then ``mcal predict``."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+from mcal import load
+from mcal.cli import main
+
+torch = pytest.importorskip("torch")
+torch.set_num_threads(1)
+
+
+@pytest.fixture
+def table(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 1500
+    field = rng.choice(["a", "b"], n)
+    s = rng.normal(-1.0, 2.0, n)
+    y = rng.random(n) < expit(0.5 * s + np.where(field == "a", 0.5, -0.5))
+    path = tmp_path / "scores.csv"
+    groups = {"g_a": (field == "a").astype(int), "g_low": (s < -1).astype(int)}
+    frame = {"p": expit(s), "y": y.astype(int), "f": field, "w": rng.normal(size=n), **groups}
+    pd.DataFrame(frame).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("method", "extra"),
+    [
+        ("gaussian", []),
+        ("gamma", []),
+        ("sir", []),
+        ("neucalib", ["--field", "f", "--param", "max_iter=30"]),
+        ("neucalib", ["--field", "f", "--features", "w", "--param", "max_iter=30"]),
+        ("adacalib", ["--field", "f", "--param", "max_iter=30"]),
+        ("per-field-isotonic", ["--field", "f"]),
+        ("hkrr", ["--features", "g_a,g_low"]),
+        ("dfmc", ["--features", "g_a,g_low", "--param", "n_jobs=1"]),
+        ("hkrr", ["--features", "f,p", "--param", "groups=generated"]),
+    ],
+)
+def test_fit_then_predict_through_the_command_line_matches_the_python_api(table, tmp_path, method, extra):
+    model = tmp_path / "model.json"
+    out = tmp_path / "out.csv"
+    assert main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", method, "-o", str(model),
+                 "--random-state", "0", *extra]) == 0
+    assert main(["predict", str(model), str(table), "-o", str(out)]) == 0
+    df, written = pd.read_csv(table), pd.read_csv(out)
+    cal = load(model)
+    columns = extra[extra.index("--features") + 1].split(",") if "--features" in extra else []
+    columns += ["f"] if "--field" in extra else []
+    X = df[columns] if cal.uses_features else None
+    assert np.allclose(written["p_calibrated"], cal.predict(df["p"].to_numpy(), X=X), rtol=0, atol=1e-12)
+
+
+def test_a_field_method_without_field_fails_with_a_clear_message(table, tmp_path, capsys):
+    status = main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "adacalib",
+                   "-o", str(tmp_path / "m.json")])
+    assert status == 1
+    assert "field must be a column name" in capsys.readouterr().err
+
+
+def test_demo_runs_every_baseline_with_its_inputs(tmp_path, capsys):
+    methods = "gaussian,gamma,sir,neucalib,adacalib,per-field-isotonic,hkrr,dfmc"
+    assert main(["demo", "--quick", "--methods", methods, "--output-dir", str(tmp_path / "d")]) == 0
+    table = capsys.readouterr().out
+    for name in methods.split(","):
+        assert f"fitted {name}" in table
+
+
+def test_features_of_adacalib_are_rejected_as_it_reads_only_its_field(table, tmp_path, capsys):
+    status = main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "adacalib", "--field", "f",
+                   "--features", "w", "-o", str(tmp_path / "m.json")])
+    assert status == 1
+    assert "reads only its --field column" in capsys.readouterr().err

@@ -1,0 +1,256 @@
+"""Tests of the field-aware baselines: NeuCalib, AdaCalib and PerFieldCalibrator."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+
+from mcal import (
+    AdaCalib,
+    CalibrationWarning,
+    IsotonicCalibration,
+    NeuCalib,
+    PerFieldCalibrator,
+    PlattScaling,
+    load,
+    save,
+)
+from mcal.metrics import ece, f_rce, log_loss
+
+torch = pytest.importorskip("torch")
+torch.set_num_threads(1)
+
+#: true calibrated logit 0.5 s + SHIFT[field]: scores over-confident everywhere, and shifted per field
+SHIFT = {"a": 0.8, "b": -0.6, "c": 0.0, "rare": 1.5}
+FAST = {"max_iter": 150, "random_state": 0}
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def make(rng, counts):
+    field = np.concatenate([[k] * v for k, v in counts.items()])
+    s = rng.normal(-1.0, 2.0, field.size)
+    truth = expit(0.5 * s + np.vectorize(SHIFT.get)(field))
+    return expit(s), (rng.random(field.size) < truth).astype(float), pd.DataFrame({"f": field}), truth
+
+
+def fit_data(rng):
+    return make(rng, {"a": 1000, "b": 1000, "c": 1000, "rare": 10})
+
+
+def test_data_is_miscalibrated_globally_and_per_field(rng):
+    p, y, X, truth = make(rng, {"a": 3000, "b": 3000, "c": 3000})
+    assert ece(y, p) > 0.08 and f_rce(y, p, field=X["f"]) > 0.2 and ece(y, truth) < 0.02
+
+
+@pytest.mark.parametrize(
+    ("make_cal", "ll_margin", "ece_bound", "frce_bound"),
+    [
+        # well-specified for all three; margins from the oracle's log loss (0.533) and ECE (0.012) here
+        (lambda: NeuCalib(field="f", **FAST), 0.01, 0.03, 0.08),
+        (lambda: AdaCalib(field="f", **FAST), 0.01, 0.03, 0.08),
+        (lambda: PerFieldCalibrator(PlattScaling(), field="f"), 0.005, 0.02, 0.06),
+    ],
+    ids=["neucalib", "adacalib", "per-field-platt"],
+)
+def test_field_calibrators_recover_the_planted_map_better_than_the_identity(rng, make_cal, ll_margin, ece_bound, frce_bound):
+    p, y, X, _ = fit_data(rng)
+    pt, yt, Xt, truth = make(rng, {"a": 3000, "b": 3000, "c": 3000})
+    q = make_cal().fit(p, y, X=X).predict(pt, X=Xt)
+    # identity: log loss 0.61, ECE 0.09, F-RCE 0.25
+    assert log_loss(yt, q) < log_loss(yt, truth) + ll_margin < log_loss(yt, pt)
+    assert ece(yt, q) < ece_bound < ece(yt, pt)
+    assert f_rce(yt, q, field=Xt["f"]) < frce_bound < f_rce(yt, pt, field=Xt["f"])
+
+
+@pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
+def test_a_field_with_ten_rows_uses_the_fallback_fitted_on_all_rows(rng, cls):
+    p, y, X, _ = fit_data(rng)
+    cal = cls(field="f", **FAST).fit(p, y, X=X)
+    assert dict(zip(cal.field_values_, cal.field_slots_.tolist())) == {"a": 0, "b": 1, "c": 2, "rare": -1}
+    grid = np.linspace(0.02, 0.98, 30)
+    rare = cal.predict(grid, X=pd.DataFrame({"f": ["rare"] * 30}))
+    with pytest.warns(CalibrationWarning, match="unseen"):
+        unseen = cal.predict(grid, X=pd.DataFrame({"f": ["zz"] * 30}))
+    assert np.array_equal(rare, unseen)
+    # the fallback is a global calibration: on the pooled fields it beats the identity
+    pt, yt, Xt, _ = make(rng, {"a": 3000, "b": 3000, "c": 3000})
+    pooled = cal.predict(pt, X=pd.DataFrame({"f": ["rare"] * pt.size}))
+    assert log_loss(yt, pooled) < log_loss(yt, pt) - 0.05
+
+
+def test_per_field_calibrator_falls_back_to_the_global_calibrator_for_a_field_with_ten_rows(rng):
+    p, y, X, _ = fit_data(rng)
+    cal = PerFieldCalibrator(field="f").fit(p, y, X=X)
+    assert cal.field_slots_.tolist() == [0, 1, 2, -1] and len(cal.field_calibrators_) == 3
+    rare = X["f"].to_numpy() == "rare"
+    assert np.array_equal(cal.predict(p[rare], X=X[rare]), cal.global_calibrator_.predict(p[rare]))
+    assert isinstance(cal.global_calibrator_, IsotonicCalibration)  # the documented default
+    own = X["f"].to_numpy() == "b"
+    assert np.array_equal(cal.predict(p[own], X=X[own]), cal.field_calibrators_[1].predict(p[own]))
+
+
+def test_per_field_calibrator_warns_for_a_frequent_field_with_one_class(rng):
+    p, y, X, _ = fit_data(rng)
+    y[X["f"].to_numpy() == "c"] = 0.0
+    with pytest.warns(CalibrationWarning, match="single class"):
+        cal = PerFieldCalibrator(PlattScaling(), field="f").fit(p, y, X=X)
+    assert cal.field_slots_.tolist() == [0, 1, -1, -1]
+
+
+def test_adacalib_is_strictly_increasing_in_the_score_for_every_field(rng):
+    p, y, X, _ = fit_data(rng)
+    cal = AdaCalib(field="f", **FAST).fit(p, y, X=X)
+    grid = np.linspace(0.0, 1.0, 2001)
+    for value in ["a", "b", "c", "rare"]:
+        assert np.all(np.diff(cal.predict(grid, X=pd.DataFrame({"f": [value] * grid.size}))) > 0)
+
+
+def test_neucalib_order_penalty_keeps_knot_values_nearly_increasing(rng):
+    p, y, X, _ = fit_data(rng)
+    values = NeuCalib(field="f", **FAST).fit(p, y, X=X).module_["knot_values"].detach().numpy()
+    free = NeuCalib(field="f", monotonic_penalty=0.0, max_iter=150, learning_rate=0.05, random_state=0)
+    free_values = free.fit(p, y, X=X).module_["knot_values"].detach().numpy()
+    # the penalty (Pan et al. 2020) holds violations to a fraction of the unpenalised fit's
+    assert np.max(values[:-1] - values[1:], initial=0.0) < 0.02
+    assert np.max(values[:-1] - values[1:], initial=0.0) < np.max(free_values[:-1] - free_values[1:])
+
+
+@pytest.mark.parametrize(
+    "make_cal",
+    [lambda: NeuCalib(field="f", **FAST), lambda: AdaCalib(field="f", **FAST), lambda: PerFieldCalibrator(field="f")],
+    ids=["neucalib", "adacalib", "per-field-isotonic"],
+)
+def test_integer_weights_equal_duplicated_rows(rng, make_cal):
+    p, y, X, _ = fit_data(rng)
+    w = rng.integers(0, 4, p.size)
+    rows = np.repeat(np.arange(p.size), w)
+    weighted = make_cal().fit(p, y, X=X, sample_weight=w).predict(p, X=X)
+    copied = make_cal().fit(p[rows], y[rows], X=X.iloc[rows]).predict(p, X=X)
+    assert np.allclose(weighted, copied, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "make_cal",
+    [lambda: NeuCalib(field="f", **FAST), lambda: AdaCalib(field="f", **FAST), lambda: PerFieldCalibrator(PlattScaling(), field="f")],
+    ids=["neucalib", "adacalib", "per-field-platt"],
+)
+def test_save_load_round_trip_is_exact(rng, tmp_path, make_cal):
+    p, y, X, _ = fit_data(rng)
+    cal = make_cal().fit(p, y, X=X)
+    save(cal, tmp_path / "m.json")
+    again = load(tmp_path / "m.json")
+    assert np.array_equal(again.predict(p, X=X), cal.predict(p, X=X))
+    assert (tmp_path / "m.safetensors").exists() == isinstance(cal, (NeuCalib, AdaCalib))
+
+
+def test_load_rejects_weights_of_the_wrong_shape(rng):
+    p, y, X, _ = fit_data(rng)
+    cal = AdaCalib(field="f", **FAST).fit(p, y, X=X)
+    tensors = cal._get_tensors()
+    tensors["attention"] = tensors["attention"][:-1]
+    with pytest.raises(ValueError, match="attention' must have shape"):
+        AdaCalib.from_dict(cal.to_dict(), tensors)
+
+
+def test_load_rejects_malformed_field_slots(rng):
+    p, y, X, _ = fit_data(rng)
+    data = PerFieldCalibrator(field="f").fit(p, y, X=X).to_dict()
+    data["state"]["field_slots_"]["__ndarray__"] = [0, 2, 1, -1]
+    with pytest.raises(ValueError, match="field_slots_"):
+        PerFieldCalibrator.from_dict(data)
+
+
+def test_same_seed_gives_the_same_fit_and_an_array_field_column_works(rng):
+    p, y, X, _ = fit_data(rng)
+    arr = np.column_stack([X["f"].to_numpy(), np.zeros(p.size)])
+    a = AdaCalib(field=0, **FAST).fit(p, y, X=arr).predict(p, X=arr)
+    b = AdaCalib(field="f", **FAST).fit(p, y, X=X).predict(p, X=X)
+    assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("cls", [NeuCalib, AdaCalib, PerFieldCalibrator])
+def test_missing_field_or_features_raise_clear_errors(rng, cls):
+    p, y, X, _ = fit_data(rng)
+    with pytest.raises(TypeError, match="field must be a column name"):
+        cls().fit(p, y, X=X)
+    with pytest.raises(ValueError, match="X must hold the field column 'f'"):
+        cls(field="f").fit(p, y)
+    with pytest.raises(ValueError, match="X must have the field column 'g'"):
+        cls(field="g").fit(p, y, X=X)
+    bad = X.copy()
+    bad.loc[3, "f"] = None
+    with pytest.raises(ValueError, match="must not contain missing values"):
+        cls(field="f").fit(p, y, X=bad)
+
+
+@pytest.mark.parametrize(
+    ("cal", "match"),
+    [
+        (PerFieldCalibrator(AdaCalib(), field="f"), "calibrator must be univariate"),
+        (PerFieldCalibrator(min_samples_per_field=0, field="f"), "min_samples_per_field must be a positive integer"),
+        (AdaCalib(field="f", bin_counts=(10, 5)), "bin_counts must be a non-empty increasing"),
+        (AdaCalib(field="f", min_samples_per_bin=0), "min_samples_per_bin must be a positive integer"),
+        (NeuCalib(field="f", n_knots=1), "n_knots must be an integer >= 2"),
+        (NeuCalib(field="f", monotonic_penalty=-1.0), "monotonic_penalty must be a non-negative"),
+        (NeuCalib(field="f", learning_rate=0.0), "learning_rate must be a positive finite number"),
+        (AdaCalib(field="f", max_iter=0), "max_iter must be a positive integer"),
+        (AdaCalib(field="f", hidden_dim=0), "hidden_dim must be a positive integer"),
+        (NeuCalib(field="f", embedding_dim=0), "embedding_dim must be a positive integer"),
+    ],
+)
+def test_bad_parameters_raise_clear_errors(rng, cal, match):
+    p, y, X, _ = fit_data(rng)
+    with pytest.raises(ValueError, match=match):
+        cal.fit(p, y, X=X)
+
+
+def test_a_non_calibrator_is_rejected_with_a_type_error(rng):
+    p, y, X, _ = fit_data(rng)
+    with pytest.raises(TypeError, match="calibrator must be an mcal calibrator or None; got str"):
+        PerFieldCalibrator("isotonic", field="f").fit(p, y, X=X)
+
+
+def test_seen_values_raise_no_warning_at_predict(rng):
+    p, y, X, _ = fit_data(rng)
+    cal = PerFieldCalibrator(field="f").fit(p, y, X=X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cal.predict(p, X=X)
+
+
+def with_feature(rng, counts):
+    """The planted data plus a numeric column w that moves the true logit by 0.8 w."""
+    p, y, X, truth = make(rng, counts)
+    w = rng.normal(size=p.size)
+    truth = expit(np.log(truth / (1 - truth)) + 0.8 * w)
+    return p, (rng.random(p.size) < truth).astype(float), X.assign(w=w), truth
+
+
+def test_neucalib_auxiliary_features_feed_its_auxiliary_network(rng, tmp_path):
+    p, y, X, _ = with_feature(rng, {"a": 1000, "b": 1000, "c": 1000, "rare": 10})
+    pt, yt, Xt, truth = with_feature(rng, {"a": 3000, "b": 3000, "c": 3000})
+    plain = NeuCalib(field="f", **FAST).fit(p, y, X=X).predict(pt, X=Xt)
+    cal = NeuCalib(field="f", auxiliary_features=["w"], **FAST).fit(p, y, X=X)
+    q = cal.predict(pt, X=Xt)
+    # the score ignores w; only the auxiliary network can use it (oracle log loss 0.50 here)
+    assert log_loss(yt, q) < log_loss(yt, plain) - 0.03
+    assert log_loss(yt, q) < log_loss(yt, truth) + 0.02
+    save(cal, tmp_path / "m.json")
+    assert np.array_equal(load(tmp_path / "m.json").predict(pt, X=Xt), q)
+
+
+@pytest.mark.parametrize(
+    ("aux", "match"),
+    [("w", "auxiliary_features must be None or a non-empty sequence"), ([], "non-empty sequence"),
+     (["f"], "auxiliary feature columns must be numeric"), (["zz"], "auxiliary feature columns \\['zz'\\]")],
+)
+def test_bad_auxiliary_features_raise_clear_errors(rng, aux, match):
+    p, y, X, _ = with_feature(rng, {"a": 200, "b": 200})
+    with pytest.raises(ValueError, match=match):
+        NeuCalib(field="f", auxiliary_features=aux, max_iter=5).fit(p, y, X=X)

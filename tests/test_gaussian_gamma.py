@@ -1,0 +1,166 @@
+"""Tests of Gaussian and Gamma scaling (Kweon, Kang and Yu, AAAI 2022)."""
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from mcal import GammaScaling, GaussianScaling, load, save
+from mcal.metrics import ece, log_loss, roc_auc
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def gaussian_data(rng, n, *, pi=0.3, mu=(-1.0, 1.0), sd=(1.0, 0.9)):
+    """Logit scores with Gaussian class-conditionals; returns probabilities, labels, true (a, b, c)."""
+    y = (rng.random(n) < pi).astype(float)
+    s = np.where(y == 1, rng.normal(mu[1], sd[1], n), rng.normal(mu[0], sd[0], n))
+    a = 1 / (2 * sd[0] ** 2) - 1 / (2 * sd[1] ** 2)
+    b = mu[1] / sd[1] ** 2 - mu[0] / sd[0] ** 2
+    c = np.log(pi * sd[0] / ((1 - pi) * sd[1])) - mu[1] ** 2 / (2 * sd[1] ** 2) + mu[0] ** 2 / (2 * sd[0] ** 2)
+    return expit(s), y, (a, b, c)
+
+
+def miscalibrated(rng, n):
+    """Over-confident scores: the true probability is expit(0.5 s + 0.3) for a score expit(s)."""
+    s = rng.normal(-0.5, 2.0, n)
+    y = (rng.random(n) < expit(0.5 * s + 0.3)).astype(float)
+    return expit(s), y, expit(0.5 * s + 0.3)
+
+
+def test_gaussian_scaling_recovers_the_analytic_coefficients_of_gaussian_class_conditionals(rng):
+    # Unequal variances: a = 1/2 - 1/(2 * 0.81) = -0.117, b = 1/0.81 + 1 = 2.235, c = log(0.3/(0.7*0.9)) - ...
+    p, y, (a, b, c) = gaussian_data(rng, 200_000)
+    cal = GaussianScaling().fit(p, y)
+    # Over 20 seeds the fitted coefficients have standard deviations 0.010, 0.012, 0.007 at this n; the
+    # bounds are 4 of those. A logit-linear (Platt) fit would miss a by 0.117.
+    assert abs(cal.a_ - a) < 0.04
+    assert abs(cal.b_ - b) < 0.05
+    assert abs(cal.c_ - c) < 0.03
+    grid = np.linspace(-3.0, 3.0, 61)
+    true = expit(a * grid**2 + b * grid + c)
+    assert np.max(np.abs(cal.predict(expit(grid)) - true)) < 0.01
+
+
+def test_gaussian_monotone_constraint_is_inactive_when_the_true_map_is_increasing(rng):
+    p, y, _ = gaussian_data(rng, 20_000)
+    free = GaussianScaling(monotone=False).fit(p, y)
+    constrained = GaussianScaling().fit(p, y)
+    assert (constrained.a_, constrained.b_, constrained.c_) == (free.a_, free.b_, free.c_)
+
+
+def test_gaussian_monotone_constraint_keeps_the_map_non_decreasing_where_the_free_fit_is_not(rng):
+    p, y, _ = gaussian_data(rng, 20_000, sd=(1.0, 2.0))  # a > 0: the free quadratic turns down on the left
+    grid = expit(np.linspace(-12.0, 12.0, 2001))
+    free = GaussianScaling(monotone=False).fit(p, y)
+    assert np.any(np.diff(free.predict(grid)) < 0)
+    cal = GaussianScaling().fit(p, y)
+    assert np.all(np.diff(cal.predict(grid)) >= 0)
+    assert min(2 * cal.a_ * cal.score_min_ + cal.b_, 2 * cal.a_ * cal.score_max_ + cal.b_) >= -1e-9
+
+
+def test_gamma_monotonicity_condition_holds_at_both_ends_of_the_range(rng):
+    # Official condition (postech-di-lab/METIS): a / u + b >= 0 at u = shift and u = s_max - s0.
+    p, y, _ = gaussian_data(rng, 20_000, sd=(1.0, 2.0))
+    free = GammaScaling(monotone=False).fit(p, y)
+    cal = GammaScaling(shift=0.5).fit(p, y)
+    u_max = cal.score_max_ - (cal.score_min_ - 0.5)
+    assert min(cal.a_ / 0.5 + cal.b_, cal.a_ / u_max + cal.b_) >= -1e-9
+    u_max_free = free.score_max_ - (free.score_min_ - 1.0)
+    assert min(free.a_ / 1.0 + free.b_, free.a_ / u_max_free + free.b_) < 0  # the constraint was needed
+    grid = expit(np.linspace(-16.0, 16.0, 3001))
+    assert np.all(np.diff(cal.predict(grid)) >= 0)
+
+
+def test_gamma_scaling_is_close_to_the_true_posterior_under_gamma_class_conditionals(rng):
+    # u | y ~ Gamma(2 + y, 1): the true log-odds are log(u) + log(P(y=1)/P(y=0)) - log(Gamma(3)/Gamma(2)).
+    def draw(n):
+        y = (rng.random(n) < 0.4).astype(float)
+        u = rng.gamma(2.0 + y, 1.0)
+        return expit(u - 3.0), y, expit(np.log(u) + np.log(0.4 / 0.6) - np.log(2.0))
+
+    p, y, _ = draw(50_000)
+    pt, yt, truth = draw(50_000)
+    cal = GammaScaling().fit(p, y)
+    # the oracle's log loss is the floor; 0.002 is about 3 standard errors of the difference at this n
+    assert log_loss(yt, cal.predict(pt)) - log_loss(yt, truth) < 0.002
+    assert log_loss(yt, cal.predict(pt)) < log_loss(yt, pt) - 0.05
+
+
+@pytest.mark.parametrize("method", [GaussianScaling(), GammaScaling()], ids=["gaussian", "gamma"])
+def test_scaling_beats_the_identity_on_held_out_miscalibrated_scores(rng, method):
+    p, y, _ = miscalibrated(rng, 20_000)
+    pt, yt, truth = miscalibrated(rng, 20_000)
+    q = method.fit(p, y).predict(pt)
+    # identity: log loss 0.60, ECE 0.13 on this data; the fitted maps get within 0.003 and 0.02 of the oracle
+    assert log_loss(yt, q) < log_loss(yt, truth) + 0.003 < log_loss(yt, pt)
+    assert ece(yt, q) < 0.02 < ece(yt, pt)
+
+
+@pytest.mark.parametrize("cls", [GaussianScaling, GammaScaling])
+def test_strictly_increasing_fit_leaves_roc_auc_unchanged(rng, cls):
+    p, y, _ = miscalibrated(rng, 5_000)
+    q = cls().fit(p, y).predict(p)
+    assert roc_auc(y, q) == pytest.approx(roc_auc(y, p), abs=1e-12)
+
+
+@pytest.mark.parametrize("cls", [GaussianScaling, GammaScaling])
+def test_integer_weights_equal_duplicated_rows(rng, cls):
+    p, y, _ = miscalibrated(rng, 3_000)
+    w = rng.integers(0, 4, p.size)
+    weighted = cls().fit(p, y, sample_weight=w)
+    copied = cls().fit(np.repeat(p, w), np.repeat(y, w))
+    assert np.allclose([weighted.a_, weighted.b_, weighted.c_], [copied.a_, copied.b_, copied.c_], atol=1e-6)
+
+
+@pytest.mark.parametrize("cls", [GaussianScaling, GammaScaling])
+def test_map_is_continuous_at_the_ends_of_the_calibration_range(rng, cls):
+    p, y, _ = miscalibrated(rng, 3_000)
+    cal = cls().fit(p, y)
+    for end in (cal.score_min_, cal.score_max_):
+        inside, outside = cal.predict(expit(np.array([end, end + 1e-6 * np.sign(end)])))
+        assert abs(inside - outside) < 1e-5
+    assert np.all(np.isfinite(cal.predict(np.array([0.0, 1.0]))))
+
+
+@pytest.mark.parametrize("cls", [GaussianScaling, GammaScaling])
+def test_save_load_round_trip_is_exact(rng, tmp_path, cls):
+    p, y, _ = miscalibrated(rng, 2_000)
+    cal = cls().fit(p, y)
+    save(cal, tmp_path / "m.json")
+    again = load(tmp_path / "m.json")
+    assert np.array_equal(again.predict(p), cal.predict(p))
+    assert again.get_params() == cal.get_params()
+
+
+def test_load_rejects_an_inverted_score_range(rng, tmp_path):
+    p, y, _ = miscalibrated(rng, 1_000)
+    data = GaussianScaling().fit(p, y).to_dict()
+    data["state"]["score_min_"], data["state"]["score_max_"] = 3.0, -3.0
+    with pytest.raises(ValueError, match="score_min_"):
+        GaussianScaling.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "match"),
+    [
+        ({"shift": 0.0}, ValueError, "shift must be a positive finite number; got 0.0"),
+        ({"shift": np.inf}, ValueError, "shift must be a positive finite number"),
+        ({"shift": True}, TypeError, "shift must be a positive number"),
+        ({"monotone": "yes"}, TypeError, "monotone must be a bool"),
+    ],
+)
+def test_bad_parameters_raise_clear_errors(params, error, match):
+    with pytest.raises(error, match=match):
+        GammaScaling(**params).fit([0.2, 0.7], [0, 1])
+
+
+def test_bad_inputs_raise_clear_errors():
+    with pytest.raises(ValueError, match="X must be None"):
+        GaussianScaling().fit([0.2, 0.7], [0, 1], X=np.ones((2, 1)))
+    with pytest.raises(ValueError, match="y_prob must be finite"):
+        GaussianScaling().fit([0.2, np.nan], [0, 1])
+    with pytest.raises(ValueError, match="both classes"):
+        GammaScaling().fit([0.2, 0.7], [1, 1])

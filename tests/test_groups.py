@@ -1,0 +1,287 @@
+"""Tests of the group-based multicalibration baselines HKRR and DFMC."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit, logit
+
+from mcal import CalibrationWarning, load, save
+from mcal._group_input import group_masks
+from mcal.groups import DFMC, HKRR, hkrr_multicalibrate, hkrr_replay
+from mcal.metrics import ece, log_loss, mce
+
+lightgbm = pytest.importorskip("lightgbm")
+
+#: planted logit shifts of the first three groups; the others are calibrated
+PLANTED = np.array([0.8, -0.6, 0.5])
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def make(rng, n, n_groups=8):
+    rates = np.linspace(0.1, 0.5, n_groups)
+    masks = rng.random((n, n_groups)) < rates
+    p = expit(rng.normal(-0.5, 1.2, n))
+    truth = expit(logit(p) + masks[:, :3] @ PLANTED)
+    return p, (rng.random(n) < truth).astype(float), masks, truth
+
+
+def group_mce(y, p, masks):
+    """Multicalibration error over the given groups: max over groups of ECCE / sigma (MCGrad paper, eq. 2)."""
+    return mce(y, p, segments=masks).mce_sigma
+
+
+def feature_data(rng, n):
+    """Raw features with a miscalibrated region (job == "b" and age > 50) that generated segments can find."""
+    X = pd.DataFrame({"job": rng.choice(list("abcd"), n), "age": rng.uniform(20, 70, n)})
+    p = expit(rng.normal(-0.5, 1.2, n))
+    region = (X["job"].to_numpy() == "b") & (X["age"].to_numpy() > 50)
+    y = (rng.random(n) < expit(logit(p) + 1.2 * region)).astype(float)
+    return p, y, X
+
+
+def test_hkrr_leaves_no_checked_cell_above_alpha_on_its_calibration_data(rng):
+    p, y, masks, _ = make(rng, 20_000)
+    w = np.ones_like(p)
+    alpha, n_levels = 0.05, 10
+    members = [np.flatnonzero(m) for m in masks.T]
+    result = hkrr_multicalibrate(p, y, w, members, n_levels=n_levels, alpha=alpha, oracle=True,
+                                 rng=np.random.default_rng(0), max_iter=1000)
+    assert result.converged and result.update_deltas.size > 0
+    q = result.predictions
+    level = np.clip(np.ceil(q * n_levels) - 1, 0, n_levels - 1)
+    worst = 0.0
+    for m in masks.T:
+        for v in range(n_levels):
+            cell = m & (level == v)
+            if cell.sum() >= alpha * (1 / n_levels) * m.sum() and cell.any():
+                worst = max(worst, abs(y[cell].mean() - q[cell].mean()))
+    # the stopping rule of the guess-and-check oracle: every checked cell is within 2 omega = alpha / 2
+    assert worst < alpha / 2
+    # and the uncalibrated scores were not: the planted shifts put cells far above alpha
+    level0 = np.clip(np.ceil(p * n_levels) - 1, 0, n_levels - 1)
+    cell = masks[:, 0] & (level0 == 3)
+    assert abs(y[cell].mean() - p[cell].mean()) > alpha
+
+
+def test_hkrr_replay_reproduces_the_calibration_predictions_exactly(rng):
+    p, y, masks, _ = make(rng, 5_000)
+    members = [np.flatnonzero(m) for m in masks.T]
+    result = hkrr_multicalibrate(p, y, np.ones_like(p), members, n_levels=10, alpha=0.05, oracle=True,
+                                 rng=np.random.default_rng(1), max_iter=1000)
+    replayed = hkrr_replay(p, members, result.update_groups, result.update_levels, result.update_deltas, 10)
+    assert np.array_equal(replayed, result.predictions)
+
+
+def test_hkrr_prediction_snaps_calibration_rows_to_the_level_means(rng):
+    p, y, masks, _ = make(rng, 5_000)
+    cal = HKRR(random_state=0).fit(p, y, X=masks)
+    q = cal.predict(p, X=masks)
+    assert set(np.unique(q)) <= set(cal.level_values_[cal.level_seen_])
+
+
+@pytest.mark.parametrize(
+    "make_cal", [lambda: HKRR(random_state=0), lambda: DFMC(n_jobs=1, random_state=0)], ids=["hkrr", "dfmc"]
+)
+def test_planted_group_miscalibration_is_reduced_on_held_out_data(rng, make_cal):
+    p, y, masks, _ = make(rng, 20_000)
+    pt, yt, mt, truth = make(rng, 20_000)
+    q = make_cal().fit(p, y, X=masks).predict(pt, X=mt)
+    # base: per-group MCE about 20 sigma (the planted shifts); the oracle, calibrated in every group, about 1-2
+    base, fixed, best = group_mce(yt, pt, mt), group_mce(yt, q, mt), group_mce(yt, truth, mt)
+    assert base > 10 and fixed < 5 and best < 3
+    assert log_loss(yt, q) < log_loss(yt, pt) and ece(yt, q) < ece(yt, pt)
+
+
+def test_dfmc_is_close_to_the_truth_when_groups_explain_the_miscalibration(rng):
+    p, y, masks, _ = make(rng, 20_000)
+    pt, yt, mt, truth = make(rng, 20_000)
+    q = DFMC(n_jobs=1, random_state=0).fit(p, y, X=masks).predict(pt, X=mt)
+    # 100 depth-2 trees fit the three planted shifts; the gap to the oracle's log loss stays below 0.003
+    assert log_loss(yt, q) - log_loss(yt, truth) < 0.003
+
+
+def test_hkrr_integer_weights_equal_duplicated_rows(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    w = rng.integers(0, 4, p.size)
+    rows = np.repeat(np.arange(p.size), w)
+    weighted = HKRR(random_state=0).fit(p, y, X=masks, sample_weight=w).predict(p, X=masks)
+    copied = HKRR(random_state=0).fit(p[rows], y[rows], X=masks[rows]).predict(p, X=masks)
+    assert np.allclose(weighted, copied, rtol=0, atol=1e-12)
+
+
+def test_dfmc_weights_move_the_fit_towards_the_duplicated_rows_fit(rng):
+    # LightGBM's binning and min_child_samples count rows, so weight k is only close to k copies (documented)
+    p, y, masks, _ = make(rng, 3_000)
+    w = rng.integers(0, 4, p.size)
+    rows = np.repeat(np.arange(p.size), w)
+    copied = DFMC(n_jobs=1, random_state=0).fit(p[rows], y[rows], X=masks[rows]).predict(p, X=masks)
+    weighted = DFMC(n_jobs=1, random_state=0).fit(p, y, X=masks, sample_weight=w).predict(p, X=masks)
+    unweighted = DFMC(n_jobs=1, random_state=0).fit(p, y, X=masks).predict(p, X=masks)
+    assert np.mean(np.abs(weighted - copied)) < 0.6 * np.mean(np.abs(unweighted - copied))
+
+
+@pytest.mark.parametrize(
+    "make_cal", [lambda: HKRR(random_state=0), lambda: DFMC(n_jobs=1, random_state=0)], ids=["hkrr", "dfmc"]
+)
+def test_save_load_round_trip_is_exact(rng, tmp_path, make_cal):
+    p, y, masks, _ = make(rng, 3_000)
+    cal = make_cal().fit(p, y, X=masks)
+    save(cal, tmp_path / "m.json")
+    again = load(tmp_path / "m.json")
+    assert np.array_equal(again.predict(p, X=masks), cal.predict(p, X=masks))
+
+
+def test_same_seed_same_fit_and_dataframe_equals_array(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    frame = pd.DataFrame(masks, columns=[f"g{j}" for j in range(masks.shape[1])])
+    for make_cal in (lambda: HKRR(random_state=3), lambda: DFMC(n_jobs=1, random_state=3)):
+        a = make_cal().fit(p, y, X=masks).predict(p, X=masks)
+        b = make_cal().fit(p, y, X=frame).predict(p, X=frame)
+        assert np.array_equal(a, b)
+
+
+def test_hkrr_warns_when_max_iter_stops_it_early(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    with pytest.warns(CalibrationWarning, match="max_iter=1"):
+        HKRR(max_iter=1, random_state=0).fit(p, y, X=masks)
+
+
+def test_dfmc_accepts_numeric_features_beside_group_indicators(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    X = pd.DataFrame({"age": rng.normal(40, 10, p.size), "g0": masks[:, 0], "g1": masks[:, 1].astype(int)})
+    X.loc[5, "age"] = np.nan  # missing values are LightGBM's "missing"
+    q = DFMC(n_jobs=1, random_state=0).fit(p, y, X=X).predict(p, X=X)
+    assert q.shape == p.shape and np.all((q > 0) & (q < 1))
+
+
+def test_load_rejects_a_corrupted_model(rng):
+    p, y, masks, _ = make(rng, 2_000)
+    data = HKRR(random_state=0).fit(p, y, X=masks).to_dict()
+    data["state"]["update_groups_"]["__ndarray__"][0] = 99
+    with pytest.raises(ValueError, match="update_"):
+        HKRR.from_dict(data)
+    data = DFMC(n_jobs=1, random_state=0).fit(p, y, X=masks).to_dict()
+    data["state"]["booster"] = "not a model"
+    with pytest.raises(ValueError, match="LightGBM model text"):
+        DFMC.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("X", "match"),
+    [
+        (None, "X must hold"),
+        (np.array([["a", "b"]] * 4), "boolean group indicators"),
+        (np.array([[0.5, 1.0]] * 4), "column '0' holds values such as \\[0.5\\]"),
+        (np.empty((4, 0)), "at least one group-indicator column"),
+    ],
+)
+def test_hkrr_rejects_anything_but_indicator_columns(X, match):
+    with pytest.raises(ValueError, match=match):
+        HKRR().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=X)
+
+
+def test_dfmc_encodes_string_columns_as_categories_and_rejects_infinities(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    X = pd.DataFrame({"g0": np.where(masks[:, 0], "in", "out"), "g1": masks[:, 1]})
+    cal = DFMC(n_jobs=1, random_state=0).fit(p, y, X=X)
+    assert cal.encoder_.categorical_ == [True, True]
+    assert group_mce(y, cal.predict(p, X=X), masks[:, :2]) < group_mce(y, p, masks[:, :2])
+    with pytest.raises(ValueError, match="infinite"):
+        DFMC().fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=np.array([[1.0], [np.inf], [0.0], [1.0]]))
+
+
+def test_predict_rejects_a_different_number_of_groups(rng):
+    p, y, masks, _ = make(rng, 2_000)
+    for cal in (HKRR(random_state=0), DFMC(n_jobs=1, random_state=0)):
+        cal.fit(p, y, X=masks)
+        with pytest.raises(ValueError, match="as at fit"):
+            cal.predict(p, X=masks[:, :3])
+
+
+@pytest.mark.parametrize(
+    ("cal", "match"),
+    [
+        (HKRR(lam=0.3), "lam must divide 1"),
+        (HKRR(alpha=0.0), "alpha must be a number in \\(0, 1\\]"),
+        (HKRR(oracle="yes"), "oracle must be a bool"),
+        (DFMC(max_depth=0), "max_depth must be a positive integer"),
+        (DFMC(learning_rate=-0.1), "learning_rate must be a positive finite number"),
+        (DFMC(max_leaves=1), "max_leaves must be an integer >= 2"),
+        (DFMC(l2_regularization=-1.0), "l2_regularization must be a non-negative finite number"),
+        (DFMC(n_jobs=0), "n_jobs must be a positive integer"),
+        (HKRR(max_iter=0), "max_iter must be a positive integer"),
+    ],
+)
+def test_bad_parameters_raise_clear_errors(cal, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        cal.fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=np.ones((4, 1), dtype=bool))
+
+
+def test_group_masks_accepts_bool_and_zero_one_columns():
+    X = pd.DataFrame({"a": [True, False], "b": [0, 1], "c": [1.0, 0.0]})
+    assert group_masks(X, 2).tolist() == [[True, False, True], [False, True, False]]
+
+
+def test_bank_marketing_groups_match_the_benchmark_protocol_counts():
+    from mcal.datasets import bank_marketing_groups, load_bank_marketing
+
+    counts = bank_marketing_groups(load_bank_marketing()).sum().to_dict()
+    # group sizes of the MCGrad benchmark (Hansen et al.'s dataloader), recounted on the whole dataset
+    assert counts == {
+        "job=management": 9458, "job=technician": 7597, "job=entrepreneur": 1487, "job=blue-collar": 9732,
+        "job=retired": 2264, "marital=married": 27214, "marital=single": 12790, "education=primary": 6851,
+        "education=secondary": 23202, "education=tertiary": 13301, "housing=yes": 25130, "housing=no": 20081,
+        "age<30": 3050, "30<=age<40": 17359, "age>=50": 12185,
+    }
+
+
+@pytest.mark.parametrize(
+    "make_cal",
+    [lambda: HKRR(groups="generated", random_state=0), lambda: DFMC(groups="generated", n_jobs=1, random_state=0)],
+    ids=["hkrr", "dfmc"],
+)
+def test_generated_segments_from_features_find_a_planted_region(rng, tmp_path, make_cal):
+    p, y, X = feature_data(rng, 20_000)
+    pt, yt, Xt = feature_data(rng, 20_000)
+    cal = make_cal().fit(p, y, X=X)
+    assert cal.segments_["parts"][0]["kind"] == "generated"
+    q = cal.predict(pt, X=Xt)
+    # MCE over the segments generated from the test features (depth 3): the base scores miss the region (about
+    # 22 sigma); the region straddles an age tertile and HKRR snaps to 10 levels, so 0.6 of it is the bound
+    assert mce(yt, q, X=Xt).mce_sigma < 0.6 * mce(yt, pt, X=Xt).mce_sigma
+    save(cal, tmp_path / "m.json")
+    assert np.array_equal(load(tmp_path / "m.json").predict(pt, X=Xt), q)
+
+
+@pytest.mark.parametrize("cls", [HKRR, DFMC])
+def test_segment_params_reach_the_segment_generator(rng, cls):
+    p, y, X = feature_data(rng, 2_000)
+    cal = cls(groups="generated", segment_params={"max_depth": 1}, random_state=0).fit(p, y, X=X)
+    n = cal.n_groups_ if cls is HKRR else cal.n_features_in_
+    assert n == 1 + 3 + 3  # the whole table, 3 job levels (2 most frequent + "other"), 3 age tertiles
+
+
+@pytest.mark.parametrize("cls", [HKRR, DFMC])
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"groups": "auto"}, "groups must be 'columns' or 'generated'; got 'auto'"),
+        ({"groups": "generated", "segment_params": {"depth": 2}}, "segment_params must be None or a dict"),
+        ({"segment_params": {"max_depth": 2}}, "segment_params is only used with groups='generated'"),
+    ],
+)
+def test_bad_group_settings_raise_clear_errors(cls, params, match):
+    with pytest.raises(ValueError, match=match):
+        cls(**params).fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=np.ones((4, 1), dtype=bool))
+
+
+def test_load_rejects_segment_definitions_of_the_wrong_size(rng):
+    p, y, X = feature_data(rng, 2_000)
+    data = HKRR(groups="generated", random_state=0).fit(p, y, X=X).to_dict()
+    data["state"]["segments_"]["parts"][0]["segments"].pop()
+    with pytest.raises(ValueError, match="segments_ must define"):
+        HKRR.from_dict(data)

@@ -1,0 +1,105 @@
+"""Tests of smoothed isotonic regression (SIR, Deng et al. 2020)."""
+
+import numpy as np
+import pytest
+from scipy.special import expit, logit
+
+from mcal import IsotonicCalibration, SmoothedIsotonic, load, save
+from mcal.metrics import ece, log_loss, roc_auc
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def miscalibrated(rng, n):
+    """Under-confident scores: the true probability is expit(2 logit(p)) for a score p ~ U(0.02, 0.98)."""
+    p = rng.uniform(0.02, 0.98, n)
+    truth = expit(2.0 * logit(p))
+    return p, (rng.random(n) < truth).astype(float), truth
+
+
+def test_knots_match_a_hand_computed_example_with_a_pooled_violator():
+    # 4 bins of width 0.25. Bin rates: [0, 0.25] 1/2 (mid 0.15), (0.25, 0.5] 0/2 (mid 0.35) -> violator,
+    # pooled with the first: rate 1/4 at mid 0.25; (0.5, 0.75] 1/2 at mid 0.6; (0.75, 1] 2/2 at mid 0.9
+    # -> a rate of 1 repeats the anchor (1, 1) and is dropped.
+    p = np.array([0.1, 0.2, 0.3, 0.4, 0.55, 0.65, 0.85, 0.95])
+    y = np.array([0, 1, 0, 0, 0, 1, 1, 1])
+    cal = SmoothedIsotonic(n_bins=4).fit(p, y)
+    assert np.allclose(cal.knots_x_, [0.0, 0.25, 0.6, 1.0])
+    assert np.allclose(cal.knots_y_, [0.0, 0.25, 0.5, 1.0])
+    assert np.allclose(cal.predict(np.array([0.125, 0.425, 0.8])), [0.125, 0.375, 0.75])
+
+
+def test_map_is_continuous_and_strictly_increasing_even_with_single_class_end_bins(rng):
+    p = rng.uniform(0, 1, 3_000)
+    y = (rng.random(3_000) < p).astype(float)
+    y[p < 0.1], y[p > 0.9] = 0.0, 1.0  # the first bins have no positives, the last no negatives
+    cal = SmoothedIsotonic().fit(p, y)
+    assert np.all(np.diff(cal.knots_x_) > 0) and np.all(np.diff(cal.knots_y_) > 0)
+    grid = np.linspace(0.0, 1.0, 100_001)
+    values = cal.predict(grid)
+    assert np.all(np.diff(values) > 0)
+    slopes = np.diff(cal.knots_y_) / np.diff(cal.knots_x_)
+    # Lipschitz with the largest segment slope: no jump anywhere
+    assert np.max(np.abs(np.diff(values))) <= slopes.max() * (grid[1] - grid[0]) * (1 + 1e-9)
+
+
+def test_sir_beats_the_identity_on_held_out_data(rng):
+    p, y, _ = miscalibrated(rng, 20_000)
+    pt, yt, truth = miscalibrated(rng, 20_000)
+    q = SmoothedIsotonic().fit(p, y).predict(pt)
+    # identity: log loss 0.46 and ECE 0.10; 20 linear pieces approximate the S-shaped truth closely
+    assert log_loss(yt, q) < log_loss(yt, truth) + 0.005 < log_loss(yt, pt)
+    assert ece(yt, q) < 0.02 < ece(yt, pt)
+
+
+def test_roc_auc_is_unchanged_unlike_isotonic_regression(rng):
+    p, y, _ = miscalibrated(rng, 5_000)
+    assert roc_auc(y, SmoothedIsotonic().fit(p, y).predict(p)) == pytest.approx(roc_auc(y, p), abs=1e-12)
+    assert roc_auc(y, IsotonicCalibration().fit(p, y).predict(p)) != pytest.approx(roc_auc(y, p), abs=1e-6)
+
+
+def test_integer_weights_equal_duplicated_rows(rng):
+    p, y, _ = miscalibrated(rng, 2_000)
+    w = rng.integers(0, 4, p.size)
+    weighted = SmoothedIsotonic().fit(p, y, sample_weight=w)
+    copied = SmoothedIsotonic().fit(np.repeat(p, w), np.repeat(y, w))
+    assert np.allclose(weighted.knots_x_, copied.knots_x_, rtol=0, atol=1e-12)
+    assert np.allclose(weighted.knots_y_, copied.knots_y_, rtol=0, atol=1e-12)
+
+
+def test_fit_is_invariant_to_row_order(rng):
+    p, y, _ = miscalibrated(rng, 2_000)
+    order = rng.permutation(p.size)
+    a, b = SmoothedIsotonic().fit(p, y), SmoothedIsotonic().fit(p[order], y[order])
+    assert np.allclose(a.knots_x_, b.knots_x_, rtol=0, atol=1e-12) and np.allclose(a.knots_y_, b.knots_y_, rtol=0, atol=1e-12)
+
+
+def test_save_load_round_trip_is_exact(rng, tmp_path):
+    p, y, _ = miscalibrated(rng, 2_000)
+    cal = SmoothedIsotonic(n_bins=7).fit(p, y)
+    save(cal, tmp_path / "sir.json")
+    again = load(tmp_path / "sir.json")
+    assert np.array_equal(again.predict(p), cal.predict(p)) and again.n_bins == 7
+
+
+def test_load_rejects_knots_that_do_not_increase(rng):
+    p, y, _ = miscalibrated(rng, 500)
+    data = SmoothedIsotonic().fit(p, y).to_dict()
+    values = data["state"]["knots_y_"]["__ndarray__"]
+    values[1] = values[2]
+    with pytest.raises(ValueError, match="knots_y_ must be a strictly increasing"):
+        SmoothedIsotonic.from_dict(data)
+
+
+@pytest.mark.parametrize("n_bins", [0, -3, 2.5, True])
+def test_bad_n_bins_raises(n_bins):
+    with pytest.raises(ValueError, match="n_bins must be a positive integer"):
+        SmoothedIsotonic(n_bins=n_bins).fit([0.2, 0.7], [0, 1])
+
+
+def test_scores_out_of_range_raise():
+    with pytest.raises(ValueError, match=r"y_prob must lie in \[0, 1\]"):
+        SmoothedIsotonic().fit([0.2, 1.7], [0, 1])
