@@ -142,7 +142,11 @@ def with_registered(methods: tuple[Method, ...]) -> tuple[Method, ...]:
         cls = target.rpartition(":")[2]
         if cls not in used:
             used.add(cls)
-            extra.append(Method(f"{cls} (registry '{key}', defaults)", cls, {}, "auto", None, "run"))
+            try:
+                seeded = "run" if "random_state" in inspect.signature(_registry._resolve(target)).parameters else None
+            except (ImportError, AttributeError):
+                seeded = None  # build() reports the class as missing
+            extra.append(Method(f"{cls} (registry '{key}', defaults)", cls, {}, "auto", None, seeded))
     return methods + tuple(extra)
 
 
@@ -161,20 +165,18 @@ def build(method: Method, ds, run_seed: int):
     Unavailable
         If the class is missing, the dataset has no field where one is needed, or the class rejects a parameter.
     """
-    cls = _class(method.cls)
     inputs = method.inputs
-    if inputs == "auto":
-        if getattr(cls, "uses_features", False):
-            raise Unavailable(f"registered feature-aware method mcal.{method.cls} has no benchmark adapter yet")
     if "field" in inputs and ds.field is None:
         raise Unavailable(f"{ds.name} has no field column")
+    cls = _class(method.cls)
+    if inputs == "auto" and getattr(cls, "uses_features", False):
+        raise Unavailable(f"registered feature-aware method mcal.{method.cls} has no benchmark adapter yet")
     params = {k: (ds.field if v == FIELD else v) for k, v in method.params.items()}
     if params.get("auxiliary_features") == "all":
         params["auxiliary_features"] = tuple(c for c in ds.frame.columns if c != ds.field)
-    takes_seed = "random_state" in inspect.signature(cls).parameters
     if method.seeded == "fixed":
         params["random_state"] = MCGRAD_SEED
-    elif method.seeded == "run" and (takes_seed or inputs != "auto"):
+    elif method.seeded == "run":
         params["random_state"] = run_seed
     args = ()
     if method.nested is not None:
