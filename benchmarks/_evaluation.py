@@ -16,11 +16,13 @@ Definitions follow ``shared/papers/MCGRAD_BENCHMARK_PROTOCOL.md``:
 from __future__ import annotations
 
 import itertools
+import warnings
 from importlib import import_module
 
 import numpy as np
 import pandas as pd
 
+from mcal import CalibrationWarning
 from mcal import metrics as M
 
 #: Table column key -> (header in the results, higher is better?)
@@ -39,15 +41,20 @@ def implementation() -> dict[str, str]:
     smece_src = "mcal.metrics.smece" if _has("smece") else "relplot.smECE (reference; mcal.metrics.smece not in this build)"
     mce_src = ("mcal.metrics.mce on the protocol's segment masks" if _has("mce") else
                "mcal.metrics.ecce / ecce_sigma per segment (mcal.metrics.mce not in this build)")
+    field_src = ("mcal.metrics.field_pcoc" if _has("field_pcoc") else
+                 "mcal.metrics.pcoc per field value (mcal.metrics.field_pcoc not in this build)")
     return {
         "segments (unspecified)": "benchmarks/_evaluation.protocol_segments (the protocol's generation rule)",
         "MCE u, MCE·σ u": mce_src,
+        "MCE u (mcal segments)": ("mcal.metrics.mce(X=...) with mcal.segments.generate_segments defaults" if
+                                  _has("mce") else "not computed (mcal.metrics.mce not in this build)"),
         "MCE p, MCE·σ p": "mcal.metrics.ecce / ecce_sigma per prespecified group",
         "max smECE p": smece_src,
         "ECCE, ECCE/σ": "mcal.metrics.ecce, mcal.metrics.ecce_sigma",
         "ECE": "mcal.metrics.ece (10 uniform bins)",
         "log loss, PR-AUC, ROC-AUC": "mcal.metrics.log_loss, pr_auc, roc_auc",
         "PCOC, F-RCE": "mcal.metrics.pcoc, mcal.metrics.f_rce",
+        "per-field PCOC and its STD": field_src,
     }
 
 
@@ -137,10 +144,14 @@ def _smece(y: np.ndarray, p: np.ndarray) -> float:
 
 
 def unspecified_block(y, p, frame, categorical, numerical) -> dict[str, float]:
-    """MCE on the protocol's generated segments, sigma and absolute scale (Table 5, "unspecified")."""
+    """MCE on the protocol's generated segments, sigma and absolute scale (Table 5, "unspecified"); plus, where
+    mcal has ``mce``, the MCE over mcal's own generated segments (same settings, a cap that favours no column)."""
     masks, _ = protocol_segments(frame, categorical, numerical, p)
     mce_sigma = _mce_over_masks(y, p, masks)
-    return {"mce_sigma_u": mce_sigma, "mce_abs_u": mce_sigma * M.ecce_sigma(y, p), "n_segments_u": len(masks)}
+    out = {"mce_sigma_u": mce_sigma, "mce_abs_u": mce_sigma * M.ecce_sigma(y, p), "n_segments_u": len(masks)}
+    if _has("mce"):
+        out["mce_sigma_u_mcal"] = float(M.mce(y, p, X=frame[list(categorical) + list(numerical)]).mce_sigma)
+    return out
 
 
 def prespecified_block(y, p, groups: dict[str, np.ndarray]) -> dict[str, float]:
@@ -169,22 +180,26 @@ def mcgrad_table_metrics(y, p, ds_split) -> dict[str, float]:
     return out
 
 
-def field_pcoc(y, p, field_values) -> dict[str, float]:
-    """PCOC per field value (fields without a positive label are skipped: PCOC is undefined there)."""
-    out = {}
+def field_pcoc(y, p, field_values) -> tuple[dict[str, float], float]:
+    """PCOC per field value (fields without a positive label left out: PCOC is undefined there) and their
+    sample standard deviation (``ddof=1``, the paper's Table 3 "STD")."""
+    if _has("field_pcoc"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CalibrationWarning)  # fields without positives: reported as NaN
+            res = M.field_pcoc(y, p, field=field_values)
+        per = res.per_field.dropna()
+        return {str(k): float(v) for k, v in per.items()}, float(res.std)
     field_values = np.asarray(field_values)
-    for value in pd.unique(field_values):
-        m = field_values == value
-        if y[m].sum() > 0:
-            out[str(value)] = M.pcoc(y[m], p[m])
-    return out
+    per = {str(v): M.pcoc(y[field_values == v], p[field_values == v]) for v in np.unique(field_values)
+           if y[field_values == v].sum() > 0}
+    return per, float(np.std(list(per.values()), ddof=1)) if len(per) > 1 else float("nan")
 
 
 def mcnet_table_metrics(y, p, field_values, ds_split) -> dict[str, float]:
     """MCNet paper columns: PCOC, F-RCE (%), AUC, log loss, plus MCE on the protocol's segments and the sample
     standard deviation of per-field PCOC (Table 3's "STD": its rows match ``ddof=1``, e.g. 3.56 % for MCNet-None)."""
-    per_field = field_pcoc(y, p, field_values)
+    per_field, std = field_pcoc(y, p, field_values)
     out = {"pcoc": M.pcoc(y, p), "f_rce": 100 * M.f_rce(y, p, field=field_values), "auc": M.roc_auc(y, p),
-           "log_loss": M.log_loss(y, p), "pcoc_field_std": float(np.std(list(per_field.values()), ddof=1))}
+           "log_loss": M.log_loss(y, p), "pcoc_field_std": std, **{f"pcoc[{k}]": v for k, v in per_field.items()}}
     out |= unspecified_block(y, p, ds_split.frame, ds_split.categorical, ds_split.numerical)
     return out

@@ -70,8 +70,7 @@ def run_dataset(key: str, runs: int, tables: dict, *, max_rows=None, cache=C.CAC
                 except MT.Unavailable as exc:
                     rows.append({**row, "status": "not available in this run", "reason": str(exc)})
                     break
-                rows.append({**row, "status": "ok", **fit_info, **metrics(preds["test"]),
-                             **{f"pcoc[{k}]": v for k, v in E.field_pcoc(test.y, preds["test"], field_test).items()}})
+                rows.append({**row, "status": "ok", **fit_info, **metrics(preds["test"])})
                 log(f"    {table} {m.name} run {run}: fit {fit_info['fit_s']:.1f} s")
     return rows, desc
 
