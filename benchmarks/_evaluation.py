@@ -150,7 +150,9 @@ def unspecified_block(y, p, frame, categorical, numerical) -> dict[str, float]:
     mce_sigma = _mce_over_masks(y, p, masks)
     out = {"mce_sigma_u": mce_sigma, "mce_abs_u": mce_sigma * M.ecce_sigma(y, p), "n_segments_u": len(masks)}
     if _has("mce"):
-        out["mce_sigma_u_mcal"] = float(M.mce(y, p, X=frame[list(categorical) + list(numerical)]).mce_sigma)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CalibrationWarning)  # e.g. a numerical column with one quantile bin
+            out["mce_sigma_u_mcal"] = float(M.mce(y, p, X=frame[list(categorical) + list(numerical)]).mce_sigma)
     return out
 
 
