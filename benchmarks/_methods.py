@@ -27,6 +27,15 @@ MCGRAD_SEED = 42
 HKRR_ALPHAS = (0.1, 0.05, 0.025, 0.0125)
 
 
+def limit_threads() -> None:
+    """One thread for torch and for BLAS in the methods (the machine is shared); LightGBM gets ``n_jobs``."""
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(N_JOBS)
+
+
 class Unavailable(Exception):
     """The method cannot run in this build; the message says why."""
 
@@ -113,7 +122,7 @@ MCNET_TABLE1 = (
 
 #: MCNet paper, Table 2: the auxiliary network (a 2-layer MLP on the features, added in logit space).
 MCNET_TABLE2 = (
-    Method("NeuCalib-Aux", "NeuCalib", {"field": FIELD}, "field+features", None, "run"),
+    Method("NeuCalib-Aux", "NeuCalib", {"field": FIELD, "auxiliary_features": "all"}, "field+features", None, "run"),
     Method("AdaCalib-Aux", "AdaCalib", {"field": FIELD, "auxiliary_features": "all"}, "field+features", None, "run"),
     Method("MCNet-None-Aux", "MCNet", {"auxiliary_features": "all"}, "field+features", None, "run"),
     Method("MCNet-Field-Aux", "MCNet", {"field": FIELD, "auxiliary_features": "all"}, "field+features", None,
@@ -143,10 +152,14 @@ def with_registered(methods: tuple[Method, ...]) -> tuple[Method, ...]:
         if cls not in used:
             used.add(cls)
             try:
-                seeded = "run" if "random_state" in inspect.signature(_registry._resolve(target)).parameters else None
+                params = inspect.signature(_registry._resolve(target)).parameters
             except (ImportError, AttributeError):
-                seeded = None  # build() reports the class as missing
-            extra.append(Method(f"{cls} (registry '{key}', defaults)", cls, {}, "auto", None, seeded))
+                params = {}  # build() reports the class as missing
+            seeded = "run" if "random_state" in params else None
+            if "field" in params:  # field-aware calibrators get the dataset's field column
+                extra.append(Method(f"{cls} (registry '{key}', field)", cls, {"field": FIELD}, "field", None, seeded))
+            else:
+                extra.append(Method(f"{cls} (registry '{key}', defaults)", cls, {}, "auto", None, seeded))
     return methods + tuple(extra)
 
 

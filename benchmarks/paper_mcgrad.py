@@ -124,6 +124,7 @@ def main(argv=None) -> int:
     parser.add_argument("--blas-threads", type=int, default=C.BASE_BLAS_THREADS,
                         help="BLAS threads of the base model (2 reproduces the paper; 1 is faster on tiny data)")
     args = parser.parse_args(argv)
+    MT.limit_threads()
 
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else ((D.PAPER_SEED,) if args.quick else D.SEEDS)
     keys = tuple(args.datasets.split(",")) if args.datasets else (QUICK_DATASETS if args.quick else

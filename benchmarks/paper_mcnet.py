@@ -85,6 +85,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-cache", action="store_true", help="refit the base models")
     parser.add_argument("--blas-threads", type=int, default=C.BASE_BLAS_THREADS)
     args = parser.parse_args(argv)
+    MT.limit_threads()
 
     runs = args.runs or (1 if args.quick else 3)
     keys = tuple(args.datasets.split(",")) if args.datasets else (QUICK_DATASETS if args.quick else tuple(DATASETS))
