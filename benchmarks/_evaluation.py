@@ -128,12 +128,17 @@ def _per_mask_ecce(y: np.ndarray, p: np.ndarray, masks: np.ndarray) -> tuple[np.
     return ecce, sigma
 
 
+def _sigma_scale(ecce: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """ECCE / sigma; as the reference: inf where sigma is 0 but ECCE is not (scores of exactly 0 or 1 that are
+    wrong), 0 where both are 0; NaN (ignored by the maxima) only for groups of fewer than 2 rows."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sigma == 0, np.where(ecce > 0, np.inf, 0.0), ecce / sigma)
+
+
 def _mce_over_masks(y: np.ndarray, p: np.ndarray, masks: np.ndarray) -> float:
     if _has("mce"):
         return float(M.mce(y, p, segments=masks.T).mce_sigma)
-    ecce, sigma = _per_mask_ecce(y, p, masks)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float(np.nanmax(np.where(sigma > 0, ecce / sigma, np.nan)))
+    return float(np.nanmax(_sigma_scale(*_per_mask_ecce(y, p, masks))))
 
 
 def _smece(y: np.ndarray, p: np.ndarray) -> float:
@@ -160,8 +165,7 @@ def prespecified_block(y, p, groups: dict[str, np.ndarray]) -> dict[str, float]:
     """MCE, absolute MCE and max smECE over the prespecified groups (Table 5, "prespecified")."""
     masks = np.array(list(groups.values()))
     ecce, sigma = _per_mask_ecce(y, p, masks)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(sigma > 0, ecce / sigma, np.nan)
+    ratio = _sigma_scale(ecce, sigma)
     smece = [round(_smece(y[m], p[m]), 4) for m in masks if m.sum() >= 2]
     return {"mce_sigma_p": float(np.nanmax(ratio)), "mce_abs_p": float(np.nanmax(ecce)),
             "max_smece_p": float(max(smece))}
