@@ -22,6 +22,7 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 import mcal
+from _datasets import DataUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -113,6 +114,34 @@ def base_model_scores(ds, train: np.ndarray, parts: dict[str, np.ndarray], *, ca
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, **scores, _n_iter=n_iter, _converged=info["converged"])
     return scores, info
+
+
+def add_run_options(parser) -> None:
+    """The command-line options both paper scripts share."""
+    parser.add_argument("--quick", action="store_true", help="the small version (one seed or run, sampled data)")
+    parser.add_argument("--datasets", help="comma-separated dataset keys (see the script's docstring)")
+    parser.add_argument("--max-rows", type=int, help="sample every dataset down to this many rows")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    parser.add_argument("--no-cache", action="store_true", help="refit the base models")
+    parser.add_argument("--blas-threads", type=int, default=BASE_BLAS_THREADS,
+                        help="BLAS threads of the base model (2 reproduces the paper; 1 is faster on tiny data)")
+
+
+def run_datasets(keys, run_one, max_rows_for) -> tuple[list[dict], list[dict], dict[str, str]]:
+    """``run_one(key, max_rows) -> (rows, description)`` for every key; missing data is skipped and recorded."""
+    rows, descs, skipped = [], [], {}
+    for key in keys:
+        max_rows = max_rows_for(key)
+        print(f"{key}" + (f" (at most {max_rows} rows)" if max_rows else ""))
+        try:
+            ds_rows, desc = run_one(key, max_rows)
+        except DataUnavailable as exc:
+            skipped[key] = str(exc)
+            print(f"  skipped: {exc}")
+            continue
+        rows += ds_rows
+        descs.append(desc)
+    return rows, descs, skipped
 
 
 def fmt(value, digits: int = 4) -> str:

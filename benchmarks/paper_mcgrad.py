@@ -115,14 +115,8 @@ def base_sensitivity(cache=C.CACHE) -> pd.DataFrame:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one seed, four small or sampled datasets")
-    parser.add_argument("--datasets", help="comma-separated keys of benchmarks/_datasets.LOADERS")
+    C.add_run_options(parser)
     parser.add_argument("--seeds", help="comma-separated validation-split seeds (default 15,25,35,45,55)")
-    parser.add_argument("--max-rows", type=int, help="sample every dataset down to this many rows")
-    parser.add_argument("--out-dir", type=Path, default=C.RESULTS)
-    parser.add_argument("--no-cache", action="store_true", help="refit the base models")
-    parser.add_argument("--blas-threads", type=int, default=C.BASE_BLAS_THREADS,
-                        help="BLAS threads of the base model (2 reproduces the paper; 1 is faster on tiny data)")
     args = parser.parse_args(argv)
     MT.limit_threads()
 
@@ -131,20 +125,10 @@ def main(argv=None) -> int:
                                                                   PAPER_DATASETS + OTHER_DATASETS)
     cache = None if args.no_cache else C.CACHE
     methods = MT.with_registered(MT.MCGRAD_PAPER_METHODS)
-    rows, descs, skipped = [], [], {}
     start = time.perf_counter()
-    for key in keys:
-        max_rows = args.max_rows or (QUICK_MAX_ROWS if args.quick else FULL_MAX_ROWS.get(key))
-        print(f"{key}: seeds {seeds}" + (f", at most {max_rows} rows" if max_rows else ""))
-        try:
-            ds_rows, desc = run_dataset(key, seeds, methods, max_rows=max_rows, cache=cache,
-                                        blas_threads=args.blas_threads)
-        except D.DataUnavailable as exc:
-            skipped[key] = str(exc)
-            print(f"  skipped: {exc}")
-            continue
-        rows += ds_rows
-        descs.append(desc)
+    rows, descs, skipped = C.run_datasets(
+        keys, lambda key, n: run_dataset(key, seeds, methods, max_rows=n, cache=cache, blas_threads=args.blas_threads),
+        lambda key: args.max_rows or (QUICK_MAX_ROWS if args.quick else FULL_MAX_ROWS.get(key)))
     raw = pd.DataFrame(rows)
     sensitivity = None
     if not args.quick and not args.max_rows and args.blas_threads == C.BASE_BLAS_THREADS \

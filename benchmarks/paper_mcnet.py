@@ -77,13 +77,8 @@ def run_dataset(key: str, runs: int, tables: dict, *, max_rows=None, cache=C.CAC
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one run, two sampled datasets")
-    parser.add_argument("--datasets", help="comma-separated keys among " + ", ".join(DATASETS))
+    C.add_run_options(parser)
     parser.add_argument("--runs", type=int, help="calibrator seeds per method (default 3; 1 with --quick)")
-    parser.add_argument("--max-rows", type=int, help="sample every dataset down to this many rows")
-    parser.add_argument("--out-dir", type=Path, default=C.RESULTS)
-    parser.add_argument("--no-cache", action="store_true", help="refit the base models")
-    parser.add_argument("--blas-threads", type=int, default=C.BASE_BLAS_THREADS)
     args = parser.parse_args(argv)
     MT.limit_threads()
 
@@ -93,20 +88,11 @@ def main(argv=None) -> int:
     if unknown:
         parser.error(f"--datasets must be among {sorted(DATASETS)}; got {sorted(unknown)}")
     tables = {"Table 1": MT.with_registered(MT.MCNET_TABLE1), "Table 2": MT.MCNET_TABLE2, "Table 3": MT.MCNET_TABLE3}
-    rows, descs, skipped = [], [], {}
     start = time.perf_counter()
-    for key in keys:
-        max_rows = args.max_rows or (QUICK_MAX_ROWS if args.quick else FULL_MAX_ROWS.get(key))
-        print(f"{key}: {runs} run(s)" + (f", at most {max_rows} rows" if max_rows else ""))
-        try:
-            ds_rows, desc = run_dataset(key, runs, tables, max_rows=max_rows,
-                                        cache=None if args.no_cache else C.CACHE, blas_threads=args.blas_threads)
-        except D.DataUnavailable as exc:
-            skipped[key] = str(exc)
-            print(f"  skipped: {exc}")
-            continue
-        rows += ds_rows
-        descs.append(desc)
+    cache = None if args.no_cache else C.CACHE
+    rows, descs, skipped = C.run_datasets(
+        keys, lambda key, n: run_dataset(key, runs, tables, max_rows=n, cache=cache, blas_threads=args.blas_threads),
+        lambda key: args.max_rows or (QUICK_MAX_ROWS if args.quick else FULL_MAX_ROWS.get(key)))
     raw = pd.DataFrame(rows)
     header = C.run_header("MCNet paper, Tables 1-3, replayed with mcal on field-bearing data", range(runs), {
         "seeds": f"calibrator random_state 0..{runs - 1}; data split seed {SPLIT_SEED} (test seed {D.TEST_SEED})",
