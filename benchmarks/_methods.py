@@ -54,7 +54,8 @@ class Method:
         Constructor parameters. The value ``FIELD`` is replaced by the dataset's field column name.
     inputs : {"score", "features", "groups", "field", "field+features"}
         What ``X`` the method receives: nothing, the dataset's raw features, one binary column per prespecified
-        group, the field column alone, or the features with the field column.
+        group, the field column alone, or the field column beside the base model's encoded (numeric) features,
+        which ``auxiliary_features="all"`` hands to an auxiliary network.
     paper : str or None
         Row of the paper's tables this row is compared with.
     seeded : {"fixed", "run", None}
@@ -73,6 +74,8 @@ class Method:
 
 
 FIELD = "<field>"
+#: Prefix of the encoded feature columns given to auxiliary networks (keeps them apart from the field column).
+_AUX_PREFIX = "x:"
 _ES = {"max_rounds": 10, "early_stopping": "kfold", "n_folds": 5, "n_jobs": N_JOBS}
 
 #: Section 4 of the protocol: the rows of Tables 5 and 6, in the paper's order, then every other calibrator.
@@ -186,7 +189,7 @@ def build(method: Method, ds, run_seed: int):
         raise Unavailable(f"registered feature-aware method mcal.{method.cls} has no benchmark adapter yet")
     params = {k: (ds.field if v == FIELD else v) for k, v in method.params.items()}
     if params.get("auxiliary_features") == "all":
-        params["auxiliary_features"] = tuple(c for c in ds.frame.columns if c != ds.field)
+        params["auxiliary_features"] = tuple(_AUX_PREFIX + c for c in ds.X.columns)
     if method.seeded == "fixed":
         params["random_state"] = MCGRAD_SEED
     elif method.seeded == "run":
@@ -210,7 +213,8 @@ def inputs_for(method: Method, ds) -> pd.DataFrame | None:
         return ds.group_frame()
     if method.inputs == "field":
         return ds.frame[[ds.field]]
-    return ds.frame  # "field+features": the field column is one of the features
+    # "field+features": the field column and the base model's (numeric, encoded) features for an auxiliary network
+    return pd.concat([ds.frame[[ds.field]], ds.X.add_prefix(_AUX_PREFIX)], axis=1)
 
 
 def fit_predict(method: Method, ds_fit, y_fit, p_fit, targets: dict, run_seed: int):
