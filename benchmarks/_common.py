@@ -125,6 +125,8 @@ def add_run_options(parser) -> None:
     parser.add_argument("--no-cache", action="store_true", help="refit the base models")
     parser.add_argument("--blas-threads", type=int, default=BASE_BLAS_THREADS,
                         help="BLAS threads of the base model (2 reproduces the paper; 1 is faster on tiny data)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="cap training epochs/iterations: exercises every code path, numbers meaningless (tests)")
 
 
 def run_datasets(keys, run_one, max_rows_for) -> tuple[list[dict], list[dict], dict[str, str]]:

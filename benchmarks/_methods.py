@@ -173,6 +173,17 @@ def _class(name: str) -> type:
     return cls
 
 
+#: ``--smoke`` (the test suite's tiny run): caps on training length, applied where a class has the parameter.
+SMOKE_CAPS = {"max_epochs": 2, "max_iter": 30}
+_smoke = False
+
+
+def set_smoke(enabled: bool) -> None:
+    """Cap training length (numbers become meaningless; only the code paths are exercised)."""
+    global _smoke
+    _smoke = bool(enabled)
+
+
 def build(method: Method, ds, run_seed: int):
     """Instantiate ``method`` for dataset ``ds``.
 
@@ -194,6 +205,9 @@ def build(method: Method, ds, run_seed: int):
         params["random_state"] = MCGRAD_SEED
     elif method.seeded == "run":
         params["random_state"] = run_seed
+    if _smoke:
+        accepted = inspect.signature(cls).parameters
+        params.update({k: v for k, v in SMOKE_CAPS.items() if k in accepted})
     args = ()
     if method.nested is not None:
         args = (_class(method.nested[0])(**method.nested[1]),)

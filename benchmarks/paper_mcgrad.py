@@ -121,6 +121,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", help="comma-separated validation-split seeds (default 15,25,35,45,55)")
     args = parser.parse_args(argv)
     MT.limit_threads()
+    MT.set_smoke(args.smoke)
 
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else ((D.PAPER_SEED,) if args.quick else D.SEEDS)
     keys = tuple(args.datasets.split(",")) if args.datasets else (QUICK_DATASETS if args.quick else
@@ -143,7 +144,8 @@ def main(argv=None) -> int:
     header = C.run_header("MCGrad paper, Tables 2, 5 and 6, replayed with mcal", seeds, {
         "seeds per dataset": ", ".join(f"{d['name']} {','.join(map(str, d['seeds']))}" for d in descs),
         "datasets": ", ".join(d["name"] for d in descs) or "none",
-        "mode": "quick" if args.quick else "full",
+        "mode": ("smoke (training capped, numbers meaningless) + " if args.smoke else "")
+                + ("quick" if args.quick else "full"),
         "row caps": ", ".join(f"{d['name']} {d['n']}" for d in descs),
         "wall time": f"{time.perf_counter() - start:.0f} s",
     })

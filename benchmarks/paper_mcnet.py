@@ -84,6 +84,7 @@ def main(argv=None) -> int:
                         help="calibrator seeds per method of Tables 2 and 3 (default 1: the paper reports no spread)")
     args = parser.parse_args(argv)
     MT.limit_threads()
+    MT.set_smoke(args.smoke)
 
     n_runs = args.runs or (1 if args.quick else 3)
     runs = {"Table 1": n_runs, "Table 2": args.ablation_runs, "Table 3": args.ablation_runs}
@@ -102,7 +103,8 @@ def main(argv=None) -> int:
         "seeds": f"calibrator random_state 0..{n_runs - 1} (Table 1), 0..{args.ablation_runs - 1} (Tables 2-3); "
                  f"data split seed {SPLIT_SEED} (test seed {D.TEST_SEED})",
         "datasets": ", ".join(f"{d['name']} (field {d['field']}, {d['n']} rows)" for d in descs) or "none",
-        "mode": "quick" if args.quick else "full",
+        "mode": ("smoke (training capped, numbers meaningless) + " if args.smoke else "")
+                + ("quick" if args.quick else "full"),
         "wall time": f"{time.perf_counter() - start:.0f} s",
     })
     md, csv = C.write_results("paper_mcnet", header, R.build_sections(raw, descs, skipped), raw, args.out_dir)

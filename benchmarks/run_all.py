@@ -31,11 +31,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out-dir", type=Path, default=C.RESULTS)
     parser.add_argument("--no-cache", action="store_true", help="refit the base models")
     parser.add_argument("--blas-threads", type=int, default=C.BASE_BLAS_THREADS)
+    parser.add_argument("--smoke", action="store_true", help="cap training length (the test suite's run)")
     args = parser.parse_args(argv)
 
     common = ["--out-dir", str(args.out_dir), "--blas-threads", str(args.blas_threads)]
     common += ["--quick"] if args.quick else []
     common += ["--no-cache"] if args.no_cache else []
+    common += ["--smoke"] if args.smoke else []
     common += ["--max-rows", str(args.max_rows)] if args.max_rows else []
     start = time.perf_counter()
     status = paper_mcgrad.main(common + (["--datasets", args.mcgrad_datasets] if args.mcgrad_datasets else []))

@@ -141,9 +141,9 @@ def test_field_methods_are_unavailable_on_data_without_a_field(bench):
 @pytest.mark.slow
 def test_quick_benchmarks_run_end_to_end(bench, tmp_path):
     _load(bench, "bank_marketing")
-    status = bench["run_all"].main(["--quick", "--max-rows", "1500", "--mcgrad-datasets", "bank_marketing,hmda_boston",
-                                    "--mcnet-datasets", "online_shoppers", "--out-dir", str(tmp_path),
-                                    "--no-cache", "--blas-threads", "1"])
+    status = bench["run_all"].main(["--quick", "--smoke", "--max-rows", "1000", "--mcgrad-datasets",
+                                    "bank_marketing,hmda_boston", "--mcnet-datasets", "online_shoppers",
+                                    "--out-dir", str(tmp_path), "--no-cache", "--blas-threads", "1"])
     assert status == 0
     for name in ("paper_mcgrad", "paper_mcnet"):
         header, raw = _csv(tmp_path / f"{name}.csv")
