@@ -89,31 +89,33 @@ def protocol_segments(frame: pd.DataFrame, categorical, numerical, y_prob, *, ma
     """
     order = pd.DataFrame({"s": np.asarray(y_prob)}).sort_values("s").index.to_numpy()
     sub = frame.iloc[order]
-    levels = []
+    codes, labels = [], []
     for col in list(categorical) + list(numerical):
         vals = sub[col]
         vals = vals.astype(object).where(vals.notna(), "__NA") if col in categorical else vals.astype(float)
-        collapsed = _collapse(vals, max_values, col in categorical)
-        uniques = pd.unique(collapsed)
-        masks = np.empty((len(uniques), len(frame)), dtype=bool)
-        for i, v in enumerate(uniques):
-            m = collapsed.isna().to_numpy() if (isinstance(v, float) and np.isnan(v)) else (collapsed == v).to_numpy()
-            masks[i, order] = m
-        levels.append([(f"{col}={v}", masks[i]) for i, v in enumerate(uniques)])
-    out, names = [], []
+        # codes in order of first appearance in score order; NaN (an all-missing bin) is a value of its own
+        col_codes, uniques = pd.factorize(_collapse(vals, max_values, col in categorical), use_na_sentinel=False)
+        codes.append(np.empty(len(frame), dtype=np.int64))
+        codes[-1][order] = col_codes
+        labels.append([f"{col}={v}" for v in uniques])
+    masks, names = [], []
     limit = -(-max_segments // chunk_size) * chunk_size  # the reference stops at a chunk boundary
     for depth in range(max_depth + 1):
-        for cols in itertools.combinations(levels, depth):
-            for combo in itertools.product(*cols):
-                mask = np.ones(len(frame), dtype=bool)
-                for _, m in combo:
-                    mask &= m
-                if mask.sum() >= min_samples:
-                    out.append(mask)
-                    names.append(" & ".join(n for n, _ in combo) or "all")
-                    if len(out) >= limit:
-                        return np.array(out), names
-    return np.array(out), names
+        for cols in itertools.combinations(range(len(codes)), depth):
+            # value combinations in itertools.product order = ascending mixed-radix code, first column slowest
+            sizes = [len(labels[c]) for c in cols]
+            combined = np.zeros(len(frame), dtype=np.int64)
+            for c, k in zip(cols, sizes):
+                combined = combined * k + codes[c]
+            counts = np.bincount(combined, minlength=int(np.prod(sizes)))
+            kept = np.flatnonzero(counts >= min_samples)[: limit - len(masks)]
+            masks.extend(combined[None, :] == kept[:, None])
+            for code in kept:
+                digits = np.unravel_index(code, sizes) if cols else ()
+                names.append(" & ".join(labels[c][d] for c, d in zip(cols, digits)) or "all")
+            if len(masks) >= limit:
+                return np.array(masks), names
+    return np.array(masks), names
 
 
 # -- metric blocks -------------------------------------------------------------------------------------------
