@@ -238,7 +238,7 @@ def fit_predict(method: Method, ds_fit, y_fit, p_fit, targets: dict, run_seed: i
     -------
     predictions : dict of name to ndarray
     info : dict
-        ``fit_s`` (seconds), and ``n_rounds`` for MCGrad.
+        ``fit_s`` (seconds); ``n_rounds`` (MCGrad), ``n_epochs`` and ``best_epoch`` (MCNet) where present.
 
     Raises
     ------
@@ -259,6 +259,7 @@ def fit_predict(method: Method, ds_fit, y_fit, p_fit, targets: dict, run_seed: i
             X = inputs_for(method, ds)
             preds[name] = np.asarray(est.predict(p, X=X) if X is not None else est.predict(p), dtype=float)
     info = {"fit_s": fit_s}
-    if hasattr(est, "n_rounds_"):
-        info["n_rounds"] = int(est.n_rounds_)
+    for attr in ("n_rounds_", "n_epochs_", "best_epoch_"):  # training diagnostics, where the method has them
+        if hasattr(est, attr):
+            info[attr.rstrip("_")] = int(getattr(est, attr))
     return preds, info

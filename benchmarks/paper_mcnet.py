@@ -53,7 +53,9 @@ def run_dataset(key: str, runs: dict[str, int], tables: dict, *, max_rows=None, 
     val, test = ds.subset(va), ds.subset(te)
     field_test = test.frame[ds.field].astype(str).to_numpy()
     desc = {"name": ds.name, "n": ds.n, "field": ds.field, "n_fields": int(pd.Series(field_test).nunique()),
-            "prevalence": float(ds.y.mean()), "notes": ds.notes, "val": len(va), "test": len(te)}
+            "prevalence": float(ds.y.mean()), "notes": ds.notes, "val": len(va), "test": len(te),
+            "val_prevalence": float(val.y.mean()), "test_prevalence": float(test.y.mean()),
+            "base_val_pcoc": float(E.M.pcoc(val.y, scores["val"]))}
 
     def metrics(p):
         return E.mcnet_table_metrics(test.y, p, field_test, test)
