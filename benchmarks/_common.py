@@ -58,7 +58,7 @@ def run_header(title: str, seeds, extra: dict[str, str] | None = None) -> dict[s
     """The facts every results file starts with."""
     versions = f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, " \
                f"scikit-learn {sklearn.__version__}"
-    for dist in ("lightgbm", "torch", "relplot"):
+    for dist in ("lightgbm", "torch"):
         try:
             versions += f", {dist} {metadata.version(dist)}"
         except metadata.PackageNotFoundError:
@@ -164,6 +164,11 @@ def md_table(df: pd.DataFrame, digits: int = 4) -> str:
                  else ("" if v is None else str(v)) for v in row]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def implementation_section(implementation: dict[str, str]) -> str:
+    table = pd.DataFrame([{"quantity": k, "computed by": v} for k, v in implementation.items()])
+    return "## Which code computed each number\n\n" + md_table(table)
 
 
 def write_results(name: str, header: dict[str, str], sections: list[str], raw: pd.DataFrame,

@@ -1,10 +1,7 @@
 """The metric columns of the MCGrad paper's Tables 5 and 6 and of the MCNet paper's Tables 1-3.
 
-Benchmark scripts only. Every number comes from ``mcal.metrics`` where mcal has the metric; where a metric has not
-landed in this build yet, the reference implementation named in :data:`IMPLEMENTATION` is used instead, and the
-results files print that table so that nobody mistakes one for the other.
-
-Definitions follow ``shared/papers/MCGRAD_BENCHMARK_PROTOCOL.md``:
+Benchmark scripts only. Every number comes from ``mcal.metrics``; this module only chooses the segments and
+groups the paper used. Definitions follow ``shared/papers/MCGRAD_BENCHMARK_PROTOCOL.md``:
 
 - "unspecified" segments (section 3): the protocol's generated segments (see :func:`protocol_segments`);
   "MCE u" = max over segments of ECCE_g / sigma_g, "MCE*sigma u" = that maximum times sigma of the whole split;
@@ -17,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from importlib import import_module
 
 import numpy as np
 import pandas as pd
@@ -25,37 +21,23 @@ import pandas as pd
 from mcal import CalibrationWarning
 from mcal import metrics as M
 
-#: Table column key -> (header in the results, higher is better?)
+#: Table column key -> header in the results.
 TABLE5 = {"mce_sigma_u": "MCE u", "mce_abs_u": "MCE·σ u", "mce_sigma_p": "MCE p", "mce_abs_p": "MCE·σ p",
           "max_smece_p": "max smECE p"}
 TABLE6 = {"ecce": "ECCE", "ecce_over_sigma": "ECCE/σ", "ece": "ECE", "log_loss": "log loss", "pr_auc": "PR-AUC"}
 HIGHER_IS_BETTER = {"pr_auc", "roc_auc"}
-
-
-def _has(name: str) -> bool:
-    return hasattr(M, name)
-
-
-def implementation() -> dict[str, str]:
-    """Which code computes each metric in this run (mcal, or a named reference where mcal lacks it)."""
-    smece_src = "mcal.metrics.smece" if _has("smece") else "relplot.smECE (reference; mcal.metrics.smece not in this build)"
-    mce_src = ("mcal.metrics.mce on the protocol's segment masks" if _has("mce") else
-               "mcal.metrics.ecce / ecce_sigma per segment (mcal.metrics.mce not in this build)")
-    field_src = ("mcal.metrics.field_pcoc" if _has("field_pcoc") else
-                 "mcal.metrics.pcoc per field value (mcal.metrics.field_pcoc not in this build)")
-    return {
-        "segments (unspecified)": "benchmarks/_evaluation.protocol_segments (the protocol's generation rule)",
-        "MCE u, MCE·σ u": mce_src,
-        "MCE u (mcal segments)": ("mcal.metrics.mce(X=...) with mcal.segments.generate_segments defaults" if
-                                  _has("mce") else "not computed (mcal.metrics.mce not in this build)"),
-        "MCE p, MCE·σ p": "mcal.metrics.ecce / ecce_sigma per prespecified group",
-        "max smECE p": smece_src,
-        "ECCE, ECCE/σ": "mcal.metrics.ecce, mcal.metrics.ecce_sigma",
-        "ECE": "mcal.metrics.ece (10 uniform bins)",
-        "log loss, PR-AUC, ROC-AUC": "mcal.metrics.log_loss, pr_auc, roc_auc",
-        "PCOC, F-RCE": "mcal.metrics.pcoc, mcal.metrics.f_rce",
-        "per-field PCOC and its STD": field_src,
-    }
+#: Which code computes each quantity (printed in every results file).
+IMPLEMENTATION = {
+    "segments (unspecified)": "benchmarks/_evaluation.protocol_segments (the replication code's generation rule)",
+    "MCE u, MCE·σ u, MCE p": "mcal.metrics.mce (segments = the protocol's masks, or the prespecified groups)",
+    "MCE·σ p": "largest ECCE of a prespecified group, from mcal.metrics.mce's per-segment table",
+    "MCE u (mcal segments)": "mcal.metrics.mce(X=...): mcal.segments.generate_segments at its defaults",
+    "max smECE p": "mcal.metrics.max_group_smece, rounded to 4 decimals (as the protocol)",
+    "ECCE, ECCE/σ": "mcal.metrics.ecce, mcal.metrics.ecce_sigma",
+    "ECE": "mcal.metrics.ece (10 uniform bins)",
+    "log loss, PR-AUC, ROC-AUC": "mcal.metrics.log_loss, pr_auc, roc_auc",
+    "PCOC, F-RCE, per-field PCOC and its STD": "mcal.metrics.pcoc, f_rce, field_pcoc",
+}
 
 
 # -- the protocol's unspecified segments ---------------------------------------------------------------------
@@ -119,58 +101,24 @@ def protocol_segments(frame: pd.DataFrame, categorical, numerical, y_prob, *, ma
 
 
 # -- metric blocks -------------------------------------------------------------------------------------------
-def _per_mask_ecce(y: np.ndarray, p: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Absolute ECCE and sigma of every mask (rows of ``masks``), with mcal's metrics; NaN for < 2 rows."""
-    ecce = np.full(len(masks), np.nan)
-    sigma = np.full(len(masks), np.nan)
-    for i, m in enumerate(masks):
-        if m.sum() >= 2:
-            ecce[i] = M.ecce(y[m], p[m])
-            sigma[i] = M.ecce_sigma(y[m], p[m])
-    return ecce, sigma
-
-
-def _sigma_scale(ecce: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    """ECCE / sigma; as the reference: inf where sigma is 0 but ECCE is not (scores of exactly 0 or 1 that are
-    wrong), 0 where both are 0; NaN (ignored by the maxima) only for groups of fewer than 2 rows."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(sigma == 0, np.where(ecce > 0, np.inf, 0.0), ecce / sigma)
-
-
-def _mce_over_masks(y: np.ndarray, p: np.ndarray, masks: np.ndarray) -> float:
-    if _has("mce"):
-        return float(M.mce(y, p, segments=masks.T).mce_sigma)
-    return float(np.nanmax(_sigma_scale(*_per_mask_ecce(y, p, masks))))
-
-
-def _smece(y: np.ndarray, p: np.ndarray) -> float:
-    if _has("smece"):
-        return float(M.smece(y, p))
-    relplot = import_module("relplot")
-    return float(relplot.smECE(p, y))
-
-
 def unspecified_block(y, p, frame, categorical, numerical) -> dict[str, float]:
-    """MCE on the protocol's generated segments, sigma and absolute scale (Table 5, "unspecified"); plus, where
-    mcal has ``mce``, the MCE over mcal's own generated segments (same settings, a cap that favours no column)."""
+    """MCE on the protocol's generated segments, sigma and absolute scale (Table 5, "unspecified"); plus the MCE
+    over mcal's own generated segments (same settings, a cap that favours no column)."""
     masks, _ = protocol_segments(frame, categorical, numerical, p)
-    mce_sigma = _mce_over_masks(y, p, masks)
-    out = {"mce_sigma_u": mce_sigma, "mce_abs_u": mce_sigma * M.ecce_sigma(y, p), "n_segments_u": len(masks)}
-    if _has("mce"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", CalibrationWarning)  # e.g. a numerical column with one quantile bin
-            out["mce_sigma_u_mcal"] = float(M.mce(y, p, X=frame[list(categorical) + list(numerical)]).mce_sigma)
-    return out
+    result = M.mce(y, p, segments=masks.T)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CalibrationWarning)  # e.g. a numerical column with one quantile bin
+        own = M.mce(y, p, X=frame[list(categorical) + list(numerical)])
+    return {"mce_sigma_u": result.mce_sigma, "mce_abs_u": result.mce_absolute, "n_segments_u": len(masks),
+            "mce_sigma_u_mcal": own.mce_sigma}
 
 
 def prespecified_block(y, p, groups: dict[str, np.ndarray]) -> dict[str, float]:
-    """MCE, absolute MCE and max smECE over the prespecified groups (Table 5, "prespecified")."""
-    masks = np.array(list(groups.values()))
-    ecce, sigma = _per_mask_ecce(y, p, masks)
-    ratio = _sigma_scale(ecce, sigma)
-    smece = [round(_smece(y[m], p[m]), 4) for m in masks if m.sum() >= 2]
-    return {"mce_sigma_p": float(np.nanmax(ratio)), "mce_abs_p": float(np.nanmax(ecce)),
-            "max_smece_p": float(max(smece))}
+    """MCE, largest absolute ECCE and max smECE over the prespecified groups (Table 5, "prespecified")."""
+    masks = np.column_stack(list(groups.values()))
+    result = M.mce(y, p, segments=masks)
+    return {"mce_sigma_p": result.mce_sigma, "mce_abs_p": float(result.table["ecce"].max()),
+            "max_smece_p": round(M.max_group_smece(y, p, segments=masks), 4)}
 
 
 def global_block(y, p) -> dict[str, float]:
@@ -188,26 +136,14 @@ def mcgrad_table_metrics(y, p, ds_split) -> dict[str, float]:
     return out
 
 
-def field_pcoc(y, p, field_values) -> tuple[dict[str, float], float]:
-    """PCOC per field value (fields without a positive label left out: PCOC is undefined there) and their
-    sample standard deviation (``ddof=1``, the paper's Table 3 "STD")."""
-    if _has("field_pcoc"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", CalibrationWarning)  # fields without positives: reported as NaN
-            res = M.field_pcoc(y, p, field=field_values)
-        per = res.per_field.dropna()
-        return {str(k): float(v) for k, v in per.items()}, float(res.std)
-    field_values = np.asarray(field_values)
-    per = {str(v): M.pcoc(y[field_values == v], p[field_values == v]) for v in np.unique(field_values)
-           if y[field_values == v].sum() > 0}
-    return per, float(np.std(list(per.values()), ddof=1)) if len(per) > 1 else float("nan")
-
-
 def mcnet_table_metrics(y, p, field_values, ds_split) -> dict[str, float]:
     """MCNet paper columns: PCOC, F-RCE (%), AUC, log loss, plus MCE on the protocol's segments and the sample
     standard deviation of per-field PCOC (Table 3's "STD": its rows match ``ddof=1``, e.g. 3.56 % for MCNet-None)."""
-    per_field, std = field_pcoc(y, p, field_values)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CalibrationWarning)  # a field without positives: NaN, left out of the STD
+        per_field = M.field_pcoc(y, p, field=field_values)
     out = {"pcoc": M.pcoc(y, p), "f_rce": 100 * M.f_rce(y, p, field=field_values), "auc": M.roc_auc(y, p),
-           "log_loss": M.log_loss(y, p), "pcoc_field_std": std, **{f"pcoc[{k}]": v for k, v in per_field.items()}}
+           "log_loss": M.log_loss(y, p), "pcoc_field_std": per_field.std,
+           **{f"pcoc[{k}]": float(v) for k, v in per_field.per_field.dropna().items()}}
     out |= unspecified_block(y, p, ds_split.frame, ds_split.categorical, ds_split.numerical)
     return out

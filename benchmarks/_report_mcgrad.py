@@ -251,13 +251,8 @@ def timings(raw: pd.DataFrame) -> str:
             + C.md_table(t, 2))
 
 
-def implementation_section() -> str:
-    impl = pd.DataFrame([{"quantity": k, "computed by": v} for k, v in E.implementation().items()])
-    return "## Which code computed each number\n\n" + C.md_table(impl)
-
-
 def build_sections(raw, descs, skipped, sensitivity) -> list[str]:
-    sections = [implementation_section()]
+    sections = [C.implementation_section(E.IMPLEMENTATION)]
     if skipped:
         sections.append("## Datasets skipped\n\n" + "\n".join(f"- {k}: {v}" for k, v in skipped.items()))
     if raw.empty:

@@ -221,11 +221,10 @@ def availability(raw) -> str:
 
 
 def build_sections(raw, descs, skipped) -> list[str]:
-    impl = pd.DataFrame([{"quantity": k, "computed by": v} for k, v in E.implementation().items()])
     sections = ["**The paper's datasets (AliExpress, Huawei Browser) cannot be had here**: the tables below are "
                 "on the field-bearing data we hold, with a logistic-regression base model, and are compared with "
                 "the paper by the direction of each effect, never number for number.",
-                "## Which code computed each number\n\n" + C.md_table(impl)]
+                C.implementation_section(E.IMPLEMENTATION)]
     if skipped:
         sections.append("## Datasets skipped\n\n" + "\n".join(f"- {k}: {v}" for k, v in skipped.items()))
     if raw.empty:

@@ -124,6 +124,21 @@ def test_unspecified_mce_agrees_with_reference_package(bench, rng):
     assert ours["mce_abs_u"] == pytest.approx(float(ref.mce), rel=1e-4)
 
 
+def test_prespecified_block_is_the_maximum_over_groups(bench, rng):
+    """MCE p = max ECCE_g / sigma_g and MCE*sigma p = max ECCE_g, against a loop over the groups."""
+    M = bench["_evaluation"].M
+    n = 2000
+    p = rng.uniform(0.05, 0.95, n)
+    groups = {"a": rng.random(n) < 0.3, "b": rng.random(n) < 0.6, "c": rng.random(n) < 0.1}
+    y = (rng.random(n) < np.clip(p + 0.15 * groups["a"], 0, 1)).astype(int)
+    out = bench["_evaluation"].prespecified_block(y, p, groups)
+    ecce = [M.ecce(y[m], p[m]) for m in groups.values()]
+    ratio = [e / M.ecce_sigma(y[m], p[m]) for e, m in zip(ecce, groups.values())]
+    assert out["mce_sigma_p"] == pytest.approx(max(ratio), rel=1e-9)
+    assert out["mce_abs_p"] == pytest.approx(max(ecce), rel=1e-9)
+    assert out["max_smece_p"] == round(max(M.smece(y[m], p[m]) for m in groups.values()), 4)
+
+
 def test_field_methods_are_unavailable_on_data_without_a_field(bench):
     methods = bench["_methods"]
     listed = methods.with_registered(methods.MCGRAD_PAPER_METHODS)
