@@ -118,43 +118,43 @@ def _effects(values: dict[str, dict[str, float]], base: str) -> dict[str, dict[s
 
 
 def directions(raw: pd.DataFrame) -> str:
-    """Does each method move each metric the same way as in the paper (vs the base model)?"""
+    """Does each method move each metric the same way as in the paper (against the base model)?"""
     ok = _ok(raw)
     out = ["## 3. Direction of each effect against the paper",
-           "Each cell compares, for one method and metric, the sign of (method - base model) in the paper with ours: "
-           "✓ same direction, ✗ opposite, `=` the paper shows no change at 4 decimals. \"seed 15\" is the paper's "
-           "split; \"mean\" is the mean over the seeds of this run. Rows missing from this run are skipped."]
-    totals = {"seed 15": [0, 0], "mean": [0, 0]}
+           "For one method and metric, the sign of (method − base model) in the paper against ours. The symbol is "
+           "seed 15 (the paper's split): ✓ same direction, ✗ opposite, · no change in ours; `=` means the paper "
+           "shows no change at 4 decimals (not counted). The fraction is how many of this run's seeds go the "
+           "paper's way."]
+    agree = total = seeds_agree = seeds_total = 0
     for name, paper in PAPER_MCGRAD.items():
-        pe = _effects(paper, "base_model")
+        effects = _effects(paper, "base_model")
         sub = ok[ok["dataset"] == name]
         if sub.empty:
             continue
-        ours = {"seed 15": sub[sub["seed"] == D.PAPER_SEED].groupby("method")[list(METRICS)].mean(),
-                "mean": sub.groupby("method")[list(METRICS)].mean()}
+        per_seed = {s: g.groupby("method")[list(METRICS)].mean() for s, g in sub.groupby("seed")}
         recs = []
-        pairs = sub[["method", "paper_row"]].dropna().drop_duplicates()
-        for ours_row, row in pairs.itertuples(index=False):
-            if row not in pe:
+        for ours_row, row in sub[["method", "paper_row"]].dropna().drop_duplicates().itertuples(index=False):
+            if row not in effects:
                 continue
-            eff = pe[row]
-            for tag, table in ours.items():
-                if ours_row not in table.index or "base_model" not in table.index:
+            rec = {"method": ours_row + (f" (paper: {row})" if ours_row != row else "")}
+            for k, lab in METRICS.items():
+                if effects[row][k] == 0:
+                    rec[lab] = "="
                     continue
-                rec = {"method": ours_row + (f" (paper: {row})" if ours_row != row else ""), "ours": tag}
-                for k, lab in METRICS.items():
-                    mine = _better(k, table.loc[ours_row, k] - table.loc["base_model", k])
-                    if eff[k] == 0:
-                        rec[lab] = "="
-                        continue
-                    agree = mine == eff[k]
-                    totals[tag][0 if agree else 1] += 1
-                    rec[lab] = "✓" if agree else "✗"
-                recs.append(rec)
+                signs = {s: _better(k, t.loc[ours_row, k] - t.loc["base_model", k]) for s, t in per_seed.items()
+                         if ours_row in t.index and "base_model" in t.index}
+                hits = sum(v == effects[row][k] for v in signs.values())
+                mark = {1: "✓", -1: "✗", 0: "·"}[signs[D.PAPER_SEED] * effects[row][k]] \
+                    if D.PAPER_SEED in signs else "?"
+                rec[lab] = f"{mark} {hits}/{len(signs)}"
+                if D.PAPER_SEED in signs:
+                    agree, total = agree + (mark == "✓"), total + 1
+                seeds_agree, seeds_total = seeds_agree + hits, seeds_total + len(signs)
+            recs.append(rec)
         if recs:
-            out.append(f"\n### {name}\n\n" + C.md_table(pd.DataFrame(recs)))
-    out.append("\n**Agreement:** " + "; ".join(f"{tag}: {a} of {a + d} effects in the paper's direction"
-                                                for tag, (a, d) in totals.items() if a + d))
+            out.append(f"### {name}\n\n" + C.md_table(pd.DataFrame(recs)))
+    out.append(f"**Agreement:** at seed 15, {agree} of {total} effects go the paper's way; over all seeds of this "
+               f"run, {seeds_agree} of {seeds_total} (method, metric, seed) effects do.")
     return "\n\n".join(out)
 
 
