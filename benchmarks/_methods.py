@@ -205,8 +205,10 @@ def build(method: Method, ds, run_seed: int):
         params["random_state"] = MCGRAD_SEED
     elif method.seeded == "run":
         params["random_state"] = run_seed
+    accepted = inspect.signature(cls).parameters
+    if "progress" in accepted:
+        params["progress"] = False  # one line per fit in the benchmark log, no progress bars
     if _smoke:
-        accepted = inspect.signature(cls).parameters
         params.update({k: v for k, v in SMOKE_CAPS.items() if k in accepted})
     args = ()
     if method.nested is not None:
