@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test clean
+.PHONY: demo test bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest tests src/mcal --doctest-modules --ignore=src/mcal/__main__.py -q
+
+# Both papers' result tables (benchmarks/results/paper_*.md); needs ../shared/data or MCAL_DATA_DIR.
+bench: $(STAMP)
+	$(PY) benchmarks/run_all.py
+
+bench-quick: $(STAMP)
+	$(PY) benchmarks/run_all.py --quick
 
 clean:
 	rm -rf $(VENV) mcal-demo

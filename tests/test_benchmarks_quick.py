@@ -1,0 +1,181 @@
+"""The paper benchmarks (``benchmarks/``) on tiny data, so that they cannot rot, and their protocol pieces.
+
+The benchmarks read the shared datasets (``../shared/data`` beside the repository, or ``$MCAL_DATA_DIR``); every
+test here skips with the path it looked for when they are absent.
+"""
+
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    """The benchmark modules, imported from the benchmarks folder (they are scripts, not part of mcal)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        mods = {name: importlib.import_module(name) for name in ("_datasets", "_evaluation", "_methods",
+                                                                  "_common", "run_all")}
+    finally:
+        sys.path.remove(str(BENCH))
+    return mods
+
+
+def _load(bench, key, **kw):
+    try:
+        return bench["_datasets"].load(key, **kw)
+    except bench["_datasets"].DataUnavailable as exc:
+        pytest.skip(f"shared data not available: {exc}")
+
+
+def _csv(path: Path) -> tuple[dict, pd.DataFrame]:
+    header = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("# "):
+            break
+        key, _, value = line[2:].partition(": ")
+        header[key] = value
+    return header, pd.read_csv(path, comment="#")
+
+
+def test_protocol_split_sizes_and_fixed_test_rows(bench):
+    split = bench["_datasets"].protocol_split
+    tr, va, te = split(45_211, 15)
+    assert (len(tr), len(va), len(te)) == (27_127, 9_042, 9_042)  # the protocol's Bank Marketing sizes
+    assert len(np.intersect1d(tr, va)) == len(np.intersect1d(tr, te)) == len(np.intersect1d(va, te)) == 0
+    tr2, va2, te2 = split(45_211, 25)
+    assert np.array_equal(te, te2) and not np.array_equal(va, va2)  # test fixed by seed 42, validation by the seed
+
+
+def test_protocol_split_leaves_global_rng_untouched(bench):
+    np.random.seed(123)
+    expected = np.random.random()
+    np.random.seed(123)
+    bench["_datasets"].protocol_split(100, 15)
+    assert np.random.random() == expected
+
+
+def test_bank_marketing_groups_match_the_protocol_counts(bench):
+    ds = _load(bench, "bank_marketing")
+    sizes = {k: int(v.sum()) for k, v in ds.groups.items()}
+    assert ds.X.shape == (45_211, 41) and len(sizes) == 15 and not ds.dropped_groups
+    assert sizes["job=blue-collar"] == 9732 and sizes["age<30"] == 3050 and sizes["30<=age<40"] == 17359
+    assert sizes["age>=50"] == 12185 and sizes["education=tertiary"] == 13301
+
+
+def test_credit_default_keeps_thirteen_groups_and_118_features(bench):
+    ds = _load(bench, "credit_default")
+    assert ds.X.shape == (30_000, 118)
+    assert ds.dropped_groups == {"female & age>65": 40, "education=other": 123}
+    assert len(ds.groups) == 13 and int(ds.groups["married & age>60"].sum()) == 225
+
+
+@pytest.mark.slow
+def test_credit_default_base_model_reproduces_the_paper_row(bench):
+    """Tables 5/6 base row, Credit Default (paper: log loss 0.4333, PR-AUC 0.5319, ECCE 0.0077, MCE u 3.5652)."""
+    ds = _load(bench, "credit_default")
+    tr, va, te = bench["_datasets"].protocol_split(ds.n, 15)
+    scores, info = bench["_common"].base_model_scores(ds, tr, {"test": te}, cache_key="test", cache=None)
+    assert info["converged"]
+    y, p = ds.y[te], scores["test"]
+    ev = bench["_evaluation"]
+    assert abs(ev.M.log_loss(y, p) - 0.4333) < 5e-4 and abs(ev.M.pr_auc(y, p) - 0.5319) < 5e-4
+    assert abs(ev.M.ecce(y, p) - 0.0077) < 5e-4
+    assert abs(ev.unspecified_block(y, p, ds.frame.iloc[te], ds.categorical, ds.numerical)["mce_sigma_u"]
+               - 3.5652) < 0.05
+
+
+def test_protocol_segments_follow_the_reference_rule(bench, rng):
+    """Hand-checkable case: one categorical with 4 values (top 2 + other) and one numerical cut at tertiles."""
+    frame = pd.DataFrame({"c": pd.Categorical(rng.choice(list("abcd"), 300, p=[0.4, 0.3, 0.2, 0.1])),
+                          "x": rng.normal(size=300)})
+    masks, names = bench["_evaluation"].protocol_segments(frame, ["c"], ["x"], rng.random(300), max_depth=1)
+    assert names[0] == "all" and len(masks) == 1 + 3 + 3
+    assert {n for n in names if n.startswith("c=")} == {"c=a", "c=b", "c=__OTHER"}
+    assert masks[1:4].sum(axis=0).tolist() == [1] * 300  # the levels of a feature partition the rows
+    assert sorted(masks[4:].sum(axis=1).tolist()) == [100, 100, 100]
+
+
+def test_protocol_segments_stop_at_the_reference_cap(bench, rng):
+    frame = pd.DataFrame({f"c{i}": pd.Categorical(rng.choice(list("abc"), 2000)) for i in range(8)})
+    masks, _ = bench["_evaluation"].protocol_segments(frame, list(frame), [], rng.random(2000))
+    assert len(masks) == 1000
+
+
+def test_unspecified_mce_agrees_with_reference_package(bench, rng):
+    mc = pytest.importorskip("mcgrad.metrics")
+    n = 3000
+    frame = pd.DataFrame({"c": rng.choice(["u", "v", "w", "z"], n), "k": rng.choice(["p", "q"], n),
+                          "x": rng.normal(size=n)})
+    p = rng.uniform(0.02, 0.98, n)
+    y = (rng.random(n) < np.clip(p + 0.1 * (frame["c"] == "u"), 0, 1)).astype(int)
+    ours = bench["_evaluation"].unspecified_block(y, p, frame.astype({"c": "category", "k": "category"}),
+                                                  ["c", "k"], ["x"])
+    ref = mc.MulticalibrationError(df=frame.assign(label=y, score=p), label_column="label", score_column="score",
+                                   categorical_segment_columns=["c", "k"], numerical_segment_columns=["x"])
+    assert ours["mce_sigma_u"] == pytest.approx(float(ref.mce_sigma), rel=1e-4)
+    assert ours["n_segments_u"] == ref.total_number_segments  # known once the reference has computed
+    assert ours["mce_abs_u"] == pytest.approx(float(ref.mce), rel=1e-4)
+
+
+def test_prespecified_block_is_the_maximum_over_groups(bench, rng):
+    """MCE p = max ECCE_g / sigma_g and MCE*sigma p = max ECCE_g, against a loop over the groups."""
+    M = bench["_evaluation"].M
+    n = 2000
+    p = rng.uniform(0.05, 0.95, n)
+    groups = {"a": rng.random(n) < 0.3, "b": rng.random(n) < 0.6, "c": rng.random(n) < 0.1}
+    y = (rng.random(n) < np.clip(p + 0.15 * groups["a"], 0, 1)).astype(int)
+    out = bench["_evaluation"].prespecified_block(y, p, groups)
+    ecce = [M.ecce(y[m], p[m]) for m in groups.values()]
+    ratio = [e / M.ecce_sigma(y[m], p[m]) for e, m in zip(ecce, groups.values())]
+    assert out["mce_sigma_p"] == pytest.approx(max(ratio), rel=1e-9)
+    assert out["mce_abs_p"] == pytest.approx(max(ecce), rel=1e-9)
+    assert out["max_smece_p"] == round(max(M.smece(y[m], p[m]) for m in groups.values()), 4)
+
+
+def test_field_methods_are_unavailable_on_data_without_a_field(bench):
+    methods = bench["_methods"]
+    listed = methods.with_registered(methods.MCGRAD_PAPER_METHODS)
+
+    class Tiny:  # a dataset without a field
+        field = None
+        name = "tiny"
+
+    for m in listed:
+        if "field" in m.inputs:
+            with pytest.raises(methods.Unavailable, match="no field column"):
+                methods.build(m, Tiny(), 0)
+
+
+@pytest.mark.slow
+def test_quick_benchmarks_run_end_to_end(bench, tmp_path):
+    _load(bench, "bank_marketing")
+    status = bench["run_all"].main(["--quick", "--smoke", "--max-rows", "1000", "--mcgrad-datasets",
+                                    "bank_marketing,hmda_boston", "--mcnet-datasets", "online_shoppers",
+                                    "--out-dir", str(tmp_path), "--no-cache", "--blas-threads", "1"])
+    assert status == 0
+    for name in ("paper_mcgrad", "paper_mcnet"):
+        header, raw = _csv(tmp_path / f"{name}.csv")
+        assert {"mcal version", "git commit", "date (UTC)", "seeds", "cores"} <= set(header)
+        assert (tmp_path / f"{name}.md").read_text(encoding="utf-8").startswith("# ")
+        assert set(raw["status"]) <= {"ok", "not available in this run"}
+        assert raw.loc[raw["status"] != "ok", "reason"].notna().all()
+    _, raw = _csv(tmp_path / "paper_mcgrad.csv")
+    methods = bench["_methods"]
+    expected = {m.name for m in methods.with_registered(methods.MCGRAD_PAPER_METHODS)} | {"base_model", "HKRR"}
+    for ds_name in ("BankMarketing", "HMDABoston"):
+        sub = raw[raw["dataset"] == ds_name]
+        assert set(sub["method"]) == expected  # nothing left out silently
+        ok = sub[sub["status"] == "ok"]
+        assert np.isfinite(ok[["log_loss", "pr_auc", "ecce", "max_smece_p"]]).all().all()
+        # MCE is +inf, as in the reference, when a segment has scores of exactly 0 or 1 and a label against them
+        assert (ok[["mce_sigma_u", "mce_sigma_p"]] > 0).all().all()
+    temp = raw[(raw["method"] == "Temperature") & (raw["dataset"] == "BankMarketing")].iloc[0]
+    base = raw[(raw["method"] == "base_model") & (raw["dataset"] == "BankMarketing")].iloc[0]
+    assert temp["roc_auc"] == pytest.approx(base["roc_auc"], abs=1e-12)  # a strictly monotone map keeps the AUC
