@@ -12,6 +12,7 @@ from mcal._base import BaseCalibrator
 from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
 from mcal.classifier import CalibratedClassifier
+from mcal.mcgrad import MCGrad
 from mcal.mcnet import MCNet
 from mcal.nonparametric import HistogramBinning, IsotonicCalibration
 from mcal.parametric import BetaCalibration, PlattScaling, TemperatureScaling
@@ -30,6 +31,7 @@ __all__ = [
     "HistogramBinning",
     "IsotonicCalibration",
     "MCNet",
+    "MCGrad",
     "PlattScaling",
     "TemperatureScaling",
     "__version__",

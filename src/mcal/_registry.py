@@ -16,6 +16,7 @@ METHODS: dict[str, str] = {
     "isotonic": "mcal.nonparametric:IsotonicCalibration",
     "histogram": "mcal.nonparametric:HistogramBinning",
     "mcnet": "mcal.mcnet:MCNet",
+    "mcgrad": "mcal.mcgrad:MCGrad",
 }
 
 

@@ -1,0 +1,367 @@
+"""Encoding of a tabular feature matrix (numerical and categorical columns) for tree learners.
+
+:class:`FeatureEncoder` turns a DataFrame or a 2-D array into a float64 matrix that LightGBM reads directly:
+numerical columns as floats (missing values stay NaN, which LightGBM handles natively), categorical columns
+as codes ``0..k-1`` of a vocabulary learned at fit time (missing and unseen values become NaN, LightGBM's
+"missing"). Categoricals are declared as in scikit-learn's ``HistGradientBoostingClassifier``. The encoder
+checks that the features at predict time are the ones seen at fit, and round-trips through JSON.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from mcal._validation import warn
+
+# Inference of ``"from_dtype"`` over object columns of an array (pandas.api.types.infer_dtype names).
+_NUMERIC_INFERRED = {"integer", "floating", "mixed-integer-float", "decimal", "empty"}
+
+
+def _category_key(value: Any) -> str:
+    """String form of one category value; integral floats equal their integer (``3.0`` and ``3`` are one level)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "True" if value else "False"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        return str(int(value)) if value.is_integer() else repr(value)
+    return str(value)
+
+
+def _factorize(column: pd.Series) -> tuple[NDArray[np.intp], list[str]]:
+    """Codes (-1 for missing) and the string keys of the distinct values of ``column``."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy().astype(np.intp), [_category_key(c) for c in column.cat.categories]
+    codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
+    return codes.astype(np.intp, copy=False), [_category_key(u) for u in uniques]
+
+
+def _column_kind(column: pd.Series) -> str:
+    """``"categorical"``, ``"numerical"`` or ``"unsupported"`` for a column under ``"from_dtype"``."""
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
+        return "categorical"
+    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
+        return "numerical"
+    if pd.api.types.is_object_dtype(dtype):
+        inferred = pd.api.types.infer_dtype(column, skipna=True)
+        return "numerical" if inferred in _NUMERIC_INFERRED else "categorical"
+    if pd.api.types.is_string_dtype(dtype):
+        return "categorical"
+    return "unsupported"
+
+
+class FeatureEncoder:
+    """Float64 encoding of numerical and categorical features, fitted once and applied at predict time.
+
+    Parameters
+    ----------
+    categorical_features : "from_dtype", None, or array-like of int, bool or str, default="from_dtype"
+        Which columns are categorical, as in scikit-learn's ``HistGradientBoostingClassifier``:
+
+        - ``"from_dtype"``: pandas ``category`` and ``bool`` columns, and string/object columns (object
+          columns holding only numbers count as numerical); numeric columns are numerical. For a numeric
+          ndarray every column is numerical.
+        - ``None``: no categorical columns.
+        - integer indices, a boolean mask of length ``n_features``, or column names (DataFrame only).
+          Declaring a numeric column categorical treats its values (e.g. integer codes) as levels.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of columns seen at fit.
+    feature_names_in_ : list of str or None
+        Column names seen at fit (None for an array or a DataFrame without string column names).
+    categorical_ : list of bool of length n_features_in_
+        Which columns are encoded as categories.
+    categories_ : list of (list of str or None)
+        Per column, the sorted levels (string forms) seen at fit; None for numerical columns.
+
+    Notes
+    -----
+    Category levels are compared by their string form, with integral floats equal to integers (``3.0`` and
+    ``3`` are one level, so an integer column that gains a missing value and turns float still matches).
+    Missing values (NaN, None, ``pd.NA``) are kept as NaN. At transform time, levels not seen at fit are
+    encoded as missing with one :class:`~mcal.CalibrationWarning` that counts them.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"city": ["b", "a", "b"], "age": [30.0, 41.0, None]})
+    >>> enc = FeatureEncoder().fit(X)
+    >>> enc.categories_
+    [['a', 'b'], None]
+    >>> enc.transform(X)
+    array([[ 1., 30.],
+           [ 0., 41.],
+           [ 1., nan]])
+    """
+
+    def __init__(self, categorical_features: Any = "from_dtype") -> None:
+        self.categorical_features = categorical_features
+
+    # -- fit ---------------------------------------------------------------------------------------------
+    def fit(self, X: Any) -> FeatureEncoder:
+        """Learn the columns, their kinds and the category vocabularies.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features)
+            Features (``n_features`` may be 0).
+
+        Returns
+        -------
+        self : FeatureEncoder
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not 2-D, has duplicate column names, a bad ``categorical_features``, or a numerical
+            column with non-numeric or infinite values.
+        TypeError
+            If a column has an unsupported dtype (e.g. datetime) or column names mix strings and non-strings.
+        """
+        frame, names = self._as_frame(X)
+        self.n_features_in_ = frame.shape[1]
+        self.feature_names_in_ = names
+        declared = self._declared_mask(frame, names)
+        self.categorical_ = []
+        self.categories_ = []
+        for j in range(frame.shape[1]):
+            column = frame.iloc[:, j]
+            kind = _column_kind(column)
+            if kind == "unsupported":
+                raise TypeError(
+                    f"X column {self._label(j)} must be numeric, bool, string or category; got dtype {column.dtype}"
+                )
+            is_cat = (kind == "categorical") if declared is None else bool(declared[j])
+            self.categorical_.append(is_cat)
+            if is_cat:
+                codes, keys = _factorize(column)
+                used = np.bincount(codes[codes >= 0], minlength=len(keys)) > 0
+                self.categories_.append(sorted({k for k, u in zip(keys, used) if u}))
+            else:
+                self._numeric(column, j)  # validates
+                self.categories_.append(None)
+        return self
+
+    def _declared_mask(self, frame: pd.DataFrame, names: list[str] | None) -> NDArray[np.bool_] | None:
+        """Boolean mask of declared categorical columns, or None for ``"from_dtype"``."""
+        spec = self.categorical_features
+        d = frame.shape[1]
+        if isinstance(spec, str) and spec == "from_dtype":
+            return None
+        if spec is None:
+            return np.zeros(d, dtype=bool)
+        if isinstance(spec, str) or not hasattr(spec, "__len__"):
+            raise ValueError(
+                "categorical_features must be 'from_dtype', None, or an array of column indices, a boolean "
+                f"mask or column names; got {spec!r}"
+            )
+        arr = np.asarray(spec)
+        mask = np.zeros(d, dtype=bool)
+        if arr.size == 0:
+            return mask
+        if arr.dtype == bool:
+            if arr.shape != (d,):
+                raise ValueError(f"categorical_features as a mask must have length {d} (n_features); got {arr.shape}")
+            return arr.copy()
+        if arr.dtype.kind in "iu":
+            bad = (arr < 0) | (arr >= d)
+            if bad.any():
+                raise ValueError(
+                    f"categorical_features indices must lie in [0, {d - 1}]; got {arr[bad].tolist()}"
+                )
+            idx = arr.tolist()
+        elif arr.dtype.kind in "OUS" and all(isinstance(v, str) for v in arr.tolist()):
+            if names is None:
+                raise ValueError(
+                    "categorical_features names need X to be a DataFrame with string column names; "
+                    f"got names {arr.tolist()[:5]} for X without names"
+                )
+            missing = [v for v in arr.tolist() if v not in names]
+            if missing:
+                raise ValueError(f"categorical_features names must be columns of X; got unknown {missing[:5]}")
+            idx = [names.index(v) for v in arr.tolist()]
+        else:
+            raise ValueError(
+                "categorical_features must hold column indices, a boolean mask or column names; "
+                f"got values of dtype {arr.dtype}"
+            )
+        if len(set(idx)) != len(idx):
+            raise ValueError(f"categorical_features must not repeat a column; got {arr.tolist()}")
+        mask[idx] = True
+        return mask
+
+    # -- transform ---------------------------------------------------------------------------------------
+    def transform(self, X: Any, *, n_extra_columns: int = 0) -> NDArray[np.float64]:
+        """Encode ``X`` as float64 codes and values.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, n_features_in_)
+            Features with the same columns, in the same order, as at fit.
+        n_extra_columns : int, default=0
+            Extra trailing columns to allocate (left uninitialised) for the caller to fill, which saves a copy.
+
+        Returns
+        -------
+        X_encoded : ndarray of shape (n_samples, n_features_in_ + n_extra_columns), float64, C-ordered
+
+        Raises
+        ------
+        ValueError
+            If the columns differ from those seen at fit (names, order or count), or a numerical column holds
+            non-numeric or infinite values.
+        """
+        frame, names = self._as_frame(X)
+        self._check_columns(frame, names, X)
+        out = np.empty((frame.shape[0], self.n_features_in_ + n_extra_columns), dtype=np.float64)
+        unseen: list[tuple[str, int, list[str]]] = []  # (column, rows, example levels)
+        for j in range(self.n_features_in_):
+            column = frame.iloc[:, j]
+            if self.categorical_[j]:
+                out[:, j] = self._codes(column, j, unseen)
+            else:
+                out[:, j] = self._numeric(column, j)
+        if unseen:
+            detail = "; ".join(f"{rows} in column {label} (e.g. {levels})" for label, rows, levels in unseen)
+            warn(
+                f"X has {sum(rows for _, rows, _ in unseen)} categorical value(s) unseen at fit: {detail}; "
+                "they are treated as missing"
+            )
+        return out
+
+    def _codes(self, column: pd.Series, j: int, unseen: list[tuple[str, int, list[str]]]) -> NDArray[np.float64]:
+        codes, keys = _factorize(column)
+        level = pd.Index(self.categories_[j]).get_indexer(keys).astype(np.float64)
+        new = level < 0
+        level[new] = np.nan
+        values = np.append(level, np.nan)[codes]  # factorize gives code -1 (the appended NaN) to missing values
+        if new.any():
+            rows = int(np.bincount(codes[codes >= 0], minlength=level.size)[new].sum())
+            if rows:
+                unseen.append((self._label(j), rows, [k for k, n in zip(keys, new) if n][:3]))
+        return values
+
+    def _numeric(self, column: pd.Series, j: int) -> NDArray[np.float64]:
+        try:
+            values = column.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"X column {self._label(j)} must be numeric (or declared in categorical_features); "
+                f"got dtype {column.dtype}: {exc}"
+            ) from exc
+        if np.isinf(values).any():
+            raise ValueError(
+                f"X column {self._label(j)} must not hold infinite values; got {int(np.isinf(values).sum())}"
+            )
+        return values
+
+    # -- input handling ----------------------------------------------------------------------------------
+    def _as_frame(self, X: Any) -> tuple[pd.DataFrame, list[str] | None]:
+        if isinstance(X, pd.Series):
+            X = X.to_frame()
+        if isinstance(X, pd.DataFrame):
+            cols = list(X.columns)
+            is_str = [isinstance(c, str) for c in cols]
+            if any(is_str) and not all(is_str):
+                raise TypeError(f"X column names must be all strings or none; got {cols[:5]}")
+            names = cols if cols and all(is_str) else None
+            if names is not None and len(set(names)) != len(names):
+                dup = sorted({c for c in names if names.count(c) > 1})
+                raise ValueError(f"X column names must be unique; got duplicates {dup[:5]}")
+            return X, names
+        if X is None or isinstance(X, (str, bytes)) or np.isscalar(X):
+            raise TypeError(f"X must be a DataFrame or a 2-D array-like; got {type(X).__name__}")
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise ValueError(f"X must be 2-D of shape (n_samples, n_features); got shape {arr.shape}")
+        return pd.DataFrame(arr, copy=False), None
+
+    def _check_columns(self, frame: pd.DataFrame, names: list[str] | None, X: Any) -> None:
+        if self.feature_names_in_ is not None and names != self.feature_names_in_:
+            if names is None:
+                raise ValueError(
+                    f"X must be a DataFrame with the columns seen at fit {self.feature_names_in_[:10]}; "
+                    f"got {type(X).__name__} without column names"
+                )
+            missing = [c for c in self.feature_names_in_ if c not in names]
+            extra = [c for c in names if c not in self.feature_names_in_]
+            detail = f"missing {missing[:5]}, unexpected {extra[:5]}" if missing or extra else "in another order"
+            raise ValueError(f"X must have the columns seen at fit, in the same order; got columns {detail}")
+        if self.feature_names_in_ is None and names is not None:
+            raise ValueError(
+                f"X must not have column names: the model was fit without them; got {names[:5]} "
+                "(pass an array, or fit on a DataFrame)"
+            )
+        if frame.shape[1] != self.n_features_in_:
+            raise ValueError(f"X must have {self.n_features_in_} column(s), as at fit; got {frame.shape[1]}")
+
+    def _label(self, j: int) -> str:
+        names = getattr(self, "feature_names_in_", None)
+        return repr(names[j]) if names is not None else f"{j}"
+
+    # -- persistence -------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe dict of the fitted encoder (names, kinds and vocabularies)."""
+        return {
+            "n_features": self.n_features_in_,
+            "feature_names": None if self.feature_names_in_ is None else list(self.feature_names_in_),
+            "categorical": list(self.categorical_),
+            "categories": [None if c is None else list(c) for c in self.categories_],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> FeatureEncoder:
+        """Rebuild a fitted encoder from :meth:`to_dict` output.
+
+        Raises
+        ------
+        ValueError
+            If any field is missing, of the wrong type, or inconsistent with the others.
+        """
+        if not isinstance(data, dict) or set(data) != {"n_features", "feature_names", "categorical", "categories"}:
+            got = sorted(data) if isinstance(data, dict) else type(data).__name__
+            raise ValueError(
+                "model data field 'encoder' must be a dict with keys n_features, feature_names, categorical, "
+                f"categories; got {got}"
+            )
+        d = data["n_features"]
+        if isinstance(d, bool) or not isinstance(d, int) or d < 0:
+            raise ValueError(f"model data field 'encoder.n_features' must be a non-negative int; got {d!r}")
+        names, cat, cats = data["feature_names"], data["categorical"], data["categories"]
+        if names is not None and (
+            not _is_str_list(names, d) or len(set(names)) != len(names)
+        ):
+            raise ValueError(f"model data field 'encoder.feature_names' must be null or {d} unique strings")
+        if not (isinstance(cat, list) and len(cat) == d and all(isinstance(c, bool) for c in cat)):
+            raise ValueError(f"model data field 'encoder.categorical' must be a list of {d} booleans")
+        if not (isinstance(cats, list) and len(cats) == d):
+            raise ValueError(f"model data field 'encoder.categories' must be a list of {d} entries")
+        for j, (is_cat, levels) in enumerate(zip(cat, cats)):
+            ok = (
+                _is_str_list(levels, None) and levels == sorted(set(levels)) if is_cat else levels is None
+            )
+            if not ok:
+                raise ValueError(
+                    f"model data field 'encoder.categories[{j}]' must be "
+                    + ("a sorted list of unique strings" if is_cat else "null for a numerical column")
+                )
+        enc = cls()
+        enc.n_features_in_, enc.feature_names_in_, enc.categorical_, enc.categories_ = d, names, cat, cats
+        return enc
+
+
+def _is_str_list(value: Any, length: int | None) -> bool:
+    return (
+        isinstance(value, list)
+        and (length is None or len(value) == length)
+        and all(isinstance(v, str) for v in value)
+    )

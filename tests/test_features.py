@@ -1,0 +1,205 @@
+"""Tests of the tabular feature encoder shared by the feature-aware calibrators."""
+
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mcal import CalibrationWarning
+from mcal._features import FeatureEncoder
+
+
+@pytest.fixture
+def frame():
+    return pd.DataFrame(
+        {
+            "cat": pd.Categorical(["a", "b", None, "a"]),
+            "text": ["x", "y", "x", None],
+            "flag": [True, False, True, True],
+            "nullable_flag": pd.array([True, None, False, True], dtype="boolean"),
+            "num": [1.5, 2.0, np.nan, 4.0],
+            "count": [1, 2, 3, 4],
+            "nullable_int": pd.array([1, None, 3, 4], dtype="Int64"),
+        }
+    )
+
+
+def test_from_dtype_makes_category_string_and_bool_columns_categorical(frame):
+    enc = FeatureEncoder().fit(frame)
+    assert enc.categorical_ == [True, True, True, True, False, False, False]
+    assert enc.feature_names_in_ == list(frame.columns)
+
+
+def test_codes_are_positions_in_the_sorted_vocabulary_and_missing_is_nan(frame):
+    enc = FeatureEncoder().fit(frame)
+    assert enc.categories_[:3] == [["a", "b"], ["x", "y"], ["False", "True"]]
+    out = enc.transform(frame)
+    expected = np.array(
+        [
+            [0, 0, 1, 1, 1.5, 1, 1],
+            [1, 1, 0, np.nan, 2.0, 2, np.nan],
+            [np.nan, 0, 1, 0, np.nan, 3, 3],
+            [0, np.nan, 1, 1, 4.0, 4, 4],
+        ]
+    )
+    np.testing.assert_array_equal(out, expected)
+    assert out.dtype == np.float64 and out.flags.c_contiguous
+
+
+def test_extra_columns_are_allocated_after_the_features(frame):
+    out = FeatureEncoder().fit(frame).transform(frame, n_extra_columns=1)
+    assert out.shape == (4, frame.shape[1] + 1)
+
+
+def test_integer_levels_match_floats_with_missing_values_at_predict():
+    enc = FeatureEncoder(categorical_features=["code"]).fit(pd.DataFrame({"code": [3, 1, 2]}))
+    out = enc.transform(pd.DataFrame({"code": [1.0, np.nan, 3.0]}))
+    np.testing.assert_array_equal(out[:, 0], [0.0, np.nan, 2.0])
+
+
+def test_unseen_levels_become_missing_with_one_warning_that_counts_them():
+    enc = FeatureEncoder().fit(pd.DataFrame({"a": ["x", "y"], "b": ["u", "v"]}))
+    X = pd.DataFrame({"a": ["z", "z", "x", None], "b": ["w", "u", "u", "u"]})
+    with pytest.warns(CalibrationWarning, match=r"X has 3 categorical value\(s\) unseen") as record:
+        out = enc.transform(X)
+    assert len(record) == 1
+    assert "2 in column 'a'" in str(record[0].message) and "1 in column 'b'" in str(record[0].message)
+    np.testing.assert_array_equal(out, [[np.nan, np.nan], [np.nan, 0], [0, 0], [np.nan, 0]])
+
+
+def test_missing_values_alone_raise_no_warning():
+    enc = FeatureEncoder().fit(pd.DataFrame({"a": ["x", "y"]}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = enc.transform(pd.DataFrame({"a": [None, "y"]}))
+    np.testing.assert_array_equal(out[:, 0], [np.nan, 1.0])
+
+
+@pytest.mark.parametrize("spec", [[0, 2], np.array([True, False, True]), ["code", "city"]])
+def test_declared_indices_mask_and_names_give_the_same_encoding(spec):
+    X = pd.DataFrame({"code": [7, 5, 7], "x": [0.1, 0.2, 0.3], "city": ["b", "a", "b"]})
+    enc = FeatureEncoder(categorical_features=spec).fit(X)
+    assert enc.categorical_ == [True, False, True]
+    np.testing.assert_array_equal(enc.transform(X), [[1, 0.1, 1], [0, 0.2, 0], [1, 0.3, 1]])
+
+
+def test_numeric_array_under_from_dtype_is_all_numerical():
+    X = np.array([[1, 2.5], [3, 4.0]])
+    enc = FeatureEncoder().fit(X)
+    assert enc.categorical_ == [False, False] and enc.feature_names_in_ is None
+    np.testing.assert_array_equal(enc.transform(X), X)
+
+
+def test_object_array_columns_are_categorical_only_when_they_hold_non_numbers():
+    X = np.array([["a", 1.5], ["b", None]], dtype=object)
+    enc = FeatureEncoder().fit(X)
+    assert enc.categorical_ == [True, False]
+    np.testing.assert_array_equal(enc.transform(X), [[0, 1.5], [1, np.nan]])
+
+
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        ([5], r"indices must lie in \[0, 1\]"),
+        ([-1], r"indices must lie in \[0, 1\]"),
+        (np.array([True]), "mask must have length 2"),
+        (["nope"], "names must be columns of X"),
+        ([0, 0], "must not repeat a column"),
+        ([0.5], "must hold column indices"),
+        ("all", "must be 'from_dtype', None"),
+        (3, "must be 'from_dtype', None"),
+    ],
+)
+def test_bad_categorical_features_raise(spec, match):
+    with pytest.raises(ValueError, match=match):
+        FeatureEncoder(categorical_features=spec).fit(pd.DataFrame({"a": [1, 2], "b": [3, 4]}))
+
+
+def test_names_for_an_array_without_names_raise():
+    with pytest.raises(ValueError, match="need X to be a DataFrame"):
+        FeatureEncoder(categorical_features=["a"]).fit(np.zeros((2, 2)))
+
+
+def test_undeclared_string_column_raises_naming_it():
+    with pytest.raises(ValueError, match="X column 'city' must be numeric"):
+        FeatureEncoder(categorical_features=None).fit(pd.DataFrame({"city": ["a", "b"]}))
+
+
+def test_infinite_numeric_value_raises():
+    with pytest.raises(ValueError, match="must not hold infinite values; got 1"):
+        FeatureEncoder().fit(pd.DataFrame({"x": [1.0, np.inf]}))
+
+
+def test_datetime_column_raises_type_error():
+    with pytest.raises(TypeError, match="must be numeric, bool, string or category; got dtype datetime64"):
+        FeatureEncoder().fit(pd.DataFrame({"t": pd.to_datetime(["2020-01-01", "2021-01-01"])}))
+
+
+def test_mixed_and_duplicate_column_names_raise():
+    with pytest.raises(TypeError, match="all strings or none"):
+        FeatureEncoder().fit(pd.DataFrame([[1, 2]], columns=["a", 0]))
+    with pytest.raises(ValueError, match=r"unique; got duplicates \['a'\]"):
+        FeatureEncoder().fit(pd.DataFrame([[1, 2]], columns=["a", "a"]))
+
+
+@pytest.mark.parametrize("X", [np.zeros(3), None, "abc"])
+def test_non_2d_input_raises(X):
+    with pytest.raises((ValueError, TypeError), match="X must be"):
+        FeatureEncoder().fit(X)
+
+
+@pytest.mark.parametrize(
+    "columns, match",
+    [
+        (["a"], r"missing \['b'\]"),
+        (["a", "b", "c"], r"unexpected \['c'\]"),
+        (["b", "a"], "in another order"),
+    ],
+)
+def test_columns_must_match_those_seen_at_fit(columns, match):
+    enc = FeatureEncoder().fit(pd.DataFrame({"a": [1.0], "b": [2.0]}))
+    with pytest.raises(ValueError, match=match):
+        enc.transform(pd.DataFrame({c: [1.0] for c in columns}))
+
+
+def test_array_for_a_dataframe_fit_and_the_reverse_raise():
+    with pytest.raises(ValueError, match="must be a DataFrame with the columns seen at fit"):
+        FeatureEncoder().fit(pd.DataFrame({"a": [1.0]})).transform(np.zeros((1, 1)))
+    with pytest.raises(ValueError, match="must not have column names"):
+        FeatureEncoder().fit(np.zeros((1, 1))).transform(pd.DataFrame({"a": [1.0]}))
+    with pytest.raises(ValueError, match=r"must have 1 column\(s\), as at fit; got 2"):
+        FeatureEncoder().fit(np.zeros((1, 1))).transform(np.zeros((1, 2)))
+
+
+def test_a_numerical_column_that_turns_to_text_at_predict_raises():
+    enc = FeatureEncoder().fit(pd.DataFrame({"x": [1.0, 2.0]}))
+    with pytest.raises(ValueError, match="X column 'x' must be numeric"):
+        enc.transform(pd.DataFrame({"x": ["high", "low"]}))
+
+
+def test_json_round_trip_gives_the_same_encoding(frame):
+    enc = FeatureEncoder().fit(frame)
+    back = FeatureEncoder.from_dict(json.loads(json.dumps(enc.to_dict())))
+    np.testing.assert_array_equal(back.transform(frame), enc.transform(frame))
+    assert back.feature_names_in_ == enc.feature_names_in_ and back.categorical_ == enc.categorical_
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda d: d.pop("categories"), "must be a dict with keys"),
+        (lambda d: d.update(n_features=-1), "n_features' must be a non-negative int"),
+        (lambda d: d.update(feature_names=["a", "a"]), "feature_names' must be null or 2 unique strings"),
+        (lambda d: d.update(categorical=[True]), "categorical' must be a list of 2 booleans"),
+        (lambda d: d.update(categories=[["b", "a"], None]), r"categories\[0\]' must be a sorted list"),
+        (lambda d: d.update(categories=[["a"], ["x"]]), r"categories\[1\]' must be null"),
+        (lambda d: d.update(categories=[["a"]]), "categories' must be a list of 2 entries"),
+    ],
+)
+def test_from_dict_rejects_malformed_state(change, match):
+    data = FeatureEncoder().fit(pd.DataFrame({"a": ["a", "b"], "x": [1.0, 2.0]})).to_dict()
+    change(data)
+    with pytest.raises(ValueError, match=match):
+        FeatureEncoder.from_dict(data)

@@ -1,0 +1,432 @@
+"""Tests of MCGrad (Tax et al., 2026): the round loop, the rescaling step, early stopping, features, model files."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit, logit
+from sklearn.exceptions import NotFittedError
+
+pytest.importorskip("lightgbm")
+
+import mcal  # noqa: E402
+from mcal import CalibrationWarning, MCGrad  # noqa: E402
+from mcal._mcgrad_engine import LOGIT_CLIP, THETA_BOUNDS, LocalEngine, rescale_factor  # noqa: E402
+
+# Small, fast boosters for tests; the paper's defaults are exercised by the benchmark.
+FAST = dict(n_estimators=20, learning_rate=0.2, min_child_samples=20, max_rounds=5, n_jobs=1, random_state=0)
+
+
+def log_loss(y, p):
+    p = np.clip(p, 1e-12, 1 - 1e-12)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+def segment_data(n, seed, shift=(-0.8, 0.0, 0.8)):
+    """Three segments whose base scores are off by a known logit shift; one numeric noise feature."""
+    rng = np.random.default_rng(seed)
+    segment = rng.integers(0, 3, n)
+    x = rng.normal(size=n)
+    base_logit = rng.normal(-0.3, 1.0, size=n)
+    true_logit = base_logit + np.asarray(shift)[segment]
+    y = (rng.random(n) < expit(true_logit)).astype(float)
+    X = pd.DataFrame({"segment": pd.Categorical(np.array(["a", "b", "c"])[segment]), "x": x})
+    return X, expit(base_logit), y
+
+
+@pytest.fixture(scope="module")
+def segments():
+    return segment_data(6000, seed=1), segment_data(7500, seed=2)
+
+
+@pytest.fixture(scope="module")
+def fitted(segments):
+    (X, p, y), _ = segments
+    return MCGrad(**FAST).fit(p, y, X=X)
+
+
+# Exact-equivalence fits: one row per bin, no row floor, and stumps (LightGBM 4.7 itself gives weight k
+# and k copies different trees beyond the first split: measured 0.28 logit with 5 leaves, 1e-8 with 2).
+EXACT = {**FAST, "early_stopping": None, "max_rounds": 2, "min_child_samples": 0, "max_leaves": 2,
+         "n_estimators": 5, "lightgbm_params": {"min_data_in_bin": 1, "max_bin": 1023}}
+
+
+def segment_errors(X, p, y):
+    return np.array([abs(y[m].mean() - p[m].mean()) for m in (X["segment"] == s for s in "abc")])
+
+
+# -- the algorithm ---------------------------------------------------------------------------------------
+def test_zero_rounds_is_the_identity_even_for_scores_of_zero_and_one(segments):
+    (X, p, y), _ = segments
+    p = p.copy()
+    p[:2] = [0.0, 1.0]
+    model = MCGrad(**{**FAST, "max_rounds": 0}).fit(p, y, X=X)
+    assert model.n_rounds_ == 0 and model.boosters_ == []
+    np.testing.assert_array_equal(model.predict(p, X=X), p)
+
+
+def test_planted_segment_miscalibration_is_removed_on_held_out_data(segments, fitted):
+    # The base is off by about 0.15 in probability in segments a and c. On 2,500 held-out rows per segment
+    # a segment mean has a binomial standard error of at most sqrt(0.25 / 2500) = 0.01, so a fitted model
+    # that removed the shift leaves errors within about 3 standard errors: bound 0.03.
+    _, (Xt, pt, yt) = segments
+    before = segment_errors(Xt, pt, yt)
+    after = segment_errors(Xt, fitted.predict(pt, X=Xt), yt)
+    assert before[[0, 2]].min() > 0.1
+    assert after.max() < 0.03
+    assert log_loss(yt, fitted.predict(pt, X=Xt)) < log_loss(yt, pt) - 0.01
+
+
+def test_calibrated_data_gives_few_rounds_and_small_changes():
+    # Scores calibrated by construction and features unrelated to the label: early stopping should stop
+    # at once or after a round that barely moves the scores (well under the 0.02 a real shift would need).
+    X, p, y = segment_data(6000, seed=3, shift=(0.0, 0.0, 0.0))
+    model = MCGrad(**FAST).fit(p, y, X=X)
+    assert model.n_rounds_ <= 1
+    assert np.abs(model.predict(p, X=X) - p).mean() < 0.01
+
+
+@pytest.mark.parametrize("early_stopping", ["holdout", "kfold"])
+def test_validation_loss_of_the_chosen_round_is_the_minimum_and_not_above_the_input(segments, early_stopping):
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "early_stopping": early_stopping, "n_folds": 3, "patience": 1}).fit(p, y, X=X)
+    losses = model.validation_losses_
+    assert losses[model.n_rounds_] == losses.min() <= losses[0]
+    assert losses[model.n_rounds_] < losses[0]  # the planted shift is learnable
+
+
+def test_a_first_round_that_overfits_gives_zero_rounds_and_the_input_back():
+    # Pure-noise labels, calibrated scores and an aggressive booster: round 1 can only overfit.
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(400, 5))
+    p = np.full(400, 0.5)
+    y = (rng.random(400) < 0.5).astype(float)
+    model = MCGrad(**{**FAST, "learning_rate": 1.0, "min_child_samples": 2, "max_leaves": 31}).fit(p, y, X=X)
+    assert model.n_rounds_ == 0
+    assert model.validation_losses_[1] > model.validation_losses_[0]
+    np.testing.assert_array_equal(model.predict(p, X=X), p)
+
+
+def test_patience_evaluates_that_many_rounds_past_the_best(segments):
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "max_rounds": 8, "patience": 2}).fit(p, y, X=X)
+    evaluated = model.validation_losses_.size - 1
+    assert evaluated == min(8, model.n_rounds_ + 3)
+
+
+def test_rescale_false_keeps_every_factor_at_one(segments):
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 2, "rescale": False}).fit(p, y, X=X)
+    np.testing.assert_array_equal(model.rescale_factors_, [1.0, 1.0])
+
+
+def test_without_early_stopping_exactly_max_rounds_are_fitted(segments):
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 3}).fit(p, y, X=X)
+    assert model.n_rounds_ == 3 and len(model.boosters_) == 3 and model.validation_losses_.size == 0
+
+
+def test_reaching_max_rounds_warns(segments):
+    (X, p, y), _ = segments
+    with pytest.warns(CalibrationWarning, match="early stopping chose max_rounds=1"):
+        MCGrad(**{**FAST, "max_rounds": 1}).fit(p, y, X=X)
+
+
+def test_feature_importance_is_the_gain_summed_over_all_rounds(segments):
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 2}).fit(p, y, X=X)
+    per_round = [b.feature_importance(importance_type="gain") for b in model.boosters_]
+    np.testing.assert_allclose(model.feature_importances_, per_round[0] + per_round[1])
+    assert model.feature_importances_.shape == (3,)
+    assert model.feature_importances_[0] == model.feature_importances_.max()  # the segment carries the shift
+
+
+def test_without_features_mcgrad_recalibrates_the_score_alone():
+    rng = np.random.default_rng(5)
+    true = rng.normal(size=5000)
+    y = (rng.random(5000) < expit(true)).astype(float)
+    p = expit(2.5 * true)  # over-confident
+    model = MCGrad(**FAST).fit(p, y)
+    assert model.n_features_in_ == 0 and model.n_rounds_ >= 1
+    assert log_loss(y, model.predict(p)) < log_loss(y, p) - 0.02
+
+
+def test_a_soft_label_equals_a_positive_and_a_negative_row_weighted_by_it():
+    # The cross-entropy of a soft label s has the gradient and Hessian of a label-1 row of weight s plus a
+    # label-0 row of weight 1 - s, so both fits agree (bins and row floors as for weights; sums accumulate
+    # in another order, hence the tolerance).
+    rng = np.random.default_rng(12)
+    n = 400
+    X = rng.normal(size=(n, 1))
+    p = expit(rng.normal(size=n))
+    soft = expit(logit(p) + X[:, 0])
+    fitted_soft = MCGrad(**EXACT).fit(p, soft, X=X)
+    split = MCGrad(**EXACT).fit(
+        np.tile(p, 2), np.repeat([1.0, 0.0], n), X=np.tile(X, (2, 1)), sample_weight=np.concatenate([soft, 1 - soft])
+    )
+    np.testing.assert_allclose(fitted_soft.predict(p, X=X), split.predict(p, X=X), rtol=1e-7)
+
+
+# -- rescaling -------------------------------------------------------------------------------------------
+def grid_objective(theta, y, z, w):
+    a = np.outer(theta, np.clip(z, -LOGIT_CLIP, LOGIT_CLIP))
+    return (w * (np.logaddexp(0.0, a) - y * a)).sum(axis=1)
+
+
+@pytest.mark.parametrize("scale", [0.7, 1.0, 1.6])
+def test_rescale_factor_matches_a_brute_force_grid_minimum(scale):
+    rng = np.random.default_rng(6)
+    z = rng.normal(0, 3, 3000)
+    y = (rng.random(3000) < expit(scale * z)).astype(float)
+    w = rng.uniform(0.2, 2.0, 3000)
+    theta = rescale_factor(LocalEngine({}, 1, []), y, z, w)
+    coarse = np.arange(0.2, 3.0, 1e-3)
+    best = coarse[np.argmin(grid_objective(coarse, y, z, w))]
+    fine = np.arange(best - 2e-3, best + 2e-3, 1e-6)
+    best = fine[np.argmin(grid_objective(fine, y, z, w))]
+    assert abs(theta - best) < 2e-6
+    assert grid_objective(np.array([theta]), y, z, w)[0] <= grid_objective(np.array([best]), y, z, w).min() + 1e-9
+
+
+def test_rescale_factor_stays_in_its_bounds_and_is_one_on_a_flat_objective():
+    rng = np.random.default_rng(7)
+    z = rng.normal(0, 2, 500)
+    engine = LocalEngine({}, 1, [])
+    y_against = (z < 0).astype(float)  # the logit points the wrong way: the minimum is at the lower bound
+    assert rescale_factor(engine, y_against, z, np.ones(500)) == THETA_BOUNDS[0]
+    y_sharp = (z > 0).astype(float)  # separable: the loss keeps falling up to the upper bound
+    assert rescale_factor(engine, y_sharp, z, np.ones(500)) == THETA_BOUNDS[1]
+    assert rescale_factor(engine, y_sharp, np.zeros(500), np.ones(500)) == 1.0
+
+
+# -- weights, determinism, formats -----------------------------------------------------------------------
+def test_integer_weight_equals_that_many_copies():
+    # Fewer rows than LightGBM bins (so every distinct value gets its own bin, whatever its count) and no
+    # row floor (LightGBM counts rows, estimated from Hessians, for min_child_samples).
+    rng = np.random.default_rng(8)
+    n = 400
+    X = rng.normal(size=(n, 2))
+    p = expit(rng.normal(size=n))
+    y = (rng.random(n) < expit(logit(p) + X[:, 0])).astype(float)
+    k = rng.integers(1, 4, n)
+    weighted = MCGrad(**EXACT).fit(p, y, X=X, sample_weight=k)
+    copies = MCGrad(**EXACT).fit(np.repeat(p, k), np.repeat(y, k), X=np.repeat(X, k, axis=0))
+    # Sums accumulate in another order, hence a relative tolerance rather than equality.
+    np.testing.assert_allclose(weighted.predict(p, X=X), copies.predict(p, X=X), rtol=1e-7)
+    np.testing.assert_allclose(weighted.rescale_factors_, copies.rescale_factors_, rtol=1e-7)
+
+
+def test_fit_and_predict_are_deterministic_under_random_state(segments):
+    (X, p, y), _ = segments
+    a, b = (MCGrad(**FAST).fit(p, y, X=X) for _ in range(2))
+    np.testing.assert_array_equal(a.predict(p, X=X), b.predict(p, X=X))
+    np.testing.assert_array_equal(a.validation_losses_, b.validation_losses_)
+    c = MCGrad(**{**FAST, "random_state": 1}).fit(p, y, X=X)
+    assert not np.array_equal(a.validation_losses_, c.validation_losses_)  # another holdout split
+
+
+def test_float32_scores_give_float32_output(fitted, segments):
+    (X, p, _), _ = segments
+    out = fitted.predict(p.astype(np.float32), X=X)
+    assert out.dtype == np.float32
+
+
+def test_dataframe_and_array_features_give_the_same_model():
+    rng = np.random.default_rng(9)
+    A = rng.normal(size=(3000, 2))
+    p = expit(rng.normal(size=3000))
+    y = (rng.random(3000) < expit(logit(p) + A[:, 0])).astype(float)
+    frame = pd.DataFrame(A, columns=["u", "v"])
+    m1 = MCGrad(**FAST).fit(p, y, X=A)
+    m2 = MCGrad(**FAST).fit(p, y, X=frame)
+    np.testing.assert_array_equal(m1.predict(p, X=A), m2.predict(p, X=frame))
+
+
+def test_inputs_are_not_mutated(segments):
+    (X, p, y), _ = segments
+    X0, p0, y0 = X.copy(), p.copy(), y.copy()
+    MCGrad(**FAST).fit(p, y, X=X).predict(p, X=X)
+    pd.testing.assert_frame_equal(X, X0)
+    np.testing.assert_array_equal(p, p0)
+    np.testing.assert_array_equal(y, y0)
+
+
+# -- model files -------------------------------------------------------------------------------------------
+def test_save_and_load_reproduce_predictions_exactly(fitted, segments, tmp_path):
+    _, (Xt, pt, _) = segments
+    path = mcal.save(fitted, tmp_path / "mcgrad.json")
+    loaded = mcal.load(path)
+    np.testing.assert_array_equal(loaded.predict(pt, X=Xt), fitted.predict(pt, X=Xt))
+    assert loaded.n_rounds_ == fitted.n_rounds_ and loaded.get_params() == fitted.get_params()
+    np.testing.assert_array_equal(loaded.rescale_factors_, fitted.rescale_factors_)
+    np.testing.assert_array_equal(loaded.validation_losses_, fitted.validation_losses_)
+    np.testing.assert_array_equal(loaded.feature_importances_, fitted.feature_importances_)
+    assert loaded.feature_names_in_ == ["segment", "x"]
+
+
+def test_the_model_file_is_json_with_lightgbm_text_and_no_pickle(fitted, tmp_path):
+    doc = json.loads(mcal.save(fitted, tmp_path / "m.json").read_text())
+    state = doc["model"]["state"]
+    assert len(state["boosters"]) == fitted.n_rounds_
+    assert all(text.startswith("tree\n") for text in state["boosters"])
+    assert state["encoder"]["categories"][0] == ["a", "b", "c"]
+
+
+def _corrupt(fitted, change):
+    data = json.loads(json.dumps(fitted.to_dict()))
+    change(data["state"])
+    return data
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda s: s["boosters"].pop(), "must hold n_rounds_"),
+        (lambda s: s["boosters"].__setitem__(0, "not a model"), r"boosters\[0\] is not a LightGBM model"),
+        (lambda s: s.__setitem__("boosters", "text"), "must be a list of LightGBM model strings"),
+        (lambda s: s["rescale_factors_"]["__ndarray__"].__setitem__(0, 99.0), "rescale_factors_ must hold values in"),
+        (lambda s: s.__setitem__("n_rounds_", -1), "n_rounds_ must be a non-negative int"),
+        (lambda s: s["feature_importances_"].update(__ndarray__=[1.0], shape=[1]), "must have shape"),
+        (lambda s: s["encoder"].update(n_features=3, categorical=[True, False, False], feature_names=None,
+                                       categories=[["a", "b", "c"], None, None]), "must use 4 features"),
+        (lambda s: s.pop("encoder"), "encoder' must be a dict"),
+    ],
+)
+def test_loading_rejects_malformed_state(fitted, change, match):
+    with pytest.raises(ValueError, match=match):
+        MCGrad.from_dict(_corrupt(fitted, change))
+
+
+# -- bad input ---------------------------------------------------------------------------------------------
+def test_unseen_category_at_predict_warns_once_and_acts_as_missing(fitted, segments):
+    _, (Xt, pt, _) = segments
+    X_new = Xt.iloc[:3].copy()
+    X_new["segment"] = pd.Categorical(["zz", "zz", "a"])
+    X_missing = Xt.iloc[:3].copy()
+    X_missing["segment"] = pd.Categorical([None, None, "a"])
+    with pytest.warns(CalibrationWarning, match=r"X has 2 categorical value\(s\) unseen") as record:
+        out = fitted.predict(pt[:3], X=X_new)
+    assert len(record) == 1
+    np.testing.assert_array_equal(out, fitted.predict(pt[:3], X=X_missing))
+
+
+@pytest.mark.parametrize(
+    "make_X, match",
+    [
+        (lambda X: X[["x"]], r"missing \['segment'\]"),
+        (lambda X: X[["x", "segment"]], "in another order"),
+        (lambda X: X.assign(extra=1.0), r"unexpected \['extra'\]"),
+        (lambda X: X.to_numpy(), "must be a DataFrame with the columns seen at fit"),
+        (lambda X: None, r"X must hold the 2 feature\(s\) seen at fit; got None"),
+    ],
+)
+def test_wrong_features_at_predict_raise(fitted, segments, make_X, match):
+    _, (Xt, pt, _) = segments
+    with pytest.raises(ValueError, match=match):
+        fitted.predict(pt, X=make_X(Xt))
+
+
+def test_features_at_predict_for_a_model_fit_without_them_raise():
+    rng = np.random.default_rng(10)
+    p = rng.uniform(0.1, 0.9, 500)
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, (rng.random(500) < p) * 1.0)
+    with pytest.raises(ValueError, match="must have 0 column"):
+        model.predict(p, X=np.zeros((500, 1)))
+
+
+@pytest.mark.parametrize(
+    "y_prob, y, weight, match",
+    [
+        ([0.2, np.nan, 0.5, 0.6], [0, 1, 0, 1], None, "y_prob must be finite"),
+        ([0.2, 1.5, 0.5, 0.6], [0, 1, 0, 1], None, r"y_prob must lie in \[0, 1\]"),
+        ([0.2, 0.3, 0.5, 0.6], [0, 1, 0, 1], [0, 0, 0, 0], "sample_weight must have a positive sum"),
+        ([0.2, 0.3, 0.5, 0.6], [1, 1, 1, 1], None, "y must contain both classes"),
+        ([0.2, 0.3, 0.5, 0.6], [0, 1.5, 0, 1], None, r"y must lie in \[0, 1\]"),
+    ],
+)
+def test_bad_training_data_raise(y_prob, y, weight, match):
+    X = np.zeros((4, 1))
+    with pytest.raises(ValueError, match=match):
+        MCGrad(**FAST).fit(np.array(y_prob), np.array(y), X=X, sample_weight=weight)
+
+
+def test_out_of_range_scores_at_predict_raise(fitted, segments):
+    _, (Xt, pt, _) = segments
+    bad = pt.copy()
+    bad[0] = -0.1
+    with pytest.raises(ValueError, match=r"y_prob must lie in \[0, 1\]"):
+        fitted.predict(bad, X=Xt)
+
+
+def test_tiny_data_raises_for_early_stopping_and_fits_with_fixed_rounds():
+    X = np.array([[0.0], [1.0], [2.0]])
+    p, y = np.array([0.3, 0.6, 0.4]), np.array([0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match=r"at least 2 rows of each class for early_stopping='holdout'; got \[1, 2\]"):
+        MCGrad(**FAST).fit(p, y, X=X)
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, y, X=X)
+    assert np.all(np.isfinite(model.predict(p, X=X)))
+
+
+def test_kfold_needs_n_folds_rows_of_each_class():
+    rng = np.random.default_rng(11)
+    y = np.array([1.0] * 3 + [0.0] * 50)
+    with pytest.raises(ValueError, match="at least 5 rows of each class for early_stopping='kfold'"):
+        MCGrad(**{**FAST, "early_stopping": "kfold"}).fit(rng.uniform(size=53), y, X=np.zeros((53, 1)))
+
+
+def test_predict_before_fit_raises():
+    with pytest.raises(NotFittedError):
+        MCGrad().predict(np.array([0.5]), X=np.zeros((1, 1)))
+
+
+@pytest.mark.parametrize(
+    "param, value, match",
+    [
+        ("max_rounds", -1, "max_rounds must be an integer >= 0"),
+        ("patience", 1.5, "patience must be an integer >= 0"),
+        ("n_folds", 1, "n_folds must be an integer >= 2"),
+        ("n_estimators", 0, "n_estimators must be an integer >= 1"),
+        ("max_leaves", 1, "max_leaves must be an integer >= 2"),
+        ("min_child_samples", -1, "min_child_samples must be an integer >= 0"),
+        ("max_depth", 2.5, "max_depth must be an integer"),
+        ("early_stopping", "auto", "early_stopping must be 'holdout', 'kfold' or None"),
+        ("validation_fraction", 1.0, r"validation_fraction must be a number in \(0, 1\)"),
+        ("rescale", "yes", "rescale must be True or False"),
+        ("learning_rate", 0.0, "learning_rate must be a finite number > 0"),
+        ("l2_regularization", -1.0, "l2_regularization must be a finite number >= 0"),
+        ("min_sum_hessian_in_leaf", np.nan, "min_sum_hessian_in_leaf must be a finite number >= 0"),
+        ("n_jobs", 0, "n_jobs must be an integer >= 1"),
+        ("random_state", "seed", "random_state must be an integer >= 0"),
+        ("lightgbm_params", {"num_leaves": 7}, "must not set 'num_leaves'.*use the argument max_leaves="),
+        ("lightgbm_params", {"nthread": 2}, "must not set 'nthread'.*use the argument n_jobs="),
+        ("lightgbm_params", {"objective": "binary"}, "must not set 'objective'.*cannot be changed"),
+    ],
+)
+def test_bad_parameters_raise_value_error_naming_them(param, value, match):
+    with pytest.raises(ValueError, match=match):
+        MCGrad(**{**FAST, param: value}).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
+
+
+@pytest.mark.parametrize(
+    "value, match", [([("max_bin", 63)], "must be a dict or None"), ({"max_bin": object()}, "must be a scalar")]
+)
+def test_bad_lightgbm_params_types_raise_type_error(value, match):
+    with pytest.raises(TypeError, match=match):
+        MCGrad(lightgbm_params=value).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
+
+
+def test_extra_lightgbm_params_reach_the_boosters(segments):
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1, "lightgbm_params": {"max_bin": 15}}).fit(
+        p, y, X=X
+    )
+    assert "[max_bin: 15]" in model.boosters_[0].model_to_string()
+
+
+def test_importing_mcal_does_not_import_lightgbm():
+    code = "import sys, mcal; print('lightgbm' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
