@@ -15,7 +15,10 @@ reductions) implements the same methods and reuses the loop unchanged.
 
 from __future__ import annotations
 
+import ctypes
+import threading
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -242,9 +245,76 @@ def _pooled_loss(engine: Any, parts: list[Part]) -> float:
     return sum(s[0] for s in sums) / total_w
 
 
-def predict_logit(boosters: list[Any], factors: NDArray[np.float64], X: NDArray[np.float64], F: NDArray[np.float64], num_threads: int) -> NDArray[np.float64]:
-    """Apply fitted rounds: ``F <- theta_t (F + h_t(X, F))`` for each round; ``X`` has a spare last column."""
+def predict_logit(
+    boosters: list[Any],
+    factors: NDArray[np.float64],
+    X: NDArray[np.float64],
+    F: NDArray[np.float64],
+    num_threads: int,
+    single_row: SingleRowPredictor | None = None,
+) -> NDArray[np.float64]:
+    """Apply fitted rounds: ``F <- theta_t (F + h_t(X, F))`` for each round; ``X`` has a spare last column.
+
+    A one-row ``X`` goes through ``single_row`` when given (same values, less per-call overhead).
+    """
+    if single_row is not None and X.shape[0] == 1:
+        return np.array([single_row.predict_logit(factors, X[0], float(F[0]))])
     for booster, theta in zip(boosters, factors):
         X[:, -1] = F
         F = theta * (F + booster.predict(X, raw_score=True, num_threads=num_threads))
     return F
+
+
+class SingleRowPredictor:
+    """One-row prediction through LightGBM's C API fast path (``LGBM_BoosterPredictForMatSingleRowFast``).
+
+    ``Booster.predict`` prepares a predictor from its parameters on every call, about 20 µs per booster;
+    this prepares one configuration per booster once. It reaches the C library through LightGBM's
+    private ctypes handles, so :meth:`create` returns None when they are missing and callers use
+    ``Booster.predict`` instead (the tests check that both give the same values).
+    """
+
+    def __init__(self, lib: Any, safe_call: Any, boosters: list[Any], n_columns: int) -> None:
+        self._lib, self._safe_call = lib, safe_call
+        self._boosters = boosters  # the configurations point into them
+        self._configs: list[ctypes.c_void_p] = []
+        self._finalizer = weakref.finalize(self, _free_configs, lib, self._configs)
+        raw_score, float64 = 1, 1  # C_API_PREDICT_RAW_SCORE, C_API_DTYPE_FLOAT64 in LightGBM's c_api.h
+        for booster in boosters:
+            config = ctypes.c_void_p()
+            safe_call(lib.LGBM_BoosterPredictForMatSingleRowFastInit(
+                booster._handle, ctypes.c_int(raw_score), ctypes.c_int(0), ctypes.c_int(-1),
+                ctypes.c_int(float64), ctypes.c_int32(n_columns), ctypes.c_char_p(b"num_threads=1"),
+                ctypes.byref(config),
+            ))
+            self._configs.append(config)
+        self._out = np.empty(1, dtype=np.float64)
+        self._out_ptr = self._out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+        self._out_len = ctypes.c_int64()
+        self._lock = threading.Lock()  # the configurations and the output buffer are not thread-safe
+
+    @classmethod
+    def create(cls, boosters: list[Any], n_columns: int) -> SingleRowPredictor | None:
+        """The predictor, or None if this LightGBM does not expose the handles it needs."""
+        basic = import_optional("lightgbm").basic
+        lib, safe_call = getattr(basic, "_LIB", None), getattr(basic, "_safe_call", None)
+        if lib is None or safe_call is None or not all(hasattr(b, "_handle") for b in boosters):
+            return None
+        return cls(lib, safe_call, boosters, n_columns)
+
+    def predict_logit(self, factors: NDArray[np.float64], row: NDArray[np.float64], F: float) -> float:
+        """Apply every round to one C-contiguous float64 row whose last entry is the score slot."""
+        data = row.ctypes.data_as(ctypes.c_void_p)
+        with self._lock:
+            for config, theta in zip(self._configs, factors):
+                row[-1] = F
+                self._safe_call(self._lib.LGBM_BoosterPredictForMatSingleRowFast(
+                    config, data, ctypes.byref(self._out_len), self._out_ptr
+                ))
+                F = float(theta) * (F + self._out[0])
+        return F
+
+
+def _free_configs(lib: Any, configs: list[ctypes.c_void_p]) -> None:
+    for config in configs:
+        lib.LGBM_FastConfigFree(config)

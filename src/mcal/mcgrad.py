@@ -15,7 +15,7 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
-from mcal._mcgrad_engine import THETA_BOUNDS, LocalEngine, Part, boost_rounds, predict_logit
+from mcal._mcgrad_engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
 from mcal._optional import import_optional
 from mcal._validation import logit, warn
 
@@ -301,6 +301,7 @@ class MCGrad(BaseCalibrator):
         final = boost_rounds(engine, [Part(Xe, y, sample_weight, F0)], None, max_rounds=n_rounds, patience=0,
                              rescale=bool(self.rescale))
         self.encoder_ = encoder
+        self._single_row = None
         self.boosters_ = final.boosters
         self.n_rounds_ = len(final.boosters)
         self.rescale_factors_ = np.asarray(final.factors, dtype=np.float64)
@@ -316,7 +317,17 @@ class MCGrad(BaseCalibrator):
         Xe = self.encoder_.transform(X, n_extra_columns=1)
         if self.n_rounds_ == 0:
             return y_prob
-        return expit(predict_logit(self.boosters_, self.rescale_factors_, Xe, logit(y_prob), self._num_threads()))
+        if Xe.shape[0] == 1 and self.__dict__.get("_single_row") is None:
+            self._single_row = SingleRowPredictor.create(self.boosters_, Xe.shape[1])
+        return expit(predict_logit(
+            self.boosters_, self.rescale_factors_, Xe, logit(y_prob), self._num_threads(),
+            self.__dict__.get("_single_row"),
+        ))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.pop("_single_row", None)  # C handles; rebuilt on the next one-row predict
+        return state
 
     def _importances(self) -> NDArray[np.float64]:
         total = np.zeros(self.encoder_.n_features_in_ + 1, dtype=np.float64)
@@ -339,6 +350,7 @@ class MCGrad(BaseCalibrator):
             raise ValueError("model data field state.boosters must be a list of LightGBM model strings")
         self.encoder_ = FeatureEncoder.from_dict(state.get("encoder"))
         lgb = import_optional("lightgbm")
+        self._single_row = None
         self.boosters_ = []
         for i, text in enumerate(texts):
             try:

@@ -1,0 +1,355 @@
+"""MCGrad in mcal against the reference package ``mcgrad`` 0.1.5, side by side on the same data.
+
+Data: a synthetic generator with a known miscalibration (5 categorical features of 3 to 20 levels, 5
+numerical ones, one with 5 % missing values; the base score is over-confident and ignores the categoricals),
+with 100k and 1M training rows plus a held-out quarter; and the Bank Marketing and Credit Default data
+prepared as in the MCGrad paper's benchmark (``shared/papers/MCGRAD_BENCHMARK_PROTOCOL.md`` sections 2-3:
+logistic-regression base model fit on the 60 % training split, which is also the calibration set; metrics on
+the 20 % test split).
+
+Each fit runs in its own subprocess, one after the other, so that peak memory (``ru_maxrss``) and timings of
+one implementation do not leak into the other. Both use the same LightGBM thread count (``--threads``, 1 by
+default: the machine is shared) and otherwise their own defaults (mcgrad: 5-fold early stopping below 2.5M
+rows, seed 42; mcal: holdout early stopping). Held-out log loss, PR-AUC and the multicalibration error are
+computed in this process from the saved predictions, with the same code for both; the multicalibration
+error is ``mcgrad.metrics.MulticalibrationError`` with the paper's settings (``mce_sigma``, "MCE" in
+Tables 5-6) until ``mcal.metrics.mce`` exists.
+
+Usage (from the repository root)::
+
+    # reference already importable by this interpreter (e.g. the project's shared venv):
+    PYTHONPATH=src python benchmarks/mcgrad_vs_reference.py
+    # or build a separate venv for the reference first (needs PyPI; torch is pinned before mcgrad):
+    PYTHONPATH=src python benchmarks/mcgrad_vs_reference.py --make-venv /tmp/mcgrad-ref
+    # a quick run
+    PYTHONPATH=src python benchmarks/mcgrad_vs_reference.py --sizes 100000 --datasets synthetic
+
+Writes ``benchmarks/results/mcgrad_vs_reference.md`` and ``.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+if not DATA.exists():
+    DATA = Path("/work/shared/data")
+LEVELS = (3, 5, 8, 12, 20)
+REFERENCE = "mcgrad==0.1.5"
+TORCH = "torch==2.13.0"
+
+
+# -- data ----------------------------------------------------------------------------------------------------
+def synthetic(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str], list[str]]:
+    """Known miscalibration: the true logit has category effects and a nonlinearity the base ignores."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(seed)
+    cols, effect = {}, np.zeros(n)
+    for j, k in enumerate(LEVELS):
+        prob = 1.0 / np.arange(1, k + 1)
+        codes = rng.choice(k, size=n, p=prob / prob.sum())
+        cols[f"c{j}"] = pd.Categorical.from_codes(codes, categories=[f"L{i}" for i in range(k)])
+        level_effect = np.random.default_rng(100 + j).normal(0.0, 0.5, size=k)  # fixed across seeds
+        if j < 3:
+            effect += level_effect[codes]
+    x = rng.normal(size=(n, 5))
+    linear = -1.0 + 0.8 * x[:, 0] - 0.6 * x[:, 1]
+    true_logit = linear + 0.5 * np.sin(2 * x[:, 2]) + effect + 0.6 * (cols["c3"].codes == 0) * x[:, 3]
+    base = expit(1.6 * (linear + 0.3 * x[:, 2]))  # over-confident, blind to the categoricals
+    y = (rng.random(n) < expit(true_logit)).astype(float)
+    x[rng.random(n) < 0.05, 4] = np.nan
+    for j in range(5):
+        cols[f"x{j}"] = x[:, j]
+    return pd.DataFrame(cols), base, y, [f"c{j}" for j in range(5)], [f"x{j}" for j in range(5)]
+
+
+def _paper_splits(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Protocol section 2: test = 20 % drawn with seed 42, validation 20 % with seed 15, train the rest."""
+    np.random.seed(42)
+    test = np.random.choice(np.arange(n), int(0.2 * n), replace=False)
+    rest = np.setdiff1d(np.arange(n), test)
+    np.random.seed(15)
+    val = np.random.choice(rest, int(0.2 * n), replace=False)
+    return np.setdiff1d(rest, val), np.sort(test)
+
+
+def _logistic_base(features: pd.DataFrame, y: np.ndarray, train: np.ndarray, C: float) -> np.ndarray:
+    from sklearn.linear_model import LogisticRegression
+
+    model = LogisticRegression(C=C, max_iter=5000).fit(features.iloc[train].to_numpy(float), y[train])
+    return model.predict_proba(features.to_numpy(float))[:, 1]
+
+
+def bank() -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str], list[str], np.ndarray, np.ndarray]:
+    df = pd.read_csv(DATA / "bank_marketing" / "bank-full.csv.gz", sep=";").drop(columns="day")
+    df["age"] = (df["age"] / 5).round() * 5
+    y = (df.pop("y") == "yes").to_numpy(float)
+    cats = ["job", "marital", "education", "default", "housing", "loan", "contact", "month", "poutcome"]
+    nums = ["age", "balance", "duration", "campaign", "pdays", "previous"]
+    features = pd.get_dummies(df, columns=cats, drop_first=True)
+    train, test = _paper_splits(len(df))
+    p = _logistic_base(features, y, train, C=2.0)
+    return df[cats + nums], p, y, cats, nums, train, test
+
+
+def credit() -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str], list[str], np.ndarray, np.ndarray]:
+    df = pd.read_csv(DATA / "credit_default" / "UCI_Credit_Card.csv.gz").drop(columns="ID")
+    y = df.pop("default.payment.next.month").to_numpy(float)
+    bucketed = ["LIMIT_BAL", "AGE"] + [f"BILL_AMT{i}" for i in range(1, 7)] + [f"PAY_AMT{i}" for i in range(1, 7)]
+    for col in bucketed:
+        df[col] = pd.qcut(df[col], 3, labels=False, duplicates="drop")
+    cats = ["LIMIT_BAL", "AGE", "EDUCATION", "MARRIAGE", "PAY_0"] + [f"PAY_{i}" for i in range(2, 7)]
+    cats += [f"BILL_AMT{i}" for i in range(1, 7)] + [f"PAY_AMT{i}" for i in range(1, 7)]
+    features = pd.get_dummies(df, columns=cats, drop_first=False)
+    train, test = _paper_splits(len(df))
+    p = _logistic_base(features, y, train, C=4.0)
+    return df[cats + ["SEX"]], p, y, cats, ["SEX"], train, test
+
+
+def prepare(name: str, size: int | None, folder: Path) -> dict | None:
+    """Write train/test parquet files for one dataset; return its description or None if absent."""
+    if name == "synthetic":
+        frame_tr, p_tr, y_tr, cats, nums = synthetic(size, seed=0)
+        frame_te, p_te, y_te, _, _ = synthetic(size // 4, seed=1)
+    else:
+        path = DATA / ("bank_marketing/bank-full.csv.gz" if name == "bank" else "credit_default/UCI_Credit_Card.csv.gz")
+        if not path.exists():
+            print(f"skipping {name}: {path} is absent", file=sys.stderr)
+            return None
+        frame, p, y, cats, nums, train, test = bank() if name == "bank" else credit()
+        frame_tr, p_tr, y_tr = frame.iloc[train].reset_index(drop=True), p[train], y[train]
+        frame_te, p_te, y_te = frame.iloc[test].reset_index(drop=True), p[test], y[test]
+    tag = f"{name}_{size}" if size else name
+    for part, frame, p, y in (("train", frame_tr, p_tr, y_tr), ("test", frame_te, p_te, y_te)):
+        frame.assign(__score__=p, __label__=y).to_parquet(folder / f"{tag}_{part}.parquet")
+    return {"tag": tag, "name": name, "cats": cats, "nums": nums, "n_train": len(y_tr), "n_test": len(y_te)}
+
+
+# -- one measured run (in a subprocess) ----------------------------------------------------------------------
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def worker(args: argparse.Namespace) -> None:
+    import lightgbm
+
+    spec = json.loads(args.worker)
+    folder = Path(spec["folder"])
+    train = pd.read_parquet(folder / f"{spec['tag']}_train.parquet")
+    test = pd.read_parquet(folder / f"{spec['tag']}_test.parquet")
+    cats, nums, threads = spec["cats"], spec["nums"], spec["threads"]
+    inside = [0.0]
+    real_train = lightgbm.train
+
+    def timed_train(*a, **k):
+        start = time.perf_counter()
+        try:
+            return real_train(*a, **k)
+        finally:
+            inside[0] += time.perf_counter() - start
+
+    lightgbm.train = timed_train
+    rss_before = _rss_mib()
+    if spec["impl"] == "reference":
+        from mcgrad.methods import MCGrad as Reference
+
+        model = Reference(lightgbm_params={"num_threads": threads})
+        fit = lambda: model.fit(train, "__score__", "__label__", categorical_feature_column_names=cats,
+                                numerical_feature_column_names=nums)
+        prepare_input = lambda frame: frame
+        predict = lambda frame: model.predict(frame, "__score__", cats, nums)
+        rounds = lambda: len(model.mr)
+    else:
+        from mcal import MCGrad
+
+        model = MCGrad(n_jobs=threads, random_state=0, categorical_features=cats, **spec.get("params", {}))
+        fit = lambda: model.fit(train["__score__"].to_numpy(), train["__label__"].to_numpy(), X=train[cats + nums])
+        prepare_input = lambda frame: (frame["__score__"].to_numpy(), frame[cats + nums])
+        predict = lambda pair: model.predict(pair[0], X=pair[1])
+        rounds = lambda: model.n_rounds_
+    start = time.perf_counter()
+    fit()
+    fit_s = time.perf_counter() - start
+    peak_fit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    batch = []
+    test_input = prepare_input(test)
+    for _ in range(3):
+        start = time.perf_counter()
+        pred = predict(test_input)
+        batch.append(time.perf_counter() - start)
+    one = prepare_input(test.iloc[:1])
+    predict(one)
+    single = []
+    for _ in range(200):
+        start = time.perf_counter()
+        predict(one)
+        single.append(time.perf_counter() - start)
+    np.save(folder / f"{spec['tag']}_{spec['label']}_pred.npy", np.asarray(pred, dtype=np.float64))
+    print(json.dumps({
+        "fit_s": fit_s, "lgb_train_s": inside[0], "rounds": int(rounds()),
+        "batch_us_per_row": min(batch) / len(test) * 1e6, "one_row_ms": float(np.median(single)) * 1e3,
+        "rss_before_mib": rss_before, "peak_rss_mib": peak_fit,
+    }))
+
+
+# -- driver --------------------------------------------------------------------------------------------------
+def run_one(python: str, spec: dict) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": str(spec["threads"]),
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    out = subprocess.run([python, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        raise RuntimeError(f"{spec['label']} on {spec['tag']} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def quality(folder: Path, tag: str, label: str, cats: list[str], nums: list[str]) -> dict:
+    from mcgrad.metrics import MulticalibrationError
+    from sklearn.metrics import average_precision_score, log_loss
+
+    test = pd.read_parquet(folder / f"{tag}_test.parquet")
+    y = test["__label__"].to_numpy()
+    p = test["__score__"].to_numpy() if label == "base" else np.load(folder / f"{tag}_{label}_pred.npy")
+    frame = test[cats + nums].copy()
+    for c in cats:  # the metric buckets categoricals by frequency; it needs plain values
+        frame[c] = frame[c].astype(str)
+    frame["__label__"], frame["__pred__"] = y, p
+    mce = MulticalibrationError(frame, label_column="__label__", score_column="__pred__",
+                                categorical_segment_columns=cats, numerical_segment_columns=nums)
+    return {"log_loss": log_loss(y, np.clip(p, 1e-15, 1 - 1e-15)), "pr_auc": average_precision_score(y, p),
+            "mce_sigma": float(mce.mce_sigma)}
+
+
+def make_venv(folder: str) -> str:
+    subprocess.run([sys.executable, "-m", "venv", folder], check=True)
+    python = str(Path(folder) / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", TORCH], check=True)
+    subprocess.run([python, "-m", "pip", "install", "--quiet", REFERENCE, "pyarrow"], check=True)
+    return python
+
+
+VARIANTS = {  # extra mcal configurations measured on the smaller data sets, for the choice of defaults
+    "mcal msh=20": {"min_sum_hessian_in_leaf": 20.0},
+    "mcal kfold": {"early_stopping": "kfold"},
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--datasets", nargs="+", default=["synthetic", "bank", "credit"])
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--reference-python", default=sys.executable,
+                        help="interpreter with mcgrad 0.1.5 importable (default: this one)")
+    parser.add_argument("--make-venv", metavar="DIR", help=f"create DIR as a venv with {TORCH} and {REFERENCE}")
+    parser.add_argument("--variants-max-rows", type=int, default=100_000,
+                        help="run the extra mcal variants only on data sets with at most this many rows")
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "mcgrad_vs_reference"))
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args)
+        return
+    ref_python = make_venv(args.make_venv) if args.make_venv else args.reference_python
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    load_start = os.getloadavg()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        jobs = [("synthetic", s) for s in args.sizes if "synthetic" in args.datasets]
+        jobs += [(d, None) for d in args.datasets if d != "synthetic"]
+        for name, size in jobs:
+            info = prepare(name, size, folder)
+            if info is None:
+                continue
+            labels = {"reference": None, "mcal": {}}
+            if info["n_train"] <= args.variants_max_rows:
+                labels.update(VARIANTS)
+            base = {"dataset": info["tag"], "n_train": info["n_train"], "n_test": info["n_test"]}
+            rows.append({**base, "impl": "base score", **quality(folder, info["tag"], "base", info["cats"], info["nums"])})
+            for label, params in labels.items():
+                spec = {**info, "folder": str(folder), "threads": args.threads, "label": label.replace(" ", "_"),
+                        "impl": "reference" if label == "reference" else "mcal", "params": params or {}}
+                print(f"{info['tag']}: {label} ...", file=sys.stderr, flush=True)
+                result = run_one(ref_python if label == "reference" else sys.executable, spec)
+                rows.append({**base, "impl": "mcgrad 0.1.5" if label == "reference" else label, **result,
+                             **quality(folder, info["tag"], spec["label"], info["cats"], info["nums"])})
+    write(rows, args, commit, started, load_start)
+
+
+def _markdown(frame: pd.DataFrame) -> str:
+    def cell(v: object) -> str:
+        if isinstance(v, (float, np.floating)):
+            return "" if np.isnan(v) else f"{v:.4g}"
+        return str(v)
+
+    head = "| " + " | ".join(frame.columns) + " |"
+    rule = "|" + "---|" * frame.shape[1]
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str, load_start: tuple) -> None:
+    import lightgbm
+
+    table = pd.DataFrame(rows)
+    table.to_csv(args.out + ".csv", index=False)
+    lines = [
+        "# MCGrad: mcal against the reference package mcgrad 0.1.5",
+        "",
+        f"- date: {started}; mcal commit {commit}; {os.cpu_count()} cores ({platform.processor() or platform.machine()}), "
+        f"Python {platform.python_version()}, LightGBM {lightgbm.__version__}",
+        f"- LightGBM threads: {args.threads} for both; load average at start {load_start[0]:.1f}, "
+        f"at end {os.getloadavg()[0]:.1f} (the machine is shared: timings carry that noise)",
+        "- each fit in its own subprocess; peak memory = `ru_maxrss` of that process after fit (data included);",
+        "  one-row latency = median of 200 `predict` calls on a one-row DataFrame; batch = best of 3 on the test set",
+        "- MCE = `mcgrad.metrics.MulticalibrationError(...).mce_sigma` with the paper's settings (protocol section 3)",
+        "",
+    ]
+    for dataset, group in table.groupby("dataset", sort=False):
+        lines += [f"## {dataset} (train {int(group.n_train.iloc[0]):,} rows, test {int(group.n_test.iloc[0]):,})", ""]
+        cols = ["impl", "rounds", "fit_s", "lgb_train_s", "batch_us_per_row", "one_row_ms", "peak_rss_mib",
+                "log_loss", "pr_auc", "mce_sigma"]
+        shown = group[[c for c in cols if c in group]].copy()
+        if "lgb_train_s" in shown:
+            shown.insert(4, "in_lgb_train", shown["lgb_train_s"] / shown["fit_s"])
+        lines.append(_markdown(shown))
+        ref = group[group.impl == "mcgrad 0.1.5"]
+        ours = group[group.impl == "mcal"]
+        if len(ref) and len(ours):
+            r, o = ref.iloc[0], ours.iloc[0]
+            checks = [
+                ("fit time, reference / mcal (target >= 5)", r.fit_s / o.fit_s, r.fit_s / o.fit_s >= 5),
+                ("log loss, mcal - reference (target <= 0.001)", o.log_loss - r.log_loss, o.log_loss - r.log_loss <= 0.001),
+                ("MCE, mcal - reference (target <= 0)", o.mce_sigma - r.mce_sigma, o.mce_sigma <= r.mce_sigma),
+                ("batch predict per row, mcal / reference (target <= 0.5)", o.batch_us_per_row / r.batch_us_per_row,
+                 o.batch_us_per_row <= 0.5 * r.batch_us_per_row),
+                ("one-row predict, mcal ms (target < 0.2)", o.one_row_ms, o.one_row_ms < 0.2),
+                ("peak memory, mcal / reference (target <= 0.5)", o.peak_rss_mib / r.peak_rss_mib,
+                 o.peak_rss_mib <= 0.5 * r.peak_rss_mib),
+            ]
+            lines += ["", "| target | value | met |", "|---|---|---|"]
+            lines += [f"| {name} | {value:.4g} | {'yes' if ok else 'no'} |" for name, value, ok in checks]
+        lines.append("")
+    Path(args.out + ".md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
