@@ -34,7 +34,6 @@ import datetime
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
@@ -141,9 +140,16 @@ def prepare(name: str, size: int | None, folder: Path) -> dict | None:
 
 
 # -- one measured run (in a subprocess) ----------------------------------------------------------------------
-def _rss_mib() -> float:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+def _status_mib(field: str) -> float:
+    """A memory field of /proc/self/status in MiB: VmRSS now, or VmHWM, the peak of this process.
+
+    (``ru_maxrss`` would not do: Linux carries the parent's peak over ``fork`` + ``exec``.)
+    """
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -165,7 +171,7 @@ def worker(args: argparse.Namespace) -> None:
             inside[0] += time.perf_counter() - start
 
     lightgbm.train = timed_train
-    rss_before = _rss_mib()
+    rss_before = _status_mib("VmRSS")
     if spec["impl"] == "reference":
         from mcgrad.methods import MCGrad as Reference
 
@@ -186,7 +192,7 @@ def worker(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     fit()
     fit_s = time.perf_counter() - start
-    peak_fit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_fit = _status_mib("VmHWM")
     batch = []
     test_input = prepare_input(test)
     for _ in range(3):
@@ -204,7 +210,7 @@ def worker(args: argparse.Namespace) -> None:
     print(json.dumps({
         "fit_s": fit_s, "lgb_train_s": inside[0], "rounds": int(rounds()),
         "batch_us_per_row": min(batch) / len(test) * 1e6, "one_row_ms": float(np.median(single)) * 1e3,
-        "rss_before_mib": rss_before, "peak_rss_mib": peak_fit,
+        "peak_rss_mib": peak_fit, "fit_added_mib": peak_fit - rss_before,
     }))
 
 
@@ -317,7 +323,8 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
         f"Python {platform.python_version()}, LightGBM {lightgbm.__version__}",
         f"- LightGBM threads: {args.threads} for both; load average at start {load_start[0]:.1f}, "
         f"at end {os.getloadavg()[0]:.1f} (the machine is shared: timings carry that noise)",
-        "- each fit in its own subprocess; peak memory = `ru_maxrss` of that process after fit (data included);",
+        "- each fit in its own subprocess; `peak_rss_mib` = VmHWM of that process after fit (imports and data",
+        "  included), `fit_added_mib` = that peak minus the resident memory just before fit;",
         "  one-row latency = median of 200 `predict` calls on a one-row DataFrame; batch = best of 3 on the test set",
         "- MCE = `mcgrad.metrics.MulticalibrationError(...).mce_sigma` with the paper's settings (protocol section 3)",
         "",
@@ -325,7 +332,7 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
     for dataset, group in table.groupby("dataset", sort=False):
         lines += [f"## {dataset} (train {int(group.n_train.iloc[0]):,} rows, test {int(group.n_test.iloc[0]):,})", ""]
         cols = ["impl", "rounds", "fit_s", "lgb_train_s", "batch_us_per_row", "one_row_ms", "peak_rss_mib",
-                "log_loss", "pr_auc", "mce_sigma"]
+                "fit_added_mib", "log_loss", "pr_auc", "mce_sigma"]
         shown = group[[c for c in cols if c in group]].copy()
         if "lgb_train_s" in shown:
             shown.insert(4, "in_lgb_train", shown["lgb_train_s"] / shown["fit_s"])

@@ -203,3 +203,25 @@ def test_from_dict_rejects_malformed_state(change, match):
     change(data)
     with pytest.raises(ValueError, match=match):
         FeatureEncoder.from_dict(data)
+
+
+def test_a_few_rows_encode_as_they_do_inside_a_large_batch():
+    # Up to 32 rows are factorized in plain Python, larger inputs by pandas: both must agree.
+    rng = np.random.default_rng(0)
+    n = 200
+    X = pd.DataFrame(
+        {
+            "text": rng.choice(["a", "b", "c", None], n),
+            "code": rng.choice([1.0, 2.0, 3.0, np.nan], n),
+            "mixed": pd.Series(rng.choice(["x", 7, 2.5, None], n), dtype=object),
+        }
+    )
+    enc = FeatureEncoder(categorical_features=[0, 1, 2]).fit(X.iloc[:150])
+    X_new = X.copy()
+    X_new.loc[::7, "text"] = "unseen"
+    with pytest.warns(CalibrationWarning):
+        batch = enc.transform(X_new)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CalibrationWarning)
+        rows = np.vstack([enc.transform(X_new.iloc[i : i + 1]) for i in range(n)])
+    np.testing.assert_array_equal(rows, batch)

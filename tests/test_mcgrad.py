@@ -170,6 +170,19 @@ def test_a_soft_label_equals_a_positive_and_a_negative_row_weighted_by_it():
     np.testing.assert_allclose(fitted_soft.predict(p, X=X), split.predict(p, X=X), rtol=1e-7)
 
 
+def test_extreme_scores_and_separable_labels_give_finite_probabilities():
+    # Scores at 0 and 1 and labels that the feature separates push the logits far out, where the fit
+    # re-predicts rows instead of inverting LightGBM's probabilities.
+    rng = np.random.default_rng(14)
+    x = rng.normal(size=2000)
+    y = (x > 0).astype(float)
+    p = np.where(rng.random(2000) < 0.5, 0.0, 1.0)
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 3, "learning_rate": 1.0}).fit(p, y, X=x[:, None])
+    pred = model.predict(p, X=x[:, None])
+    assert np.all(np.isfinite(pred)) and np.all((pred >= 0) & (pred <= 1))
+    assert log_loss(y, pred) < 0.05
+
+
 # -- rescaling -------------------------------------------------------------------------------------------
 def grid_objective(theta, y, z, w):
     a = np.outer(theta, np.clip(z, -LOGIT_CLIP, LOGIT_CLIP))
@@ -226,6 +239,34 @@ def test_fit_and_predict_are_deterministic_under_random_state(segments):
     np.testing.assert_array_equal(a.validation_losses_, b.validation_losses_)
     c = MCGrad(**{**FAST, "random_state": 1}).fit(p, y, X=X)
     assert not np.array_equal(a.validation_losses_, c.validation_losses_)  # another holdout split
+
+
+def test_one_row_predictions_equal_the_same_rows_in_a_batch(fitted, segments):
+    # One-row calls take LightGBM's single-row C path; batches take Booster.predict.
+    _, (Xt, pt, _) = segments
+    batch = fitted.predict(pt[:20], X=Xt.iloc[:20])
+    single = [fitted.predict(pt[i : i + 1], X=Xt.iloc[i : i + 1])[0] for i in range(20)]
+    np.testing.assert_array_equal(single, batch)
+
+
+def test_pickle_round_trip_after_a_one_row_predict(fitted, segments):
+    import pickle
+
+    _, (Xt, pt, _) = segments
+    fitted.predict(pt[:1], X=Xt.iloc[:1])
+    clone = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(clone.predict(pt[:50], X=Xt.iloc[:50]), fitted.predict(pt[:50], X=Xt.iloc[:50]))
+    np.testing.assert_array_equal(clone.predict(pt[:1], X=Xt.iloc[:1]), fitted.predict(pt[:1], X=Xt.iloc[:1]))
+
+
+def test_string_features_in_an_object_array_are_categorical():
+    X, p, y = segment_data(4000, seed=13)
+    as_array = np.column_stack([X["segment"].astype(str).to_numpy(dtype=object), X["x"].to_numpy(dtype=object)])
+    model = MCGrad(**FAST).fit(p, y, X=as_array)
+    assert model.encoder_.categorical_ == [True, False]
+    as_frame = X.assign(segment=X["segment"].astype(str))
+    reference = MCGrad(**FAST).fit(p, y, X=as_frame)
+    np.testing.assert_array_equal(model.predict(p, X=as_array), reference.predict(p, X=as_frame))
 
 
 def test_float32_scores_give_float32_output(fitted, segments):

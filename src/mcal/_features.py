@@ -18,6 +18,8 @@ from numpy.typing import NDArray
 
 from mcal._validation import warn
 
+# Columns with at most this many rows are factorized in plain Python.
+_SMALL = 32
 # Inference of ``"from_dtype"`` over object columns of an array (pandas.api.types.infer_dtype names).
 _NUMERIC_INFERRED = {"integer", "floating", "mixed-integer-float", "decimal", "empty"}
 
@@ -38,6 +40,10 @@ def _factorize(column: Any) -> tuple[NDArray[np.intp], list[str]]:
     """Codes (-1 for missing) and the string keys of the distinct values of ``column``."""
     if isinstance(column.dtype, pd.CategoricalDtype):
         return column.codes.astype(np.intp), [_category_key(c) for c in column.dtype.categories]
+    if len(column) <= _SMALL:  # a few rows (online predict): plain Python beats pandas' set-up costs
+        index: dict[str, int] = {}
+        small = [-1 if pd.isna(v) else index.setdefault(_category_key(v), len(index)) for v in column.tolist()]
+        return np.array(small, dtype=np.intp), list(index)
     codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
     return codes.astype(np.intp, copy=False), [_category_key(u) for u in uniques]
 
@@ -188,9 +194,9 @@ class FeatureEncoder:
         return self
 
     def _reset_caches(self) -> None:
-        # Per categorical column: the vocabulary as a pd.Index, and the level map of the last pandas
+        # Per categorical column: the vocabulary as a dict, and the level map of the last pandas
         # CategoricalDtype seen (so that repeated calls with one dtype, e.g. one-row predicts, skip the lookup).
-        self._vocab_index: dict[int, pd.Index] = {}
+        self._vocab: dict[int, dict[str, int]] = {}
         self._dtype_levels: dict[int, tuple] = {}
 
     def _declared_mask(self, d: int, names: list[str] | None) -> NDArray[np.bool_] | None:
@@ -298,10 +304,10 @@ class FeatureEncoder:
 
     def _levels(self, j: int, keys: list[str]) -> tuple[NDArray[np.float64], NDArray[np.bool_], list[str], bool]:
         """Codes of ``keys`` in column ``j``'s vocabulary, then NaN (for missing); which keys are unseen."""
-        index = self._vocab_index.get(j)
-        if index is None:
-            index = self._vocab_index[j] = pd.Index(self.categories_[j])
-        level = np.append(index.get_indexer(keys), -1).astype(np.float64)
+        vocab = self._vocab.get(j)
+        if vocab is None:
+            vocab = self._vocab[j] = {key: code for code, key in enumerate(self.categories_[j])}
+        level = np.array([vocab.get(key, -1) for key in keys] + [-1], dtype=np.float64)
         new = level < 0
         new[-1] = False
         level[level < 0] = np.nan

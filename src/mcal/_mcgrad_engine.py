@@ -4,7 +4,7 @@
 alike. It touches data only through an engine's methods:
 
 - ``fit_round(part)``: one LightGBM booster of ``n_estimators`` trees on the part's features plus its
-  current logit ``F`` as one more feature, with ``F`` as init score;
+  current logit ``F`` as one more feature, with ``F`` as init score, and ``F + h_t`` on the part's rows;
 - ``predict_raw(booster, part)``: the booster's raw output on the part (without the init score);
 - ``loss_grad_hess(theta, y, z, w)`` and ``log_loss_sum(y, F, w)``: the sums behind the rescaling
   Newton step and the validation loss.
@@ -24,13 +24,14 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import expit
+from scipy.special import expit, logit
 
 from mcal._optional import import_optional
 
 #: |z| bound inside the rescaling objective, so that a few extreme logits cannot drive theta (as in the
 #: reference implementation, mcgrad 0.1.5 ``MCGrad.UNSHRINK_LOGIT_EPSILON``).
 LOGIT_CLIP = 10.0
+_EXACT_LOGIT = 16.0
 #: Bounds of the rescaling factor theta (as in the reference implementation).
 THETA_BOUNDS = (1e-8, 50.0)
 
@@ -57,27 +58,42 @@ class LocalEngine:
         self.n_estimators = n_estimators
         self.categorical = categorical
 
-    def fit_round(self, part: Part) -> Any:
-        """Fit one booster on the part's features plus its logit ``F``, starting from ``F`` as init score."""
+    def fit_round(self, part: Part) -> tuple[Any, NDArray[np.float64]]:
+        """Fit one booster on the part's features plus its logit ``F``, starting from ``F`` as init score.
+
+        Returns the booster and ``F + h_t`` on the part's rows, read from LightGBM's training scores
+        (``Booster.eval_train``) instead of predicting the rows again.
+        """
         lgb = import_optional("lightgbm")
         part.X[:, -1] = part.F
         if part.X.shape[1] == 1:  # no features: the score alone
             data = lgb.Dataset(part.X, label=part.y, weight=part.w, init_score=part.F)
-            return lgb.train(self.params, data, num_boost_round=self.n_estimators)
-        if part.binned is None:
-            part.binned = lgb.Dataset(
-                np.ascontiguousarray(part.X[:, :-1]), label=part.y, weight=part.w, categorical_feature=self.categorical,
-                params=self.params,
-            ).construct()
-        with warnings.catch_warnings():
-            # LightGBM notes that it drops the (already freed) raw data and re-reads categorical flags,
-            # which the joined Dataset keeps in its bin mappers.
-            warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
-            warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
-            data = part.binned.subset(np.arange(part.y.shape[0])).construct()
-            data.add_features_from(lgb.Dataset(part.F.reshape(-1, 1), params=self.params).construct())
-        data.set_init_score(part.F)
-        return lgb.train(self.params, data, num_boost_round=self.n_estimators)
+        else:
+            if part.binned is None:
+                part.binned = lgb.Dataset(
+                    np.ascontiguousarray(part.X[:, :-1]), label=part.y, weight=part.w,
+                    categorical_feature=self.categorical, params=self.params,
+                ).construct()
+            with warnings.catch_warnings():
+                # LightGBM notes that it drops the (already freed) raw data and re-reads categorical flags,
+                # which the joined Dataset keeps in its bin mappers.
+                warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
+                warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
+                data = part.binned.subset(np.arange(part.y.shape[0])).construct()
+                data.add_features_from(lgb.Dataset(part.F.reshape(-1, 1), params=self.params).construct())
+            data.set_init_score(part.F)
+        booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
+        scores: list[NDArray[np.float64]] = []
+        booster.eval_train(feval=lambda preds, _: scores.append(preds) or ("scores", 0.0, False))
+        booster = lgb.Booster(model_str=booster.model_to_string())  # drops the training data
+        # The cross-entropy objective reports p = expit(F + h), and logit(p) recovers F + h to 1e-9 while
+        # F + h < 16; rows above (where 1 - p loses digits) or where p underflows are predicted again.
+        with np.errstate(divide="ignore"):
+            z = logit(scores[0])
+        far = ~(np.isfinite(z) & (z < _EXACT_LOGIT))
+        if far.any():
+            z[far] = part.F[far] + self.predict_raw(booster, Part(part.X[far], None, None, part.F[far]))
+        return booster, z
 
     def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
         """Raw booster output on the part's features and logit (the init score is not included)."""
@@ -216,8 +232,7 @@ def boost_rounds(
     wait = 0
     for t in range(1, max_rounds + 1):
         for k, part in enumerate(train):
-            booster = engine.fit_round(part)
-            z = part.F + engine.predict_raw(booster, part)
+            booster, z = engine.fit_round(part)
             theta = rescale_factor(engine, part.y, z, part.w) if rescale else 1.0
             part.F = theta * z
             if valid:
