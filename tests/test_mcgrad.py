@@ -1,8 +1,6 @@
 """Tests of MCGrad (Tax et al., 2026): the round loop, the rescaling step, early stopping, features, model files."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -465,9 +463,3 @@ def test_extra_lightgbm_params_reach_the_boosters(segments):
         p, y, X=X
     )
     assert "[max_bin: 15]" in model.boosters_[0].model_to_string()
-
-
-def test_importing_mcal_does_not_import_lightgbm():
-    code = "import sys, mcal; print('lightgbm' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
