@@ -367,6 +367,29 @@ def test_distributed_f_rce_and_summary_equal_local(client, scored):
     np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), rtol=0, atol=1e-9)
 
 
+def test_distributed_mce_equals_local_mce_over_the_same_segments(client, scored):
+    import dask.dataframe as dd
+
+    from mcal.dask import metrics as dmetrics
+    from mcal.segments import generate_segments
+
+    y, p, w, field = scored
+    rng = np.random.default_rng(9)
+    X = pd.DataFrame({"field": field, "age": rng.integers(18, 80, y.size).astype(float)})
+    segments = generate_segments(X, max_depth=2)
+    local = mcal.metrics.mce(y, p, segments=segments, sample_weight=w)
+    ddf = dd.from_pandas(X.assign(y=y, p=p, w=w), npartitions=6)
+    got = dmetrics.mce(ddf["y"], ddf["p"], X=ddf[["field", "age"]], segments=segments, sample_weight=ddf["w"])
+    assert local.n_segments == got.n_segments > 10
+    assert abs(got.mce_sigma - local.mce_sigma) < 1e-9 and abs(got.global_ecce - local.global_ecce) < 1e-9
+    assert got.table["description"].tolist() == local.table["description"].tolist()
+    assert got.table["size"].tolist() == local.table["size"].tolist()
+    np.testing.assert_allclose(got.table[["weight", "ecce", "sigma"]], local.table[["weight", "ecce", "sigma"]],
+                               rtol=1e-9, atol=1e-12)  # fmt: skip
+    whole = dmetrics.mce(ddf["y"], ddf["p"], sample_weight=ddf["w"])  # one segment: the global ECCE / sigma
+    assert abs(whole.mce_sigma - mcal.metrics.mce(y, p, sample_weight=w).mce_sigma) < 1e-9
+
+
 def test_distributed_metrics_reject_bad_inputs(client, scored):
     from mcal.dask import metrics as dmetrics
 
@@ -403,7 +426,7 @@ def test_cli_fit_and_evaluate_on_partitioned_parquet_with_a_scheduler(client, fr
     X = test[["level", "x"]].assign(level=test["level"].astype(str))
     assert log_loss(test["y"], model.predict(test["p"], X=X)) < log_loss(test["y"], test["p"]) - 0.03
     capsys.readouterr()
-    args = [str(folder), "--score-col", "p", "--label-col", "y", "--json"]
+    args = [str(folder), "--score-col", "p", "--label-col", "y", "--segments", "level,x", "--json"]
     assert main(["evaluate", *args]) == 0
     local = json.loads(capsys.readouterr().out)
     assert main(["evaluate", *args, "--scheduler", address]) == 0
@@ -411,6 +434,8 @@ def test_cli_fit_and_evaluate_on_partitioned_parquet_with_a_scheduler(client, fr
     assert remote["n_samples"] == local["n_samples"] == len(train)
     for key, value in local["metrics"]["p"].items():
         assert abs(remote["metrics"]["p"][key] - value) < 1e-9, key
+    assert "mce_sigma" in local["metrics"]["p"]
+    assert [s["description"] for s in remote["segments"]["p"]] == [s["description"] for s in local["segments"]["p"]]
 
 
 def test_cli_rejects_methods_other_than_mcgrad_on_a_cluster(client, tmp_path, capsys):

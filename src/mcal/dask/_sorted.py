@@ -19,6 +19,9 @@ from numpy.typing import NDArray
 
 from mcal._optional import import_optional
 
+#: Prefix of the feature columns that travel with the scores through the sort (for the segments of the MCE).
+FEATURE_PREFIX = "x:"
+
 
 @dataclass(frozen=True)
 class PartStats:
@@ -26,7 +29,8 @@ class PartStats:
 
     ``top``/``bottom`` are the extremes of the partition's own walk ``sum_{j<=k} w_j (y_j - p_j)`` read at the
     ends of tie blocks (``-inf``/``inf`` when empty); ``total`` is its last value; ``pos``/``neg`` the weights
-    of the two classes; ``auc`` the partition's own Mann-Whitney count (ties count one half).
+    of the two classes; ``auc`` the partition's own Mann-Whitney count (ties count one half); ``variance``
+    the sum of ``w^2 p (1 - p)``.
     """
 
     n: int
@@ -38,6 +42,7 @@ class PartStats:
     pos: float
     neg: float
     auc: float
+    variance: float
 
 
 @dataclass
@@ -60,20 +65,56 @@ def tie_block_ends(p: NDArray[np.float64]) -> NDArray[np.bool_]:
 
 def _part_stats(part: pd.DataFrame) -> PartStats:
     if len(part) == 0:
-        return PartStats(0, np.nan, np.nan, -np.inf, np.inf, 0.0, 0.0, 0.0, 0.0)
+        return PartStats(0, np.nan, np.nan, -np.inf, np.inf, 0.0, 0.0, 0.0, 0.0, 0.0)
     p, y, w = (part[c].to_numpy(dtype=np.float64) for c in ("p", "y", "w"))
     walk = np.cumsum(w * (y - p))
     ends = tie_block_ends(p)
     pos_b, neg_b = _block_sums(w * y, ends), _block_sums(w * (1.0 - y), ends)
     neg_before = np.cumsum(neg_b) - neg_b
     auc = float(np.dot(pos_b, neg_before + 0.5 * neg_b))
-    return PartStats(p.size, p[0], p[-1], walk[ends].max(), walk[ends].min(), walk[-1], pos_b.sum(), neg_b.sum(), auc)
+    return PartStats(p.size, p[0], p[-1], walk[ends].max(), walk[ends].min(), walk[-1], pos_b.sum(), neg_b.sum(), auc,
+                     float(np.dot(w * w, p * (1.0 - p))))  # fmt: skip
 
 
 def _block_sums(values: NDArray[np.float64], ends: NDArray[np.bool_]) -> NDArray[np.float64]:
     """Sum of ``values`` over each tie block (``ends`` marks the last row of each)."""
     c = np.cumsum(values)[ends]
     return np.diff(c, prepend=0.0)
+
+
+def partition_walks(part: pd.DataFrame, segments: Any, features: list[str]) -> NDArray[np.float64]:
+    """Per segment, in one sorted partition: walk extremes, walk total, weight, variance sum and row count.
+
+    ``segments`` are generated definitions applied to the partition's feature columns ``features`` (stored with
+    the prefix :data:`FEATURE_PREFIX`). Returns an array of shape (6, n_segments); a segment without rows here
+    has extremes ``-inf``/``inf`` and zero sums.
+    """
+    from mcal.metrics._multicalibration import walk_extremes
+
+    out = np.zeros((6, segments.n_segments))
+    out[0], out[1] = -np.inf, np.inf
+    if len(part) == 0:
+        return out
+    p, y, w = (part[c].to_numpy(dtype=np.float64) for c in ("p", "y", "w"))
+    local = segments.apply(pd.DataFrame({name: part[FEATURE_PREFIX + name].to_numpy() for name in features}))
+    residuals, variance = w * (y - p), w * w * p * (1.0 - p)
+    ties = p if np.any(p[1:] == p[:-1]) else None
+    for block in local._blocks(np.arange(p.size)):
+        top, bottom = walk_extremes(residuals, ties, block.positions, block.starts)
+        out[0, block.ids], out[1, block.ids] = top[block.group], bottom[block.group]
+        for row, values in ((2, residuals), (3, w), (4, variance)):
+            out[row, block.ids] = block.sums(values)[block.group]
+    out[5] = local.sizes
+    return out
+
+
+def segment_ranges(walks: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Range of each segment's global walk from the per-partition walks (shape (n_partitions, 6, n_segments)),
+    joined in score order with prefix offsets."""
+    offsets = np.cumsum(walks[:, 2], axis=0) - walks[:, 2]
+    top = np.max(offsets + walks[:, 0], axis=0)
+    bottom = np.min(offsets + walks[:, 1], axis=0)
+    return np.maximum(top, 0.0) - np.minimum(bottom, 0.0)
 
 
 def sort_by_score(frame: Any) -> Ordered:

@@ -6,7 +6,7 @@ floating-point additions (agreement to 1e-9 is tested). Nothing row-sized is gat
 
 - sums (log loss, Brier score, PCOC, ECE with equal-width bins, the ECCE scale sigma, F-RCE per field) are added
   up partition by partition;
-- ECCE, MCE, ROC-AUC, average precision and the equal-weight ECE bins need the global score order: the rows are
+- ECCE, MCE (over segments), ROC-AUC, average precision and the equal-weight ECE bins need the global score order: the rows are
   sorted by score with dask's distributed sort, each partition computes its cumulative sums, and the partitions
   are joined with prefix offsets (:mod:`mcal.dask._sorted`).
 
@@ -31,6 +31,8 @@ from mcal.dask._inputs import aligned, clean_block, in_partition
 from mcal.metrics._binned import _check_bins
 from mcal.metrics._cumulative import brownian_range_sf
 from mcal.metrics._field import encode_field
+from mcal.metrics._multicalibration import MCEResult, mce_result
+from mcal.segments import Segments, from_masks, generate_segments
 
 __all__ = [
     "brier_score",
@@ -41,6 +43,7 @@ __all__ = [
     "ecce_sigma",
     "f_rce",
     "log_loss",
+    "mce",
     "pcoc",
     "pr_auc",
     "roc_auc",
@@ -119,20 +122,34 @@ def _check_total(n: int, weight: float) -> None:
         raise ValueError("sample_weight must have a positive sum; got all zeros")
 
 
-def _frame_block(index: int, y: Any, p: Any, w: Any) -> pd.DataFrame:
-    p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False)
-    return pd.DataFrame({"p": p, "y": y, "w": w})
+def _frame_block(index: int, y: Any, p: Any, w: Any, X: Any = None) -> pd.DataFrame:
+    p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False, X=X)
+    frame = pd.DataFrame({"p": p, "y": y, "w": w})
+    if X is None:
+        return frame
+    if isinstance(X, pd.Series):
+        X = X.to_frame()
+    if not isinstance(X, pd.DataFrame):
+        X = pd.DataFrame(np.asarray(X), columns=[f"x{j}" for j in range(np.shape(X)[1])])
+    features = X.reset_index(drop=True).add_prefix(_sorted.FEATURE_PREFIX)
+    return pd.concat([frame, features], axis=1)
 
 
-def _ordered(y_true: Any, y_prob: Any, sample_weight: Any) -> _sorted.Ordered:
-    """The rows sorted by score across the cluster, with their per-partition summaries."""
+def _ordered(y_true: Any, y_prob: Any, sample_weight: Any, X: Any = None) -> _sorted.Ordered:
+    """The rows (with the feature columns of ``X``, if given) sorted by score across the cluster, summarised."""
     dask = import_optional("dask")
     dd = import_optional("dask.dataframe")
-    blocks = aligned({"y_true": y_true, "y_prob": y_prob, "sample_weight": sample_weight})
+    blocks = aligned({"y_true": y_true, "y_prob": y_prob, "sample_weight": sample_weight, "X": X}, matrix=("X",))
     task = dask.delayed(_frame_block, pure=True)
-    meta = pd.DataFrame({c: np.empty(0) for c in ("p", "y", "w")})
-    columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"])
-    frame = dd.from_delayed([task(i, y, p, w) for i, (y, p, w) in enumerate(columns)], meta=meta)
+    if X is None:
+        empty_X = None
+    elif isinstance(X, (dd.DataFrame, dd.Series)):
+        empty_X = X.to_frame()._meta if isinstance(X, dd.Series) else X._meta
+    else:
+        empty_X = np.empty((0, X.shape[1]), dtype=X.dtype)
+    meta = _frame_block(0, np.empty(0), np.empty(0), None, empty_X)
+    columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["X"])
+    frame = dd.from_delayed([task(i, y, p, w, x) for i, (y, p, w, x) in enumerate(columns)], meta=meta)
     ordered = _sorted.sort_by_score(frame)
     _check_total(sum(s.n for s in ordered.stats), sum(s.pos + s.neg for s in ordered.stats))
     return ordered
@@ -403,6 +420,74 @@ def _f_rce(s: _Sums, epsilon: float) -> float:
     with np.errstate(divide="ignore", invalid="ignore"):
         per_field = np.where(n_c > 0, np.abs(t["gap"].to_numpy()) / denom, 0.0)
     return float(np.dot(n_c, per_field) / s.w)
+
+
+def mce(y_true: Any, y_prob: Any, *, X: Any = None, segments: Any = None, sample_weight: Any = None) -> MCEResult:
+    """Multicalibration error of dask collections; equals :func:`mcal.metrics.mce` on the same segments.
+
+    The rows, with the segment features, are sorted by score across the cluster. Each partition evaluates the
+    segment definitions on its own rows (:meth:`mcal.segments.Segments.apply`) and walks every segment's
+    cumulative differences; the partitions are joined with per-segment prefix offsets, which gives each segment's
+    exact ECCE.
+
+    Parameters
+    ----------
+    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
+        As in :func:`log_loss`.
+    X : dask DataFrame or 2-D Array of shape (n_samples, n_features), default=None
+        The segment features, partitioned as ``y_prob``.
+    segments : Segments, default=None
+        Generated segment definitions (:func:`mcal.segments.generate_segments`, e.g. on a sample of the
+        features), evaluated on every partition of ``X``. When None and ``X`` is given, they are generated from
+        ``X`` gathered on the client (the feature columns only), exactly as :func:`mcal.metrics.mce` would.
+        With neither, the only segment is the whole table.
+
+    Returns
+    -------
+    result : MCEResult
+        As :func:`mcal.metrics.mce` (the per-segment sizes are counted on these rows).
+
+    Raises
+    ------
+    ValueError
+        On invalid input, mismatched partitions, ``segments`` without ``X``, mask segments (they belong to
+        fixed rows of another table), or no segment with positive weight.
+    TypeError
+        If ``segments`` is not a :class:`~mcal.segments.Segments`.
+    """
+    if segments is not None and not isinstance(segments, Segments):
+        raise TypeError(f"segments must be a mcal.segments.Segments; got {type(segments).__name__}")
+    if segments is not None and X is None:
+        raise ValueError("X must hold the segment features when segments are given; got None")
+    dask = import_optional("dask")
+    if segments is None:
+        segments = generate_segments(X.compute()) if X is not None else from_masks(np.ones((1, 1), bool), ["all"])
+    ordered = _ordered(y_true, y_prob, sample_weight, X)
+    stats = ordered.stats
+    total = sum(s.pos + s.neg for s in stats)
+    global_ecce = _sorted.walk_range(ordered) / total
+    if X is None:
+        walks = np.array([[[s.top], [s.bottom], [s.total], [s.pos + s.neg], [s.variance], [s.n]] for s in stats])
+    else:
+        features = _feature_names(X)
+        task = dask.delayed(_sorted.partition_walks, pure=True)
+        walks = np.stack(dask.compute(*[task(b, segments, features) for b in ordered.blocks]))
+    weight, variance = walks[:, 3].sum(axis=0), walks[:, 4].sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ecce = np.where(weight > 0, _sorted.segment_ranges(walks) / weight, np.nan)
+        sigma = np.where(weight > 0, np.sqrt(variance) / weight, np.nan)
+    return mce_result(ecce, sigma, weight, global_ecce, segments=segments, sizes=walks[:, 5].sum(axis=0).astype(np.int64),
+                      global_sigma=float(np.sqrt(sum(s.variance for s in stats)) / total),
+                      rate=sum(s.pos for s in stats) / total)  # fmt: skip
+
+
+def _feature_names(X: Any) -> list[str]:
+    dd = import_optional("dask.dataframe")
+    if isinstance(X, dd.Series):
+        return [str(X.name)]
+    if isinstance(X, dd.DataFrame):
+        return [str(c) for c in X.columns]
+    return [f"x{j}" for j in range(X.shape[1])]
 
 
 def calibration_summary(
