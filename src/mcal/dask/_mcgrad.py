@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from typing import Any
 
@@ -111,38 +112,10 @@ feature_names_in_
     >>> client.close()
     """
 
-    def __init__(
-        self,
-        *,
-        client: Any = None,
-        timeout: float | None = None,
-        max_rounds: int = 100,
-        early_stopping: str | None = "holdout",
-        validation_fraction: float = 0.2,
-        n_folds: int = 5,
-        patience: int = 0,
-        rescale: bool = True,
-        learning_rate: float = 0.02873,
-        max_depth: int = 5,
-        min_child_samples: int = 160,
-        n_estimators: int = 94,
-        max_leaves: int = 5,
-        l2_regularization: float = 0.00913,
-        min_gain_to_split: float = 0.15,
-        min_sum_hessian_in_leaf: float = 1e-3,
-        lightgbm_params: dict[str, Any] | None = None,
-        categorical_features: Any = "from_dtype",
-        n_jobs: int | None = None,
-        random_state: int | None = None,
-    ) -> None:
-        super().__init__(
-            max_rounds=max_rounds, early_stopping=early_stopping, validation_fraction=validation_fraction,
-            n_folds=n_folds, patience=patience, rescale=rescale, learning_rate=learning_rate, max_depth=max_depth,
-            min_child_samples=min_child_samples, n_estimators=n_estimators, max_leaves=max_leaves,
-            l2_regularization=l2_regularization, min_gain_to_split=min_gain_to_split,
-            min_sum_hessian_in_leaf=min_sum_hessian_in_leaf, lightgbm_params=lightgbm_params,
-            categorical_features=categorical_features, n_jobs=n_jobs, random_state=random_state,
-        )  # fmt: skip
+    def __init__(self, *, client: Any = None, timeout: float | None = None, **mcgrad_params: Any) -> None:
+        # MCGrad's parameters are forwarded (MCGrad rejects unknown names); the signature that scikit-learn's
+        # get_params reads is spelled out below the class, from MCGrad's, so the two cannot drift apart.
+        super().__init__(**mcgrad_params)
         self.client = client
         self.timeout = timeout
 
@@ -185,7 +158,6 @@ feature_names_in_
         """
         self._validate_params_values()
         client = get_client(self.client)
-        dask = import_optional("dask")
         blocks = aligned({"y_prob": y_prob, "y": y, "sample_weight": sample_weight, "X": X}, matrix=("X",))
         split_seed, lgb_seed = self._seeds()
         folds = None
@@ -193,27 +165,7 @@ feature_names_in_
             holdout = self.early_stopping == "holdout"
             folds = FoldSpec(2 if holdout else int(self.n_folds), float(self.validation_fraction) if holdout else None,
                              split_seed)  # fmt: skip
-        rows = list(enumerate(zip(blocks["y_prob"], blocks["y"], blocks["sample_weight"], blocks["X"])))
-        check = dask.delayed(check_block, pure=True)
-        summaries = compute(client, [
-            check(i, p, yy, w, x, label="y", allow_soft=True, categorical_features=self.categorical_features,
-                  folds=folds)
-            for i, (p, yy, w, x) in rows
-        ], self.timeout, "checking the inputs")  # fmt: skip
-        total = totals(summaries, "y")
-        if folds is not None:
-            _check_split(total, self.early_stopping, folds)
-        if X is None:
-            encoder = FeatureEncoder().fit(np.empty((1, 0)))
-        else:
-            encoder = merge_encoders(summaries, self.categorical_features)
-        encode = dask.delayed(_encode_block, pure=True, nout=5)
-        encoded = [encode(i, p, yy, w, x, encoder, folds) for i, (p, yy, w, x) in rows]
-        sizes = [s.n for s in summaries]
-        width = encoder.n_features_in_ + 1
-        arrays = [stack([e[k] for e in encoded], sizes, width if k == 0 else None) for k in range(4)]
-        arrays.append(stack([e[4] for e in encoded], sizes, dtype=np.int8))
-        Xe, yy, w, F0, fold = persist(client, arrays, self.timeout, "encoding the inputs")
+        encoder, summaries, (Xe, yy, w, F0, fold) = self._encode(client, blocks, folds, X is not None)
         engine = DaskEngine(client, self._lightgbm_params(lgb_seed), int(self.n_estimators),
                             np.flatnonzero(encoder.categorical_).tolist(), self.timeout)  # fmt: skip
 
@@ -227,6 +179,32 @@ feature_names_in_
 
         self._fit_rounds(engine, encoder, Part(Xe, yy, w, F0), splits)
         return self
+
+    def _encode(self, client: Any, blocks: dict[str, list], folds: FoldSpec | None, has_X: bool) -> tuple:
+        """Check the partitions, learn one global encoder, then persist the encoded arrays with identical chunks.
+
+        Returns the encoder, the partition summaries and the dask Arrays (features with a spare score column,
+        labels, weights, ``logit(y_prob)``, early-stopping folds).
+        """
+        dask = import_optional("dask")
+        rows = list(enumerate(zip(blocks["y_prob"], blocks["y"], blocks["sample_weight"], blocks["X"])))
+        check = dask.delayed(check_block, pure=True)
+        summaries = compute(client, [
+            check(i, p, yy, w, x, label="y", allow_soft=True, categorical_features=self.categorical_features,
+                  folds=folds)
+            for i, (p, yy, w, x) in rows
+        ], self.timeout, "checking the inputs")  # fmt: skip
+        total = totals(summaries, "y")
+        if folds is not None:
+            _check_split(total, self.early_stopping, folds)
+        encoder = merge_encoders(summaries, self.categorical_features) if has_X else FeatureEncoder().fit(np.empty((1, 0)))
+        encode = dask.delayed(_encode_block, pure=True, nout=5)
+        encoded = [encode(i, p, yy, w, x, encoder, folds) for i, (p, yy, w, x) in rows]
+        sizes = [s.n for s in summaries]
+        width = encoder.n_features_in_ + 1
+        arrays = [stack([e[k] for e in encoded], sizes, width if k == 0 else None) for k in range(4)]
+        arrays.append(stack([e[4] for e in encoded], sizes, dtype=np.int8))
+        return encoder, summaries, persist(client, arrays, self.timeout, "encoding the inputs")
 
     def _select(self, arrays: tuple, fold: Any, k: int, inside: bool, kept: list[BlockSummary], client: Any) -> Part:
         """The rows of fold ``k`` (``inside``) or of the other folds, as a persisted part."""
@@ -309,6 +287,20 @@ feature_names_in_
         state = super().__getstate__()
         state["client"] = None  # a client belongs to one process
         return state
+
+
+def _signature() -> inspect.Signature:
+    """MCGrad's ``__init__`` signature with ``client`` and ``timeout`` in front of its keyword parameters."""
+    base = inspect.signature(MCGrad.__init__)
+    self_param, *params = base.parameters.values()
+    extra = [
+        inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any),
+        inspect.Parameter("timeout", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="float | None"),
+    ]
+    return base.replace(parameters=[self_param, *extra, *params])
+
+
+setattr(DaskMCGrad.__init__, "__signature__", _signature())
 
 
 def _check_split(total: BlockSummary, method: str, folds: FoldSpec) -> None:

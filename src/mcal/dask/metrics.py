@@ -24,6 +24,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from scipy.special import xlogy
 
+from mcal import metrics
 from mcal._binning import uniform_edges
 from mcal._optional import import_optional
 from mcal.dask import _sorted
@@ -162,119 +163,82 @@ def _both_classes(pos: float, neg: float) -> None:
 
 
 # -- public metrics -------------------------------------------------------------------------------------------
-def log_loss(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    """Log loss (binary cross-entropy) of dask collections; equals :func:`mcal.metrics.log_loss`.
+_INPUTS = """    y_true : dask Array or Series of shape (n_samples,)
+        Binary labels, 0/1 or bool.
+    y_prob : dask Array or Series of shape (n_samples,)
+        Probabilities in [0, 1], partitioned as ``y_true``.
+    sample_weight : dask Array or Series of shape (n_samples,), default=None
+        Non-negative weights, partitioned as ``y_true``."""
+
+
+def _mirror(
+    name: str, returns: str, *, parameters: str = "", raises: str = "", notes: str = "", type_raises: str = ""
+) -> Any:
+    """Document a dask metric from the in-memory one it mirrors: its summary line, the shared inputs, the rest."""
+
+    def decorate(func: Any) -> Any:
+        summary = getattr(metrics, name).__doc__.strip().splitlines()[0]
+        func.__doc__ = f"""{summary}
+
+    Of dask collections; equals :func:`mcal.metrics.{name}` on the concatenated data up to the order of the
+    floating-point additions.{notes}
 
     Parameters
     ----------
-    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
-        Binary labels, probabilities in [0, 1], optional non-negative weights; partitioned alike.
+{_INPUTS}{parameters}
 
     Returns
     -------
-    loss : float
-        Weighted mean of ``-[y log p + (1 - y) log(1 - p)]`` in nats (probabilities clipped to machine epsilon).
+    {returns}
 
     Raises
     ------
     ValueError
-        On invalid input (the message names the partition), or mismatched partitions.
+        On invalid values (the message names the partition), inputs not partitioned alike{raises}.
+    TypeError
+        If an input is not a dask collection{type_raises}.
     """
+        return func
+
+    return decorate
+
+
+@_mirror("log_loss", "loss : float\n        Weighted mean of ``-[y log p + (1 - y) log(1 - p)]`` in nats.")
+def log_loss(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     s = _sums(y_true, y_prob, sample_weight)
     return s.log_loss / s.w
 
 
+@_mirror("brier_score", "score : float\n        Weighted mean of ``(p - y)^2``.")
 def brier_score(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    """Brier score of dask collections; equals :func:`mcal.metrics.brier_score`.
-
-    Parameters
-    ----------
-    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
-        As in :func:`log_loss`.
-
-    Returns
-    -------
-    score : float
-        Weighted mean of ``(p - y)^2``.
-
-    Raises
-    ------
-    ValueError
-        On invalid input or mismatched partitions.
-    """
     s = _sums(y_true, y_prob, sample_weight)
     return s.brier / s.w
 
 
+@_mirror("pcoc", "pcoc : float\n        ``sum w p / sum w y``.", raises=", or no positive label")
 def pcoc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    """Predicted click over click of dask collections; equals :func:`mcal.metrics.pcoc`.
-
-    Parameters
-    ----------
-    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
-        As in :func:`log_loss`.
-
-    Returns
-    -------
-    pcoc : float
-        ``sum w p / sum w y``.
-
-    Raises
-    ------
-    ValueError
-        On invalid input, mismatched partitions, or no positive label.
-    """
     s = _sums(y_true, y_prob, sample_weight)
     if s.wy <= 0:
         raise ValueError("y_true must contain a positive label with positive weight; PCOC is undefined without one")
     return s.wp / s.wy
 
 
+@_mirror("ecce_sigma", "sigma : float\n        ``sqrt(sum w^2 p (1 - p)) / sum w``, in probability units.")
 def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    """Scale of ECCE under perfect calibration, of dask collections; equals :func:`mcal.metrics.ecce_sigma`.
-
-    Parameters
-    ----------
-    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
-        As in :func:`log_loss`.
-
-    Returns
-    -------
-    sigma : float
-        ``sqrt(sum w^2 p (1 - p)) / sum w``, in probability units.
-
-    Raises
-    ------
-    ValueError
-        On invalid input or mismatched partitions.
-    """
     s = _sums(y_true, y_prob, sample_weight)
     return float(np.sqrt(s.variance) / s.w)
 
 
-def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10, strategy: str = "uniform") -> float:
-    """Expected calibration error of dask collections; equals :func:`mcal.metrics.ece`.
-
-    Parameters
-    ----------
-    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
-        As in :func:`log_loss`.
+@_mirror(
+    "ece", "ece : float\n        In probability units.", raises=", or invalid ``n_bins`` or ``strategy``",
+    parameters="""
     n_bins : int, default=10
         Number of bins.
     strategy : {"uniform", "quantile"}, default="uniform"
-        Equal-width bins (one pass of sums), or equal-weight bins whose edges are exact weighted quantiles of
-        the scores (a distributed sort, then the pass of sums).
-
-    Returns
-    -------
-    ece : float
-        In probability units.
-
-    Raises
-    ------
-    ValueError
-        On invalid input or parameters, or mismatched partitions.
-    """
+        Equal-width bins (one pass of sums), or equal-weight bins whose edges are the exact weighted quantiles
+        of the scores (found on the score-sorted partitions), then the pass of sums.""",
+)  # fmt: skip
+def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10, strategy: str = "uniform") -> float:
     _check_bins(n_bins, strategy)
     if strategy == "uniform":
         edges = uniform_edges(n_bins)
@@ -284,51 +248,22 @@ def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10
     return float(np.abs(s.bins).sum() / s.w)
 
 
-def ecce(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    """Estimated cumulative calibration error of dask collections, exactly as :func:`mcal.metrics.ecce`.
+@_mirror(
+    "ecce", "ecce : float\n        ``max_k C_k - min_k C_k`` with ``C_0 = 0``, in probability units.",
+    notes="""
 
     The rows are sorted by score across the cluster; each partition walks its own cumulative differences
     ``sum w (y - p)`` (read at the ends of tie blocks), and the partitions' extremes are joined with the sums of
-    the partitions before them, which gives the range of the global walk.
-
-    Parameters
-    ----------
-    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
-        As in :func:`log_loss`.
-
-    Returns
-    -------
-    ecce : float
-        ``max_k C_k - min_k C_k`` with ``C_0 = 0``, in probability units (Arrieta-Ibarra et al., JMLR 2022;
-        MCGrad paper eq. 1).
-
-    Raises
-    ------
-    ValueError
-        On invalid input or mismatched partitions.
-    """
+    the partitions before them, which gives the range of the global walk exactly (Arrieta-Ibarra et al.,
+    JMLR 23(351), 2022; MCGrad paper eq. 1).""",
+)  # fmt: skip
+def ecce(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     ordered = _ordered(y_true, y_prob, sample_weight)
     return _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
 
 
+@_mirror("ecce_pvalue", "pvalue : float\n        ``P(R > ECCE / sigma)`` for the range R of Brownian motion on [0, 1].")
 def ecce_pvalue(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    """p-value of ECCE under perfect calibration, of dask collections; equals :func:`mcal.metrics.ecce_pvalue`.
-
-    Parameters
-    ----------
-    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
-        As in :func:`log_loss`.
-
-    Returns
-    -------
-    pvalue : float
-        ``P(R > ECCE / sigma)`` for the range R of standard Brownian motion on [0, 1].
-
-    Raises
-    ------
-    ValueError
-        On invalid input or mismatched partitions.
-    """
     return _ecce_pvalue(ecce(y_true, y_prob, sample_weight=sample_weight),
                         ecce_sigma(y_true, y_prob, sample_weight=sample_weight))  # fmt: skip
 
@@ -339,73 +274,30 @@ def _ecce_pvalue(stat: float, sigma: float) -> float:
     return float(brownian_range_sf(stat / sigma)[0])
 
 
+@_mirror("roc_auc", "auc : float\n        Ties count one half.", raises=", or a single class")
 def roc_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    """ROC-AUC of dask collections (ties count one half); equals :func:`mcal.metrics.roc_auc`.
-
-    Parameters
-    ----------
-    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
-        As in :func:`log_loss`; both classes must be present.
-
-    Returns
-    -------
-    auc : float
-
-    Raises
-    ------
-    ValueError
-        On invalid input, mismatched partitions, or a single class.
-    """
     ordered = _ordered(y_true, y_prob, sample_weight)
     _both_classes(sum(s.pos for s in ordered.stats), sum(s.neg for s in ordered.stats))
     return _sorted.roc_auc(ordered)
 
 
+@_mirror("pr_auc", "ap : float\n        Average precision over the distinct scores.", raises=", or a single class")
 def pr_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    """Average precision of dask collections; equals :func:`mcal.metrics.pr_auc`.
-
-    Parameters
-    ----------
-    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
-        As in :func:`log_loss`; both classes must be present.
-
-    Returns
-    -------
-    ap : float
-
-    Raises
-    ------
-    ValueError
-        On invalid input, mismatched partitions, or a single class.
-    """
     ordered = _ordered(y_true, y_prob, sample_weight)
     _both_classes(sum(s.pos for s in ordered.stats), sum(s.neg for s in ordered.stats))
     return _sorted.average_precision(ordered)
 
 
-def f_rce(y_true: Any, y_prob: Any, *, field: Any, sample_weight: Any = None, epsilon: float = 0.01) -> float:
-    """Field-level relative calibration error of dask collections; equals :func:`mcal.metrics.f_rce`.
-
-    Parameters
-    ----------
-    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
-        As in :func:`log_loss`.
+@_mirror(
+    "f_rce", "f_rce : float\n        A fraction (MCNet paper eq. 4).",
+    raises=", a negative ``epsilon``, or a field without positives when ``epsilon`` is 0",
+    parameters="""
     field : dask Array or Series of shape (n_samples,)
-        The field of each row (no missing values), partitioned as ``y_prob``.
+        The field of each row (no missing values), partitioned as ``y_true``.
     epsilon : float, default=0.01
-        Added to every label in the denominator.
-
-    Returns
-    -------
-    f_rce : float
-        A fraction (MCNet paper eq. 4).
-
-    Raises
-    ------
-    ValueError
-        On invalid input, mismatched partitions, a negative ``epsilon``, or a field without positives when
-        ``epsilon`` is 0.
-    """
+        Added to every label in the denominator.""",
+)  # fmt: skip
+def f_rce(y_true: Any, y_prob: Any, *, field: Any, sample_weight: Any = None, epsilon: float = 0.01) -> float:
     if not np.isfinite(epsilon) or epsilon < 0:
         raise ValueError(f"epsilon must be a non-negative finite number; got {epsilon!r}")
     return _f_rce(_sums(y_true, y_prob, sample_weight, field=field), epsilon)
@@ -422,39 +314,26 @@ def _f_rce(s: _Sums, epsilon: float) -> float:
     return float(np.dot(n_c, per_field) / s.w)
 
 
-def mce(y_true: Any, y_prob: Any, *, X: Any = None, segments: Any = None, sample_weight: Any = None) -> MCEResult:
-    """Multicalibration error of dask collections; equals :func:`mcal.metrics.mce` on the same segments.
-
-    The rows, with the segment features, are sorted by score across the cluster. Each partition evaluates the
-    segment definitions on its own rows (:meth:`mcal.segments.Segments.apply`) and walks every segment's
-    cumulative differences; the partitions are joined with per-segment prefix offsets, which gives each segment's
-    exact ECCE.
-
-    Parameters
-    ----------
-    y_true, y_prob, sample_weight : dask Array or Series of shape (n_samples,)
-        As in :func:`log_loss`.
+@_mirror(
+    "mce", "result : MCEResult\n        As :func:`mcal.metrics.mce` (the segment sizes are counted on these rows).",
+    raises=", ``segments`` without ``X``, mask segments (they belong to fixed rows of another table),\n        or no "
+    "segment with positive weight", type_raises=", or ``segments`` is not a Segments",
+    parameters="""
     X : dask DataFrame or 2-D Array of shape (n_samples, n_features), default=None
-        The segment features, partitioned as ``y_prob``.
+        The segment features, partitioned as ``y_true``.
     segments : Segments, default=None
         Generated segment definitions (:func:`mcal.segments.generate_segments`, e.g. on a sample of the
         features), evaluated on every partition of ``X``. When None and ``X`` is given, they are generated from
         ``X`` gathered on the client (the feature columns only), exactly as :func:`mcal.metrics.mce` would.
-        With neither, the only segment is the whole table.
+        With neither, the only segment is the whole table.""",
+    notes="""
 
-    Returns
-    -------
-    result : MCEResult
-        As :func:`mcal.metrics.mce` (the per-segment sizes are counted on these rows).
-
-    Raises
-    ------
-    ValueError
-        On invalid input, mismatched partitions, ``segments`` without ``X``, mask segments (they belong to
-        fixed rows of another table), or no segment with positive weight.
-    TypeError
-        If ``segments`` is not a :class:`~mcal.segments.Segments`.
-    """
+    The rows, with the segment features, are sorted by score across the cluster. Each partition evaluates the
+    segment definitions on its own rows (:meth:`mcal.segments.Segments.apply`) and walks every segment's
+    cumulative differences; the partitions are joined with per-segment prefix offsets, which gives each
+    segment's exact ECCE (MCGrad paper eq. 2).""",
+)  # fmt: skip
+def mce(y_true: Any, y_prob: Any, *, X: Any = None, segments: Any = None, sample_weight: Any = None) -> MCEResult:
     if segments is not None and not isinstance(segments, Segments):
         raise TypeError(f"segments must be a mcal.segments.Segments; got {type(segments).__name__}")
     if segments is not None and X is None:
