@@ -104,6 +104,21 @@ def test_dask_mcgrad_early_stopping_on_a_holdout_split_improves_held_out_loss(cl
     assert log_loss(test["y"], test["p"]) - log_loss(test["y"], model.predict(test["p"], X=test[["level", "x"]])) > 0.03
 
 
+def test_dask_mcgrad_kfold_early_stopping_pools_the_out_of_fold_loss(client, frames):
+    import dask.dataframe as dd
+
+    from mcal.dask import DaskMCGrad
+
+    train, test = frames
+    ddf = dd.from_pandas(train, npartitions=2)
+    model = DaskMCGrad(client=client, early_stopping="kfold", n_folds=2, **{**FAST, "max_rounds": 2})
+    model.fit(ddf["p"], ddf["y"], X=ddf[["level", "x"]])
+    losses = model.validation_losses_
+    assert losses.size >= 2 and losses[1] < losses[0] - 0.02  # the first round helps out of fold
+    assert abs(losses[0] - log_loss(train["y"], train["p"])) < 1e-9  # index 0: the input scores, on every row
+    assert log_loss(test["y"], model.predict(test["p"], X=test[["level", "x"]])) < log_loss(test["y"], test["p"])
+
+
 def test_dask_mcgrad_has_the_parameters_and_defaults_of_mcgrad_plus_client_and_timeout():
     from mcal.dask import DaskMCGrad
 
