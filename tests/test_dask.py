@@ -159,7 +159,14 @@ def _inconsistent_partitions(seed):
 
 
 def test_categories_that_differ_between_partitions_are_encoded_once_globally(client):
-    """The trap of per-partition categories (LightGBM trains silently wrong) is avoided by one global vocabulary."""
+    """Two traps of partitions that are not random samples, both avoided.
+
+    Per-partition pandas categories would give each worker its own codes (LightGBM trains silently wrong): one
+    global vocabulary fixes that. And data-parallel LightGBM builds a feature's bins from one worker's rows, so a
+    worker holding levels a-e only would bin f-h as unseen: the rows are dealt to partitions at random first.
+    Before that dealing, the calibration error of level h varied from 0.009 to 0.054 between runs; now each
+    level's mean prediction matches the local fit's.
+    """
     import dask
     import dask.dataframe as dd
 
@@ -176,9 +183,11 @@ def test_categories_that_differ_between_partitions_are_encoded_once_globally(cli
     test = table(20000, 5, levels="abcdefgh")
     test["level"] = test["level"].astype(str)
     got = model.predict(test["p"], X=test[["level", "x"]])
-    for level in "abgh":  # the levels only one partition holds are calibrated too
+    expected = local.predict(test["p"], X=test[["level", "x"]])
+    for level in "abcdefgh":
         rows = (test["level"] == level).to_numpy()
-        assert abs(got[rows].mean() - test["y"][rows].mean()) < 0.04
+        assert abs(got[rows].mean() - expected[rows].mean()) < 0.01, level
+        assert abs(got[rows].mean() - test["y"][rows].mean()) < 0.06, level  # calibrated: the input is off by up to 0.17
 
 
 def test_partitions_that_disagree_on_a_columns_kind_are_rejected(client):

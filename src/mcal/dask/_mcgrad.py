@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from mcal._features import FeatureEncoder
 from mcal._mcgrad_engine import Part
@@ -48,6 +49,9 @@ class DaskMCGrad(MCGrad):
     - categories are encoded once, globally (the union of the levels of every partition, as :class:`~mcal.MCGrad`
       would learn from the whole table) before any booster sees a partition, so a categorical column whose
       partitions hold different levels is re-encoded consistently instead of training LightGBM silently wrong;
+    - the encoded rows are then dealt to partitions at random (one shuffle), because data-parallel LightGBM
+      builds each feature's bins from one worker's rows: with partitions split by a feature (by date, by
+      country) the bins would miss the other workers' values;
     - each round's booster is fitted by ``lightgbm.dask`` on the workers with ``F_{t-1}`` as init score;
     - the rescaling Newton steps and the early-stopping validation loss are dask reductions;
     - holdout (or k-fold) early stopping runs on a split made on the workers: each partition sends a random share
@@ -165,7 +169,7 @@ feature_names_in_
             holdout = self.early_stopping == "holdout"
             folds = FoldSpec(2 if holdout else int(self.n_folds), float(self.validation_fraction) if holdout else None,
                              split_seed)  # fmt: skip
-        encoder, summaries, (Xe, yy, w, F0, fold) = self._encode(client, blocks, folds, X is not None)
+        encoder, summaries, (Xe, yy, w, F0, fold) = self._encode(client, blocks, folds, X is not None, split_seed)
         engine = DaskEngine(client, self._lightgbm_params(lgb_seed), int(self.n_estimators),
                             np.flatnonzero(encoder.categorical_).tolist(), self.timeout)  # fmt: skip
 
@@ -180,13 +184,19 @@ feature_names_in_
         self._fit_rounds(engine, encoder, Part(Xe, yy, w, F0), splits)
         return self
 
-    def _encode(self, client: Any, blocks: dict[str, list], folds: FoldSpec | None, has_X: bool) -> tuple:
-        """Check the partitions, learn one global encoder, then persist the encoded arrays with identical chunks.
+    def _encode(self, client: Any, blocks: dict[str, list], folds: FoldSpec | None, has_X: bool, seed: int) -> tuple:
+        """Check the partitions, learn one global encoder, deal the encoded rows to partitions at random.
 
-        Returns the encoder, the partition summaries and the dask Arrays (features with a spare score column,
-        labels, weights, ``logit(y_prob)``, early-stopping folds).
+        Data-parallel LightGBM builds each feature's histogram bins from the rows of one worker, so partitions
+        that are not random samples (sorted by date, split by country) would give bins that miss the levels or
+        values of the other workers. Dealing the rows at random (one shuffle of the encoded data) makes every
+        worker's rows a sample of the whole.
+
+        Returns the encoder, the summaries (rows, fold counts) of the dealt partitions and their persisted dask
+        Arrays (features with a spare score column, labels, weights, ``logit(y_prob)``, early-stopping folds).
         """
         dask = import_optional("dask")
+        dd = import_optional("dask.dataframe")
         rows = list(enumerate(zip(blocks["y_prob"], blocks["y"], blocks["sample_weight"], blocks["X"])))
         check = dask.delayed(check_block, pure=True)
         summaries = compute(client, [
@@ -198,13 +208,24 @@ feature_names_in_
         if folds is not None:
             _check_split(total, self.early_stopping, folds)
         encoder = merge_encoders(summaries, self.categorical_features) if has_X else FeatureEncoder().fit(np.empty((1, 0)))
-        encode = dask.delayed(_encode_block, pure=True, nout=5)
-        encoded = [encode(i, p, yy, w, x, encoder, folds) for i, (p, yy, w, x) in rows]
-        sizes = [s.n for s in summaries]
         width = encoder.n_features_in_ + 1
-        arrays = [stack([e[k] for e in encoded], sizes, width if k == 0 else None) for k in range(4)]
-        arrays.append(stack([e[4] for e in encoded], sizes, dtype=np.int8))
-        return encoder, summaries, persist(client, arrays, self.timeout, "encoding the inputs")
+        n_out = max(sum(s.n > 0 for s in summaries), len(client.scheduler_info()["workers"]))
+        encode = dask.delayed(_encode_block, pure=True)
+        frame = dd.from_delayed(
+            [encode(i, p, yy, w, x, encoder, folds, seed) for i, (p, yy, w, x) in rows],
+            meta=_encode_block(0, [], [], None, np.empty((0, 0)), None, None, 0, width),
+        )
+        dealt = persist(client, frame.shuffle(on=_TARGET, npartitions=n_out), self.timeout, "dealing the rows")
+        parts = dealt.to_delayed(optimize_graph=False)
+        n_folds = 1 if folds is None else folds.n_folds
+        dealt_summaries = compute(client, [dask.delayed(_dealt_summary)(b, n_folds) for b in parts], self.timeout,
+                                  "counting the dealt rows")  # fmt: skip
+        sizes = [s.n for s in dealt_summaries]
+        columns = dask.delayed(_columns, pure=True, nout=5)
+        split = [columns(b, width) for b in parts]
+        arrays = [stack([c[k] for c in split], sizes, width if k == 0 else None) for k in range(4)]
+        arrays.append(stack([c[4] for c in split], sizes, dtype=np.int8))
+        return encoder, dealt_summaries, persist(client, arrays, self.timeout, "encoding the inputs")
 
     def _select(self, arrays: tuple, fold: Any, k: int, inside: bool, kept: list[BlockSummary], client: Any) -> Part:
         """The rows of fold ``k`` (``inside``) or of the other folds, as a persisted part."""
@@ -316,15 +337,38 @@ def _check_split(total: BlockSummary, method: str, folds: FoldSpec) -> None:
         )
 
 
-def _encode_block(index: int, p: Any, y: Any, w: Any, X: Any, encoder: FeatureEncoder, folds: FoldSpec | None) -> tuple:
-    """Encoded features (with a spare score column), labels, weights, ``logit(y_prob)`` and folds of a partition."""
+#: Column of the encoded rows that deals them to partitions at random.
+_TARGET = "__partition__"
+
+
+def _encode_block(
+    index: int, p: Any, y: Any, w: Any, X: Any, encoder: FeatureEncoder | None, folds: FoldSpec | None,
+    seed: int, width: int = 0,
+) -> pd.DataFrame:  # fmt: skip
+    """One partition encoded as a frame: features ``f0..`` (with a spare score column), ``y``, ``w``, ``F``
+    (``logit(y_prob)``), the early-stopping ``fold`` and a random destination partition."""
     n = len(p)
-    pp = np.asarray(p, dtype=np.float64).reshape(-1)
     yy = np.asarray(y, dtype=np.float64).reshape(-1)
-    ww = np.ones(n) if w is None else np.asarray(w, dtype=np.float64).reshape(-1)
-    Xe = encoder.transform(np.empty((n, 0)) if X is None else X, n_extra_columns=1)
-    fold = assign_folds(yy, folds, index) if folds is not None else np.zeros(n, dtype=np.int8)
-    return Xe, yy, ww, logit(pp), fold
+    Xe = np.empty((0, width)) if encoder is None else encoder.transform(np.empty((n, 0)) if X is None else X,
+                                                                         n_extra_columns=1)  # fmt: skip
+    frame = pd.DataFrame(Xe, columns=[f"f{j}" for j in range(Xe.shape[1])])
+    frame["y"] = yy
+    frame["w"] = np.ones(n) if w is None else np.asarray(w, dtype=np.float64).reshape(-1)
+    frame["F"] = logit(np.asarray(p, dtype=np.float64).reshape(-1))
+    frame["fold"] = assign_folds(yy, folds, index) if folds is not None else np.zeros(n, dtype=np.int8)
+    # dask sends a row to partition hash(value) % n_out: random 62-bit values spread the rows evenly
+    frame[_TARGET] = np.random.default_rng([seed, index]).integers(0, 2**62, size=n)
+    return frame
+
+
+def _dealt_summary(part: pd.DataFrame, n_folds: int) -> BlockSummary:
+    return BlockSummary(n=len(part), fold_counts=np.bincount(part["fold"].to_numpy(), minlength=n_folds))
+
+
+def _columns(part: pd.DataFrame, width: int) -> tuple:
+    """The arrays of one dealt partition: features (C-ordered), labels, weights, logit, folds."""
+    X = np.ascontiguousarray(part[[f"f{j}" for j in range(width)]].to_numpy(dtype=np.float64))
+    return (X, *(part[c].to_numpy(dtype=np.float64) for c in ("y", "w", "F")), part["fold"].to_numpy(dtype=np.int8))
 
 
 def _take_rows(block: Any, fold: Any, k: int, inside: bool) -> Any:
