@@ -474,6 +474,27 @@ def test_cli_fit_and_evaluate_on_partitioned_parquet_with_a_scheduler(client, fr
     assert [s["description"] for s in remote["segments"]["p"]] == [s["description"] for s in local["segments"]["p"]]
 
 
+def test_cli_evaluate_with_a_local_cluster_of_worker_processes_equals_the_local_table(scored, tmp_path, capsys):
+    pytest.importorskip("distributed")
+    from mcal.cli import main
+
+    y, p, w, _ = scored
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    frame = pd.DataFrame({"y": y, "p": p, "w": w})
+    for k in range(2):
+        frame.iloc[k * 2000 : (k + 1) * 2000 + 3 * k].to_parquet(folder / f"part-{k}.parquet", index=False)
+    args = [str(folder), "--score-col", "p", "--label-col", "y", "--weight-col", "w", "--json"]
+    assert main(["evaluate", *args]) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", *args, "--dask-workers", "1"]) == 0
+    remote = json.loads(capsys.readouterr().out)
+    assert remote["n_samples"] == local["n_samples"] == y.size
+    assert abs(remote["total_weight"] - local["total_weight"]) < 1e-9
+    for key, value in local["metrics"]["p"].items():
+        assert abs(remote["metrics"]["p"][key] - value) < 1e-9, key
+
+
 def test_cli_rejects_methods_other_than_mcgrad_on_a_cluster(client, tmp_path, capsys):
     from mcal.cli import main
 

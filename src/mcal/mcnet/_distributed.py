@@ -18,8 +18,9 @@ is not a sum over rows, is not supported.
 from __future__ import annotations
 
 import datetime
-import socket
+import tempfile
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -84,16 +85,18 @@ def train_in_processes(
     state = {k: v.detach().cpu().numpy() for k, v in P.items()}
     arrays = {f.name: _numpy(getattr(data, f.name)) for f in fields(data)}
     geometry_np = {k: _numpy(v) for k, v in geometry.items()}
-    args = (n_processes, _free_port(), state, spec, geometry_np, arrays, n_threads, train_args, queue)
-    processes = mp.start_processes(_process, args=args, nprocs=n_processes, start_method="spawn", join=False)
-    results = []
-    while len(results) < n_processes:
-        if not queue.empty():
-            results.append(queue.get())
-        elif processes.join(timeout=0.2) and queue.empty():
-            raise RuntimeError(f"the {n_processes} training processes ended without a result")
-    while not processes.join(timeout=0.2):
-        pass
+    with tempfile.TemporaryDirectory(prefix="mcal-mcnet-") as folder:  # the processes meet through a file
+        store = Path(folder) / "rendezvous"
+        args = (n_processes, store.as_uri(), state, spec, geometry_np, arrays, n_threads, train_args, queue)
+        processes = mp.start_processes(_process, args=args, nprocs=n_processes, start_method="spawn", join=False)
+        results = []
+        while len(results) < n_processes:
+            if not queue.empty():
+                results.append(queue.get())
+            elif processes.join(timeout=0.2) and queue.empty():
+                raise RuntimeError(f"the {n_processes} training processes ended without a result")
+        while not processes.join(timeout=0.2):
+            pass
     results.sort(key=lambda r: r[0])
     _, state, history = results[0]
     history["rank_difference"] = max(
@@ -115,14 +118,8 @@ def _numpy(value: Any) -> Any:
     return value.detach().cpu().numpy() if hasattr(value, "detach") else value
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _process(
-    rank: int, world: int, port: int, state: dict, spec: Any, geometry: dict, arrays: dict, n_threads: int | None,
+    rank: int, world: int, rendezvous: str, state: dict, spec: Any, geometry: dict, arrays: dict, n_threads: int | None,
     train_args: dict, queue: Any,
 ) -> None:  # fmt: skip
     """One training process: join the group, train on its share, send back the parameters and history."""
@@ -130,7 +127,7 @@ def _process(
     if n_threads is not None:
         torch.set_num_threads(int(n_threads))
     torch.distributed.init_process_group(
-        "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+        "gloo", init_method=rendezvous, rank=rank, world_size=world,
         timeout=datetime.timedelta(seconds=_STARTUP_TIMEOUT),
     )  # fmt: skip
     try:
