@@ -288,8 +288,7 @@ class MCGrad(BaseCalibrator):
 
     # -- fit and predict -------------------------------------------------------------------------------------
     def _fit(self, y_prob, y, sample_weight, X) -> None:
-        rng = np.random.default_rng(self.random_state)
-        split_seed, lgb_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
+        split_seed, lgb_seed = self._seeds()
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
         Xe = encoder.transform(X, n_extra_columns=1)
@@ -297,19 +296,37 @@ class MCGrad(BaseCalibrator):
         engine = LocalEngine(
             self._lightgbm_params(lgb_seed), int(self.n_estimators), np.flatnonzero(encoder.categorical_).tolist()
         )
+
+        def splits() -> tuple[list[Part], list[Part]]:
+            rows = _split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
+            return ([Part(Xe[tr], y[tr], sample_weight[tr], F0[tr]) for tr, _ in rows],
+                    [Part(Xe[va], y[va], sample_weight[va], F0[va]) for _, va in rows])
+
+        self._fit_rounds(engine, encoder, Part(Xe, y, sample_weight, F0), splits)
+
+    def _seeds(self) -> tuple[int, int]:
+        """The seeds of the early-stopping split and of LightGBM, both drawn from ``random_state``."""
+        rng = np.random.default_rng(self.random_state)
+        split_seed, lgb_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
+        return split_seed, lgb_seed
+
+    def _fit_rounds(self, engine: Any, encoder: FeatureEncoder, whole: Part, splits: Any) -> None:
+        """Choose the number of rounds on ``splits()`` (early stopping), refit them on ``whole``, set the state.
+
+        ``engine`` runs the rounds (:class:`~mcal._mcgrad_engine.LocalEngine` or one with the same methods);
+        ``splits`` returns the (train, validation) parts and is called only when early stopping is on.
+        """
         losses: list[float] = []
         n_rounds = int(self.max_rounds)
         if self.early_stopping is not None and n_rounds > 0:
-            splits = _split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
-            train = [Part(Xe[tr], y[tr], sample_weight[tr], F0[tr]) for tr, _ in splits]
-            valid = [Part(Xe[va], y[va], sample_weight[va], F0[va]) for _, va in splits]
+            train, valid = splits()
             path = boost_rounds(engine, train, valid, max_rounds=n_rounds, patience=int(self.patience),
                                 rescale=bool(self.rescale), show_progress=self.progress, desc="MCGrad early stopping")
             del train, valid
             losses, n_rounds = path.losses, path.best_round
             if n_rounds == self.max_rounds:
                 warn(f"early stopping chose max_rounds={self.max_rounds} rounds; a larger max_rounds may fit better")
-        final = boost_rounds(engine, [Part(Xe, y, sample_weight, F0)], None, max_rounds=n_rounds, patience=0,
+        final = boost_rounds(engine, [whole], None, max_rounds=n_rounds, patience=0,
                              rescale=bool(self.rescale), show_progress=self.progress, desc="MCGrad refit")
         self.encoder_ = encoder
         self._single_row = None

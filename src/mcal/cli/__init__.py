@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (CLIError, ValueError, TypeError, KeyError, FileNotFoundError, IsADirectoryError, ImportError) as exc:
+    except (CLIError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"mcal: error: {message}", file=sys.stderr)
         return 1

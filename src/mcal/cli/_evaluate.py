@@ -12,6 +12,7 @@ import math
 import pandas as pd
 
 from mcal._persistence import atomic_write_bytes
+from mcal.cli import _dask
 from mcal.cli._common import CLIError, Command, add_data_arguments, column, labels_scores_weights, read_table, split_names
 from mcal.metrics import calibration_summary, mce
 from mcal.segments import generate_segments
@@ -31,6 +32,7 @@ def _configure(parser) -> None:
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--plot", metavar="OUT.png", help="write a reliability diagram of every score column")
+    _dask.add_arguments(parser)
 
 
 def _json_safe(value: float) -> float | None:
@@ -48,30 +50,34 @@ def _segments(df, args):
 
 
 def _run(args) -> int:
-    df = read_table(args.data, sep=args.sep)
-    y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col, pos_label=args.pos_label)
-    scores = {name: column(df, name, "--score-col").to_numpy() for name in args.score_col}
-    field = column(df, args.field, "--field").to_numpy() if args.field else None
-    segments = _segments(df, args)
-    table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
-    results = {} if segments is None else {name: mce(y, p, segments=segments, sample_weight=w) for name, p in scores.items()}
+    if _dask.requested(args):
+        table, n_rows, total, results = _dask.evaluate(args, _segments)
+    else:
+        df = read_table(args.data, sep=args.sep)
+        y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col, pos_label=args.pos_label)
+        scores = {name: column(df, name, "--score-col").to_numpy() for name in args.score_col}
+        field = column(df, args.field, "--field").to_numpy() if args.field else None
+        segments = _segments(df, args)
+        table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
+        results = {} if segments is None else {name: mce(y, p, segments=segments, sample_weight=w) for name, p in scores.items()}
+        n_rows, total = len(df), None if w is None else float(w.sum())
+        if args.plot:
+            _plot(y, scores, w, args.plot)
     if results:  # the columns calibration_summary(..., segments=...) adds, from the results printed below
         table["mce_sigma"] = [results[name].mce_sigma for name in table.index]
         table["mce_absolute"] = [results[name].mce_absolute for name in table.index]
         table["mce_pvalue"] = [results[name].pvalue for name in table.index]
-    if args.plot:
-        _plot(y, scores, w, args.plot)
     if args.json:
         out = {
-            "n_samples": int(len(df)),
-            "total_weight": float(w.sum()) if w is not None else float(len(df)),
+            "n_samples": int(n_rows),
+            "total_weight": total if total is not None else float(n_rows),
             "metrics": {name: {k: _json_safe(float(v)) for k, v in row.items()} for name, row in table.iterrows()},
         }
         if results:
             out["segments"] = {name: _records(r.table) for name, r in results.items()}
         print(json.dumps(out, indent=2, allow_nan=False))
     else:
-        print(f"{len(df)} rows{'' if w is None else f', total weight {w.sum():.6g}'}, label {args.label_col!r}")
+        print(f"{n_rows} rows{'' if total is None else f', total weight {total:.6g}'}, label {args.label_col!r}")
         print(table.to_string(float_format=lambda v: f"{v:.6f}"))
         for name, result in results.items():
             capped = ", capped" if result.capped else ""
@@ -111,6 +117,7 @@ EVALUATE = Command(
     "for each score column; F-RCE with --field; the multicalibration error (MCE) over segments of the\n"
     "feature columns given with --segments, and each score column's ten worst segments.\n\n"
     "example: mcal evaluate test.csv --score-col p --score-col p_calibrated --label-col y --plot diagram.png\n"
-    "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,marital --max-depth 2",
+    "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,marital --max-depth 2\n"
+    "         mcal evaluate 'scores/*.parquet' --score-col p --label-col y --scheduler tcp://host:8786",
     _configure, _run,
 )

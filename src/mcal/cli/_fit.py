@@ -10,6 +10,7 @@ import pandas as pd
 from mcal._persistence import load, save
 from mcal._registry import METHODS, get_method
 from mcal._validation import check_y_prob
+from mcal.cli import _dask
 from mcal.cli._common import (
     CLIError,
     Command,
@@ -94,9 +95,13 @@ def _configure_fit(parser) -> None:
     parser.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file to write")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bar for methods with rounds or epochs (shown only on a terminal anyway)")
+    _dask.add_arguments(parser)
 
 
 def _run_fit(args) -> int:
+    if _dask.requested(args):
+        model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state)
+        return _dask.fit(args, model, split_names(args.features))
     df = read_table(args.data, sep=args.sep)
     y, p, w = labels_scores_weights(
         df, label_col=args.label_col, score_col=args.score_col, weight_col=args.weight_col, pos_label=args.pos_label
@@ -151,7 +156,9 @@ def _run_predict(args) -> int:
 FIT = Command(
     "fit", "fit a calibrator and save it as a model file",
     "Fit a calibration method on a table of scores and labels and write a JSON model file.\n\n"
-    "example: mcal fit train.csv --score-col p --label-col y --method isotonic -o model.json",
+    "example: mcal fit train.csv --score-col p --label-col y --method isotonic -o model.json\n"
+    "on a cluster: mcal fit 'data/*.parquet' --score-col p --label-col y --method mcgrad --features a,b \\\n"
+    "                --scheduler tcp://host:8786 -o model.json   (or --dask-workers 4 for a local cluster)",
     _configure_fit, _run_fit,
 )
 PREDICT = Command(

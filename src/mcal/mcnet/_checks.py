@@ -69,6 +69,12 @@ def check_params(est: Any) -> None:
         raise ValueError(f"inference must be 'exact' or 'compiled'; got {est.inference!r}")
     if not isinstance(est.device, str):
         raise ValueError(f"device must be a torch device name such as 'cpu' or 'cuda'; got {est.device!r}")
+    _check_int("n_processes", est.n_processes, 1)
+    if est.n_processes > 1 and (est.alpha > 0 or est.device != "cpu"):
+        raise ValueError(
+            f"n_processes > 1 trains on the CPU without the field-balance penalty; got n_processes={est.n_processes!r} "
+            f"with alpha={est.alpha!r}, device={est.device!r}"
+        )
 
 
 def check_fitted_structure(est: Any, logit_bound: float) -> None:

@@ -18,6 +18,7 @@ from mcal._validation import EPS, logit
 from mcal.parametric import fit_logistic_map
 from mcal.mcnet._checks import check_fitted_structure, check_params
 from mcal.mcnet._compiled import build_tables, evaluate_tables
+from mcal.mcnet._distributed import train_in_processes
 from mcal.mcnet._inputs import feature_matrix, field_column
 from mcal.mcnet._network import (
     Architecture,
@@ -87,6 +88,12 @@ class MCNet(BaseCalibrator):
         busy 2-core machine made a fit several times slower; raise it on a dedicated many-core machine.
     progress : bool or None, default=False
         Show a progress bar over epochs: None on a terminal only, True always (tqdm required), False never.
+    n_processes : int, default=1
+        Train with this many processes at once (``torch.distributed`` data parallelism, gloo, CPU only): each
+        mini-batch is split between them and their gradients summed, so the fit is the single-process one up
+        to float32 rounding (``mcal.mcnet._distributed``). Worth it for large calibration sets trained with
+        large batches; not with ``alpha > 0``. Scripts need the ``if __name__ == "__main__":`` guard (the
+        processes are spawned).
     device : str, default="cpu"
         Torch device for training and exact inference, e.g. ``"cpu"``, ``"cuda"``, ``"cuda:1"``.
     inference : {"exact", "compiled"}, default="exact"
@@ -224,6 +231,7 @@ class MCNet(BaseCalibrator):
         random_state: int | None = None,
         n_threads: int | None = 1,
         progress: bool | None = False,
+        n_processes: int = 1,
         device: str = "cpu",
         inference: str = "exact",
     ) -> None:
@@ -246,6 +254,7 @@ class MCNet(BaseCalibrator):
         self.random_state = random_state
         self.n_threads = n_threads
         self.progress = progress
+        self.n_processes = n_processes
         self.device = device
         self.inference = inference
 
@@ -353,12 +362,17 @@ class MCNet(BaseCalibrator):
             x=tensor(x), y=tensor(y), w=tensor(sample_weight), bins=bins, contexts=contexts,
             groups=tensor(groups, torch.long), n_groups=n_groups, aux=tensor(aux),
         )
-        history = train(
-            torch, P, self._spec(arch), {k: tensor(v) for k, v in geometry.items()}, data,
+        run = dict(
             train_rows=train_rows, validation_rows=validation_rows, learning_rate=float(self.learning_rate),
             batch_size=int(self.batch_size), max_epochs=int(self.max_epochs), patience=int(self.patience), rng=rng,
             show_progress=self.progress,
-        )
+        )  # fmt: skip
+        geometry_t = {k: tensor(v) for k, v in geometry.items()}
+        if self.n_processes == 1:
+            history = train(torch, P, self._spec(arch), geometry_t, data, **run)
+        else:
+            history = train_in_processes(int(self.n_processes), torch, P, self._spec(arch), geometry_t, data,
+                                         n_threads=self.n_threads, **run)  # fmt: skip
         self.module_ = to_parameters(
             torch, {k: v.detach().cpu().numpy() for k, v in P.items()}, device="cpu", dtype=torch.float32
         )

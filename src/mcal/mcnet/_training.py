@@ -90,9 +90,14 @@ def balance_penalty(torch: Any, p: Any, y: Any, w: Any, groups: Any, n_groups: i
 
 def objective(
     torch: Any, P: Any, spec: Spec, geometry: dict[str, Any], data: Data, rows: NDArray[np.intp],
-    contexts: NDArray[np.intp],
+    contexts: NDArray[np.intp], *, batch_weight: Any = None, penalty_share: float = 1.0,
 ) -> Any:
-    """Eq. 13 on ``rows``: weighted log loss + beta * order penalty + alpha * field-balance penalty."""
+    """Eq. 13 on ``rows``: weighted log loss + beta * order penalty + alpha * field-balance penalty.
+
+    A process of a data-parallel fit passes its share of a mini-batch as ``rows``, the whole batch's weight as
+    ``batch_weight`` and ``1 / n_processes`` as ``penalty_share``, so that the processes' values add up to the
+    batch's (the balance penalty, not additive, is left to single-process fits).
+    """
     tables = context_tables(torch, P, spec.n_hidden)
     r = torch.as_tensor(rows, device=data.x.device)
     aux = None if data.aux is None else data.aux[r]
@@ -107,9 +112,11 @@ def objective(
             for s in range(0, rows.size, EVAL_CHUNK)
         ])
     y, w = data.y[r], data.w[r]
-    loss = (w * torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none")).sum() / w.sum()
+    loss = (w * torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none")).sum() / (
+        w.sum() if batch_weight is None else batch_weight
+    )
     if spec.beta > 0:
-        loss = loss + spec.beta * order_penalty(torch, P, spec, geometry, tables)
+        loss = loss + penalty_share * spec.beta * order_penalty(torch, P, spec, geometry, tables)
     if spec.alpha > 0 and data.groups is not None:
         loss = loss + spec.alpha * balance_penalty(torch, torch.sigmoid(logits), y, w, data.groups[r], data.n_groups)
     return loss
@@ -118,13 +125,17 @@ def objective(
 def train(
     torch: Any, P: Any, spec: Spec, geometry: dict[str, Any], data: Data, *,
     train_rows: NDArray[np.intp], validation_rows: NDArray[np.intp], learning_rate: float, batch_size: int,
-    max_epochs: int, patience: int, rng: np.random.Generator, show_progress: bool | None = False,
+    max_epochs: int, patience: int, rng: np.random.Generator, show_progress: bool | None = False, shard: Any = None,
 ) -> dict[str, Any]:
     """Mini-batch Adam on eq. 13 with early stopping on held-out data; the best epoch's weights are restored.
 
     The held-out criterion is eq. 13 without the order penalty (log loss + alpha * balance): the penalty
     measures the function, not the data, and its transient values after the first steps would otherwise
     always favour the warm start.
+
+    With ``shard`` (a :class:`mcal.mcnet._distributed.Shard`), this process computes its share of every
+    mini-batch and of the held-out loss, and the gradients and losses are summed across the processes before
+    each step: every process then takes the steps of the single-process fit.
 
     Returns
     -------
@@ -140,7 +151,11 @@ def train(
 
     def held_out() -> float:
         with torch.no_grad():
-            return float(objective(torch, P, held_out_spec, geometry, data, validation_rows, data.contexts))
+            if shard is None:
+                return float(objective(torch, P, held_out_spec, geometry, data, validation_rows, data.contexts))
+            share = objective(torch, P, held_out_spec, geometry, data, shard.rows(validation_rows), data.contexts,
+                              batch_weight=data.w[torch.as_tensor(validation_rows)].sum())  # fmt: skip
+            return float(shard.all_sum(torch, [share.reshape(1)])[0])
 
     validate = validation_rows.size > 0
     val_curve = [held_out()] if validate else []
@@ -156,9 +171,15 @@ def train(
             total = 0.0
             for start in range(0, order.size, batch_size):
                 batch = order[start : start + batch_size]
-                loss = objective(torch, P, spec, geometry, data, batch, contexts)
+                if shard is None:
+                    loss = objective(torch, P, spec, geometry, data, batch, contexts)
+                else:
+                    loss = objective(torch, P, spec, geometry, data, shard.rows(batch), contexts,
+                                     batch_weight=data.w[torch.as_tensor(batch)].sum(), penalty_share=1 / shard.world)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
+                if shard is not None:
+                    loss = shard.sum_gradients(torch, P, loss)
                 optimizer.step()
                 schedule.step()
                 total += float(loss.detach()) * batch.size

@@ -91,6 +91,26 @@ def walk_ranges(
 ) -> NDArray[np.float64]:
     """Range of the unnormalised cumulative walk of every group, vectorised over groups.
 
+    Takes the arguments of :func:`walk_extremes` and returns, for each group, ``max(0, top) - min(0, bottom)``
+    of its extremes: :math:`\\max(0, \\max_k S_k) - \\min(0, \\min_k S_k)` with :math:`S_k` the partial sums of
+    the residuals of the group; divided by the group's weight this is its ECCE.
+    """
+    top, bottom = walk_extremes(residuals, scores, positions, starts, workspace)
+    return np.maximum(top, 0.0) - np.minimum(bottom, 0.0)
+
+
+def walk_extremes(
+    residuals: NDArray[np.float64],
+    scores: NDArray[np.float64] | None,
+    positions: NDArray[np.intp] | None,
+    starts: NDArray[np.intp],
+    workspace: NDArray[np.float64] | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Largest and smallest partial sum of the residuals of every group, vectorised over groups.
+
+    The partial sums of consecutive blocks of rows can be joined: the extremes of the concatenation are those
+    of each block shifted by the sum of the blocks before it (``mcal.dask`` joins score-sorted partitions so).
+
     Parameters
     ----------
     residuals : ndarray of shape (n_samples,)
@@ -108,9 +128,9 @@ def walk_ranges(
 
     Returns
     -------
-    ranges : ndarray of shape (n_groups,)
-        :math:`\\max(0, \\max_k S_k) - \\min(0, \\min_k S_k)` with :math:`S_k` the partial sums of the residuals
-        of the group; divided by the group's weight this is its ECCE.
+    top, bottom : ndarray of shape (n_groups,)
+        :math:`\\max_k S_k` and :math:`\\min_k S_k` over the tie-block ends of the group, with :math:`S_k` the
+        partial sums of its residuals from its first row.
     """
     size = residuals.size if positions is None else positions.size
     walk = workspace[:size] if workspace is not None and workspace.size >= size else np.empty(size)
@@ -129,9 +149,7 @@ def walk_ranges(
         high = np.where(block_end, walk, -np.inf)
         low = np.where(block_end, walk, np.inf)
     base = np.where(starts > 0, walk[np.maximum(starts - 1, 0)], 0.0)
-    top = np.maximum.reduceat(high, starts) - base
-    bottom = np.minimum.reduceat(low, starts) - base
-    return np.maximum(top, 0.0) - np.minimum(bottom, 0.0)
+    return np.maximum.reduceat(high, starts) - base, np.minimum.reduceat(low, starts) - base
 
 
 def segment_ecce(
@@ -266,6 +284,25 @@ def mce(
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
     segs = _resolve_segments(X, segments, y.shape[0])
     ecce, sigma, weight, global_ecce = segment_ecce(y, p, w, segs)
+    return mce_result(ecce, sigma, weight, global_ecce, segments=segs, sizes=segs.sizes, global_sigma=_sigma(p, w),
+                      rate=float(np.dot(w, y) / w.sum()))  # fmt: skip
+
+
+def mce_result(
+    ecce: NDArray[np.float64], sigma: NDArray[np.float64], weight: NDArray[np.float64], global_ecce: float, *,
+    segments: Segments, sizes: NDArray[np.int64], global_sigma: float, rate: float,
+) -> MCEResult:  # fmt: skip
+    """The :class:`MCEResult` of per-segment ECCE, sigma and weight (NaN for empty segments), however computed.
+
+    ``segments`` gives the descriptions and the cap, ``sizes`` the rows per segment, ``rate`` the weighted
+    positive rate. Shared by :func:`mce` and ``mcal.dask.metrics.mce``.
+
+    Raises
+    ------
+    ValueError
+        If no segment has positive weight.
+    """
+    segs = segments
     ecce_sigma = _sigma_scale(ecce, sigma)
     if np.isnan(ecce_sigma).all():
         raise ValueError("segments must include one with positive total sample weight; got none")
@@ -274,7 +311,7 @@ def mce(
         {
             "segment": np.arange(segs.n_segments),
             "description": segs.descriptions,
-            "size": segs.sizes,
+            "size": sizes,
             "weight": weight,
             "ecce": ecce,
             "sigma": sigma,
@@ -286,8 +323,6 @@ def mce(
     order = np.lexsort((table["segment"].to_numpy(), -np.nan_to_num(ecce_sigma, nan=-np.inf)))
     table = table.iloc[order].reset_index(drop=True)
     mce_sigma = float(table["ecce_sigma"].iloc[0])
-    global_sigma = _sigma(p, w)
-    rate = float(np.dot(w, y) / w.sum())
     minority = min(rate, 1.0 - rate)
     with np.errstate(divide="ignore", invalid="ignore"):
         mce_absolute = mce_sigma * global_sigma

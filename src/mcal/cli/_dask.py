@@ -1,0 +1,104 @@
+"""The ``--scheduler`` / ``--dask-workers`` options of ``mcal fit`` and ``mcal evaluate``: the same command on a
+Dask cluster, reading partitioned Parquet (a folder or a glob) through :mod:`mcal.dask`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from mcal.cli._common import CLIError, split_names
+
+
+def add_arguments(parser) -> None:
+    """Add ``--scheduler ADDRESS`` and ``--dask-workers N``."""
+    group = parser.add_argument_group(
+        "distributed (Dask)", "run on a Dask cluster; DATA is then Parquet: a folder, a file or a glob like 'd/*.parquet'"
+    )
+    where = group.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (tcp://host:8786)")
+    where.add_argument("--dask-workers", type=int, metavar="N", help="start a local Dask cluster of N worker processes")
+
+
+def requested(args) -> bool:
+    """Whether the command runs on a Dask cluster."""
+    return args.scheduler is not None or args.dask_workers is not None
+
+
+def _session(args) -> Any:
+    from mcal.dask import connect
+
+    if args.dask_workers is not None and args.dask_workers < 1:
+        raise CLIError(f"--dask-workers must be at least 1; got {args.dask_workers}")
+    return connect(args.scheduler, n_workers=args.dask_workers)
+
+
+def _column(frame: Any, name: str, option: str) -> Any:
+    if name not in frame.columns:
+        shown = ", ".join(map(str, list(frame.columns)[:20]))
+        raise CLIError(f"{option} {name!r} is not a column of DATA; columns are: {shown}")
+    return frame[name]
+
+
+def _labels(frame: Any, name: str, pos_label: str | None) -> Any:
+    labels = _column(frame, name, "--label-col")
+    if pos_label is None:
+        return labels
+    if pd.api.types.is_numeric_dtype(labels.dtype):
+        try:
+            return labels == float(pos_label)
+        except ValueError as exc:
+            raise CLIError(f"--pos-label {pos_label!r} is not a value of the numeric column {name!r}") from exc
+    return labels.astype(str) == pos_label
+
+
+def fit(args, model: Any, features: list[str]) -> int:
+    """``mcal fit`` on a cluster: MCGrad only (the method built for data of this size)."""
+    from mcal import save
+    from mcal.dask import DaskMCGrad, read_parquet
+
+    if args.method != "mcgrad":
+        raise CLIError(f"--scheduler and --dask-workers fit --method mcgrad only; got {args.method!r}")
+    if not features:
+        raise CLIError("method 'mcgrad' needs feature columns: pass --features A,B,C")
+    with _session(args) as client:
+        frame = read_parquet(args.data)
+        y = _labels(frame, args.label_col, args.pos_label)
+        p = _column(frame, args.score_col, "--score-col")
+        w = None if args.weight_col is None else _column(frame, args.weight_col, "--weight-col")
+        for name in features:
+            _column(frame, name, "--features")
+        model = DaskMCGrad(client=client, **model.get_params()).fit(p, y, X=frame[features], sample_weight=w)
+        n_partitions = frame.npartitions
+    metadata = {"method": args.method, "score_col": args.score_col, "features": features, "field": None}
+    save(model.to_local(), args.output, metadata=metadata)
+    print(f"wrote {args.output} (MCGrad fitted with Dask on {n_partitions} partitions, {model.n_rounds_} rounds)")
+    return 0
+
+
+def evaluate(args, segments_of: Any) -> tuple[pd.DataFrame, int, float | None, dict[str, Any]]:
+    """``mcal evaluate`` on a cluster: the metrics table, the row count, the total weight (or None) and the MCE
+    results by score column (with ``--segments``; the segment definitions come from ``segments_of``, given the
+    segment feature columns gathered as a pandas frame)."""
+    from mcal.dask import read_parquet
+    from mcal.dask.metrics import calibration_summary, mce
+
+    if args.plot:
+        raise CLIError("--plot needs the data in memory; drop it with --scheduler or --dask-workers")
+    with _session(args):
+        frame = read_parquet(args.data)
+        y = _labels(frame, args.label_col, args.pos_label)
+        scores = {name: _column(frame, name, "--score-col") for name in args.score_col}
+        w = None if args.weight_col is None else _column(frame, args.weight_col, "--weight-col")
+        field = None if args.field is None else _column(frame, args.field, "--field")
+        table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
+        names = split_names(args.segments)
+        for name in names:
+            _column(frame, name, "--segments")
+        segments = segments_of(frame[names].compute(), args) if names else segments_of(None, args)
+        results = {
+            name: mce(y, p, X=frame[names], segments=segments, sample_weight=w) for name, p in scores.items()
+        } if segments is not None else {}  # fmt: skip
+        n_rows = int(frame.shape[0].compute())
+        total = None if w is None else float(w.sum().compute())
+    return table, n_rows, total, results

@@ -1,0 +1,21 @@
+"""mcal on a Dask cluster: MCGrad, prediction and the metrics for data that does not fit one machine.
+
+Needs the ``dask`` extra (``pip install 'mcal[dask]'``: dask, distributed and lightgbm). This package is the only
+part of mcal that imports dask, and only inside its functions: ``import mcal`` (and ``import mcal.dask``) never
+loads it.
+
+- :class:`DaskMCGrad`: MCGrad fitted on dask collections; the fitted model is an ordinary :class:`mcal.MCGrad`.
+- :func:`predict`: any fitted mcal calibrator applied lazily to dask collections.
+- :mod:`mcal.dask.metrics`: the functions of :mod:`mcal.metrics`, with the same names and values, on dask
+  collections.
+- :func:`connect` and :func:`read_parquet`: a client (to a scheduler, or a local cluster) and partitioned Parquet
+  input, as the command line's ``--scheduler`` / ``--dask-workers`` use them.
+"""
+
+from mcal.dask import metrics
+from mcal.dask._engine import WorkerLostError
+from mcal.dask._mcgrad import DaskMCGrad
+from mcal.dask._predict import predict
+from mcal.dask._session import connect, read_parquet
+
+__all__ = ["DaskMCGrad", "WorkerLostError", "connect", "metrics", "predict", "read_parquet"]

@@ -1,0 +1,216 @@
+"""Exact order statistics of scores spread over a cluster: a distributed sort, then prefix offsets.
+
+The cumulative metrics (ECCE, MCE), the ranking metrics (ROC-AUC, average precision) and weighted score
+quantiles need the rows in global score order. :func:`sort_by_score` sorts a dask DataFrame by the score with
+dask's own distributed sort, which splits the score range between partitions by value (so rows with equal
+scores always land in the same partition: checked here). Each partition then computes cumulative sums of its
+own rows; the client adds up the partition totals in order (the *prefix offsets*) and joins the partial
+results exactly as if one machine had summed all rows in order. Only a few numbers per partition travel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from mcal._optional import import_optional
+
+#: Prefix of the feature columns that travel with the scores through the sort (for the segments of the MCE).
+FEATURE_PREFIX = "x:"
+
+
+@dataclass(frozen=True)
+class PartStats:
+    """Pass-1 summary of one sorted partition.
+
+    ``top``/``bottom`` are the extremes of the partition's own walk ``sum_{j<=k} w_j (y_j - p_j)`` read at the
+    ends of tie blocks (``-inf``/``inf`` when empty); ``total`` is its last value; ``pos``/``neg`` the weights
+    of the two classes; ``auc`` the partition's own Mann-Whitney count (ties count one half); ``variance``
+    the sum of ``w^2 p (1 - p)``.
+    """
+
+    n: int
+    first: float
+    last: float
+    top: float
+    bottom: float
+    total: float
+    pos: float
+    neg: float
+    auc: float
+    variance: float
+
+
+@dataclass
+class Ordered:
+    """A dask DataFrame sorted by ``p``: its partitions (``Delayed``, persisted) and their pass-1 summaries."""
+
+    blocks: list[Any]
+    stats: list[PartStats]
+
+    def offsets(self, name: str) -> NDArray[np.float64]:
+        """Sum of field ``name`` over the partitions before each one (the prefix offsets)."""
+        values = np.array([getattr(s, name) for s in self.stats], dtype=np.float64)
+        return np.concatenate(([0.0], np.cumsum(values)[:-1]))
+
+
+def tie_block_ends(p: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Whether each row of sorted scores is the last of its block of equal scores."""
+    return np.append(p[1:] != p[:-1], True)
+
+
+def _part_stats(part: pd.DataFrame) -> PartStats:
+    if len(part) == 0:
+        return PartStats(0, np.nan, np.nan, -np.inf, np.inf, 0.0, 0.0, 0.0, 0.0, 0.0)
+    p, y, w = (part[c].to_numpy(dtype=np.float64) for c in ("p", "y", "w"))
+    walk = np.cumsum(w * (y - p))
+    ends = tie_block_ends(p)
+    pos_b, neg_b = _block_sums(w * y, ends), _block_sums(w * (1.0 - y), ends)
+    neg_before = np.cumsum(neg_b) - neg_b
+    auc = float(np.dot(pos_b, neg_before + 0.5 * neg_b))
+    return PartStats(p.size, p[0], p[-1], walk[ends].max(), walk[ends].min(), walk[-1], pos_b.sum(), neg_b.sum(), auc,
+                     float(np.dot(w * w, p * (1.0 - p))))  # fmt: skip
+
+
+def _block_sums(values: NDArray[np.float64], ends: NDArray[np.bool_]) -> NDArray[np.float64]:
+    """Sum of ``values`` over each tie block (``ends`` marks the last row of each)."""
+    c = np.cumsum(values)[ends]
+    return np.diff(c, prepend=0.0)
+
+
+def partition_walks(part: pd.DataFrame, segments: Any, features: list[str]) -> NDArray[np.float64]:
+    """Per segment, in one sorted partition: walk extremes, walk total, weight, variance sum and row count.
+
+    ``segments`` are generated definitions applied to the partition's feature columns ``features`` (stored with
+    the prefix :data:`FEATURE_PREFIX`). Returns an array of shape (6, n_segments); a segment without rows here
+    has extremes ``-inf``/``inf`` and zero sums.
+    """
+    from mcal.metrics._multicalibration import walk_extremes
+
+    out = np.zeros((6, segments.n_segments))
+    out[0], out[1] = -np.inf, np.inf
+    if len(part) == 0:
+        return out
+    p, y, w = (part[c].to_numpy(dtype=np.float64) for c in ("p", "y", "w"))
+    local = segments.apply(pd.DataFrame({name: part[FEATURE_PREFIX + name].to_numpy() for name in features}))
+    residuals, variance = w * (y - p), w * w * p * (1.0 - p)
+    ties = p if np.any(p[1:] == p[:-1]) else None
+    for block in local._blocks(np.arange(p.size)):
+        top, bottom = walk_extremes(residuals, ties, block.positions, block.starts)
+        out[0, block.ids], out[1, block.ids] = top[block.group], bottom[block.group]
+        for row, values in ((2, residuals), (3, w), (4, variance)):
+            out[row, block.ids] = block.sums(values)[block.group]
+    out[5] = local.sizes
+    return out
+
+
+def segment_ranges(walks: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Range of each segment's global walk from the per-partition walks (shape (n_partitions, 6, n_segments)),
+    joined in score order with prefix offsets."""
+    offsets = np.cumsum(walks[:, 2], axis=0) - walks[:, 2]
+    top = np.max(offsets + walks[:, 0], axis=0)
+    bottom = np.min(offsets + walks[:, 1], axis=0)
+    return np.maximum(top, 0.0) - np.minimum(bottom, 0.0)
+
+
+def sort_by_score(frame: Any) -> Ordered:
+    """Sort a dask DataFrame with float columns ``p``, ``y``, ``w`` (and any others) by ``p``, and summarise it.
+
+    Raises
+    ------
+    RuntimeError
+        If the sort left rows of equal score in two partitions (dask's sort never does; the metrics would
+        not be exact otherwise).
+    """
+    dask = import_optional("dask")
+    (ordered,) = dask.persist(frame.sort_values("p"))
+    blocks = list(ordered.to_delayed())
+    stats = list(dask.compute(*[dask.delayed(_part_stats, pure=True)(b) for b in blocks]))
+    last = -np.inf
+    for s in stats:
+        if s.n == 0:
+            continue
+        if not s.first > last:
+            raise RuntimeError(
+                "the distributed sort put rows of equal score into two partitions; the exact cumulative metrics "
+                "need each score in one partition"
+            )
+        last = s.last
+    return Ordered(blocks, stats)
+
+
+def walk_range(ordered: Ordered) -> float:
+    """``max(0, max_k C_k) - min(0, min_k C_k)`` of the global walk ``C_k = sum_{j<=k} w_j (y_j - p_j)``.
+
+    Divided by the total weight this is the ECCE (the walk read at tie-block ends, from ``C_0 = 0``).
+    """
+    off = ordered.offsets("total")
+    top = max([0.0] + [o + s.top for o, s in zip(off, ordered.stats) if s.n])
+    bottom = min([0.0] + [o + s.bottom for o, s in zip(off, ordered.stats) if s.n])
+    return top - bottom
+
+
+def roc_auc(ordered: Ordered) -> float:
+    """Weighted ROC-AUC: the Mann-Whitney count of each partition plus its positives times earlier negatives."""
+    stats = ordered.stats
+    pos = sum(s.pos for s in stats)
+    neg = sum(s.neg for s in stats)
+    count = sum(s.auc + s.pos * off for s, off in zip(stats, ordered.offsets("neg")))
+    return count / (pos * neg)
+
+
+def _ap_part(part: pd.DataFrame, pos_off: float, neg_off: float, pos: float, neg: float) -> float:
+    part = part[part["w"].to_numpy() > 0]  # as scikit-learn, which drops rows of zero weight
+    if len(part) == 0:
+        return 0.0
+    p, y, w = (part[c].to_numpy(dtype=np.float64) for c in ("p", "y", "w"))
+    ends = tie_block_ends(p)
+    pos_b, neg_b = _block_sums(w * y, ends), _block_sums(w * (1.0 - y), ends)
+    tp = pos - (pos_off + np.cumsum(pos_b) - pos_b)  # positives scored at or above the block
+    fp = neg - (neg_off + np.cumsum(neg_b) - neg_b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(pos_b > 0, tp / (tp + fp), 0.0)
+    return float(np.dot(pos_b, precision))
+
+
+def average_precision(ordered: Ordered) -> float:
+    """Weighted average precision ``sum_t (R_t - R_{t-1}) P_t`` over score thresholds (a second pass)."""
+    dask = import_optional("dask")
+    pos = sum(s.pos for s in ordered.stats)
+    neg = sum(s.neg for s in ordered.stats)
+    task = dask.delayed(_ap_part, pure=True)
+    parts = [
+        task(b, po, no, pos, neg)
+        for b, po, no in zip(ordered.blocks, ordered.offsets("pos"), ordered.offsets("neg"))
+    ]
+    return float(sum(dask.compute(*parts))) / pos
+
+
+def _quantile_part(part: pd.DataFrame, w_off: float, targets: NDArray[np.float64]) -> NDArray[np.float64]:
+    part = part[part["w"].to_numpy() > 0]
+    p, w = part["p"].to_numpy(dtype=np.float64), part["w"].to_numpy(dtype=np.float64)
+    idx = np.searchsorted(w_off + np.cumsum(w), targets, side="left")
+    return p[np.clip(idx, 0, p.size - 1)]
+
+
+def weighted_quantiles(ordered: Ordered, levels: NDArray[np.float64]) -> NDArray[np.float64]:
+    """As :func:`mcal._binning.weighted_quantiles` (inverted CDF, zero weights ignored), over the partitions.
+
+    Each level goes to the first partition whose cumulative positive weight reaches ``level * W``.
+    """
+    dask = import_optional("dask")
+    weight = np.array([s.pos + s.neg for s in ordered.stats])
+    cum = np.cumsum(weight)
+    targets = np.asarray(levels, dtype=np.float64) * cum[-1]
+    nonempty = np.flatnonzero(weight > 0)
+    owner = nonempty[np.minimum(np.searchsorted(cum[nonempty], targets, side="left"), nonempty.size - 1)]
+    task = dask.delayed(_quantile_part, pure=True)
+    out = np.empty(targets.size)
+    jobs = {k: task(ordered.blocks[k], cum[k] - weight[k], targets[owner == k]) for k in np.unique(owner)}
+    for k, values in zip(jobs, dask.compute(*jobs.values())):
+        out[owner == k] = values
+    return out

@@ -1,0 +1,417 @@
+"""The metrics of :mod:`mcal.metrics` on dask collections: same names, signatures and values.
+
+Every function takes ``y_true``, ``y_prob`` (and ``sample_weight``, ``field``) as dask Arrays or Series with the
+same partitions, and returns the value :mod:`mcal.metrics` returns on the concatenated data, up to the order of
+floating-point additions (agreement to 1e-9 is tested). Nothing row-sized is gathered on the client:
+
+- sums (log loss, Brier score, PCOC, ECE with equal-width bins, the ECCE scale sigma, F-RCE per field) are added
+  up partition by partition;
+- ECCE, MCE (over segments), ROC-AUC, average precision and the equal-weight ECE bins need the global score order: the rows are
+  sorted by score with dask's distributed sort, each partition computes its cumulative sums, and the partitions
+  are joined with prefix offsets (:mod:`mcal.dask._sorted`).
+
+Computations run on the current dask scheduler (the default ``distributed.Client`` when one is running).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+from scipy.special import xlogy
+
+from mcal import metrics
+from mcal._binning import uniform_edges
+from mcal._optional import import_optional
+from mcal.dask import _sorted
+from mcal.dask._inputs import aligned, clean_block, in_partition
+from mcal.metrics._binned import _check_bins
+from mcal.metrics._cumulative import brownian_range_sf
+from mcal.metrics._field import encode_field
+from mcal.metrics._multicalibration import MCEResult, mce_result
+from mcal.segments import Segments, from_masks, generate_segments
+
+__all__ = [
+    "brier_score",
+    "calibration_summary",
+    "ece",
+    "ecce",
+    "ecce_pvalue",
+    "ecce_sigma",
+    "f_rce",
+    "log_loss",
+    "mce",
+    "pcoc",
+    "pr_auc",
+    "roc_auc",
+]
+
+_EPS64 = float(np.finfo(np.float64).eps)  # scikit-learn's clipping of log-loss probabilities
+
+
+@dataclass
+class _Sums:
+    """Additive per-row sums of one partition (or of all, once added)."""
+
+    n: int = 0
+    w: float = 0.0
+    wy: float = 0.0
+    wp: float = 0.0
+    log_loss: float = 0.0
+    brier: float = 0.0
+    variance: float = 0.0
+    bins: Any = 0.0  # per bin: sum of w (y - p)
+    fields: Any = None  # DataFrame indexed by field value: weight, gap, denominator
+
+    def __add__(self, other: _Sums) -> _Sums:
+        out = {f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self) if f.name != "fields"}
+        frames = [x for x in (self.fields, other.fields) if x is not None]
+        out["fields"] = pd.concat(frames).groupby(level=0, sort=False).sum() if frames else None
+        return _Sums(**out)
+
+
+def _partition_sums(index: int, y: Any, p: Any, w: Any, field: Any, edges: NDArray[np.float64]) -> _Sums:
+    p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False)
+    if p.size == 0:
+        return _Sums(bins=np.zeros(edges.size - 1))
+    r = w * (y - p)
+    clip = (_EPS64, 1.0 - _EPS64)
+    out = _Sums(
+        n=p.size, w=float(w.sum()), wy=float(np.dot(w, y)), wp=float(np.dot(w, p)),
+        log_loss=float(-np.dot(w, xlogy(y, np.clip(p, *clip)) + xlogy(1.0 - y, np.clip(1.0 - p, *clip)))),
+        brier=float(np.dot(w, (p - y) ** 2)), variance=float(np.dot(w * w, p * (1.0 - p))),
+        bins=np.bincount(np.searchsorted(edges[1:-1], p, side="right"), weights=r, minlength=edges.size - 1),
+    )  # fmt: skip
+    if field is not None:
+        with in_partition(index):
+            codes, uniques = encode_field(field, p.size)
+        k = len(uniques)
+        out.fields = pd.DataFrame({
+            "weight": np.bincount(codes, weights=w, minlength=k), "gap": np.bincount(codes, weights=r, minlength=k),
+            "labels": np.bincount(codes, weights=w * y, minlength=k),
+        }, index=pd.Index(uniques))  # fmt: skip
+    return out
+
+
+def _sums(y_true: Any, y_prob: Any, sample_weight: Any, *, field: Any = None, edges: Any = None) -> _Sums:
+    """The additive sums of every partition, added up; validates the inputs on the workers.
+
+    Raises
+    ------
+    ValueError
+        On invalid values (naming the partition), no rows, or weights summing to zero.
+    """
+    dask = import_optional("dask")
+    blocks = aligned({"y_true": y_true, "y_prob": y_prob, "sample_weight": sample_weight, "field": field})
+    edges = uniform_edges(1) if edges is None else edges
+    task = dask.delayed(_partition_sums, pure=True)
+    columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["field"])
+    parts = dask.compute(*[task(i, y, p, w, f, edges) for i, (y, p, w, f) in enumerate(columns)])
+    total = sum(parts[1:], parts[0])
+    _check_total(total.n, total.w)
+    return total
+
+
+def _check_total(n: int, weight: float) -> None:
+    if n == 0:
+        raise ValueError("y_prob must not be empty; got 0 samples in every partition")
+    if not weight > 0:
+        raise ValueError("sample_weight must have a positive sum; got all zeros")
+
+
+def _frame_block(index: int, y: Any, p: Any, w: Any, X: Any = None) -> pd.DataFrame:
+    p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False, X=X)
+    frame = pd.DataFrame({"p": p, "y": y, "w": w})
+    if X is None:
+        return frame
+    if isinstance(X, pd.Series):
+        X = X.to_frame()
+    if not isinstance(X, pd.DataFrame):
+        X = pd.DataFrame(np.asarray(X), columns=[f"x{j}" for j in range(np.shape(X)[1])])
+    features = X.reset_index(drop=True).add_prefix(_sorted.FEATURE_PREFIX)
+    return pd.concat([frame, features], axis=1)
+
+
+def _ordered(y_true: Any, y_prob: Any, sample_weight: Any, X: Any = None) -> _sorted.Ordered:
+    """The rows (with the feature columns of ``X``, if given) sorted by score across the cluster, summarised."""
+    dask = import_optional("dask")
+    dd = import_optional("dask.dataframe")
+    blocks = aligned({"y_true": y_true, "y_prob": y_prob, "sample_weight": sample_weight, "X": X}, matrix=("X",))
+    task = dask.delayed(_frame_block, pure=True)
+    if X is None:
+        empty_X = None
+    elif isinstance(X, (dd.DataFrame, dd.Series)):
+        empty_X = X.to_frame()._meta if isinstance(X, dd.Series) else X._meta
+    else:
+        empty_X = np.empty((0, X.shape[1]), dtype=X.dtype)
+    meta = _frame_block(0, np.empty(0), np.empty(0), None, empty_X)
+    columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["X"])
+    frame = dd.from_delayed([task(i, y, p, w, x) for i, (y, p, w, x) in enumerate(columns)], meta=meta)
+    ordered = _sorted.sort_by_score(frame)
+    _check_total(sum(s.n for s in ordered.stats), sum(s.pos + s.neg for s in ordered.stats))
+    return ordered
+
+
+def _both_classes(pos: float, neg: float) -> None:
+    if pos <= 0 or neg <= 0:
+        only = "1 (all positive)" if neg <= 0 else "0 (all negative)"
+        raise ValueError(f"y_true must contain both classes (with positive weight); got only class {only}")
+
+
+# -- public metrics -------------------------------------------------------------------------------------------
+_INPUTS = """    y_true : dask Array or Series of shape (n_samples,)
+        Binary labels, 0/1 or bool.
+    y_prob : dask Array or Series of shape (n_samples,)
+        Probabilities in [0, 1], partitioned as ``y_true``.
+    sample_weight : dask Array or Series of shape (n_samples,), default=None
+        Non-negative weights, partitioned as ``y_true``."""
+
+
+def _mirror(
+    name: str, returns: str, *, parameters: str = "", raises: str = "", notes: str = "", type_raises: str = ""
+) -> Any:
+    """Document a dask metric from the in-memory one it mirrors: its summary line, the shared inputs, the rest."""
+
+    def decorate(func: Any) -> Any:
+        summary = getattr(metrics, name).__doc__.strip().splitlines()[0]
+        func.__doc__ = f"""{summary}
+
+    Of dask collections; equals :func:`mcal.metrics.{name}` on the concatenated data up to the order of the
+    floating-point additions.{notes}
+
+    Parameters
+    ----------
+{_INPUTS}{parameters}
+
+    Returns
+    -------
+    {returns}
+
+    Raises
+    ------
+    ValueError
+        On invalid values (the message names the partition), inputs not partitioned alike{raises}.
+    TypeError
+        If an input is not a dask collection{type_raises}.
+    """
+        return func
+
+    return decorate
+
+
+@_mirror("log_loss", "loss : float\n        Weighted mean of ``-[y log p + (1 - y) log(1 - p)]`` in nats.")
+def log_loss(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    s = _sums(y_true, y_prob, sample_weight)
+    return s.log_loss / s.w
+
+
+@_mirror("brier_score", "score : float\n        Weighted mean of ``(p - y)^2``.")
+def brier_score(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    s = _sums(y_true, y_prob, sample_weight)
+    return s.brier / s.w
+
+
+@_mirror("pcoc", "pcoc : float\n        ``sum w p / sum w y``.", raises=", or no positive label")
+def pcoc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    s = _sums(y_true, y_prob, sample_weight)
+    if s.wy <= 0:
+        raise ValueError("y_true must contain a positive label with positive weight; PCOC is undefined without one")
+    return s.wp / s.wy
+
+
+@_mirror("ecce_sigma", "sigma : float\n        ``sqrt(sum w^2 p (1 - p)) / sum w``, in probability units.")
+def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    s = _sums(y_true, y_prob, sample_weight)
+    return float(np.sqrt(s.variance) / s.w)
+
+
+@_mirror(
+    "ece", "ece : float\n        In probability units.", raises=", or invalid ``n_bins`` or ``strategy``",
+    parameters="""
+    n_bins : int, default=10
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width bins (one pass of sums), or equal-weight bins whose edges are the exact weighted quantiles
+        of the scores (found on the score-sorted partitions), then the pass of sums.""",
+)  # fmt: skip
+def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10, strategy: str = "uniform") -> float:
+    _check_bins(n_bins, strategy)
+    if strategy == "uniform":
+        edges = uniform_edges(n_bins)
+    else:
+        edges = _sorted.weighted_quantiles(_ordered(y_true, y_prob, sample_weight), np.linspace(0.0, 1.0, n_bins + 1))
+    s = _sums(y_true, y_prob, sample_weight, edges=edges)
+    return float(np.abs(s.bins).sum() / s.w)
+
+
+@_mirror(
+    "ecce", "ecce : float\n        ``max_k C_k - min_k C_k`` with ``C_0 = 0``, in probability units.",
+    notes="""
+
+    The rows are sorted by score across the cluster; each partition walks its own cumulative differences
+    ``sum w (y - p)`` (read at the ends of tie blocks), and the partitions' extremes are joined with the sums of
+    the partitions before them, which gives the range of the global walk exactly (Arrieta-Ibarra et al.,
+    JMLR 23(351), 2022; MCGrad paper eq. 1).""",
+)  # fmt: skip
+def ecce(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    ordered = _ordered(y_true, y_prob, sample_weight)
+    return _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
+
+
+@_mirror("ecce_pvalue", "pvalue : float\n        ``P(R > ECCE / sigma)`` for the range R of Brownian motion on [0, 1].")
+def ecce_pvalue(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    return _ecce_pvalue(ecce(y_true, y_prob, sample_weight=sample_weight),
+                        ecce_sigma(y_true, y_prob, sample_weight=sample_weight))  # fmt: skip
+
+
+def _ecce_pvalue(stat: float, sigma: float) -> float:
+    if sigma == 0.0:
+        return 1.0 if stat == 0.0 else 0.0
+    return float(brownian_range_sf(stat / sigma)[0])
+
+
+@_mirror("roc_auc", "auc : float\n        Ties count one half.", raises=", or a single class")
+def roc_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    ordered = _ordered(y_true, y_prob, sample_weight)
+    _both_classes(sum(s.pos for s in ordered.stats), sum(s.neg for s in ordered.stats))
+    return _sorted.roc_auc(ordered)
+
+
+@_mirror("pr_auc", "ap : float\n        Average precision over the distinct scores.", raises=", or a single class")
+def pr_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    ordered = _ordered(y_true, y_prob, sample_weight)
+    _both_classes(sum(s.pos for s in ordered.stats), sum(s.neg for s in ordered.stats))
+    return _sorted.average_precision(ordered)
+
+
+@_mirror(
+    "f_rce", "f_rce : float\n        A fraction (MCNet paper eq. 4).",
+    raises=", a negative ``epsilon``, or a field without positives when ``epsilon`` is 0",
+    parameters="""
+    field : dask Array or Series of shape (n_samples,)
+        The field of each row (no missing values), partitioned as ``y_true``.
+    epsilon : float, default=0.01
+        Added to every label in the denominator.""",
+)  # fmt: skip
+def f_rce(y_true: Any, y_prob: Any, *, field: Any, sample_weight: Any = None, epsilon: float = 0.01) -> float:
+    if not np.isfinite(epsilon) or epsilon < 0:
+        raise ValueError(f"epsilon must be a non-negative finite number; got {epsilon!r}")
+    return _f_rce(_sums(y_true, y_prob, sample_weight, field=field), epsilon)
+
+
+def _f_rce(s: _Sums, epsilon: float) -> float:
+    t = s.fields
+    denom = t["labels"].to_numpy() + epsilon * t["weight"].to_numpy()
+    n_c = t["weight"].to_numpy()
+    if np.any((n_c > 0) & (denom <= 0)):
+        raise ValueError("f_rce is undefined for a field without positives when epsilon is 0; use epsilon > 0")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_field = np.where(n_c > 0, np.abs(t["gap"].to_numpy()) / denom, 0.0)
+    return float(np.dot(n_c, per_field) / s.w)
+
+
+@_mirror(
+    "mce", "result : MCEResult\n        As :func:`mcal.metrics.mce` (the segment sizes are counted on these rows).",
+    raises=", ``segments`` without ``X``, mask segments (they belong to fixed rows of another table),\n        or no "
+    "segment with positive weight", type_raises=", or ``segments`` is not a Segments",
+    parameters="""
+    X : dask DataFrame or 2-D Array of shape (n_samples, n_features), default=None
+        The segment features, partitioned as ``y_true``.
+    segments : Segments, default=None
+        Generated segment definitions (:func:`mcal.segments.generate_segments`, e.g. on a sample of the
+        features), evaluated on every partition of ``X``. When None and ``X`` is given, they are generated from
+        ``X`` gathered on the client (the feature columns only), exactly as :func:`mcal.metrics.mce` would.
+        With neither, the only segment is the whole table.""",
+    notes="""
+
+    The rows, with the segment features, are sorted by score across the cluster. Each partition evaluates the
+    segment definitions on its own rows (:meth:`mcal.segments.Segments.apply`) and walks every segment's
+    cumulative differences; the partitions are joined with per-segment prefix offsets, which gives each
+    segment's exact ECCE (MCGrad paper eq. 2).""",
+)  # fmt: skip
+def mce(y_true: Any, y_prob: Any, *, X: Any = None, segments: Any = None, sample_weight: Any = None) -> MCEResult:
+    if segments is not None and not isinstance(segments, Segments):
+        raise TypeError(f"segments must be a mcal.segments.Segments; got {type(segments).__name__}")
+    if segments is not None and X is None:
+        raise ValueError("X must hold the segment features when segments are given; got None")
+    dask = import_optional("dask")
+    if segments is None:
+        segments = generate_segments(X.compute()) if X is not None else from_masks(np.ones((1, 1), bool), ["all"])
+    ordered = _ordered(y_true, y_prob, sample_weight, X)
+    stats = ordered.stats
+    total = sum(s.pos + s.neg for s in stats)
+    global_ecce = _sorted.walk_range(ordered) / total
+    if X is None:
+        walks = np.array([[[s.top], [s.bottom], [s.total], [s.pos + s.neg], [s.variance], [s.n]] for s in stats])
+    else:
+        features = _feature_names(X)
+        task = dask.delayed(_sorted.partition_walks, pure=True)
+        walks = np.stack(dask.compute(*[task(b, segments, features) for b in ordered.blocks]))
+    weight, variance = walks[:, 3].sum(axis=0), walks[:, 4].sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ecce = np.where(weight > 0, _sorted.segment_ranges(walks) / weight, np.nan)
+        sigma = np.where(weight > 0, np.sqrt(variance) / weight, np.nan)
+    return mce_result(ecce, sigma, weight, global_ecce, segments=segments, sizes=walks[:, 5].sum(axis=0).astype(np.int64),
+                      global_sigma=float(np.sqrt(sum(s.variance for s in stats)) / total),
+                      rate=sum(s.pos for s in stats) / total)  # fmt: skip
+
+
+def _feature_names(X: Any) -> list[str]:
+    dd = import_optional("dask.dataframe")
+    if isinstance(X, dd.Series):
+        return [str(X.name)]
+    if isinstance(X, dd.DataFrame):
+        return [str(c) for c in X.columns]
+    return [f"x{j}" for j in range(X.shape[1])]
+
+
+def calibration_summary(
+    y_true: Any, y_probs: Mapping[str, Any], *, sample_weight: Any = None, field: Any = None, n_bins: int = 10
+) -> pd.DataFrame:
+    """Every core metric for each named score column of dask collections; as :func:`mcal.metrics.calibration_summary`.
+
+    Parameters
+    ----------
+    y_true : dask Array or Series of shape (n_samples,)
+        Binary labels with both classes present.
+    y_probs : mapping of str to dask Array or Series of shape (n_samples,)
+        Score columns by name, partitioned as ``y_true``.
+    sample_weight, field : dask Array or Series of shape (n_samples,), default=None
+        Weights; the field adds the ``f_rce`` column.
+    n_bins : int, default=10
+        Equal-width bins of the ECE.
+
+    Returns
+    -------
+    table : DataFrame of shape (len(y_probs), n_metrics)
+        The columns of :func:`mcal.metrics.calibration_summary`, with the same values.
+
+    Raises
+    ------
+    ValueError
+        On invalid input, an empty mapping, a single class, or mismatched partitions.
+    """
+    if not y_probs:
+        raise ValueError("y_probs must name at least one score column; got none")
+    _check_bins(n_bins, "uniform")
+    rows = {}
+    for name, p in y_probs.items():
+        s = _sums(y_true, p, sample_weight, field=field, edges=uniform_edges(n_bins))
+        ordered = _ordered(y_true, p, sample_weight)
+        _both_classes(s.wy, s.w - s.wy)
+        sigma = float(np.sqrt(s.variance) / s.w)
+        stat = _sorted.walk_range(ordered) / s.w
+        row = {
+            "log_loss": s.log_loss / s.w, "brier_score": s.brier / s.w, "roc_auc": _sorted.roc_auc(ordered),
+            "pr_auc": _sorted.average_precision(ordered), "ece": float(np.abs(s.bins).sum() / s.w), "ecce": stat,
+            "ecce_sigma_scale": stat / sigma if sigma > 0 else np.nan, "ecce_pvalue": _ecce_pvalue(stat, sigma),
+            "pcoc": s.wp / s.wy,
+        }  # fmt: skip
+        if field is not None:
+            row["f_rce"] = _f_rce(s, 0.01)
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
