@@ -164,3 +164,13 @@ def test_bad_inputs_raise_clear_errors():
         GaussianScaling().fit([0.2, np.nan], [0, 1])
     with pytest.raises(ValueError, match="both classes"):
         GammaScaling().fit([0.2, 0.7], [1, 1])
+
+
+def test_solver_tolerance_violations_are_moved_inside_the_monotonicity_constraints():
+    from mcal.parametric import _into_constraints
+
+    A = np.array([[-13.0, 1.0, 0.0], [13.0, 1.0, 0.0]])  # 2a*s + b >= 0 at s = -6.5 and s = 6.5
+    theta = np.array([0.08, 1.04 - 1e-12, 0.3])  # the first condition misses by about 1e-12
+    fixed = _into_constraints(theta, A)
+    assert np.all(A @ fixed >= 1e-10 * (1 - 1e-6))
+    assert np.max(np.abs(fixed - theta)) < 1e-9

@@ -81,7 +81,23 @@ def fit_logistic_map(
     )
     if not np.all(np.isfinite(res.x)):
         raise RuntimeError(f"the constrained logistic calibration fit failed: {res.message}")
-    return res.x
+    return _into_constraints(res.x, constraints)
+
+
+def _into_constraints(theta: NDArray[np.float64], A: NDArray[np.float64], margin: float = 1e-10) -> NDArray[np.float64]:
+    """Move ``theta`` the least distance so that ``A @ theta >= margin`` row by row.
+
+    SLSQP meets its constraints only to its tolerance (about -1e-12 was seen with single-threaded BLAS), which
+    lets a map that must be non-decreasing dip by rounding at the end of the range; a small positive margin
+    makes the promise exact.
+    """
+    theta = theta.copy()
+    for _ in range(3):
+        for row in A:
+            gap = margin - row @ theta
+            if gap > 0:
+                theta += gap / (row @ row) * row
+    return theta
 
 
 class PlattScaling(BaseCalibrator):
