@@ -202,6 +202,7 @@ def test_missing_field_or_features_raise_clear_errors(rng, cls):
         (AdaCalib(field="f", max_iter=0), "max_iter must be a positive integer"),
         (AdaCalib(field="f", hidden_dim=0), "hidden_dim must be a positive integer"),
         (NeuCalib(field="f", embedding_dim=0), "embedding_dim must be a positive integer"),
+        (NeuCalib(field="f", n_threads=0), "n_threads must be a positive integer"),
     ],
 )
 def test_bad_parameters_raise_clear_errors(rng, cal, match):
@@ -254,3 +255,16 @@ def test_bad_auxiliary_features_raise_clear_errors(rng, aux, match):
     p, y, X, _ = with_feature(rng, {"a": 200, "b": 200})
     with pytest.raises(ValueError, match=match):
         NeuCalib(field="f", auxiliary_features=aux, max_iter=5).fit(p, y, X=X)
+
+
+@pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
+def test_fit_and_predict_restore_the_torch_thread_setting(rng, cls):
+    p, y, X, _ = fit_data(rng)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        cal = cls(field="f", max_iter=5, n_threads=1, random_state=0).fit(p, y, X=X)
+        cal.predict(p, X=X)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

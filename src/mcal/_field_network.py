@@ -7,7 +7,8 @@ stored as safetensors through :meth:`BaseCalibrator._get_tensors`. Torch is impo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,6 +28,19 @@ def check_training_params(learning_rate: Any, max_iter: Any) -> None:
     ):
         raise ValueError(f"learning_rate must be a positive finite number; got {learning_rate!r}")
     check_positive_int("max_iter", max_iter)
+
+
+@contextlib.contextmanager
+def torch_threads(n_threads: int | None) -> Iterator[None]:
+    """Run with ``n_threads`` torch intra-op threads (None: leave torch's setting), restoring it afterwards."""
+    torch = import_optional("torch")
+    before = torch.get_num_threads()
+    if n_threads is not None:
+        torch.set_num_threads(int(n_threads))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def make_parameters(init: dict[str, NDArray[np.float64]]) -> Any:
@@ -139,8 +153,14 @@ class FieldNetwork(BaseCalibrator):
         check_positive_int("min_samples_per_field", self.min_samples_per_field)
         check_training_params(self.learning_rate, self.max_iter)
         check_positive_int("hidden_dim", self.hidden_dim)
+        if self.n_threads is not None:
+            check_positive_int("n_threads", self.n_threads)
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
+        with torch_threads(self.n_threads):
+            self._fit_network(y_prob, y, sample_weight, X)
+
+    def _fit_network(self, y_prob, y, sample_weight, X) -> None:
         torch = import_optional("torch")
         slots, row_slots = FieldSlots.fit(X, self.field, sample_weight, int(self.min_samples_per_field))
         self.field_values_ = slots.vocabulary.to_list()
@@ -169,7 +189,7 @@ class FieldNetwork(BaseCalibrator):
         slots = FieldSlots(self.field_values_, self.field_slots_)
         features = self._row_features(X, np.ones_like(y_prob), fitting=False)
         rows = self._rows(logit(y_prob), slots.transform(X, self.field, y_prob.shape[0]), features)
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads(self.n_threads):
             return expit(self._logits(self.module_, rows).numpy())
 
     def _check_X(self, X, n_samples, *, fitting):
