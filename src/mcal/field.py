@@ -56,8 +56,8 @@ class NeuCalib(FieldNetwork):
         Field values with fewer rows (of positive weight) at fit time, and unseen values, use the fallback.
     n_threads : int or None, default=1
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
-        setting. The networks are tiny, so one thread is fastest on a shared machine (on a loaded 2-core
-        machine two threads made a 13,564-row fit 15-19 times slower); raise it for millions of rows.
+        setting. The networks are tiny, so one thread is fastest on a shared machine (on a busy 2-core
+        machine two threads made a fit many times slower); raise it for millions of rows.
     random_state : int, Generator or None, default=None
         Seeds the initial weights.
 
@@ -252,8 +252,8 @@ class AdaCalib(FieldNetwork):
         Field values with fewer rows (of positive weight) at fit time, and unseen values, use the fallback.
     n_threads : int or None, default=1
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
-        setting. The networks are tiny, so one thread is fastest on a shared machine (on a loaded 2-core
-        machine two threads made a 13,564-row fit 15-19 times slower); raise it for millions of rows.
+        setting. The networks are tiny, so one thread is fastest on a shared machine (on a busy 2-core
+        machine two threads made a fit many times slower); raise it for millions of rows.
     random_state : int, Generator or None, default=None
         Seeds the initial weights.
 
