@@ -139,6 +139,30 @@ def held_out(model_path: str, test: pd.DataFrame) -> dict:
     }
 
 
+class LoadSampler:
+    """The machine's 1-minute load average, sampled every 5 s while the block runs (other users included)."""
+
+    def __enter__(self) -> LoadSampler:
+        import threading
+
+        self._samples: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(5.0):
+            self._samples.append(os.getloadavg()[0])
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def mean(self) -> float:
+        return float(np.mean(self._samples)) if self._samples else float("nan")
+
+
 def git_commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
@@ -182,8 +206,10 @@ def main() -> None:
                    "--workers", str(args.workers), "--local-threads", str(args.local_threads),
                    "--max-rounds", str(args.max_rounds)]  # fmt: skip
             t = time.perf_counter()
-            subprocess.run(cmd, env=env, check=True)
+            with LoadSampler() as load:
+                subprocess.run(cmd, env=env, check=True)
             record = json.loads(record_path.read_text())
+            record["load_mean"] = load.mean()
             record.update(held_out(record.pop("model"), test))
             print(f"{engine}: {time.perf_counter() - t:.0f} s {record}", file=sys.stderr)
             rows.append(record)
@@ -212,7 +238,8 @@ def write_results(args, rows: list[dict]) -> None:
         "x 1 thread; fit_s: the fit (for dask this includes reading the Parquet files, which dask does lazily), "
         "total_s: reading and fit; cluster_start_s: starting the local cluster",
         "- peak_mib: VmHWM of the process (for dask: the client, which also runs the scheduler); worker_peak_mib: "
-        "VmHWM of each worker process",
+        "VmHWM of each worker process; load_mean: the machine's 1-minute load average during the run (other "
+        "users' work included: with 2 cores, times are only comparable at similar loads)",
     ]
     if local is not None and "dask" in set(table["engine"]):
         d = table.set_index("engine").loc["dask"]
