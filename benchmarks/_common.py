@@ -116,6 +116,13 @@ def base_model_scores(ds, train: np.ndarray, parts: dict[str, np.ndarray], *, ca
     return scores, info
 
 
+def cache_note(fit_seconds: pd.Series) -> str:
+    """How many base-model fits came from the cache (fit time 0) and how long the others took."""
+    cached = int((fit_seconds == 0).sum())
+    return (f"{len(fit_seconds)} fits, {cached} read from benchmarks/.cache (fitted by an earlier run with the same "
+            f"data, rows, settings and scikit-learn), the others took {fit_seconds.sum():.0f} s in this run")
+
+
 def add_run_options(parser) -> None:
     """The command-line options both paper scripts share."""
     parser.add_argument("--quick", action="store_true", help="the small version (one seed or run, sampled data)")
