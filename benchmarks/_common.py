@@ -154,9 +154,11 @@ def run_datasets(keys, run_one, max_rows_for) -> tuple[list[dict], list[dict], d
 
 
 def fmt(value, digits: int = 4) -> str:
-    """A table cell: 4 decimals, "n/a" for a missing value."""
-    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+    """A table cell: 4 decimals, "n/a" for a missing value, "inf" for an infinite one."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
         return "n/a"
+    if isinstance(value, float) and np.isinf(value):
+        return "inf" if value > 0 else "-inf"
     if isinstance(value, (int, np.integer)):
         return str(value)
     return f"{value:.{digits}f}"
