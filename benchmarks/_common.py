@@ -116,6 +116,13 @@ def base_model_scores(ds, train: np.ndarray, parts: dict[str, np.ndarray], *, ca
     return scores, info
 
 
+def cache_note(fit_seconds: pd.Series) -> str:
+    """How many base-model fits came from the cache (fit time 0) and how long the others took."""
+    cached = int((fit_seconds == 0).sum())
+    return (f"{len(fit_seconds)} fits, {cached} read from benchmarks/.cache (fitted by an earlier run with the same "
+            f"data, rows, settings and scikit-learn), the others took {fit_seconds.sum():.0f} s in this run")
+
+
 def add_run_options(parser) -> None:
     """The command-line options both paper scripts share."""
     parser.add_argument("--quick", action="store_true", help="the small version (one seed or run, sampled data)")
@@ -147,9 +154,11 @@ def run_datasets(keys, run_one, max_rows_for) -> tuple[list[dict], list[dict], d
 
 
 def fmt(value, digits: int = 4) -> str:
-    """A table cell: 4 decimals, "n/a" for a missing value."""
-    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+    """A table cell: 4 decimals, "n/a" for a missing value, "inf" for an infinite one."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
         return "n/a"
+    if isinstance(value, float) and np.isinf(value):
+        return "inf" if value > 0 else "-inf"
     if isinstance(value, (int, np.integer)):
         return str(value)
     return f"{value:.{digits}f}"

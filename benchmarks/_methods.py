@@ -160,9 +160,11 @@ def with_registered(methods: tuple[Method, ...]) -> tuple[Method, ...]:
                 params = {}  # build() reports the class as missing
             seeded = "run" if "random_state" in params else None
             if "field" in params:  # field-aware calibrators get the dataset's field column
-                extra.append(Method(f"{cls} (registry '{key}', field)", cls, {"field": FIELD}, "field", None, seeded))
+                extra.append(Method(f"{cls} [registry: field]", cls, {"field": FIELD}, "field", None, seeded))
+            elif "groups" in params:  # group-based ones get the prespecified groups as indicator columns
+                extra.append(Method(f"{cls} [registry: groups]", cls, {}, "groups", None, seeded))
             else:
-                extra.append(Method(f"{cls} (registry '{key}', defaults)", cls, {}, "auto", None, seeded))
+                extra.append(Method(f"{cls} [registry: defaults]", cls, {}, "auto", None, seeded))
     return methods + tuple(extra)
 
 

@@ -147,6 +147,7 @@ def main(argv=None) -> int:
                 + ("quick" if args.quick else "full"),
         "row caps": ", ".join(f"{d['name']} {d['n']}" for d in descs),
         "wall time": f"{time.perf_counter() - start:.0f} s",
+        "base models": C.cache_note(raw[raw["method"] == "base_model"]["fit_s"]) if len(raw) else "none",
     })
     sections = R.build_sections(raw, descs, skipped, sensitivity)
     md, csv = C.write_results("paper_mcgrad", header, sections, raw, args.out_dir)

@@ -108,6 +108,7 @@ def main(argv=None) -> int:
         "mode": ("smoke (training capped, numbers meaningless) + " if args.smoke else "")
                 + ("quick" if args.quick else "full"),
         "wall time": f"{time.perf_counter() - start:.0f} s",
+        "base models": C.cache_note(raw[raw["method"] == "Base"]["fit_s"]) if len(raw) else "none",
     })
     md, csv = C.write_results("paper_mcnet", header, R.build_sections(raw, descs, skipped), raw, args.out_dir)
     print(f"wrote {md} and {csv}")

@@ -75,6 +75,13 @@ def test_brownian_range_series_matches_reference_thresholds():
     assert brownian_range_sf(4.7081)[0] == pytest.approx(1e-5, rel=1e-3)
 
 
+def test_brownian_range_tail_of_huge_ranges_is_zero_without_the_series():
+    # the series needs about 4x terms: ECCE/sigma of 1e8 (a near-zero sigma) once asked for 1.25 TiB
+    assert brownian_range_sf(np.array([8.0, 19.99, 20.0, 1e8, np.inf])).tolist() == pytest.approx(
+        [brownian_range_sf(8.0)[0], 0.0, 0.0, 0.0, 0.0])
+    assert 0.0 < brownian_range_sf(8.0)[0] < 1e-14  # the last value above the 1e-15 floor
+
+
 def test_brownian_range_series_agrees_with_simulated_range(rng):
     # independent derivation: simulate Brownian motion on a fine grid; the discrete range is slightly smaller,
     # so the simulated tail is a lower bound within the discretisation error (about 0.58 * 2 / sqrt(n_steps))

@@ -13,6 +13,9 @@ from mcal._validation import check_metric_inputs
 
 #: p-values of the Brownian range below this are not resolvable in float64 and are reported as 0.0.
 _PVALUE_FLOOR = 1e-15
+#: From this range on the tail is below the floor (it already is from x = 9), so it is 0.0 without the series,
+#: whose number of terms grows with x (a segment with ECCE/sigma of 1e8 asked for 1.25 TiB).
+_SERIES_MAX = 20.0
 
 
 def cumulative_differences(
@@ -38,7 +41,8 @@ def brownian_range_sf(x: ArrayLike) -> NDArray[np.float64]:
     """
     x = np.atleast_1d(np.asarray(x, dtype=np.float64))
     out = np.ones_like(x)
-    pos = x > 0
+    out[x >= _SERIES_MAX] = 0.0
+    pos = (x > 0) & (x < _SERIES_MAX)
     xs = x[pos][:, None]
     n_terms = int(max(50, np.ceil(4 * xs.max()))) if xs.size else 1
     k = np.arange(n_terms)[None, :] + 0.5
