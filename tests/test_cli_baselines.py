@@ -34,6 +34,7 @@ def table(tmp_path):
         ("sir", []),
         ("neucalib", ["--field", "f", "--param", "max_iter=30"]),
         ("neucalib", ["--field", "f", "--features", "w", "--param", "max_iter=30"]),
+        ("adacalib", ["--field", "f", "--features", "w", "--param", "max_iter=30"]),
         ("adacalib", ["--field", "f", "--param", "max_iter=30"]),
         ("per-field-isotonic", ["--field", "f"]),
         ("hkrr", ["--features", "g_a,g_low"]),
@@ -70,8 +71,8 @@ def test_demo_runs_every_baseline_with_its_inputs(tmp_path, capsys):
         assert f"fitted {name}" in table
 
 
-def test_features_of_adacalib_are_rejected_as_it_reads_only_its_field(table, tmp_path, capsys):
-    status = main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "adacalib", "--field", "f",
+def test_features_of_per_field_isotonic_are_rejected_as_it_reads_only_its_field(table, tmp_path, capsys):
+    status = main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "per-field-isotonic", "--field", "f",
                    "--features", "w", "-o", str(tmp_path / "m.json")])
     assert status == 1
     assert "reads only its --field column" in capsys.readouterr().err

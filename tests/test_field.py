@@ -233,11 +233,12 @@ def with_feature(rng, counts):
     return p, (rng.random(p.size) < truth).astype(float), X.assign(w=w), truth
 
 
-def test_neucalib_auxiliary_features_feed_its_auxiliary_network(rng, tmp_path):
+@pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
+def test_auxiliary_features_feed_an_auxiliary_network(rng, tmp_path, cls):
     p, y, X, _ = with_feature(rng, {"a": 1000, "b": 1000, "c": 1000, "rare": 10})
     pt, yt, Xt, truth = with_feature(rng, {"a": 3000, "b": 3000, "c": 3000})
-    plain = NeuCalib(field="f", **FAST).fit(p, y, X=X).predict(pt, X=Xt)
-    cal = NeuCalib(field="f", auxiliary_features=["w"], **FAST).fit(p, y, X=X)
+    plain = cls(field="f", **FAST).fit(p, y, X=X).predict(pt, X=Xt)
+    cal = cls(field="f", auxiliary_features=["w"], **FAST).fit(p, y, X=X)
     q = cal.predict(pt, X=Xt)
     # the score ignores w; only the auxiliary network can use it (oracle log loss 0.50 here)
     assert log_loss(yt, q) < log_loss(yt, plain) - 0.03
@@ -246,15 +247,56 @@ def test_neucalib_auxiliary_features_feed_its_auxiliary_network(rng, tmp_path):
     assert np.array_equal(load(tmp_path / "m.json").predict(pt, X=Xt), q)
 
 
+def test_adacalib_with_auxiliary_features_stays_increasing_in_the_score(rng):
+    p, y, X, _ = with_feature(rng, {"a": 1000, "b": 1000, "c": 1000})
+    cal = AdaCalib(field="f", auxiliary_features=["w"], **FAST).fit(p, y, X=X)
+    grid = np.linspace(0.001, 0.999, 500)
+    for value, w in [("a", -2.0), ("b", 0.0), ("unseen", 1.5)]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CalibrationWarning)
+            q = cal.predict(grid, X=pd.DataFrame({"f": [value] * grid.size, "w": w}))
+        assert np.all(np.diff(q) > 0)
+
+
+@pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
 @pytest.mark.parametrize(
     ("aux", "match"),
     [("w", "auxiliary_features must be None or a non-empty sequence"), ([], "non-empty sequence"),
      (["f"], "auxiliary feature columns must be numeric"), (["zz"], "auxiliary feature columns \\['zz'\\]")],
 )
-def test_bad_auxiliary_features_raise_clear_errors(rng, aux, match):
+def test_bad_auxiliary_features_raise_clear_errors(rng, aux, match, cls):
     p, y, X, _ = with_feature(rng, {"a": 200, "b": 200})
     with pytest.raises(ValueError, match=match):
-        NeuCalib(field="f", auxiliary_features=aux, max_iter=5).fit(p, y, X=X)
+        cls(field="f", auxiliary_features=aux, max_iter=5).fit(p, y, X=X)
+
+
+def field_balance(y, q, field):
+    """MCNet eq. 11-12 by hand: population std over fields of sum_{i in c} (q_i - y_i) / n."""
+    diff = pd.Series(q - y).groupby(np.asarray(field)).sum() / y.size
+    return float(np.sqrt(((diff - diff.mean()) ** 2).mean()))
+
+
+@pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
+def test_field_balance_penalty_lowers_the_spread_of_per_field_errors(rng, cls):
+    # every value is below min_samples_per_field, so one shared map of the score serves all fields and cannot
+    # fit each field's shift; the fields' scores lie in different ranges (centres +1.5, -1.5, 0), so the map can
+    # trade log loss for balance by bending differently there: without the penalty the per-field errors differ
+    field = np.repeat(["a", "b", "c"], 1500)
+    s = rng.normal(np.repeat([1.5, -1.5, 0.0], 1500), 1.0)
+    truth = expit(0.5 * s + np.vectorize(SHIFT.get)(field))
+    p, y, X = expit(s), (rng.random(field.size) < truth).astype(float), pd.DataFrame({"f": field})
+    off = cls(field="f", min_samples_per_field=10_000, **FAST).fit(p, y, X=X).predict(p, X=X)
+    on = cls(field="f", min_samples_per_field=10_000, alpha=20.0, **FAST).fit(p, y, X=X).predict(p, X=X)
+    assert field_balance(y, on, X["f"]) < 0.5 * field_balance(y, off, X["f"])
+    assert log_loss(y, on) > log_loss(y, off)  # the price of the balance: the penalty is really in the loss
+
+
+@pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
+@pytest.mark.parametrize("alpha", [-1.0, np.nan, "1", True])
+def test_bad_alpha_raises_a_clear_error(rng, cls, alpha):
+    p, y, X, _ = make(rng, {"a": 200, "b": 200})
+    with pytest.raises(ValueError, match="alpha must be a non-negative finite number"):
+        cls(field="f", alpha=alpha, max_iter=5).fit(p, y, X=X)
 
 
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])

@@ -17,8 +17,11 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._field_slots import FieldSlots, check_field_param
+from mcal._fields import extract_field
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, logit
+from mcal.mcnet._inputs import feature_matrix
+from mcal.mcnet._training import balance_penalty
 
 
 def check_training_params(learning_rate: Any, max_iter: Any) -> None:
@@ -136,14 +139,24 @@ def mlp_shapes(prefix: str, n_in: int, n_hidden: int) -> dict[str, tuple[int, ..
     }
 
 
+def check_nonnegative(name: str, value: Any) -> None:
+    """Raise ``ValueError`` unless ``value`` is a non-negative finite number (a penalty weight)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not (
+        np.isfinite(value) and value >= 0
+    ):
+        raise ValueError(f"{name} must be a non-negative finite number; got {value!r}")
+
+
 class FieldNetwork(BaseCalibrator):
     """Shared fit/predict of the torch field-aware calibrators.
 
     Subclasses build their fixed structure from the data (``_build``), their initial parameters
-    (``_init``, ``_shapes``), per-row inputs (``_rows``, given the row features of ``_row_features``) and
-    the calibrated logit (``_logits``).
+    (``_init``, ``_shapes``), per-row inputs (``_rows``, given the standardised auxiliary features of
+    ``_row_features``) and the calibrated logit (``_logits``).
     The loss is the weighted log loss of every row under its own slot plus that of every row under the
-    fallback slot, so the fallback is a calibration function fitted on all rows.
+    fallback slot, so the fallback is a calibration function fitted on all rows, plus ``alpha`` times the
+    field-balance penalty of the MCNet paper (eq. 11-12) on the rows' own-slot predictions, over every field
+    value seen at fit time (rare ones included), plus the subclass's ``_penalty``.
     """
 
     uses_features: ClassVar[bool] = True
@@ -153,8 +166,12 @@ class FieldNetwork(BaseCalibrator):
         check_positive_int("min_samples_per_field", self.min_samples_per_field)
         check_training_params(self.learning_rate, self.max_iter)
         check_positive_int("hidden_dim", self.hidden_dim)
+        check_nonnegative("alpha", self.alpha)
         if self.n_threads is not None:
             check_positive_int("n_threads", self.n_threads)
+        aux = self.auxiliary_features
+        if aux is not None and (isinstance(aux, (str, bytes)) or not isinstance(aux, (list, tuple)) or not aux):
+            raise ValueError(f"auxiliary_features must be None or a non-empty sequence of columns; got {aux!r}")
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         with torch_threads(self.n_threads):
@@ -173,13 +190,23 @@ class FieldNetwork(BaseCalibrator):
         own = self._rows(s, row_slots, features)
         fallback = self._rows(s, np.full_like(row_slots, slots.n_slots), features)
         yt, wt = torch.as_tensor(y), torch.as_tensor(sample_weight)
+        alpha = float(self.alpha)
+        if alpha > 0:
+            name = f"X[{self.field!r}]"
+            codes = torch.as_tensor(slots.vocabulary.transform(extract_field(X, self.field, y.shape[0]), name))
 
         def loss():
-            return (
-                weighted_bce(self._logits(module, own), yt, wt)
+            own_logits = self._logits(module, own)
+            value = (
+                weighted_bce(own_logits, yt, wt)
                 + weighted_bce(self._logits(module, fallback), yt, wt)
                 + self._penalty(module)
             )
+            if alpha > 0:
+                value = value + alpha * balance_penalty(
+                    torch, torch.sigmoid(own_logits), yt, wt, codes, len(self.field_values_)
+                )
+            return value
 
         train_full_batch(module, loss, learning_rate=self.learning_rate, max_iter=self.max_iter)
         self.module_ = module
@@ -203,9 +230,21 @@ class FieldNetwork(BaseCalibrator):
     def _penalty(self, module):
         return 0.0
 
+    def _n_auxiliary(self) -> int:
+        return 0 if self.auxiliary_features is None else len(self.auxiliary_features)
+
     def _row_features(self, X: Any, sample_weight: NDArray[np.float64], *, fitting: bool) -> NDArray | None:
-        """Per-row inputs besides score and field (none by default)."""
-        return None
+        """The auxiliary features, standardised with their weighted mean and standard deviation at fit (or None)."""
+        if self.auxiliary_features is None:
+            if fitting:
+                self.auxiliary_mean_ = self.auxiliary_scale_ = np.zeros(0)
+            return None
+        values = feature_matrix(X, list(self.auxiliary_features), sample_weight.shape[0])
+        if fitting:
+            self.auxiliary_mean_ = np.average(values, axis=0, weights=sample_weight)
+            std = np.sqrt(np.average((values - self.auxiliary_mean_) ** 2, axis=0, weights=sample_weight))
+            self.auxiliary_scale_ = np.where(std > 0, std, 1.0)
+        return (values - self.auxiliary_mean_) / self.auxiliary_scale_
 
     def _get_tensors(self) -> dict[str, NDArray]:
         return tensors_of(self.module_)
@@ -216,3 +255,6 @@ class FieldNetwork(BaseCalibrator):
 
     def _validate_state(self) -> None:
         FieldSlots.validate(self.field_values_, self.field_slots_)
+        mean, scale = self.auxiliary_mean_, self.auxiliary_scale_
+        if mean.shape != (self._n_auxiliary(),) or scale.shape != mean.shape or np.any(scale <= 0):
+            raise ValueError("model data fields state.auxiliary_* must hold one mean and positive scale per feature")

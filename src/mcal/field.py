@@ -17,11 +17,10 @@ from sklearn.base import clone
 
 from mcal._base import BaseCalibrator
 from mcal._binning import assign_bins, equal_frequency_edges
-from mcal._field_network import FieldNetwork, mlp, mlp_init, mlp_shapes
+from mcal._field_network import FieldNetwork, check_nonnegative, mlp, mlp_init, mlp_shapes
 from mcal._field_slots import FieldSlots, check_field_param
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, logit, warn
-from mcal.mcnet._inputs import feature_matrix
 from mcal.nonparametric import IsotonicCalibration
 
 #: ``softplus(x + _SOFTPLUS_ONE) == 1`` at ``x = 0``: slopes start at 1, so the networks start at the identity.
@@ -48,6 +47,10 @@ class NeuCalib(FieldNetwork):
         their weighted mean and standard deviation at fit).
     monotonic_penalty : float, default=1.0
         Weight of the order-preserving penalty ``sum_k max(0, v_k - v_{k+1})`` on the knot values.
+    alpha : float, default=0.0
+        Weight of the field-balance penalty (MCNet paper eq. 11-12: the standard deviation over field values
+        of each value's share of the weighted prediction error), as in the MCNet paper's Table 3, which adds it
+        to every calibrator it trains; 0 switches it off (Pan et al.'s original loss).
     learning_rate : float, default=0.01
         Adam step size (full batch).
     max_iter : int, default=500
@@ -118,6 +121,7 @@ class NeuCalib(FieldNetwork):
         hidden_dim: int = 32,
         auxiliary_features: tuple[str | int, ...] | None = None,
         monotonic_penalty: float = 1.0,
+        alpha: float = 0.0,
         learning_rate: float = 0.01,
         max_iter: int = 500,
         min_samples_per_field: int = 100,
@@ -130,6 +134,7 @@ class NeuCalib(FieldNetwork):
         self.hidden_dim = hidden_dim
         self.auxiliary_features = auxiliary_features
         self.monotonic_penalty = monotonic_penalty
+        self.alpha = alpha
         self.learning_rate = learning_rate
         self.max_iter = max_iter
         self.min_samples_per_field = min_samples_per_field
@@ -142,29 +147,7 @@ class NeuCalib(FieldNetwork):
         check_positive_int("n_knots", self.n_knots)
         if self.n_knots < 2:
             raise ValueError(f"n_knots must be an integer >= 2; got {self.n_knots!r}")
-        penalty = self.monotonic_penalty
-        if isinstance(penalty, bool) or not isinstance(penalty, (int, float, np.number)) or not (
-            np.isfinite(penalty) and penalty >= 0
-        ):
-            raise ValueError(f"monotonic_penalty must be a non-negative finite number; got {penalty!r}")
-        aux = self.auxiliary_features
-        if aux is not None and (isinstance(aux, (str, bytes)) or not isinstance(aux, (list, tuple)) or not aux):
-            raise ValueError(f"auxiliary_features must be None or a non-empty sequence of columns; got {aux!r}")
-
-    def _n_auxiliary(self) -> int:
-        return 0 if self.auxiliary_features is None else len(self.auxiliary_features)
-
-    def _row_features(self, X, sample_weight, *, fitting):
-        if self.auxiliary_features is None:
-            if fitting:
-                self.auxiliary_mean_ = self.auxiliary_scale_ = np.zeros(0)
-            return None
-        values = feature_matrix(X, list(self.auxiliary_features), sample_weight.shape[0])
-        if fitting:
-            self.auxiliary_mean_ = np.average(values, axis=0, weights=sample_weight)
-            std = np.sqrt(np.average((values - self.auxiliary_mean_) ** 2, axis=0, weights=sample_weight))
-            self.auxiliary_scale_ = np.where(std > 0, std, 1.0)
-        return (values - self.auxiliary_mean_) / self.auxiliary_scale_
+        check_nonnegative("monotonic_penalty", self.monotonic_penalty)
 
     def _build(self, s, y, w, row_slots, n_slots) -> None:
         k = np.arange(1, int(self.n_knots) + 1)
@@ -224,9 +207,6 @@ class NeuCalib(FieldNetwork):
         super()._validate_state()
         if self.knots_.ndim != 1 or self.knots_.size < 2 or np.any(np.diff(self.knots_) <= 0):
             raise ValueError("model data field state.knots_ must be a strictly increasing array of >= 2 knots")
-        mean, scale = self.auxiliary_mean_, self.auxiliary_scale_
-        if mean.shape != (self._n_auxiliary(),) or scale.shape != mean.shape or np.any(scale <= 0):
-            raise ValueError("model data fields state.auxiliary_* must hold one mean and positive scale per feature")
 
 
 class AdaCalib(FieldNetwork):
@@ -243,7 +223,15 @@ class AdaCalib(FieldNetwork):
         A candidate with more bins than ``n_rows / min_samples_per_bin`` is masked for that field value (the
         smallest candidate is always kept), so that every bin's posterior statistics rest on enough rows.
     hidden_dim : int, default=16
-        Hidden units of the two perceptrons that turn posterior statistics into keypoint values.
+        Hidden units of the two perceptrons that turn posterior statistics into keypoint values (and of the
+        auxiliary perceptron).
+    auxiliary_features : sequence of str or int, default=None
+        Numeric columns of ``X`` fed to an auxiliary two-layer perceptron whose output is added to the
+        calibrated logit (the MCNet paper's Table 2 "-Aux" variant); standardised with their weighted mean
+        and standard deviation at fit. It does not see the score, so the map stays increasing in the score.
+    alpha : float, default=0.0
+        Weight of the field-balance penalty (MCNet paper eq. 11-12), as in the MCNet paper's Table 3; 0 switches
+        it off (the original loss).
     learning_rate : float, default=0.01
         Adam step size (full batch).
     max_iter : int, default=500
@@ -272,8 +260,11 @@ class AdaCalib(FieldNetwork):
         Group ``slot * len(bin_counts) + candidate`` of each keypoint, non-decreasing.
     candidate_mask_ : ndarray of shape (n_slots + 1, len(bin_counts))
         Which candidates each slot may use.
+    auxiliary_mean_, auxiliary_scale_ : ndarray of shape (n_auxiliary_features,)
+        Standardisation of the auxiliary features (empty without them).
     module_ : torch.nn.ParameterDict
-        The keypoint perceptrons ``head_*`` and ``seg_*`` and the ``attention`` logits per slot.
+        The keypoint perceptrons ``head_*`` and ``seg_*``, the ``attention`` logits per slot, and the auxiliary
+        perceptron ``aux_*`` when there are auxiliary features.
 
     Notes
     -----
@@ -309,6 +300,7 @@ class AdaCalib(FieldNetwork):
 
     _state_attrs: ClassVar[tuple[str, ...]] = (
         "field_values_", "field_slots_", "keypoints_", "keypoint_features_", "keypoint_groups_", "candidate_mask_",
+        "auxiliary_mean_", "auxiliary_scale_",
     )
     #: Keys of slot/candidate groups are spaced this far apart; clipped logits lie in (-16.2, 16.2).
     _STRIDE: ClassVar[float] = 64.0
@@ -320,6 +312,8 @@ class AdaCalib(FieldNetwork):
         bin_counts: tuple[int, ...] = (5, 10, 20),
         min_samples_per_bin: int = 20,
         hidden_dim: int = 16,
+        auxiliary_features: tuple[str | int, ...] | None = None,
+        alpha: float = 0.0,
         learning_rate: float = 0.01,
         max_iter: int = 500,
         min_samples_per_field: int = 100,
@@ -330,6 +324,8 @@ class AdaCalib(FieldNetwork):
         self.bin_counts = bin_counts
         self.min_samples_per_bin = min_samples_per_bin
         self.hidden_dim = hidden_dim
+        self.auxiliary_features = auxiliary_features
+        self.alpha = alpha
         self.learning_rate = learning_rate
         self.max_iter = max_iter
         self.min_samples_per_field = min_samples_per_field
@@ -370,14 +366,19 @@ class AdaCalib(FieldNetwork):
         return np.flatnonzero(np.r_[True, np.diff(self.keypoint_groups_) != 0])
 
     def _shapes(self) -> dict[str, tuple[int, ...]]:
-        h = int(self.hidden_dim)
-        return {**mlp_shapes("head", 3, h), **mlp_shapes("seg", 7, h), "attention": self.candidate_mask_.shape}
+        h, n_aux = int(self.hidden_dim), self._n_auxiliary()
+        aux = mlp_shapes("aux", n_aux, h) if n_aux else {}
+        return {**mlp_shapes("head", 3, h), **mlp_shapes("seg", 7, h), "attention": self.candidate_mask_.shape, **aux}
 
     def _init(self, rng: np.random.Generator) -> dict[str, NDArray[np.float64]]:
-        h = int(self.hidden_dim)
-        return {**mlp_init("head", 3, h, rng), **mlp_init("seg", 7, h, rng), "attention": np.zeros(self.candidate_mask_.shape)}
+        h, n_aux = int(self.hidden_dim), self._n_auxiliary()
+        aux = mlp_init("aux", n_aux, h, rng) if n_aux else {}
+        return {
+            **mlp_init("head", 3, h, rng), **mlp_init("seg", 7, h, rng),
+            "attention": np.zeros(self.candidate_mask_.shape), **aux,
+        }
 
-    def _rows(self, s: NDArray[np.float64], slots: NDArray[np.intp], features: None) -> dict[str, Any]:
+    def _rows(self, s: NDArray[np.float64], slots: NDArray[np.intp], features: NDArray | None) -> dict[str, Any]:
         torch = import_optional("torch")
         n_cand = self.candidate_mask_.shape[1]
         starts = self._starts()
@@ -389,7 +390,8 @@ class AdaCalib(FieldNetwork):
         left = np.clip(found, starts[groups], ends[groups] - 2)
         kp = self.keypoints_
         lam = (s[:, None] - kp[left]) / (kp[left + 1] - kp[left])
-        return {"left": torch.as_tensor(left), "lam": torch.as_tensor(lam), "slot": torch.as_tensor(slots)}
+        aux = None if features is None else torch.as_tensor(features)
+        return {"left": torch.as_tensor(left), "lam": torch.as_tensor(lam), "slot": torch.as_tensor(slots), "aux": aux}
 
     def _keypoint_values(self, module):
         """Calibrated logit at every keypoint: head value plus the running sum of positive slopes x widths."""
@@ -416,7 +418,8 @@ class AdaCalib(FieldNetwork):
         values = u[left] + rows["lam"] * (u[left + 1] - u[left])
         scores = module["attention"].masked_fill(~torch.as_tensor(self.candidate_mask_), float("-inf"))
         weights = torch.softmax(scores, dim=1)[rows["slot"]]
-        return (weights * values).sum(dim=1)
+        calibrated = (weights * values).sum(dim=1)
+        return calibrated if rows["aux"] is None else calibrated + mlp(module, "aux", rows["aux"])
 
     def _validate_state(self) -> None:
         super()._validate_state()
