@@ -61,8 +61,21 @@ def weighted_bce(logits: Any, y: Any, w: Any) -> Any:
     return (w * loss).sum() / w.sum()
 
 
-def train_full_batch(module: Any, loss_fn: Callable[[], Any], *, learning_rate: float, max_iter: int) -> float:
-    """Run ``max_iter`` Adam steps on ``loss_fn()`` over ``module``'s parameters; return the final loss.
+#: With a held-out criterion, it is evaluated every this many Adam steps ...
+_CHECK_EVERY = 10
+#: ... and training stops after this many evaluations without improvement.
+_PATIENCE = 5
+
+
+def train_full_batch(
+    module: Any, loss_fn: Callable[[], Any], *, learning_rate: float, max_iter: int,
+    held_out: Callable[[], Any] | None = None,
+) -> None:
+    """Run up to ``max_iter`` Adam steps on ``loss_fn()`` over ``module``'s parameters.
+
+    With ``held_out`` (the held-out loss), it is evaluated at the start and every ``_CHECK_EVERY`` steps;
+    training stops after ``_PATIENCE`` evaluations without improvement and ``module`` keeps the parameters
+    of the best evaluation (the starting point included), so the held-out loss never ends above the start's.
 
     Raises
     ------
@@ -71,15 +84,27 @@ def train_full_batch(module: Any, loss_fn: Callable[[], Any], *, learning_rate: 
     """
     torch = import_optional("torch")
     optimizer = torch.optim.Adam(module.parameters(), lr=float(learning_rate))
-    loss = None
-    for step in range(int(max_iter)):
+    best, best_state, stale = float("inf"), None, 0
+    for step in range(int(max_iter) + 1):
+        if held_out is not None and step % _CHECK_EVERY == 0:
+            with torch.no_grad():
+                value = float(held_out())
+            if value < best:
+                best, best_state, stale = value, {k: v.detach().clone() for k, v in module.state_dict().items()}, 0
+            else:
+                stale += 1
+                if stale >= _PATIENCE:
+                    break
+        if step == int(max_iter):
+            break
         optimizer.zero_grad()
         loss = loss_fn()
         if not torch.isfinite(loss):
             raise RuntimeError(f"training diverged at step {step}: the loss is {loss.item()}; lower learning_rate")
         loss.backward()
         optimizer.step()
-    return float(loss_fn().detach()) if loss is not None else float("nan")
+    if best_state is not None:
+        module.load_state_dict(best_state)
 
 
 def tensors_of(module: Any) -> dict[str, NDArray[np.float64]]:
@@ -139,6 +164,10 @@ def mlp_shapes(prefix: str, n_in: int, n_hidden: int) -> dict[str, tuple[int, ..
     }
 
 
+#: The default held-out fraction for early stopping when an auxiliary perceptron reads features.
+_AUXILIARY_VALIDATION_FRACTION = 0.2
+
+
 def check_nonnegative(name: str, value: Any) -> None:
     """Raise ``ValueError`` unless ``value`` is a non-negative finite number (a penalty weight)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not (
@@ -156,7 +185,8 @@ class FieldNetwork(BaseCalibrator):
     The loss is the weighted log loss of every row under its own slot plus that of every row under the
     fallback slot, so the fallback is a calibration function fitted on all rows, plus ``alpha`` times the
     field-balance penalty of the MCNet paper (eq. 11-12) on the rows' own-slot predictions, over every field
-    value seen at fit time (rare ones included), plus the subclass's ``_penalty``.
+    value seen at fit time (rare ones included), plus ``auxiliary_l2`` times the squared weights of the
+    auxiliary perceptron when it reads features, plus the subclass's ``_penalty``.
     """
 
     uses_features: ClassVar[bool] = True
@@ -167,6 +197,12 @@ class FieldNetwork(BaseCalibrator):
         check_training_params(self.learning_rate, self.max_iter)
         check_positive_int("hidden_dim", self.hidden_dim)
         check_nonnegative("alpha", self.alpha)
+        check_nonnegative("auxiliary_l2", self.auxiliary_l2)
+        fraction = self.validation_fraction
+        if fraction is not None and (
+            isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.number)) or not 0 <= fraction < 1
+        ):
+            raise ValueError(f"validation_fraction must be None or a number in [0, 1); got {fraction!r}")
         if self.n_threads is not None:
             check_positive_int("n_threads", self.n_threads)
         aux = self.auxiliary_features
@@ -189,11 +225,16 @@ class FieldNetwork(BaseCalibrator):
         module = make_parameters(self._init(rng))
         own = self._rows(s, row_slots, features)
         fallback = self._rows(s, np.full_like(row_slots, slots.n_slots), features)
-        yt, wt = torch.as_tensor(y), torch.as_tensor(sample_weight)
+        held = self._held_out_rows(sample_weight, rng)
+        yt = torch.as_tensor(y)
+        wt, wv = torch.as_tensor(np.where(held, 0.0, sample_weight)), torch.as_tensor(np.where(held, sample_weight, 0.0))
         alpha = float(self.alpha)
         if alpha > 0:
             name = f"X[{self.field!r}]"
             codes = torch.as_tensor(slots.vocabulary.transform(extract_field(X, self.field, y.shape[0]), name))
+
+        def fit_loss(w):
+            return weighted_bce(self._logits(module, own), yt, w) + weighted_bce(self._logits(module, fallback), yt, w)
 
         def loss():
             own_logits = self._logits(module, own)
@@ -201,6 +242,7 @@ class FieldNetwork(BaseCalibrator):
                 weighted_bce(own_logits, yt, wt)
                 + weighted_bce(self._logits(module, fallback), yt, wt)
                 + self._penalty(module)
+                + self._auxiliary_penalty(module)
             )
             if alpha > 0:
                 value = value + alpha * balance_penalty(
@@ -208,8 +250,32 @@ class FieldNetwork(BaseCalibrator):
                 )
             return value
 
-        train_full_batch(module, loss, learning_rate=self.learning_rate, max_iter=self.max_iter)
+        train_full_batch(
+            module, loss, learning_rate=self.learning_rate, max_iter=self.max_iter,
+            held_out=(lambda: fit_loss(wv)) if held.any() else None,
+        )
         self.module_ = module
+
+    def _held_out_rows(self, sample_weight: NDArray[np.float64], rng: np.random.Generator) -> NDArray[np.bool_]:
+        """Rows held out for early stopping: ``validation_fraction`` of the rows (None: 0.2 with auxiliary features).
+
+        Raises
+        ------
+        ValueError
+            If the held-out rows or the training rows would have no positive weight.
+        """
+        fraction = self.validation_fraction
+        if fraction is None:
+            fraction = _AUXILIARY_VALIDATION_FRACTION if self.auxiliary_features is not None else 0.0
+        n = sample_weight.shape[0]
+        held = np.zeros(n, dtype=bool)
+        held[rng.permutation(n)[: int(round(float(fraction) * n))]] = True
+        if fraction > 0 and not (sample_weight[held].sum() > 0 and sample_weight[~held].sum() > 0):
+            raise ValueError(
+                f"validation_fraction={fraction} must leave rows of positive weight on both sides of the split; "
+                f"got {int(held.sum())} held-out row(s) of {n} (use validation_fraction=0 or more data)"
+            )
+        return held
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         torch = import_optional("torch")
@@ -229,6 +295,12 @@ class FieldNetwork(BaseCalibrator):
 
     def _penalty(self, module):
         return 0.0
+
+    def _auxiliary_penalty(self, module):
+        """``auxiliary_l2`` times the squared weights of the auxiliary perceptron, when it reads features."""
+        if self.auxiliary_features is None or self.auxiliary_l2 == 0:
+            return 0.0
+        return float(self.auxiliary_l2) * ((module["aux_w1"] ** 2).sum() + (module["aux_w2"] ** 2).sum())
 
     def _n_auxiliary(self) -> int:
         return 0 if self.auxiliary_features is None else len(self.auxiliary_features)

@@ -45,12 +45,22 @@ class NeuCalib(FieldNetwork):
     auxiliary_features : sequence of str or int, default=None
         Numeric columns of ``X`` fed to the auxiliary perceptron beside the field embedding (standardised with
         their weighted mean and standard deviation at fit).
+    auxiliary_l2 : float, default=0.01
+        L2 penalty on the auxiliary perceptron's weights, applied when ``auxiliary_features`` are given. The
+        MCNet paper warns that the auxiliary network overfits a calibration set that is not independent:
+        without this penalty and early stopping (``validation_fraction``), fed a hundred one-hot columns, it
+        memorises a few thousand calibration rows (Table 2 of ``benchmarks/results/paper_mcnet.md``).
     monotonic_penalty : float, default=1.0
         Weight of the order-preserving penalty ``sum_k max(0, v_k - v_{k+1})`` on the knot values.
     alpha : float, default=0.0
         Weight of the field-balance penalty (MCNet paper eq. 11-12: the standard deviation over field values
         of each value's share of the weighted prediction error), as in the MCNet paper's Table 3, which adds it
         to every calibrator it trains; 0 switches it off (Pan et al.'s original loss).
+    validation_fraction : float or None, default=None
+        Fraction of the rows held out (at random, from ``random_state``) for early stopping: the held-out log
+        loss is checked every 10 Adam steps, training stops after 5 checks without improvement, and the best
+        parameters are kept (the starting point included). None means 0.2 with ``auxiliary_features`` and 0
+        (every row trains, ``max_iter`` steps, as in the paper) without them.
     learning_rate : float, default=0.01
         Adam step size (full batch).
     max_iter : int, default=500
@@ -120,8 +130,10 @@ class NeuCalib(FieldNetwork):
         embedding_dim: int = 8,
         hidden_dim: int = 32,
         auxiliary_features: tuple[str | int, ...] | None = None,
+        auxiliary_l2: float = 0.01,
         monotonic_penalty: float = 1.0,
         alpha: float = 0.0,
+        validation_fraction: float | None = None,
         learning_rate: float = 0.01,
         max_iter: int = 500,
         min_samples_per_field: int = 100,
@@ -133,8 +145,10 @@ class NeuCalib(FieldNetwork):
         self.embedding_dim = embedding_dim
         self.hidden_dim = hidden_dim
         self.auxiliary_features = auxiliary_features
+        self.auxiliary_l2 = auxiliary_l2
         self.monotonic_penalty = monotonic_penalty
         self.alpha = alpha
+        self.validation_fraction = validation_fraction
         self.learning_rate = learning_rate
         self.max_iter = max_iter
         self.min_samples_per_field = min_samples_per_field
@@ -229,9 +243,19 @@ class AdaCalib(FieldNetwork):
         Numeric columns of ``X`` fed to an auxiliary two-layer perceptron whose output is added to the
         calibrated logit (the MCNet paper's Table 2 "-Aux" variant); standardised with their weighted mean
         and standard deviation at fit. It does not see the score, so the map stays increasing in the score.
+    auxiliary_l2 : float, default=0.01
+        L2 penalty on the auxiliary perceptron's weights, applied when ``auxiliary_features`` are given. The
+        MCNet paper warns that the auxiliary network overfits a calibration set that is not independent:
+        without this penalty and early stopping (``validation_fraction``), fed a hundred one-hot columns, it
+        memorises a few thousand calibration rows (Table 2 of ``benchmarks/results/paper_mcnet.md``).
     alpha : float, default=0.0
         Weight of the field-balance penalty (MCNet paper eq. 11-12), as in the MCNet paper's Table 3; 0 switches
         it off (the original loss).
+    validation_fraction : float or None, default=None
+        Fraction of the rows held out (at random, from ``random_state``) for early stopping: the held-out log
+        loss is checked every 10 Adam steps, training stops after 5 checks without improvement, and the best
+        parameters are kept (the starting point included). None means 0.2 with ``auxiliary_features`` and 0
+        (every row trains, ``max_iter`` steps, as in the paper) without them.
     learning_rate : float, default=0.01
         Adam step size (full batch).
     max_iter : int, default=500
@@ -313,7 +337,9 @@ class AdaCalib(FieldNetwork):
         min_samples_per_bin: int = 20,
         hidden_dim: int = 16,
         auxiliary_features: tuple[str | int, ...] | None = None,
+        auxiliary_l2: float = 0.01,
         alpha: float = 0.0,
+        validation_fraction: float | None = None,
         learning_rate: float = 0.01,
         max_iter: int = 500,
         min_samples_per_field: int = 100,
@@ -325,7 +351,9 @@ class AdaCalib(FieldNetwork):
         self.min_samples_per_bin = min_samples_per_bin
         self.hidden_dim = hidden_dim
         self.auxiliary_features = auxiliary_features
+        self.auxiliary_l2 = auxiliary_l2
         self.alpha = alpha
+        self.validation_fraction = validation_fraction
         self.learning_rate = learning_rate
         self.max_iter = max_iter
         self.min_samples_per_field = min_samples_per_field
