@@ -49,7 +49,7 @@ def table(n, seed, levels="abc"):
 def client():
     pytest.importorskip("lightgbm")
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
@@ -290,7 +290,7 @@ def test_a_worker_that_dies_mid_fit_gives_a_clear_error_not_a_hang():
     X = rng.normal(size=(n, 4))
     p = expit(rng.normal(size=n))
     y = (rng.random(n) < expit(X[:, 0])).astype(float)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   host="127.0.0.1", memory_limit="2GiB") as cluster, distributed.Client(cluster) as c:
         pids = c.run(os.getpid)
         victim = pids[sorted(pids)[1]]
@@ -311,28 +311,40 @@ def test_a_worker_that_dies_mid_fit_gives_a_clear_error_not_a_hang():
         assert training.is_set() and time.monotonic() - start < 60
 
 
-def test_mcal_imports_and_fits_without_dask_installed():
-    """dask stays optional: with dask and distributed unimportable, mcal works and mcal.dask explains the extra."""
+def test_mcal_imports_and_fits_without_dask_installed(tmp_path):
+    """dask stays optional: on a path where dask and distributed are really absent (the site-packages of this
+    environment mirrored without them, Python started without its own site), mcal works, LightGBM-backed
+    MCGrad fits, and mcal.dask explains the extra it needs."""
+    import sysconfig
+
+    site = sysconfig.get_paths()["purelib"]
+    shadow = tmp_path / "site-packages"
+    shadow.mkdir()
+    for entry in os.listdir(site):
+        if entry.split("-")[0].split(".")[0] not in ("dask", "distributed"):
+            os.symlink(os.path.join(site, entry), shadow / entry)
     code = """
-import sys
-class Block:
-    def find_spec(self, name, path=None, target=None):
-        if name.split('.')[0] in ('dask', 'distributed'):
-            raise ImportError('blocked ' + name)
-sys.meta_path.insert(0, Block())
-import mcal, mcal.metrics, mcal.dask
+import importlib.util, sys
+assert importlib.util.find_spec('dask') is None and importlib.util.find_spec('distributed') is None
+import numpy as np, mcal, mcal.metrics, mcal.dask
 assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]
 print(mcal.IsotonicCalibration().fit([0.2, 0.8], [0, 1]).predict([0.2]).tolist())
-try:
-    mcal.dask.DaskMCGrad().fit([0.5], [1])
-except ImportError as exc:
-    print('ImportError:', exc)
+rng = np.random.default_rng(0)
+p, X = rng.uniform(0.1, 0.9, 400), rng.normal(size=(400, 1))
+mcal.MCGrad(max_rounds=1, early_stopping=None, n_estimators=5, min_child_samples=20, n_jobs=1).fit(
+    p, (rng.random(400) < p).astype(float), X=X)
+for call in (lambda: mcal.dask.DaskMCGrad().fit([0.5], [1]), lambda: mcal.dask.metrics.ecce([1], [0.5])):
+    try:
+        call()
+    except ImportError as exc:
+        print('ImportError:', exc)
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})  # fmt: skip
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([src, str(shadow)])})  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "[0.0]" in out.stdout
-    assert "ImportError: 'distributed' is required" in out.stdout and "mcal[dask]" in out.stdout
+    assert out.stdout.count("is required for this feature") == 2 and "mcal[dask]" in out.stdout
 
 
 # -- metrics -----------------------------------------------------------------------------------------------
@@ -522,3 +534,96 @@ def test_connect_and_read_parquet_reject_bad_arguments(tmp_path):
         read_parquet(tmp_path / "absent")
     with pytest.raises(FileNotFoundError, match="no file matches"):
         read_parquet(str(tmp_path / "*.parquet"))
+
+
+def _closed_port():
+    """A local TCP port that nothing listens on."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_connect_to_an_unreachable_scheduler_fails_within_its_timeout():
+    pytest.importorskip("distributed")
+    from mcal.dask import connect
+
+    address = f"tcp://127.0.0.1:{_closed_port()}"
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match=f"cannot reach the Dask scheduler at '{address}' within timeout=1 s"):
+        with connect(address, timeout=1):
+            pass
+    assert time.monotonic() - start < 10  # distributed's own default waits 30 s
+    with pytest.raises(ValueError, match="scheduler must be an address such as 'tcp://host:8786'; got 'no-port'"):
+        with connect("no-port"):
+            pass
+    with pytest.raises(ValueError, match="timeout must be a positive number of seconds; got 0"):
+        with connect(address, timeout=0):
+            pass
+
+
+def test_cli_checks_the_data_path_before_reaching_the_scheduler(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    from mcal.cli import main
+
+    start = time.monotonic()
+    status = main(["evaluate", str(tmp_path / "none-*.parquet"), "--score-col", "p", "--label-col", "y",
+                   "--scheduler", f"tcp://127.0.0.1:{_closed_port()}"])  # fmt: skip
+    assert status == 1 and "no file matches" in capsys.readouterr().err
+    assert time.monotonic() - start < 5
+
+
+def test_parquet_files_with_different_columns_are_rejected_naming_the_file(tmp_path, capsys):
+    pytest.importorskip("dask")
+    from mcal.cli import main
+    from mcal.dask import read_parquet
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    pd.DataFrame({"p": [0.2, 0.8], "y": [0, 1], "x": [1.0, 2.0]}).to_parquet(folder / "a.parquet", index=False)
+    pd.DataFrame({"p": [0.2, 0.8], "y": [0, 1], "z": [1.0, 2.0]}).to_parquet(folder / "b.parquet", index=False)
+    (folder / "_SUCCESS").write_text("")  # as Spark writes: not a data file, skipped as dask skips it
+    match = r"Parquet files must all have the same columns; .*b\.parquet has \['p', 'y', 'z'\]"
+    with pytest.raises(ValueError, match=match):
+        read_parquet(folder)
+    with pytest.raises(ValueError, match=match):
+        read_parquet(str(folder / "*.parquet"))
+    (folder / "c.parquet").write_text("not parquet")
+    with pytest.raises(ValueError, match=r"cannot read .*c\.parquet as Parquet"):
+        read_parquet(str(folder / "c.parquet"))
+    status = main(["fit", str(folder), "--score-col", "p", "--label-col", "y", "--method", "mcgrad",
+                   "--features", "x", "--dask-workers", "1", "-o", str(tmp_path / "m.json")])  # fmt: skip
+    assert status == 1 and "must all have the same columns" in capsys.readouterr().err
+
+
+def test_cli_fit_reports_a_lost_worker_and_a_step_timeout_as_errors(client, tmp_path, capsys, monkeypatch):
+    from mcal.cli import main
+    from mcal.dask import DaskMCGrad, WorkerLostError
+
+    path = tmp_path / "d.parquet"
+    table(400, seed=3).assign(level=lambda d: d["level"].astype(str)).to_parquet(path, index=False)
+    args = ["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", "mcgrad", "--features", "level,x",
+            "--scheduler", client.scheduler.address, "-o", str(tmp_path / "m.json")]  # fmt: skip
+    assert main([*args, "--dask-timeout", "0.001"]) == 1
+    assert "did not finish within timeout=0.001 s" in capsys.readouterr().err
+    assert main([*args, "--dask-timeout", "0"]) == 1
+    assert "--dask-timeout must be a positive number of seconds; got 0.0" in capsys.readouterr().err
+
+    def lose_a_worker(self, *a, **k):
+        raise WorkerLostError("Dask worker(s) ['tcp://w'] left the cluster during LightGBM's distributed fit number 1")
+
+    monkeypatch.setattr(DaskMCGrad, "fit", lose_a_worker)
+    assert main(args) == 1  # an error message and status 1, not a traceback
+    assert "mcal: error: Dask worker(s) ['tcp://w'] left the cluster" in capsys.readouterr().err
+
+
+def test_lazy_predict_names_the_partition_of_a_bad_score(client):
+    import dask.array as da
+
+    model = mcal.IsotonicCalibration().fit([0.1, 0.4, 0.6, 0.9], [0, 0, 1, 1])
+    p = np.full(10, 0.5)
+    p[7] = 1.5
+    out = mcal.dask.predict(model, da.from_array(p, chunks=5))
+    with pytest.raises(ValueError, match=r"y_prob must lie in \[0, 1\].*index 2 .*in partition 1"):
+        out.compute()

@@ -10,14 +10,20 @@ import pandas as pd
 from mcal.cli._common import CLIError, split_names
 
 
-def add_arguments(parser) -> None:
-    """Add ``--scheduler ADDRESS`` and ``--dask-workers N``."""
+def add_arguments(parser, *, step_timeout: bool = False) -> None:
+    """Add ``--scheduler ADDRESS`` and ``--dask-workers N`` (and ``--dask-timeout SECONDS`` with ``step_timeout``)."""
     group = parser.add_argument_group(
         "distributed (Dask)", "run on a Dask cluster; DATA is then Parquet: a folder, a file or a glob like 'd/*.parquet'"
     )
     where = group.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (tcp://host:8786)")
     where.add_argument("--dask-workers", type=int, metavar="N", help="start a local Dask cluster of N worker processes")
+    if step_timeout:
+        group.add_argument(
+            "--dask-timeout", type=float, metavar="SECONDS",
+            help="stop with an error when one distributed step (a booster fit, a reduction) takes longer "
+            "(default: no limit; a worker lost during a booster fit stops the fit at once either way)",
+        )  # fmt: skip
 
 
 def requested(args) -> bool:
@@ -26,10 +32,15 @@ def requested(args) -> bool:
 
 
 def _session(args) -> Any:
+    """The cluster of ``--scheduler`` / ``--dask-workers``, once DATA has been checked (so that a wrong path
+    fails at once, before a cluster starts or a scheduler is waited for)."""
     from mcal.dask import connect
+    from mcal.dask._session import check_parquet_path
 
     if args.dask_workers is not None and args.dask_workers < 1:
         raise CLIError(f"--dask-workers must be at least 1; got {args.dask_workers}")
+    if "://" not in args.data:
+        check_parquet_path(args.data)
     return connect(args.scheduler, n_workers=args.dask_workers)
 
 
@@ -55,12 +66,14 @@ def _labels(frame: Any, name: str, pos_label: str | None) -> Any:
 def fit(args, model: Any, features: list[str]) -> int:
     """``mcal fit`` on a cluster: MCGrad only (the method built for data of this size)."""
     from mcal import save
-    from mcal.dask import DaskMCGrad, read_parquet
+    from mcal.dask import DaskMCGrad, WorkerLostError, read_parquet
 
     if args.method != "mcgrad":
         raise CLIError(f"--scheduler and --dask-workers fit --method mcgrad only; got {args.method!r}")
     if not features:
         raise CLIError("method 'mcgrad' needs feature columns: pass --features A,B,C")
+    if args.dask_timeout is not None and not args.dask_timeout > 0:
+        raise CLIError(f"--dask-timeout must be a positive number of seconds; got {args.dask_timeout}")
     with _session(args) as client:
         frame = read_parquet(args.data)
         y = _labels(frame, args.label_col, args.pos_label)
@@ -68,7 +81,11 @@ def fit(args, model: Any, features: list[str]) -> int:
         w = None if args.weight_col is None else _column(frame, args.weight_col, "--weight-col")
         for name in features:
             _column(frame, name, "--features")
-        model = DaskMCGrad(client=client, **model.get_params()).fit(p, y, X=frame[features], sample_weight=w)
+        model = DaskMCGrad(client=client, timeout=args.dask_timeout, **model.get_params())
+        try:
+            model.fit(p, y, X=frame[features], sample_weight=w)
+        except WorkerLostError as exc:
+            raise CLIError(str(exc)) from exc
         n_partitions = frame.npartitions
     metadata = {"method": args.method, "score_col": args.score_col, "features": features, "field": None}
     save(model.to_local(), args.output, metadata=metadata)

@@ -95,7 +95,7 @@ def _configure_fit(parser) -> None:
     parser.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file to write")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bar for methods with rounds or epochs (shown only on a terminal anyway)")
-    _dask.add_arguments(parser)
+    _dask.add_arguments(parser, step_timeout=True)
 
 
 def _run_fit(args) -> int:

@@ -101,7 +101,7 @@ feature_names_in_
     --------
     >>> import numpy as np, pandas as pd, dask.dataframe as dd
     >>> from distributed import Client
-    >>> client = Client(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
+    >>> client = Client(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
     >>> rng = np.random.default_rng(0)
     >>> df = pd.DataFrame({"group": rng.choice(["a", "b"], 4000), "p": 0.5})
     >>> df["y"] = rng.random(4000) < np.where(df["group"] == "a", 0.2, 0.8)

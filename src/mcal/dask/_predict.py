@@ -10,7 +10,7 @@ import pandas as pd
 from mcal._base import BaseCalibrator
 from mcal._optional import import_optional
 from mcal._validation import output_dtype
-from mcal.dask._inputs import aligned
+from mcal.dask._inputs import aligned, in_partition
 
 
 def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
@@ -42,7 +42,7 @@ def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
         If ``model`` is not fitted.
     ValueError
         If ``X`` is given to a calibrator that uses only scores, or the inputs are not partitioned alike;
-        invalid values raise as in ``model.predict`` when the result is computed.
+        invalid values raise as in ``model.predict`` when the result is computed, with the partition named.
 
     Examples
     --------
@@ -68,7 +68,7 @@ def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
     series = isinstance(y_prob, (dd.Series, dd.DataFrame))
     shared = dask.delayed(model, pure=False)
     block = dask.delayed(_predict_block, pure=True)
-    parts = [block(shared, p, x, dtype, series) for p, x in zip(blocks["y_prob"], blocks["X"])]
+    parts = [block(i, shared, p, x, dtype, series) for i, (p, x) in enumerate(zip(blocks["y_prob"], blocks["X"]))]
     if series:
         name = y_prob.name if isinstance(y_prob, dd.Series) else y_prob.columns[0]
         return dd.from_delayed(parts, meta=pd.Series(dtype=dtype, name=name), divisions=y_prob.divisions)
@@ -76,9 +76,10 @@ def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
     return da.concatenate([da.from_delayed(part, shape=(n,), dtype=dtype) for part, n in zip(parts, sizes)])
 
 
-def _predict_block(model: BaseCalibrator, p: Any, X: Any, dtype: np.dtype, series: bool) -> Any:
+def _predict_block(index: int, model: BaseCalibrator, p: Any, X: Any, dtype: np.dtype, series: bool) -> Any:
     if isinstance(p, pd.DataFrame):
         p = p.iloc[:, 0]
     values = np.asarray(p).reshape(-1)
-    out = np.empty(0, dtype=dtype) if values.size == 0 else model.predict(values, X=X).astype(dtype, copy=False)
+    with in_partition(index):
+        out = np.empty(0, dtype=dtype) if values.size == 0 else model.predict(values, X=X).astype(dtype, copy=False)
     return pd.Series(out, index=p.index, name=p.name) if series else out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import logging
 import numbers
 import os
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ from mcal._optional import import_optional
 
 
 @contextlib.contextmanager
-def connect(scheduler: str | None = None, *, n_workers: int | None = None) -> Iterator[Any]:
+def connect(scheduler: str | None = None, *, n_workers: int | None = None, timeout: float = 10.0) -> Iterator[Any]:
     """A ``distributed.Client`` to a running scheduler, or to a local cluster started and stopped here.
 
     Parameters
@@ -21,7 +22,10 @@ def connect(scheduler: str | None = None, *, n_workers: int | None = None) -> It
     scheduler : str or None, default=None
         Address of a running Dask scheduler, e.g. ``"tcp://10.0.0.5:8786"``.
     n_workers : int >= 1 or None, default=None
-        Start a local cluster of this many worker processes with one thread each (no dashboard) instead.
+        Start a local cluster of this many worker processes with one thread each instead (its HTTP server on
+        a free port, its scheduler's routine warnings, such as those of each shuffle, silenced).
+    timeout : float > 0, default=10.0
+        Most seconds to wait for the scheduler at ``scheduler`` to answer.
 
     Yields
     ------
@@ -31,9 +35,10 @@ def connect(scheduler: str | None = None, *, n_workers: int | None = None) -> It
     Raises
     ------
     ValueError
-        Unless exactly one of ``scheduler`` and ``n_workers`` is given, or if ``n_workers < 1``.
+        Unless exactly one of ``scheduler`` and ``n_workers`` is given, if ``n_workers < 1``, if ``timeout`` is
+        not a positive number, or if ``scheduler`` is not an address.
     OSError
-        If the scheduler cannot be reached.
+        If the scheduler cannot be reached within ``timeout`` seconds (a ``TimeoutError``).
 
     Notes
     -----
@@ -46,16 +51,32 @@ def connect(scheduler: str | None = None, *, n_workers: int | None = None) -> It
             f"connect needs exactly one of scheduler (an address) and n_workers; got scheduler={scheduler!r}, "
             f"n_workers={n_workers!r}"
         )
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds; got {timeout!r}")
     if scheduler is not None:
-        with distributed.Client(scheduler) as client:
+        with _client(distributed, scheduler, float(timeout)) as client:
             yield client
         return
     if isinstance(n_workers, bool) or not isinstance(n_workers, numbers.Integral) or n_workers < 1:
         raise ValueError(f"n_workers must be an integer >= 1; got {n_workers!r}")
     with distributed.LocalCluster(
-        n_workers=int(n_workers), threads_per_worker=1, processes=True, dashboard_address=None, host="127.0.0.1"
+        n_workers=int(n_workers), threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1",
+        scheduler_kwargs={"dashboard": False}, silence_logs=logging.ERROR,
     ) as cluster, distributed.Client(cluster) as client:  # fmt: skip
         yield client
+
+
+def _client(distributed: Any, scheduler: str, timeout: float) -> Any:
+    """A client of the scheduler at ``scheduler``, or a clear error within ``timeout`` seconds."""
+    try:
+        return distributed.Client(scheduler, timeout=timeout)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"scheduler must be an address such as 'tcp://host:8786'; got {scheduler!r} ({exc})") from exc
+    except OSError as exc:  # TimeoutError included: distributed retries a refused connection until the timeout
+        raise TimeoutError(
+            f"cannot reach the Dask scheduler at {scheduler!r} within timeout={timeout:g} s ({exc}); check the "
+            "address and that the scheduler runs"
+        ) from exc
 
 
 def read_parquet(path: str | os.PathLike, *, columns: list[str] | None = None) -> Any:
@@ -79,18 +100,62 @@ def read_parquet(path: str | os.PathLike, *, columns: list[str] | None = None) -
     FileNotFoundError
         If a local path does not exist or a glob matches nothing.
     ValueError
-        If the dataset cannot be read as Parquet or lacks a requested column.
+        If the dataset cannot be read as Parquet, lacks a requested column, or its local files do not all
+        have the same column names.
     """
     dd = import_optional("dask.dataframe")
     text = os.fspath(path)
     if "://" not in text:
-        if glob.has_magic(text):
-            if not glob.glob(text):
-                raise FileNotFoundError(f"no file matches {text}")
-        elif not os.path.exists(text):
-            raise FileNotFoundError(f"{text} does not exist")
+        check_parquet_path(text)
     try:
         frame = dd.read_parquet(text, columns=columns)
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise ValueError(f"cannot read {text} as Parquet: {exc}") from exc
     return frame
+
+
+def check_parquet_path(path: str) -> None:
+    """Check a local folder, file or glob of Parquet files before any cluster is involved.
+
+    Reads only the files' footers: every file must have the columns of the first one, in the same order (dask
+    takes the first file's columns for the whole dataset, and a file without one of them would fail later
+    with a bare ``KeyError`` on a worker).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the path does not exist or the glob matches nothing.
+    ValueError
+        If a file is not Parquet, or two files have different column names.
+    """
+    import pyarrow.parquet as pq  # a core dependency; imported here to keep `import mcal.dask` light
+    if glob.has_magic(path):
+        files = sorted(glob.glob(path))
+        if not files:
+            raise FileNotFoundError(f"no file matches {path}")
+    elif not os.path.exists(path):
+        raise FileNotFoundError(f"{path} does not exist")
+    else:
+        files = [path]
+    files = [f for p in files for f in (_dataset_files(p) if os.path.isdir(p) else [p])]
+    first_names = None
+    for name in files:
+        try:
+            names = pq.read_schema(name).names
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"cannot read {name} as Parquet: {exc}") from exc
+        if first_names is None:
+            first, first_names = name, names
+        elif names != first_names:
+            raise ValueError(
+                f"Parquet files must all have the same columns; {name} has {names} and {first} has {first_names}"
+            )
+
+
+def _dataset_files(folder: str) -> list[str]:
+    """The data files of a Parquet folder, as dask reads them: hidden (``.``) and ``_`` entries left out."""
+    out = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+        out += [os.path.join(root, n) for n in sorted(names) if not n.startswith(("_", "."))]
+    return out

@@ -13,6 +13,14 @@ within 2e-8 of the single-process fit after 6 epochs of 13 steps; ``tests/test_m
 It pays off when a mini-batch holds enough rows that the network passes outweigh one ``all_reduce`` per step,
 i.e. for one large calibration set trained with large batches; the field-balance penalty (``alpha > 0``), which
 is not a sum over rows, is not supported.
+
+Why not one task per bin on a Dask cluster: that would be exact only if the bins' networks were trained
+independently, and in this fit they never are. The order penalty (eq. 10, ``beta > 0``) ties each bin to the
+next; a mini-batch mixes the rows of every bin, and each row's loss is divided by the whole batch's weight, so
+a bin's Adam steps depend on the other bins' rows; the auxiliary network (Appendix A.3) is shared; and early
+stopping keeps one epoch for all bins. Training bins apart would give another model, not this one faster.
+Processes are started on this machine (``torch.multiprocessing``, a file rendezvous); the fitted model is applied
+to dask collections by :func:`mcal.dask.predict`.
 """
 
 from __future__ import annotations
