@@ -627,3 +627,25 @@ def test_lazy_predict_names_the_partition_of_a_bad_score(client):
     out = mcal.dask.predict(model, da.from_array(p, chunks=5))
     with pytest.raises(ValueError, match=r"y_prob must lie in \[0, 1\].*index 2 .*in partition 1"):
         out.compute()
+
+
+def test_a_local_cluster_keeps_quiet_and_off_the_default_dashboard_port():
+    """Its HTTP server takes a free port (8787 may belong to another cluster, which printed a warning), and the
+    scheduler's routine warnings (one per distributed sort or shuffle) are not printed."""
+    pytest.importorskip("distributed")
+    import io
+    import logging
+
+    from mcal.dask import connect
+
+    # outside pytest, distributed prints its logs through a stream handler of its logger (its logging config)
+    handler = logging.StreamHandler(io.StringIO())
+    logging.getLogger("distributed").addHandler(handler)
+    try:
+        with connect(n_workers=1) as c:
+            assert c.scheduler_info()["services"].get("dashboard") != 8787
+            assert handler.level == logging.ERROR
+            assert c.submit(sum, [1, 2]).result() == 3
+    finally:
+        logging.getLogger("distributed").removeHandler(handler)
+    assert handler.level == logging.NOTSET  # restored
