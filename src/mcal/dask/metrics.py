@@ -2,7 +2,9 @@
 
 Every function takes ``y_true``, ``y_prob`` (and ``sample_weight``, ``field``) as dask Arrays or Series with the
 same partitions, and returns the value :mod:`mcal.metrics` returns on the concatenated data, up to the order of
-floating-point additions (agreement to 1e-9 is tested). Nothing row-sized is gathered on the client:
+floating-point additions (agreement to 1e-9 is tested). Nothing row-sized is gathered on the client, except
+the feature columns of ``mce`` called with ``X`` but without ``segments`` (generating the segments needs them;
+pass segments generated from a sample to avoid it):
 
 - sums (log loss, Brier score, PCOC, ECE with equal-width bins, the ECCE scale sigma, F-RCE per field) are added
   up partition by partition;
