@@ -609,6 +609,8 @@ def test_cli_fit_reports_a_lost_worker_and_a_step_timeout_as_errors(client, tmp_
     assert "did not finish within timeout=0.001 s" in capsys.readouterr().err
     assert main([*args, "--dask-timeout", "0"]) == 1
     assert "--dask-timeout must be a positive number of seconds; got 0.0" in capsys.readouterr().err
+    assert main([*args[:-4], "-o", str(tmp_path / "m.json"), "--dask-timeout", "5"]) == 1  # without a cluster
+    assert "--dask-timeout needs --scheduler or --dask-workers" in capsys.readouterr().err
 
     def lose_a_worker(self, *a, **k):
         raise WorkerLostError("Dask worker(s) ['tcp://w'] left the cluster during LightGBM's distributed fit number 1")

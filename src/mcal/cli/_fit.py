@@ -102,6 +102,8 @@ def _run_fit(args) -> int:
     if _dask.requested(args):
         model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state)
         return _dask.fit(args, model, split_names(args.features))
+    if args.dask_timeout is not None:
+        raise CLIError("--dask-timeout needs --scheduler or --dask-workers (it limits the steps on a Dask cluster)")
     df = read_table(args.data, sep=args.sep)
     y, p, w = labels_scores_weights(
         df, label_col=args.label_col, score_col=args.score_col, weight_col=args.weight_col, pos_label=args.pos_label
