@@ -545,8 +545,8 @@ def _closed_port():
         return s.getsockname()[1]
 
 
-def test_connect_to_an_unreachable_scheduler_fails_within_its_timeout():
-    pytest.importorskip("distributed")
+def test_connect_to_an_unreachable_or_workerless_scheduler_fails_within_its_timeout():
+    distributed = pytest.importorskip("distributed")
     from mcal.dask import connect
 
     address = f"tcp://127.0.0.1:{_closed_port()}"
@@ -555,6 +555,10 @@ def test_connect_to_an_unreachable_scheduler_fails_within_its_timeout():
         with connect(address, timeout=1):
             pass
     assert time.monotonic() - start < 10  # distributed's own default waits 30 s
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:
+        with pytest.raises(TimeoutError, match="has no worker .waited timeout=0.5 s"):
+            with connect(empty.scheduler_address, timeout=0.5):
+                pass
     with pytest.raises(ValueError, match="scheduler must be an address such as 'tcp://host:8786'; got 'no-port'"):
         with connect("no-port"):
             pass

@@ -25,7 +25,8 @@ def connect(scheduler: str | None = None, *, n_workers: int | None = None, timeo
         Start a local cluster of this many worker processes with one thread each instead (its HTTP server on
         a free port, its scheduler's routine warnings, such as those of each shuffle, silenced).
     timeout : float > 0, default=10.0
-        Most seconds to wait for the scheduler at ``scheduler`` to answer.
+        Most seconds to wait for the scheduler at ``scheduler`` to answer, and then for it to have a worker
+        (work sent to a scheduler without workers would wait for one forever).
 
     Yields
     ------
@@ -38,7 +39,7 @@ def connect(scheduler: str | None = None, *, n_workers: int | None = None, timeo
         Unless exactly one of ``scheduler`` and ``n_workers`` is given, if ``n_workers < 1``, if ``timeout`` is
         not a positive number, or if ``scheduler`` is not an address.
     OSError
-        If the scheduler cannot be reached within ``timeout`` seconds (a ``TimeoutError``).
+        If the scheduler cannot be reached, or has no worker, within ``timeout`` seconds (a ``TimeoutError``).
 
     Notes
     -----
@@ -69,7 +70,7 @@ def connect(scheduler: str | None = None, *, n_workers: int | None = None, timeo
 def _client(distributed: Any, scheduler: str, timeout: float) -> Any:
     """A client of the scheduler at ``scheduler``, or a clear error within ``timeout`` seconds."""
     try:
-        return distributed.Client(scheduler, timeout=timeout)
+        client = distributed.Client(scheduler, timeout=timeout)
     except (ValueError, TypeError) as exc:
         raise ValueError(f"scheduler must be an address such as 'tcp://host:8786'; got {scheduler!r} ({exc})") from exc
     except OSError as exc:  # TimeoutError included: distributed retries a refused connection until the timeout
@@ -77,6 +78,15 @@ def _client(distributed: Any, scheduler: str, timeout: float) -> Any:
             f"cannot reach the Dask scheduler at {scheduler!r} within timeout={timeout:g} s ({exc}); check the "
             "address and that the scheduler runs"
         ) from exc
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except TimeoutError as exc:
+        client.close()
+        raise TimeoutError(
+            f"the Dask scheduler at {scheduler!r} has no worker (waited timeout={timeout:g} s); start workers "
+            "with `dask worker ADDRESS`"
+        ) from exc
+    return client
 
 
 def read_parquet(path: str | os.PathLike, *, columns: list[str] | None = None) -> Any:
