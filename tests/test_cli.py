@@ -76,6 +76,39 @@ def test_bad_data_fails_with_message_and_no_output(table, tmp_path, capsys, muta
     assert not model.exists()
 
 
+def test_a_pos_label_that_is_not_a_label_fails_naming_the_labels(csv, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    code = main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "Yes", "--method", "platt",
+                 "-o", str(model)])
+    assert code == 1 and not model.exists()
+    assert "pos_label must be one of the labels of label column 'y' ['no', 'yes']; got 'Yes'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [
+    ["fit", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "platt", "-o", "{out}"],
+    ["predict", "{model}", "{csv}", "-o", "{out}"],
+    ["evaluate", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--plot", "{out}"],
+    ["report", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "-o", "{out}"],
+], ids=["fit", "predict", "evaluate", "report"])
+def test_an_output_in_a_missing_folder_fails_naming_the_option_and_writes_nothing(csv, tmp_path, capsys, command):
+    model = tmp_path / "m.json"
+    mcal.save(mcal.PlattScaling(), model)
+    before = sorted(tmp_path.iterdir())
+    out = tmp_path / "missing" / "out.csv"
+    assert main([a.format(csv=csv, model=model, out=out) for a in command]) == 1
+    err = capsys.readouterr().err
+    option = "--plot" if command[0] == "evaluate" else "-o/--output"
+    assert f"{option} must be a file in an existing folder; got '{out}'" in err
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_predict_with_a_missing_model_file_names_it(csv, tmp_path, capsys):
+    out = tmp_path / "o.csv"
+    assert main(["predict", str(tmp_path / "absent.json"), str(csv), "-o", str(out)]) == 1
+    assert f"model file '{tmp_path / 'absent.json'}' does not exist" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_predict_with_corrupt_model_fails_without_output(csv, tmp_path, capsys):
     model = tmp_path / "m.json"
     model.write_text("{not json")

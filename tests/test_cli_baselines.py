@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from mcal import load
+from mcal import PlattScaling, load
 from mcal.cli import main
 
 torch = pytest.importorskip("torch")
@@ -60,7 +60,7 @@ def test_a_field_method_without_field_fails_with_a_clear_message(table, tmp_path
     status = main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "adacalib",
                    "-o", str(tmp_path / "m.json")])
     assert status == 1
-    assert "field must be a column name" in capsys.readouterr().err
+    assert "needs --field COL" in capsys.readouterr().err
 
 
 def test_demo_runs_every_baseline_with_its_inputs(tmp_path, capsys):
@@ -76,3 +76,16 @@ def test_features_of_per_field_isotonic_are_rejected_as_it_reads_only_its_field(
                    "--features", "w", "-o", str(tmp_path / "m.json")])
     assert status == 1
     assert "reads only its --field column" in capsys.readouterr().err
+
+
+def test_per_field_calibration_of_another_method_is_chosen_with_param_calibrator(table, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    args = ["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "per-field-isotonic", "--field", "f"]
+    assert main([*args, "--param", "calibrator=platt", "-o", str(model)]) == 0
+    fitted = load(model)
+    assert isinstance(fitted.global_calibrator_, PlattScaling)
+    assert all(isinstance(c, PlattScaling) for c in fitted.field_calibrators_)
+    assert main([*args, "--param", "calibrator=plat", "-o", str(model)]) == 1
+    assert "--param calibrator must name a method (e.g. platt, sir); got 'plat'" in capsys.readouterr().err
+    assert main([*args, "--param", "calibrator=mcgrad", "-o", str(model)]) == 1
+    assert "calibrator must be univariate (uses_features=False); got MCGrad" in capsys.readouterr().err

@@ -158,6 +158,27 @@ def test_load_rejects_weights_of_the_wrong_shape(rng):
         AdaCalib.from_dict(cal.to_dict(), tensors)
 
 
+def test_load_rejects_a_swapped_or_missing_weights_file_with_a_clear_error(rng, tmp_path):
+    p, y, X, _ = fit_data(rng)
+    neu = save(NeuCalib(field="f", max_iter=5, random_state=0).fit(p, y, X=X), tmp_path / "neu.json")
+    save(AdaCalib(field="f", max_iter=5, random_state=0).fit(p, y, X=X), tmp_path / "ada.json")
+    (tmp_path / "neu.safetensors").write_bytes((tmp_path / "ada.safetensors").read_bytes())
+    with pytest.raises(ValueError, match="does not match the checksum recorded in .*neu.json"):
+        load(neu)
+    (tmp_path / "neu.safetensors").unlink()
+    with pytest.raises(FileNotFoundError, match="weights file .*neu.safetensors', which model file .*neu.json' names"):
+        load(neu)
+
+
+def test_a_failed_save_of_a_network_model_leaves_no_weights_file(rng, tmp_path):
+    p, y, X, _ = fit_data(rng)
+    cal = NeuCalib(field="f", max_iter=5, random_state=0).fit(p, y, X=X)
+    (tmp_path / "m.json").mkdir()  # the model file cannot be written over a folder; its weights come first
+    with pytest.raises(OSError):
+        save(cal, tmp_path / "m.json")
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["m.json"]
+
+
 def test_load_rejects_malformed_field_slots(rng):
     p, y, X, _ = fit_data(rng)
     data = PerFieldCalibrator(field="f").fit(p, y, X=X).to_dict()

@@ -143,6 +143,17 @@ def test_load_rejects_an_inverted_score_range(rng, tmp_path):
         GaussianScaling.from_dict(data)
 
 
+@pytest.mark.parametrize("cls", [GaussianScaling, GammaScaling])
+def test_load_rejects_coefficients_that_break_the_promised_monotonicity(rng, cls):
+    p, y, _ = miscalibrated(rng, 2_000)
+    data = cls().fit(p, y).to_dict()
+    data["state"]["b_"] = -5.0  # decreasing at both ends of the range for either family
+    with pytest.raises(ValueError, match="must give a non-decreasing map \\(monotone=True\\)"):
+        cls.from_dict(data)
+    data["params"]["monotone"] = False  # without the promise the same coefficients are a valid model
+    assert np.all(np.diff(cls.from_dict(data).predict(np.linspace(0.05, 0.95, 20))) < 0)
+
+
 @pytest.mark.parametrize(
     ("params", "error", "match"),
     [

@@ -67,6 +67,24 @@ def test_hkrr_leaves_no_checked_cell_above_alpha_on_its_calibration_data(rng):
     assert abs(y[cell].mean() - p[cell].mean()) > alpha
 
 
+def worst_checked_cell(y, q, masks, alpha, n_levels):
+    """Largest |mean(y) - mean(q)| over (group, level) cells holding at least alpha / n_levels of their group."""
+    level = np.clip(np.ceil(q * n_levels) - 1, 0, n_levels - 1)
+    cells = [m & (level == v) for m in masks.T for v in range(n_levels)]
+    return max(abs(y[c].mean() - q[c].mean()) for c, m in zip(cells, np.repeat(masks.T, n_levels, axis=0))
+               if c.any() and c.sum() >= alpha / n_levels * m.sum())
+
+
+def test_hkrr_without_snap_leaves_no_cell_above_alpha_in_its_predictions_on_the_calibration_data(rng):
+    p, y, masks, _ = make(rng, 20_000)
+    unsnapped = HKRR(snap=False, random_state=0).fit(p, y, X=masks).predict(p, X=masks)
+    assert worst_checked_cell(y, unsnapped, masks, 0.05, 10) < 0.05 / 2
+    # the default snap to level means (Hansen et al.'s implementation) gives up that guarantee here
+    snapped = HKRR(random_state=0).fit(p, y, X=masks).predict(p, X=masks)
+    assert np.unique(snapped).size <= 10
+    assert worst_checked_cell(y, snapped, masks, 0.05, 10) > 0.05
+
+
 def test_hkrr_replay_reproduces_the_calibration_predictions_exactly(rng):
     p, y, masks, _ = make(rng, 5_000)
     members = [np.flatnonzero(m) for m in masks.T]
@@ -208,6 +226,7 @@ def test_predict_rejects_a_different_number_of_groups(rng):
         (HKRR(lam=0.3), "lam must divide 1"),
         (HKRR(alpha=0.0), "alpha must be a number in \\(0, 1\\]"),
         (HKRR(oracle="yes"), "oracle must be a bool"),
+        (HKRR(snap=1), "snap must be a bool; got int"),
         (DFMC(max_depth=0), "max_depth must be a positive integer"),
         (DFMC(learning_rate=-0.1), "learning_rate must be a positive finite number"),
         (DFMC(max_leaves=1), "max_leaves must be an integer >= 2"),

@@ -60,6 +60,8 @@ def _saved(tmp_path, miscalibrated):
         (lambda d: d["model"]["state"]["X_thresholds_"]["__ndarray__"].reverse(), "increasing"),
         (lambda d: d["model"]["state"]["y_thresholds_"].update(shape=[3]), "matching shape"),
         (lambda d: d["model"]["state"]["y_thresholds_"].update(dtype="object"), "dtype"),
+        (lambda d: d["model"].update({"class": "HistogramBinning", "params": {"n_bins": -3}, "state": None}),
+         "invalid parameters for HistogramBinning: n_bins must be a positive integer; got -3"),
     ],
 )
 def test_tampered_model_file_is_rejected(tmp_path, miscalibrated, mutate, match):
@@ -88,8 +90,15 @@ def test_state_of_wrong_type_is_rejected(tmp_path, miscalibrated):
 
 
 def test_missing_file_raises_file_not_found(tmp_path):
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="model file .*absent.json' does not exist"):
         mcal.load(tmp_path / "absent.json")
+
+
+def test_saving_into_a_missing_folder_names_the_path_and_writes_nothing(tmp_path, miscalibrated):
+    p, y = miscalibrated
+    with pytest.raises(FileNotFoundError, match="path must be a file in an existing folder; got .*nope/m.json'"):
+        mcal.save(PlattScaling().fit(p, y), tmp_path / "nope" / "m.json")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_saving_a_foreign_object_raises_and_writes_nothing(tmp_path):

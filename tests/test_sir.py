@@ -103,3 +103,16 @@ def test_bad_n_bins_raises(n_bins):
 def test_scores_out_of_range_raise():
     with pytest.raises(ValueError, match=r"y_prob must lie in \[0, 1\]"):
         SmoothedIsotonic().fit([0.2, 1.7], [0, 1])
+
+
+def test_saturated_scores_pooled_with_lower_bins_are_mapped_to_the_anchor(rng):
+    # documented consequence of the (1, 1) anchor: rows at exactly 1 with a positive rate of 0.2 are pooled
+    # with the bins below (rates near 0.9) and the map still sends a score of 1 to 1
+    p = np.r_[rng.uniform(0.85, 0.95, 500), np.ones(100)]
+    y = np.r_[(rng.random(500) < 0.9).astype(float), np.tile([1.0, 0.0, 0.0, 0.0, 0.0], 20)]
+    cal = SmoothedIsotonic().fit(p, y)
+    assert cal.knots_x_[-1] == 1.0 and cal.knots_y_[-1] == 1.0 and cal.knots_x_[-2] < 0.95
+    assert cal.predict(np.array([1.0])).tolist() == [1.0]
+    # while the same rows alone in their block keep their rate
+    alone = SmoothedIsotonic().fit(np.r_[rng.uniform(0.05, 0.15, 500), np.ones(100)], np.r_[np.zeros(450), np.ones(50), y[500:]])
+    assert alone.predict(np.array([1.0])).tolist() == [0.2]

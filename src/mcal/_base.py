@@ -274,6 +274,10 @@ class BaseCalibrator(BaseEstimator):
         if unknown:
             raise ValueError(f"model data has unknown parameters for {cls.__name__}: {sorted(unknown)}")
         obj = cls(**{k: decode_value(v, f"params.{k}") for k, v in params.items()})
+        try:
+            obj._validate_params_values()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"model data holds invalid parameters for {cls.__name__}: {exc}") from exc
         state = data.get("state")
         if state is not None:
             if not isinstance(state, dict):

@@ -19,12 +19,32 @@ SCHEMA_VERSION = 1
 MAX_MODEL_BYTES = 2**30
 
 
+def check_output_path(path: str | os.PathLike, name: str = "path") -> Path:
+    """Return ``path`` as a Path after checking that its folder exists (nothing is created).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder that would hold ``path`` does not exist, with ``name`` (the argument or option) in the message.
+    """
+    path = Path(path)
+    folder = path.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{name} must be a file in an existing folder; got {str(path)!r}, whose folder does not exist")
+    return path
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename.
 
     A failure leaves no partial file behind.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder of ``path`` does not exist.
     """
-    path = Path(path)
+    path = check_output_path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
     try:
         umask = os.umask(0)
@@ -64,6 +84,8 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
     ------
     TypeError
         If ``model`` is not an mcal calibrator or holds a value that cannot be stored.
+    FileNotFoundError
+        If the folder of ``path`` does not exist (nothing is written).
     """
     if not isinstance(model, BaseCalibrator):
         raise TypeError(f"model must be an mcal calibrator; got {type(model).__name__}")
@@ -85,9 +107,15 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
         wpath = _weights_path(path)
         doc["weights"] = {"file": wpath.name, "sha256": hashlib.sha256(weights).hexdigest()}
     text = json.dumps(doc, allow_nan=False, separators=(",", ":"))
+    check_output_path(path)
     if weights is not None:
         atomic_write_bytes(wpath, weights)
-    atomic_write_bytes(path, text.encode("utf-8"))
+    try:
+        atomic_write_bytes(path, text.encode("utf-8"))
+    except BaseException:
+        if weights is not None:  # a weights file without its model file would be left behind
+            wpath.unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -125,6 +153,8 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
         class, holds malformed state, or its weights file does not match the recorded checksum.
     """
     path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"model file {str(path)!r} does not exist (or is not a file)")
     if path.stat().st_size > MAX_MODEL_BYTES:
         raise ValueError(f"model file {path} is larger than {MAX_MODEL_BYTES} bytes; refusing to parse it")
     raw = path.read_bytes()
@@ -159,6 +189,8 @@ def _read_weights(path: Path, info: Any) -> dict:
     if Path(name).name != name:
         raise ValueError(f"{path}: the weights file must lie beside the model file; got {name!r}")
     wpath = path.with_name(name)
+    if not wpath.is_file():
+        raise FileNotFoundError(f"weights file {str(wpath)!r}, which model file {str(path)!r} names, does not exist")
     data = wpath.read_bytes()
     if hashlib.sha256(data).hexdigest() != info["sha256"]:
         raise ValueError(f"{wpath} does not match the checksum recorded in {path}; the files do not belong together")

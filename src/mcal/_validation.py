@@ -108,7 +108,7 @@ def check_y_true(
     Raises
     ------
     ValueError
-        If empty, missing values, or labels that are not binary.
+        If empty, missing values, labels that are not binary, or a ``pos_label`` that is not one of two labels.
     """
     arr = _as_1d(y_true, name)
     if pos_label is not None:
@@ -117,7 +117,10 @@ def check_y_true(
         values = np.unique(arr.astype(str) if arr.dtype == object else arr)
         if len(values) > 2:
             raise ValueError(f"{name} must have at most two distinct labels; got {len(values)}: {values[:5].tolist()}")
-        return (arr == pos_label).astype(np.float64)
+        positive = arr == pos_label
+        if len(values) == 2 and not positive.any():
+            raise ValueError(f"pos_label must be one of the labels of {name} {values.tolist()}; got {pos_label!r}")
+        return positive.astype(np.float64)
     if arr.dtype == bool:
         return arr.astype(np.float64)
     if not np.issubdtype(arr.dtype, np.number):

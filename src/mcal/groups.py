@@ -200,6 +200,12 @@ class HKRR(GroupInput, BaseCalibrator):
         ``lam / 10``.
     max_iter : int, default=1000
         Largest number of passes over all cells; a :class:`~mcal.CalibrationWarning` says when it is reached.
+    snap : bool, default=True
+        Snap every prediction to its level's calibration mean after the patches, as Hansen et al.'s
+        implementation benchmarked by the MCGrad paper does (at most ``1 / lam`` distinct outputs). The
+        alpha-multicalibration that the fit reaches holds for the patched predictions before the snap; the snap
+        moves a cell's mean prediction within its level, so by less than ``lam``, and on the calibration data
+        it can leave cells with errors above ``alpha``. ``snap=False`` returns the patched predictions.
     groups : {"columns", "generated"}, default="columns"
         ``"columns"``: every column of ``X`` is a boolean group indicator. ``"generated"``: the groups are the
         segments generated from the features in ``X`` (:func:`mcal.segments.generate_segments`).
@@ -220,7 +226,7 @@ class HKRR(GroupInput, BaseCalibrator):
     update_deltas_ : ndarray of shape (n_updates,)
         Shift of each patch, probability units.
     level_values_ : ndarray of shape (n_levels,)
-        Calibration-set mean prediction of each level after patching; predictions are snapped to it.
+        Calibration-set mean prediction of each level after patching; predictions are snapped to it (``snap``).
     level_seen_ : ndarray of shape (n_levels,), bool
         Levels that held calibration rows (predictions in an empty level are not snapped).
     n_passes_ : int
@@ -232,7 +238,7 @@ class HKRR(GroupInput, BaseCalibrator):
     implementation used by the MCGrad paper (section 4.1): levels ``(k lambda, (k+1) lambda]``; groups and
     levels visited in one random order; a pass patches every checked cell it finds miscalibrated, in
     sequence; the fit stops after a pass without patches. Prediction replays the patches in order on the
-    new rows, then snaps each prediction to its level's calibration mean. Cost grows linearly with the
+    new rows, then (``snap=True``) snaps each prediction to its level's calibration mean. Cost grows linearly with the
     number of groups at fit and with the number of patches at predict (the MCGrad paper's Figure 3).
     Groups come as ``X``: one boolean indicator column per group (include a column of all ``True`` to also
     calibrate the whole population), or segments generated from its features. Weighted: cell sizes and means use ``sample_weight``, so weight k is k
@@ -274,6 +280,7 @@ class HKRR(GroupInput, BaseCalibrator):
         alpha: float = 0.05,
         oracle: bool = True,
         max_iter: int = 1000,
+        snap: bool = True,
         groups: str = "columns",
         segment_params: dict | None = None,
         random_state: Any = None,
@@ -282,6 +289,7 @@ class HKRR(GroupInput, BaseCalibrator):
         self.alpha = alpha
         self.oracle = oracle
         self.max_iter = max_iter
+        self.snap = snap
         self.groups = groups
         self.segment_params = segment_params
         self.random_state = random_state
@@ -296,8 +304,9 @@ class HKRR(GroupInput, BaseCalibrator):
                 raise ValueError(f"{name} must be a number in (0, 1]; got {value!r}")
         if abs(self._n_levels() * self.lam - 1.0) > 1e-9:
             raise ValueError(f"lam must divide 1 into an integer number of levels (e.g. 0.1, 0.05); got {self.lam!r}")
-        if not isinstance(self.oracle, (bool, np.bool_)):
-            raise TypeError(f"oracle must be a bool; got {type(self.oracle).__name__}")
+        for name in ("oracle", "snap"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise TypeError(f"{name} must be a bool; got {type(getattr(self, name)).__name__}")
         check_positive_int("max_iter", self.max_iter)
         self._check_group_params()
 
@@ -331,6 +340,8 @@ class HKRR(GroupInput, BaseCalibrator):
             raise ValueError(f"X must have {self.n_groups_} group columns, as at fit; got {len(members)}")
         n_levels = self._n_levels()
         p = hkrr_replay(y_prob, members, self.update_groups_, self.update_levels_, self.update_deltas_, n_levels)
+        if not self.snap:
+            return p
         level = _levels(p, n_levels)
         return np.where(self.level_seen_[level], self.level_values_[level], p)
 

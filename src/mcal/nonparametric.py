@@ -211,6 +211,11 @@ class SmoothedIsotonic(BaseCalibrator):
     histogram binning the map is continuous and strictly increasing, so the order of scores within a bin is
     kept and ROC-AUC is unchanged. Ties between adjacent rates are pooled, and a pooled rate of exactly 0
     (or 1) is dropped in favour of the anchor it would repeat, so that strictness holds on any data.
+    Beyond the outermost knots the map runs linearly to the anchors, so a score of exactly 1 (or 0) is
+    mapped to 1 (or 0) unless the outermost pooled block holds only such scores. When a base model puts
+    many rows at exactly 1 with a low positive rate (a saturated logistic regression), pooling joins them
+    with the bins below and they are predicted 1, with infinite log loss on their negatives; clip such
+    scores away from 0 and 1 before calibrating.
 
     References
     ----------

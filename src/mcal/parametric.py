@@ -298,6 +298,15 @@ class _LogitQuadraticFamily(BaseCalibrator):
         super()._validate_state()
         if self.score_min_ > self.score_max_:
             raise ValueError("model data fields state.score_min_ and state.score_max_ must satisfy min <= max")
+        if self.monotone:
+            d1, d2 = self._derivatives(np.array([self.score_min_, self.score_max_]))
+            slopes = self.a_ * d1 + self.b_ * d2
+            # the fit meets the constraints with a margin of 1e-10; allow only rounding below zero
+            if np.any(slopes < -1e-9):
+                raise ValueError(
+                    "model data fields state.a_, state.b_ must give a non-decreasing map (monotone=True): the "
+                    f"calibrated logit's slope at the ends of the score range must be >= 0; got {slopes.tolist()}"
+                )
 
 
 class GaussianScaling(_LogitQuadraticFamily):

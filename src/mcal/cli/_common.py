@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mcal._persistence import atomic_write_bytes
+from mcal._persistence import atomic_write_bytes, check_output_path
 from mcal._validation import check_sample_weight, check_y_prob, check_y_true
 
 _CSV = (".csv", ".csv.gz", ".tsv", ".txt")
@@ -82,6 +82,15 @@ def _json_default(obj: Any) -> Any:
     if isinstance(obj, np.generic):
         return obj.item()
     raise TypeError(f"cannot write {type(obj).__name__} as JSON")
+
+
+def check_output(path: str | None, option: str) -> None:
+    """Fail before any work when the folder of an output file does not exist (so nothing is written)."""
+    if path is not None:
+        try:
+            check_output_path(path, option)
+        except FileNotFoundError as exc:
+            raise CLIError(str(exc)) from exc
 
 
 def column(df: pd.DataFrame, name: str, option: str) -> pd.Series:

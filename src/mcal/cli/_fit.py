@@ -15,6 +15,7 @@ from mcal.cli._common import (
     CLIError,
     Command,
     add_data_arguments,
+    check_output,
     column,
     labels_scores_weights,
     read_table,
@@ -45,7 +46,8 @@ def build_estimator(
 ):
     """Instantiate a registered method with the command line's settings (``--field``, ``--param``, seed).
 
-    ``--features`` of a field-aware method go to its auxiliary network (``auxiliary_features``) where it has
+    ``--param calibrator=NAME`` gives :class:`~mcal.PerFieldCalibrator` an unfitted instance of the registered
+    method NAME (e.g. ``platt``). ``--features`` of a field-aware method go to its auxiliary network (``auxiliary_features``) where it has
     one; a field-aware method without one reads only its field, so features given to it are an error rather
     than silently unused.
 
@@ -58,10 +60,17 @@ def build_estimator(
     unknown = set(kwargs) - accepted
     if unknown:
         raise CLIError(f"--param {sorted(unknown)} not accepted by {method}; its parameters are {sorted(accepted)}")
+    if isinstance(kwargs.get("calibrator"), str):  # per-field calibration of any registered univariate method
+        name = kwargs["calibrator"]
+        if name not in METHODS:
+            raise CLIError(f"--param calibrator must name a method (e.g. platt, sir); got {name!r}")
+        kwargs["calibrator"] = get_method(name)()
     if field is not None:
         if "field" not in accepted:
             raise CLIError(f"--field is not used by method {method!r}; methods with a field: see `mcal fit --help`")
         kwargs["field"] = field
+    elif "field" in accepted and kwargs.get("field") is None:
+        raise CLIError(f"method {method!r} needs --field COL, the field (context) column; got no --field")
     if features and "field" in accepted:
         if "auxiliary_features" not in accepted:
             raise CLIError(f"method {method!r} reads only its --field column; drop --features")
@@ -99,6 +108,7 @@ def _configure_fit(parser) -> None:
 
 
 def _run_fit(args) -> int:
+    check_output(args.output, "-o/--output")
     if _dask.requested(args):
         model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state)
         return _dask.fit(args, model, split_names(args.features))
@@ -136,6 +146,7 @@ def _configure_predict(parser) -> None:
 
 
 def _run_predict(args) -> int:
+    check_output(args.output, "-o/--output")
     model, meta = load(args.model, return_metadata=True)
     score_col = args.score_col or meta.get("score_col")
     if not score_col:

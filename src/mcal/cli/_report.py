@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from mcal._validation import check_y_prob
-from mcal.cli._common import CLIError, Command, add_data_arguments, column, labels_scores_weights, read_table
+from mcal.cli._common import (
+    CLIError,
+    Command,
+    add_data_arguments,
+    check_output,
+    column,
+    labels_scores_weights,
+    read_table,
+)
 
 
 def _configure(parser) -> None:
@@ -22,6 +30,7 @@ def _run(args) -> int:
     from mcal.cli._evaluate import _segments as segments_from_columns
     from mcal.report import make_report
 
+    check_output(args.output, "-o/--output")
     duplicated = sorted({n for n in args.score_col if args.score_col.count(n) > 1})
     if duplicated:
         raise CLIError(f"--score-col must name each column once; got {duplicated} more than once")
