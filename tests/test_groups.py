@@ -162,6 +162,19 @@ def test_same_seed_same_fit_and_dataframe_equals_array(rng):
         assert np.array_equal(a, b)
 
 
+def test_hkrr_rejects_group_columns_reordered_or_renamed_after_fit(rng, tmp_path):
+    p, y, masks, _ = make(rng, 3_000)
+    frame = pd.DataFrame(masks, columns=[f"g{j}" for j in range(masks.shape[1])])
+    cal = HKRR(random_state=0).fit(p, y, X=frame)
+    save(cal, tmp_path / "m.json")
+    for model in (cal, load(tmp_path / "m.json")):
+        with pytest.raises(ValueError, match="X must be a DataFrame with the group columns seen at fit, in the same order"):
+            model.predict(p, X=frame[frame.columns[::-1]])  # same shape: would patch the wrong groups
+        with pytest.raises(ValueError, match="got an array without column names"):
+            model.predict(p, X=masks)
+        assert np.array_equal(model.predict(p, X=frame), cal.predict(p, X=frame))
+
+
 def test_hkrr_warns_when_max_iter_stops_it_early(rng):
     p, y, masks, _ = make(rng, 3_000)
     with pytest.warns(CalibrationWarning, match="max_iter=1"):

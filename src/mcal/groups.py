@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 from numpy.typing import NDArray
 from scipy.special import expit
 
@@ -219,6 +220,9 @@ class HKRR(GroupInput, BaseCalibrator):
     ----------
     n_groups_ : int
         Number of groups seen at fit.
+    group_names_ : list of str or None
+        Column names of a DataFrame ``X`` at fit (``groups="columns"``); ``predict`` then requires a DataFrame
+        with these columns in this order, so that no patch lands on another group. None for arrays.
     segments_ : dict or None
         Definitions of the generated segments (``Segments.to_dict()``), None for ``groups="columns"``.
     update_groups_, update_levels_ : ndarray of shape (n_updates,), int64
@@ -270,7 +274,7 @@ class HKRR(GroupInput, BaseCalibrator):
     uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = (
         "n_groups_", "update_groups_", "update_levels_", "update_deltas_", "level_values_", "level_seen_", "n_passes_",
-        "segments_",
+        "segments_", "group_names_",
     )
 
     def __init__(
@@ -314,9 +318,19 @@ class HKRR(GroupInput, BaseCalibrator):
         """Sorted row indices of every group."""
         if self.groups == "generated":
             segments = self._segments(X, fitting=fitting)
+            if fitting:
+                self.group_names_ = None
             return [segments.indices(k) for k in range(segments.n_segments)]
+        names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
         if fitting:
             self.segments_ = None
+            self.group_names_ = names
+        elif self.group_names_ is not None and names != self.group_names_:
+            got = "an array without column names" if names is None else f"columns {names[:10]}"
+            raise ValueError(
+                f"X must be a DataFrame with the group columns seen at fit, in the same order {self.group_names_[:10]}; "
+                f"got {got}"
+            )
         masks = group_masks(X, n_samples)
         return [np.flatnonzero(masks[:, g]) for g in range(masks.shape[1])]
 
@@ -356,6 +370,12 @@ class HKRR(GroupInput, BaseCalibrator):
         if not (isinstance(self.n_groups_, int) and self.n_groups_ >= 1 and isinstance(self.n_passes_, int)):
             raise ValueError("model data fields state.n_groups_ and state.n_passes_ must be positive integers")
         self._check_segments_state(self.n_groups_)
+        names = self.group_names_
+        if names is not None and (
+            self.groups != "columns" or not isinstance(names, list) or len(names) != self.n_groups_
+            or not all(isinstance(c, str) for c in names)
+        ):
+            raise ValueError(f"model data field state.group_names_ must be null or {self.n_groups_} column names")
         if g.shape != v.shape or g.shape != d.shape or g.ndim != 1 or g.dtype.kind != "i" or v.dtype.kind != "i":
             raise ValueError("model data fields state.update_* must be 1-D arrays of equal length")
         if np.any((g < 0) | (g >= self.n_groups_)) or np.any((v < 0) | (v >= n_levels)) or np.any(np.abs(d) > 1):
