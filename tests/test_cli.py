@@ -102,6 +102,26 @@ def test_an_output_in_a_missing_folder_fails_naming_the_option_and_writes_nothin
     assert sorted(tmp_path.iterdir()) == before
 
 
+def test_bad_weights_are_reported_under_the_weight_column_name(table, tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    table.assign(w=table["w"].where(table.index != 7, -1.0)).to_csv(bad, index=False)
+    model = tmp_path / "m.json"
+    assert main(["fit", str(bad), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--weight-col", "w",
+                 "--method", "platt", "-o", str(model)]) == 1
+    assert "weight column 'w' must be non-negative; got 1 value(s)" in capsys.readouterr().err
+    assert not model.exists()
+
+
+def test_predict_names_a_column_the_model_needs_that_data_lacks(csv, table, tmp_path, capsys):
+    model, out, lacking = tmp_path / "m.json", tmp_path / "o.csv", tmp_path / "lacking.csv"
+    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method",
+                 "per-field-isotonic", "--field", "f", "-o", str(model)]) == 0
+    table.drop(columns="f").to_csv(lacking, index=False)
+    assert main(["predict", str(model), str(lacking), "-o", str(out)]) == 1
+    assert "the model was fitted with --features/--field; its column 'f' is not a column of DATA" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_predict_with_a_missing_model_file_names_it(csv, tmp_path, capsys):
     out = tmp_path / "o.csv"
     assert main(["predict", str(tmp_path / "absent.json"), str(csv), "-o", str(out)]) == 1

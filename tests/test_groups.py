@@ -173,6 +173,13 @@ def test_hkrr_rejects_group_columns_reordered_or_renamed_after_fit(rng, tmp_path
         with pytest.raises(ValueError, match="got an array without column names"):
             model.predict(p, X=masks)
         assert np.array_equal(model.predict(p, X=frame), cal.predict(p, X=frame))
+    # a model file written before the names were recorded still loads, and predicts by position
+    data = cal.to_dict()
+    del data["state"]["group_names"]
+    assert np.array_equal(HKRR.from_dict(data).predict(p, X=masks), cal.predict(p, X=frame))
+    data["state"]["group_names"] = ["g0"]
+    with pytest.raises(ValueError, match="state.group_names_ must be null or 8 column names"):
+        HKRR.from_dict(data)
 
 
 def test_hkrr_warns_when_max_iter_stops_it_early(rng):

@@ -147,7 +147,9 @@ def check_y_true(
     return arr
 
 
-def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDArray[np.float64]:
+def check_sample_weight(
+    sample_weight: ArrayLike | None, n_samples: int, name: str = "sample_weight"
+) -> NDArray[np.float64]:
     """Validate sample weights; ``None`` means unit weights.
 
     Parameters
@@ -156,6 +158,8 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDAr
         Non-negative finite weights, not all zero.
     n_samples : int
         Expected length.
+    name : str, default="sample_weight"
+        Argument name used in error messages (the command line names its weight column).
 
     Returns
     -------
@@ -169,21 +173,21 @@ def check_sample_weight(sample_weight: ArrayLike | None, n_samples: int) -> NDAr
     if sample_weight is None:
         return np.ones(n_samples, dtype=np.float64)
     if isinstance(sample_weight, numbers.Number):
-        raise TypeError(f"sample_weight must be array-like of shape (n_samples,); got scalar {sample_weight!r}")
-    arr = _as_1d(sample_weight, "sample_weight")
+        raise TypeError(f"{name} must be array-like of shape (n_samples,); got scalar {sample_weight!r}")
+    arr = _as_1d(sample_weight, name)
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"sample_weight must be numeric; got dtype {arr.dtype}")
+        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
     if arr.shape[0] != n_samples:
-        raise ValueError(f"sample_weight must have length {n_samples} (n_samples); got {arr.shape[0]}")
+        raise ValueError(f"{name} must have length {n_samples} (n_samples); got {arr.shape[0]}")
     bad = ~np.isfinite(arr)
     if bad.any():
-        raise ValueError(f"sample_weight must be finite; got {_describe_bad(arr, bad)}")
+        raise ValueError(f"{name} must be finite; got {_describe_bad(arr, bad)}")
     bad = arr < 0
     if bad.any():
-        raise ValueError(f"sample_weight must be non-negative; got {_describe_bad(arr, bad)}")
+        raise ValueError(f"{name} must be non-negative; got {_describe_bad(arr, bad)}")
     if not arr.any():
-        raise ValueError("sample_weight must have a positive sum; got all zeros")
+        raise ValueError(f"{name} must have a positive sum; got all zeros")
     return arr
 
 

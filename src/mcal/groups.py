@@ -274,7 +274,7 @@ class HKRR(GroupInput, BaseCalibrator):
     uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = (
         "n_groups_", "update_groups_", "update_levels_", "update_deltas_", "level_values_", "level_seen_", "n_passes_",
-        "segments_", "group_names_",
+        "segments_",
     )
 
     def __init__(
@@ -363,6 +363,13 @@ class HKRR(GroupInput, BaseCalibrator):
         if X is None:
             raise ValueError("X must hold one boolean group-indicator column per group for HKRR; got None")
         return super()._check_X(X, n_samples, fitting=fitting)
+
+    def _extra_state(self) -> dict[str, Any]:
+        return {"group_names": self.group_names_}
+
+    def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
+        super()._restore_extra_state(state, tensors)
+        self.group_names_ = state.get("group_names")  # absent from files written before it was recorded
 
     def _validate_state(self) -> None:
         n_levels = self._n_levels()

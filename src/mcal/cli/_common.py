@@ -127,7 +127,7 @@ def labels_scores_weights(
     p = None if score_col is None else check_y_prob(column(df, score_col, "--score-col").to_numpy(), f"score column {score_col!r}")
     w = None
     if weight_col is not None:
-        w = check_sample_weight(column(df, weight_col, "--weight-col").to_numpy(), len(df))
+        w = check_sample_weight(column(df, weight_col, "--weight-col").to_numpy(), len(df), f"weight column {weight_col!r}")
     return y, p, w
 
 

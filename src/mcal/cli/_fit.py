@@ -157,7 +157,10 @@ def _run_predict(args) -> int:
     if out_col in df.columns:
         raise CLIError(f"--output-col {out_col!r} is already a column of DATA; choose another name")
     if model.uses_features:
-        X = feature_frame(df, list(meta.get("features") or []), meta.get("field"))
+        features, field = list(meta.get("features") or []), meta.get("field")
+        for name in [*features, *([field] if field else [])]:
+            column(df, name, "the model was fitted with --features/--field; its column")
+        X = feature_frame(df, features, field)
         df[out_col] = model.predict(p, X=X)
     else:
         df[out_col] = model.predict(p)
