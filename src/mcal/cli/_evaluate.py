@@ -13,16 +13,8 @@ import pandas as pd
 
 from mcal._persistence import atomic_write_bytes
 from mcal.cli import _dask
-from mcal.cli._common import (
-    CLIError,
-    Command,
-    add_data_arguments,
-    check_output,
-    column,
-    labels_scores_weights,
-    read_table,
-    split_names,
-)
+from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, column, labels_scores_weights, read_table
+from mcal.cli._common import split_names
 from mcal.metrics import calibration_summary, mce
 from mcal.segments import generate_segments
 

@@ -3,15 +3,7 @@
 from __future__ import annotations
 
 from mcal._validation import check_y_prob
-from mcal.cli._common import (
-    CLIError,
-    Command,
-    add_data_arguments,
-    check_output,
-    column,
-    labels_scores_weights,
-    read_table,
-)
+from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, column, labels_scores_weights, read_table
 
 
 def _configure(parser) -> None:
