@@ -122,6 +122,15 @@ def test_predict_names_a_column_the_model_needs_that_data_lacks(csv, table, tmp_
     assert not out.exists()
 
 
+@pytest.mark.parametrize("command", [["evaluate"], ["report", "-o", "{out}"]], ids=["evaluate", "report"])
+def test_a_score_column_named_twice_is_rejected(csv, tmp_path, capsys, command):
+    out = tmp_path / "r.html"
+    args = [command[0], str(csv), "--score-col", "p", "--score-col", "p", "--label-col", "y", "--pos-label", "yes"]
+    assert main(args + [a.format(out=out) for a in command[1:]]) == 1
+    assert "--score-col must name each column once; got ['p'] more than once" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_predict_with_a_missing_model_file_names_it(csv, tmp_path, capsys):
     out = tmp_path / "o.csv"
     assert main(["predict", str(tmp_path / "absent.json"), str(csv), "-o", str(out)]) == 1

@@ -93,6 +93,13 @@ def check_output(path: str | None, option: str) -> None:
             raise CLIError(str(exc)) from exc
 
 
+def check_unique_scores(names: list[str]) -> None:
+    """Reject a score column named twice by ``--score-col`` (it would be reported once, silently)."""
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise CLIError(f"--score-col must name each column once; got {duplicated} more than once")
+
+
 def column(df: pd.DataFrame, name: str, option: str) -> pd.Series:
     """Return column ``name`` or raise a ``CLIError`` naming the option and the available columns."""
     if name not in df.columns:

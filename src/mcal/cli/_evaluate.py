@@ -13,8 +13,8 @@ import pandas as pd
 
 from mcal._persistence import atomic_write_bytes
 from mcal.cli import _dask
-from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, column, labels_scores_weights, read_table
-from mcal.cli._common import split_names
+from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, check_unique_scores, column
+from mcal.cli._common import labels_scores_weights, read_table, split_names
 from mcal.metrics import calibration_summary, mce
 from mcal.segments import generate_segments
 
@@ -52,6 +52,7 @@ def _segments(df, args):
 
 def _run(args) -> int:
     check_output(args.plot, "--plot")
+    check_unique_scores(args.score_col)
     if _dask.requested(args):
         table, n_rows, total, results = _dask.evaluate(args, _segments)
     else:

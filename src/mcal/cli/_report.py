@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from mcal._validation import check_y_prob
-from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, column, labels_scores_weights, read_table
+from mcal.cli._common import Command, add_data_arguments, check_output, check_unique_scores, column, labels_scores_weights
+from mcal.cli._common import read_table
 
 
 def _configure(parser) -> None:
@@ -23,9 +24,7 @@ def _run(args) -> int:
     from mcal.report import make_report
 
     check_output(args.output, "-o/--output")
-    duplicated = sorted({n for n in args.score_col if args.score_col.count(n) > 1})
-    if duplicated:
-        raise CLIError(f"--score-col must name each column once; got {duplicated} more than once")
+    check_unique_scores(args.score_col)
     df = read_table(args.data, sep=args.sep)
     y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col, pos_label=args.pos_label)
     scores = {name: check_y_prob(column(df, name, "--score-col").to_numpy(), f"score column {name!r}") for name in args.score_col}
