@@ -131,6 +131,18 @@ def test_a_score_column_named_twice_is_rejected(csv, tmp_path, capsys, command):
     assert not out.exists()
 
 
+def test_warnings_are_printed_as_messages_without_source_lines(csv, table, tmp_path, capsys):
+    model, unseen, out = tmp_path / "m.json", tmp_path / "unseen.csv", tmp_path / "o.csv"
+    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method",
+                 "per-field-isotonic", "--field", "f", "-o", str(model)]) == 0
+    table.assign(f=7).to_csv(unseen, index=False)
+    capsys.readouterr()
+    assert main(["predict", str(model), str(unseen), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("mcal: warning: X['f'] has 3000 row(s) with 1 value(s) unseen at fit time")
+    assert ".py:" not in err and "CalibrationWarning" not in err
+
+
 def test_predict_with_a_missing_model_file_names_it(csv, tmp_path, capsys):
     out = tmp_path / "o.csv"
     assert main(["predict", str(tmp_path / "absent.json"), str(csv), "-o", str(out)]) == 1

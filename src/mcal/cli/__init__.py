@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from collections.abc import Sequence
 
 from mcal.cli import _demo, _evaluate, _fit, _report
@@ -56,9 +57,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        return args.run(args)
-    except (CLIError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"mcal: error: {message}", file=sys.stderr)
-        return 1
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning  # restored on exit: warnings read as messages, not source lines
+        try:
+            return args.run(args)
+        except (CLIError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            print(f"mcal: error: {message}", file=sys.stderr)
+            return 1
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001
+    print(f"mcal: warning: {message}", file=sys.stderr if file is None else file)
