@@ -99,6 +99,10 @@ def test_saving_into_a_missing_folder_names_the_path_and_writes_nothing(tmp_path
     with pytest.raises(FileNotFoundError, match="path must be a file in an existing folder; got .*nope/m.json'"):
         mcal.save(PlattScaling().fit(p, y), tmp_path / "nope" / "m.json")
     assert list(tmp_path.iterdir()) == []
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(IsADirectoryError, match="path must be a file, not a folder; got .*dir.json', which is a folder"):
+        mcal.save(PlattScaling().fit(p, y), tmp_path / "dir.json")
+    assert [x.name for x in tmp_path.iterdir()] == ["dir.json"]
 
 
 def test_saving_a_foreign_object_raises_and_writes_nothing(tmp_path):

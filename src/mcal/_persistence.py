@@ -20,17 +20,20 @@ MAX_MODEL_BYTES = 2**30
 
 
 def check_output_path(path: str | os.PathLike, name: str = "path") -> Path:
-    """Return ``path`` as a Path after checking that its folder exists (nothing is created).
+    """Return ``path`` as a Path after checking that it can name a new file (nothing is created).
 
     Raises
     ------
     FileNotFoundError
         If the folder that would hold ``path`` does not exist, with ``name`` (the argument or option) in the message.
+    IsADirectoryError
+        If ``path`` is an existing folder.
     """
     path = Path(path)
-    folder = path.parent
-    if not folder.is_dir():
+    if not path.parent.is_dir():
         raise FileNotFoundError(f"{name} must be a file in an existing folder; got {str(path)!r}, whose folder does not exist")
+    if path.is_dir():
+        raise IsADirectoryError(f"{name} must be a file, not a folder; got {str(path)!r}, which is a folder")
     return path
 
 
@@ -41,8 +44,8 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
 
     Raises
     ------
-    FileNotFoundError
-        If the folder of ``path`` does not exist.
+    FileNotFoundError, IsADirectoryError
+        If the folder of ``path`` does not exist, or ``path`` is a folder.
     """
     path = check_output_path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
@@ -84,8 +87,8 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
     ------
     TypeError
         If ``model`` is not an mcal calibrator or holds a value that cannot be stored.
-    FileNotFoundError
-        If the folder of ``path`` does not exist (nothing is written).
+    FileNotFoundError, IsADirectoryError
+        If the folder of ``path`` does not exist, or ``path`` is a folder (nothing is written).
     """
     if not isinstance(model, BaseCalibrator):
         raise TypeError(f"model must be an mcal calibrator; got {type(model).__name__}")

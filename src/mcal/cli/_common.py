@@ -89,7 +89,7 @@ def check_output(path: str | None, option: str) -> None:
     if path is not None:
         try:
             check_output_path(path, option)
-        except FileNotFoundError as exc:
+        except OSError as exc:  # a missing folder, or a folder where the file should go
             raise CLIError(str(exc)) from exc
 
 
