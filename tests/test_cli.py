@@ -112,10 +112,17 @@ def test_bad_weights_are_reported_under_the_weight_column_name(table, tmp_path, 
     assert not model.exists()
 
 
-def test_predict_names_a_column_the_model_needs_that_data_lacks(csv, table, tmp_path, capsys):
-    model, out, lacking = tmp_path / "m.json", tmp_path / "o.csv", tmp_path / "lacking.csv"
+@pytest.fixture
+def field_model(csv, tmp_path):
+    """A per-field isotonic model on the field column f, fitted through the command line."""
+    model = tmp_path / "field_model.json"
     assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method",
                  "per-field-isotonic", "--field", "f", "-o", str(model)]) == 0
+    return model
+
+
+def test_predict_names_a_column_the_model_needs_that_data_lacks(field_model, table, tmp_path, capsys):
+    model, out, lacking = field_model, tmp_path / "o.csv", tmp_path / "lacking.csv"
     table.drop(columns="f").to_csv(lacking, index=False)
     assert main(["predict", str(model), str(lacking), "-o", str(out)]) == 1
     assert "the model was fitted with --features/--field; its column 'f' is not a column of DATA" in capsys.readouterr().err
@@ -131,10 +138,8 @@ def test_a_score_column_named_twice_is_rejected(csv, tmp_path, capsys, command):
     assert not out.exists()
 
 
-def test_warnings_are_printed_as_messages_without_source_lines(csv, table, tmp_path, capsys):
-    model, unseen, out = tmp_path / "m.json", tmp_path / "unseen.csv", tmp_path / "o.csv"
-    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method",
-                 "per-field-isotonic", "--field", "f", "-o", str(model)]) == 0
+def test_warnings_are_printed_as_messages_without_source_lines(field_model, table, tmp_path, capsys):
+    model, unseen, out = field_model, tmp_path / "unseen.csv", tmp_path / "o.csv"
     table.assign(f=7).to_csv(unseen, index=False)
     capsys.readouterr()
     assert main(["predict", str(model), str(unseen), "-o", str(out)]) == 0
