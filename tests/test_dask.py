@@ -486,6 +486,21 @@ def test_cli_fit_and_evaluate_on_partitioned_parquet_with_a_scheduler(client, fr
     assert [s["description"] for s in remote["segments"]["p"]] == [s["description"] for s in local["segments"]["p"]]
 
 
+def test_cli_pos_label_that_is_not_a_label_fails_naming_the_labels(client, tmp_path, capsys):
+    from mcal.cli import main
+
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    frame = pd.DataFrame({"y": ["yes", "no"] * 50, "p": np.linspace(0.1, 0.9, 100)})
+    for k in range(2):
+        frame.iloc[k * 50 : (k + 1) * 50].to_parquet(folder / f"part-{k}.parquet", index=False)
+    args = [str(folder), "--score-col", "p", "--label-col", "y", "--scheduler", client.scheduler.address]
+    assert main(["evaluate", *args, "--pos-label", "nope"]) == 1
+    assert "--pos-label must be one of the two labels of label column 'y' ['no', 'yes']; got 'nope'" in capsys.readouterr().err
+    assert main(["evaluate", *args, "--pos-label", "yes", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_samples"] == 100
+
+
 def test_cli_evaluate_with_a_local_cluster_of_worker_processes_equals_the_local_table(scored, tmp_path, capsys):
     pytest.importorskip("distributed")
     from mcal.cli import main

@@ -52,15 +52,22 @@ def _column(frame: Any, name: str, option: str) -> Any:
 
 
 def _labels(frame: Any, name: str, pos_label: str | None) -> Any:
+    """The label column, as ``label == --pos-label`` where one is given (checked to be one of two labels)."""
     labels = _column(frame, name, "--label-col")
     if pos_label is None:
         return labels
     if pd.api.types.is_numeric_dtype(labels.dtype):
         try:
-            return labels == float(pos_label)
+            positive = float(pos_label)
         except ValueError as exc:
             raise CLIError(f"--pos-label {pos_label!r} is not a value of the numeric column {name!r}") from exc
-    return labels.astype(str) == pos_label
+        text, target = labels, positive
+    else:
+        text, target = labels.astype(str), pos_label
+    values = sorted(text.dropna().unique().compute().tolist())  # the distinct labels: a few values per partition
+    if len(values) != 2 or target not in values:
+        raise CLIError(f"--pos-label must be one of the two labels of label column {name!r} {values[:10]}; got {pos_label!r}")
+    return text == target
 
 
 def fit(args, model: Any, features: list[str]) -> int:
