@@ -91,7 +91,8 @@ class NeuCalib(FieldNetwork):
     Notes
     -----
     Pan et al. (2020), section 4: the calibrated logit is :math:`f(s) + g(h_c, x)`, where ``f`` interpolates
-    the learned knot values linearly (extended linearly beyond the end knots) and ``g`` is a perceptron on
+    the learned knot values linearly (extended linearly beyond the end knots; the MCNet paper's eq. 6 with the
+    knot values :math:`a_k` as learnable parameters, section 4.1 there) and ``g`` is a perceptron on
     the embedding :math:`h_c` of the field value and the auxiliary features ``x``. The paper feeds ``g`` the
     base model's embeddings; mcal sees only columns, so the field embedding is learned here. Trained on the
     weighted log loss plus the order-preserving penalty, which encourages, but does not guarantee, an
@@ -103,8 +104,9 @@ class NeuCalib(FieldNetwork):
     References
     ----------
     .. [1] Pan, Ao, Tang, Lu, Liu, Xiao and He, "Field-aware Calibration: A Simple and Empirically Strong
-       Method for Reliable Probabilistic Predictions", WWW 2020, doi:10.1145/3366423.3380154.
-    .. [2] Dai et al., MCNet, WWW 2025, arXiv:2503.00334, section 4.1 and Appendix B.2.
+       Method for Reliable Probabilistic Predictions", WWW 2020, doi:10.1145/3366423.3380154,
+       arXiv:1905.10713.
+    .. [2] Dai et al., MCNet, WWW 2025, arXiv:2503.00334, section 4.1 (eq. 6) and Appendix B.2.
 
     Examples
     --------
@@ -297,8 +299,11 @@ class AdaCalib(FieldNetwork):
     shared perceptron maps the first bin's statistics to the calibrated logit at its keypoint, and a second
     maps each pair of neighbouring bins (their statistics and the empirical slope of their posterior logits)
     to a positive slope between their keypoints, so every calibration function of the family is continuous
-    and strictly increasing by construction (the paper reaches monotonicity with a penalty); the map is the
-    linear interpolation of the keypoints, extended linearly beyond the end ones (the MCNet paper's eq. 6).
+    and strictly increasing by construction (the paper reaches monotonicity with an order-preserving
+    constraint, as the MCNet paper's section 4.1 describes it); the map is the linear interpolation of the
+    keypoints, extended linearly beyond the end ones (the MCNet paper's eq. 6, whose knot values :math:`a_k`
+    AdaCalib learns with neural networks from each field's posterior statistics: MCNet section 4.1 and
+    Appendix B.2).
     Field-adaptive binning: each slot mixes the functions of its candidate bin counts with softmax attention
     weights learned per slot (a soft form of the paper's selection among bin numbers). No public reference
     code exists; this reconstruction follows the paper's description and is not numerically comparable to it.
@@ -306,8 +311,9 @@ class AdaCalib(FieldNetwork):
     References
     ----------
     .. [1] Wei, Zhang, Hou, Liu, Liu, Wang and Zheng, "Posterior Probability Matters: Doubly-Adaptive
-       Calibration for Neural Predictions in Online Advertising", SIGIR 2022, arXiv:2205.07295.
-    .. [2] Dai et al., MCNet, WWW 2025, arXiv:2503.00334, section 4.1, eq. 6.
+       Calibration for Neural Predictions in Online Advertising", SIGIR 2022, pp. 2645-2649,
+       doi:10.1145/3477495.3531911, arXiv:2205.07295.
+    .. [2] Dai et al., MCNet, WWW 2025, arXiv:2503.00334, section 4.1 (eq. 6) and Appendix B.2.
 
     Examples
     --------

@@ -239,11 +239,15 @@ class HKRR(GroupInput, BaseCalibrator):
     Notes
     -----
     Hebert-Johnson, Kim, Reingold and Rothblum (2018), Algorithm 1, in the form of Hansen et al.'s (2024)
-    implementation used by the MCGrad paper (section 4.1): levels ``(k lambda, (k+1) lambda]``; groups and
-    levels visited in one random order; a pass patches every checked cell it finds miscalibrated, in
-    sequence; the fit stops after a pass without patches. Prediction replays the patches in order on the
-    new rows, then (``snap=True``) snaps each prediction to its level's calibration mean. Cost grows linearly with the
-    number of groups at fit and with the number of patches at predict (the MCGrad paper's Figure 3).
+    implementation used by the MCGrad paper (section 4.1; the benchmark's copy is
+    ``mcb_algorithms/HKRR/hkrr.py`` in github.com/facebookresearch/mcgrad_multicalibration_at_web_scale,
+    labelled "HKRR, Algorithm 1"): levels ``(k lambda, (k+1) lambda]`` (the first one closed at 0); groups
+    and levels visited in one random order, drawn once at fit; a pass patches every checked cell it finds
+    miscalibrated, in sequence; the fit stops after a pass without patches. (The PyPI package
+    ``multicalibration``, github.com/sid-devic/multicalibration, reshuffles the order at every pass
+    instead.) Prediction replays the patches in order on the new rows, then (``snap=True``) snaps each
+    prediction to its level's calibration mean. Cost grows linearly with the number of groups at fit and
+    with the number of patches at predict (the MCGrad paper's Figure 3).
     Groups come as ``X``: one boolean indicator column per group (include a column of all ``True`` to also
     calibrate the whole population), or segments generated from its features. Weighted: cell sizes and means use ``sample_weight``, so weight k is k
     copies of a row. Not monotone in the score.
@@ -251,9 +255,10 @@ class HKRR(GroupInput, BaseCalibrator):
     References
     ----------
     .. [1] Hebert-Johnson, Kim, Reingold and Rothblum, "Multicalibration: Calibration for the
-       (Computationally-Identifiable) Masses", ICML 2018.
+       (Computationally-Identifiable) Masses", ICML 2018, PMLR 80, pp. 1939-1948.
     .. [2] Hansen, Devic, Nakkiran and Sharan, "When is Multicalibration Post-Processing Necessary?",
-       NeurIPS 2024, arXiv:2406.06487.
+       NeurIPS 2024 (Advances in Neural Information Processing Systems 37, pp. 38383-38455),
+       arXiv:2406.06487.
     .. [3] Tax et al., "MCGrad: Multicalibration at Web Scale", arXiv:2509.19884, section 4.1.
 
     Examples
@@ -440,22 +445,30 @@ class DFMC(GroupInput, BaseCalibrator):
 
     Notes
     -----
-    Jin et al. (2025), as the MCGrad paper runs it (section 4.1 and its benchmark code): one gradient-boosted
+    Jin et al. (2025), as the MCGrad paper runs it (section 4.1, "Baselines" and "Hyperparameters", and its
+    benchmark code; section 7 there summarises DFMC as an ensemble of depth-two trees fitted to the residuals
+    of the uncalibrated predictor on the features and its predictions): one gradient-boosted
     tree ensemble minimising the weighted log loss, started from the uncalibrated logit as an offset
     (``init_score``), on the features in ``X`` plus the uncalibrated logit as a split feature; the
     calibrated probability is ``expit(logit(p) + F(x, logit(p)))``. The defaults are the benchmark's: LightGBM's
     defaults with ``max_depth=2``. This follows the MCGrad benchmark's re-implementation through MCGrad's
     machinery (log loss on the logit), whose numbers the MCGrad paper reports, not the original authors'
-    code (github.com/hjenryin/Discretization-free-MC). Groups are given as 0/1 (or bool) columns of ``X``,
-    alone or beside other features (encoded as MCGrad encodes them). Sample weights enter LightGBM's
-    loss; its histogram binning and ``min_child_samples`` count rows, so weight k approximates, but does not
-    equal, k copies of a row. Not monotone in the score.
+    code (github.com/hjenryin/Discretization-free-MC). Deviation from the original: its guarantee rests on a
+    loss-saturation condition for the squared-error loss (MCGrad paper, section 7), and the authors' code
+    (``src/alg/Boosting.py``) fits LightGBM's squared-error objective (``"regression"``) to the labels on
+    the probability scale, starting from the base model's probability (``init_score``) with that
+    probability, optionally rounded to a grid, as an extra feature, and clips the sum to [0, 1]; its
+    defaults are learning rate 0.01, row subsampling 0.5, up to 2000 rounds with early stopping after 50 on
+    a held-out 30% of the rows. Groups
+    are given as 0/1 (or bool) columns of ``X``, alone or beside other features (encoded as MCGrad encodes
+    them). Sample weights enter LightGBM's loss; its histogram binning and ``min_child_samples`` count rows,
+    so weight k approximates, but does not equal, k copies of a row. Not monotone in the score.
 
     References
     ----------
     .. [1] Jin, Ding, Ngo and Wu, "Discretization-free Multicalibration through Loss Minimization over Tree
        Ensembles", NeurIPS 2025, arXiv:2505.17435.
-    .. [2] Tax et al., "MCGrad: Multicalibration at Web Scale", arXiv:2509.19884, section 4.1.
+    .. [2] Tax et al., "MCGrad: Multicalibration at Web Scale", arXiv:2509.19884, sections 4.1 and 7.
 
     Examples
     --------

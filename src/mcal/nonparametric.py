@@ -207,10 +207,12 @@ class SmoothedIsotonic(BaseCalibrator):
     weighted positive rate); adjacent bins whose rates are not increasing are pooled (pool adjacent
     violators, weighted by the bins' weights; the pooled point sits at the weight-averaged midpoint); the
     anchors (0, 0) and (1, 1) are added, and the map is the piecewise-linear interpolation of these points
-    (the MCNet paper's eq. 6 with knot values taken from the data). Unlike isotonic regression and
-    histogram binning the map is continuous and strictly increasing, so the order of scores within a bin is
-    kept and ROC-AUC is unchanged. Ties between adjacent rates are pooled, and a pooled rate of exactly 0
-    (or 1) is dropped in favour of the anchor it would repeat, so that strictness holds on any data.
+    (the MCNet paper's eq. 6, whose knot values :math:`a_k` SIR computes directly from the calibration data's
+    statistics: MCNet section 4.1; "isotonic regression and linear interpolation", its Appendix B.2).
+    Unlike isotonic regression and histogram binning the map is continuous and strictly increasing, so the
+    order of scores within a bin is kept and ROC-AUC is unchanged. Ties between adjacent rates are pooled,
+    and a pooled rate of exactly 0 (or 1) is dropped in favour of the anchor it would repeat, so that
+    strictness holds on any data.
     Beyond the outermost knots the map runs linearly to the anchors, so a score of exactly 1 (or 0) is
     mapped to 1 (or 0) unless the outermost pooled block holds only such scores. When a base model puts
     many rows at exactly 1 with a low positive rate (a saturated logistic regression), pooling joins them
@@ -219,10 +221,10 @@ class SmoothedIsotonic(BaseCalibrator):
 
     References
     ----------
-    .. [1] Deng, Wang, Shen, Xu and Zhang, "Calibrating user response predictions in online advertising",
+    .. [1] Deng, Wang, Tan, Xu and Gai, "Calibrating User Response Predictions in Online Advertising",
        ECML PKDD 2020 (Lecture Notes in Computer Science 12460), doi:10.1007/978-3-030-67667-4_13.
     .. [2] Dai et al., "MCNet: Monotonic Calibration Networks for Expressive Uncertainty Calibration in
-       Online Advertising", WWW 2025, arXiv:2503.00334, section 4.1, eq. 6.
+       Online Advertising", WWW 2025, arXiv:2503.00334, section 4.1 (eq. 6) and Appendix B.2.
 
     Examples
     --------

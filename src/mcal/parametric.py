@@ -335,9 +335,15 @@ class GaussianScaling(_LogitQuadraticFamily):
     \\frac{\\mu_0}{\\sigma_0^2}` and :math:`c = \\log\\frac{\\pi \\sigma_0}{(1-\\pi)\\sigma_1} -
     \\frac{\\mu_1^2}{2\\sigma_1^2} + \\frac{\\mu_0^2}{2\\sigma_0^2}` (Kweon et al. 2022, section 4.1, Gaussian
     calibration). Fitted by weighted maximum likelihood (logistic regression on ``[s^2, s, 1]``) without the
-    L2 penalty of scikit-learn's default that the authors' code uses; the monotonicity constraints are the
-    official code's (postech-di-lab/METIS, ``Utils/cal_method.py``). Scores are clipped to
-    ``[EPS, 1 - EPS]`` before the logit.
+    L2 penalty of scikit-learn's default that the authors' code uses for its unconstrained fit; the
+    monotonicity constraints are the official code's (postech-di-lab/METIS, ``Utils/cal_method.py``, class
+    ``Gaussian``: rows ``[2 s_min, 1]`` and ``[2 s_max, 1]`` times ``(a, b)`` must be ``>= 0``, solved there
+    with ``clogistic`` and ECOS). That code applies the map to the ranking model's raw score; mcal takes
+    ``s = logit(p)``, the same thing for a model whose probability is the sigmoid of its score, and uses the
+    calibration data's logit range as ``[s_min, s_max]``. For the paper's unbiased risk on
+    missing-not-at-random feedback, that code weights each positive by ``1 / max(sqrt(pop_i / max pop), clip)``
+    (item popularity ``pop_i``) and each negative by 1; pass such weights as ``sample_weight``. Scores are
+    clipped to ``[EPS, 1 - EPS]`` before the logit.
 
     References
     ----------
@@ -395,8 +401,12 @@ class GammaScaling(_LogitQuadraticFamily):
     If :math:`u \\mid y{=}k \\sim \\mathrm{Gamma}(\\kappa_k, \\theta_k)` then the log-odds are
     :math:`(\\kappa_1 - \\kappa_0)\\log u - (1/\\theta_1 - 1/\\theta_0) u + c` (Kweon et al. 2022, section 4.1,
     Gamma calibration). The monotonicity condition is the derivative of the calibrated logit in ``u``,
-    ``a/u + b``, at both ends of the range, as in the authors' official code (postech-di-lab/METIS); the
-    re-implementation in UMC reuses the Gaussian rows ``2 a u + b``, which is not this condition.
+    ``a/u + b``, at both ends of the range, as in the authors' official code (postech-di-lab/METIS,
+    ``Utils/cal_method.py``, class ``Gamma``: rows ``[1 / shift, 1]`` and ``[1 / (s_max - s0), 1]`` times
+    ``(a, b)`` must be ``>= 0``, with ``s0 = s_min - shift``); the re-implementation in UMC reuses the
+    Gaussian rows ``2 a u + b``, which is not this condition. Deviation: that code evaluates ``log(s - s0)``
+    for every score, which is undefined below ``s0``; the tangent continuation outside the calibration range
+    is mcal's. Sample weights as for :class:`GaussianScaling`.
 
     References
     ----------
