@@ -225,3 +225,30 @@ def test_a_few_rows_encode_as_they_do_inside_a_large_batch():
         warnings.simplefilter("ignore", CalibrationWarning)
         rows = np.vstack([enc.transform(X_new.iloc[i : i + 1]) for i in range(n)])
     np.testing.assert_array_equal(rows, batch)
+
+
+def test_integer_columns_take_a_lookup_that_agrees_with_hashing_and_names_only_unseen_values_present():
+    # Integer codes spanning fewer than 2**16 values are encoded by a lookup table; wider spans by pandas.
+    rng = np.random.default_rng(3)
+    fit_values = rng.choice([-2, 0, 5, 9], 300)
+    new_values = np.concatenate([rng.choice([-2, 0, 5, 9, 7], 300), [10**12]])  # 7 and 10**12 unseen
+    enc = FeatureEncoder(categorical_features=[0]).fit(pd.DataFrame({"c": fit_values}))
+    expected = np.array([{-2: 0.0, 0: 1.0, 5: 2.0, 9: 3.0}.get(v, np.nan) for v in new_values])
+    with pytest.warns(CalibrationWarning) as record:
+        wide = enc.transform(pd.DataFrame({"c": new_values}))  # span 10**12: hashed
+    with pytest.warns(CalibrationWarning) as narrow_record:
+        narrow = enc.transform(pd.DataFrame({"c": new_values[:-1]}))  # span 11: lookup
+    np.testing.assert_array_equal(wide[:, 0], expected)
+    np.testing.assert_array_equal(narrow[:, 0], expected[:-1])
+    n_seven = int((new_values == 7).sum())
+    assert f"{n_seven} in column 'c' (e.g. ['7'])" in str(narrow_record[0].message)  # not 6 or 8, absent
+    assert f"{n_seven + 1} in column 'c'" in str(record[0].message)
+
+
+def test_encoding_is_the_same_without_the_pandas_column_helper(frame, monkeypatch):
+    # _columns reads DataFrame columns through pandas' private _iter_column_arrays (about 30x faster than
+    # public column access on a one-row frame); without it, the public fallback must give the same codes.
+    enc = FeatureEncoder().fit(frame)
+    fast = enc.transform(frame)
+    monkeypatch.delattr(pd.DataFrame, "_iter_column_arrays")
+    np.testing.assert_array_equal(enc.transform(frame), fast)

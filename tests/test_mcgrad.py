@@ -247,6 +247,23 @@ def test_one_row_predictions_equal_the_same_rows_in_a_batch(fitted, segments):
     np.testing.assert_array_equal(single, batch)
 
 
+def test_one_row_predict_falls_back_to_booster_predict_on_an_untested_lightgbm(fitted, segments, monkeypatch, tmp_path):
+    # The single-row C path uses LightGBM's private handles; on a major version it was not tested with it is
+    # not used, and Booster.predict gives the same values.
+    import lightgbm
+
+    from mcal._mcgrad_engine import SingleRowPredictor
+
+    _, (Xt, pt, _) = segments
+    assert SingleRowPredictor.create(fitted.boosters_, fitted.n_features_in_ + 1) is not None
+    expected = [fitted.predict(pt[i : i + 1], X=Xt.iloc[i : i + 1])[0] for i in range(10)]
+    monkeypatch.setattr(lightgbm, "__version__", "5.0.0")
+    model = mcal.load(mcal.save(fitted, tmp_path / "m.json"))  # no single-row predictor built yet
+    assert SingleRowPredictor.create(model.boosters_, model.n_features_in_ + 1) is None
+    np.testing.assert_array_equal([model.predict(pt[i : i + 1], X=Xt.iloc[i : i + 1])[0] for i in range(10)], expected)
+    assert model._single_row is None
+
+
 def test_pickle_round_trip_after_a_one_row_predict(fitted, segments):
     import pickle
 
