@@ -76,17 +76,12 @@ class LocalEngine:
         if part.X.shape[1] == 1:  # no features: the score alone
             data = lgb.Dataset(part.X, label=part.y, weight=part.w, init_score=part.F)
         else:
-            if part.binned is None:
-                part.binned = lgb.Dataset(
-                    np.ascontiguousarray(part.X[:, :-1]), label=part.y, weight=part.w,
-                    categorical_feature=self.categorical, params=self.params,
-                ).construct()
             with warnings.catch_warnings():
                 # LightGBM notes that it drops the (already freed) raw data and re-reads categorical flags,
                 # which the joined Dataset keeps in its bin mappers.
                 warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
                 warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
-                data = part.binned.subset(np.arange(part.y.shape[0])).construct()
+                data = self.binned(part).subset(np.arange(part.y.shape[0])).construct()
                 data.add_features_from(lgb.Dataset(part.F.reshape(-1, 1), params=self.params).construct())
             data.set_init_score(part.F)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
@@ -102,6 +97,15 @@ class LocalEngine:
         if far.any():
             z[far] = part.F[far] + self.predict_raw(booster, Part(part.X[far], None, None, part.F[far]))
         return booster, z
+
+    def binned(self, part: Part) -> Any:
+        """The part's feature columns binned by LightGBM (a constructed ``Dataset`` with labels and weights), cached."""
+        if part.binned is None:
+            part.binned = import_optional("lightgbm").Dataset(
+                np.ascontiguousarray(part.X[:, :-1]), label=part.y, weight=part.w,
+                categorical_feature=self.categorical, params=self.params,
+            ).construct()
+        return part.binned
 
     def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
         """Raw booster output on the part's features and logit (the init score is not included)."""

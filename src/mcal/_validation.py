@@ -228,8 +228,9 @@ def check_metric_inputs(
 
 def check_both_classes(y: NDArray[np.float64], sample_weight: NDArray[np.float64], name: str = "y") -> None:
     """Raise ``ValueError`` unless both classes carry positive weight (soft labels count as both)."""
-    pos = float(np.dot(sample_weight, y))
-    neg = float(np.dot(sample_weight, 1.0 - y))
+    # einsum rather than np.dot: a multi-threaded BLAS dot on a busy machine can take milliseconds here
+    pos = float(np.einsum("i,i->", sample_weight, y))
+    neg = float(np.einsum("i,i->", sample_weight, 1.0 - y))
     if pos <= 0 or neg <= 0:
         only = "1 (all positive)" if neg <= 0 else "0 (all negative)"
         raise ValueError(f"{name} must contain both classes (with positive weight); got only class {only}")
