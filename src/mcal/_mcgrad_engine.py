@@ -308,11 +308,11 @@ class SingleRowPredictor:
     """One-row prediction through LightGBM's C API fast path (``LGBM_BoosterPredictForMatSingleRowFast``).
 
     ``Booster.predict`` prepares a predictor from its parameters on every call, about 20 µs per booster;
-    this prepares one configuration per booster once. Measured on Bank Marketing (6 rounds, one-row
-    DataFrame, same run): 0.17 ms per ``MCGrad.predict`` call this way, 0.31-0.47 ms through the public
-    ``Booster.predict``, which misses the 0.2 ms target of issue 3, hence this path. It reaches the C library
-    through LightGBM's private ctypes handles (``lightgbm.basic._LIB``, ``_safe_call``, ``Booster._handle``),
-    so :meth:`create` uses it only on the LightGBM major versions it was tested with
+    this prepares one configuration per booster once. The public ``Booster.predict`` alone misses the 0.2 ms
+    target for a one-row ``MCGrad.predict`` call once there are several rounds (the benchmark measures both:
+    ``one_row_ms`` and ``one_row_public_ms`` in ``benchmarks/results/mcgrad_vs_reference.md``), hence this
+    path. It reaches the C library through LightGBM's private ctypes handles (``lightgbm.basic._LIB``,
+    ``_safe_call``, ``Booster._handle``), so :meth:`create` uses it only on the LightGBM major versions it was tested with
     (:data:`_FAST_PATH_LIGHTGBM`) and when the handles exist; otherwise it returns None and callers use
     ``Booster.predict`` (the tests check that both give the same values, and the fallback).
     """
