@@ -65,8 +65,8 @@ class MCGrad(BaseCalibrator):
         holds ``n_folds`` copies of the features). Splits are stratified by label when labels are 0/1.
         The holdout default is chosen by measurement (``benchmarks/results/mcgrad_vs_reference.md``): on the
         synthetic, Bank Marketing and Credit Default data 5-fold chose the same number of rounds, with the
-        same held-out log loss and multicalibration error, at 3 to 3.6 times the fit time and twice the
-        memory.
+        same held-out log loss and multicalibration error, at about three times the fit time and twice the
+        memory added by the fit.
     validation_fraction : float in (0, 1), default=0.2
         Share of rows held out (``early_stopping="holdout"``). The number of rounds chosen depends on the
         random split more than on this share. Measured (``benchmarks/results/mcgrad_vs_reference.md``, rows
