@@ -152,6 +152,17 @@ def _status_mib(field: str) -> float:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
+def _call_times(predict, one, n_calls: int = 200) -> list[float]:
+    """Seconds of each of ``n_calls`` calls ``predict(one)``, after one warm-up call."""
+    predict(one)
+    times = []
+    for _ in range(n_calls):
+        start = time.perf_counter()
+        predict(one)
+        times.append(time.perf_counter() - start)
+    return times
+
+
 def worker(args: argparse.Namespace) -> None:
     import lightgbm  # both implementations train with it (and it imports scikit-learn and scipy when installed)
 
@@ -201,25 +212,14 @@ def worker(args: argparse.Namespace) -> None:
         pred = predict(test_input)
         batch.append(time.perf_counter() - start)
     one = prepare_input(test.iloc[:1])
-    predict(one)
-    single = []
-    for _ in range(200):
-        start = time.perf_counter()
-        predict(one)
-        single.append(time.perf_counter() - start)
+    single = _call_times(predict, one)
     np.save(folder / f"{spec['tag']}_{spec['label']}_pred.npy", np.asarray(pred, dtype=np.float64))
     extra = {}
     if spec["impl"] == "mcal":  # the same one-row calls through the public Booster.predict only
         import mcal._mcgrad_engine
 
         mcal._mcgrad_engine._FAST_PATH_LIGHTGBM, model._single_row = (), None
-        predict(one)
-        public = []
-        for _ in range(200):
-            start = time.perf_counter()
-            predict(one)
-            public.append(time.perf_counter() - start)
-        extra["one_row_public_ms"] = float(np.median(public)) * 1e3
+        extra["one_row_public_ms"] = float(np.median(_call_times(predict, one))) * 1e3
     print(json.dumps({**extra,
         "fit_s": fit_s, "lgb_train_s": inside[0], "rounds": int(rounds()),
         "batch_us_per_row": min(batch) / len(test) * 1e6, "one_row_ms": float(np.median(single)) * 1e3,
