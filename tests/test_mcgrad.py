@@ -239,6 +239,20 @@ def test_fit_and_predict_are_deterministic_under_random_state(segments):
     assert not np.array_equal(a.validation_losses_, c.validation_losses_)  # another holdout split
 
 
+def test_column_wise_histograms_of_large_data_give_the_same_model(fitted, segments, monkeypatch):
+    # the histogram layout follows the row count (_COL_WISE_FROM_ROWS); either layout must grow the same trees
+    import mcal.mcgrad
+
+    (X, p, y), (Xt, pt, _) = segments
+    monkeypatch.setattr(mcal.mcgrad, "_COL_WISE_FROM_ROWS", 1)
+    col_wise = MCGrad(**FAST).fit(p, y, X=X)
+    assert col_wise._lightgbm_params(0, len(p))["force_col_wise"] and fitted._lightgbm_params(0, len(p))["force_col_wise"]
+    monkeypatch.undo()
+    assert fitted._lightgbm_params(0, len(p))["force_row_wise"]
+    np.testing.assert_array_equal(col_wise.validation_losses_, fitted.validation_losses_)
+    np.testing.assert_allclose(col_wise.predict(pt, X=Xt), fitted.predict(pt, X=Xt), rtol=1e-12)
+
+
 def test_one_row_predictions_equal_the_same_rows_in_a_batch(fitted, segments):
     # One-row calls take LightGBM's single-row C path; batches take Booster.predict.
     _, (Xt, pt, _) = segments
