@@ -153,6 +153,14 @@ def run_datasets(keys, run_one, max_rows_for) -> tuple[list[dict], list[dict], d
     return rows, descs, skipped
 
 
+def results_frame(rows: list[dict]) -> pd.DataFrame:
+    """The raw results, one row per fit: always with a ``reason`` column (empty where every method ran)."""
+    raw = pd.DataFrame(rows)
+    if "reason" not in raw:
+        raw["reason"] = pd.Series(pd.NA, index=raw.index, dtype=object)
+    return raw
+
+
 def fmt(value, digits: int = 4) -> str:
     """A table cell: 4 decimals, "n/a" for a missing value, "inf" for an infinite one."""
     if value is None or (isinstance(value, float) and np.isnan(value)):

@@ -149,7 +149,7 @@ def table2(raw, descs) -> str:
         agg = _agg(sub, ["pcoc", "f_rce", "auc", "log_loss"]).rename(columns=COLS).reset_index() if len(sub) \
             else pd.DataFrame(columns=["method"])
         extra = pd.DataFrame({"method": missing["method"], "PCOC": "not available in this run",
-                              "reason": missing.get("reason", "")})
+                              "reason": missing["reason"]})
         out.append(f"\n### {d['name']}\n\n" + C.md_table(pd.concat([agg, extra], ignore_index=True).fillna("")))
     return "\n".join(out)
 
@@ -170,7 +170,7 @@ def table3(raw, descs) -> str:
             + ["pcoc_field_std"] + [c for c in ("best_epoch", "n_epochs") if c in sub and sub[c].notna().any()]
         agg = _agg(sub, cols).rename(columns=COLS).reset_index() if len(sub) else pd.DataFrame(columns=["method"])
         extra = pd.DataFrame({"method": missing["method"], "F-RCE (%)": "not available in this run",
-                              "reason": missing.get("reason", "")})
+                              "reason": missing["reason"]})
         out.append(f"\n### {d['name']}\n\n" + C.md_table(pd.concat([agg, extra], ignore_index=True).fillna("")))
     return "\n".join(out)
 

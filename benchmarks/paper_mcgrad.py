@@ -135,7 +135,7 @@ def main(argv=None) -> int:
         keys, lambda key, n: run_dataset(key, seeds_for(key), methods, max_rows=n, cache=cache,
                                          blas_threads=args.blas_threads),
         lambda key: args.max_rows or (QUICK_MAX_ROWS if args.quick else FULL_MAX_ROWS.get(key)))
-    raw = pd.DataFrame(rows)
+    raw = C.results_frame(rows)
     sensitivity = None
     if not args.quick and not args.max_rows and args.blas_threads == C.BASE_BLAS_THREADS \
             and set(PAPER_DATASETS) <= set(keys) - skipped.keys():

@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     rows, descs, skipped = C.run_datasets(
         keys, lambda key, n: run_dataset(key, runs, tables, max_rows=n, cache=cache, blas_threads=args.blas_threads),
         lambda key: args.max_rows or (QUICK_MAX_ROWS if args.quick else FULL_MAX_ROWS.get(key)))
-    raw = pd.DataFrame(rows)
+    raw = C.results_frame(rows)
     header = C.run_header("MCNet paper, Tables 1-3, replayed with mcal on field-bearing data", range(n_runs), {
         "seeds": f"calibrator random_state 0..{n_runs - 1} (Table 1), 0..{args.ablation_runs - 1} (Tables 2-3); "
                  f"data split seed {SPLIT_SEED} (test seed {D.TEST_SEED})",
