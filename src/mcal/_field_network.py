@@ -17,19 +17,15 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._field_slots import FieldSlots, check_field_param
-from mcal._fields import extract_field
 from mcal._optional import import_optional
-from mcal._validation import check_positive_int, logit
+from mcal._validation import check_positive_int, check_real, logit
 from mcal.mcnet._inputs import feature_matrix
 from mcal.mcnet._training import balance_penalty
 
 
 def check_training_params(learning_rate: Any, max_iter: Any) -> None:
     """Raise ``ValueError`` unless ``learning_rate`` is a positive number and ``max_iter`` a positive integer."""
-    if isinstance(learning_rate, bool) or not isinstance(learning_rate, (int, float, np.number)) or not (
-        np.isfinite(learning_rate) and learning_rate > 0
-    ):
-        raise ValueError(f"learning_rate must be a positive finite number; got {learning_rate!r}")
+    check_real("learning_rate", learning_rate, "a positive finite number", lambda v: v > 0)
     check_positive_int("max_iter", max_iter)
 
 
@@ -170,10 +166,7 @@ _AUXILIARY_VALIDATION_FRACTION = 0.2
 
 def check_nonnegative(name: str, value: Any) -> None:
     """Raise ``ValueError`` unless ``value`` is a non-negative finite number (a penalty weight)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not (
-        np.isfinite(value) and value >= 0
-    ):
-        raise ValueError(f"{name} must be a non-negative finite number; got {value!r}")
+    check_real(name, value, "a non-negative finite number", lambda v: v >= 0)
 
 
 class FieldNetwork(BaseCalibrator):
@@ -198,11 +191,8 @@ class FieldNetwork(BaseCalibrator):
         check_positive_int("hidden_dim", self.hidden_dim)
         check_nonnegative("alpha", self.alpha)
         check_nonnegative("auxiliary_l2", self.auxiliary_l2)
-        fraction = self.validation_fraction
-        if fraction is not None and (
-            isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.number)) or not 0 <= fraction < 1
-        ):
-            raise ValueError(f"validation_fraction must be None or a number in [0, 1); got {fraction!r}")
+        if self.validation_fraction is not None:
+            check_real("validation_fraction", self.validation_fraction, "None or a number in [0, 1)", lambda v: 0 <= v < 1)
         if self.n_threads is not None:
             check_positive_int("n_threads", self.n_threads)
         aux = self.auxiliary_features
@@ -229,21 +219,15 @@ class FieldNetwork(BaseCalibrator):
         yt = torch.as_tensor(y)
         wt, wv = torch.as_tensor(np.where(held, 0.0, sample_weight)), torch.as_tensor(np.where(held, sample_weight, 0.0))
         alpha = float(self.alpha)
-        if alpha > 0:
-            name = f"X[{self.field!r}]"
-            codes = torch.as_tensor(slots.vocabulary.transform(extract_field(X, self.field, y.shape[0]), name))
+        codes = torch.as_tensor(slots.codes)
 
-        def fit_loss(w):
-            return weighted_bce(self._logits(module, own), yt, w) + weighted_bce(self._logits(module, fallback), yt, w)
+        def data_loss(w, own_logits):
+            """Weighted log loss of the rows under their own slots plus under the fallback slot."""
+            return weighted_bce(own_logits, yt, w) + weighted_bce(self._logits(module, fallback), yt, w)
 
         def loss():
             own_logits = self._logits(module, own)
-            value = (
-                weighted_bce(own_logits, yt, wt)
-                + weighted_bce(self._logits(module, fallback), yt, wt)
-                + self._penalty(module)
-                + self._auxiliary_penalty(module)
-            )
+            value = data_loss(wt, own_logits) + self._penalty(module) + self._auxiliary_penalty(module)
             if alpha > 0:
                 value = value + alpha * balance_penalty(
                     torch, torch.sigmoid(own_logits), yt, wt, codes, len(self.field_values_)
@@ -252,7 +236,7 @@ class FieldNetwork(BaseCalibrator):
 
         train_full_batch(
             module, loss, learning_rate=self.learning_rate, max_iter=self.max_iter,
-            held_out=(lambda: fit_loss(wv)) if held.any() else None,
+            held_out=(lambda: data_loss(wv, self._logits(module, own))) if held.any() else None,
         )
         self.module_ = module
 
@@ -269,8 +253,10 @@ class FieldNetwork(BaseCalibrator):
             fraction = _AUXILIARY_VALIDATION_FRACTION if self.auxiliary_features is not None else 0.0
         n = sample_weight.shape[0]
         held = np.zeros(n, dtype=bool)
+        if fraction == 0:
+            return held
         held[rng.permutation(n)[: int(round(float(fraction) * n))]] = True
-        if fraction > 0 and not (sample_weight[held].sum() > 0 and sample_weight[~held].sum() > 0):
+        if not (sample_weight[held].sum() > 0 and sample_weight[~held].sum() > 0):
             raise ValueError(
                 f"validation_fraction={fraction} must leave rows of positive weight on both sides of the split; "
                 f"got {int(held.sum())} held-out row(s) of {n} (use validation_fraction=0 or more data)"

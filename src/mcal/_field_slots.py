@@ -36,8 +36,9 @@ class FieldSlots:
         self.vocabulary = FieldVocabulary([str(v) for v in values])
         self.slot_of_value = np.asarray(slot_of_value, dtype=np.int64)
         self.n_slots = int(self.slot_of_value.max(initial=-1)) + 1
-        #: rows of positive weight per value at fit time (set by :meth:`fit` only)
+        #: rows of positive weight per value at fit time, and the value code of every fit row (set by :meth:`fit` only)
         self.counts: NDArray[np.intp] | None = None
+        self.codes: NDArray[np.intp] | None = None
 
     @classmethod
     def fit(
@@ -73,7 +74,7 @@ class FieldSlots:
             keep &= np.array([bool(k) and eligible(codes == c) for c, k in enumerate(keep)], dtype=bool)
         slot_of_value = np.where(keep, np.cumsum(keep) - 1, -1).astype(np.int64)
         slots = cls(vocabulary.to_list(), slot_of_value)
-        slots.counts = counts
+        slots.counts, slots.codes = counts, codes
         return slots, slots._slots_of_codes(codes)
 
     def transform(self, X: Any, field: str | int, n_samples: int) -> NDArray[np.intp]:

@@ -7,6 +7,7 @@ Private numeric cores assume the clean float64 arrays these functions return. Me
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 import warnings
 
 import numpy as np
@@ -195,6 +196,13 @@ def check_positive_int(name: str, value: object) -> None:
     """Raise ``ValueError`` unless ``value`` is a positive integer (bools are not integers here)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer; got {value!r}")
+
+
+def check_real(name: str, value: object, rule: str, accept: Callable[[float], bool]) -> None:
+    """Raise ``ValueError`` ("<name> must be <rule>; got <value>") unless ``value`` is a finite real number
+    (bools are not numbers here) for which ``accept(value)`` holds."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (np.isfinite(value) and accept(value)):
+        raise ValueError(f"{name} must be {rule}; got {value!r}")
 
 
 def check_consistent(**arrays: object) -> None:

@@ -17,7 +17,7 @@ from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
 from mcal._mcgrad_engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
 from mcal._optional import import_optional
-from mcal._validation import logit, warn
+from mcal._validation import check_real, logit, warn
 
 # LightGBM parameters that MCGrad sets itself, with their LightGBM aliases, and the MCGrad argument to use.
 _RESERVED = {
@@ -241,9 +241,7 @@ class MCGrad(BaseCalibrator):
             raise ValueError(f"progress must be True, False or None; got {self.progress!r}")
         if self.early_stopping not in ("holdout", "kfold", None):
             raise ValueError(f"early_stopping must be 'holdout', 'kfold' or None; got {self.early_stopping!r}")
-        frac = self.validation_fraction
-        if isinstance(frac, bool) or not isinstance(frac, numbers.Real) or not 0.0 < frac < 1.0:
-            raise ValueError(f"validation_fraction must be a number in (0, 1); got {frac!r}")
+        check_real("validation_fraction", self.validation_fraction, "a number in (0, 1)", lambda v: 0.0 < v < 1.0)
         if not isinstance(self.rescale, (bool, np.bool_)):
             raise ValueError(f"rescale must be True or False; got {self.rescale!r}")
         _check_real("learning_rate", self.learning_rate, positive=True)
@@ -441,9 +439,8 @@ def _check_int(name: str, value: Any, low: int) -> None:
 
 
 def _check_real(name: str, value: Any, *, positive: bool) -> None:
-    ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and np.isfinite(value)
-    if not ok or (value <= 0 if positive else value < 0):
-        raise ValueError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}; got {value!r}")
+    accept = (lambda v: v > 0) if positive else (lambda v: v >= 0)
+    check_real(name, value, f"a finite number {'> 0' if positive else '>= 0'}", accept)
 
 
 def _split_rows(

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from mcal._validation import check_real
+
 
 def is_int(value: Any) -> bool:
     """Whether ``value`` is an integer (numpy integers included, bools excluded)."""
@@ -19,10 +21,8 @@ def _check_int(name: str, value: Any, minimum: int) -> None:
 
 
 def _check_real(name: str, value: Any, *, low: float, high: float = np.inf, open_low: bool = False) -> None:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
-    if not ok or value < low or (open_low and value == low) or value >= high:
-        bracket = "(" if open_low else "["
-        raise ValueError(f"{name} must be a finite number in {bracket}{low}, {high}); got {value!r}")
+    rule = f"a finite number in {'(' if open_low else '['}{low}, {high})"
+    check_real(name, value, rule, lambda v: (v > low if open_low else v >= low) and v < high)
 
 
 def _check_column(name: str, value: Any, *, allow_none: bool = True) -> None:
