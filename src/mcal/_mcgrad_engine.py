@@ -107,6 +107,10 @@ class LocalEngine:
             ).construct()
         return part.binned
 
+    def binned_rows(self, part: Part, rows: NDArray[np.intp]) -> Any:
+        """The binned feature columns of ``rows`` (increasing) of the part, with its bins (``Dataset.subset``)."""
+        return self.binned(part).subset(rows).construct()
+
     def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
         """Raw booster output on the part's features and logit (the init score is not included)."""
         part.X[:, -1] = part.F

@@ -311,12 +311,16 @@ class MCGrad(BaseCalibrator):
             np.flatnonzero(encoder.categorical_).tolist(),
         )
 
+        whole = Part(Xe, y, sample_weight, F0)
+
         def splits() -> tuple[list[Part], list[Part]]:
-            rows = _split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
-            return ([Part(Xe[tr], y[tr], sample_weight[tr], F0[tr]) for tr, _ in rows],
+            # The training parts share the bins of the whole data (binned once, reused by the refit).
+            rows = [(np.sort(tr), va) for tr, va in
+                    _split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)]
+            return ([Part(Xe[tr], y[tr], sample_weight[tr], F0[tr], engine.binned_rows(whole, tr)) for tr, _ in rows],
                     [Part(Xe[va], y[va], sample_weight[va], F0[va]) for _, va in rows])
 
-        self._fit_rounds(engine, encoder, Part(Xe, y, sample_weight, F0), splits)
+        self._fit_rounds(engine, encoder, whole, splits)
 
     def _seeds(self) -> tuple[int, int]:
         """The seeds of the early-stopping split and of LightGBM, both drawn from ``random_state``."""
