@@ -45,7 +45,7 @@ def test_codes_are_positions_in_the_sorted_vocabulary_and_missing_is_nan(frame):
         ]
     )
     np.testing.assert_array_equal(out, expected)
-    assert out.dtype == np.float64 and out.flags.c_contiguous
+    assert out.dtype == np.float64 and out.flags.f_contiguous
 
 
 def test_extra_columns_are_allocated_after_the_features(frame):

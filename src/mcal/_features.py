@@ -264,7 +264,9 @@ class FeatureEncoder:
 
         Returns
         -------
-        X_encoded : ndarray of shape (n_samples, n_features_in_ + n_extra_columns), float64, C-ordered
+        X_encoded : ndarray of shape (n_samples, n_features_in_ + n_extra_columns), float64
+            Column-major (Fortran order): each column is written and read contiguously, and LightGBM takes
+            the feature columns ``X_encoded[:, :n_features_in_]`` without a copy.
 
         Raises
         ------
@@ -274,7 +276,7 @@ class FeatureEncoder:
         """
         columns, names, n = _columns(X)
         self._check_columns(len(columns), names, X)
-        out = np.empty((n, self.n_features_in_ + n_extra_columns), dtype=np.float64)
+        out = np.empty((n, self.n_features_in_ + n_extra_columns), dtype=np.float64, order="F")
         unseen: list[tuple[str, int, list[str]]] = []  # (column, rows, example levels)
         for j, column in enumerate(columns):
             if self.categorical_[j]:

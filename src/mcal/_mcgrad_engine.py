@@ -72,9 +72,8 @@ class LocalEngine:
         returned as trained and freed with the round (its predictions are the same).
         """
         lgb = import_optional("lightgbm")
-        part.X[:, -1] = part.F
         if part.X.shape[1] == 1:  # no features: the score alone
-            data = lgb.Dataset(part.X, label=part.y, weight=part.w, init_score=part.F)
+            data = lgb.Dataset(part.F.reshape(-1, 1), label=part.y, weight=part.w, init_score=part.F)
         else:
             with warnings.catch_warnings():
                 # LightGBM notes that it drops the (already freed) raw data and re-reads categorical flags,
@@ -95,21 +94,25 @@ class LocalEngine:
             z = logit(scores[0])
         far = ~(np.isfinite(z) & (z < _EXACT_LOGIT))
         if far.any():
-            z[far] = part.F[far] + self.predict_raw(booster, Part(part.X[far], None, None, part.F[far]))
+            X_far = part.X[far if part.rows is None else part.rows[far]]
+            z[far] = part.F[far] + self.predict_raw(booster, Part(X_far, None, None, part.F[far]))
         return booster, z
 
     def binned(self, part: Part) -> Any:
         """The part's feature columns binned by LightGBM (a constructed ``Dataset`` with labels and weights), cached."""
-        if part.binned is None:
+        if part.binned is None:  # column-major X (FeatureEncoder's output) is read without a copy
             part.binned = import_optional("lightgbm").Dataset(
-                np.ascontiguousarray(part.X[:, :-1]), label=part.y, weight=part.w,
+                part.X[:, :-1], label=part.y, weight=part.w,
                 categorical_feature=self.categorical, params=self.params,
             ).construct()
         return part.binned
 
     def binned_rows(self, part: Part, rows: NDArray[np.intp]) -> Any:
-        """The binned feature columns of ``rows`` (increasing) of the part, with its bins (``Dataset.subset``)."""
-        return self.binned(part).subset(rows).construct()
+        """The binned feature columns of ``rows`` (increasing) of the part, with its bins (``Dataset.subset``).
+
+        None when there are no feature columns (the rounds then train on the score alone).
+        """
+        return None if part.X.shape[1] == 1 else self.binned(part).subset(rows).construct()
 
     def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
         """Raw booster output on the part's features and logit (the init score is not included)."""
@@ -188,7 +191,9 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
 class Part:
     """One block of rows: encoded features (with a spare last column for the score), labels, weights, logit.
 
-    ``binned`` is the engine's cache of the binned feature columns.
+    ``binned`` is the engine's cache of the binned feature columns. ``rows``, when given, says which rows of
+    ``X`` are the part's (a training part that shares the whole data's features instead of copying them);
+    ``y``, ``w`` and ``F`` always hold the part's rows only.
     """
 
     X: Any
@@ -196,6 +201,7 @@ class Part:
     w: Any
     F: Any
     binned: Any = None
+    rows: Any = None
 
 
 @dataclass
@@ -265,6 +271,7 @@ def boost_rounds(
                 if valid:
                     val = valid[k]
                     val.F = theta * (val.F + engine.predict_raw(booster, val))
+                    del booster  # and its training data, before the next round allocates its own
                 else:
                     path.boosters.append(booster)
                     path.factors.append(theta)

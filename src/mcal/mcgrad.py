@@ -314,10 +314,10 @@ class MCGrad(BaseCalibrator):
         whole = Part(Xe, y, sample_weight, F0)
 
         def splits() -> tuple[list[Part], list[Part]]:
-            # The training parts share the bins of the whole data (binned once, reused by the refit).
+            # The training parts share the features and bins of the whole data (binned once, reused by the refit).
             rows = [(np.sort(tr), va) for tr, va in
                     _split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)]
-            return ([Part(Xe[tr], y[tr], sample_weight[tr], F0[tr], engine.binned_rows(whole, tr)) for tr, _ in rows],
+            return ([Part(Xe, y[tr], sample_weight[tr], F0[tr], engine.binned_rows(whole, tr), tr) for tr, _ in rows],
                     [Part(Xe[va], y[va], sample_weight[va], F0[va]) for _, va in rows])
 
         self._fit_rounds(engine, encoder, whole, splits)
