@@ -383,8 +383,8 @@ class MCGrad(BaseCalibrator):
         single-row C path, which was measured faster for them than lleaves' per-call overhead allows.
 
         The compiled code belongs to this process: model files (:func:`mcal.save`) keep the LightGBM text, so
-        a loaded model must be compiled again, and pickles and copies drop it (a Dask ``predict`` on
-        collections uses LightGBM on the workers). Fitting again discards it. Needs the ``compiled`` extra:
+        a loaded model must be compiled again, and pickles and copies drop it (Dask workers that receive the
+        model pickled predict through LightGBM, to the same values). Fitting again discards it. Needs the ``compiled`` extra:
         lleaves 1.3 with ``llvmlite<0.45`` (see Raises).
 
         Parameters
