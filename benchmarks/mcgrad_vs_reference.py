@@ -215,16 +215,53 @@ def worker(args: argparse.Namespace) -> None:
     single = _call_times(predict, one)
     np.save(folder / f"{spec['tag']}_{spec['label']}_pred.npy", np.asarray(pred, dtype=np.float64))
     extra = {}
-    if spec["impl"] == "mcal":  # the same one-row calls through the public Booster.predict only
+    if spec.get("compile"):  # the same fitted model compiled by lleaves, measured before the public path below
+        extra["compiled"] = compiled_timings(model, predict, test_input, one)
+        np.save(folder / f"{spec['tag']}_{spec['label']}_compiled_pred.npy", extra["compiled"].pop("pred"))
+    if spec["impl"] == "mcal":  # the same one-row calls without the single-row C path
         import mcal._mcgrad_engine
 
-        mcal._mcgrad_engine._FAST_PATH_LIGHTGBM, model._single_row = (), None
-        extra["one_row_public_ms"] = float(np.median(_call_times(predict, one))) * 1e3
+        mcal._mcgrad_engine._FAST_PATH_LIGHTGBM, model._single_row, model._compiled = (), None, None
+        extra["one_row_public_ms"] = float(np.median(_call_times(predict, one))) * 1e3  # through Booster.predict
     print(json.dumps({**extra,
         "fit_s": fit_s, "lgb_train_s": inside[0], "rounds": int(rounds()),
         "batch_us_per_row": min(batch) / len(test) * 1e6, "one_row_ms": float(np.median(single)) * 1e3,
         "import_mib": import_mib, "peak_rss_mib": peak_fit, "fit_added_mib": peak_fit - rss_before,
     }))
+
+
+def compiled_timings(model, predict, test_input, one) -> dict:
+    """``MCGrad.compile()`` wall time, then batch (best of 3) and one-row predict of the compiled model.
+
+    One-row calls are timed in 10 alternating blocks of 20 through the single-row C path (``one_row_ms``, what
+    ``predict`` does) and through the compiled rounds (``one_row_lleaves_ms``), so that the load of the shared
+    machine weighs on both alike; each is the median of its 200 calls.
+    """
+    import mcal._mcgrad_engine as engine
+
+    start = time.perf_counter()
+    model.compile()
+    compile_s = time.perf_counter() - start
+    batch = []
+    for _ in range(3):
+        start = time.perf_counter()
+        pred = predict(test_input)
+        batch.append(time.perf_counter() - start)
+    predict(one)
+    paths = {"one_row_ms": (engine._FAST_PATH_LIGHTGBM, model._single_row), "one_row_lleaves_ms": ((), None)}
+    times: dict[str, list[float]] = {name: [] for name in paths}
+    for _ in range(10):
+        for name, (versions, single_row) in paths.items():
+            engine._FAST_PATH_LIGHTGBM, model._single_row = versions, single_row
+            times[name] += _call_times(predict, one, n_calls=20)
+    engine._FAST_PATH_LIGHTGBM, model._single_row = paths["one_row_ms"]
+    return {"compile_s": compile_s, "batch_us_per_row": min(batch) / len(pred) * 1e6,
+            **{name: float(np.median(t)) * 1e3 for name, t in times.items()}, "pred": np.asarray(pred, dtype=np.float64)}
+
+
+def _compiled_available(python: str) -> bool:
+    code = "import importlib.util, sys; sys.exit(importlib.util.find_spec('lleaves') is None)"
+    return subprocess.run([python, "-c", code]).returncode == 0
 
 
 # -- driver --------------------------------------------------------------------------------------------------
@@ -299,6 +336,9 @@ def main() -> None:
     commit = subprocess.run(git, capture_output=True, text=True, cwd=ROOT).stdout.strip()
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load_start = os.getloadavg()
+    compile_rows = _compiled_available(sys.executable)
+    if not compile_rows:
+        print("lleaves is not installed (mcal[compiled]): no 'mcal compiled' rows", file=sys.stderr)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -316,11 +356,20 @@ def main() -> None:
             rows.append({**base, "impl": "base score", **base_quality})
             for label, params in labels.items():
                 spec = {**info, "folder": str(folder), "threads": args.threads, "label": label.replace(" ", "_"),
-                        "impl": "reference" if label == "reference" else "mcal", "params": params or {}}
+                        "impl": "reference" if label == "reference" else "mcal", "params": params or {},
+                        "compile": compile_rows and label == "mcal"}
                 print(f"{info['tag']}: {label} ...", file=sys.stderr, flush=True)
                 result = run_one(ref_python if label == "reference" else sys.executable, spec)
+                compiled = result.pop("compiled", None)
                 rows.append({**base, "impl": "mcgrad 0.1.5" if label == "reference" else label, **result,
                              **quality(folder, info["tag"], spec["label"], info["cats"], info["nums"])})
+                if compiled is not None:
+                    name = f"{spec['label']}_compiled"
+                    gap = np.abs(np.load(folder / f"{info['tag']}_{name}_pred.npy")
+                                 - np.load(folder / f"{info['tag']}_{spec['label']}_pred.npy")).max()
+                    rows.append({**base, "impl": f"{label} compiled", "rounds": result["rounds"], **compiled,
+                                 "max_abs_diff": float(gap),
+                                 **quality(folder, info["tag"], name, info["cats"], info["nums"])})
             write(rows, args, commit, started, load_start)  # after each data set, so partial runs keep results
 
 
@@ -336,9 +385,19 @@ def _markdown(frame: pd.DataFrame) -> str:
     return "\n".join([head, rule, *body])
 
 
-def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str, load_start: tuple) -> None:
-    import lightgbm
+def _versions(dists: tuple[str, ...]) -> str:
+    from importlib.metadata import PackageNotFoundError, version
 
+    found = []
+    for dist in dists:
+        try:
+            found.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            found.append(f"{dist} not installed")
+    return ", ".join(found)
+
+
+def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str, load_start: tuple) -> None:
     table = pd.DataFrame(rows)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out + ".csv", index=False)
@@ -347,7 +406,7 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
         "",
         f"- date: {started}; mcal commit {commit}; {os.cpu_count()} cores "
         f"({platform.processor() or platform.machine()}), "
-        f"Python {platform.python_version()}, LightGBM {lightgbm.__version__}",
+        f"Python {platform.python_version()}, {_versions(('lightgbm', 'lleaves', 'llvmlite'))}",
         f"- LightGBM threads: {args.threads} for both; load average at start {load_start[0]:.1f}, "
         f"at end {os.getloadavg()[0]:.1f} (the machine is shared: timings carry that noise)",
         "- each fit in its own subprocess, which imports numpy, pandas (with pyarrow, to read the parquet data),",
@@ -358,14 +417,21 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
         "  one-row latency = median of 200 `predict` calls on a one-row DataFrame (`one_row_public_ms`: the same",
         "  calls with mcal's single-row C path switched off, through `Booster.predict`);",
         "  batch = best of 3 on the test set",
+        "- `mcal compiled` = the `mcal` row's fitted model, compiled in the same process after its LightGBM timings",
+        "  with `MCGrad.compile()` (lleaves: each round's booster to native code); `compile_s` = wall time of that",
+        "  call, reported apart and counted in neither `fit_s` nor the predict times; then batch = best of 3 and",
+        "  one-row = median of 200 calls, 10 blocks of 20 alternating with as many through the compiled rounds",
+        "  (`one_row_lleaves_ms`): one-row calls keep LightGBM's single-row C path after compile;",
+        "  `max_abs_diff` = largest |compiled - LightGBM| predicted probability on the test set",
         "- MCE = `mcgrad.metrics.MulticalibrationError(...).mce_sigma` with the paper's settings (protocol section 3);",
         "  `mce_sigma_mcal` = `mcal.metrics.mce(...).mce_sigma` on the same columns, where this mcal has it",
         "",
     ]
     for dataset, group in table.groupby("dataset", sort=False):
         lines += [f"## {dataset} (train {int(group.n_train.iloc[0]):,} rows, test {int(group.n_test.iloc[0]):,})", ""]
-        cols = ["impl", "rounds", "fit_s", "lgb_train_s", "batch_us_per_row", "one_row_ms", "one_row_public_ms",
-                "import_mib", "peak_rss_mib", "fit_added_mib", "log_loss", "pr_auc", "mce_sigma", "mce_sigma_mcal"]
+        cols = ["impl", "rounds", "fit_s", "lgb_train_s", "compile_s", "batch_us_per_row", "one_row_ms",
+                "one_row_public_ms", "one_row_lleaves_ms", "import_mib", "peak_rss_mib", "fit_added_mib", "log_loss", "pr_auc", "mce_sigma",
+                "mce_sigma_mcal", "max_abs_diff"]
         shown = group[[c for c in cols if c in group]].copy()
         if "lgb_train_s" in shown:
             shown.insert(4, "in_lgb_train", shown["lgb_train_s"] / shown["fit_s"])
@@ -374,13 +440,17 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
         ours = group[group.impl == "mcal"]
         if len(ref) and len(ours):
             r, o = ref.iloc[0], ours.iloc[0]
+            fast = group[group.impl == "mcal compiled"]
+            b, b_name = (fast.iloc[0], "mcal compiled") if len(fast) else (o, "mcal (not compiled: no lleaves)")
             checks = [
                 ("fit time, reference / mcal (target >= 5)", r.fit_s / o.fit_s, r.fit_s / o.fit_s >= 5),
                 ("log loss, mcal - reference (target <= 0.001)", o.log_loss - r.log_loss,
                  o.log_loss - r.log_loss <= 0.001),
                 ("MCE, mcal - reference (target <= 0)", o.mce_sigma - r.mce_sigma, o.mce_sigma <= r.mce_sigma),
-                ("batch predict per row, mcal / reference (target <= 0.5)", o.batch_us_per_row / r.batch_us_per_row,
-                 o.batch_us_per_row <= 0.5 * r.batch_us_per_row),
+                (f"batch predict per row, {b_name} / reference (target <= 0.5)",
+                 b.batch_us_per_row / r.batch_us_per_row, b.batch_us_per_row <= 0.5 * r.batch_us_per_row),
+                ("batch predict per row, mcal through LightGBM / reference (same target)",
+                 o.batch_us_per_row / r.batch_us_per_row, o.batch_us_per_row <= 0.5 * r.batch_us_per_row),
                 ("one-row predict, mcal ms (target < 0.2)", o.one_row_ms, o.one_row_ms < 0.2),
                 ("peak memory of the process, mcal / reference (target <= 0.5)", o.peak_rss_mib / r.peak_rss_mib,
                  o.peak_rss_mib <= 0.5 * r.peak_rss_mib),

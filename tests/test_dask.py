@@ -231,6 +231,22 @@ def test_lazy_predict_over_dask_collections_equals_local_predict(fitted, frames)
     np.testing.assert_array_equal(array.compute(), model.predict(test["p"], X=test[["x"]].to_numpy()))
 
 
+def test_compiled_dask_mcgrad_predicts_as_lightgbm_locally_and_over_collections(fitted, frames):
+    import pickle
+
+    import dask.dataframe as dd
+
+    pytest.importorskip("lleaves", reason="lleaves is not installed (mcal[compiled])")
+    _, test = frames
+    model = pickle.loads(pickle.dumps(fitted)).compile()  # a copy: the module's model stays uncompiled
+    assert model.to_local()._compiled is model._compiled  # to_local shares the compiled rounds
+    X, expected = test[["level", "x"]], fitted.predict(test["p"], X=test[["level", "x"]])
+    np.testing.assert_allclose(model.predict(test["p"], X=X), expected, rtol=0, atol=1e-12)
+    ddf = dd.from_pandas(test, npartitions=4)
+    lazy = model.predict(ddf["p"], X=ddf[["level", "x"]]).compute().to_numpy()
+    np.testing.assert_allclose(lazy, expected, rtol=0, atol=1e-12)
+
+
 def test_dask_mcgrad_rejects_bad_inputs_with_the_partition_named(client):
     import dask.array as da
 

@@ -1,6 +1,6 @@
 """The one place where optional dependencies are imported.
 
-Every module that needs lightgbm, torch, matplotlib, safetensors, tqdm or dask calls
+Every module that needs lightgbm, lleaves, torch, matplotlib, safetensors, tqdm or dask calls
 :func:`import_optional` inside the function that needs it, so that ``import mcal`` loads none of them.
 """
 
@@ -26,6 +26,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "dask.dataframe": ("dask", "dask[distributed]"),
     "distributed": ("dask", "dask[distributed]"),
     "lightgbm.dask": ("dask", "dask[distributed]"),
+    "lleaves": ("compiled", "lleaves"),
 }
 
 

@@ -16,6 +16,7 @@ from scipy.special import expit
 from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
 from mcal._mcgrad_engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
+from mcal._mcgrad_engine import CompiledForests
 from mcal._optional import import_optional
 from mcal._validation import check_real, logit, warn
 
@@ -347,7 +348,7 @@ class MCGrad(BaseCalibrator):
         final = boost_rounds(engine, [whole], None, max_rounds=n_rounds, patience=0,
                              rescale=bool(self.rescale), show_progress=self.progress, desc="MCGrad refit")
         self.encoder_ = encoder
-        self._single_row = None
+        self._single_row = self._compiled = None  # both belong to the previous boosters
         self.boosters_ = final.boosters
         self.n_rounds_ = len(final.boosters)
         self.rescale_factors_ = np.asarray(final.factors, dtype=np.float64)
@@ -367,12 +368,76 @@ class MCGrad(BaseCalibrator):
             self._single_row = SingleRowPredictor.create(self.boosters_, Xe.shape[1])
         return expit(predict_logit(
             self.boosters_, self.rescale_factors_, Xe, logit(y_prob), self._num_threads(),
-            getattr(self, "_single_row", None),
+            getattr(self, "_single_row", None), getattr(self, "_compiled", None),
         ))
+
+    def compile(self, n_jobs: int | None = None) -> MCGrad:
+        """Compile the fitted rounds to native code with lleaves, for faster batch :meth:`predict`.
+
+        Each round's LightGBM booster is compiled by lleaves [1]_ (through llvmlite; no C compiler needed).
+        Afterwards :meth:`predict` evaluates the recursion ``F_t = theta_t (F_{t-1} + h_t(x, F_{t-1}))`` of
+        Algorithm 1 of [2]_ with the compiled trees for inputs of two rows or more: the same trees, so the
+        same probabilities up to about 1e-15 (lleaves sums a round's trees in another order), in a fraction
+        of the time (``benchmarks/mcgrad_vs_reference.py`` measures it, row "mcal compiled", with the
+        compile time as ``compile_s``: a fraction of a second per round). One-row calls keep LightGBM's
+        single-row C path, which was measured faster for them than lleaves' per-call overhead allows.
+
+        The compiled code belongs to this process: model files (:func:`mcal.save`) keep the LightGBM text, so
+        a loaded model must be compiled again, and pickles and copies drop it (Dask workers that receive the
+        model pickled predict through LightGBM, to the same values). Fitting again discards it. Needs the ``compiled`` extra:
+        lleaves 1.3 with ``llvmlite<0.45`` (see Raises).
+
+        Parameters
+        ----------
+        n_jobs : int >= 1 or None, default=None
+            Most threads of a compiled batch predict, one per 10,000 rows at most; None uses this
+            estimator's ``n_jobs`` (all cores when that is None too).
+
+        Returns
+        -------
+        self : MCGrad
+            The model, compiled.
+
+        Raises
+        ------
+        NotFittedError
+            If called before :meth:`fit`.
+        ValueError
+            If ``n_jobs`` is not None or an integer >= 1, or the rounds have linear trees
+            (``lightgbm_params={"linear_tree": True}``), which lleaves does not evaluate.
+        ImportError
+            If lleaves is not installed (``pip install 'mcal[compiled]'``), or the installed llvmlite is
+            0.45 or newer, with which lleaves 1.3 cannot compile (https://github.com/siboehm/lleaves/issues/95).
+
+        References
+        ----------
+        .. [1] S. Boehm, "lleaves: a LLVM-based compiler for LightGBM decision trees",
+           https://github.com/siboehm/lleaves, version 1.3.
+        .. [2] N. Tax et al., "MCGrad: Multicalibration at Web Scale", KDD 2026. arXiv:2509.19884.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.normal(size=(2000, 1))
+        >>> y = rng.random(2000) < 1 / (1 + np.exp(-2 * x[:, 0]))
+        >>> model = MCGrad(min_child_samples=20, n_jobs=1, random_state=0).fit(np.full(2000, 0.5), y, X=x)
+        >>> before = model.predict(np.full(2000, 0.5), X=x)
+        >>> after = model.compile().predict(np.full(2000, 0.5), X=x)
+        >>> bool(np.max(np.abs(after - before)) < 1e-12)
+        True
+        """
+        self._check_fitted()
+        if n_jobs is not None:
+            _check_int("n_jobs", n_jobs, 1)
+        threads = n_jobs if n_jobs is not None else self.n_jobs
+        self._compiled = CompiledForests.compile(self.boosters_, None if threads is None else int(threads))
+        return self
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state.pop("_single_row", None)  # C handles; rebuilt on the next one-row predict
+        state.pop("_compiled", None)  # machine code of this process; compile() again where wanted
         return state
 
     def _importances(self) -> NDArray[np.float64]:
@@ -396,7 +461,7 @@ class MCGrad(BaseCalibrator):
             raise ValueError("model data field state.boosters must be a list of LightGBM model strings")
         self.encoder_ = FeatureEncoder.from_dict(state.get("encoder"))
         lgb = import_optional("lightgbm")
-        self._single_row = None
+        self._single_row = self._compiled = None
         self.boosters_ = []
         for i, text in enumerate(texts):
             try:

@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 
+from mcal import MCGrad
 from mcal._persistence import load, save
 from mcal._registry import METHODS, get_method
 from mcal._validation import check_y_prob
@@ -143,11 +144,18 @@ def _configure_predict(parser) -> None:
     parser.add_argument("--score-col", metavar="COL", help="score column (default: the one used at fit time)")
     parser.add_argument("--output-col", metavar="COL", help="name of the added column (default: <score-col>_calibrated)")
     parser.add_argument("--sep", metavar="SEP", help="CSV field separator (default: detected)")
+    parser.add_argument("--compile", action="store_true",
+                        help="MCGrad only: compile the model's LightGBM rounds with lleaves before predicting "
+                             "(faster on large tables; needs `pip install 'mcal[compiled]'`)")
 
 
 def _run_predict(args) -> int:
     check_output(args.output, "-o/--output")
     model, meta = load(args.model, return_metadata=True)
+    if args.compile:
+        if not isinstance(model, MCGrad):
+            raise CLIError(f"--compile applies to MCGrad models only; {args.model} holds a {type(model).__name__}")
+        model.compile()
     score_col = args.score_col or meta.get("score_col")
     if not score_col:
         raise CLIError("--score-col is required: the model file does not record one")
@@ -180,6 +188,7 @@ FIT = Command(
 PREDICT = Command(
     "predict", "add calibrated probabilities to a table",
     "Apply a saved model to a table and write it with a calibrated column added.\n\n"
-    "example: mcal predict model.json test.parquet -o test_calibrated.parquet",
+    "example: mcal predict model.json test.parquet -o test_calibrated.parquet\n"
+    "MCGrad models predict faster with --compile (lleaves, the `compiled` extra), same values to 1e-12.",
     _configure_predict, _run_predict,
 )

@@ -273,7 +273,8 @@ feature_names_in_
         Returns
         -------
         model : MCGrad
-            Shares the fitted boosters and encoder; predicts without Dask.
+            Shares the fitted boosters, encoder and compiled rounds (:meth:`mcal.MCGrad.compile`); predicts
+            without Dask.
 
         Raises
         ------
@@ -285,6 +286,7 @@ feature_names_in_
         local = MCGrad(**params)
         local.__dict__.update({k: v for k, v in self.__dict__.items() if k.endswith("_") and not k.startswith("_")})
         local._single_row = None
+        local._compiled = getattr(self, "_compiled", None)  # compiled from the same boosters, if at all
         return local
 
     def to_dict(self) -> dict[str, Any]:
