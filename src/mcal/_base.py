@@ -216,7 +216,8 @@ class BaseCalibrator(BaseEstimator):
     def _check_fitted(self) -> None:
         if not self._state_attrs:
             raise NotImplementedError(f"{type(self).__name__} must declare _state_attrs")
-        check_is_fitted(self, self._state_attrs[0])
+        if not hasattr(self, self._state_attrs[0]):  # sklearn's check (and its message) only when it fails
+            check_is_fitted(self, self._state_attrs[0])
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()

@@ -77,13 +77,13 @@ def check_y_prob(y_prob: ArrayLike, name: str = "y_prob") -> NDArray[np.float64]
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name} must be numeric probabilities; got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
+    if arr.min() >= 0.0 and arr.max() <= 1.0:  # False for NaN too: two reductions decide the common case
+        return arr
     bad = ~np.isfinite(arr)
     if bad.any():
         raise ValueError(f"{name} must be finite (no NaN or infinity); got {_describe_bad(arr, bad)}")
     bad = (arr < 0.0) | (arr > 1.0)
-    if bad.any():
-        raise ValueError(f"{name} must lie in [0, 1]; got {_describe_bad(arr, bad)}")
-    return arr
+    raise ValueError(f"{name} must lie in [0, 1]; got {_describe_bad(arr, bad)}")
 
 
 def check_y_true(
