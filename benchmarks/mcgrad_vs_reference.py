@@ -493,8 +493,10 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
                 ("memory added by fit, mcal / reference (same target)", o.fit_added_mib / r.fit_added_mib,
                  o.fit_added_mib <= 0.5 * r.fit_added_mib),
             ]
+            se = np.sqrt(r.mce_sd ** 2 / r.n_seeds + o.mce_sd ** 2 / o.n_seeds)
             lines += ["", f"Targets on the means over {int(r.n_seeds)} seed(s) of each implementation "
-                          f"(MCE sd over seeds: reference {r.mce_sd:.3g}, mcal {o.mce_sd:.3g}):",
+                          f"(MCE sd over seeds: reference {r.mce_sd:.3g}, mcal {o.mce_sd:.3g}; standard error "
+                          f"of the difference of the means {se:.3g}):",
                       "", "| target | value | met |", "|---|---|---|"]
             lines += [f"| {name} | {value:.4g} | {'yes' if ok else 'no'} |" for name, value, ok in checks]
         lines.append("")
