@@ -181,6 +181,26 @@ def test_extreme_scores_and_separable_labels_give_finite_probabilities():
     assert log_loss(y, pred) < 0.05
 
 
+@pytest.mark.parametrize("early_stopping", ["holdout", "kfold"])
+@pytest.mark.parametrize("as_array", [False, True])
+def test_rows_predicted_again_from_x_give_the_same_model(monkeypatch, segments, early_stopping, as_array):
+    # Where LightGBM's training probabilities cannot be inverted exactly, the fit encodes those rows of X
+    # again and predicts them. Sending every row down that path (training parts, validation parts, refit)
+    # must give the model that the inverted probabilities give.
+    import mcal._mcgrad_engine as engine
+
+    (X, p, y), _ = segments
+    X = X.assign(segment=X["segment"].cat.codes.astype(float)).to_numpy() if as_array else X
+    params = {**FAST, "early_stopping": early_stopping, "n_folds": 3,
+              "categorical_features": [0] if as_array else "from_dtype"}
+    expected = MCGrad(**params).fit(p, y, X=X)
+    monkeypatch.setattr(engine, "_EXACT_LOGIT", -np.inf)
+    again = MCGrad(**params).fit(p, y, X=X)
+    assert again.n_rounds_ == expected.n_rounds_ > 0
+    np.testing.assert_allclose(again.validation_losses_, expected.validation_losses_, rtol=1e-9)
+    np.testing.assert_allclose(again.predict(p, X=X), expected.predict(p, X=X), rtol=1e-7)
+
+
 # -- rescaling -------------------------------------------------------------------------------------------
 def grid_objective(theta, y, z, w):
     a = np.outer(theta, np.clip(z, -LOGIT_CLIP, LOGIT_CLIP))

@@ -85,7 +85,7 @@ class LocalEngine:
                 # which the joined Dataset keeps in its bin mappers.
                 warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
                 warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
-                data = self.binned(part).subset(np.arange(part.y.shape[0])).construct()
+                data = self.binned(part).subset(np.arange(part.y.shape[0], dtype=np.int32)).construct()
                 data.add_features_from(lgb.Dataset(part.F.reshape(-1, 1), params=self.params).construct())
             data.set_init_score(part.F)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)

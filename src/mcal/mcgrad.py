@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
+import pandas as pd
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator
@@ -314,13 +315,18 @@ class MCGrad(BaseCalibrator):
         )
 
         whole = Part(Xe, y, sample_weight, F0)
+        engine.binned(whole)  # binned once, shared by the early-stopping parts and reused by the refit
+        # The rounds need feature values only for the validation rows and the rare rows predicted again:
+        # they are encoded from X when asked, and the encoded matrix is freed before the rounds.
+        whole.X = _EncodedRows(encoder, X, Xe.shape)
+        del Xe
 
         def splits() -> tuple[list[Part], list[Part]]:
-            # The training parts share the features and bins of the whole data (binned once, reused by the refit).
             rows = [(np.sort(tr), va) for tr, va in
                     _split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)]
-            return ([Part(Xe, y[tr], sample_weight[tr], F0[tr], engine.binned_rows(whole, tr), tr) for tr, _ in rows],
-                    [Part(Xe[va], y[va], sample_weight[va], F0[va]) for _, va in rows])
+            return ([Part(whole.X, y[tr], sample_weight[tr], F0[tr], engine.binned_rows(whole, tr), tr)
+                     for tr, _ in rows],
+                    [Part(whole.X[va], y[va], sample_weight[va], F0[va]) for _, va in rows])
 
         self._fit_rounds(engine, encoder, whole, splits)
 
@@ -501,6 +507,17 @@ class MCGrad(BaseCalibrator):
                 raise ValueError(f"model data field state.{name} must have shape {shape}; got {arr.shape}")
             if not rule(arr):
                 raise ValueError(f"model data field state.{name} must hold values {text}")
+
+
+class _EncodedRows:
+    """Rows of ``X`` encoded on demand (``rows[idx]``, with the spare score column), shaped like the full encoding."""
+
+    def __init__(self, encoder: FeatureEncoder, X: Any, shape: tuple[int, int]) -> None:
+        self.encoder, self.X, self.shape = encoder, X, shape
+
+    def __getitem__(self, rows: NDArray[np.intp] | NDArray[np.bool_]) -> NDArray[np.float64]:
+        subset = self.X.iloc[rows] if isinstance(self.X, pd.DataFrame) else np.asarray(self.X)[rows]
+        return self.encoder.transform(subset, n_extra_columns=1)
 
 
 def _check_int(name: str, value: Any, low: int) -> None:
