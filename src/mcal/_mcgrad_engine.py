@@ -40,6 +40,8 @@ LOGIT_CLIP = 10.0
 _EXACT_LOGIT = 16.0
 #: LightGBM major versions whose private C handles :class:`SingleRowPredictor` was tested with.
 _FAST_PATH_LIGHTGBM = ("4",)
+#: Rows per block of the rescaling sums.
+_BLOCK = 1 << 16
 #: Bounds of the rescaling factor theta (as in the reference implementation).
 THETA_BOUNDS = (1e-8, 50.0)
 #: Rows per thread of a compiled batch predict (:class:`CompiledForests`).
@@ -78,7 +80,7 @@ class LocalEngine:
         """
         lgb = import_optional("lightgbm")
         if part.X.shape[1] == 1:  # no features: the score alone
-            data = lgb.Dataset(part.F.reshape(-1, 1), label=part.y, weight=part.w, init_score=part.F)
+            data = lgb.Dataset(part.F.reshape(-1, 1), label=part.y, weight=_lightgbm_weight(part.w), init_score=part.F)
         else:
             with warnings.catch_warnings():
                 # LightGBM notes that it drops the (already freed) raw data and re-reads categorical flags,
@@ -96,7 +98,7 @@ class LocalEngine:
         # The cross-entropy objective reports p = expit(F + h), and logit(p) recovers F + h to 1e-9 while
         # F + h < 16; rows above (where 1 - p loses digits) or where p underflows are predicted again.
         with np.errstate(divide="ignore"):
-            z = logit(scores[0])
+            z = logit(scores[0], out=scores[0])
         far = ~(np.isfinite(z) & (z < _EXACT_LOGIT))
         if far.any():
             X_far = part.X[far if part.rows is None else part.rows[far]]
@@ -107,7 +109,7 @@ class LocalEngine:
         """The part's feature columns binned by LightGBM (a constructed ``Dataset`` with labels and weights), cached."""
         if part.binned is None:  # column-major X (FeatureEncoder's output) is read without a copy
             part.binned = import_optional("lightgbm").Dataset(
-                part.X[:, :-1], label=part.y, weight=part.w,
+                part.X[:, :-1], label=part.y, weight=_lightgbm_weight(part.w),
                 categorical_feature=self.categorical, params=self.params,
             ).construct()
         return part.binned
@@ -127,17 +129,30 @@ class LocalEngine:
     def loss_grad_hess(
         self, theta: float, y: NDArray[np.float64], z: NDArray[np.float64], w: NDArray[np.float64]
     ) -> tuple[float, float, float]:
-        """Weighted log loss of ``theta * z`` and its first two derivatives in ``theta``."""
-        a = theta * z
-        p = expit(a)
-        loss = _wsum(w, np.logaddexp(0.0, a)) - theta * _wsum(w, y * z)
-        return loss, _wsum(w, (p - y) * z), _wsum(w, p * (1.0 - p) * z * z)
+        """Weighted log loss of ``theta * z`` and its first two derivatives in ``theta``.
+
+        Summed over blocks of :data:`_BLOCK` rows, so that the temporaries stay a few MB on any data size.
+        """
+        sums = np.zeros(3)
+        for start in range(0, z.shape[0], _BLOCK):
+            rows = slice(start, start + _BLOCK)
+            yb, zb, wb = y[rows], z[rows], w[rows]
+            a = theta * zb
+            p = expit(a)
+            sums += (_wsum(wb, np.logaddexp(0.0, a)) - theta * _wsum(wb, yb * zb),
+                     _wsum(wb, (p - yb) * zb), _wsum(wb, p * (1.0 - p) * zb * zb))
+        return float(sums[0]), float(sums[1]), float(sums[2])
 
     def log_loss_sum(
         self, y: NDArray[np.float64], F: NDArray[np.float64], w: NDArray[np.float64]
     ) -> tuple[float, float]:
         """``(sum of w * log loss of expit(F), sum of w)``."""
         return _wsum(w, np.logaddexp(0.0, F) - y * F), float(w.sum())
+
+
+def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
+    """The weights LightGBM is given: None when all are 1 (the same trees, without a float32 copy per dataset)."""
+    return None if w.min() == 1.0 == w.max() else w
 
 
 def _wsum(w: NDArray[np.float64], x: NDArray[np.float64]) -> float:
