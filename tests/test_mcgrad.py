@@ -375,7 +375,7 @@ def _corrupt(fitted, change):
     "change, match",
     [
         (lambda s: s["boosters"].pop(), "must hold n_rounds_"),
-        (lambda s: s["boosters"].__setitem__(0, "not a model"), r"boosters\[0\] is not a LightGBM model"),
+        (lambda s: s["boosters"].__setitem__(0, "not a model"), r"boosters\[0\] must be LightGBM model text \(from 'tree'.*got 'not a model'"),
         (lambda s: s.__setitem__("boosters", "text"), "must be a list of LightGBM model strings"),
         (lambda s: s["rescale_factors_"]["__ndarray__"].__setitem__(0, 99.0), "rescale_factors_ must hold values in"),
         (lambda s: s.__setitem__("n_rounds_", -1), "n_rounds_ must be a non-negative int"),
@@ -388,6 +388,60 @@ def _corrupt(fitted, change):
 def test_loading_rejects_malformed_state(fitted, change, match):
     with pytest.raises(ValueError, match=match):
         MCGrad.from_dict(_corrupt(fitted, change))
+
+
+def _edit_first_tree(old, new):
+    """A change of the first booster's first tree (LightGBM 4 model text), as a hand edit of a model file."""
+
+    def change(state):
+        text = state["boosters"][0]
+        start = text.index("Tree=0\n")
+        assert old in text[start:text.index("Tree=1\n")]
+        state["boosters"][0] = text[:start] + text[start:].replace(old, new, 1)
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        # a line of another length: the header's tree_sizes no longer matched and LightGBM aborted the process
+        (_edit_first_tree("leaf_value=", "leaf_value=0 "), r"boosters\[0\] has a malformed tree 0: leaf_value must hold 5"),
+        (_edit_first_tree("leaf_value=-0.1", "leaf_value=nan"), "leaf_value must hold finite numbers"),
+        (_edit_first_tree("is_linear=0", "is_linear 0"), r"line 'is_linear 0' in tree 0"),  # LightGBM read past the text
+        (_edit_first_tree("shrinkage=", "foo=1\nshrinkage="), "unknown or repeated line 'foo=1'"),
+        (_edit_first_tree("num_cat=2", "num_cat=3"), "cat_boundaries must hold 4 value"),
+        (_edit_first_tree("split_feature=0 0 2 2", "split_feature=0 0 2 9"), r"split_feature must hold integers in \[0, 2\]"),
+        # a child index out of range (predict read out of bounds) and a loop (predict never returned)
+        (_edit_first_tree("left_child=-1 2 3 -2", "left_child=-1 2 30 -2"), "must form a binary tree"),
+        (_edit_first_tree("left_child=-1 2 3 -2", "left_child=-1 2 1 -2"), "must form a binary tree"),
+        (_edit_first_tree("threshold=0 1", "threshold=0 7"), "must index one of num_cat=2 category sets"),
+        (lambda s: s.__setitem__("boosters", [s["boosters"][0].replace("num_class=1", "num_class=3", 1)]
+                                 + s["boosters"][1:]), "must be a LightGBM model with num_class=1; got '3'"),
+        (lambda s: s["boosters"].__setitem__(0, s["boosters"][0].split("\nend of trees")[0].rstrip("\n")),
+         "must end each tree with an empty line"),  # cut after a tree's last line: LightGBM read past the text
+    ],
+)
+def test_loading_rejects_malformed_lightgbm_text_without_crashing(fitted, change, match):
+    with pytest.raises(ValueError, match=match):
+        MCGrad.from_dict(_corrupt(fitted, change))
+
+
+def test_a_tree_edited_to_another_length_still_loads(fitted, segments, tmp_path):
+    # LightGBM parses the trees of a text with tree_sizes in parallel at those offsets, and aborted the process
+    # when a tree's length had changed; the checked trees are parsed one by one instead.
+    _, (Xt, pt, _) = segments
+    model = MCGrad.from_dict(_corrupt(fitted, _edit_first_tree("shrinkage=0.2", "shrinkage=0.200")))
+    np.testing.assert_array_equal(model.predict(pt, X=Xt), fitted.predict(pt, X=Xt))
+
+
+@pytest.mark.parametrize("kwargs", [{"lightgbm_params": {"linear_tree": True}}, {"min_gain_to_split": 1e300}],
+                         ids=["linear trees", "one-leaf trees"])
+def test_save_and_load_of_linear_and_one_leaf_trees(segments, tmp_path, kwargs):
+    (X, p, y), (Xt, pt, _) = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 2, **kwargs}).fit(p, y, X=X)
+    loaded = mcal.load(mcal.save(model, tmp_path / "m.json"))
+    np.testing.assert_array_equal(loaded.predict(pt, X=Xt), model.predict(pt, X=Xt))
 
 
 def test_command_line_fit_and_predict_with_feature_columns(tmp_path):

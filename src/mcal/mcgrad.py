@@ -16,6 +16,7 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
+from mcal._lightgbm_text import booster_from_text
 from mcal._mcgrad_engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
 from mcal._mcgrad_engine import CompiledForests
 from mcal._optional import import_optional
@@ -467,14 +468,8 @@ class MCGrad(BaseCalibrator):
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             raise ValueError("model data field state.boosters must be a list of LightGBM model strings")
         self.encoder_ = FeatureEncoder.from_dict(state.get("encoder"))
-        lgb = import_optional("lightgbm")
         self._single_row = self._compiled = None
-        self.boosters_ = []
-        for i, text in enumerate(texts):
-            try:
-                self.boosters_.append(lgb.Booster(model_str=text))
-            except lgb.basic.LightGBMError as exc:
-                raise ValueError(f"model data field state.boosters[{i}] is not a LightGBM model: {exc}") from exc
+        self.boosters_ = [booster_from_text(text, f"state.boosters[{i}]") for i, text in enumerate(texts)]
         self._set_feature_attrs()
 
     def _validate_state(self) -> None:
