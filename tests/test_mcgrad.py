@@ -462,6 +462,20 @@ def test_command_line_fit_and_predict_with_feature_columns(tmp_path):
     assert segment_errors(out, out["p_calibrated"].to_numpy(), y).max() < 0.03
 
 
+def test_command_line_reports_lightgbm_params_that_lightgbm_rejects_and_writes_nothing(tmp_path, capsys):
+    # LightGBM's own error escaped the command line as a traceback
+    from mcal.cli import main
+
+    X, p, y = segment_data(500, seed=16)
+    X.assign(p=p, y=y.astype(int)).to_csv(tmp_path / "train.csv", index=False)
+    model = tmp_path / "model.json"
+    assert main(["fit", str(tmp_path / "train.csv"), "--score-col", "p", "--label-col", "y", "--method", "mcgrad",
+                 "--features", "segment,x", "--param", "n_jobs=1", "--param", 'lightgbm_params={"max_bin": 1}',
+                 "-o", str(model)]) == 1
+    assert "mcal: error: lightgbm_params must be parameters that LightGBM accepts" in capsys.readouterr().err
+    assert not model.exists()
+
+
 # -- bad input ---------------------------------------------------------------------------------------------
 def test_unseen_category_at_predict_warns_once_and_acts_as_missing(fitted, segments):
     _, (Xt, pt, _) = segments
@@ -565,6 +579,13 @@ def test_predict_before_fit_raises():
         ("lightgbm_params", {"num_leaves": 7}, "must not set 'num_leaves'.*use the argument max_leaves="),
         ("lightgbm_params", {"nthread": 2}, "must not set 'nthread'.*use the argument n_jobs="),
         ("lightgbm_params", {"objective": "binary"}, "must not set 'objective'.*cannot be changed"),
+        # LightGBM reads these as int32: larger values wrapped around (min_child_samples=2**40 became 0),
+        # hung (n_estimators) or aborted the process (n_jobs=10**10); num_leaves is capped at 131072
+        ("min_child_samples", 2**40, r"min_child_samples must be an integer >= 0 and <= 2147483647 \(LightGBM's int32\)"),
+        ("n_estimators", 2**40, r"n_estimators must be an integer >= 1 and <= 2147483647"),
+        ("n_jobs", 10**10, r"n_jobs must be an integer >= 1 and <= 2147483647"),
+        ("max_depth", 2**40, "max_depth must be an integer .* of LightGBM's int32; got 1099511627776"),
+        ("max_leaves", 131073, "max_leaves must be an integer >= 2 and <= 131072; got 131073"),
     ],
 )
 def test_bad_parameters_raise_value_error_naming_them(param, value, match):
@@ -578,6 +599,38 @@ def test_bad_parameters_raise_value_error_naming_them(param, value, match):
 def test_bad_lightgbm_params_types_raise_type_error(value, match):
     with pytest.raises(TypeError, match=match):
         MCGrad(lightgbm_params=value).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"monotone_constraints": [1, 0, 0]}, {"mc": "1,0,0"}, {"monotone_constraints": [0, 1]},
+     {"monotonic_cst": [0, 2, 0]}],
+    ids=["on the categorical column", "alias as text", "one short", "not a sign"],
+)
+def test_bad_monotone_constraints_raise_before_lightgbm_sees_them(segments, params):
+    # LightGBM 4.7 aborted the process on a monotone constraint on a categorical column
+    (X, p, y), _ = segments
+    with pytest.raises(ValueError, match=r"lightgbm_params\['(monotone_constraints|mc|monotonic_cst)'\] must hold 3 "
+                                         r"values in \{-1, 0, 1\}.* categorical columns \['segment'\]; got"):
+        MCGrad(**{**FAST, "lightgbm_params": params}).fit(p, y, X=X)
+
+
+def test_monotone_constraint_on_the_score_makes_each_round_increasing_in_it(segments):
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1,
+                      "lightgbm_params": {"monotone_constraints": [0, 0, 1]}}).fit(p, y, X=X)
+    rows = np.repeat(model.encoder_.transform(X.iloc[:50], n_extra_columns=1), 30, axis=0)
+    rows[:, -1] = np.tile(np.linspace(-4, 4, 30), 50)
+    raw = model.boosters_[0].predict(rows, raw_score=True).reshape(50, 30)
+    assert np.all(np.diff(raw, axis=1) >= 0)
+
+
+@pytest.mark.parametrize("params", [{"max_bin": 1}, {"max_bin_by_feature": [3]}])
+def test_lightgbm_params_that_lightgbm_rejects_raise_value_error_naming_them(segments, params):
+    (X, p, y), _ = segments
+    with pytest.raises(ValueError, match=r"lightgbm_params must be parameters that LightGBM accepts for these "
+                                         r"data; got \{'max_bin.*which LightGBM rejected: .*max_bin"):
+        MCGrad(**{**FAST, "lightgbm_params": params}).fit(p, y, X=X)
 
 
 def test_extra_lightgbm_params_reach_the_boosters(segments):
