@@ -529,6 +529,15 @@ def test_bad_training_data_raise(y_prob, y, weight, match):
         MCGrad(**FAST).fit(np.array(y_prob), np.array(y), X=X, sample_weight=weight)
 
 
+@pytest.mark.parametrize("weight", [1e-300, 1e300])
+def test_weights_outside_lightgbm_float32_range_raise(segments, weight):
+    # LightGBM turned them into 0 ("sum of weights is zero") or into infinity (a model fitted on inf weights)
+    (X, p, y), _ = segments
+    with pytest.raises(ValueError, match=r"sample_weight must have its positive weights in \[1.175e-38, 3.403e\+38\], "
+                                         r"LightGBM's float32 range; got weights from 1e[-+]300 to 1e[-+]300"):
+        MCGrad(**FAST).fit(p, y, X=X, sample_weight=np.full(p.size, weight))
+
+
 def test_out_of_range_scores_at_predict_raise(fitted, segments):
     _, (Xt, pt, _) = segments
     bad = pt.copy()

@@ -184,7 +184,8 @@ class MCGrad(BaseCalibrator):
     ±10 inside it and ``theta`` kept in [1e-8, 50] (the reference implementation's guards). Scores are
     clipped to ``[EPS, 1 - EPS]`` before the logit. Labels may be soft (in [0, 1]); LightGBM fits the
     cross-entropy objective, which equals the binary log loss on 0/1 labels. Sample weights enter the
-    boosting, the rescaling and the validation loss. Weight k equals k copies of a row in the rescaling
+    boosting, the rescaling and the validation loss; LightGBM stores them as float32, so positive weights
+    must lie in [1.2e-38, 3.4e38]. Weight k equals k copies of a row in the rescaling
     and the validation loss; LightGBM itself counts rows (``min_child_samples``, bins) and, in version 4.7,
     grows different trees for weights and copies beyond a tree's first split, so the equality is exact
     only for stumps without a row floor and no early stopping (whose split draws rows). ``X=None`` fits
@@ -336,6 +337,7 @@ class MCGrad(BaseCalibrator):
 
     # -- fit and predict -------------------------------------------------------------------------------------
     def _fit(self, y_prob, y, sample_weight, X) -> None:
+        _check_float32_weights(sample_weight)
         split_seed, lgb_seed = self._seeds()
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
@@ -571,6 +573,19 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None
             or (high is not None and value > high)):
         bound = "" if high is None else f" and <= {high}" + (" (LightGBM's int32)" if high == _INT32_MAX else "")
         raise ValueError(f"{name} must be an integer >= {low}{bound}; got {value!r}")
+
+
+def _check_float32_weights(sample_weight: NDArray[np.float64]) -> None:
+    """LightGBM stores weights as float32: smaller positive weights became 0 (if all did, LightGBM raised "sum of
+    weights is zero") and larger ones infinite."""
+    positive = sample_weight[sample_weight > 0]
+    low, high = float(positive.min()), float(positive.max())
+    tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
+    if low < tiny or high > big:
+        raise ValueError(
+            f"sample_weight must have its positive weights in [{tiny:.4g}, {big:.4g}], LightGBM's float32 range; "
+            f"got weights from {low:.4g} to {high:.4g} (rescale them)"
+        )
 
 
 def _check_real(name: str, value: Any, *, positive: bool) -> None:
