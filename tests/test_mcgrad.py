@@ -588,6 +588,10 @@ def test_predict_before_fit_raises():
         ("lightgbm_params", {"num_leaves": 7}, "must not set 'num_leaves'.*use the argument max_leaves="),
         ("lightgbm_params", {"nthread": 2}, "must not set 'nthread'.*use the argument n_jobs="),
         ("lightgbm_params", {"objective": "binary"}, "must not set 'objective'.*cannot be changed"),
+        # options of LightGBM's binary objective, silently ignored by the cross-entropy one
+        ("lightgbm_params", {"is_unbalance": True}, "must not set 'is_unbalance', which LightGBM ignores under"),
+        ("lightgbm_params", {"scale_pos_weight": 3.0}, "must not set 'scale_pos_weight'.*sample_weight"),
+        ("lightgbm_params", {"pos_bagging_fraction": 0.5}, "must not set 'pos_bagging_fraction', which LightGBM ignores"),
         # LightGBM reads these as int32: larger values wrapped around (min_child_samples=2**40 became 0),
         # hung (n_estimators) or aborted the process (n_jobs=10**10); num_leaves is capped at 131072
         ("min_child_samples", 2**40, r"min_child_samples must be an integer >= 0 and <= 2147483647 \(LightGBM's int32\)"),

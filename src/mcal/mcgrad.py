@@ -45,6 +45,10 @@ _RESERVED = {
     "(fixed by MCGrad)": ("objective", "objective_type", "app", "application", "loss", "boosting",
                           "boosting_type", "boost", "num_class", "num_classes", "deterministic",
                           "force_col_wise", "force_row_wise", "verbosity", "verbose", "init_score"),
+    # parameters of LightGBM's binary objective, which the cross-entropy objective silently ignores
+    "(ignored)": ("is_unbalance", "unbalance", "unbalanced_sets", "scale_pos_weight", "sigmoid",
+                  "boost_from_average", "pos_bagging_fraction", "pos_sub_row", "pos_subsample", "pos_bagging",
+                  "neg_bagging_fraction", "neg_sub_row", "neg_subsample", "neg_bagging"),
 }
 _RESERVED_NAMES = {alias: arg for arg, aliases in _RESERVED.items() for alias in aliases}
 _MONOTONE = ("monotone_constraints", "mc", "monotone_constraint", "monotonic_cst")
@@ -136,8 +140,9 @@ class MCGrad(BaseCalibrator):
         Further LightGBM parameters (str keys, scalar or list values), e.g. ``{"max_bin": 63}`` or
         ``{"monotone_constraints": [0, ..., 0, 1]}``, which takes one entry per column of ``X`` and a last
         one for the score ``F_{t-1}``, 0 for categorical columns. Parameters that MCGrad sets or exposes
-        above (and their LightGBM aliases) are rejected with the argument to use instead; nothing is
-        silently overridden. Values that LightGBM rejects raise a ``ValueError`` at fit that quotes
+        above (and their LightGBM aliases) are rejected with the argument to use instead, and so are the
+        options of LightGBM's binary objective that its cross-entropy objective ignores (``is_unbalance``,
+        ``scale_pos_weight``: use ``sample_weight``); nothing is silently overridden. Values that LightGBM rejects raise a ``ValueError`` at fit that quotes
         LightGBM; names that LightGBM does not know are ignored by LightGBM.
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
@@ -299,11 +304,14 @@ class MCGrad(BaseCalibrator):
             if not isinstance(key, str):
                 raise TypeError(f"lightgbm_params keys must be strings; got {key!r}")
             if key in _RESERVED_NAMES:
-                raise ValueError(
-                    f"lightgbm_params must not set {key!r}, which MCGrad controls; "
-                    + (f"use the argument {_RESERVED_NAMES[key]}=" if not _RESERVED_NAMES[key].startswith("(") else
-                       "it cannot be changed")
-                )
+                arg = _RESERVED_NAMES[key]
+                why = {
+                    "(fixed by MCGrad)": "which MCGrad controls; it cannot be changed",
+                    "(ignored)": "which LightGBM ignores under MCGrad's cross-entropy objective (the initial score "
+                                 "is the input's logit; weigh classes with sample_weight)",
+                }
+                raise ValueError(f"lightgbm_params must not set {key!r}, "
+                                 + why.get(arg, f"which MCGrad controls; use the argument {arg}="))
             items = value if isinstance(value, list) else [value]
             if not all(v is None or isinstance(v, (bool, int, float, str)) for v in items):
                 raise TypeError(
