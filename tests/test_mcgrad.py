@@ -614,17 +614,29 @@ def test_bad_lightgbm_params_types_raise_type_error(value, match):
         MCGrad(lightgbm_params=value).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
 
 
+_MONOTONE_RULE = (r"lightgbm_params\['(monotone_constraints|mc|monotonic_cst)'\] must hold 3 values in "
+                  r"\{-1, 0, 1\}.* categorical columns \['segment'\]; got")
+_LIGHTGBM_REJECTS = r"lightgbm_params must be parameters that LightGBM accepts for these data; got \{'max_bin.*max_bin"
+
+
 @pytest.mark.parametrize(
-    "params",
-    [{"monotone_constraints": [1, 0, 0]}, {"mc": "1,0,0"}, {"monotone_constraints": [0, 1]},
-     {"monotonic_cst": [0, 2, 0]}],
-    ids=["on the categorical column", "alias as text", "one short", "not a sign"],
+    "params, match",
+    [
+        # LightGBM 4.7 aborted the process on a monotone constraint on a categorical column
+        ({"monotone_constraints": [1, 0, 0]}, _MONOTONE_RULE),
+        ({"mc": "1,0,0"}, _MONOTONE_RULE),
+        ({"monotone_constraints": [0, 1]}, _MONOTONE_RULE),
+        ({"monotonic_cst": [0, 2, 0]}, _MONOTONE_RULE),
+        # LightGBM's own error escaped as a LightGBMError (a traceback on the command line)
+        ({"max_bin": 1}, _LIGHTGBM_REJECTS),
+        ({"max_bin_by_feature": [3]}, _LIGHTGBM_REJECTS),
+    ],
+    ids=["monotone on a categorical column", "monotone alias as text", "monotone one short", "monotone not a sign",
+         "max_bin 1", "max_bin_by_feature short"],
 )
-def test_bad_monotone_constraints_raise_before_lightgbm_sees_them(segments, params):
-    # LightGBM 4.7 aborted the process on a monotone constraint on a categorical column
+def test_lightgbm_params_checked_at_fit_raise_value_error_naming_them(segments, params, match):
     (X, p, y), _ = segments
-    with pytest.raises(ValueError, match=r"lightgbm_params\['(monotone_constraints|mc|monotonic_cst)'\] must hold 3 "
-                                         r"values in \{-1, 0, 1\}.* categorical columns \['segment'\]; got"):
+    with pytest.raises(ValueError, match=match):
         MCGrad(**{**FAST, "lightgbm_params": params}).fit(p, y, X=X)
 
 
@@ -636,14 +648,6 @@ def test_monotone_constraint_on_the_score_makes_each_round_increasing_in_it(segm
     rows[:, -1] = np.tile(np.linspace(-4, 4, 30), 50)
     raw = model.boosters_[0].predict(rows, raw_score=True).reshape(50, 30)
     assert np.all(np.diff(raw, axis=1) >= 0)
-
-
-@pytest.mark.parametrize("params", [{"max_bin": 1}, {"max_bin_by_feature": [3]}])
-def test_lightgbm_params_that_lightgbm_rejects_raise_value_error_naming_them(segments, params):
-    (X, p, y), _ = segments
-    with pytest.raises(ValueError, match=r"lightgbm_params must be parameters that LightGBM accepts for these "
-                                         r"data; got \{'max_bin.*which LightGBM rejected: .*max_bin"):
-        MCGrad(**{**FAST, "lightgbm_params": params}).fit(p, y, X=X)
 
 
 def test_extra_lightgbm_params_reach_the_boosters(segments):

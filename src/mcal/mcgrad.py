@@ -6,7 +6,6 @@ of :mod:`mcal._mcgrad_engine`. LightGBM is imported only when a model is fitted,
 
 from __future__ import annotations
 
-import functools
 import numbers
 from typing import Any, ClassVar
 
@@ -17,10 +16,16 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
-from mcal._lightgbm_text import booster_from_text
+from mcal._lightgbm_checks import (
+    INT32_MAX,
+    MAX_LEAVES,
+    booster_from_text,
+    check_float32_weights,
+    check_monotone_constraints,
+    lightgbm_errors_name_lightgbm_params,
+)
 from mcal._mcgrad_engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
 from mcal._mcgrad_engine import CompiledForests
-from mcal._optional import import_optional
 from mcal._validation import check_real, logit, warn
 
 # LightGBM parameters that MCGrad sets itself, with their LightGBM aliases, and the MCGrad argument to use.
@@ -51,35 +56,11 @@ _RESERVED = {
                   "neg_bagging_fraction", "neg_sub_row", "neg_subsample", "neg_bagging"),
 }
 _RESERVED_NAMES = {alias: arg for arg, aliases in _RESERVED.items() for alias in aliases}
-_MONOTONE = ("monotone_constraints", "mc", "monotone_constraint", "monotonic_cst")
-#: LightGBM reads its integer parameters as int32 (larger values wrap around) and caps num_leaves at 131072.
-_INT32_MAX = 2**31 - 1
-_MAX_LEAVES = 131072
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same
 #: trees either way). Row-wise fitted 8-20 % faster from 18k to 100k rows; at 1M rows it added 470 MB to the fit
 #: and column-wise 450 MB, against 930 MB for the reference package, at a fit 10 % slower (90 s against 100 s)
 #: (benchmarks/results/mcgrad_vs_reference*.md and the commit history of the 1M file).
 _COL_WISE_FROM_ROWS = 500_000
-
-
-def _lightgbm_errors_name_lightgbm_params(method: Any) -> Any:
-    """Decorate a fitting method: a ``LightGBMError`` raised under user ``lightgbm_params`` becomes a
-    ``ValueError`` that names them (LightGBM checks the values and their fit to the data only when training)."""
-
-    @functools.wraps(method)
-    def fit_with(self: MCGrad, *args: Any, **kwargs: Any) -> Any:
-        lgb = import_optional("lightgbm")
-        try:
-            return method(self, *args, **kwargs)
-        except lgb.basic.LightGBMError as exc:
-            if not self.lightgbm_params:
-                raise
-            raise ValueError(
-                f"lightgbm_params must be parameters that LightGBM accepts for these data; got "
-                f"{self.lightgbm_params!r}, which LightGBM rejected: {str(exc).strip()}"
-            ) from exc
-
-    return fit_with
 
 
 class MCGrad(BaseCalibrator):
@@ -272,11 +253,11 @@ class MCGrad(BaseCalibrator):
     def _validate_params_values(self) -> None:
         for name, low in (("max_rounds", 0), ("patience", 0), ("n_folds", 2)):
             _check_int(name, getattr(self, name), low)
-        for name, low, high in (("n_estimators", 1, _INT32_MAX), ("max_leaves", 2, _MAX_LEAVES),
-                                ("min_child_samples", 0, _INT32_MAX)):
+        for name, low, high in (("n_estimators", 1, INT32_MAX), ("max_leaves", 2, MAX_LEAVES),
+                                ("min_child_samples", 0, INT32_MAX)):
             _check_int(name, getattr(self, name), low, high)
         if (isinstance(self.max_depth, bool) or not isinstance(self.max_depth, numbers.Integral)
-                or not -_INT32_MAX <= self.max_depth <= _INT32_MAX):
+                or not -INT32_MAX <= self.max_depth <= INT32_MAX):
             raise ValueError(f"max_depth must be an integer (<= 0 for no limit) of LightGBM's int32; got {self.max_depth!r}")
         if self.progress is not None and not isinstance(self.progress, bool):
             raise ValueError(f"progress must be True, False or None; got {self.progress!r}")
@@ -289,7 +270,7 @@ class MCGrad(BaseCalibrator):
         for name in ("l2_regularization", "min_gain_to_split", "min_sum_hessian_in_leaf"):
             _check_real(name, getattr(self, name), positive=False)
         if self.n_jobs is not None:
-            _check_int("n_jobs", self.n_jobs, 1, _INT32_MAX)
+            _check_int("n_jobs", self.n_jobs, 1, INT32_MAX)
         if self.random_state is not None:
             _check_int("random_state", self.random_state, 0)
         self._extra_lightgbm_params()
@@ -345,7 +326,7 @@ class MCGrad(BaseCalibrator):
 
     # -- fit and predict -------------------------------------------------------------------------------------
     def _fit(self, y_prob, y, sample_weight, X) -> None:
-        _check_float32_weights(sample_weight)
+        check_float32_weights(sample_weight)
         split_seed, lgb_seed = self._seeds()
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
@@ -378,32 +359,14 @@ class MCGrad(BaseCalibrator):
         split_seed, lgb_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
         return split_seed, lgb_seed
 
-    def _check_monotone_constraints(self, encoder: FeatureEncoder) -> None:
-        """Check user monotone constraints before LightGBM sees them (a constraint on a categorical column
-        aborts the process in LightGBM 4.7 instead of raising)."""
-        extra = self.lightgbm_params or {}
-        for key in [k for k in _MONOTONE if k in extra]:
-            value = extra[key]
-            items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
-            signs = [str(v).strip() for v in items]
-            d = encoder.n_features_in_
-            if (len(signs) != d + 1 or any(v not in ("-1", "0", "1") for v in signs)
-                    or any(v != "0" for v, cat in zip(signs, encoder.categorical_) if cat)):
-                columns = encoder.feature_names_in_ or list(range(d))
-                cats = [columns[j] for j in np.flatnonzero(encoder.categorical_)]
-                raise ValueError(
-                    f"lightgbm_params[{key!r}] must hold {d + 1} values in {{-1, 0, 1}}, one per column of X and "
-                    f"then one for the score, with 0 for the categorical columns {cats}; got {value!r}"
-                )
-
-    @_lightgbm_errors_name_lightgbm_params
+    @lightgbm_errors_name_lightgbm_params
     def _fit_rounds(self, engine: Any, encoder: FeatureEncoder, whole: Part, splits: Any) -> None:
         """Choose the number of rounds on ``splits()`` (early stopping), refit them on ``whole``, set the state.
 
         ``engine`` runs the rounds (:class:`~mcal._mcgrad_engine.LocalEngine` or one with the same methods);
         ``splits`` returns the (train, validation) parts and is called only when early stopping is on.
         """
-        self._check_monotone_constraints(encoder)
+        check_monotone_constraints(self.lightgbm_params, encoder)
         losses: list[float] = []
         n_rounds = int(self.max_rounds)
         if self.early_stopping is not None and n_rounds > 0:
@@ -579,21 +542,8 @@ class _EncodedRows:
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
     if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low
             or (high is not None and value > high)):
-        bound = "" if high is None else f" and <= {high}" + (" (LightGBM's int32)" if high == _INT32_MAX else "")
+        bound = "" if high is None else f" and <= {high}" + (" (LightGBM's int32)" if high == INT32_MAX else "")
         raise ValueError(f"{name} must be an integer >= {low}{bound}; got {value!r}")
-
-
-def _check_float32_weights(sample_weight: NDArray[np.float64]) -> None:
-    """LightGBM stores weights as float32: smaller positive weights became 0 (if all did, LightGBM raised "sum of
-    weights is zero") and larger ones infinite."""
-    positive = sample_weight[sample_weight > 0]
-    low, high = float(positive.min()), float(positive.max())
-    tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
-    if low < tiny or high > big:
-        raise ValueError(
-            f"sample_weight must have its positive weights in [{tiny:.4g}, {big:.4g}], LightGBM's float32 range; "
-            f"got weights from {low:.4g} to {high:.4g} (rescale them)"
-        )
 
 
 def _check_real(name: str, value: Any, *, positive: bool) -> None:

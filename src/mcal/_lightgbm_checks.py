@@ -1,4 +1,4 @@
-"""LightGBM model text read from a model file, checked before LightGBM parses it.
+"""Checks of what mcal hands to LightGBM: model text read from a file, parameters and sample weights.
 
 LightGBM (4.7) trusts the model text it is given. A tree whose text is longer or shorter than the header's
 ``tree_sizes`` says aborts the process (the trees are parsed in OpenMP threads, whose errors end in
@@ -6,17 +6,25 @@ LightGBM (4.7) trusts the model text it is given. A tree whose text is longer or
 indices, split features or category boundaries out of range make ``predict`` read out of bounds or never
 return. :func:`booster_from_text` checks the structure of every tree first, then lets LightGBM parse the
 trees one after another (without ``tree_sizes``), so that a malformed or hand-edited file raises a
-``ValueError`` instead of crashing the process.
+``ValueError`` instead of crashing the process. The other checks catch, before training, inputs that
+LightGBM would silently change (int32 parameters, float32 weights) or abort on (monotone constraints on
+categorical columns), and turn LightGBM's errors on user parameters into errors that name them.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 import numpy as np
 
 from mcal._optional import import_optional
+
+#: LightGBM reads its integer parameters as int32 (larger values wrap around) and caps num_leaves at 131072.
+INT32_MAX = 2**31 - 1
+MAX_LEAVES = 131072
+_MONOTONE = ("monotone_constraints", "mc", "monotone_constraint", "monotonic_cst")
 
 # The lines of a tree section as LightGBM 4 writes them (its parser reads at most 22 lines per tree).
 _TREE_KEYS = {
@@ -176,3 +184,56 @@ def _floats(tree: dict[str, str], key: str, size: int, *, finite: bool = False) 
     if not all(pattern.fullmatch(t) for t in tokens):
         raise ValueError(f"{key} must hold {'finite ' if finite else ''}numbers; got {' '.join(tokens)[:60]!r}")
     return np.array([float(t) for t in tokens], dtype=np.float64)
+
+
+def check_float32_weights(sample_weight: np.ndarray) -> None:
+    """Raise ValueError unless the positive weights fit float32, as LightGBM stores them (smaller ones became 0,
+    and LightGBM raised "sum of weights is zero" if all did; larger ones became infinite)."""
+    positive = sample_weight[sample_weight > 0]
+    low, high = float(positive.min()), float(positive.max())
+    tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
+    if low < tiny or high > big:
+        raise ValueError(
+            f"sample_weight must have its positive weights in [{tiny:.4g}, {big:.4g}], LightGBM's float32 range; "
+            f"got weights from {low:.4g} to {high:.4g} (rescale them)"
+        )
+
+
+def check_monotone_constraints(lightgbm_params: dict[str, Any] | None, encoder: Any) -> None:
+    """Raise ValueError unless user monotone constraints give one sign per encoded column and the score, 0 on
+    categorical columns (LightGBM 4.7 aborts the process on a constraint on a categorical column)."""
+    extra = lightgbm_params or {}
+    for key in [k for k in _MONOTONE if k in extra]:
+        value = extra[key]
+        items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+        signs = [str(v).strip() for v in items]
+        d = encoder.n_features_in_
+        if (len(signs) != d + 1 or any(v not in ("-1", "0", "1") for v in signs)
+                or any(v != "0" for v, cat in zip(signs, encoder.categorical_) if cat)):
+            columns = encoder.feature_names_in_ or list(range(d))
+            cats = [columns[j] for j in np.flatnonzero(encoder.categorical_)]
+            raise ValueError(
+                f"lightgbm_params[{key!r}] must hold {d + 1} values in {{-1, 0, 1}}, one per column of X and "
+                f"then one for the score, with 0 for the categorical columns {cats}; got {value!r}"
+            )
+
+
+def lightgbm_errors_name_lightgbm_params(method: Any) -> Any:
+    """Decorate an estimator's fitting method: a ``LightGBMError`` raised while its ``lightgbm_params`` are set
+    becomes a ``ValueError`` that names them (LightGBM checks parameters, and their fit to the data, only when
+    it trains)."""
+
+    @functools.wraps(method)
+    def fit_with(self: Any, *args: Any, **kwargs: Any) -> Any:
+        lgb = import_optional("lightgbm")
+        try:
+            return method(self, *args, **kwargs)
+        except lgb.basic.LightGBMError as exc:
+            if not self.lightgbm_params:
+                raise
+            raise ValueError(
+                f"lightgbm_params must be parameters that LightGBM accepts for these data; got "
+                f"{self.lightgbm_params!r}, which LightGBM rejected: {str(exc).strip()}"
+            ) from exc
+
+    return fit_with
