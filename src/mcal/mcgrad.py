@@ -325,11 +325,13 @@ class MCGrad(BaseCalibrator):
         return 0 if self.n_jobs is None else int(self.n_jobs)
 
     # -- fit and predict -------------------------------------------------------------------------------------
+    @lightgbm_errors_name_lightgbm_params
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         check_float32_weights(sample_weight)
         split_seed, lgb_seed = self._seeds()
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
+        check_monotone_constraints(self.lightgbm_params, encoder)
         Xe = encoder.transform(X, n_extra_columns=1)
         F0 = logit(y_prob)
         engine = LocalEngine(
@@ -366,7 +368,6 @@ class MCGrad(BaseCalibrator):
         ``engine`` runs the rounds (:class:`~mcal._mcgrad_engine.LocalEngine` or one with the same methods);
         ``splits`` returns the (train, validation) parts and is called only when early stopping is on.
         """
-        check_monotone_constraints(self.lightgbm_params, encoder)
         losses: list[float] = []
         n_rounds = int(self.max_rounds)
         if self.early_stopping is not None and n_rounds > 0:
