@@ -555,6 +555,13 @@ def test_tiny_data_raises_for_early_stopping_and_fits_with_fixed_rounds():
     assert np.all(np.isfinite(model.predict(p, X=X)))
 
 
+@pytest.mark.parametrize("fraction, rows", [(1e-6, "test_size = 1"), (0.999999, "train set will be empty")])
+def test_a_validation_fraction_that_leaves_a_side_empty_names_it(segments, fraction, rows):
+    (X, p, y), _ = segments
+    with pytest.raises(ValueError, match=rf"early_stopping='holdout' with validation_fraction={fraction} of 6000 rows: .*{rows}"):
+        MCGrad(**{**FAST, "validation_fraction": fraction}).fit(p, y, X=X)
+
+
 def test_kfold_needs_n_folds_rows_of_each_class():
     rng = np.random.default_rng(11)
     y = np.array([1.0] * 3 + [0.0] * 50)
