@@ -357,6 +357,23 @@ def test_save_and_load_reproduce_predictions_exactly(fitted, segments, tmp_path)
     assert loaded.feature_names_in_ == ["segment", "x"]
 
 
+def test_categorical_features_given_as_an_array_of_names_round_trip_through_a_model_file(segments, tmp_path):
+    # a documented form of the parameter that fitted but could not be saved ("cannot serialize ... <U7")
+    (X, p, y), (Xt, pt, _) = segments
+    model = MCGrad(**{**FAST, "categorical_features": np.array(["segment"])}).fit(p, y, X=X)
+    loaded = mcal.load(mcal.save(model, tmp_path / "m.json"))
+    np.testing.assert_array_equal(loaded.categorical_features, ["segment"])
+    np.testing.assert_array_equal(loaded.predict(pt, X=Xt), model.predict(pt, X=Xt))
+
+
+def test_a_parameter_that_cannot_be_saved_is_named(segments, tmp_path):
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "categorical_features": {"segment"}}).fit(p, y, X=X)
+    with pytest.raises(TypeError, match="parameter categorical_features must be storable in a model file.*type set"):
+        mcal.save(model, tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_the_model_file_is_json_with_lightgbm_text_and_no_pickle(fitted, tmp_path):
     doc = json.loads(mcal.save(fitted, tmp_path / "m.json").read_text())
     state = doc["model"]["state"]
@@ -655,6 +672,15 @@ def test_monotone_constraint_on_the_score_makes_each_round_increasing_in_it(segm
     rows[:, -1] = np.tile(np.linspace(-4, 4, 30), 50)
     raw = model.boosters_[0].predict(rows, raw_score=True).reshape(50, 30)
     assert np.all(np.diff(raw, axis=1) >= 0)
+
+
+def test_numpy_scalars_in_lightgbm_params_reach_the_boosters(segments):
+    # np.float64 was accepted and np.int64 rejected as "not a scalar"
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1,
+                      "lightgbm_params": {"max_bin": np.int64(15), "linear_tree": np.bool_(True)}}).fit(p, y, X=X)
+    text = model.boosters_[0].model_to_string()
+    assert "[max_bin: 15]" in text and "[linear_tree: 1]" in text
 
 
 def test_extra_lightgbm_params_reach_the_boosters(segments):

@@ -294,7 +294,7 @@ class MCGrad(BaseCalibrator):
                 raise ValueError(f"lightgbm_params must not set {key!r}, "
                                  + why.get(arg, f"which MCGrad controls; use the argument {arg}="))
             items = value if isinstance(value, list) else [value]
-            if not all(v is None or isinstance(v, (bool, int, float, str)) for v in items):
+            if not all(v is None or isinstance(v, (bool, np.bool_, numbers.Real, str)) for v in items):
                 raise TypeError(
                     f"lightgbm_params[{key!r}] must be a scalar (bool, int, float, str) or a list of them; "
                     f"got {type(value).__name__}"
