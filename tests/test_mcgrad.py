@@ -479,6 +479,19 @@ def test_command_line_fit_and_predict_with_feature_columns(tmp_path):
     assert segment_errors(out, out["p_calibrated"].to_numpy(), y).max() < 0.03
 
 
+def test_command_line_predicts_with_a_model_saved_from_python_by_its_feature_names(fitted, segments, tmp_path):
+    # `mcal predict` found no feature columns in the metadata and failed with "X must hold the 2 feature(s)"
+    from mcal.cli import main
+
+    _, (Xt, pt, _) = segments
+    Xt.assign(p=pt).to_csv(tmp_path / "new.csv", index=False)
+    mcal.save(fitted, tmp_path / "model.json")
+    assert main(["predict", str(tmp_path / "model.json"), str(tmp_path / "new.csv"), "--score-col", "p",
+                 "-o", str(tmp_path / "out.csv")]) == 0
+    out = pd.read_csv(tmp_path / "out.csv")
+    np.testing.assert_allclose(out["p_calibrated"], fitted.predict(pt, X=Xt), rtol=0, atol=1e-12)
+
+
 def test_command_line_reports_lightgbm_params_that_lightgbm_rejects_and_writes_nothing(tmp_path, capsys):
     # LightGBM's own error escaped the command line as a traceback
     from mcal.cli import main

@@ -170,6 +170,8 @@ def _run_predict(args) -> int:
         raise CLIError(f"--output-col {out_col!r} is already a column of DATA; choose another name")
     if model.uses_features:
         features, field = list(meta.get("features") or []), meta.get("field")
+        if "features" not in meta:  # saved by mcal.save from Python: the column names the model saw at fit
+            features = list(getattr(model, "feature_names_in_", None) or [])
         for name in [*features, *([field] if field else [])]:
             column(df, name, "the model was fitted with --features/--field; its column")
         X = feature_frame(df, features, field)
