@@ -123,8 +123,9 @@ class MCGrad(BaseCalibrator):
         one for the score ``F_{t-1}``, 0 for categorical columns. Parameters that MCGrad sets or exposes
         above (and their LightGBM aliases) are rejected with the argument to use instead, and so are the
         options of LightGBM's binary objective that its cross-entropy objective ignores (``is_unbalance``,
-        ``scale_pos_weight``: use ``sample_weight``); nothing is silently overridden. Values that LightGBM rejects raise a ``ValueError`` at fit that quotes
-        LightGBM; names that LightGBM does not know are ignored by LightGBM.
+        ``scale_pos_weight``: use ``sample_weight``); nothing is silently overridden. Values that LightGBM
+        rejects raise a ``ValueError`` at fit that quotes LightGBM; names that LightGBM does not know are
+        ignored by LightGBM.
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
         dtypes (pandas category, bool, string and object), or given as indices, a boolean mask or names.
@@ -258,7 +259,9 @@ class MCGrad(BaseCalibrator):
             _check_int(name, getattr(self, name), low, high)
         if (isinstance(self.max_depth, bool) or not isinstance(self.max_depth, numbers.Integral)
                 or not -INT32_MAX <= self.max_depth <= INT32_MAX):
-            raise ValueError(f"max_depth must be an integer (<= 0 for no limit) of LightGBM's int32; got {self.max_depth!r}")
+            raise ValueError(
+                f"max_depth must be an integer (<= 0 for no limit) of LightGBM's int32; got {self.max_depth!r}"
+            )
         if self.progress is not None and not isinstance(self.progress, bool):
             raise ValueError(f"progress must be True, False or None; got {self.progress!r}")
         if self.early_stopping not in ("holdout", "kfold", None):
