@@ -392,7 +392,8 @@ def _corrupt(fitted, change):
     "change, match",
     [
         (lambda s: s["boosters"].pop(), "must hold n_rounds_"),
-        (lambda s: s["boosters"].__setitem__(0, "not a model"), r"boosters\[0\] must be LightGBM model text \(from 'tree'.*got 'not a model'"),
+        (lambda s: s["boosters"].__setitem__(0, "not a model"),
+         r"boosters\[0\] must be LightGBM model text \(from 'tree'.*got 'not a model'"),
         (lambda s: s.__setitem__("boosters", "text"), "must be a list of LightGBM model strings"),
         (lambda s: s["rescale_factors_"]["__ndarray__"].__setitem__(0, 99.0), "rescale_factors_ must hold values in"),
         (lambda s: s.__setitem__("n_rounds_", -1), "n_rounds_ must be a non-negative int"),

@@ -108,7 +108,9 @@ def _sections(text: str, field: str) -> tuple[dict[str, str], list[dict[str, str
             tree[key] = value
             i += 1
         if i >= len(lines) - 1:
-            raise ValueError(f"model data field {field} must end each tree with an empty line; tree {len(trees)} does not")
+            raise ValueError(
+                f"model data field {field} must end each tree with an empty line; tree {len(trees)} does not"
+            )
         trees.append(tree)
         while i < len(lines) and not lines[i]:
             i += 1
@@ -140,7 +142,8 @@ def _check_tree(tree: dict[str, str], n_features: int) -> None:
             and np.all(children[inner] > parents[inner])):
         raise ValueError("left_child and right_child must form a binary tree over the nodes and leaves")
     _ints(tree, "split_feature", n_leaves - 1, low=0, high=n_features - 1)
-    categorical = (_ints(tree, "decision_type", n_leaves - 1, low=-128, high=127, default="0 " * (n_leaves - 1)) & 1) == 1
+    decision = _ints(tree, "decision_type", n_leaves - 1, low=-128, high=127, default="0 " * (n_leaves - 1))
+    categorical = (decision & 1) == 1
     threshold = _floats(tree, "threshold", n_leaves - 1)
     if categorical.any() or n_cat > 0:
         bounds = _ints(tree, "cat_boundaries", n_cat + 1, low=0)

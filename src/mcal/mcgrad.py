@@ -586,5 +586,6 @@ def _split_rows(
     try:
         return list(splitter.split(rows, y if binary else None))
     except ValueError as exc:
-        what = f"validation_fraction={validation_fraction} of {y.size} rows" if method == "holdout" else f"n_folds={n_folds}"
+        what = (f"validation_fraction={validation_fraction} of {y.size} rows" if method == "holdout"
+                else f"n_folds={n_folds}")
         raise ValueError(f"y cannot be split for early_stopping={method!r} with {what}: {exc}") from exc
