@@ -184,6 +184,16 @@ def test_features_for_a_univariate_method_are_rejected(csv, tmp_path, capsys):
     assert "drop --features" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option", [["--method", "mcgrad", "--features", "f,y"], ["--method", "mcnet", "--field", "y"]],
+                         ids=["features", "field"])
+def test_the_label_column_as_a_feature_is_rejected_and_nothing_is_written(csv, tmp_path, capsys, option):
+    model = tmp_path / "m.json"
+    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", *option,
+                 "-o", str(model)]) == 1
+    assert f"{option[2]} must not name the label column (--label-col); got 'y'" in capsys.readouterr().err
+    assert not model.exists()
+
+
 def test_param_sets_a_method_parameter(csv, tmp_path):
     model = tmp_path / "m.json"
     assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "histogram",

@@ -270,6 +270,19 @@ def test_dask_mcgrad_rejects_bad_inputs_with_the_partition_named(client):
         DaskMCGrad(client="tcp://x").fit(da.from_array(p), da.from_array(y))
 
 
+def test_dask_mcgrad_checks_monotone_constraints_before_lightgbm(client, frames):
+    # LightGBM aborts the process (here: the in-process workers and the test session) on a constraint on a
+    # categorical column
+    import dask.dataframe as dd
+
+    from mcal.dask import DaskMCGrad
+
+    df = dd.from_pandas(frames[0], npartitions=2)
+    model = DaskMCGrad(client=client, **{**FAST, "lightgbm_params": {"monotone_constraints": [1, 0, 1]}})
+    with pytest.raises(ValueError, match=r"monotone_constraints'\] must hold 3 values.*categorical columns \['level'\]"):
+        model.fit(df["p"], df["y"], X=df[["level", "x"]])
+
+
 def test_holdout_folds_hold_out_the_fraction_of_each_class():
     from mcal.dask._inputs import FoldSpec, assign_folds
 

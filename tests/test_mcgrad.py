@@ -357,6 +357,23 @@ def test_save_and_load_reproduce_predictions_exactly(fitted, segments, tmp_path)
     assert loaded.feature_names_in_ == ["segment", "x"]
 
 
+def test_categorical_features_given_as_an_array_of_names_round_trip_through_a_model_file(segments, tmp_path):
+    # a documented form of the parameter that fitted but could not be saved ("cannot serialize ... <U7")
+    (X, p, y), (Xt, pt, _) = segments
+    model = MCGrad(**{**FAST, "categorical_features": np.array(["segment"])}).fit(p, y, X=X)
+    loaded = mcal.load(mcal.save(model, tmp_path / "m.json"))
+    np.testing.assert_array_equal(loaded.categorical_features, ["segment"])
+    np.testing.assert_array_equal(loaded.predict(pt, X=Xt), model.predict(pt, X=Xt))
+
+
+def test_a_parameter_that_cannot_be_saved_is_named(segments, tmp_path):
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "categorical_features": {"segment"}}).fit(p, y, X=X)
+    with pytest.raises(TypeError, match="parameter categorical_features must be storable in a model file.*type set"):
+        mcal.save(model, tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_the_model_file_is_json_with_lightgbm_text_and_no_pickle(fitted, tmp_path):
     doc = json.loads(mcal.save(fitted, tmp_path / "m.json").read_text())
     state = doc["model"]["state"]
@@ -375,7 +392,8 @@ def _corrupt(fitted, change):
     "change, match",
     [
         (lambda s: s["boosters"].pop(), "must hold n_rounds_"),
-        (lambda s: s["boosters"].__setitem__(0, "not a model"), r"boosters\[0\] is not a LightGBM model"),
+        (lambda s: s["boosters"].__setitem__(0, "not a model"),
+         r"boosters\[0\] must be LightGBM model text \(from 'tree'.*got 'not a model'"),
         (lambda s: s.__setitem__("boosters", "text"), "must be a list of LightGBM model strings"),
         (lambda s: s["rescale_factors_"]["__ndarray__"].__setitem__(0, 99.0), "rescale_factors_ must hold values in"),
         (lambda s: s.__setitem__("n_rounds_", -1), "n_rounds_ must be a non-negative int"),
@@ -388,6 +406,60 @@ def _corrupt(fitted, change):
 def test_loading_rejects_malformed_state(fitted, change, match):
     with pytest.raises(ValueError, match=match):
         MCGrad.from_dict(_corrupt(fitted, change))
+
+
+def _edit_first_tree(old, new):
+    """A change of the first booster's first tree (LightGBM 4 model text), as a hand edit of a model file."""
+
+    def change(state):
+        text = state["boosters"][0]
+        start = text.index("Tree=0\n")
+        assert old in text[start:text.index("Tree=1\n")]
+        state["boosters"][0] = text[:start] + text[start:].replace(old, new, 1)
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        # a line of another length: the header's tree_sizes no longer matched and LightGBM aborted the process
+        (_edit_first_tree("leaf_value=", "leaf_value=0 "), r"boosters\[0\] has a malformed tree 0: leaf_value must hold 5"),
+        (_edit_first_tree("leaf_value=-0.1", "leaf_value=nan"), "leaf_value must hold finite numbers"),
+        (_edit_first_tree("is_linear=0", "is_linear 0"), r"line 'is_linear 0' in tree 0"),  # LightGBM read past the text
+        (_edit_first_tree("shrinkage=", "foo=1\nshrinkage="), "unknown or repeated line 'foo=1'"),
+        (_edit_first_tree("num_cat=2", "num_cat=3"), "cat_boundaries must hold 4 value"),
+        (_edit_first_tree("split_feature=0 0 2 2", "split_feature=0 0 2 9"), r"split_feature must hold integers in \[0, 2\]"),
+        # a child index out of range (predict read out of bounds) and a loop (predict never returned)
+        (_edit_first_tree("left_child=-1 2 3 -2", "left_child=-1 2 30 -2"), "must form a binary tree"),
+        (_edit_first_tree("left_child=-1 2 3 -2", "left_child=-1 2 1 -2"), "must form a binary tree"),
+        (_edit_first_tree("threshold=0 1", "threshold=0 7"), "must index one of num_cat=2 category sets"),
+        (lambda s: s.__setitem__("boosters", [s["boosters"][0].replace("num_class=1", "num_class=3", 1)]
+                                 + s["boosters"][1:]), "must be a LightGBM model with num_class=1; got '3'"),
+        (lambda s: s["boosters"].__setitem__(0, s["boosters"][0].split("\nend of trees")[0].rstrip("\n")),
+         "must end each tree with an empty line"),  # cut after a tree's last line: LightGBM read past the text
+    ],
+)
+def test_loading_rejects_malformed_lightgbm_text_without_crashing(fitted, change, match):
+    with pytest.raises(ValueError, match=match):
+        MCGrad.from_dict(_corrupt(fitted, change))
+
+
+def test_a_tree_edited_to_another_length_still_loads(fitted, segments, tmp_path):
+    # LightGBM parses the trees of a text with tree_sizes in parallel at those offsets, and aborted the process
+    # when a tree's length had changed; the checked trees are parsed one by one instead.
+    _, (Xt, pt, _) = segments
+    model = MCGrad.from_dict(_corrupt(fitted, _edit_first_tree("shrinkage=0.2", "shrinkage=0.200")))
+    np.testing.assert_array_equal(model.predict(pt, X=Xt), fitted.predict(pt, X=Xt))
+
+
+@pytest.mark.parametrize("kwargs", [{"lightgbm_params": {"linear_tree": True}}, {"min_gain_to_split": 1e300}],
+                         ids=["linear trees", "one-leaf trees"])
+def test_save_and_load_of_linear_and_one_leaf_trees(segments, tmp_path, kwargs):
+    (X, p, y), (Xt, pt, _) = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 2, **kwargs}).fit(p, y, X=X)
+    loaded = mcal.load(mcal.save(model, tmp_path / "m.json"))
+    np.testing.assert_array_equal(loaded.predict(pt, X=Xt), model.predict(pt, X=Xt))
 
 
 def test_command_line_fit_and_predict_with_feature_columns(tmp_path):
@@ -406,6 +478,33 @@ def test_command_line_fit_and_predict_with_feature_columns(tmp_path):
     assert loaded.feature_names_in_ == ["segment", "x"] and loaded.n_rounds_ >= 1
     np.testing.assert_allclose(out["p_calibrated"], loaded.predict(out["p"].to_numpy(), X=out[["segment", "x"]]))
     assert segment_errors(out, out["p_calibrated"].to_numpy(), y).max() < 0.03
+
+
+def test_command_line_predicts_with_a_model_saved_from_python_by_its_feature_names(fitted, segments, tmp_path):
+    # `mcal predict` found no feature columns in the metadata and failed with "X must hold the 2 feature(s)"
+    from mcal.cli import main
+
+    _, (Xt, pt, _) = segments
+    Xt.assign(p=pt).to_csv(tmp_path / "new.csv", index=False)
+    mcal.save(fitted, tmp_path / "model.json")
+    assert main(["predict", str(tmp_path / "model.json"), str(tmp_path / "new.csv"), "--score-col", "p",
+                 "-o", str(tmp_path / "out.csv")]) == 0
+    out = pd.read_csv(tmp_path / "out.csv")
+    np.testing.assert_allclose(out["p_calibrated"], fitted.predict(pt, X=Xt), rtol=0, atol=1e-12)
+
+
+def test_command_line_reports_lightgbm_params_that_lightgbm_rejects_and_writes_nothing(tmp_path, capsys):
+    # LightGBM's own error escaped the command line as a traceback
+    from mcal.cli import main
+
+    X, p, y = segment_data(500, seed=16)
+    X.assign(p=p, y=y.astype(int)).to_csv(tmp_path / "train.csv", index=False)
+    model = tmp_path / "model.json"
+    assert main(["fit", str(tmp_path / "train.csv"), "--score-col", "p", "--label-col", "y", "--method", "mcgrad",
+                 "--features", "segment,x", "--param", "n_jobs=1", "--param", 'lightgbm_params={"max_bin": 1}',
+                 "-o", str(model)]) == 1
+    assert "mcal: error: lightgbm_params must be parameters that LightGBM accepts" in capsys.readouterr().err
+    assert not model.exists()
 
 
 # -- bad input ---------------------------------------------------------------------------------------------
@@ -461,6 +560,15 @@ def test_bad_training_data_raise(y_prob, y, weight, match):
         MCGrad(**FAST).fit(np.array(y_prob), np.array(y), X=X, sample_weight=weight)
 
 
+@pytest.mark.parametrize("weight", [1e-300, 1e300])
+def test_weights_outside_lightgbm_float32_range_raise(segments, weight):
+    # LightGBM turned them into 0 ("sum of weights is zero") or into infinity (a model fitted on inf weights)
+    (X, p, y), _ = segments
+    with pytest.raises(ValueError, match=r"sample_weight must have its positive weights in \[1.175e-38, 3.403e\+38\], "
+                                         r"LightGBM's float32 range; got weights from 1e[-+]300 to 1e[-+]300"):
+        MCGrad(**FAST).fit(p, y, X=X, sample_weight=np.full(p.size, weight))
+
+
 def test_out_of_range_scores_at_predict_raise(fitted, segments):
     _, (Xt, pt, _) = segments
     bad = pt.copy()
@@ -476,6 +584,13 @@ def test_tiny_data_raises_for_early_stopping_and_fits_with_fixed_rounds():
         MCGrad(**FAST).fit(p, y, X=X)
     model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, y, X=X)
     assert np.all(np.isfinite(model.predict(p, X=X)))
+
+
+@pytest.mark.parametrize("fraction, rows", [(1e-6, "test_size = 1"), (0.999999, "train set will be empty")])
+def test_a_validation_fraction_that_leaves_a_side_empty_names_it(segments, fraction, rows):
+    (X, p, y), _ = segments
+    with pytest.raises(ValueError, match=rf"early_stopping='holdout' with validation_fraction={fraction} of 6000 rows: .*{rows}"):
+        MCGrad(**{**FAST, "validation_fraction": fraction}).fit(p, y, X=X)
 
 
 def test_kfold_needs_n_folds_rows_of_each_class():
@@ -511,6 +626,17 @@ def test_predict_before_fit_raises():
         ("lightgbm_params", {"num_leaves": 7}, "must not set 'num_leaves'.*use the argument max_leaves="),
         ("lightgbm_params", {"nthread": 2}, "must not set 'nthread'.*use the argument n_jobs="),
         ("lightgbm_params", {"objective": "binary"}, "must not set 'objective'.*cannot be changed"),
+        # options of LightGBM's binary objective, silently ignored by the cross-entropy one
+        ("lightgbm_params", {"is_unbalance": True}, "must not set 'is_unbalance', which LightGBM ignores under"),
+        ("lightgbm_params", {"scale_pos_weight": 3.0}, "must not set 'scale_pos_weight'.*sample_weight"),
+        ("lightgbm_params", {"pos_bagging_fraction": 0.5}, "must not set 'pos_bagging_fraction', which LightGBM ignores"),
+        # LightGBM reads these as int32: larger values wrapped around (min_child_samples=2**40 became 0),
+        # hung (n_estimators) or aborted the process (n_jobs=10**10); num_leaves is capped at 131072
+        ("min_child_samples", 2**40, r"min_child_samples must be an integer >= 0 and <= 2147483647 \(LightGBM's int32\)"),
+        ("n_estimators", 2**40, r"n_estimators must be an integer >= 1 and <= 2147483647"),
+        ("n_jobs", 10**10, r"n_jobs must be an integer >= 1 and <= 2147483647"),
+        ("max_depth", 2**40, "max_depth must be an integer .* of LightGBM's int32; got 1099511627776"),
+        ("max_leaves", 131073, "max_leaves must be an integer >= 2 and <= 131072; got 131073"),
     ],
 )
 def test_bad_parameters_raise_value_error_naming_them(param, value, match):
@@ -524,6 +650,51 @@ def test_bad_parameters_raise_value_error_naming_them(param, value, match):
 def test_bad_lightgbm_params_types_raise_type_error(value, match):
     with pytest.raises(TypeError, match=match):
         MCGrad(lightgbm_params=value).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
+
+
+_MONOTONE_RULE = (r"lightgbm_params\['(monotone_constraints|mc|monotonic_cst)'\] must hold 3 values in "
+                  r"\{-1, 0, 1\}.* categorical columns \['segment'\]; got")
+_LIGHTGBM_REJECTS = r"lightgbm_params must be parameters that LightGBM accepts for these data; got \{'max_bin.*max_bin"
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        # LightGBM 4.7 aborted the process on a monotone constraint on a categorical column
+        ({"monotone_constraints": [1, 0, 0]}, _MONOTONE_RULE),
+        ({"mc": "1,0,0"}, _MONOTONE_RULE),
+        ({"monotone_constraints": [0, 1]}, _MONOTONE_RULE),
+        ({"monotonic_cst": [0, 2, 0]}, _MONOTONE_RULE),
+        # LightGBM's own error escaped as a LightGBMError (a traceback on the command line)
+        ({"max_bin": 1}, _LIGHTGBM_REJECTS),
+        ({"max_bin_by_feature": [3]}, _LIGHTGBM_REJECTS),
+    ],
+    ids=["monotone on a categorical column", "monotone alias as text", "monotone one short", "monotone not a sign",
+         "max_bin 1", "max_bin_by_feature short"],
+)
+def test_lightgbm_params_checked_at_fit_raise_value_error_naming_them(segments, params, match):
+    (X, p, y), _ = segments
+    with pytest.raises(ValueError, match=match):
+        MCGrad(**{**FAST, "lightgbm_params": params}).fit(p, y, X=X)
+
+
+def test_monotone_constraint_on_the_score_makes_each_round_increasing_in_it(segments):
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1,
+                      "lightgbm_params": {"monotone_constraints": [0, 0, 1]}}).fit(p, y, X=X)
+    rows = np.repeat(model.encoder_.transform(X.iloc[:50], n_extra_columns=1), 30, axis=0)
+    rows[:, -1] = np.tile(np.linspace(-4, 4, 30), 50)
+    raw = model.boosters_[0].predict(rows, raw_score=True).reshape(50, 30)
+    assert np.all(np.diff(raw, axis=1) >= 0)
+
+
+def test_numpy_scalars_in_lightgbm_params_reach_the_boosters(segments):
+    # np.float64 was accepted and np.int64 rejected as "not a scalar"
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1,
+                      "lightgbm_params": {"max_bin": np.int64(15), "linear_tree": np.bool_(True)}}).fit(p, y, X=X)
+    text = model.boosters_[0].model_to_string()
+    assert "[max_bin: 15]" in text and "[linear_tree: 1]" in text
 
 
 def test_extra_lightgbm_params_reach_the_boosters(segments):

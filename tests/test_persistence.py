@@ -60,6 +60,7 @@ def _saved(tmp_path, miscalibrated):
         (lambda d: d["model"]["state"]["X_thresholds_"]["__ndarray__"].reverse(), "increasing"),
         (lambda d: d["model"]["state"]["y_thresholds_"].update(shape=[3]), "matching shape"),
         (lambda d: d["model"]["state"]["y_thresholds_"].update(dtype="object"), "dtype"),
+        (lambda d: d["model"]["state"]["y_thresholds_"].update(dtype="str"), r"y_thresholds_' must hold strings"),
         (lambda d: d["model"].update({"class": "HistogramBinning", "params": {"n_bins": -3}, "state": None}),
          "invalid parameters for HistogramBinning: n_bins must be a positive integer; got -3"),
     ],

@@ -25,15 +25,19 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     from typing_extensions import Self
 
-_ALLOWED_DTYPES = ("float64", "float32", "int64", "int32", "bool")
+_ALLOWED_DTYPES = ("float64", "float32", "int64", "int32", "bool", "str")
 
 
 def encode_array(arr: NDArray) -> dict[str, Any]:
-    """Encode an ndarray as a JSON-safe dict; floats round-trip exactly through ``repr``."""
+    """Encode an ndarray as a JSON-safe dict; floats round-trip exactly through ``repr``.
+
+    Unicode string arrays (e.g. column names given as ``np.array(["a", "b"])``) are stored with dtype ``"str"``.
+    """
     arr = np.asarray(arr)
-    if arr.dtype.name not in _ALLOWED_DTYPES:
+    dtype = "str" if arr.dtype.kind == "U" else arr.dtype.name
+    if dtype not in _ALLOWED_DTYPES:
         raise TypeError(f"cannot serialize an array of dtype {arr.dtype}")
-    return {"__ndarray__": arr.ravel().tolist(), "dtype": arr.dtype.name, "shape": list(arr.shape)}
+    return {"__ndarray__": arr.ravel().tolist(), "dtype": dtype, "shape": list(arr.shape)}
 
 
 def decode_array(obj: Any, name: str) -> NDArray:
@@ -54,6 +58,8 @@ def decode_array(obj: Any, name: str) -> NDArray:
     data = obj["__ndarray__"]
     if not isinstance(data, list) or len(data) != int(np.prod(shape, dtype=np.int64)):
         raise ValueError(f"model file field {name!r} must hold {int(np.prod(shape))} values matching shape {shape}")
+    if obj["dtype"] == "str" and not all(isinstance(v, str) for v in data):
+        raise ValueError(f"model file field {name!r} must hold strings (dtype 'str')")
     try:
         arr = np.asarray(data, dtype=obj["dtype"]).reshape(shape)
     except (TypeError, ValueError) as exc:
@@ -80,6 +86,16 @@ def encode_value(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"cannot serialize a value of type {type(value).__name__}")
+
+
+def _encode_param(name: str, value: Any) -> Any:
+    try:
+        return encode_value(value)
+    except TypeError as exc:
+        raise TypeError(
+            f"parameter {name} must be storable in a model file (None, bool, numbers, strings, lists, dicts with "
+            f"string keys, or arrays of numbers, bools or strings); {exc}"
+        ) from exc
 
 
 def decode_value(value: Any, name: str) -> Any:
@@ -240,7 +256,7 @@ class BaseCalibrator(BaseEstimator):
             state.update(self._extra_state())
         return {
             "class": type(self).__name__,
-            "params": {k: encode_value(v) for k, v in self.get_params(deep=False).items()},
+            "params": {k: _encode_param(k, v) for k, v in self.get_params(deep=False).items()},
             "state": state,
         }
 

@@ -16,9 +16,16 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
+from mcal._lightgbm_checks import (
+    INT32_MAX,
+    MAX_LEAVES,
+    booster_from_text,
+    check_float32_weights,
+    check_monotone_constraints,
+    lightgbm_errors_name_lightgbm_params,
+)
 from mcal._mcgrad_engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
 from mcal._mcgrad_engine import CompiledForests
-from mcal._optional import import_optional
 from mcal._validation import check_real, logit, warn
 
 # LightGBM parameters that MCGrad sets itself, with their LightGBM aliases, and the MCGrad argument to use.
@@ -43,6 +50,10 @@ _RESERVED = {
     "(fixed by MCGrad)": ("objective", "objective_type", "app", "application", "loss", "boosting",
                           "boosting_type", "boost", "num_class", "num_classes", "deterministic",
                           "force_col_wise", "force_row_wise", "verbosity", "verbose", "init_score"),
+    # parameters of LightGBM's binary objective, which the cross-entropy objective silently ignores
+    "(ignored)": ("is_unbalance", "unbalance", "unbalanced_sets", "scale_pos_weight", "sigmoid",
+                  "boost_from_average", "pos_bagging_fraction", "pos_sub_row", "pos_subsample", "pos_bagging",
+                  "neg_bagging_fraction", "neg_sub_row", "neg_subsample", "neg_bagging"),
 }
 _RESERVED_NAMES = {alias: arg for arg, aliases in _RESERVED.items() for alias in aliases}
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same
@@ -108,8 +119,13 @@ class MCGrad(BaseCalibrator):
         1e-3; pass 20 for the msh_20 variant.
     lightgbm_params : dict or None, default=None
         Further LightGBM parameters (str keys, scalar or list values), e.g. ``{"max_bin": 63}`` or
-        ``{"monotone_constraints": [...]}``. Parameters that MCGrad sets or exposes above (and their
-        LightGBM aliases) are rejected with the argument to use instead; nothing is silently overridden.
+        ``{"monotone_constraints": [0, ..., 0, 1]}``, which takes one entry per column of ``X`` and a last
+        one for the score ``F_{t-1}``, 0 for categorical columns. Parameters that MCGrad sets or exposes
+        above (and their LightGBM aliases) are rejected with the argument to use instead, and so are the
+        options of LightGBM's binary objective that its cross-entropy objective ignores (``is_unbalance``,
+        ``scale_pos_weight``: use ``sample_weight``); nothing is silently overridden. Values that LightGBM
+        rejects raise a ``ValueError`` at fit that quotes LightGBM; names that LightGBM does not know are
+        ignored by LightGBM.
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
         dtypes (pandas category, bool, string and object), or given as indices, a boolean mask or names.
@@ -155,7 +171,8 @@ class MCGrad(BaseCalibrator):
     ±10 inside it and ``theta`` kept in [1e-8, 50] (the reference implementation's guards). Scores are
     clipped to ``[EPS, 1 - EPS]`` before the logit. Labels may be soft (in [0, 1]); LightGBM fits the
     cross-entropy objective, which equals the binary log loss on 0/1 labels. Sample weights enter the
-    boosting, the rescaling and the validation loss. Weight k equals k copies of a row in the rescaling
+    boosting, the rescaling and the validation loss; LightGBM stores them as float32, so positive weights
+    must lie in [1.2e-38, 3.4e38]. Weight k equals k copies of a row in the rescaling
     and the validation loss; LightGBM itself counts rows (``min_child_samples``, bins) and, in version 4.7,
     grows different trees for weights and copies beyond a tree's first split, so the equality is exact
     only for stumps without a row floor and no early stopping (whose split draws rows). ``X=None`` fits
@@ -235,11 +252,16 @@ class MCGrad(BaseCalibrator):
 
     # -- parameters ----------------------------------------------------------------------------------------
     def _validate_params_values(self) -> None:
-        for name, low in (("max_rounds", 0), ("patience", 0), ("n_folds", 2), ("n_estimators", 1),
-                          ("max_leaves", 2), ("min_child_samples", 0)):
+        for name, low in (("max_rounds", 0), ("patience", 0), ("n_folds", 2)):
             _check_int(name, getattr(self, name), low)
-        if isinstance(self.max_depth, bool) or not isinstance(self.max_depth, numbers.Integral):
-            raise ValueError(f"max_depth must be an integer (<= 0 for no limit); got {self.max_depth!r}")
+        for name, low, high in (("n_estimators", 1, INT32_MAX), ("max_leaves", 2, MAX_LEAVES),
+                                ("min_child_samples", 0, INT32_MAX)):
+            _check_int(name, getattr(self, name), low, high)
+        if (isinstance(self.max_depth, bool) or not isinstance(self.max_depth, numbers.Integral)
+                or not -INT32_MAX <= self.max_depth <= INT32_MAX):
+            raise ValueError(
+                f"max_depth must be an integer (<= 0 for no limit) of LightGBM's int32; got {self.max_depth!r}"
+            )
         if self.progress is not None and not isinstance(self.progress, bool):
             raise ValueError(f"progress must be True, False or None; got {self.progress!r}")
         if self.early_stopping not in ("holdout", "kfold", None):
@@ -251,7 +273,7 @@ class MCGrad(BaseCalibrator):
         for name in ("l2_regularization", "min_gain_to_split", "min_sum_hessian_in_leaf"):
             _check_real(name, getattr(self, name), positive=False)
         if self.n_jobs is not None:
-            _check_int("n_jobs", self.n_jobs, 1)
+            _check_int("n_jobs", self.n_jobs, 1, INT32_MAX)
         if self.random_state is not None:
             _check_int("random_state", self.random_state, 0)
         self._extra_lightgbm_params()
@@ -266,13 +288,16 @@ class MCGrad(BaseCalibrator):
             if not isinstance(key, str):
                 raise TypeError(f"lightgbm_params keys must be strings; got {key!r}")
             if key in _RESERVED_NAMES:
-                raise ValueError(
-                    f"lightgbm_params must not set {key!r}, which MCGrad controls; "
-                    + (f"use the argument {_RESERVED_NAMES[key]}=" if not _RESERVED_NAMES[key].startswith("(") else
-                       "it cannot be changed")
-                )
+                arg = _RESERVED_NAMES[key]
+                why = {
+                    "(fixed by MCGrad)": "which MCGrad controls; it cannot be changed",
+                    "(ignored)": "which LightGBM ignores under MCGrad's cross-entropy objective (the initial score "
+                                 "is the input's logit; weigh classes with sample_weight)",
+                }
+                raise ValueError(f"lightgbm_params must not set {key!r}, "
+                                 + why.get(arg, f"which MCGrad controls; use the argument {arg}="))
             items = value if isinstance(value, list) else [value]
-            if not all(v is None or isinstance(v, (bool, int, float, str)) for v in items):
+            if not all(v is None or isinstance(v, (bool, np.bool_, numbers.Real, str)) for v in items):
                 raise TypeError(
                     f"lightgbm_params[{key!r}] must be a scalar (bool, int, float, str) or a list of them; "
                     f"got {type(value).__name__}"
@@ -303,10 +328,13 @@ class MCGrad(BaseCalibrator):
         return 0 if self.n_jobs is None else int(self.n_jobs)
 
     # -- fit and predict -------------------------------------------------------------------------------------
+    @lightgbm_errors_name_lightgbm_params
     def _fit(self, y_prob, y, sample_weight, X) -> None:
+        check_float32_weights(sample_weight)
         split_seed, lgb_seed = self._seeds()
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
+        check_monotone_constraints(self.lightgbm_params, encoder)
         Xe = encoder.transform(X, n_extra_columns=1)
         F0 = logit(y_prob)
         engine = LocalEngine(
@@ -336,6 +364,7 @@ class MCGrad(BaseCalibrator):
         split_seed, lgb_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
         return split_seed, lgb_seed
 
+    @lightgbm_errors_name_lightgbm_params
     def _fit_rounds(self, engine: Any, encoder: FeatureEncoder, whole: Part, splits: Any) -> None:
         """Choose the number of rounds on ``splits()`` (early stopping), refit them on ``whole``, set the state.
 
@@ -467,14 +496,8 @@ class MCGrad(BaseCalibrator):
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             raise ValueError("model data field state.boosters must be a list of LightGBM model strings")
         self.encoder_ = FeatureEncoder.from_dict(state.get("encoder"))
-        lgb = import_optional("lightgbm")
         self._single_row = self._compiled = None
-        self.boosters_ = []
-        for i, text in enumerate(texts):
-            try:
-                self.boosters_.append(lgb.Booster(model_str=text))
-            except lgb.basic.LightGBMError as exc:
-                raise ValueError(f"model data field state.boosters[{i}] is not a LightGBM model: {exc}") from exc
+        self.boosters_ = [booster_from_text(text, f"state.boosters[{i}]") for i, text in enumerate(texts)]
         self._set_feature_attrs()
 
     def _validate_state(self) -> None:
@@ -520,9 +543,11 @@ class _EncodedRows:
         return self.encoder.transform(subset, n_extra_columns=1)
 
 
-def _check_int(name: str, value: Any, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
+def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low
+            or (high is not None and value > high)):
+        bound = "" if high is None else f" and <= {high}" + (" (LightGBM's int32)" if high == INT32_MAX else "")
+        raise ValueError(f"{name} must be an integer >= {low}{bound}; got {value!r}")
 
 
 def _check_real(name: str, value: Any, *, positive: bool) -> None:
@@ -561,4 +586,6 @@ def _split_rows(
     try:
         return list(splitter.split(rows, y if binary else None))
     except ValueError as exc:
-        raise ValueError(f"y cannot be split for early_stopping={method!r}: {exc}") from exc
+        what = (f"validation_fraction={validation_fraction} of {y.size} rows" if method == "holdout"
+                else f"n_folds={n_folds}")
+        raise ValueError(f"y cannot be split for early_stopping={method!r} with {what}: {exc}") from exc

@@ -110,16 +110,20 @@ def _configure_fit(parser) -> None:
 
 def _run_fit(args) -> int:
     check_output(args.output, "-o/--output")
+    features = split_names(args.features)
+    for option, names in (("--features", features), ("--field", [args.field] if args.field else [])):
+        if args.label_col in names:
+            raise CLIError(f"{option} must not name the label column (--label-col); got {args.label_col!r}, "
+                           "which the model would learn from and which new data does not have")
     if _dask.requested(args):
         model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state)
-        return _dask.fit(args, model, split_names(args.features))
+        return _dask.fit(args, model, features)
     if args.dask_timeout is not None:
         raise CLIError("--dask-timeout needs --scheduler or --dask-workers (it limits the steps on a Dask cluster)")
     df = read_table(args.data, sep=args.sep)
     y, p, w = labels_scores_weights(
         df, label_col=args.label_col, score_col=args.score_col, weight_col=args.weight_col, pos_label=args.pos_label
     )
-    features = split_names(args.features)
     model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state,
                             progress=False if args.quiet else None, features=features)
     X = feature_frame(df, features, args.field)
@@ -166,6 +170,8 @@ def _run_predict(args) -> int:
         raise CLIError(f"--output-col {out_col!r} is already a column of DATA; choose another name")
     if model.uses_features:
         features, field = list(meta.get("features") or []), meta.get("field")
+        if "features" not in meta:  # saved by mcal.save from Python: the column names the model saw at fit
+            features = list(getattr(model, "feature_names_in_", None) or [])
         for name in [*features, *([field] if field else [])]:
             column(df, name, "the model was fitted with --features/--field; its column")
         X = feature_frame(df, features, field)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from mcal._features import FeatureEncoder
+from mcal._lightgbm_checks import check_monotone_constraints
 from mcal._mcgrad_engine import Part
 from mcal._optional import import_optional
 from mcal._validation import logit
@@ -170,6 +171,7 @@ feature_names_in_
             folds = FoldSpec(2 if holdout else int(self.n_folds), float(self.validation_fraction) if holdout else None,
                              split_seed)  # fmt: skip
         encoder, summaries, (Xe, yy, w, F0, fold) = self._encode(client, blocks, folds, X is not None, split_seed)
+        check_monotone_constraints(self.lightgbm_params, encoder)
         engine = DaskEngine(client, self._lightgbm_params(lgb_seed), int(self.n_estimators),
                             np.flatnonzero(encoder.categorical_).tolist(), self.timeout)  # fmt: skip
 

@@ -1,0 +1,242 @@
+"""Checks of what mcal hands to LightGBM: model text read from a file, parameters and sample weights.
+
+LightGBM (4.7) trusts the model text it is given. A tree whose text is longer or shorter than the header's
+``tree_sizes`` says aborts the process (the trees are parsed in OpenMP threads, whose errors end in
+``std::terminate``); a tree line without ``=`` makes its parser read past the end of the text; and child
+indices, split features or category boundaries out of range make ``predict`` read out of bounds or never
+return. :func:`booster_from_text` checks the structure of every tree first, then lets LightGBM parse the
+trees one after another (without ``tree_sizes``), so that a malformed or hand-edited file raises a
+``ValueError`` instead of crashing the process. The other checks catch, before training, inputs that
+LightGBM would silently change (int32 parameters, float32 weights) or abort on (monotone constraints on
+categorical columns), and turn LightGBM's errors on user parameters into errors that name them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+import numpy as np
+
+from mcal._optional import import_optional
+
+#: LightGBM reads its integer parameters as int32 (larger values wrap around) and caps num_leaves at 131072.
+INT32_MAX = 2**31 - 1
+MAX_LEAVES = 131072
+_MONOTONE = ("monotone_constraints", "mc", "monotone_constraint", "monotonic_cst")
+
+# The lines of a tree section as LightGBM 4 writes them (its parser reads at most 22 lines per tree).
+_TREE_KEYS = {
+    "num_leaves", "num_cat", "split_feature", "split_gain", "threshold", "decision_type", "left_child",
+    "right_child", "leaf_value", "leaf_weight", "leaf_count", "internal_value", "internal_weight",
+    "internal_count", "cat_boundaries", "cat_threshold", "is_linear", "leaf_const", "num_features",
+    "leaf_features", "leaf_coeff", "shrinkage",
+}
+_INT = re.compile(r"-?\d{1,18}")  # within int64
+_FINITE = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_ANY_FLOAT = re.compile(r"[-+]?((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|nan)", re.IGNORECASE)
+
+
+def booster_from_text(text: str, field: str) -> Any:
+    """A ``lightgbm.Booster`` of one binary or regression model from ``Booster.model_to_string`` text.
+
+    Parameters
+    ----------
+    text : str
+        LightGBM model text.
+    field : str
+        Where the text comes from, for error messages (e.g. ``"state.boosters[0]"``).
+
+    Returns
+    -------
+    booster : lightgbm.Booster
+
+    Raises
+    ------
+    ValueError
+        If the text is not the model text of a single-output LightGBM model, or any tree is malformed: a
+        missing or unknown line, an array of the wrong length, a non-finite leaf value, a split feature,
+        child index or category boundary out of range, or children that do not form a tree.
+    """
+    if not text.startswith("tree\n") or "\r" in text or "\0" in text:
+        raise ValueError(
+            f"model data field {field} must be LightGBM model text (from 'tree', with \\n line ends and no NUL); "
+            f"got {text[:20]!r}..."
+        )
+    header, trees = _sections(text, field)
+    for key in ("num_class", "num_tree_per_iteration"):
+        if header.get(key) != "1":
+            raise ValueError(f"model data field {field} must be a LightGBM model with {key}=1; got {header.get(key)!r}")
+    n_features = header.get("max_feature_idx", "")
+    if not _INT.fullmatch(n_features) or int(n_features) < 0:
+        raise ValueError(f"model data field {field} must give max_feature_idx >= 0; got {n_features!r}")
+    for t, tree in enumerate(trees):
+        try:
+            _check_tree(tree, int(n_features) + 1)
+        except ValueError as exc:
+            raise ValueError(f"model data field {field} has a malformed tree {t}: {exc}") from None
+    lgb = import_optional("lightgbm")
+    # Without tree_sizes LightGBM parses the (checked) trees one by one, raising LightGBMError on an error.
+    sequential = "\n".join(line for line in text.split("\n") if line.partition("=")[0] != "tree_sizes")
+    try:
+        return lgb.Booster(model_str=sequential)
+    except lgb.basic.LightGBMError as exc:
+        raise ValueError(f"model data field {field} is not a LightGBM model: {exc}") from exc
+
+
+def _sections(text: str, field: str) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """The header lines and the tree sections of ``text``, split the way LightGBM's parser splits them."""
+    lines = text.split("\n")
+    i, header = 0, {}
+    while i < len(lines) and not lines[i].startswith("Tree="):
+        key, _, value = lines[i].partition("=")
+        header[key] = value
+        i += 1
+    trees = []
+    while i < len(lines) and lines[i].startswith("Tree="):
+        i += 1
+        tree: dict[str, str] = {}
+        while i < len(lines) and lines[i]:
+            key, eq, value = lines[i].partition("=")
+            if not eq or key not in _TREE_KEYS or key in tree:
+                problem = "an unknown or repeated" if eq else "a"
+                raise ValueError(
+                    f"model data field {field} has {problem} line {lines[i][:40]!r} in tree {len(trees)}; "
+                    "each line of a tree must be one of LightGBM's KEY=VALUE lines"
+                )
+            tree[key] = value
+            i += 1
+        if i >= len(lines) - 1:
+            raise ValueError(
+                f"model data field {field} must end each tree with an empty line; tree {len(trees)} does not"
+            )
+        trees.append(tree)
+        while i < len(lines) and not lines[i]:
+            i += 1
+    return header, trees
+
+
+def _check_tree(tree: dict[str, str], n_features: int) -> None:
+    """Raise ValueError if a parsed tree section could make LightGBM read out of bounds or loop."""
+    n_leaves = _ints(tree, "num_leaves", 1, low=1)[0]
+    n_cat = _ints(tree, "num_cat", 1, low=0)[0]
+    _floats(tree, "leaf_value", n_leaves, finite=True)
+    linear = _ints(tree, "is_linear", 1, low=0, high=1, default="0")[0] == 1
+    if n_leaves == 1 and not linear:
+        return  # LightGBM reads nothing else of a one-leaf tree
+    for key, size in (("split_gain", n_leaves - 1), ("internal_value", n_leaves - 1),
+                      ("internal_weight", n_leaves - 1), ("leaf_weight", n_leaves)):
+        if key in tree:
+            _floats(tree, key, size)
+    for key, size in (("internal_count", n_leaves - 1), ("leaf_count", n_leaves)):
+        if key in tree:
+            _ints(tree, key, size)
+    nodes = np.arange(n_leaves - 1)
+    left, right = _ints(tree, "left_child", n_leaves - 1), _ints(tree, "right_child", n_leaves - 1)
+    children, parents = np.concatenate([left, right]), np.concatenate([nodes, nodes])
+    inner = children >= 0
+    # every node but the root, and every leaf, has one parent; an inner node comes after its parent (no loops)
+    if n_leaves > 1 and not (np.array_equal(np.sort(children[inner]), np.arange(1, n_leaves - 1))
+            and np.array_equal(np.sort(~children[~inner]), np.arange(n_leaves))
+            and np.all(children[inner] > parents[inner])):
+        raise ValueError("left_child and right_child must form a binary tree over the nodes and leaves")
+    _ints(tree, "split_feature", n_leaves - 1, low=0, high=n_features - 1)
+    decision = _ints(tree, "decision_type", n_leaves - 1, low=-128, high=127, default="0 " * (n_leaves - 1))
+    categorical = (decision & 1) == 1
+    threshold = _floats(tree, "threshold", n_leaves - 1)
+    if categorical.any() or n_cat > 0:
+        bounds = _ints(tree, "cat_boundaries", n_cat + 1, low=0)
+        if bounds[0] != 0 or np.any(np.diff(bounds) < 0):
+            raise ValueError("cat_boundaries must start at 0 and never decrease")
+        _ints(tree, "cat_threshold", int(bounds[-1]), low=0, high=2**32 - 1)
+        index = threshold[categorical]
+        if not np.all((index == np.round(index)) & (index >= 0) & (index < n_cat)):
+            raise ValueError(f"the threshold of a categorical split must index one of num_cat={n_cat} category sets")
+    if linear:
+        _floats(tree, "leaf_const", n_leaves, finite=True)
+        total = int(_ints(tree, "num_features", n_leaves, low=0).sum())
+        _ints(tree, "leaf_features", total, low=0, high=n_features - 1)
+        _floats(tree, "leaf_coeff", total, finite=True)
+
+
+def _tokens(tree: dict[str, str], key: str, size: int, default: str | None) -> list[str]:
+    value = tree.get(key, default)
+    if value is None:
+        raise ValueError(f"the line {key}= is missing")
+    tokens = value.split()
+    if len(tokens) != size:
+        raise ValueError(f"{key} must hold {size} value(s); got {len(tokens)}")
+    return tokens
+
+
+def _ints(tree: dict[str, str], key: str, size: int, *, low: int | None = None, high: int | None = None,
+          default: str | None = None) -> np.ndarray:
+    tokens = _tokens(tree, key, size, default)
+    if not all(_INT.fullmatch(t) for t in tokens):
+        raise ValueError(f"{key} must hold integers; got {' '.join(tokens)[:60]!r}")
+    values = np.array([int(t) for t in tokens], dtype=np.int64)
+    if values.size and ((low is not None and values.min() < low) or (high is not None and values.max() > high)):
+        raise ValueError(f"{key} must hold integers in [{low}, {high}]; got {' '.join(tokens)[:60]!r}")
+    return values
+
+
+def _floats(tree: dict[str, str], key: str, size: int, *, finite: bool = False) -> np.ndarray:
+    tokens = _tokens(tree, key, size, None)
+    pattern = _FINITE if finite else _ANY_FLOAT
+    if not all(pattern.fullmatch(t) for t in tokens):
+        raise ValueError(f"{key} must hold {'finite ' if finite else ''}numbers; got {' '.join(tokens)[:60]!r}")
+    return np.array([float(t) for t in tokens], dtype=np.float64)
+
+
+def check_float32_weights(sample_weight: np.ndarray) -> None:
+    """Raise ValueError unless the positive weights fit float32, as LightGBM stores them (smaller ones became 0,
+    and LightGBM raised "sum of weights is zero" if all did; larger ones became infinite)."""
+    positive = sample_weight[sample_weight > 0]
+    low, high = float(positive.min()), float(positive.max())
+    tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
+    if low < tiny or high > big:
+        raise ValueError(
+            f"sample_weight must have its positive weights in [{tiny:.4g}, {big:.4g}], LightGBM's float32 range; "
+            f"got weights from {low:.4g} to {high:.4g} (rescale them)"
+        )
+
+
+def check_monotone_constraints(lightgbm_params: dict[str, Any] | None, encoder: Any) -> None:
+    """Raise ValueError unless user monotone constraints give one sign per encoded column and the score, 0 on
+    categorical columns (LightGBM 4.7 aborts the process on a constraint on a categorical column)."""
+    extra = lightgbm_params or {}
+    for key in [k for k in _MONOTONE if k in extra]:
+        value = extra[key]
+        items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+        signs = [str(v).strip() for v in items]
+        d = encoder.n_features_in_
+        if (len(signs) != d + 1 or any(v not in ("-1", "0", "1") for v in signs)
+                or any(v != "0" for v, cat in zip(signs, encoder.categorical_) if cat)):
+            columns = encoder.feature_names_in_ or list(range(d))
+            cats = [columns[j] for j in np.flatnonzero(encoder.categorical_)]
+            raise ValueError(
+                f"lightgbm_params[{key!r}] must hold {d + 1} values in {{-1, 0, 1}}, one per column of X and "
+                f"then one for the score, with 0 for the categorical columns {cats}; got {value!r}"
+            )
+
+
+def lightgbm_errors_name_lightgbm_params(method: Any) -> Any:
+    """Decorate an estimator's fitting method: a ``LightGBMError`` raised while its ``lightgbm_params`` are set
+    becomes a ``ValueError`` that names them (LightGBM checks parameters, and their fit to the data, only when
+    it trains)."""
+
+    @functools.wraps(method)
+    def fit_with(self: Any, *args: Any, **kwargs: Any) -> Any:
+        lgb = import_optional("lightgbm")
+        try:
+            return method(self, *args, **kwargs)
+        except lgb.basic.LightGBMError as exc:
+            if not self.lightgbm_params:
+                raise
+            raise ValueError(
+                f"lightgbm_params must be parameters that LightGBM accepts for these data; got "
+                f"{self.lightgbm_params!r}, which LightGBM rejected: {str(exc).strip()}"
+            ) from exc
+
+    return fit_with
