@@ -209,6 +209,22 @@ def test_load_rejects_a_corrupted_model(rng):
 
 
 @pytest.mark.parametrize(
+    ("old", "new", "match"),
+    [
+        ("leaf_value=", "leaf_value=0 ", "leaf_value must hold"),  # LightGBM aborted the process (tree_sizes)
+        ("split_feature=", "split_feature=99 ", "split_feature must hold"),
+        ("num_class=1", "num_class=3", "num_class=1"),
+    ],
+)
+def test_dfmc_load_checks_the_trees_before_lightgbm_parses_them(rng, old, new, match):
+    p, y, masks, _ = make(rng, 2_000)
+    data = DFMC(n_jobs=1, random_state=0).fit(p, y, X=masks).to_dict()
+    data["state"]["booster"] = data["state"]["booster"].replace(old, new, 1)
+    with pytest.raises(ValueError, match=f"state.booster.*{match}"):
+        DFMC.from_dict(data)
+
+
+@pytest.mark.parametrize(
     ("X", "match"),
     [
         (None, "X must hold"),

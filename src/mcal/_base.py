@@ -148,7 +148,8 @@ class BaseCalibrator(BaseEstimator):
         y_prob : array-like of shape (n_samples,)
             Uncalibrated probabilities of the positive class, in [0, 1].
         y : array-like of shape (n_samples,)
-            Binary labels, 0/1 or bool.
+            Binary labels, 0/1 or bool; calibrators with ``accepts_soft_labels = True`` (MCGrad) also take
+            soft labels in [0, 1].
         X : array-like or DataFrame of shape (n_samples, n_features), default=None
             Features; only for calibrators with ``uses_features = True``.
         sample_weight : array-like of shape (n_samples,), default=None

@@ -25,6 +25,7 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
+from mcal._lightgbm_checks import booster_from_text
 from mcal._group_input import GroupInput, group_masks
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, logit, warn
@@ -594,13 +595,9 @@ class DFMC(GroupInput, BaseCalibrator):
         encoder = state.get("encoder")
         self.encoder_ = None if encoder is None else FeatureEncoder.from_dict(encoder)
         text = state.get("booster")
-        if not isinstance(text, str) or not text.startswith("tree"):
-            raise ValueError("model data field state.booster must be LightGBM model text")
-        lgb = import_optional("lightgbm")
-        try:
-            self.booster_ = lgb.Booster(model_str=text)
-        except lgb.basic.LightGBMError as exc:
-            raise ValueError(f"model data field state.booster is not a valid LightGBM model: {exc}") from exc
+        if not isinstance(text, str):
+            raise ValueError(f"model data field state.booster must be LightGBM model text; got {type(text).__name__}")
+        self.booster_ = booster_from_text(text, "state.booster")  # every tree checked before LightGBM parses it
 
     def _validate_state(self) -> None:
         n = self.n_features_in_

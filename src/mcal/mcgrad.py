@@ -157,6 +157,16 @@ class MCGrad(BaseCalibrator):
     feature_names_in_ : list of str or None
         Feature names seen at fit (DataFrame input).
 
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: a parameter out of its range (named), invalid scores, labels, weights or features
+        (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), weights outside LightGBM's float32 range,
+        or ``lightgbm_params`` that LightGBM rejects; from :meth:`predict`: features whose columns differ
+        from those seen at fit. Unseen categories are not an error: they count as missing, with a warning.
+    ImportError
+        If LightGBM is not installed (``pip install "mcal[mcgrad]"``).
+
     Notes
     -----
     Round ``t`` (Algorithm 1 and section 3.2 of [1]_; ``L`` is the log loss, ``mu`` the sigmoid):
