@@ -87,7 +87,7 @@ class MCGrad(BaseCalibrator):
         5-8 rounds where 5-fold chose 6-8 on Bank Marketing, 6-8 against 6-7 on the 100k synthetic data and
         0-2 against 1-2 on Credit Default; the mean multicalibration error over the seeds came out 0.01-0.11
         above the reference's, less than the spread between seeds, at about a fifth of its fit time.
-        ``"kfold"`` buys that stability for about three times the holdout's fit time and 1.6-1.9 times the
+        ``"kfold"`` buys that stability for about three times the holdout's fit time and 1.5-2.2 times the
         memory added by the fit.
     validation_fraction : float in (0, 1), default=0.2
         Share of rows held out (``early_stopping="holdout"``). The number of rounds chosen depends on the
