@@ -333,6 +333,8 @@ def predict_logit(
     """
     if single_row is not None and X.shape[0] == 1:
         return np.array([single_row.predict_logit(factors, X[0], float(F[0]))])
+    if compiled is not None:  # lleaves reads row-major data and would copy a column-major X on every round
+        X = np.ascontiguousarray(X)
     for t, theta in enumerate(factors):
         X[:, -1] = F
         if compiled is not None:
@@ -476,7 +478,7 @@ class CompiledForests:
         return cls(models, n_jobs)
 
     def predict_raw(self, t: int, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Raw output of round ``t`` on a C-contiguous float64 ``X``, as ``Booster.predict(raw_score=True)``."""
+        """Raw output of round ``t`` on a float64 ``X``, as ``Booster.predict(raw_score=True)`` (C order avoids a copy)."""
         # lleaves starts a thread pool on every call with n_jobs > 1, which cost more than it saved below about
         # 10k rows per thread (measured with 94 trees of 5 leaves on a 2-core machine).
         threads = max(1, min(self.n_jobs, X.shape[0] // _ROWS_PER_THREAD))
