@@ -9,6 +9,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before any OpenMP runtime starts in this process or the workers
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -268,6 +269,24 @@ def test_dask_mcgrad_rejects_bad_inputs_with_the_partition_named(client):
         DaskMCGrad(client=client, timeout=0).fit(da.from_array(p), da.from_array(y))
     with pytest.raises(TypeError, match="client must be a distributed.Client"):
         DaskMCGrad(client="tcp://x").fit(da.from_array(p), da.from_array(y))
+
+
+@pytest.mark.parametrize("weight", [1e-300, 1e300])
+def test_dask_mcgrad_rejects_weights_outside_float32_across_partitions(client, weight):
+    # as MCGrad: LightGBM stores float32 weights (1e-300 -> 0, 1e300 -> inf); the range is over all partitions,
+    # here one row of the second one, the others in range and one partition all zeros
+    import dask.array as da
+
+    from mcal.dask import DaskMCGrad
+
+    p, y = np.full(150, 0.5), np.tile([0.0, 1.0], 75)
+    w = np.r_[np.zeros(50), np.ones(100)]
+    w[70] = weight
+    low, high = (weight, 1.0) if weight < 1 else (1.0, weight)
+    with pytest.raises(ValueError, match=rf"sample_weight must have its positive weights in \[1.175e-38, 3.403e\+38\], "
+                                         rf"LightGBM's float32 range; got weights from {re.escape(f'{low:.4g}')} to {re.escape(f'{high:.4g}')}"):
+        DaskMCGrad(client=client, early_stopping=None, **FAST).fit(
+            da.from_array(p, chunks=50), da.from_array(y, chunks=50), sample_weight=da.from_array(w, chunks=50))
 
 
 def test_dask_mcgrad_checks_monotone_constraints_before_lightgbm(client, frames):

@@ -193,7 +193,11 @@ def check_float32_weights(sample_weight: np.ndarray) -> None:
     """Raise ValueError unless the positive weights fit float32, as LightGBM stores them (smaller ones became 0,
     and LightGBM raised "sum of weights is zero" if all did; larger ones became infinite)."""
     positive = sample_weight[sample_weight > 0]
-    low, high = float(positive.min()), float(positive.max())
+    check_float32_weight_range(float(positive.min()), float(positive.max()))
+
+
+def check_float32_weight_range(low: float, high: float) -> None:
+    """Raise ValueError unless ``[low, high]``, the range of the positive weights, fits float32."""
     tiny, big = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
     if low < tiny or high > big:
         raise ValueError(

@@ -125,6 +125,8 @@ class BlockSummary:
     n_one: int = 0
     w_sum: float = 0.0
     w_pos: float = 0.0
+    w_low: float = np.inf  # smallest positive weight
+    w_high: float = 0.0  # largest weight
     encoder: dict[str, Any] | None = None
     fold_counts: NDArray[np.int64] | None = None
 
@@ -187,7 +189,8 @@ def check_block(
         return BlockSummary()
     summary = BlockSummary(
         n=pp.size, n_zero=int(np.count_nonzero(yy == 0.0)), n_one=int(np.count_nonzero(yy == 1.0)),
-        w_sum=float(ww.sum()), w_pos=float(np.dot(ww, yy)),
+        w_sum=float(ww.sum()), w_pos=float(np.dot(ww, yy)), w_high=float(ww.max()),
+        w_low=float(ww[ww > 0].min(initial=np.inf)),
     )  # fmt: skip
     with in_partition(index):
         if X is not None:
@@ -208,7 +211,8 @@ def totals(summaries: list[BlockSummary], label: str) -> BlockSummary:
     total = BlockSummary(
         n=sum(s.n for s in summaries), n_zero=sum(s.n_zero for s in summaries),
         n_one=sum(s.n_one for s in summaries), w_sum=sum(s.w_sum for s in summaries),
-        w_pos=sum(s.w_pos for s in summaries),
+        w_pos=sum(s.w_pos for s in summaries), w_low=min((s.w_low for s in summaries), default=np.inf),
+        w_high=max((s.w_high for s in summaries), default=0.0),
     )  # fmt: skip
     if total.n == 0:
         raise ValueError("y_prob must not be empty; got 0 samples in every partition")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from mcal._features import FeatureEncoder
-from mcal._lightgbm_checks import check_monotone_constraints
+from mcal._lightgbm_checks import check_float32_weight_range, check_monotone_constraints
 from mcal._mcgrad_engine import Part
 from mcal._optional import import_optional
 from mcal._validation import logit
@@ -207,6 +207,7 @@ feature_names_in_
             for i, (p, yy, w, x) in rows
         ], self.timeout, "checking the inputs")  # fmt: skip
         total = totals(summaries, "y")
+        check_float32_weight_range(total.w_low, total.w_high)
         if folds is not None:
             _check_split(total, self.early_stopping, folds)
         encoder = merge_encoders(summaries, self.categorical_features) if has_X else FeatureEncoder().fit(np.empty((1, 0)))
