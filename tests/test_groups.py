@@ -267,7 +267,7 @@ def test_predict_rejects_a_different_number_of_groups(rng):
         (DFMC(learning_rate=-0.1), "learning_rate must be a positive finite number"),
         (DFMC(max_leaves=1), "max_leaves must be an integer >= 2"),
         (DFMC(l2_regularization=-1.0), "l2_regularization must be a non-negative finite number"),
-        (DFMC(n_jobs=0), "n_jobs must be a positive integer"),
+        (DFMC(n_jobs=0), "n_jobs must be None, an integer >= 1"),
         (HKRR(max_iter=0), "max_iter must be a positive integer"),
     ],
 )

@@ -11,7 +11,7 @@ from sklearn.exceptions import NotFittedError
 pytest.importorskip("lightgbm")
 
 import mcal  # noqa: E402
-from mcal import CalibrationWarning, MCGrad  # noqa: E402
+from mcal import DFMC, CalibrationWarning, MCGrad  # noqa: E402
 from mcal._mcgrad_engine import LOGIT_CLIP, THETA_BOUNDS, LocalEngine, rescale_factor  # noqa: E402
 
 # Small, fast boosters for tests; the paper's defaults are exercised by the benchmark.
@@ -621,7 +621,8 @@ def test_predict_before_fit_raises():
         ("learning_rate", 0.0, "learning_rate must be a finite number > 0"),
         ("l2_regularization", -1.0, "l2_regularization must be a finite number >= 0"),
         ("min_sum_hessian_in_leaf", np.nan, "min_sum_hessian_in_leaf must be a finite number >= 0"),
-        ("n_jobs", 0, "n_jobs must be an integer >= 1"),
+        ("n_jobs", 0, r"n_jobs must be None, an integer >= 1 and <= 2147483647 \(LightGBM's int32\), or a negative"),
+        ("n_jobs", 2.0, "n_jobs must be None, an integer"),
         ("random_state", "seed", "random_state must be an integer >= 0"),
         ("lightgbm_params", {"num_leaves": 7}, "must not set 'num_leaves'.*use the argument max_leaves="),
         ("lightgbm_params", {"nthread": 2}, "must not set 'nthread'.*use the argument n_jobs="),
@@ -634,7 +635,7 @@ def test_predict_before_fit_raises():
         # hung (n_estimators) or aborted the process (n_jobs=10**10); num_leaves is capped at 131072
         ("min_child_samples", 2**40, r"min_child_samples must be an integer >= 0 and <= 2147483647 \(LightGBM's int32\)"),
         ("n_estimators", 2**40, r"n_estimators must be an integer >= 1 and <= 2147483647"),
-        ("n_jobs", 10**10, r"n_jobs must be an integer >= 1 and <= 2147483647"),
+        ("n_jobs", 10**10, r"n_jobs must be None, an integer >= 1 and <= 2147483647"),
         ("max_depth", 2**40, "max_depth must be an integer .* of LightGBM's int32; got 1099511627776"),
         ("max_leaves", 131073, "max_leaves must be an integer >= 2 and <= 131072; got 131073"),
     ],
@@ -642,6 +643,20 @@ def test_predict_before_fit_raises():
 def test_bad_parameters_raise_value_error_naming_them(param, value, match):
     with pytest.raises(ValueError, match=match):
         MCGrad(**{**FAST, param: value}).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
+
+
+@pytest.mark.parametrize("n_jobs, threads", [(None, 0), (3, 3), (-1, 4), (-2, 3), (-4, 1)])
+def test_n_jobs_follows_scikit_learn_negative_values_counting_back_from_the_cores(monkeypatch, n_jobs, threads):
+    # joblib's rule, n_cpus + 1 + n_jobs, here on 4 cores; None leaves LightGBM its default (0)
+    monkeypatch.setattr("mcal._lightgbm_checks.os.cpu_count", lambda: 4)
+    assert MCGrad(n_jobs=n_jobs)._lightgbm_params(0)["num_threads"] == threads
+    assert DFMC(n_jobs=n_jobs)._params()["num_threads"] == threads
+
+
+def test_n_jobs_that_leaves_no_thread_raises(monkeypatch):
+    monkeypatch.setattr("mcal._lightgbm_checks.os.cpu_count", lambda: 4)
+    with pytest.raises(ValueError, match="n_jobs must leave at least one thread: -5 on 4 cores gives 0"):
+        MCGrad(**{**FAST, "n_jobs": -5}).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,8 @@ categorical columns), and turn LightGBM's errors on user parameters into errors 
 from __future__ import annotations
 
 import functools
+import numbers
+import os
 import re
 from typing import Any
 
@@ -187,6 +189,29 @@ def _floats(tree: dict[str, str], key: str, size: int, *, finite: bool = False) 
     if not all(pattern.fullmatch(t) for t in tokens):
         raise ValueError(f"{key} must hold {'finite ' if finite else ''}numbers; got {' '.join(tokens)[:60]!r}")
     return np.array([float(t) for t in tokens], dtype=np.float64)
+
+
+def lightgbm_threads(n_jobs: Any) -> int:
+    """LightGBM's ``num_threads`` for an ``n_jobs`` in scikit-learn's convention.
+
+    None gives 0 (LightGBM's default: OpenMP's thread count), a positive integer itself, and a negative one
+    ``os.cpu_count() + 1 + n_jobs`` as joblib counts (-1: every core, -2: all but one).
+
+    Raises
+    ------
+    ValueError
+        If ``n_jobs`` is not None or an integer, is 0, exceeds LightGBM's int32, or leaves fewer than one thread.
+    """
+    if n_jobs is None:
+        return 0
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0 or n_jobs > INT32_MAX:
+        raise ValueError(f"n_jobs must be None, an integer >= 1 and <= {INT32_MAX} (LightGBM's int32), or a negative "
+                         f"integer counting back from the cores (-1: all); got {n_jobs!r}")
+    cores = os.cpu_count() or 1
+    threads = int(n_jobs) if n_jobs > 0 else cores + 1 + int(n_jobs)
+    if threads < 1:
+        raise ValueError(f"n_jobs must leave at least one thread: {n_jobs} on {cores} cores gives {threads}")
+    return threads
 
 
 def check_float32_weights(sample_weight: np.ndarray) -> None:

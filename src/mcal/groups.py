@@ -25,7 +25,7 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
-from mcal._lightgbm_checks import booster_from_text
+from mcal._lightgbm_checks import booster_from_text, lightgbm_threads
 from mcal._group_input import GroupInput, group_masks
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, logit, warn
@@ -429,7 +429,7 @@ class DFMC(GroupInput, BaseCalibrator):
         Which columns of ``X`` are categorical (``groups="columns"``), as for :class:`~mcal.MCGrad`: pandas
         category, bool and string columns by default; they become LightGBM categorical features.
     n_jobs : int or None, default=None
-        LightGBM threads (None: LightGBM's default).
+        LightGBM threads (None: LightGBM's default; negative: counted back from the cores, -1 all).
     random_state : int, Generator or None, default=None
         Seeds LightGBM.
 
@@ -536,8 +536,7 @@ class DFMC(GroupInput, BaseCalibrator):
             ):
                 rule = "a positive" if positive else "a non-negative"
                 raise ValueError(f"{name} must be {rule} finite number; got {value!r}")
-        if self.n_jobs is not None:
-            check_positive_int("n_jobs", self.n_jobs)
+        lightgbm_threads(self.n_jobs)
         self._check_group_params()
 
     def _params(self) -> dict[str, Any]:
@@ -547,7 +546,7 @@ class DFMC(GroupInput, BaseCalibrator):
             "num_leaves": int(self.max_leaves), "min_data_in_leaf": int(self.min_child_samples),
             "lambda_l2": float(self.l2_regularization), "min_gain_to_split": float(self.min_gain_to_split),
             "min_sum_hessian_in_leaf": float(self.min_sum_hessian_in_leaf), "seed": seed, "deterministic": True,
-            "num_threads": 0 if self.n_jobs is None else int(self.n_jobs), "verbosity": -1,
+            "num_threads": lightgbm_threads(self.n_jobs), "verbosity": -1,
         }
 
     def _design(self, y_prob: NDArray[np.float64], X: Any, *, fitting: bool) -> NDArray[np.float64]:

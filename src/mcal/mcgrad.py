@@ -23,6 +23,7 @@ from mcal._lightgbm_checks import (
     check_float32_weights,
     check_monotone_constraints,
     lightgbm_errors_name_lightgbm_params,
+    lightgbm_threads,
 )
 from mcal._mcgrad_engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
 from mcal._mcgrad_engine import CompiledForests
@@ -132,7 +133,8 @@ class MCGrad(BaseCalibrator):
         Integer-coded categoricals must be declared. Missing values are passed to LightGBM as missing;
         categories unseen at fit are treated as missing at predict, with one warning that counts them.
     n_jobs : int or None, default=None
-        LightGBM threads for fitting and predicting; None uses LightGBM's default (all cores).
+        LightGBM threads for fitting and predicting; None uses LightGBM's default (all cores), and a negative
+        value counts back from the cores as in scikit-learn (-1: all, -2: all but one).
     progress : bool or None, default=False
         Progress bar over rounds, for early stopping and for the refit: None on a terminal only, True always
         (tqdm required), False never.
@@ -282,8 +284,7 @@ class MCGrad(BaseCalibrator):
         _check_real("learning_rate", self.learning_rate, positive=True)
         for name in ("l2_regularization", "min_gain_to_split", "min_sum_hessian_in_leaf"):
             _check_real(name, getattr(self, name), positive=False)
-        if self.n_jobs is not None:
-            _check_int("n_jobs", self.n_jobs, 1, INT32_MAX)
+        lightgbm_threads(self.n_jobs)
         if self.random_state is not None:
             _check_int("random_state", self.random_state, 0)
         self._extra_lightgbm_params()
@@ -335,7 +336,7 @@ class MCGrad(BaseCalibrator):
         }
 
     def _num_threads(self) -> int:
-        return 0 if self.n_jobs is None else int(self.n_jobs)
+        return lightgbm_threads(self.n_jobs)
 
     # -- fit and predict -------------------------------------------------------------------------------------
     @lightgbm_errors_name_lightgbm_params
@@ -435,9 +436,10 @@ class MCGrad(BaseCalibrator):
 
         Parameters
         ----------
-        n_jobs : int >= 1 or None, default=None
+        n_jobs : int or None, default=None
             Most threads of a compiled batch predict, one per 10,000 rows at most; None uses this
-            estimator's ``n_jobs`` (all cores when that is None too).
+            estimator's ``n_jobs`` (all cores when that is None too); negative values count back from the
+            cores (-1: all).
 
         Returns
         -------
@@ -449,7 +451,7 @@ class MCGrad(BaseCalibrator):
         NotFittedError
             If called before :meth:`fit`.
         ValueError
-            If ``n_jobs`` is not None or an integer >= 1, or the rounds have linear trees
+            If ``n_jobs`` is not None or a non-zero integer, or the rounds have linear trees
             (``lightgbm_params={"linear_tree": True}``), which lleaves does not evaluate.
         ImportError
             If lleaves is not installed (``pip install 'mcal[compiled]'``), or the installed llvmlite is
@@ -474,10 +476,8 @@ class MCGrad(BaseCalibrator):
         True
         """
         self._check_fitted()
-        if n_jobs is not None:
-            _check_int("n_jobs", n_jobs, 1)
-        threads = n_jobs if n_jobs is not None else self.n_jobs
-        self._compiled = CompiledForests.compile(self.boosters_, None if threads is None else int(threads))
+        threads = lightgbm_threads(n_jobs if n_jobs is not None else self.n_jobs)
+        self._compiled = CompiledForests.compile(self.boosters_, threads or None)
         return self
 
     def __getstate__(self) -> dict[str, Any]:
