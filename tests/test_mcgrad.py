@@ -631,6 +631,10 @@ def test_predict_before_fit_raises():
         ("lightgbm_params", {"is_unbalance": True}, "must not set 'is_unbalance', which LightGBM ignores under"),
         ("lightgbm_params", {"scale_pos_weight": 3.0}, "must not set 'scale_pos_weight'.*sample_weight"),
         ("lightgbm_params", {"pos_bagging_fraction": 0.5}, "must not set 'pos_bagging_fraction', which LightGBM ignores"),
+        # LightGBM ignores names it does not know (its warning is silenced by verbosity=-1)
+        ("lightgbm_params", {"max_bn": 63}, r"got 'max_bn', which LightGBM does not know and would ignore "
+                                              r"\(did you mean 'max_bin'"),
+        ("lightgbm_params", {"zzqq": 1}, r"got 'zzqq', which LightGBM does not know and would ignore$"),
         # LightGBM reads these as int32: larger values wrapped around (min_child_samples=2**40 became 0),
         # hung (n_estimators) or aborted the process (n_jobs=10**10); num_leaves is capped at 131072
         ("min_child_samples", 2**40, r"min_child_samples must be an integer >= 0 and <= 2147483647 \(LightGBM's int32\)"),

@@ -13,6 +13,7 @@ categorical columns), and turn LightGBM's errors on user parameters into errors 
 
 from __future__ import annotations
 
+import difflib
 import functools
 import numbers
 import os
@@ -189,6 +190,31 @@ def _floats(tree: dict[str, str], key: str, size: int, *, finite: bool = False) 
     if not all(pattern.fullmatch(t) for t in tokens):
         raise ValueError(f"{key} must hold {'finite ' if finite else ''}numbers; got {' '.join(tokens)[:60]!r}")
     return np.array([float(t) for t in tokens], dtype=np.float64)
+
+
+def check_lightgbm_param_name(key: str) -> None:
+    """Raise ValueError unless LightGBM knows ``key`` as a parameter or an alias of one.
+
+    LightGBM ignores names it does not know, with a warning that ``verbosity=-1`` hides, so a misspelled name
+    would fit a model without the setting. The names come from LightGBM's own table
+    (``LGBM_DumpParamAliases``, read through ``lightgbm.basic._ConfigAliases``); where a LightGBM release
+    lacks that table the name is passed on unchecked.
+    """
+    known = _known_lightgbm_names()
+    if known and key not in known:
+        close = difflib.get_close_matches(key, known, n=3)
+        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+        raise ValueError(f"lightgbm_params must hold LightGBM parameters; got {key!r}, which LightGBM does not "
+                         f"know and would ignore{hint}")
+
+
+@functools.cache
+def _known_lightgbm_names() -> frozenset[str]:
+    lgb = import_optional("lightgbm")
+    table = getattr(getattr(lgb.basic, "_ConfigAliases", None), "_get_all_param_aliases", None)
+    if table is None:
+        return frozenset()
+    return frozenset(name for key, aliases in table().items() for name in (key, *aliases))
 
 
 def lightgbm_threads(n_jobs: Any) -> int:

@@ -21,6 +21,7 @@ from mcal._lightgbm_checks import (
     MAX_LEAVES,
     booster_from_text,
     check_float32_weights,
+    check_lightgbm_param_name,
     check_monotone_constraints,
     lightgbm_errors_name_lightgbm_params,
     lightgbm_threads,
@@ -125,8 +126,8 @@ class MCGrad(BaseCalibrator):
         above (and their LightGBM aliases) are rejected with the argument to use instead, and so are the
         options of LightGBM's binary objective that its cross-entropy objective ignores (``is_unbalance``,
         ``scale_pos_weight``: use ``sample_weight``); nothing is silently overridden. Values that LightGBM
-        rejects raise a ``ValueError`` at fit that quotes LightGBM; names that LightGBM does not know are
-        ignored by LightGBM.
+        rejects raise a ``ValueError`` at fit that quotes LightGBM, and names that LightGBM does not know
+        (which it would ignore) a ``ValueError`` that suggests the closest known names.
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
         dtypes (pandas category, bool, string and object), or given as indices, a boolean mask or names.
@@ -307,6 +308,7 @@ class MCGrad(BaseCalibrator):
                 }
                 raise ValueError(f"lightgbm_params must not set {key!r}, "
                                  + why.get(arg, f"which MCGrad controls; use the argument {arg}="))
+            check_lightgbm_param_name(key)
             items = value if isinstance(value, list) else [value]
             if not all(v is None or isinstance(v, (bool, np.bool_, numbers.Real, str)) for v in items):
                 raise TypeError(
