@@ -9,6 +9,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
+import mcal
 from mcal import BetaCalibration, HistogramBinning, IsotonicCalibration, PlattScaling, TemperatureScaling
 from mcal.metrics import log_loss, roc_auc
 
@@ -214,3 +215,11 @@ def test_out_of_range_scores_at_predict_raise(miscalibrated):
 def test_bad_n_bins_raises():
     with pytest.raises(ValueError, match="n_bins"):
         HistogramBinning(n_bins=0).fit([0.2, 0.4], [0, 1])
+
+
+@pytest.mark.parametrize("make", [mcal.MCGrad, mcal.DFMC, mcal.HKRR, mcal.MCNet, lambda: mcal.PerFieldCalibrator(field="a"),
+                                  lambda: mcal.NeuCalib(field="a"), lambda: mcal.AdaCalib(field="a")])
+def test_a_dict_given_as_x_raises_naming_its_type_not_a_row_count(make):
+    # len() of a dict counts its keys: this read "X must have 4 rows (the length of y_prob); got 1"
+    with pytest.raises(TypeError, match=r"X must be a DataFrame or a 2-D array-like; got dict \(pandas.DataFrame\(X\)"):
+        make().fit([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], X={"a": [1, 2, 1, 2]})

@@ -1,5 +1,7 @@
 """Core metrics: hand-computed references (ties, weights, empty bins), invariants and independent checks."""
 
+import re
+
 import numpy as np
 import pytest
 from scipy.special import expit
@@ -208,6 +210,13 @@ def test_pcoc_without_positives_raises():
 def test_f_rce_rejects_missing_field_values():
     with pytest.raises(ValueError, match="missing"):
         f_rce([0, 1], [0.2, 0.3], field=["a", None])
+
+
+@pytest.mark.parametrize("epsilon", ["0.1", None, True, -0.1, np.nan, np.inf])
+def test_f_rce_rejects_an_epsilon_that_is_not_a_non_negative_finite_number(epsilon):
+    # strings and None reached numpy's isfinite (a TypeError about ufunc casting); True counted as 1
+    with pytest.raises(ValueError, match=rf"epsilon must be a non-negative finite number; got {re.escape(repr(epsilon))}"):
+        f_rce([0, 1], [0.2, 0.3], field=["a", "b"], epsilon=epsilon)
 
 
 def test_bad_n_bins_and_strategy():

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from mcal._validation import warn
+from mcal._validation import check_not_mapping, warn
 
 # Categorical columns (other than pandas category) with at most this many rows are encoded in plain Python.
 _SMALL = 32
@@ -80,6 +80,7 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
                 s.array if isinstance(s.dtype, pd.api.extensions.ExtensionDtype) else s.to_numpy() for _, s in X.items()
             ]
         return columns, names, X.shape[0]
+    check_not_mapping(X)
     if X is None or isinstance(X, (str, bytes)) or np.isscalar(X):
         raise TypeError(f"X must be a DataFrame or a 2-D array-like; got {type(X).__name__}")
     arr = np.asarray(X)

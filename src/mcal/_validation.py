@@ -7,7 +7,7 @@ Private numeric cores assume the clean float64 arrays these functions return. Me
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 import warnings
 
 import numpy as np
@@ -196,6 +196,13 @@ def check_positive_int(name: str, value: object) -> None:
     """Raise ``ValueError`` unless ``value`` is a positive integer (bools are not integers here)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be a positive integer; got {value!r}")
+
+
+def check_not_mapping(X: object) -> None:
+    """Raise ``TypeError`` for a dict (or other mapping) given as ``X``, whose ``len`` counts its keys, not rows."""
+    if isinstance(X, Mapping):
+        raise TypeError(f"X must be a DataFrame or a 2-D array-like; got {type(X).__name__} "
+                        "(pandas.DataFrame(X) makes a frame of a dict of columns)")
 
 
 def check_real(name: str, value: object, rule: str, accept: Callable[[float], bool]) -> None:

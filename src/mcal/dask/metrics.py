@@ -29,6 +29,7 @@ from scipy.special import xlogy
 from mcal import metrics
 from mcal._binning import uniform_edges
 from mcal._optional import import_optional
+from mcal._validation import check_real
 from mcal.dask import _sorted
 from mcal.dask._inputs import aligned, clean_block, in_partition
 from mcal.metrics._binned import _check_bins
@@ -300,8 +301,7 @@ def pr_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
         Added to every label in the denominator.""",
 )  # fmt: skip
 def f_rce(y_true: Any, y_prob: Any, *, field: Any, sample_weight: Any = None, epsilon: float = 0.01) -> float:
-    if not np.isfinite(epsilon) or epsilon < 0:
-        raise ValueError(f"epsilon must be a non-negative finite number; got {epsilon!r}")
+    check_real("epsilon", epsilon, "a non-negative finite number", lambda v: v >= 0)
     return _f_rce(_sums(y_true, y_prob, sample_weight, field=field), epsilon)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._validation import _as_1d, check_consistent, check_metric_inputs, warn
+from mcal._validation import _as_1d, check_consistent, check_metric_inputs, check_real, warn
 
 
 def pcoc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
@@ -114,8 +114,7 @@ def f_rce(
     0.3
     """
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
-    if not np.isfinite(epsilon) or epsilon < 0:
-        raise ValueError(f"epsilon must be a non-negative finite number; got {epsilon!r}")
+    check_real("epsilon", epsilon, "a non-negative finite number", lambda v: v >= 0)
     codes, uniques = encode_field(field, y.shape[0])
     k = len(uniques)
     n_c = np.bincount(codes, weights=w, minlength=k)
