@@ -233,8 +233,10 @@ def lightgbm_threads(n_jobs: Any) -> int:
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0 or n_jobs > INT32_MAX:
         raise ValueError(f"n_jobs must be None, an integer >= 1 and <= {INT32_MAX} (LightGBM's int32), or a negative "
                          f"integer counting back from the cores (-1: all); got {n_jobs!r}")
-    cores = os.cpu_count() or 1
-    threads = int(n_jobs) if n_jobs > 0 else cores + 1 + int(n_jobs)
+    if n_jobs > 0:
+        return int(n_jobs)
+    cores = os.cpu_count() or 1  # only here: it costs microseconds, and one-row predicts come here too
+    threads = cores + 1 + int(n_jobs)
     if threads < 1:
         raise ValueError(f"n_jobs must leave at least one thread: {n_jobs} on {cores} cores gives {threads}")
     return threads
