@@ -657,6 +657,16 @@ def test_n_jobs_follows_scikit_learn_negative_values_counting_back_from_the_core
     assert DFMC(n_jobs=n_jobs)._params()["num_threads"] == threads
 
 
+@pytest.mark.parametrize("n_rows, threads", [(None, 0), (10, 1), (999_999, 1), (1_000_000, 2), (1_500_000, 3),
+                                             (10**9, 4)])
+def test_default_n_jobs_fits_with_one_thread_per_500k_rows_up_to_the_cores(monkeypatch, n_rows, threads):
+    # None: 1 thread below 1M rows, then one per 500k rows, capped at the 4 cores; 0 (LightGBM's default) to predict
+    monkeypatch.setattr("mcal._lightgbm_checks.os.cpu_count", lambda: 4)
+    assert MCGrad()._lightgbm_params(0, n_rows)["num_threads"] == threads
+    assert DFMC()._params(n_rows)["num_threads"] == threads
+    assert MCGrad(n_jobs=3)._lightgbm_params(0, n_rows)["num_threads"] == 3  # an explicit n_jobs is kept
+
+
 def test_n_jobs_that_leaves_no_thread_raises(monkeypatch):
     monkeypatch.setattr("mcal._lightgbm_checks.os.cpu_count", lambda: 4)
     with pytest.raises(ValueError, match="n_jobs must leave at least one thread: -5 on 4 cores gives 0"):

@@ -429,7 +429,8 @@ class DFMC(GroupInput, BaseCalibrator):
         Which columns of ``X`` are categorical (``groups="columns"``), as for :class:`~mcal.MCGrad`: pandas
         category, bool and string columns by default; they become LightGBM categorical features.
     n_jobs : int or None, default=None
-        LightGBM threads (None: LightGBM's default; negative: counted back from the cores, -1 all).
+        LightGBM threads; negative values count back from the cores (-1: all). None fits with one thread per
+        500,000 rows, up to the cores, and predicts with LightGBM's default, as :class:`~mcal.MCGrad` does.
     random_state : int, Generator or None, default=None
         Seeds LightGBM.
 
@@ -539,14 +540,14 @@ class DFMC(GroupInput, BaseCalibrator):
         lightgbm_threads(self.n_jobs)
         self._check_group_params()
 
-    def _params(self) -> dict[str, Any]:
+    def _params(self, n_rows: int | None = None) -> dict[str, Any]:
         seed = int(np.random.default_rng(self.random_state).integers(2**31 - 1))
         return {
             "objective": "binary", "learning_rate": float(self.learning_rate), "max_depth": int(self.max_depth),
             "num_leaves": int(self.max_leaves), "min_data_in_leaf": int(self.min_child_samples),
             "lambda_l2": float(self.l2_regularization), "min_gain_to_split": float(self.min_gain_to_split),
             "min_sum_hessian_in_leaf": float(self.min_sum_hessian_in_leaf), "seed": seed, "deterministic": True,
-            "num_threads": lightgbm_threads(self.n_jobs), "verbosity": -1,
+            "num_threads": lightgbm_threads(self.n_jobs, n_rows), "verbosity": -1,
         }
 
     def _design(self, y_prob: NDArray[np.float64], X: Any, *, fitting: bool) -> NDArray[np.float64]:
@@ -573,7 +574,7 @@ class DFMC(GroupInput, BaseCalibrator):
             features, label=y, weight=sample_weight, init_score=features[:, -1].copy(),
             categorical_feature=categorical, free_raw_data=True,
         )
-        self.booster_ = lgb.train(self._params(), data, num_boost_round=int(self.n_estimators))
+        self.booster_ = lgb.train(self._params(features.shape[0]), data, num_boost_round=int(self.n_estimators))
         self.n_features_in_ = features.shape[1] - 1
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:

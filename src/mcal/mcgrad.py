@@ -138,8 +138,11 @@ class MCGrad(BaseCalibrator):
         Integer-coded categoricals must be declared. Missing values are passed to LightGBM as missing;
         categories unseen at fit are treated as missing at predict, with one warning that counts them.
     n_jobs : int or None, default=None
-        LightGBM threads for fitting and predicting; None uses LightGBM's default (all cores), and a negative
-        value counts back from the cores as in scikit-learn (-1: all, -2: all but one).
+        LightGBM threads for fitting and predicting; a negative value counts back from the cores as in
+        scikit-learn (-1: all, -2: all but one). None fits with one thread per 500,000 rows, at least one and
+        at most the cores, and predicts with LightGBM's default (all cores). Every LightGBM tree waits at many
+        OpenMP barriers: below that size the threads saved little, and when another process held a core
+        they made the fit several times slower (``benchmarks/results/mcgrad_threads.md``).
     progress : bool or None, default=False
         Progress bar over rounds, for early stopping and for the refit: None on a terminal only, True always
         (tqdm required), False never.
@@ -333,7 +336,7 @@ class MCGrad(BaseCalibrator):
             "lambda_l2": float(self.l2_regularization),
             "min_gain_to_split": float(self.min_gain_to_split),
             "min_sum_hessian_in_leaf": float(self.min_sum_hessian_in_leaf),
-            "num_threads": self._num_threads(),
+            "num_threads": lightgbm_threads(self.n_jobs, n_rows),
             "seed": seed,
             "deterministic": True,
             layout: True,

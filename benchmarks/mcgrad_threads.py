@@ -1,0 +1,110 @@
+"""LightGBM threads for MCGrad's fit: one thread against all cores, on an idle machine and with one core busy.
+
+LightGBM parallelises each tree with OpenMP, and every parallel region ends at a barrier that waits for all its
+threads. When another process holds a core (a shared machine, a notebook beside a browser, a CI runner), a thread
+that has lost its core holds the barrier until the scheduler gives it one back, and small trees have many such
+regions per second. This script measures how much that costs, as the wall time of fitting two MCGrad rounds
+(``early_stopping=None, max_rounds=2``; 188 trees) on the synthetic data of ``mcgrad_vs_reference.py``:
+
+- ``n_jobs=1`` and ``n_jobs=<all cores>``, and ``n_jobs=None`` (mcal's default, which picks the threads from the
+  number of rows), at each size;
+- on an idle machine, and with one core kept busy by a spinning subprocess (``--busy`` processes, 1 by default).
+
+Each time is the median of ``--repeats`` fits. Run it on an otherwise quiet machine: other tenants' load turns
+the idle rows into busy ones.
+
+Usage (from the repository root)::
+
+    PYTHONPATH=src python benchmarks/mcgrad_threads.py [--sizes 30000,100000,300000,1000000]
+
+Writes ``benchmarks/results/mcgrad_threads.md`` and ``.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RESULTS, git_commit, md_table  # noqa: E402
+from mcgrad_vs_reference import synthetic  # noqa: E402
+
+from mcal import MCGrad  # noqa: E402
+from mcal._lightgbm_checks import lightgbm_threads  # noqa: E402
+
+
+@contextlib.contextmanager
+def busy_cores(n: int):
+    """``n`` subprocesses that spin on a core each until the block ends."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        time.sleep(0.5)  # let them reach the scheduler
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def fit_seconds(frame: pd.DataFrame, p: np.ndarray, y: np.ndarray, cats: list[str], n_jobs, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        model = MCGrad(early_stopping=None, max_rounds=2, n_jobs=n_jobs, random_state=0, categorical_features=cats)
+        start = time.perf_counter()
+        model.fit(p, y, X=frame)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="30000,100000,300000,1000000")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--busy", type=int, default=1, help="spinning processes in the busy condition")
+    parser.add_argument("--out", default=str(RESULTS / "mcgrad_threads"))
+    args = parser.parse_args()
+    cores = os.cpu_count() or 1
+    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    load_start = os.getloadavg()[0]
+    rows = []
+    for n in map(int, args.sizes.split(",")):
+        frame, p, y, cats, _ = synthetic(n, seed=0)
+        for condition in ("idle", f"{args.busy} core(s) busy"):
+            with busy_cores(args.busy) if condition != "idle" else contextlib.nullcontext():
+                one = fit_seconds(frame, p, y, cats, 1, args.repeats)
+                every = fit_seconds(frame, p, y, cats, cores, args.repeats)
+                default = fit_seconds(frame, p, y, cats, None, args.repeats)
+            rows.append({"rows": n, "condition": condition, "fit_s_1_thread": one, f"fit_s_{cores}_threads": every,
+                         "fit_s_default": default, "default_threads": lightgbm_threads(None, n),
+                         f"{cores}_threads_over_1": every / one, "default_over_1": default / one})  # fmt: skip
+            print(rows[-1], flush=True)
+    table = pd.DataFrame(rows)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(args.out + ".csv", index=False)
+    lines = [
+        "# MCGrad fit time by LightGBM threads, idle and with a busy core",
+        "",
+        f"- date: {started}; mcal commit {git_commit()}; {cores} cores; load average at start {load_start:.2f}, "
+        f"at end {os.getloadavg()[0]:.2f}",
+        f"- two MCGrad rounds (188 trees) on the synthetic data of `mcgrad_vs_reference.py`; median of "
+        f"{args.repeats} fits; busy = {args.busy} subprocess(es) spinning on a core",
+        "- `default` = `n_jobs=None`, whose threads (`default_threads`) mcal picks from the rows",
+        "",
+        md_table(table, 3),
+        "",
+    ]
+    Path(args.out + ".md").write_text("\n".join(lines))
+    print(f"wrote {args.out}.md")
+
+
+if __name__ == "__main__":
+    main()
