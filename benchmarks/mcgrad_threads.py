@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import os
 import subprocess
 import sys
@@ -35,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, git_commit, md_table  # noqa: E402
+from _common import RESULTS, md_table, run_header, write_results  # noqa: E402
 from mcgrad_vs_reference import synthetic  # noqa: E402
 
 from mcal import MCGrad  # noqa: E402
@@ -73,7 +72,6 @@ def main() -> None:
     parser.add_argument("--out", default=str(RESULTS / "mcgrad_threads"))
     args = parser.parse_args()
     cores = os.cpu_count() or 1
-    started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load_start = os.getloadavg()[0]
     rows = []
     for n in map(int, args.sizes.split(",")):
@@ -87,23 +85,15 @@ def main() -> None:
                          "fit_s_default": default, "default_threads": lightgbm_threads(None, n),
                          f"{cores}_threads_over_1": every / one, "default_over_1": default / one})  # fmt: skip
             print(rows[-1], flush=True)
-    table = pd.DataFrame(rows)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.out + ".csv", index=False)
-    lines = [
-        "# MCGrad fit time by LightGBM threads, idle and with a busy core",
-        "",
-        f"- date: {started}; mcal commit {git_commit()}; {cores} cores; load average at start {load_start:.2f}, "
-        f"at end {os.getloadavg()[0]:.2f}",
-        f"- two MCGrad rounds (188 trees) on the synthetic data of `mcgrad_vs_reference.py`; median of "
-        f"{args.repeats} fits; busy = {args.busy} subprocess(es) spinning on a core",
-        "- `default` = `n_jobs=None`, whose threads (`default_threads`) mcal picks from the rows",
-        "",
-        md_table(table, 3),
-        "",
-    ]
-    Path(args.out + ".md").write_text("\n".join(lines))
-    print(f"wrote {args.out}.md")
+    header = run_header("MCGrad fit time by LightGBM threads, idle and with a busy core", [0], {
+        "protocol": f"two MCGrad rounds (188 trees) on the synthetic data of `mcgrad_vs_reference.py`, median of "
+                    f"{args.repeats} fits; busy = {args.busy} subprocess(es) spinning on a core",
+        "load average": f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end",
+        "default": "`n_jobs=None`, whose threads (`default_threads`) mcal picks from the rows",
+    })
+    out = Path(args.out)
+    md, _ = write_results(out.name, header, [md_table(pd.DataFrame(rows), 3)], pd.DataFrame(rows), out.parent)
+    print(f"wrote {md}")
 
 
 if __name__ == "__main__":
