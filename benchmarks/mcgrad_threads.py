@@ -1,10 +1,11 @@
-"""LightGBM threads for MCGrad's fit: one thread against all cores, on an idle machine and with one core busy.
+"""LightGBM threads for MCGrad's fit and predict: one thread against all cores, on an idle machine and with one core busy.
 
 LightGBM parallelises each tree with OpenMP, and every parallel region ends at a barrier that waits for all its
 threads. When another process holds a core (a shared machine, a notebook beside a browser, a CI runner), a thread
 that has lost its core holds the barrier until the scheduler gives it one back, and small trees have many such
 regions per second. This script measures how much that costs, as the wall time of fitting two MCGrad rounds
-(``early_stopping=None, max_rounds=2``; 188 trees) on the synthetic data of ``mcgrad_vs_reference.py``:
+(``early_stopping=None, max_rounds=2``; 188 trees) on the synthetic data of ``mcgrad_vs_reference.py`` and of
+predicting the same rows:
 
 - ``n_jobs=1`` and ``n_jobs=<all cores>``, and ``n_jobs=None`` (mcal's default, which picks the threads from the
   number of rows), at each size;
@@ -38,7 +39,7 @@ from _common import RESULTS, md_table, run_header, write_results  # noqa: E402
 from mcgrad_vs_reference import synthetic  # noqa: E402
 
 from mcal import MCGrad  # noqa: E402
-from mcal._lightgbm_checks import lightgbm_threads  # noqa: E402
+from mcal._lightgbm_checks import PREDICT_ROWS_PER_THREAD, lightgbm_threads  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -54,14 +55,18 @@ def busy_cores(n: int):
             proc.wait()
 
 
-def fit_seconds(frame: pd.DataFrame, p: np.ndarray, y: np.ndarray, cats: list[str], n_jobs, repeats: int) -> float:
-    times = []
+def timings(frame: pd.DataFrame, p: np.ndarray, y: np.ndarray, cats: list[str], n_jobs, repeats: int) -> tuple:
+    """Median seconds of fitting, and of predicting the same rows, with ``n_jobs``."""
+    fits, predicts = [], []
     for _ in range(repeats):
         model = MCGrad(early_stopping=None, max_rounds=2, n_jobs=n_jobs, random_state=0, categorical_features=cats)
         start = time.perf_counter()
         model.fit(p, y, X=frame)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+        fits.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        model.predict(p, X=frame)
+        predicts.append(time.perf_counter() - start)
+    return float(np.median(fits)), float(np.median(predicts))
 
 
 def main() -> None:
@@ -78,18 +83,23 @@ def main() -> None:
         frame, p, y, cats, _ = synthetic(n, seed=0)
         for condition in ("idle", f"{args.busy} core(s) busy"):
             with busy_cores(args.busy) if condition != "idle" else contextlib.nullcontext():
-                one = fit_seconds(frame, p, y, cats, 1, args.repeats)
-                every = fit_seconds(frame, p, y, cats, cores, args.repeats)
-                default = fit_seconds(frame, p, y, cats, None, args.repeats)
-            rows.append({"rows": n, "condition": condition, "fit_s_1_thread": one, f"fit_s_{cores}_threads": every,
-                         "fit_s_default": default, "default_threads": lightgbm_threads(None, n),
-                         f"{cores}_threads_over_1": every / one, "default_over_1": default / one})  # fmt: skip
+                times = {label: timings(frame, p, y, cats, n_jobs, args.repeats)
+                         for label, n_jobs in (("1", 1), (str(cores), cores), ("default", None))}
+            row = {"rows": n, "condition": condition,
+                   "default_fit_threads": lightgbm_threads(None, n),
+                   "default_predict_threads": lightgbm_threads(None, n, PREDICT_ROWS_PER_THREAD)}
+            for k, what in enumerate(("fit", "predict")):
+                row |= {f"{what}_s_{label}": t[k] for label, t in times.items()}
+                row |= {f"{what}_{label}_over_1": t[k] / times["1"][k] for label, t in times.items() if label != "1"}
+            rows.append(row)
             print(rows[-1], flush=True)
-    header = run_header("MCGrad fit time by LightGBM threads, idle and with a busy core", [0], {
-        "protocol": f"two MCGrad rounds (188 trees) on the synthetic data of `mcgrad_vs_reference.py`, median of "
-                    f"{args.repeats} fits; busy = {args.busy} subprocess(es) spinning on a core",
+    header = run_header("MCGrad fit and predict time by LightGBM threads, idle and with a busy core", [0], {
+        "protocol": f"two MCGrad rounds (188 trees) on the synthetic data of `mcgrad_vs_reference.py`, then a batch "
+                    f"predict of the same rows; median of {args.repeats} of each; busy = {args.busy} subprocess(es) "
+                    "spinning on a core",
         "load average": f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end",
-        "default": "`n_jobs=None`, whose threads (`default_threads`) mcal picks from the rows",
+        "default": "`n_jobs=None`, whose threads (`default_fit_threads`, `default_predict_threads`) mcal picks "
+                   "from the rows",
     })
     out = Path(args.out)
     md, _ = write_results(out.name, header, [md_table(pd.DataFrame(rows), 3)], pd.DataFrame(rows), out.parent)

@@ -660,11 +660,26 @@ def test_n_jobs_follows_scikit_learn_negative_values_counting_back_from_the_core
 @pytest.mark.parametrize("n_rows, threads", [(None, 0), (10, 1), (999_999, 1), (1_000_000, 2), (1_500_000, 3),
                                              (10**9, 4)])
 def test_default_n_jobs_fits_with_one_thread_per_500k_rows_up_to_the_cores(monkeypatch, n_rows, threads):
-    # None: 1 thread below 1M rows, then one per 500k rows, capped at the 4 cores; 0 (LightGBM's default) to predict
+    # None: 1 thread below 1M rows, then one per 500k rows, capped at the 4 cores; without rows LightGBM's 0
     monkeypatch.setattr("mcal._lightgbm_checks.os.cpu_count", lambda: 4)
     assert MCGrad()._lightgbm_params(0, n_rows)["num_threads"] == threads
     assert DFMC()._params(n_rows)["num_threads"] == threads
     assert MCGrad(n_jobs=3)._lightgbm_params(0, n_rows)["num_threads"] == 3  # an explicit n_jobs is kept
+
+
+@pytest.mark.parametrize("n_jobs, n_rows, threads", [(None, 2, 1), (None, 99_999, 1), (None, 150_000, 3), (2, 2, 2)])
+def test_predict_threads_are_one_per_50k_rows_by_default(monkeypatch, segments, n_jobs, n_rows, threads):
+    # the threads each booster's predict gets, seen by a stand-in for Booster.predict on a fitted model
+    monkeypatch.setattr("mcal._lightgbm_checks.os.cpu_count", lambda: 4)
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, y, X=X)
+    model.set_params(n_jobs=n_jobs)
+    seen = []
+    monkeypatch.setattr(type(model.boosters_[0]), "predict",
+                        lambda self, data, **kw: seen.append(kw["num_threads"]) or np.zeros(data.shape[0]))
+    rows = np.resize(np.arange(len(p)), n_rows)
+    model.predict(p[rows], X=X.iloc[rows] if hasattr(X, "iloc") else X[rows])
+    assert seen == [threads]
 
 
 def test_n_jobs_that_leaves_no_thread_raises(monkeypatch):

@@ -217,18 +217,19 @@ def _known_lightgbm_names() -> frozenset[str]:
     return frozenset(name for key, aliases in table().items() for name in (key, *aliases))
 
 
-#: Training rows per LightGBM thread when ``n_jobs`` is None (``benchmarks/results/mcgrad_threads.md``).
-ROWS_PER_THREAD = 500_000
+#: Rows per LightGBM thread when ``n_jobs`` is None, to fit and to predict (``benchmarks/results/mcgrad_threads.md``).
+FIT_ROWS_PER_THREAD = 500_000
+PREDICT_ROWS_PER_THREAD = 50_000
 
 
-def lightgbm_threads(n_jobs: Any, n_rows: int | None = None) -> int:
+def lightgbm_threads(n_jobs: Any, n_rows: int | None = None, rows_per_thread: int = FIT_ROWS_PER_THREAD) -> int:
     """LightGBM's ``num_threads`` for an ``n_jobs`` in scikit-learn's convention.
 
     A positive integer gives itself, and a negative one ``os.cpu_count() + 1 + n_jobs`` as joblib counts
-    (-1: every core, -2: all but one). None, for a fit on ``n_rows`` rows, gives one thread per
-    :data:`ROWS_PER_THREAD` rows, at least one and at most the cores: each LightGBM tree waits at many OpenMP
-    barriers, which on smaller data cost more than the threads save, and 10-100 times the single-thread time
-    when another process holds a core. None without ``n_rows`` (predicting) gives 0, LightGBM's default.
+    (-1: every core, -2: all but one). None, for ``n_rows`` rows, gives one thread per ``rows_per_thread``
+    rows, at least one and at most the cores: each LightGBM tree (and each predict call) waits at OpenMP
+    barriers, which on smaller data cost more than the threads save, and many times the single-thread time
+    when another process holds a core. None without ``n_rows`` gives 0, LightGBM's default (all cores).
 
     Raises
     ------
@@ -236,7 +237,7 @@ def lightgbm_threads(n_jobs: Any, n_rows: int | None = None) -> int:
         If ``n_jobs`` is not None or an integer, is 0, exceeds LightGBM's int32, or leaves fewer than one thread.
     """
     if n_jobs is None:
-        return 0 if n_rows is None else max(1, min(os.cpu_count() or 1, n_rows // ROWS_PER_THREAD))
+        return 0 if n_rows is None else max(1, min(os.cpu_count() or 1, n_rows // rows_per_thread))
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0 or n_jobs > INT32_MAX:
         raise ValueError(f"n_jobs must be None, an integer >= 1 and <= {INT32_MAX} (LightGBM's int32), or a negative "
                          f"integer counting back from the cores (-1: all); got {n_jobs!r}")

@@ -19,6 +19,7 @@ from mcal._features import FeatureEncoder
 from mcal._lightgbm_checks import (
     INT32_MAX,
     MAX_LEAVES,
+    PREDICT_ROWS_PER_THREAD,
     booster_from_text,
     check_float32_weights,
     check_lightgbm_param_name,
@@ -139,10 +140,10 @@ class MCGrad(BaseCalibrator):
         categories unseen at fit are treated as missing at predict, with one warning that counts them.
     n_jobs : int or None, default=None
         LightGBM threads for fitting and predicting; a negative value counts back from the cores as in
-        scikit-learn (-1: all, -2: all but one). None fits with one thread per 500,000 rows, at least one and
-        at most the cores, and predicts with LightGBM's default (all cores). Every LightGBM tree waits at many
-        OpenMP barriers: below that size the threads saved little, and when another process held a core
-        they made the fit several times slower (``benchmarks/results/mcgrad_threads.md``).
+        scikit-learn (-1: all, -2: all but one). None uses one thread per 500,000 rows to fit and per 50,000
+        rows to predict, at least one and at most the cores. LightGBM waits at OpenMP barriers in every tree:
+        on smaller data the threads saved little, and when another process held a core they made fit and
+        predict many times slower (``benchmarks/results/mcgrad_threads.md``).
     progress : bool or None, default=False
         Progress bar over rounds, for early stopping and for the refit: None on a terminal only, True always
         (tqdm required), False never.
@@ -344,9 +345,6 @@ class MCGrad(BaseCalibrator):
             **self._extra_lightgbm_params(),
         }
 
-    def _num_threads(self) -> int:
-        return lightgbm_threads(self.n_jobs)
-
     # -- fit and predict -------------------------------------------------------------------------------------
     @lightgbm_errors_name_lightgbm_params
     def _fit(self, y_prob, y, sample_weight, X) -> None:
@@ -423,7 +421,8 @@ class MCGrad(BaseCalibrator):
         if Xe.shape[0] == 1 and getattr(self, "_single_row", None) is None:
             self._single_row = SingleRowPredictor.create(self.boosters_, Xe.shape[1])
         return expit(predict_logit(
-            self.boosters_, self.rescale_factors_, Xe, logit(y_prob), self._num_threads(),
+            self.boosters_, self.rescale_factors_, Xe, logit(y_prob),
+            lightgbm_threads(self.n_jobs, Xe.shape[0], PREDICT_ROWS_PER_THREAD),
             getattr(self, "_single_row", None), getattr(self, "_compiled", None),
         ))
 
