@@ -252,3 +252,35 @@ def test_encoding_is_the_same_without_the_pandas_column_helper(frame, monkeypatc
     fast = enc.transform(frame)
     monkeypatch.delattr(pd.DataFrame, "_iter_column_arrays")
     np.testing.assert_array_equal(enc.transform(frame), fast)
+
+
+def test_a_category_dtype_with_the_same_levels_in_another_order_encodes_by_value():
+    # pandas calls the two unordered dtypes equal; the cached level map of the first must not serve the second
+    enc = FeatureEncoder().fit(pd.DataFrame({"g": pd.Categorical(["a", "b", "c"], categories=["a", "b", "c"])}))
+    first = enc.transform(pd.DataFrame({"g": pd.Categorical(["c", "a"], categories=["a", "b", "c"])}))
+    reordered = enc.transform(pd.DataFrame({"g": pd.Categorical(["c", "a"], categories=["c", "b", "a"])}))
+    np.testing.assert_array_equal(first[:, 0], [2.0, 0.0])
+    np.testing.assert_array_equal(reordered[:, 0], [2.0, 0.0])
+
+
+@pytest.mark.parametrize("dtype, values", [(np.int8, [-100, 0, 60, 100]), (np.int16, [-20000, 0, 9, 20000])])
+def test_small_integer_codes_spanning_past_their_dtype_keep_their_levels(dtype, values):
+    # max - min does not fit the dtype: the lookup subtracted in the column's dtype and wrapped around
+    column = np.tile(np.array(values, dtype=dtype), 20)  # more rows than the plain-Python path for a few rows
+    enc = FeatureEncoder(categorical_features=[0]).fit(column.reshape(-1, 1))
+    wide = FeatureEncoder(categorical_features=[0]).fit(column.astype(np.int64).reshape(-1, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibrationWarning)  # no value is "unseen"
+        codes = enc.transform(column.reshape(-1, 1))[:, 0]
+    np.testing.assert_array_equal(codes, wide.transform(column.astype(np.int64).reshape(-1, 1))[:, 0])
+    assert sorted(codes[:4]) == [0.0, 1.0, 2.0, 3.0]  # four levels, none missing
+
+
+def test_an_object_column_mixing_true_and_1_keeps_them_apart_in_any_batch_size():
+    # pandas hashes True, 1 and 1.0 as one value, so a large batch merged the levels the few-row path kept apart
+    column = np.array([True, 1, "b", 1.0, False] * 10, dtype=object).reshape(-1, 1)
+    enc = FeatureEncoder(categorical_features=[0]).fit(column)
+    assert enc.categories_[0] == ["1", "False", "True", "b"]
+    batch = enc.transform(column)[:, 0]
+    np.testing.assert_array_equal(batch[:5], [2.0, 0.0, 3.0, 0.0, 1.0])
+    np.testing.assert_array_equal([enc.transform(column[i : i + 1])[0, 0] for i in range(5)], batch[:5])

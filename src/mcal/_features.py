@@ -42,6 +42,10 @@ def _factorize(column: Any) -> tuple[NDArray[np.intp], list[str]]:
     """Codes (-1 for missing) and the string keys of the distinct values of ``column``."""
     if isinstance(column.dtype, pd.CategoricalDtype):
         return column.codes.astype(np.intp), [_category_key(c) for c in column.dtype.categories]
+    if column.dtype == object and pd.api.types.infer_dtype(column, skipna=True) in ("mixed", "mixed-integer"):
+        # pandas hashes True, 1 and 1.0 as one value; keyed first, they stay apart as in _category_key (a pass in
+        # Python over the rows, paid only by columns that mix kinds of values)
+        column = pd.Series(column, copy=False).map(_category_key, na_action="ignore").to_numpy()
     codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
     return codes.astype(np.intp, copy=False), [_category_key(u) for u in uniques]
 
@@ -296,7 +300,9 @@ class FeatureEncoder:
         if isinstance(column.dtype, pd.CategoricalDtype):
             codes = column.codes
             cached = self._dtype_levels.get(j)
-            if cached is None or not (cached[0] is column.dtype or cached[0] == column.dtype):
+            # pandas calls unordered dtypes with the same categories in another order equal: compare the order
+            if cached is None or not (cached[0] is column.dtype or (cached[0] == column.dtype and
+                                                                    cached[0].categories.equals(column.dtype.categories))):
                 cached = (column.dtype, *self._levels(j, [_category_key(c) for c in column.dtype.categories]))
                 self._dtype_levels[j] = cached
             _, level, new, keys, any_new = cached
@@ -305,7 +311,8 @@ class FeatureEncoder:
         elif isinstance(column, np.ndarray) and column.dtype.kind in "iu" and _span(column) < _INT_RANGE:
             # integer codes: a lookup over the range of values, several times faster than hashing the rows
             low = int(column.min())
-            codes = column - low
+            # in int64 (or the column's own 64-bit type): int8 and int16 differences wrap past their range
+            codes = (column.astype(np.int64) if column.dtype.itemsize < 8 else column) - column.dtype.type(low)
             level, new, keys, any_new = self._levels(j, [str(v) for v in range(low, int(column.max()) + 1)])
         else:
             codes, keys = _factorize(column)
