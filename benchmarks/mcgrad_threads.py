@@ -16,7 +16,7 @@ the idle rows into busy ones.
 
 Usage (from the repository root)::
 
-    PYTHONPATH=src python benchmarks/mcgrad_threads.py [--sizes 30000,100000,300000,1000000]
+    PYTHONPATH=src python benchmarks/mcgrad_threads.py [--sizes 3000,30000,300000,1000000]
 
 Writes ``benchmarks/results/mcgrad_threads.md`` and ``.csv``.
 """
@@ -39,7 +39,7 @@ from _common import RESULTS, md_table, run_header, write_results  # noqa: E402
 from mcgrad_vs_reference import synthetic  # noqa: E402
 
 from mcal import MCGrad  # noqa: E402
-from mcal._lightgbm_checks import PREDICT_ROWS_PER_THREAD, lightgbm_threads  # noqa: E402
+from mcal._lightgbm_checks import lightgbm_threads  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -71,7 +71,7 @@ def timings(frame: pd.DataFrame, p: np.ndarray, y: np.ndarray, cats: list[str], 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="30000,100000,300000,1000000")
+    parser.add_argument("--sizes", default="3000,30000,300000,1000000")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--busy", type=int, default=1, help="spinning processes in the busy condition")
     parser.add_argument("--out", default=str(RESULTS / "mcgrad_threads"))
@@ -86,8 +86,7 @@ def main() -> None:
                 times = {label: timings(frame, p, y, cats, n_jobs, args.repeats)
                          for label, n_jobs in (("1", 1), (str(cores), cores), ("default", None))}
             row = {"rows": n, "condition": condition,
-                   "default_fit_threads": lightgbm_threads(None, n),
-                   "default_predict_threads": lightgbm_threads(None, n, PREDICT_ROWS_PER_THREAD)}
+                   "default_threads": lightgbm_threads(None, n)}
             for k, what in enumerate(("fit", "predict")):
                 row |= {f"{what}_s_{label}": t[k] for label, t in times.items()}
                 row |= {f"{what}_{label}_over_1": t[k] / times["1"][k] for label, t in times.items() if label != "1"}
@@ -98,8 +97,7 @@ def main() -> None:
                     f"predict of the same rows; median of {args.repeats} of each; busy = {args.busy} subprocess(es) "
                     "spinning on a core",
         "load average": f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end",
-        "default": "`n_jobs=None`, whose threads (`default_fit_threads`, `default_predict_threads`) mcal picks "
-                   "from the rows",
+        "default": "`n_jobs=None`, whose threads (`default_threads`) mcal picks from the rows",
     })
     out = Path(args.out)
     md, _ = write_results(out.name, header, [md_table(pd.DataFrame(rows), 3)], pd.DataFrame(rows), out.parent)

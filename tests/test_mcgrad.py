@@ -621,7 +621,8 @@ def test_predict_before_fit_raises():
         ("learning_rate", 0.0, "learning_rate must be a finite number > 0"),
         ("l2_regularization", -1.0, "l2_regularization must be a finite number >= 0"),
         ("min_sum_hessian_in_leaf", np.nan, "min_sum_hessian_in_leaf must be a finite number >= 0"),
-        ("n_jobs", 0, r"n_jobs must be None, an integer >= 1 and <= 2147483647 \(LightGBM's int32\), or a negative"),
+        ("n_jobs", 0, r"n_jobs must be None, an integer >= 1, or a negative integer counting back from the cores "
+                      r"\(-1: all\); got 0"),
         ("n_jobs", 2.0, "n_jobs must be None, an integer"),
         ("random_state", "seed", "random_state must be an integer >= 0"),
         ("lightgbm_params", {"num_leaves": 7}, "must not set 'num_leaves'.*use the argument max_leaves="),
@@ -636,10 +637,9 @@ def test_predict_before_fit_raises():
                                               r"\(did you mean 'max_bin'"),
         ("lightgbm_params", {"zzqq": 1}, r"got 'zzqq', which LightGBM does not know and would ignore$"),
         # LightGBM reads these as int32: larger values wrapped around (min_child_samples=2**40 became 0),
-        # hung (n_estimators) or aborted the process (n_jobs=10**10); num_leaves is capped at 131072
+        # hung (n_estimators); num_leaves is capped at 131072
         ("min_child_samples", 2**40, r"min_child_samples must be an integer >= 0 and <= 2147483647 \(LightGBM's int32\)"),
         ("n_estimators", 2**40, r"n_estimators must be an integer >= 1 and <= 2147483647"),
-        ("n_jobs", 10**10, r"n_jobs must be None, an integer >= 1 and <= 2147483647"),
         ("max_depth", 2**40, "max_depth must be an integer .* of LightGBM's int32; got 1099511627776"),
         ("max_leaves", 131073, "max_leaves must be an integer >= 2 and <= 131072; got 131073"),
     ],
@@ -649,28 +649,28 @@ def test_bad_parameters_raise_value_error_naming_them(param, value, match):
         MCGrad(**{**FAST, param: value}).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
 
 
-@pytest.mark.parametrize("n_jobs, threads", [(None, 0), (3, 3), (-1, 4), (-2, 3), (-4, 1)])
+@pytest.mark.parametrize("n_jobs, threads", [(None, 0), (3, 3), (-1, 4), (-2, 3), (-4, 1), (5, 4), (10**10, 4)])
 def test_n_jobs_follows_scikit_learn_negative_values_counting_back_from_the_cores(monkeypatch, n_jobs, threads):
-    # joblib's rule, n_cpus + 1 + n_jobs, here on 4 cores; None leaves LightGBM its default (0)
-    monkeypatch.setattr("mcal._lightgbm_checks.os.cpu_count", lambda: 4)
+    # joblib's rule, n_cpus + 1 + n_jobs, here on 4 cores; more than the cores are the cores (LightGBM crashed on
+    # n_jobs=100000 and aborted on 10**10); None leaves LightGBM its default (0)
+    monkeypatch.setattr("mcal._lightgbm_checks._cores", lambda: 4)
     assert MCGrad(n_jobs=n_jobs)._lightgbm_params(0)["num_threads"] == threads
     assert DFMC(n_jobs=n_jobs)._params()["num_threads"] == threads
 
 
-@pytest.mark.parametrize("n_rows, threads", [(None, 0), (10, 1), (999_999, 1), (1_000_000, 2), (1_500_000, 3),
-                                             (10**9, 4)])
-def test_default_n_jobs_fits_with_one_thread_per_500k_rows_up_to_the_cores(monkeypatch, n_rows, threads):
-    # None: 1 thread below 1M rows, then one per 500k rows, capped at the 4 cores; without rows LightGBM's 0
-    monkeypatch.setattr("mcal._lightgbm_checks.os.cpu_count", lambda: 4)
+@pytest.mark.parametrize("n_rows, threads", [(None, 0), (10, 1), (19_999, 1), (20_000, 2), (30_000, 3), (10**9, 4)])
+def test_default_n_jobs_fits_with_one_thread_per_10k_rows_up_to_the_cores(monkeypatch, n_rows, threads):
+    # None: 1 thread below 20k rows, then one per 10k rows, capped at the 4 cores; without rows LightGBM's 0
+    monkeypatch.setattr("mcal._lightgbm_checks._cores", lambda: 4)
     assert MCGrad()._lightgbm_params(0, n_rows)["num_threads"] == threads
     assert DFMC()._params(n_rows)["num_threads"] == threads
     assert MCGrad(n_jobs=3)._lightgbm_params(0, n_rows)["num_threads"] == 3  # an explicit n_jobs is kept
 
 
-@pytest.mark.parametrize("n_jobs, n_rows, threads", [(None, 2, 1), (None, 99_999, 1), (None, 150_000, 3), (2, 2, 2)])
-def test_predict_threads_are_one_per_50k_rows_by_default(monkeypatch, segments, n_jobs, n_rows, threads):
+@pytest.mark.parametrize("n_jobs, n_rows, threads", [(None, 2, 1), (None, 19_999, 1), (None, 30_000, 3), (2, 2, 2)])
+def test_predict_threads_are_one_per_10k_rows_by_default(monkeypatch, segments, n_jobs, n_rows, threads):
     # the threads each booster's predict gets, seen by a stand-in for Booster.predict on a fitted model
-    monkeypatch.setattr("mcal._lightgbm_checks.os.cpu_count", lambda: 4)
+    monkeypatch.setattr("mcal._lightgbm_checks._cores", lambda: 4)
     (X, p, y), _ = segments
     model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, y, X=X)
     model.set_params(n_jobs=n_jobs)
@@ -683,7 +683,7 @@ def test_predict_threads_are_one_per_50k_rows_by_default(monkeypatch, segments, 
 
 
 def test_n_jobs_that_leaves_no_thread_raises(monkeypatch):
-    monkeypatch.setattr("mcal._lightgbm_checks.os.cpu_count", lambda: 4)
+    monkeypatch.setattr("mcal._lightgbm_checks._cores", lambda: 4)
     with pytest.raises(ValueError, match="n_jobs must leave at least one thread: -5 on 4 cores gives 0"):
         MCGrad(**{**FAST, "n_jobs": -5}).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
 

@@ -177,7 +177,7 @@ def test_compile_before_fit_raises_not_fitted():
 
 @pytest.mark.parametrize("n_jobs", [0, 1.5, True])
 def test_compile_rejects_a_bad_n_jobs(fitted, n_jobs):
-    with pytest.raises(ValueError, match=rf"n_jobs must be None, an integer >= 1 .*; got {n_jobs!r}"):
+    with pytest.raises(ValueError, match=rf"n_jobs must be None, an integer >= 1, .*; got {n_jobs!r}"):
         fitted.compile(n_jobs=n_jobs)
 
 

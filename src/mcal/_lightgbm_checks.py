@@ -16,10 +16,10 @@ from __future__ import annotations
 import difflib
 import functools
 import numbers
-import os
 import re
 from typing import Any
 
+import joblib
 import numpy as np
 
 from mcal._optional import import_optional
@@ -218,36 +218,40 @@ def _known_lightgbm_names() -> frozenset[str]:
 
 
 #: Rows per LightGBM thread when ``n_jobs`` is None, to fit and to predict (``benchmarks/results/mcgrad_threads.md``).
-FIT_ROWS_PER_THREAD = 500_000
-PREDICT_ROWS_PER_THREAD = 50_000
+ROWS_PER_THREAD = 10_000
 
 
-def lightgbm_threads(n_jobs: Any, n_rows: int | None = None, rows_per_thread: int = FIT_ROWS_PER_THREAD) -> int:
-    """LightGBM's ``num_threads`` for an ``n_jobs`` in scikit-learn's convention.
+def lightgbm_threads(n_jobs: Any, n_rows: int | None = None) -> int:
+    """LightGBM's ``num_threads`` for an ``n_jobs`` in scikit-learn's convention, at most the cores.
 
-    A positive integer gives itself, and a negative one ``os.cpu_count() + 1 + n_jobs`` as joblib counts
-    (-1: every core, -2: all but one). None, for ``n_rows`` rows, gives one thread per ``rows_per_thread``
-    rows, at least one and at most the cores: each LightGBM tree (and each predict call) waits at OpenMP
-    barriers, which on smaller data cost more than the threads save, and many times the single-thread time
-    when another process holds a core. None without ``n_rows`` gives 0, LightGBM's default (all cores).
+    The cores are those this process may use, as joblib counts them (CPU affinity and container limits
+    included). A positive integer gives itself, capped at the cores: more threads only wait at LightGBM's
+    barriers, and LightGBM crashed or hung on tens of thousands. A negative one gives ``cores + 1 + n_jobs``
+    as joblib counts (-1: every core, -2: all but one). None, for ``n_rows`` rows, gives one thread per
+    :data:`ROWS_PER_THREAD` rows, at least one: each LightGBM tree (and each predict call) waits at OpenMP
+    barriers, which on a few thousand rows cost more than the threads save, and many times more when another
+    process holds a core. None without ``n_rows`` gives 0, LightGBM's default (all cores).
 
     Raises
     ------
     ValueError
-        If ``n_jobs`` is not None or an integer, is 0, exceeds LightGBM's int32, or leaves fewer than one thread.
+        If ``n_jobs`` is not None or a non-zero integer, or leaves fewer than one thread.
     """
     if n_jobs is None:
-        return 0 if n_rows is None else max(1, min(os.cpu_count() or 1, n_rows // rows_per_thread))
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0 or n_jobs > INT32_MAX:
-        raise ValueError(f"n_jobs must be None, an integer >= 1 and <= {INT32_MAX} (LightGBM's int32), or a negative "
-                         f"integer counting back from the cores (-1: all); got {n_jobs!r}")
-    if n_jobs > 0:
-        return int(n_jobs)
-    cores = os.cpu_count() or 1  # only here: it costs microseconds, and one-row predicts come here too
-    threads = cores + 1 + int(n_jobs)
+        return 0 if n_rows is None else max(1, min(_cores(), n_rows // ROWS_PER_THREAD))
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ValueError("n_jobs must be None, an integer >= 1, or a negative integer counting back from the cores "
+                         f"(-1: all); got {n_jobs!r}")
+    threads = min(int(n_jobs), _cores()) if n_jobs > 0 else _cores() + 1 + int(n_jobs)
     if threads < 1:
-        raise ValueError(f"n_jobs must leave at least one thread: {n_jobs} on {cores} cores gives {threads}")
+        raise ValueError(f"n_jobs must leave at least one thread: {n_jobs} on {_cores()} cores gives {threads}")
     return threads
+
+
+@functools.cache
+def _cores() -> int:
+    """Cores this process may use (joblib's count: affinity and cgroup limits included), read once: it costs 0.1 ms."""
+    return max(1, int(joblib.cpu_count()))
 
 
 def check_float32_weights(sample_weight: np.ndarray) -> None:

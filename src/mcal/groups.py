@@ -25,7 +25,7 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
-from mcal._lightgbm_checks import PREDICT_ROWS_PER_THREAD, booster_from_text, lightgbm_threads
+from mcal._lightgbm_checks import booster_from_text, lightgbm_threads
 from mcal._group_input import GroupInput, group_masks
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, logit, warn
@@ -429,8 +429,8 @@ class DFMC(GroupInput, BaseCalibrator):
         Which columns of ``X`` are categorical (``groups="columns"``), as for :class:`~mcal.MCGrad`: pandas
         category, bool and string columns by default; they become LightGBM categorical features.
     n_jobs : int or None, default=None
-        LightGBM threads; negative values count back from the cores (-1: all). None uses one thread per
-        500,000 rows to fit and per 50,000 to predict, up to the cores, as :class:`~mcal.MCGrad` does.
+        LightGBM threads, at most the cores; negative values count back from the cores (-1: all). None uses
+        one thread per 10,000 rows, as :class:`~mcal.MCGrad` does.
     random_state : int, Generator or None, default=None
         Seeds LightGBM.
 
@@ -579,7 +579,7 @@ class DFMC(GroupInput, BaseCalibrator):
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         features = self._design(y_prob, X, fitting=False)
-        threads = lightgbm_threads(self.n_jobs, features.shape[0], PREDICT_ROWS_PER_THREAD)
+        threads = lightgbm_threads(self.n_jobs, features.shape[0])
         return expit(features[:, -1] + self.booster_.predict(features, raw_score=True, num_threads=threads))
 
     def _check_X(self, X, n_samples, *, fitting):

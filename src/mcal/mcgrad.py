@@ -19,7 +19,6 @@ from mcal._features import FeatureEncoder
 from mcal._lightgbm_checks import (
     INT32_MAX,
     MAX_LEAVES,
-    PREDICT_ROWS_PER_THREAD,
     booster_from_text,
     check_float32_weights,
     check_lightgbm_param_name,
@@ -139,11 +138,12 @@ class MCGrad(BaseCalibrator):
         Integer-coded categoricals must be declared. Missing values are passed to LightGBM as missing;
         categories unseen at fit are treated as missing at predict, with one warning that counts them.
     n_jobs : int or None, default=None
-        LightGBM threads for fitting and predicting; a negative value counts back from the cores as in
-        scikit-learn (-1: all, -2: all but one). None uses one thread per 500,000 rows to fit and per 50,000
-        rows to predict, at least one and at most the cores. LightGBM waits at OpenMP barriers in every tree:
-        on smaller data the threads saved little, and when another process held a core they made fit and
-        predict many times slower (``benchmarks/results/mcgrad_threads.md``).
+        LightGBM threads for fitting and predicting, at most the cores (joblib's count); a negative value
+        counts back from the cores as in scikit-learn (-1: all, -2: all but one). None uses one thread per
+        10,000 rows, at least one: LightGBM waits at OpenMP barriers in every tree, which on a few thousand
+        rows cost more than the threads save. On a machine that another process keeps busy, pass 1: with one
+        of two cores busy, two threads fitted 30,000 to 1M rows 1.2-2.8 times slower than one, where on the
+        idle machine they took 0.63-0.77 of its time (``benchmarks/results/mcgrad_threads.md``).
     progress : bool or None, default=False
         Progress bar over rounds, for early stopping and for the refit: None on a terminal only, True always
         (tqdm required), False never.
@@ -422,7 +422,7 @@ class MCGrad(BaseCalibrator):
             self._single_row = SingleRowPredictor.create(self.boosters_, Xe.shape[1])
         return expit(predict_logit(
             self.boosters_, self.rescale_factors_, Xe, logit(y_prob),
-            lightgbm_threads(self.n_jobs, Xe.shape[0], PREDICT_ROWS_PER_THREAD),
+            lightgbm_threads(self.n_jobs, Xe.shape[0]),
             getattr(self, "_single_row", None), getattr(self, "_compiled", None),
         ))
 
@@ -445,9 +445,9 @@ class MCGrad(BaseCalibrator):
         Parameters
         ----------
         n_jobs : int or None, default=None
-            Most threads of a compiled batch predict, one per 10,000 rows at most; None uses this
-            estimator's ``n_jobs`` (all cores when that is None too); negative values count back from the
-            cores (-1: all).
+            Most threads of a compiled batch predict, one per 10,000 rows at most and at most the cores;
+            None uses this estimator's ``n_jobs`` (all cores when that is None too); negative values count
+            back from the cores (-1: all).
 
         Returns
         -------
