@@ -786,3 +786,18 @@ def test_progress_must_be_bool_or_none(segments):
     (X, p, y), _ = segments
     with pytest.raises(ValueError, match="progress"):
         MCGrad(progress=1).fit(p, y, X=X)
+
+
+@pytest.mark.parametrize("seed, kind", [(0, "training"), (1, "validation")])
+def test_an_early_stopping_part_without_positive_weight_raises_before_lightgbm(seed, kind):
+    # weight on two rows only: the holdout split leaves one part without weight (which part depends on the seed);
+    # LightGBM raised "sum of weights is zero" on a training part, and a validation part's loss was 0/0
+    rng = np.random.default_rng(0)
+    n = 600
+    X = rng.normal(size=(n, 1))
+    y = (rng.random(n) < 0.5).astype(float)
+    w = np.zeros(n)
+    w[[np.flatnonzero(y == 1)[0], np.flatnonzero(y == 0)[0]]] = 1.0
+    with pytest.raises(ValueError, match=f"positive weight in every early-stopping part; the {kind} part of the split "
+                                         f"drawn with random_state={seed} has none"):
+        MCGrad(**{**FAST, "random_state": seed}).fit(np.full(n, 0.5), y, X=X, sample_weight=w)

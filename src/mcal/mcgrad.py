@@ -393,6 +393,7 @@ class MCGrad(BaseCalibrator):
         n_rounds = int(self.max_rounds)
         if self.early_stopping is not None and n_rounds > 0:
             train, valid = splits()
+            _check_split_weights(engine, train, valid, self.random_state)
             path = boost_rounds(engine, train, valid, max_rounds=n_rounds, patience=int(self.patience),
                                 rescale=bool(self.rescale), show_progress=self.progress, desc="MCGrad early stopping")
             del train, valid
@@ -571,6 +572,19 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None
 def _check_real(name: str, value: Any, *, positive: bool) -> None:
     accept = (lambda v: v > 0) if positive else (lambda v: v >= 0)
     check_real(name, value, f"a finite number {'> 0' if positive else '>= 0'}", accept)
+
+
+def _check_split_weights(engine: Any, train: list[Part], valid: list[Part], random_state: Any) -> None:
+    """Raise ValueError if an early-stopping part has no positive weight (LightGBM raised "sum of weights is
+    zero" on a training part; a validation part's loss was 0/0)."""
+    for kind, parts in (("training", train), ("validation", valid)):
+        for part in parts:
+            if not engine.log_loss_sum(part.y, part.F, part.w)[1] > 0:
+                raise ValueError(
+                    f"sample_weight must leave positive weight in every early-stopping part; the {kind} part of the "
+                    f"split drawn with random_state={random_state!r} has none (give more rows positive weight, "
+                    "or use another random_state, or early_stopping=None)"
+                )
 
 
 def _split_rows(
