@@ -636,6 +636,16 @@ def test_predict_before_fit_raises():
         ("lightgbm_params", {"max_bn": 63}, r"got 'max_bn', which LightGBM does not know and would ignore "
                                               r"\(did you mean 'max_bin'"),
         ("lightgbm_params", {"zzqq": 1}, r"got 'zzqq', which LightGBM does not know and would ignore$"),
+        # aliases of reserved names, from LightGBM's own table (they changed the model past the reservation)
+        ("lightgbm_params", {"bagging_fraction_seed": 1}, "must not set 'bagging_fraction_seed'.*random_state="),
+        ("lightgbm_params", {"data_seed": 1}, "must not set 'data_seed'.*random_state="),
+        # names LightGBM knows that are not training parameters (files, tasks, prediction)
+        ("lightgbm_params", {"task": "predict"}, "must hold training parameters; got 'task'"),
+        ("lightgbm_params", {"forcedsplits_filename": "x.json"}, "must hold training parameters; got 'forcedsplits"),
+        ("lightgbm_params", {"predict_raw_score": True}, "must hold training parameters; got 'predict_raw_score'"),
+        # LightGBM read max_bin=2**32+15 as 15; a string with a space set a second parameter
+        ("lightgbm_params", {"max_bin": 2**32 + 15}, r"lightgbm_params\['max_bin'\] must fit LightGBM's int32"),
+        ("lightgbm_params", {"max_bin": "63 num_iterations=3"}, "must be a string without whitespace or '='"),
         # LightGBM reads these as int32: larger values wrapped around (min_child_samples=2**40 became 0),
         # hung (n_estimators); num_leaves is capped at 131072
         ("min_child_samples", 2**40, r"min_child_samples must be an integer >= 0 and <= 2147483647 \(LightGBM's int32\)"),
@@ -689,7 +699,11 @@ def test_n_jobs_that_leaves_no_thread_raises(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "value, match", [([("max_bin", 63)], "must be a dict or None"), ({"max_bin": object()}, "must be a scalar")]
+    "value, match", [([("max_bin", 63)], "must be a dict or None"),
+                     ({"max_bin": object()}, "must be a bool, number or string, a list of them, or a list of such"),
+                     ({"max_bin": None}, r"lightgbm_params\['max_bin'\] must be a bool, number or string.*; got None"),
+                     ({"interaction_constraints": [[[0]]]}, "must be a bool, number or string"),
+                     ({1: 2}, "lightgbm_params keys must be strings; got 1")]
 )
 def test_bad_lightgbm_params_types_raise_type_error(value, match):
     with pytest.raises(TypeError, match=match):
@@ -739,6 +753,13 @@ def test_numpy_scalars_in_lightgbm_params_reach_the_boosters(segments):
                       "lightgbm_params": {"max_bin": np.int64(15), "linear_tree": np.bool_(True)}}).fit(p, y, X=X)
     text = model.boosters_[0].model_to_string()
     assert "[max_bin: 15]" in text and "[linear_tree: 1]" in text
+
+
+def test_interaction_constraints_as_a_list_of_lists_reach_the_boosters(segments):
+    (X, p, y), _ = segments
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1,
+                      "lightgbm_params": {"interaction_constraints": [[0], [1, 2]]}}).fit(p, y, X=X)
+    assert "[interaction_constraints: [0],[1,2]]" in model.boosters_[0].model_to_string()
 
 
 def test_extra_lightgbm_params_reach_the_boosters(segments):

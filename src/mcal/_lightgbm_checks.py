@@ -192,29 +192,89 @@ def _floats(tree: dict[str, str], key: str, size: int, *, finite: bool = False) 
     return np.array([float(t) for t in tokens], dtype=np.float64)
 
 
-def check_lightgbm_param_name(key: str) -> None:
-    """Raise ValueError unless LightGBM knows ``key`` as a parameter or an alias of one.
+#: LightGBM parameters that are not about training (files, tasks, prediction, evaluation, the network), whose
+#: names LightGBM knows but whose values a training call ignores or reads from disk.
+_NOT_TRAINING = ("task", "config", "data", "valid", "input_model", "output_model", "convert_model",
+                 "convert_model_language", "saved_feature_importance_type", "snapshot_freq", "output_result",
+                 "initscore_filename", "valid_data_initscores", "forcedsplits_filename", "forcedbins_filename",
+                 "header", "label_column", "weight_column", "group_column", "ignore_column", "save_binary",
+                 "parser_config_file", "precise_float_parser", "two_round", "start_iteration_predict",
+                 "num_iteration_predict", "predict_raw_score", "predict_leaf_index", "predict_contrib",
+                 "predict_disable_shape_check", "pred_early_stop", "pred_early_stop_freq", "pred_early_stop_margin",
+                 "metric", "metric_freq", "is_provide_training_metric", "eval_at", "multi_error_top_k",
+                 "auc_mu_weights", "num_machines", "local_listen_port", "time_out", "machine_list_filename",
+                 "machines")
+#: Characters that would end a value in LightGBM's "key=value key=value" parameter string.
+_PARAM_STRING_BREAKS = re.compile(r"[\s=]")
 
-    LightGBM ignores names it does not know, with a warning that ``verbosity=-1`` hides, so a misspelled name
-    would fit a model without the setting. The names come from LightGBM's own table
-    (``LGBM_DumpParamAliases``, read through ``lightgbm.basic._ConfigAliases``); where a LightGBM release
-    lacks that table the name is passed on unchecked.
+
+def check_lightgbm_param(key: Any, value: Any, reserved: dict[str, str]) -> None:
+    """Check one entry of a user's ``lightgbm_params`` before LightGBM sees it.
+
+    ``reserved`` maps the names (with every LightGBM alias, see :func:`with_aliases`) that MCGrad sets itself
+    to the argument to use instead, or to ``"(fixed)"`` or ``"(ignored)"``.
+
+    Raises
+    ------
+    TypeError
+        If the key is not a string, or the value is not a bool, number or string, a list of them, or a list of
+        such lists (``interaction_constraints``).
+    ValueError
+        If LightGBM does not know the name (it would ignore it silently), MCGrad sets it, it is not a
+        training parameter, an integer does not fit LightGBM's int32, or a string holds whitespace or ``=``
+        (which would end the value in LightGBM's parameter string and start another parameter).
     """
-    known = _known_lightgbm_names()
+    if not isinstance(key, str):
+        raise TypeError(f"lightgbm_params keys must be strings; got {key!r}")
+    known = _alias_groups()
     if known and key not in known:
         close = difflib.get_close_matches(key, known, n=3)
         hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
         raise ValueError(f"lightgbm_params must hold LightGBM parameters; got {key!r}, which LightGBM does not "
                          f"know and would ignore{hint}")
+    if key in reserved:
+        raise ValueError(f"lightgbm_params must not set {key!r}, " + _RESERVED_WHY.get(
+            reserved[key], f"which MCGrad controls; use the argument {reserved[key]}="))
+    if key in with_aliases(_NOT_TRAINING):
+        raise ValueError(f"lightgbm_params must hold training parameters; got {key!r}, a LightGBM parameter of "
+                         "files, tasks, prediction, evaluation or the network, which training ignores")
+    items = value if isinstance(value, list) else [value]
+    flat = [v for item in items for v in (item if isinstance(item, list) and isinstance(value, list) else [item])]
+    if not all(isinstance(v, (bool, np.bool_, numbers.Real, str)) for v in flat):
+        raise TypeError(f"lightgbm_params[{key!r}] must be a bool, number or string, a list of them, or a list of "
+                        f"such lists; got {value!r:.80}")
+    for v in flat:
+        if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and not -INT32_MAX - 1 <= v <= INT32_MAX:
+            raise ValueError(f"lightgbm_params[{key!r}] must fit LightGBM's int32 (pass a float for a real-valued "
+                             f"parameter); got {v}")
+        if isinstance(v, str) and _PARAM_STRING_BREAKS.search(v):
+            raise ValueError(f"lightgbm_params[{key!r}] must be a string without whitespace or '='; got {v!r:.80}")
+
+
+_RESERVED_WHY = {
+    "(fixed)": "which MCGrad controls; it cannot be changed",
+    "(ignored)": "which LightGBM ignores under MCGrad's cross-entropy objective (the initial score is the "
+                 "input's logit; weigh classes with sample_weight)",
+}
+
+
+def with_aliases(names: Any) -> frozenset[str]:
+    """``names`` with every alias LightGBM knows for each (LightGBM's own table), and the names themselves."""
+    groups = _alias_groups()
+    return frozenset(alias for name in names for alias in groups.get(name, (name,)))
 
 
 @functools.cache
-def _known_lightgbm_names() -> frozenset[str]:
+def _alias_groups() -> dict[str, frozenset[str]]:
+    """Every LightGBM parameter name and alias, mapped to its group (the name and all its aliases); empty where
+    a LightGBM release lacks the table (``LGBM_DumpParamAliases``, read through ``lightgbm.basic._ConfigAliases``),
+    and the names then pass unchecked."""
     lgb = import_optional("lightgbm")
     table = getattr(getattr(lgb.basic, "_ConfigAliases", None), "_get_all_param_aliases", None)
     if table is None:
-        return frozenset()
-    return frozenset(name for key, aliases in table().items() for name in (key, *aliases))
+        return {}
+    groups = [frozenset((key, *aliases)) for key, aliases in table().items()]
+    return {name: group for group in groups for name in group}
 
 
 #: Rows per LightGBM thread when ``n_jobs`` is None, to fit and to predict (``benchmarks/results/mcgrad_threads.md``).
