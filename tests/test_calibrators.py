@@ -4,6 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
+import scipy.sparse
 from scipy.special import expit, logit
 from sklearn.exceptions import NotFittedError
 from sklearn.isotonic import IsotonicRegression
@@ -219,7 +220,12 @@ def test_bad_n_bins_raises():
 
 @pytest.mark.parametrize("make", [mcal.MCGrad, mcal.DFMC, mcal.HKRR, mcal.MCNet, lambda: mcal.PerFieldCalibrator(field="a"),
                                   lambda: mcal.NeuCalib(field="a"), lambda: mcal.AdaCalib(field="a")])
-def test_a_dict_given_as_x_raises_naming_its_type_not_a_row_count(make):
-    # len() of a dict counts its keys: this read "X must have 4 rows (the length of y_prob); got 1"
-    with pytest.raises(TypeError, match=r"X must be a DataFrame or a 2-D array-like; got dict \(pandas.DataFrame\(X\)"):
-        make().fit([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], X={"a": [1, 2, 1, 2]})
+@pytest.mark.parametrize("X, shown", [
+    ({"a": [1, 2, 1, 2]}, r"dict; pandas.DataFrame\(X\) makes a frame of a dict of columns"),  # len() counted keys
+    ("abcd", "str$"),  # len() counted characters
+    (scipy.sparse.csr_matrix(np.ones((4, 1))), r"csr_matrix; pass X.toarray\(\) or a DataFrame"),
+    (iter(np.ones((4, 1))), r"iterator; pass list\(X\) or numpy.asarray\(X\)"),
+])
+def test_x_that_is_not_a_table_raises_naming_its_type(make, X, shown):
+    with pytest.raises(TypeError, match=rf"X must be a DataFrame or a 2-D array-like; got {shown}"):
+        make().fit([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], X=X)

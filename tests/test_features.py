@@ -110,6 +110,10 @@ def test_object_array_columns_are_categorical_only_when_they_hold_non_numbers():
         ([0.5], "must hold column indices"),
         ("all", "must be 'from_dtype', None"),
         (3, "must be 'from_dtype', None"),
+        # these reached Python errors ("unhashable type: 'list'", "'int' object is not iterable", "unknown ['0']")
+        ([[0]], r"a 1-D array of column indices, a boolean mask or column names; got \[\[0\]\]"),
+        (np.array(0), r"a 1-D array .*; got array\(0\)"),
+        ([0, "num"], r"not a mix of indices and names; got \[0, 'num'\]"),
     ],
 )
 def test_bad_categorical_features_raise(spec, match):

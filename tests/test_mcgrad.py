@@ -1,6 +1,7 @@
 """Tests of MCGrad (Tax et al., 2026): the round loop, the rescaling step, early stopping, features, model files."""
 
 import json
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -617,6 +618,7 @@ def test_predict_before_fit_raises():
         ("max_depth", 2.5, "max_depth must be an integer"),
         ("early_stopping", "auto", "early_stopping must be 'holdout', 'kfold' or None"),
         ("validation_fraction", 1.0, r"validation_fraction must be a number in \(0, 1\)"),
+        ("validation_fraction", Fraction(3, 2), r"validation_fraction must be a number in \(0, 1\); got Fraction"),
         ("rescale", "yes", "rescale must be True or False"),
         ("learning_rate", 0.0, "learning_rate must be a finite number > 0"),
         ("l2_regularization", -1.0, "l2_regularization must be a finite number >= 0"),

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from mcal._validation import (
     check_both_classes,
     check_consistent,
-    check_not_mapping,
+    check_X_type,
     check_sample_weight,
     check_y_prob,
     check_y_true,
@@ -226,7 +226,7 @@ class BaseCalibrator(BaseEstimator):
             return None
         if isinstance(X, pd.Series):
             X = X.to_frame()
-        check_not_mapping(X)
+        check_X_type(X)
         n = X.shape[0] if hasattr(X, "shape") else len(X)
         if n != n_samples:
             raise ValueError(f"X must have {n_samples} rows (the length of y_prob); got {n}")

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from mcal._validation import check_not_mapping, warn
+from mcal._validation import check_X_type, warn
 
 # Categorical columns (other than pandas category) with at most this many rows are encoded in plain Python.
 _SMALL = 32
@@ -84,8 +84,8 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
                 s.array if isinstance(s.dtype, pd.api.extensions.ExtensionDtype) else s.to_numpy() for _, s in X.items()
             ]
         return columns, names, X.shape[0]
-    check_not_mapping(X)
-    if X is None or isinstance(X, (str, bytes)) or np.isscalar(X):
+    check_X_type(X)
+    if X is None or np.isscalar(X):
         raise TypeError(f"X must be a DataFrame or a 2-D array-like; got {type(X).__name__}")
     arr = np.asarray(X)
     if arr.ndim != 2:
@@ -216,11 +216,15 @@ class FeatureEncoder:
             return None
         if spec is None:
             return np.zeros(d, dtype=bool)
-        if isinstance(spec, str) or not hasattr(spec, "__len__"):
-            raise ValueError(
-                "categorical_features must be 'from_dtype', None, or an array of column indices, a boolean "
-                f"mask or column names; got {spec!r}"
-            )
+        if isinstance(spec, (set, frozenset)):  # names or indices in no order
+            spec = sorted(spec, key=str)
+        rule = ("categorical_features must be 'from_dtype', None, or a 1-D array of column indices, a boolean "
+                "mask or column names")
+        if isinstance(spec, str) or not hasattr(spec, "__len__") or np.ndim(spec) != 1:
+            raise ValueError(f"{rule}; got {spec!r}")
+        kinds = {"names" if isinstance(v, str) else "indices" for v in spec if isinstance(v, (str, numbers.Integral))}
+        if len(kinds) > 1:  # numpy would make every index a string
+            raise ValueError(f"{rule}, not a mix of indices and names; got {list(spec)!r}")
         arr = np.asarray(spec)
         mask = np.zeros(d, dtype=bool)
         if arr.size == 0:

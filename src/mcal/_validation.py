@@ -6,12 +6,14 @@ Private numeric cores assume the clean float64 arrays these functions return. Me
 
 from __future__ import annotations
 
+import math
 import numbers
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 import warnings
 
 import numpy as np
 import pandas as pd
+import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 
 #: Probabilities are clipped to ``[EPS, 1 - EPS]`` before any logit is taken (``logit(EPS) ~ -16.1``).
@@ -198,17 +200,20 @@ def check_positive_int(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a positive integer; got {value!r}")
 
 
-def check_not_mapping(X: object) -> None:
-    """Raise ``TypeError`` for a dict (or other mapping) given as ``X``, whose ``len`` counts its keys, not rows."""
-    if isinstance(X, Mapping):
-        raise TypeError(f"X must be a DataFrame or a 2-D array-like; got {type(X).__name__} "
-                        "(pandas.DataFrame(X) makes a frame of a dict of columns)")
+def check_X_type(X: object) -> None:
+    """Raise ``TypeError`` for an ``X`` that is not a table: a string, a dict (whose ``len`` counts its keys), a
+    sparse matrix, or an iterator (which has no length and is used up by reading it)."""
+    if isinstance(X, (str, bytes, Mapping, Iterator)) or scipy.sparse.issparse(X):
+        hint = ("; pandas.DataFrame(X) makes a frame of a dict of columns" if isinstance(X, Mapping) else
+                "; pass X.toarray() or a DataFrame" if scipy.sparse.issparse(X) else
+                "; pass list(X) or numpy.asarray(X)" if isinstance(X, Iterator) else "")
+        raise TypeError(f"X must be a DataFrame or a 2-D array-like; got {type(X).__name__}{hint}")
 
 
 def check_real(name: str, value: object, rule: str, accept: Callable[[float], bool]) -> None:
     """Raise ``ValueError`` ("<name> must be <rule>; got <value>") unless ``value`` is a finite real number
     (bools are not numbers here) for which ``accept(value)`` holds."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (np.isfinite(value) and accept(value)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and accept(value)):
         raise ValueError(f"{name} must be {rule}; got {value!r}")
 
 
