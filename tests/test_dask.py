@@ -289,6 +289,20 @@ def test_dask_mcgrad_rejects_weights_outside_float32_across_partitions(client, w
             da.from_array(p, chunks=50), da.from_array(y, chunks=50), sample_weight=da.from_array(w, chunks=50))
 
 
+def test_dask_mcgrad_takes_a_numpy_timeout_and_clones_with_its_client(client, frames):
+    # np.float32(60) was refused as not a number; clone() deep-copied the client and failed on its asyncio task
+    import dask.dataframe as dd
+    from sklearn.base import clone
+
+    from mcal.dask import DaskMCGrad
+
+    model = DaskMCGrad(client=client, timeout=np.float32(60), early_stopping=None, **{**FAST, "max_rounds": 1})
+    copy = clone(model)
+    assert copy.client is client and copy.get_params(deep=False).keys() == model.get_params(deep=False).keys()
+    df = dd.from_pandas(frames[0], npartitions=2)
+    assert copy.fit(df["p"], df["y"], X=df[["level", "x"]]).n_rounds_ == 1
+
+
 def test_dask_mcgrad_checks_monotone_constraints_before_lightgbm(client, frames):
     # LightGBM aborts the process (here: the in-process workers and the test session) on a constraint on a
     # categorical column

@@ -13,7 +13,7 @@ from mcal._features import FeatureEncoder
 from mcal._lightgbm_checks import check_float32_weight_range, check_monotone_constraints
 from mcal._mcgrad_engine import Part
 from mcal._optional import import_optional
-from mcal._validation import logit
+from mcal._validation import check_real, logit
 from mcal.dask._engine import DaskEngine
 from mcal.dask._inputs import (
     BlockSummary,
@@ -128,9 +128,15 @@ feature_names_in_
 
     def _validate_params_values(self) -> None:
         super()._validate_params_values()
-        t = self.timeout
-        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not np.isfinite(t) or t <= 0):
-            raise ValueError(f"timeout must be a positive number of seconds or None; got {t!r}")
+        if self.timeout is not None:
+            check_real("timeout", self.timeout, "a positive number of seconds or None", lambda v: v > 0)
+
+    def __sklearn_clone__(self) -> DaskMCGrad:
+        """An unfitted copy with the same parameters and the same ``client`` (which cannot be deep-copied)."""
+        from sklearn.base import clone
+
+        params = {k: clone(v, safe=False) for k, v in self.get_params(deep=False).items() if k != "client"}
+        return type(self)(client=self.client, **params)
 
     # -- fit -------------------------------------------------------------------------------------------------
     def fit(self, y_prob: Any, y: Any, *, X: Any = None, sample_weight: Any = None) -> Self:
