@@ -224,3 +224,130 @@ def test_features_of_mcnet_feed_its_auxiliary_network(csv, tmp_path):
                  "--field", "f", "--features", "w", "--param", "max_epochs=1", "--param", "hidden_sizes=[8, 8]",
                  "--quiet", "-o", str(model)]) == 0
     assert list(mcal.load(model).auxiliary_features) == ["w"]
+
+
+def _fit_args(csv, model, *extra):
+    return ["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", *extra, "-o", str(model)]
+
+
+def test_a_param_set_twice_is_refused_naming_it(csv, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(_fit_args(csv, model, "--method", "histogram", "--param", "n_bins=5", "--param", "n_bins=7")) == 1
+    assert "mcal: error: --param must set each parameter once; got ['n_bins'] more than once" in capsys.readouterr().err
+    assert not model.exists()
+
+
+@pytest.mark.parametrize("extra, name, option", [
+    (["--method", "mcgrad", "--features", "f", "--random-state", "5", "--param", "random_state=3"], "random_state",
+     "--random-state N"),
+    (["--method", "mcgrad", "--features", "f", "--param", "random_state=3"], "random_state", "--random-state N"),
+    (["--method", "per-field-isotonic", "--param", "field=f"], "field", "--field COL"),
+    (["--method", "mcnet", "--field", "f", "--param", 'auxiliary_features=["w"]'], "auxiliary_features",
+     "--features A,B,C"),
+], ids=["random_state-with-its-option", "random_state", "field", "auxiliary_features"])
+def test_a_param_that_has_its_own_option_is_refused(csv, tmp_path, capsys, extra, name, option):
+    model = tmp_path / "m.json"
+    assert main(_fit_args(csv, model, *extra)) == 1
+    err = capsys.readouterr().err
+    assert f"--param must not set {name}, which has its own option {option}; got --param {name}=" in err
+    assert not model.exists()
+
+
+def test_param_progress_contradicting_quiet_is_refused(csv, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(_fit_args(csv, model, "--method", "mcgrad", "--features", "f", "--quiet", "--param", "progress=true")) == 1
+    assert "--param progress must be left out with --quiet, which sets progress=false; got --param progress=true" in (
+        capsys.readouterr().err
+    )
+    assert not model.exists()
+
+
+@pytest.fixture
+def soft_csv(rng, tmp_path):
+    """Scores, a feature and soft labels (an average of three raters' 0/1 votes)."""
+    n = 600
+    p = rng.uniform(0.05, 0.95, n)
+    votes = rng.uniform(size=(3, n)) < expit(logit(p) + 0.5)
+    path = tmp_path / "soft.csv"
+    pd.DataFrame({"p": p, "x": rng.normal(size=n), "y": votes.mean(axis=0)}).to_csv(path, index=False)
+    return path
+
+
+def test_mcgrad_fits_soft_labels_as_in_python(soft_csv, tmp_path):
+    model = tmp_path / "m.json"
+    params = {"max_rounds": 2, "early_stopping": None, "min_child_samples": 20, "n_jobs": 1}
+    options = [a for k, v in params.items() for a in ("--param", f"{k}={json.dumps(v)}")]
+    assert main(["fit", str(soft_csv), "--score-col", "p", "--label-col", "y", "--method", "mcgrad", "--features", "x",
+                 "--random-state", "0", *options, "-o", str(model)]) == 0
+    df = pd.read_csv(soft_csv)
+    assert ((df["y"] > 0) & (df["y"] < 1)).mean() > 0.3  # soft labels indeed
+    expected = mcal.MCGrad(random_state=0, **params).fit(df["p"], df["y"], X=df[["x"]]).predict(df["p"], X=df[["x"]])
+    np.testing.assert_allclose(mcal.load(model).predict(df["p"], X=df[["x"]]), expected, rtol=0, atol=1e-12)
+
+
+def test_soft_labels_for_a_method_without_them_name_the_methods_that_take_them(soft_csv, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    labels = pd.read_csv(soft_csv)["y"]
+    n_soft = int(((labels > 0) & (labels < 1)).sum())
+    assert main(["fit", str(soft_csv), "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", str(model)]) == 1
+    err = capsys.readouterr().err
+    assert f"label column 'y' must hold 0/1 labels for method 'platt'; got {n_soft} soft label(s) strictly between" in err
+    assert err.rstrip().endswith("methods that accept soft labels: mcgrad")
+    assert not model.exists()
+
+
+@pytest.fixture
+def array_model(table, tmp_path):
+    """An MCGrad model fitted in Python on an array (no column names) of the column w, then saved."""
+    path = tmp_path / "array_model.json"
+    y = (table["y"] == "yes").to_numpy()
+    model = mcal.MCGrad(max_rounds=2, early_stopping=None, min_child_samples=20, n_jobs=1, random_state=0)
+    mcal.save(model.fit(table["p"].to_numpy(), y, X=table[["w"]].to_numpy()), path)
+    return path
+
+
+def test_predict_with_a_model_fitted_on_an_array_asks_for_features(array_model, csv, tmp_path, capsys):
+    out = tmp_path / "o.csv"
+    assert main(["predict", str(array_model), str(csv), "--score-col", "p", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "mcal: error: --features must name the model's feature columns of DATA, in the order of the array it was " \
+           "fitted on: the model has no feature names (it was fitted in Python on an array without column names)" in err
+    assert not out.exists()
+    assert main(["predict", str(array_model), str(csv), "--score-col", "p", "--features", "w,f", "-o", str(out)]) == 1
+    assert "--features must name the model's 1 feature column(s), in the order of the array it was fitted on; " \
+           "got 2: ['w', 'f']" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_predict_features_feed_a_model_fitted_on_an_array_in_order(array_model, csv, table, tmp_path):
+    out = tmp_path / "o.parquet"
+    assert main(["predict", str(array_model), str(csv), "--score-col", "p", "--features", "w", "-o", str(out)]) == 0
+    expected = mcal.load(array_model).predict(table["p"].to_numpy(), X=table[["w"]].to_numpy())
+    np.testing.assert_allclose(pd.read_parquet(out)["p_calibrated"], expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("fixture, message", [
+    ("field_model", "--features must be left out: the model reads the columns ['f'] of DATA by name; got ['f']"),
+    ("platt_model", "--features must be left out: the model, a PlattScaling, uses only the scores; got ['f']"),
+], ids=["named-columns", "univariate"])
+def test_predict_features_are_refused_for_a_model_that_names_its_columns_or_has_none(request, csv, tmp_path, capsys,
+                                                                                    fixture, message):
+    model, out = request.getfixturevalue(fixture), tmp_path / "o.csv"
+    assert main(["predict", str(model), str(csv), "--score-col", "p", "--features", "f", "-o", str(out)]) == 1
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.fixture
+def platt_model(table, tmp_path):
+    path = tmp_path / "platt.json"
+    mcal.save(mcal.PlattScaling().fit(table["p"], table["y"] == "yes"), path)
+    return path
+
+
+def test_predict_reads_the_columns_of_a_field_model_fitted_in_python_on_a_dataframe(table, csv, tmp_path):
+    model, out = tmp_path / "m.json", tmp_path / "o.parquet"
+    cal = mcal.PerFieldCalibrator(field="f").fit(table["p"], table["y"] == "yes", X=table[["f"]])
+    mcal.save(cal, model)
+    assert main(["predict", str(model), str(csv), "--score-col", "p", "-o", str(out)]) == 0
+    np.testing.assert_allclose(pd.read_parquet(out)["p_calibrated"], cal.predict(table["p"], X=table[["f"]]), atol=1e-12)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import glob
 import io
 import json
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,18 @@ from mcal._validation import check_sample_weight, check_y_prob, check_y_true
 
 _CSV = (".csv", ".csv.gz", ".tsv", ".txt")
 _PARQUET = (".parquet", ".pq")
+#: The field separator written for each CSV ending. Reading detects the separator (or takes --sep); ``.txt``,
+#: which names no separator, is read but never written.
+_WRITE_SEP = {".csv": ",", ".csv.gz": ",", ".tsv": "\t"}
+_WRITABLE = (*_WRITE_SEP, *_PARQUET)
+
+#: Help of ``--na-values``, shared by every command that reads DATA.
+NA_HELP = (
+    "comma-separated cell texts that mean a missing value in every column, e.g. 'NA,null'; empty cells are always "
+    "missing, and --na-values '' makes them the only missing cells. Default: empty cells, and pandas' markers "
+    "(NA, NaN, nan, null, NULL, None, N/A, #N/A, ...) only in a column whose other cells are all numbers, so that "
+    "a text value such as the country code NA stays a value"
+)
 
 
 class CLIError(Exception):
@@ -30,23 +45,30 @@ def _kind(path: Path) -> str:
     raise CLIError(f"cannot tell the format of {path}: the name must end in one of {_CSV + _PARQUET}")
 
 
-def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
-    """Read a CSV (``.csv``, ``.csv.gz``, ``.tsv``) or Parquet (``.parquet``, ``.pq``, or a folder) file.
+def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str] | None = None) -> pd.DataFrame:
+    """Read a CSV (``.csv``, ``.csv.gz``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``, or a folder) file.
+
+    In a CSV file, empty cells are missing. With ``na_values=None``, pandas' missing-value markers (``NA``,
+    ``null``, ``None``, ...) are missing too, but only in a column whose other cells are all numbers, where they
+    can mean nothing else; a text column keeps them as text (the country code ``NA`` of Namibia stays ``"NA"``).
+    A list makes exactly its texts (and empty cells) missing, in every column.
 
     Raises
     ------
     CLIError
-        If the file is missing, of an unknown format, unreadable or empty.
+        If the file is missing, of an unknown format, unreadable or empty, or ``na_values`` is given for Parquet.
     """
     path = Path(path)
     if not path.exists():
         raise CLIError(f"DATA file {path} does not exist")
     kind = _kind(path)
+    if kind == "parquet" and na_values is not None:
+        raise CLIError(f"--na-values must be left out for Parquet, whose missing values are typed; got {path}")
     try:
         if kind == "parquet":
             df = pd.read_parquet(path)
         else:
-            df = pd.read_csv(path, sep=sep if sep is not None else None, engine="python" if sep is None else "c")
+            df = _read_csv(path, sep, na_values)
     except (ValueError, OSError, pd.errors.ParserError, ImportError) as exc:
         raise CLIError(f"cannot read {path} as {kind}: {exc}") from exc
     if df.shape[0] == 0:
@@ -54,22 +76,58 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
     return df
 
 
-def write_table(df: pd.DataFrame, path: str | Path) -> None:
-    """Write a CSV or Parquet file (by extension) atomically: on failure no partial file is left."""
+def _read_csv(path: Path, sep: str | None, na_values: list[str] | None) -> pd.DataFrame:
+    """``pd.read_csv`` with empty cells (and ``na_values``) missing; without ``na_values``, each text column that
+    pandas' default markers turn into numbers (at least one) is read again with them (see :func:`read_table`)."""
+    options = {"sep": sep, "engine": "python" if sep is None else "c"}
+    df = pd.read_csv(path, keep_default_na=False, na_values=["", *(na_values or [])], **options)
+    if na_values is not None:
+        return df
+    text = [j for j, dtype in enumerate(df.dtypes) if not pd.api.types.is_numeric_dtype(dtype)]
+    if not text:
+        return df
+    typed = pd.read_csv(path, usecols=text, **options)  # pandas' default markers; columns in file order
+    for j, (_, values) in zip(text, typed.items()):
+        if pd.api.types.is_numeric_dtype(values.dtype) and values.notna().any():
+            df.isetitem(j, values)
+    return df
+
+
+def parse_na_values(value: str | None) -> list[str] | None:
+    """The texts of ``--na-values`` (``""`` gives an empty list: only empty cells are missing); None when not given."""
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def read_data(args) -> pd.DataFrame:
+    """The DATA table of a command, read with its ``--sep`` and ``--na-values``."""
+    return read_table(args.data, sep=args.sep, na_values=parse_na_values(args.na_values))
+
+
+def _writable_ending(path: Path, option: str) -> str:
+    name = path.name.lower()
+    ending = next((e for e in _WRITABLE if name.endswith(e)), None)
+    if ending is None:
+        raise CLIError(f"{option} must end in one of {', '.join(_WRITABLE)} (the format written); got {str(path)!r}")
+    return ending
+
+
+def write_table(df: pd.DataFrame, path: str | Path, option: str = "-o/--output") -> None:
+    """Write a CSV (comma-separated for ``.csv`` and ``.csv.gz``, tab-separated for ``.tsv``) or Parquet file,
+    by extension, atomically: on failure no partial file is left. Missing values are written as empty cells."""
     path = Path(path)
-    kind = _kind(path)
-    if kind == "parquet":
+    ending = _writable_ending(path, option)
+    if ending in _PARQUET:
         buf = io.BytesIO()
         df.to_parquet(buf, index=False)
         data = buf.getvalue()
+    elif ending.endswith(".gz"):
+        buf = io.BytesIO()
+        df.to_csv(buf, sep=_WRITE_SEP[ending], index=False, compression={"method": "gzip", "mtime": 0})
+        data = buf.getvalue()
     else:
-        compression = "gzip" if path.name.lower().endswith(".gz") else None
-        if compression:
-            buf = io.BytesIO()
-            df.to_csv(buf, index=False, compression={"method": "gzip", "mtime": 0})
-            data = buf.getvalue()
-        else:
-            data = df.to_csv(index=False).encode("utf-8")
+        data = df.to_csv(sep=_WRITE_SEP[ending], index=False).encode("utf-8")
     atomic_write_bytes(path, data)
 
 
@@ -84,13 +142,40 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"cannot write {type(obj).__name__} as JSON")
 
 
-def check_output(path: str | None, option: str) -> None:
-    """Fail before any work when the folder of an output file does not exist (so nothing is written)."""
-    if path is not None:
-        try:
-            check_output_path(path, option)
-        except OSError as exc:  # a missing folder, or a folder where the file should go
-            raise CLIError(str(exc)) from exc
+def check_output(path: str | None, option: str, inputs: Sequence[tuple[str, str]] = ()) -> None:
+    """Fail before any work when an output file could not be written, or would overwrite an input.
+
+    ``inputs`` are ``(name, path)`` pairs, e.g. ``("DATA", args.data)``; a path may be a folder (a Parquet
+    dataset, inside which no output may go) or a glob. Nothing is written.
+
+    Raises
+    ------
+    CLIError
+        If the folder of ``path`` does not exist, ``path`` is a folder, or it is one of the inputs (the same file,
+        through any link) or inside an input folder.
+    """
+    if path is None:
+        return
+    try:
+        check_output_path(path, option)
+    except OSError as exc:  # a missing folder, or a folder where the file should go
+        raise CLIError(str(exc)) from exc
+    out = Path(path)
+    for name, given in inputs:
+        for source in [Path(given)] if Path(given).exists() else map(Path, glob.glob(given)):
+            if source.is_dir() and out.resolve().is_relative_to(source.resolve()):
+                raise CLIError(f"{option} must be outside the folder {name}; got {str(path)!r}, inside {given!r}")
+            if out.exists() and os.path.samefile(out, source):
+                raise CLIError(
+                    f"{option} must differ from {name}, which it would overwrite; got {str(path)!r}, "
+                    f"the same file as {name} {given!r}"
+                )
+
+
+def check_table_output(path: str, option: str, inputs: Sequence[tuple[str, str]] = ()) -> None:
+    """:func:`check_output` for a table, whose extension must also be one :func:`write_table` writes."""
+    _writable_ending(Path(path), option)
+    check_output(path, option, inputs)
 
 
 def check_unique_scores(names: list[str]) -> None:
@@ -119,9 +204,16 @@ def split_names(value: str | None) -> list[str]:
 
 
 def labels_scores_weights(
-    df: pd.DataFrame, *, label_col: str, score_col: str | None, weight_col: str | None, pos_label: str | None
+    df: pd.DataFrame,
+    *,
+    label_col: str,
+    score_col: str | None,
+    weight_col: str | None,
+    pos_label: str | None,
+    allow_soft: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Validated labels (0/1), scores (or None) and weights (or None) from the named columns."""
+    """Validated labels (0/1, or in [0, 1] with ``allow_soft``), scores (or None) and weights (or None) from the
+    named columns."""
     raw = column(df, label_col, "--label-col").to_numpy()
     if pos_label is not None and np.issubdtype(raw.dtype, np.number):
         try:
@@ -130,7 +222,7 @@ def labels_scores_weights(
             raise CLIError(f"--pos-label {pos_label!r} is not a value of the numeric column {label_col!r}") from exc
     else:
         pos = pos_label
-    y = check_y_true(raw, f"label column {label_col!r}", pos_label=pos)
+    y = check_y_true(raw, f"label column {label_col!r}", pos_label=pos, allow_soft=allow_soft)
     p = None if score_col is None else check_y_prob(column(df, score_col, "--score-col").to_numpy(), f"score column {score_col!r}")
     w = None
     if weight_col is not None:
@@ -156,9 +248,9 @@ class Command:
         parser.set_defaults(run=self.run)
 
 
-def add_data_arguments(parser, *, score_required: bool, multiple_scores: bool = False) -> None:
-    """Add DATA, --score-col, --label-col, --weight-col, --pos-label and --sep."""
-    parser.add_argument("data", metavar="DATA", help="CSV (.csv, .csv.gz, .tsv) or Parquet (.parquet, folder) file")
+def add_data_arguments(parser, *, score_required: bool, multiple_scores: bool = False, soft_labels: bool = False) -> None:
+    """Add DATA, --score-col, --label-col, --weight-col, --pos-label, --sep and --na-values."""
+    parser.add_argument("data", metavar="DATA", help="CSV (.csv, .csv.gz, .tsv, .txt) or Parquet (.parquet, .pq, folder) file")
     if multiple_scores:
         parser.add_argument(
             "--score-col", action="append", required=score_required, metavar="COL",
@@ -166,7 +258,16 @@ def add_data_arguments(parser, *, score_required: bool, multiple_scores: bool = 
         )
     else:
         parser.add_argument("--score-col", required=score_required, metavar="COL", help="column of probabilities in [0, 1]")
-    parser.add_argument("--label-col", required=True, metavar="COL", help="column of binary labels (0/1, bool, or see --pos-label)")
+    label_help = "column of binary labels (0/1, bool, or see --pos-label)"
+    if soft_labels:
+        label_help += "; soft labels in [0, 1] for methods that accept them (e.g. mcgrad)"
+    parser.add_argument("--label-col", required=True, metavar="COL", help=label_help)
     parser.add_argument("--weight-col", metavar="COL", help="column of non-negative sample weights (optional)")
     parser.add_argument("--pos-label", metavar="VALUE", help="label value of the positive class, e.g. yes (needed for text labels)")
+    add_csv_arguments(parser)
+
+
+def add_csv_arguments(parser) -> None:
+    """Add --sep and --na-values, the options of reading a CSV DATA file."""
     parser.add_argument("--sep", metavar="SEP", help="CSV field separator (default: detected)")
+    parser.add_argument("--na-values", metavar="A,B", help=NA_HELP)

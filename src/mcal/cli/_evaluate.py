@@ -14,7 +14,7 @@ import pandas as pd
 from mcal._persistence import atomic_write_bytes
 from mcal.cli import _dask
 from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, check_unique_scores, column
-from mcal.cli._common import labels_scores_weights, read_table, split_names
+from mcal.cli._common import labels_scores_weights, read_data, split_names
 from mcal.metrics import calibration_summary, mce
 from mcal.segments import generate_segments
 
@@ -51,12 +51,12 @@ def _segments(df, args):
 
 
 def _run(args) -> int:
-    check_output(args.plot, "--plot")
+    check_output(args.plot, "--plot", inputs=[("DATA", args.data)])
     check_unique_scores(args.score_col)
     if _dask.requested(args):
         table, n_rows, total, results = _dask.evaluate(args, _segments)
     else:
-        df = read_table(args.data, sep=args.sep)
+        df = read_data(args)
         y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col, pos_label=args.pos_label)
         scores = {name: column(df, name, "--score-col").to_numpy() for name in args.score_col}
         field = column(df, args.field, "--field").to_numpy() if args.field else None

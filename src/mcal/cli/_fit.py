@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 
+import numpy as np
 import pandas as pd
 
 from mcal import MCGrad
@@ -15,14 +16,20 @@ from mcal.cli import _dask
 from mcal.cli._common import (
     CLIError,
     Command,
+    add_csv_arguments,
     add_data_arguments,
     check_output,
+    check_table_output,
     column,
     labels_scores_weights,
-    read_table,
+    read_data,
     split_names,
     write_table,
 )
+
+#: Method parameters that an option of ``mcal fit`` sets, so ``--param`` must not: the model file records the
+#: columns of --field and --features for ``mcal predict``, and --random-state is the one seed.
+_OWN_OPTION = {"random_state": "--random-state N", "field": "--field COL", "auxiliary_features": "--features A,B,C"}
 
 
 def _parse_param(text: str) -> tuple[str, object]:
@@ -36,13 +43,27 @@ def _parse_param(text: str) -> tuple[str, object]:
     return key, value
 
 
+def _parse_params(params: list[str]) -> dict[str, object]:
+    """``--param`` settings by name; a name set twice, or one with its own option, is an error."""
+    pairs = [_parse_param(p) for p in params]
+    names = [name for name, _ in pairs]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise CLIError(f"--param must set each parameter once; got {repeated} more than once")
+    for text, name in zip(params, names):
+        if name in _OWN_OPTION:
+            raise CLIError(f"--param must not set {name}, which has its own option {_OWN_OPTION[name]}; "
+                           f"got --param {text}")  # fmt: skip
+    return dict(pairs)
+
+
 def build_estimator(
     method: str,
     *,
     field: str | None,
     params: list[str],
     random_state: int | None,
-    progress: bool | None = False,
+    quiet: bool = False,
     features: list[str] | None = None,
 ):
     """Instantiate a registered method with the command line's settings (``--field``, ``--param``, seed).
@@ -50,14 +71,16 @@ def build_estimator(
     ``--param calibrator=NAME`` gives :class:`~mcal.PerFieldCalibrator` an unfitted instance of the registered
     method NAME (e.g. ``platt``). ``--features`` of a field-aware method go to its auxiliary network (``auxiliary_features``) where it has
     one; a field-aware method without one reads only its field, so features given to it are an error rather
-    than silently unused.
+    than silently unused. ``--param`` may name each parameter once, and none of ``random_state``, ``field`` and
+    ``auxiliary_features``, which their own options set.
 
     Methods with a long loop (MCGrad rounds, MCNet epochs) take a ``progress`` parameter (see
-    :func:`mcal._progress.progress`); it is set to ``progress`` unless ``--param progress=...`` sets it.
+    :func:`mcal._progress.progress`): False with ``quiet`` (``--quiet``, which ``--param progress=...`` must not
+    contradict), else ``--param progress=...`` or None (a bar on a terminal).
     """
     cls = get_method(method)
     accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
-    kwargs = dict(_parse_param(p) for p in params)
+    kwargs = _parse_params(params)
     unknown = set(kwargs) - accepted
     if unknown:
         raise CLIError(f"--param {sorted(unknown)} not accepted by {method}; its parameters are {sorted(accepted)}")
@@ -70,17 +93,42 @@ def build_estimator(
         if "field" not in accepted:
             raise CLIError(f"--field is not used by method {method!r}; methods with a field: see `mcal fit --help`")
         kwargs["field"] = field
-    elif "field" in accepted and kwargs.get("field") is None:
+    elif "field" in accepted:
         raise CLIError(f"method {method!r} needs --field COL, the field (context) column; got no --field")
     if features and "field" in accepted:
         if "auxiliary_features" not in accepted:
             raise CLIError(f"method {method!r} reads only its --field column; drop --features")
-        kwargs.setdefault("auxiliary_features", list(features))
+        kwargs["auxiliary_features"] = list(features)
     if random_state is not None and "random_state" in accepted:
         kwargs["random_state"] = random_state
     if "progress" in accepted:
-        kwargs.setdefault("progress", progress)
+        if quiet and "progress" in kwargs:
+            raise CLIError(f"--param progress must be left out with --quiet, which sets progress=false; "
+                           f"got --param progress={json.dumps(kwargs['progress'])} and --quiet")  # fmt: skip
+        kwargs.setdefault("progress", False if quiet else None)
     return cls(**kwargs)
+
+
+def _soft_methods() -> list[str]:
+    return [name for name in sorted(METHODS) if get_method(name).accepts_soft_labels]
+
+
+def _check_soft_labels(df: pd.DataFrame, args, model) -> None:
+    """Refuse soft labels (all in [0, 1], some strictly between) for a method that takes only 0/1, naming the
+    methods that take them (other bad labels are reported by the label check, as for every method)."""
+    if model.accepts_soft_labels or args.pos_label is not None:
+        return
+    raw = column(df, args.label_col, "--label-col").to_numpy()
+    if raw.dtype.kind not in "fiu":
+        return
+    values = raw.astype(np.float64)
+    soft = (values > 0) & (values < 1)
+    if soft.any() and np.all((values >= 0) & (values <= 1)):
+        raise CLIError(
+            f"label column {args.label_col!r} must hold 0/1 labels for method {args.method!r}; got {int(soft.sum())} "
+            f"soft label(s) strictly between 0 and 1, such as {values[soft][0]:g}; methods that accept soft labels: "
+            f"{', '.join(_soft_methods())}"
+        )
 
 
 def feature_frame(df: pd.DataFrame, features: list[str], field: str | None) -> pd.DataFrame | None:
@@ -94,13 +142,15 @@ def feature_frame(df: pd.DataFrame, features: list[str], field: str | None) -> p
 
 
 def _configure_fit(parser) -> None:
-    add_data_arguments(parser, score_required=True)
+    add_data_arguments(parser, score_required=True, soft_labels=True)
     parser.add_argument("--method", required=True, choices=sorted(METHODS), metavar="NAME",
                         help="calibration method: " + ", ".join(sorted(METHODS)))
     parser.add_argument("--features", metavar="A,B,C", help="feature columns, for methods that use features (e.g. mcgrad)")
     parser.add_argument("--field", metavar="COL", help="field (context) column, for field-aware methods (e.g. mcnet)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                        help="set a method parameter (value parsed as JSON when possible); repeatable")
+                        help="set a method parameter (value parsed as JSON when possible); repeatable, once per "
+                             "NAME; random_state, field and auxiliary_features are set by --random-state, --field "
+                             "and --features")  # fmt: skip
     parser.add_argument("--random-state", type=int, metavar="N", help="seed, for methods that use randomness")
     parser.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file to write")
     parser.add_argument("--quiet", action="store_true",
@@ -109,23 +159,24 @@ def _configure_fit(parser) -> None:
 
 
 def _run_fit(args) -> int:
-    check_output(args.output, "-o/--output")
+    check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
     features = split_names(args.features)
     for option, names in (("--features", features), ("--field", [args.field] if args.field else [])):
         if args.label_col in names:
             raise CLIError(f"{option} must not name the label column (--label-col); got {args.label_col!r}, "
                            "which the model would learn from and which new data does not have")
+    model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state,
+                            quiet=args.quiet, features=features)
     if _dask.requested(args):
-        model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state)
         return _dask.fit(args, model, features)
     if args.dask_timeout is not None:
         raise CLIError("--dask-timeout needs --scheduler or --dask-workers (it limits the steps on a Dask cluster)")
-    df = read_table(args.data, sep=args.sep)
+    df = read_data(args)
+    _check_soft_labels(df, args, model)
     y, p, w = labels_scores_weights(
-        df, label_col=args.label_col, score_col=args.score_col, weight_col=args.weight_col, pos_label=args.pos_label
+        df, label_col=args.label_col, score_col=args.score_col, weight_col=args.weight_col, pos_label=args.pos_label,
+        allow_soft=model.accepts_soft_labels,
     )
-    model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state,
-                            progress=False if args.quiet else None, features=features)
     X = feature_frame(df, features, args.field)
     if X is not None and not model.uses_features:
         raise CLIError(f"method {args.method!r} uses only the scores; drop --features")
@@ -144,18 +195,72 @@ def _run_fit(args) -> int:
 def _configure_predict(parser) -> None:
     parser.add_argument("model", metavar="MODEL", help="model file written by `mcal fit` (or mcal.save)")
     parser.add_argument("data", metavar="DATA", help="CSV or Parquet file with the score column (and features)")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output file, CSV or Parquet by extension")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT",
+                        help="output file: .csv or .csv.gz (comma-separated), .tsv (tab-separated), .parquet or .pq")
     parser.add_argument("--score-col", metavar="COL", help="score column (default: the one used at fit time)")
     parser.add_argument("--output-col", metavar="COL", help="name of the added column (default: <score-col>_calibrated)")
-    parser.add_argument("--sep", metavar="SEP", help="CSV field separator (default: detected)")
+    parser.add_argument("--features", metavar="A,B,C",
+                        help="only for a model fitted in Python on an array (no column names): the columns of DATA "
+                             "that hold its features, in the order of the array's columns")  # fmt: skip
+    add_csv_arguments(parser)
     parser.add_argument("--compile", action="store_true",
                         help="MCGrad only: compile the model's LightGBM rounds with lleaves before predicting "
                              "(faster on large tables; needs `pip install 'mcal[compiled]'`)")
 
 
+def _named_columns(model, meta: dict) -> tuple[list[str], str] | None:
+    """The columns of DATA a model reads, by name, and how it came by them: recorded by ``mcal fit``, or kept by
+    the model from the DataFrame it was fitted on in Python. None for a model fitted on an array."""
+    if "features" in meta:
+        features, field = list(meta["features"] or []), meta.get("field")
+        return features + ([field] if field and field not in features else []), "the model was fitted with --features/--field; its column"
+    if getattr(model, "n_features_in_", None) == 0:
+        return [], ""
+    encoder = getattr(model, "encoder_", None)
+    for names in (getattr(model, "feature_names_in_", None), getattr(encoder, "feature_names_in_", None),
+                  getattr(model, "group_names_", None)):  # fmt: skip
+        if names:
+            return list(names), "the model was fitted on a DataFrame with the column"
+    field, auxiliary = getattr(model, "field", None), list(getattr(model, "auxiliary_features", None) or [])
+    if isinstance(field, str) and all(isinstance(name, str) for name in auxiliary):
+        return [*auxiliary, field], "the model was fitted on a DataFrame with the column"
+    return None
+
+
+def _feature_input(model, meta: dict, df: pd.DataFrame, given: list[str]):
+    """The X that ``model.predict`` takes from DATA: the named columns as a DataFrame, or for a model fitted on an
+    array, the columns of ``--features`` as an array, in their order."""
+    named = _named_columns(model, meta)
+    if named is not None:
+        names, origin = named
+        if given:
+            raise CLIError(f"--features must be left out: the model reads the columns {names[:10]} of DATA by name; "
+                           f"got {given}")  # fmt: skip
+        for name in names:
+            column(df, name, origin)
+        return df[names] if names else None
+    if not given:
+        raise CLIError(
+            "--features must name the model's feature columns of DATA, in the order of the array it was fitted on: "
+            "the model has no feature names (it was fitted in Python on an array without column names); got no "
+            "--features. Alternatively fit it on a pandas DataFrame (or with `mcal fit`) to record the names"
+        )
+    n_features = getattr(model, "n_features_in_", None)
+    if n_features is not None and len(given) != n_features:
+        raise CLIError(f"--features must name the model's {n_features} feature column(s), in the order of the "
+                       f"array it was fitted on; got {len(given)}: {given}")  # fmt: skip
+    for name in given:
+        column(df, name, "--features")
+    return df[given].to_numpy()
+
+
 def _run_predict(args) -> int:
-    check_output(args.output, "-o/--output")
+    check_table_output(args.output, "-o/--output", inputs=[("MODEL", args.model), ("DATA", args.data)])
+    given = split_names(args.features)
     model, meta = load(args.model, return_metadata=True)
+    if given and not model.uses_features:
+        raise CLIError(f"--features must be left out: the model, a {type(model).__name__}, uses only the scores; "
+                       f"got {given}")  # fmt: skip
     if args.compile:
         if not isinstance(model, MCGrad):
             raise CLIError(f"--compile applies to MCGrad models only; {args.model} holds a {type(model).__name__}")
@@ -163,19 +268,13 @@ def _run_predict(args) -> int:
     score_col = args.score_col or meta.get("score_col")
     if not score_col:
         raise CLIError("--score-col is required: the model file does not record one")
-    df = read_table(args.data, sep=args.sep)
+    df = read_data(args)
     p = check_y_prob(column(df, score_col, "--score-col").to_numpy(), f"score column {score_col!r}")
     out_col = args.output_col or f"{score_col}_calibrated"
     if out_col in df.columns:
         raise CLIError(f"--output-col {out_col!r} is already a column of DATA; choose another name")
     if model.uses_features:
-        features, field = list(meta.get("features") or []), meta.get("field")
-        if "features" not in meta:  # saved by mcal.save from Python: the column names the model saw at fit
-            features = list(getattr(model, "feature_names_in_", None) or [])
-        for name in [*features, *([field] if field else [])]:
-            column(df, name, "the model was fitted with --features/--field; its column")
-        X = feature_frame(df, features, field)
-        df[out_col] = model.predict(p, X=X)
+        df[out_col] = model.predict(p, X=_feature_input(model, meta, df, given))
     else:
         df[out_col] = model.predict(p)
     write_table(df, args.output)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcal._validation import check_y_prob
 from mcal.cli._common import Command, add_data_arguments, check_output, check_unique_scores, column, labels_scores_weights
-from mcal.cli._common import read_table
+from mcal.cli._common import read_data
 
 
 def _configure(parser) -> None:
@@ -23,9 +23,9 @@ def _run(args) -> int:
     from mcal.cli._evaluate import _segments as segments_from_columns
     from mcal.report import make_report
 
-    check_output(args.output, "-o/--output")
+    check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
     check_unique_scores(args.score_col)
-    df = read_table(args.data, sep=args.sep)
+    df = read_data(args)
     y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col, pos_label=args.pos_label)
     scores = {name: check_y_prob(column(df, name, "--score-col").to_numpy(), f"score column {name!r}") for name in args.score_col}
     field = column(df, args.field, "--field") if args.field else None

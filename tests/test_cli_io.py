@@ -1,0 +1,164 @@
+"""How the command line reads and writes tables: formats by extension, missing values, outputs that are inputs."""
+
+import gzip
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import mcal
+from mcal.cli import main
+
+
+@pytest.fixture
+def table(rng):
+    n = 400
+    p = rng.uniform(0.05, 0.95, n)
+    return pd.DataFrame({"p": p, "y": (rng.uniform(size=n) < p).astype(int), "f": rng.integers(0, 3, n)})
+
+
+@pytest.fixture
+def csv(table, tmp_path):
+    path = tmp_path / "scores.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture
+def model(table, tmp_path):
+    path = tmp_path / "platt.json"
+    mcal.save(mcal.PlattScaling().fit(table["p"], table["y"]), path, metadata={"score_col": "p"})
+    return path
+
+
+@pytest.mark.parametrize("ending, sep", [(".csv", ","), (".csv.gz", ","), (".tsv", "\t")])
+def test_predict_writes_the_separator_of_the_extension(csv, model, table, tmp_path, ending, sep):
+    out = tmp_path / f"out{ending}"
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
+    raw = gzip.decompress(out.read_bytes()) if ending.endswith(".gz") else out.read_bytes()
+    assert raw.decode().splitlines()[0] == sep.join(["p", "y", "f", "p_calibrated"])
+    written = pd.read_csv(out, sep=sep)
+    np.testing.assert_allclose(written["p_calibrated"], mcal.load(model).predict(table["p"]), rtol=0, atol=1e-15)
+    pd.testing.assert_frame_equal(written.drop(columns="p_calibrated"), table)
+
+
+@pytest.mark.parametrize("name", ["out.xlsx", "out.txt", "out"])
+def test_an_output_extension_that_cannot_be_written_fails_before_the_model_is_read(csv, tmp_path, capsys, name):
+    out = tmp_path / name
+    absent_model = tmp_path / "absent.json"  # read only after the output is checked
+    assert main(["predict", str(absent_model), str(csv), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"mcal: error: -o/--output must end in one of .csv, .csv.gz, .tsv, .parquet, .pq (the format written); " \
+           f"got '{out}'" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["fit", "{csv}", "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", "{out}"],
+    ["predict", "{model}", "{csv}", "-o", "{out}"],
+    ["evaluate", "{csv}", "--score-col", "p", "--label-col", "y", "--plot", "{out}"],
+    ["report", "{csv}", "--score-col", "p", "--label-col", "y", "-o", "{out}"],
+], ids=["fit", "predict", "evaluate", "report"])
+@pytest.mark.parametrize("link", [False, True], ids=["same-path", "symlink"])
+def test_an_output_that_is_the_data_file_is_refused_and_the_data_kept(csv, model, tmp_path, capsys, command, link):
+    out = csv
+    if link:
+        out = tmp_path / "alias.csv"
+        os.symlink(csv, out)
+    before = csv.read_bytes()
+    assert main([a.format(csv=csv, model=model, out=out) for a in command]) == 1
+    option = "--plot" if command[0] == "evaluate" else "-o/--output"
+    assert f"mcal: error: {option} must differ from DATA, which it would overwrite; got '{out}', the same file as " \
+           f"DATA '{csv}'" in capsys.readouterr().err
+    assert csv.read_bytes() == before
+
+
+def test_predict_refuses_to_write_over_its_model_file(csv, tmp_path, capsys, table):
+    model = tmp_path / "model.csv"  # mcal.save takes any name
+    mcal.save(mcal.PlattScaling().fit(table["p"], table["y"]), model)
+    before = model.read_bytes()
+    assert main(["predict", str(model), str(csv), "-o", str(model)]) == 1
+    assert "-o/--output must differ from MODEL, which it would overwrite" in capsys.readouterr().err
+    assert model.read_bytes() == before
+
+
+def test_an_output_inside_a_parquet_data_folder_is_refused(table, model, tmp_path, capsys):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    table.to_parquet(folder / "part-0.parquet")
+    out = folder / "part-1.parquet"
+    assert main(["predict", str(model), str(folder), "-o", str(out)]) == 1
+    assert f"-o/--output must be outside the folder DATA; got '{out}', inside '{folder}'" in capsys.readouterr().err
+    assert sorted(p.name for p in folder.iterdir()) == ["part-0.parquet"]
+
+
+@pytest.fixture
+def country_csv(tmp_path):
+    """Namibia's country code NA beside US, a numeric column x with empty cells and one R-style NA, and text
+    values that pandas reads as missing by default (null, None)."""
+    path = tmp_path / "countries.csv"
+    path.write_text(
+        "country,x,note,p,y\n"
+        "NA,1.5,null,0.2,0\n"
+        "US,,None,0.7,1\n"
+        "NA,,ok,0.4,1\n"
+        "US,NA,ok,0.6,0\n"
+        "US,2.5,,0.3,0\n"
+    )
+    return path
+
+
+def _predicted(country_csv, model, tmp_path, *na_options):
+    out = tmp_path / "out.parquet"
+    assert main(["predict", str(model), str(country_csv), "--score-col", "p", *na_options, "-o", str(out)]) == 0
+    return pd.read_parquet(out)
+
+
+def test_text_values_that_look_missing_stay_values_and_empty_numeric_cells_are_missing(country_csv, model, tmp_path):
+    df = _predicted(country_csv, model, tmp_path)
+    assert df["country"].tolist() == ["NA", "US", "NA", "US", "US"]
+    assert df["note"].iloc[:4].tolist() == ["null", "None", "ok", "ok"] and pd.isna(df["note"].iloc[4])
+    assert df["x"].dtype == np.float64  # empty cells and the NA in a column of numbers are missing
+    np.testing.assert_array_equal(df["x"].isna(), [False, True, True, True, False])
+
+
+def test_na_values_lists_the_texts_that_are_missing_in_every_column(country_csv, model, tmp_path):
+    df = _predicted(country_csv, model, tmp_path, "--na-values", "NA,null")
+    np.testing.assert_array_equal(df["country"].isna(), [True, False, True, False, False])
+    np.testing.assert_array_equal(df["note"].isna(), [True, False, False, False, True])
+    np.testing.assert_array_equal(df["x"].isna(), [False, True, True, True, False])
+
+
+def test_empty_na_values_make_only_empty_cells_missing(country_csv, model, tmp_path):
+    df = _predicted(country_csv, model, tmp_path, "--na-values", "")
+    assert df["country"].tolist() == ["NA", "US", "NA", "US", "US"]
+    assert df["x"].tolist()[3] == "NA"  # R's marker is then text, and x a text column
+    np.testing.assert_array_equal(df["x"].isna(), [False, True, True, False, False])
+
+
+def test_a_country_feature_keeps_its_na_level_through_fit_and_predict(country_csv, tmp_path):
+    model, out = tmp_path / "m.json", tmp_path / "out.csv"
+    assert main(["fit", str(country_csv), "--score-col", "p", "--label-col", "y", "--method", "per-field-isotonic",
+                 "--field", "country", "-o", str(model)]) == 0
+    assert sorted(mcal.load(model).field_values_) == ["NA", "US"]
+    assert main(["predict", str(model), str(country_csv), "-o", str(out)]) == 0
+    assert pd.read_csv(out, keep_default_na=False)["country"].tolist() == ["NA", "US", "NA", "US", "US"]
+
+
+def test_na_values_for_parquet_data_is_refused(table, tmp_path, capsys):
+    path = tmp_path / "scores.parquet"
+    table.to_parquet(path)
+    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--na-values", "NA"]) == 1
+    assert f"--na-values must be left out for Parquet, whose missing values are typed; got {path}" in (
+        capsys.readouterr().err
+    )
+
+
+def test_na_values_on_a_dask_cluster_is_refused_before_it_starts(table, tmp_path, capsys):
+    pytest.importorskip("distributed")
+    path = tmp_path / "scores.parquet"
+    table.to_parquet(path)
+    args = ["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--dask-workers", "1", "--na-values", "NA"]
+    assert main(args) == 1
+    assert "--na-values must be left out on a Dask cluster, which reads Parquet; got 'NA'" in capsys.readouterr().err
