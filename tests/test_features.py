@@ -288,3 +288,14 @@ def test_an_object_column_mixing_true_and_1_keeps_them_apart_in_any_batch_size()
     batch = enc.transform(column)[:, 0]
     np.testing.assert_array_equal(batch[:5], [2.0, 0.0, 3.0, 0.0, 1.0])
     np.testing.assert_array_equal([enc.transform(column[i : i + 1])[0, 0] for i in range(5)], batch[:5])
+
+
+def test_non_string_column_labels_must_be_the_positions_in_order():
+    # they are not checked between fit and predict: X[[1, 0]] of a frame with labels 0, 1 predicted on swapped columns
+    X = pd.DataFrame(np.arange(8.0).reshape(4, 2))  # labels 0, 1
+    enc = FeatureEncoder().fit(X)
+    np.testing.assert_array_equal(enc.transform(X), X.to_numpy())
+    with pytest.raises(ValueError, match=r"names must be strings, or the positions 0, 1, ... in order .*; got \[1, 0\]"):
+        enc.transform(X[[1, 0]])
+    with pytest.raises(ValueError, match=r"got \[5, 7\]"):
+        FeatureEncoder().fit(X.set_axis([5, 7], axis=1))

@@ -61,7 +61,7 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
     Raises
     ------
     ValueError
-        If ``X`` is not 2-D or has duplicate column names.
+        If ``X`` is not 2-D, has duplicate column names, or non-string column labels other than 0, 1, ... in order.
     TypeError
         If ``X`` is not array-like or its column names mix strings and non-strings.
     """
@@ -73,6 +73,10 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
         if any(is_str) and not all(is_str):
             raise TypeError(f"X column names must be all strings or none; got {cols[:5]}")
         names = cols if cols and all(is_str) else None
+        if names is None and cols != list(range(len(cols))):
+            # labels that are not strings are not checked between fit and predict, so they must be positions
+            raise ValueError("X column names must be strings, or the positions 0, 1, ... in order (which are not "
+                             f"checked between fit and predict); got {cols[:5]}")
         if names is not None and len(set(names)) != len(names):
             dup = sorted({c for c in names if names.count(c) > 1})
             raise ValueError(f"X column names must be unique; got duplicates {dup[:5]}")
