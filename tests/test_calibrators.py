@@ -207,6 +207,16 @@ def test_bad_fit_input_raises(y_prob, y, w, match):
             cls().fit(y_prob, y, sample_weight=w)
 
 
+@pytest.mark.parametrize("which", ["y_prob", "y", "sample_weight"])
+def test_complex_inputs_raise_instead_of_dropping_their_imaginary_part(which):
+    # numpy cast them to float with only a ComplexWarning
+    data = {"y_prob": np.array([0.2, 0.4, 0.6, 0.8]), "y": np.array([0, 1, 0, 1]), "sample_weight": np.ones(4)}
+    data[which] = data[which] + 0j
+    for cls in ALL:
+        with pytest.raises(TypeError, match=f"{which} must hold real numbers; got dtype complex128"):
+            cls().fit(data["y_prob"], data["y"], sample_weight=data["sample_weight"])
+
+
 def test_out_of_range_scores_at_predict_raise(miscalibrated):
     p, y = miscalibrated
     with pytest.raises(ValueError, match=r"\[0, 1\]"):

@@ -51,6 +51,8 @@ def _as_1d(values: ArrayLike, name: str) -> NDArray:
         raise ValueError(f"{name} must be 1-D of shape (n_samples,); got shape {arr.shape}{hint}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty; got 0 samples")
+    if arr.dtype.kind == "c":  # numpy would drop the imaginary parts with only a ComplexWarning
+        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
     return arr
 
 
