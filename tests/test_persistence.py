@@ -130,3 +130,14 @@ def test_written_files_get_the_usual_permissions(tmp_path, miscalibrated):
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+
+
+def test_a_parameter_made_invalid_after_fit_is_refused_at_save_and_nothing_is_written(tmp_path):
+    # the file was written, and load refused it
+    cal = mcal.MCGrad(n_jobs=1, early_stopping=None, max_rounds=1, min_child_samples=2).fit(
+        np.linspace(0.1, 0.9, 40), np.tile([0, 1], 20), X=np.linspace(0, 1, 40).reshape(-1, 1))
+    cal.set_params(max_rounds=-1)
+    with pytest.raises(ValueError, match="MCGrad holds an invalid parameter, which a model file cannot load: "
+                                         "max_rounds must be an integer >= 0; got -1"):
+        mcal.save(cal, tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()

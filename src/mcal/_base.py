@@ -252,7 +252,17 @@ class BaseCalibrator(BaseEstimator):
         -------
         data : dict
             ``{"class": str, "params": dict, "state": dict or None}``; arrays are encoded exactly.
+
+        Raises
+        ------
+        ValueError
+            If a parameter is invalid (set with ``set_params`` after fit): :meth:`from_dict` would refuse it.
         """
+        try:
+            self._validate_params_values()
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{type(self).__name__} holds an invalid parameter, which a model file cannot load: "
+                             f"{exc}") from exc
         state = None
         if self.__sklearn_is_fitted__():
             state = {k: encode_value(getattr(self, k)) for k in self._state_attrs}
