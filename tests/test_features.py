@@ -299,3 +299,11 @@ def test_non_string_column_labels_must_be_the_positions_in_order():
         enc.transform(X[[1, 0]])
     with pytest.raises(ValueError, match=r"got \[5, 7\]"):
         FeatureEncoder().fit(X.set_axis([5, 7], axis=1))
+
+
+def test_rows_given_as_lists_keep_their_numeric_columns_numeric():
+    # numpy turns [["a", 1.5], ...] into strings; the number column became a categorical of its printed values
+    rows = [["a", 1.5], ["b", 2.0], ["a", np.nan]]
+    enc = FeatureEncoder().fit(rows)
+    assert enc.categorical_ == [True, False]
+    np.testing.assert_array_equal(enc.transform(rows)[:, 1], [1.5, 2.0, np.nan])

@@ -92,6 +92,8 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
     if X is None or np.isscalar(X):
         raise TypeError(f"X must be a DataFrame or a 2-D array-like; got {type(X).__name__}")
     arr = np.asarray(X)
+    if arr.dtype.kind in "US" and not isinstance(X, np.ndarray):
+        arr = np.asarray(X, dtype=object)  # rows mixing text and numbers: numpy made every number a string
     if arr.ndim != 2:
         raise ValueError(f"X must be 2-D of shape (n_samples, n_features); got shape {arr.shape}")
     return [arr[:, j] for j in range(arr.shape[1])], None, arr.shape[0]
