@@ -164,6 +164,16 @@ def test_predict_with_corrupt_model_fails_without_output(csv, tmp_path, capsys):
     assert not out.exists()
 
 
+def test_predict_with_json_nested_too_deeply_is_a_user_error_without_output(csv, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    model.write_text("[" * 100_000 + "]" * 100_000)  # a RecursionError traceback before
+    out = tmp_path / "o.csv"
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("mcal: error: model file") and "nested too deeply" in err
+    assert not out.exists()
+
+
 def test_predict_refuses_to_overwrite_an_existing_column(csv, tmp_path, capsys):
     model = tmp_path / "m.json"
     main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "isotonic", "-o", str(model)])

@@ -213,7 +213,7 @@ def test_load_rejects_a_corrupted_model(rng):
     [
         ("leaf_value=", "leaf_value=0 ", "leaf_value must hold"),  # LightGBM aborted the process (tree_sizes)
         ("split_feature=", "split_feature=99 ", "split_feature must hold"),
-        ("num_class=1", "num_class=3", "num_class=1"),
+        ("num_class=1", "num_class=3", "num_class= holds 1"),
     ],
 )
 def test_dfmc_load_checks_the_trees_before_lightgbm_parses_them(rng, old, new, match):

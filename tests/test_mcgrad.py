@@ -436,7 +436,7 @@ def _edit_first_tree(old, new):
         (_edit_first_tree("left_child=-1 2 3 -2", "left_child=-1 2 1 -2"), "must form a binary tree"),
         (_edit_first_tree("threshold=0 1", "threshold=0 7"), "must index one of num_cat=2 category sets"),
         (lambda s: s.__setitem__("boosters", [s["boosters"][0].replace("num_class=1", "num_class=3", 1)]
-                                 + s["boosters"][1:]), "must be a LightGBM model with num_class=1; got '3'"),
+                                 + s["boosters"][1:]), r"header line num_class= holds 1 \(a single-output model\); got '3'"),
         (lambda s: s["boosters"].__setitem__(0, s["boosters"][0].split("\nend of trees")[0].rstrip("\n")),
          "must end each tree with an empty line"),  # cut after a tree's last line: LightGBM read past the text
     ],

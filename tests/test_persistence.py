@@ -80,6 +80,35 @@ def test_non_json_file_is_rejected(tmp_path):
         mcal.load(path)
 
 
+def test_json_nested_too_deeply_for_the_parser_is_rejected_as_a_value_error(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)  # json.loads raised RecursionError
+    with pytest.raises(ValueError, match=r"m.json must hold JSON nested no deeper than .*; got JSON nested too deeply"):
+        mcal.load(path)
+
+
+def test_json_nested_too_deeply_to_decode_is_rejected_as_a_value_error(tmp_path, miscalibrated):
+    p, y = miscalibrated
+    path = mcal.save(HistogramBinning(n_bins=5).fit(p, y), tmp_path / "m.json")
+    doc = json.loads(path.read_text())
+    nested = 5
+    for _ in range(700):  # parsed by json.loads, but deeper than the parameter decoder could recurse
+        nested = [nested]
+    doc["model"]["params"]["n_bins"] = nested
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="got JSON nested too deeply"):
+        mcal.load(path)
+
+
+@pytest.mark.parametrize("path", [None, 3, b"m.json"])
+def test_a_path_that_is_not_a_str_or_path_like_is_a_type_error_naming_path(tmp_path, miscalibrated, path):
+    with pytest.raises(TypeError, match=f"path must be a str or path-like object naming a file; got {type(path).__name__}"):
+        mcal.load(path)
+    p, y = miscalibrated
+    with pytest.raises(TypeError, match=f"path must be a str or path-like object naming a file; got {type(path).__name__}"):
+        mcal.save(PlattScaling().fit(p, y), path)
+
+
 def test_state_of_wrong_type_is_rejected(tmp_path, miscalibrated):
     p, y = miscalibrated
     path = mcal.save(PlattScaling().fit(p, y), tmp_path / "m.json")

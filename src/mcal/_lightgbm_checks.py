@@ -2,10 +2,14 @@
 
 LightGBM (4.7) trusts the model text it is given. A tree whose text is longer or shorter than the header's
 ``tree_sizes`` says aborts the process (the trees are parsed in OpenMP threads, whose errors end in
-``std::terminate``); a tree line without ``=`` makes its parser read past the end of the text; and child
+``std::terminate``); a tree line without ``=`` makes its parser read past the end of the text; child
 indices, split features or category boundaries out of range make ``predict`` read out of bounds or never
-return. :func:`booster_from_text` checks the structure of every tree first, then lets LightGBM parse the
-trees one after another (without ``tree_sizes``), so that a malformed or hand-edited file raises a
+return; an empty ``objective=`` header line, and a ``parameters:`` line without ``[key: value]`` brackets
+(or a text cut inside that section), crash the process. :func:`booster_from_text` checks every header line
+and the structure of every tree first, then lets LightGBM parse the trees one after another (without
+``tree_sizes``) and nothing after ``end of trees``: the feature importances, ``parameters:`` and
+``pandas_categorical:`` sections that follow are not needed to predict (a loaded booster has no
+``params``, and writes no ``parameters:`` section). A malformed or hand-edited file thus raises a
 ``ValueError`` instead of crashing the process. The other checks catch, before training, inputs that
 LightGBM would silently change (int32 parameters, float32 weights) or abort on (monotone constraints on
 categorical columns), and turn LightGBM's errors on user parameters into errors that name them.
@@ -41,7 +45,35 @@ _FINITE = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _ANY_FLOAT = re.compile(r"[-+]?((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|nan)", re.IGNORECASE)
 
 
-def booster_from_text(text: str, field: str) -> Any:
+def _listed(item: str) -> re.Pattern[str]:
+    """A pattern of one or more ``item`` separated by single spaces."""
+    return re.compile(f"(?:{item})(?: (?:{item}))*")
+
+
+# The header lines of LightGBM 4 model text: the pattern of each value and its rule in words ("objective" is
+# given by the caller). A feature's info is "none" (never split on), [min:max] (numerical) or its categories.
+_NAME = r'[^\s=",:\[\]{}]+'
+_INFO = rf"none|\[{_ANY_FLOAT.pattern}:{_ANY_FLOAT.pattern}\]|-?\d{{1,10}}(?::-?\d{{1,10}})*"
+_HEADER = {
+    "version": (re.compile("v4"), "v4 (the LightGBM 4 model format)"),
+    "num_class": (re.compile("1"), "1 (a single-output model)"),
+    "num_tree_per_iteration": (re.compile("1"), "1 (a single-output model)"),
+    "label_index": (re.compile(r"\d{1,9}"), "a non-negative integer"),
+    "max_feature_idx": (re.compile(r"\d{1,9}"), "a non-negative integer"),
+    "feature_names": (_listed(_NAME), "max_feature_idx + 1 names (no spaces, '=' or JSON punctuation), "
+                      "separated by single spaces"),
+    "monotone_constraints": (_listed("-1|0|1"), "max_feature_idx + 1 values in {-1, 0, 1}, separated by single "
+                             "spaces"),
+    "feature_infos": (_listed(_INFO), "max_feature_idx + 1 entries separated by single spaces, each 'none', "
+                      "[min:max] or colon-separated category integers"),
+    "tree_sizes": (re.compile(r"(?:\d{1,18}(?: \d{1,18})*)?"), "one size per tree, separated by single spaces"),
+}
+_OPTIONAL_HEADER = {"monotone_constraints"}
+_PER_FEATURE = ("feature_names", "monotone_constraints", "feature_infos")
+_UNUSED, _NUMERICAL, _CATEGORICAL = 0, 1, 2  # what a feature_infos entry says of its feature
+
+
+def booster_from_text(text: str, field: str, objective: str) -> Any:
     """A ``lightgbm.Booster`` of one binary or regression model from ``Booster.model_to_string`` text.
 
     Parameters
@@ -50,54 +82,65 @@ def booster_from_text(text: str, field: str) -> Any:
         LightGBM model text.
     field : str
         Where the text comes from, for error messages (e.g. ``"state.boosters[0]"``).
+    objective : str
+        The ``objective=`` header line the model must have, as LightGBM writes it (e.g. ``"cross_entropy"``).
 
     Returns
     -------
     booster : lightgbm.Booster
+        Parsed from the header and the trees; what follows ``end of trees`` is left out.
 
     Raises
     ------
     ValueError
-        If the text is not the model text of a single-output LightGBM model, or any tree is malformed: a
-        missing or unknown line, an array of the wrong length, a non-finite leaf value, a split feature,
-        child index or category boundary out of range, or children that do not form a tree.
+        If the text is not the ASCII model text of a single-output LightGBM 4 model with that objective: a
+        header line missing, unknown, repeated or out of its pattern (or with a count other than
+        ``max_feature_idx + 1`` features, or one size per tree); a tree with a missing or unknown line, an
+        array of the wrong length, a non-finite leaf value, a split feature, child index, decision type or
+        category boundary out of range, a split that does not match its feature's ``feature_infos`` entry,
+        or children that do not form a tree; or no ``end of trees`` line after the trees.
     """
     if not text.startswith("tree\n") or "\r" in text or "\0" in text:
         raise ValueError(
             f"model data field {field} must be LightGBM model text (from 'tree', with \\n line ends and no NUL); "
             f"got {text[:20]!r}..."
         )
-    header, trees = _sections(text, field)
-    for key in ("num_class", "num_tree_per_iteration"):
-        if header.get(key) != "1":
-            raise ValueError(f"model data field {field} must be a LightGBM model with {key}=1; got {header.get(key)!r}")
-    n_features = header.get("max_feature_idx", "")
-    if not _INT.fullmatch(n_features) or int(n_features) < 0:
-        raise ValueError(f"model data field {field} must give max_feature_idx >= 0; got {n_features!r}")
+    header, trees, lines = _sections(text, field)
+    kinds = _check_header(header, len(trees), field, objective)
     for t, tree in enumerate(trees):
         try:
-            _check_tree(tree, int(n_features) + 1)
+            _check_tree(tree, kinds)
         except ValueError as exc:
             raise ValueError(f"model data field {field} has a malformed tree {t}: {exc}") from None
     lgb = import_optional("lightgbm")
     # Without tree_sizes LightGBM parses the (checked) trees one by one, raising LightGBMError on an error.
-    sequential = "\n".join(line for line in text.split("\n") if line.partition("=")[0] != "tree_sizes")
+    checked = "\n".join(line for line in lines if line.partition("=")[0] != "tree_sizes") + "\n"
     try:
-        return lgb.Booster(model_str=sequential)
+        return lgb.Booster(model_str=checked)
     except lgb.basic.LightGBMError as exc:
         raise ValueError(f"model data field {field} is not a LightGBM model: {exc}") from exc
 
 
-def _sections(text: str, field: str) -> tuple[dict[str, str], list[dict[str, str]]]:
-    """The header lines and the tree sections of ``text``, split the way LightGBM's parser splits them."""
+def _sections(text: str, field: str) -> tuple[dict[str, str], list[dict[str, str]], list[str]]:
+    """The header lines, the tree sections, and the lines up to ``end of trees`` of ``text``, split the way
+    LightGBM's parser splits them."""
     lines = text.split("\n")
-    i, header = 0, {}
-    while i < len(lines) and not lines[i].startswith("Tree="):
-        key, _, value = lines[i].partition("=")
-        header[key] = value
+    i, header = 1, {}
+    while i < len(lines) and not lines[i].startswith("Tree=") and lines[i] != "end of trees":
+        key, eq, value = lines[i].partition("=")
+        if lines[i] and (not eq or key not in _HEADER and key != "objective" or key in header):
+            raise ValueError(
+                f"model data field {field} has an unknown or repeated header line {lines[i][:40]!r}; each header "
+                f"line must be one of LightGBM's KEY=VALUE lines {sorted([*_HEADER, 'objective'])}"
+            )
+        if lines[i]:
+            header[key] = value
         i += 1
     trees = []
     while i < len(lines) and lines[i].startswith("Tree="):
+        if lines[i] != f"Tree={len(trees)}":
+            raise ValueError(f"model data field {field} must number its trees from 0 in order; got "
+                             f"{lines[i][:40]!r} for tree {len(trees)}")
         i += 1
         tree: dict[str, str] = {}
         while i < len(lines) and lines[i]:
@@ -117,14 +160,49 @@ def _sections(text: str, field: str) -> tuple[dict[str, str], list[dict[str, str
         trees.append(tree)
         while i < len(lines) and not lines[i]:
             i += 1
-    return header, trees
+    if i >= len(lines) or lines[i] != "end of trees":
+        got = repr(lines[i][:40]) if i < len(lines) else "the end of the text"
+        raise ValueError(f"model data field {field} must follow its trees with the line 'end of trees'; got {got}")
+    if not all(line.isascii() for line in lines[: i + 1]):
+        raise ValueError(f"model data field {field} must be ASCII text up to 'end of trees', as LightGBM writes it; "
+                         "got other characters")
+    return header, trees, lines[: i + 1]
 
 
-def _check_tree(tree: dict[str, str], n_features: int) -> None:
-    """Raise ValueError if a parsed tree section could make LightGBM read out of bounds or loop."""
+def _check_header(header: dict[str, str], n_trees: int, field: str, objective: str) -> np.ndarray:
+    """Raise ValueError unless every header line holds what LightGBM 4 writes; return what each feature is
+    (``_UNUSED``, ``_NUMERICAL`` or ``_CATEGORICAL``)."""
+    rules = {**_HEADER, "objective": (re.compile(re.escape(objective)), repr(objective))}
+
+    def fail(key: str, rule: str) -> None:
+        value = header.get(key)
+        got = "no such line" if value is None else repr(value[:60]) + ("..." if len(value) > 60 else "")
+        raise ValueError(f"model data field {field} must be LightGBM model text whose header line {key}= holds "
+                         f"{rule}; got {got}")
+
+    for key, (pattern, rule) in rules.items():
+        value = header.get(key)
+        if (value is None and key not in _OPTIONAL_HEADER) or (value is not None and not pattern.fullmatch(value)):
+            fail(key, rule)
+    n_features = int(header["max_feature_idx"]) + 1
+    for key in _PER_FEATURE:
+        if key in header and len(header[key].split(" ")) != n_features:
+            fail(key, f"{n_features} entries (max_feature_idx + 1)")
+    if len(header["tree_sizes"].split()) != n_trees:
+        fail("tree_sizes", f"{n_trees} sizes, one per tree")
+    infos = header["feature_infos"].split(" ")
+    return np.array([_UNUSED if v == "none" else _NUMERICAL if v.startswith("[") else _CATEGORICAL for v in infos])
+
+
+def _check_tree(tree: dict[str, str], kinds: np.ndarray) -> None:
+    """Raise ValueError if a parsed tree section could make LightGBM read out of bounds or loop, or lleaves
+    compile a split that does not match its feature's kind (``kinds``, from ``feature_infos``)."""
+    n_features = kinds.size
     n_leaves = _ints(tree, "num_leaves", 1, low=1)[0]
     n_cat = _ints(tree, "num_cat", 1, low=0)[0]
     _floats(tree, "leaf_value", n_leaves, finite=True)
+    if "shrinkage" in tree:
+        _floats(tree, "shrinkage", 1, finite=True)
     linear = _ints(tree, "is_linear", 1, low=0, high=1, default="0")[0] == 1
     if n_leaves == 1 and not linear:
         return  # LightGBM reads nothing else of a one-leaf tree
@@ -144,9 +222,17 @@ def _check_tree(tree: dict[str, str], n_features: int) -> None:
             and np.array_equal(np.sort(~children[~inner]), np.arange(n_leaves))
             and np.all(children[inner] > parents[inner])):
         raise ValueError("left_child and right_child must form a binary tree over the nodes and leaves")
-    _ints(tree, "split_feature", n_leaves - 1, low=0, high=n_features - 1)
-    decision = _ints(tree, "decision_type", n_leaves - 1, low=-128, high=127, default="0 " * (n_leaves - 1))
+    split = _ints(tree, "split_feature", n_leaves - 1, low=0, high=n_features - 1)
+    # bit 0: categorical, bit 1: missing values go left, bits 2-3: missing type 0 (none), 1 (zero) or 2 (NaN)
+    decision = _ints(tree, "decision_type", n_leaves - 1, low=0, high=11, default="0 " * (n_leaves - 1))
     categorical = (decision & 1) == 1
+    wrong = np.flatnonzero(kinds[split] != np.where(categorical, _CATEGORICAL, _NUMERICAL))
+    if wrong.size:
+        j = wrong[0]
+        kind = "a categorical" if categorical[j] else "a numerical"
+        raise ValueError(f"split {j} must be on a feature whose feature_infos entry fits its decision_type; got "
+                         f"{kind} decision_type {decision[j]} on feature {split[j]}, which feature_infos gives as "
+                         f"{('unused', 'numerical', 'categorical')[kinds[split[j]]]}")
     threshold = _floats(tree, "threshold", n_leaves - 1)
     if categorical.any() or n_cat > 0:
         bounds = _ints(tree, "cat_boundaries", n_cat + 1, low=0)

@@ -447,7 +447,8 @@ class CompiledForests:
             If lleaves is not installed, or cannot compile with the installed llvmlite (0.45 removed
             ``PassManagerBuilder``, which lleaves 1.3 uses: https://github.com/siboehm/lleaves/issues/95).
         ValueError
-            If a booster has linear trees (LightGBM's ``linear_tree``), which lleaves does not evaluate.
+            If a booster has linear trees (LightGBM's ``linear_tree``), which lleaves does not evaluate, or
+            model text that lleaves rejects (a hand-edited model file that LightGBM accepts).
         """
         lleaves = import_optional("lleaves")
         models = []
@@ -462,9 +463,16 @@ class CompiledForests:
                 path = os.path.join(folder, f"round_{t}.txt")
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(text)
-                model = lleaves.Model(model_file=path)
                 try:
+                    model = lleaves.Model(model_file=path)
                     model.compile(raw_score=True)
+                except (AssertionError, LookupError, RuntimeError, TypeError, ValueError) as exc:
+                    # lleaves checks the text with assert (and llvmlite rejects the code of a split that does
+                    # not fit its feature); model files that LightGBM accepts can still fail here.
+                    raise ValueError(
+                        f"boosters_[{t}] must be LightGBM model text that lleaves {_version('lleaves')} can compile; "
+                        f"got text that lleaves rejected ({type(exc).__name__}: {str(exc)[:200] or 'no message'})"
+                    ) from exc
                 except AttributeError as exc:
                     if "PassManagerBuilder" not in str(exc):
                         raise

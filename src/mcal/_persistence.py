@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,17 +20,25 @@ SCHEMA_VERSION = 1
 MAX_MODEL_BYTES = 2**30
 
 
+def _as_path(path: Any, name: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or path-like object naming a file; got {type(path).__name__}")
+    return Path(path)
+
+
 def check_output_path(path: str | os.PathLike, name: str = "path") -> Path:
     """Return ``path`` as a Path after checking that it can name a new file (nothing is created).
 
     Raises
     ------
+    TypeError
+        If ``path`` is not a str or path-like object.
     FileNotFoundError
         If the folder that would hold ``path`` does not exist, with ``name`` (the argument or option) in the message.
     IsADirectoryError
         If ``path`` is an existing folder.
     """
-    path = Path(path)
+    path = _as_path(path, name)
     if not path.parent.is_dir():
         raise FileNotFoundError(f"{name} must be a file in an existing folder; got {str(path)!r}, whose folder does not exist")
     if path.is_dir():
@@ -86,7 +95,8 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
     Raises
     ------
     TypeError
-        If ``model`` is not an mcal calibrator or holds a value that cannot be stored.
+        If ``model`` is not an mcal calibrator or holds a value that cannot be stored, or ``path`` is not a
+        str or path-like object.
     FileNotFoundError, IsADirectoryError
         If the folder of ``path`` does not exist, or ``path`` is a folder (nothing is written).
     """
@@ -94,7 +104,7 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
         raise TypeError(f"model must be an mcal calibrator; got {type(model).__name__}")
     from mcal import __version__
 
-    path = Path(path)
+    path = _as_path(path, "path")
     doc: dict[str, Any] = {
         "format": FORMAT,
         "schema_version": SCHEMA_VERSION,
@@ -149,13 +159,17 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
 
     Raises
     ------
+    TypeError
+        If ``path`` is not a str or path-like object.
     FileNotFoundError
         If the file (or its weights file) does not exist.
     ValueError
         If the file is not JSON, not an mcal model, of an unsupported schema version, names an unknown
-        class, holds malformed state, or its weights file does not match the recorded checksum.
+        class, holds malformed state (LightGBM model text included: every line that LightGBM reads is
+        checked before it parses the text), nests its JSON too deeply to be read, or its weights file does
+        not match the recorded checksum.
     """
-    path = Path(path)
+    path = _as_path(path, "path")
     if not path.is_file():
         raise FileNotFoundError(f"model file {str(path)!r} does not exist (or is not a file)")
     if path.stat().st_size > MAX_MODEL_BYTES:
@@ -165,6 +179,8 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path} is not an mcal model file: it is not valid JSON ({exc})") from exc
+    except RecursionError as exc:
+        raise _too_deep(path) from exc
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f"{path} is not an mcal model file: 'format' must be {FORMAT!r}")
     version = doc.get("schema_version")
@@ -182,7 +198,14 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
         model = calibrator_from_dict(doc.get("model"), tensors)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{path} holds a malformed model: {exc}") from exc
+    except RecursionError as exc:  # JSON nested just within the parser's depth, and deeper than decoding allows
+        raise _too_deep(path) from exc
     return (model, metadata) if return_metadata else model
+
+
+def _too_deep(path: Path) -> ValueError:
+    return ValueError(f"model file {path} must hold JSON nested no deeper than Python's recursion limit "
+                      f"({sys.getrecursionlimit()}) lets mcal read, as mcal.save writes it; got JSON nested too deeply")
 
 
 def _read_weights(path: Path, info: Any) -> dict:

@@ -30,6 +30,9 @@ from mcal._group_input import GroupInput, group_masks
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, logit, warn
 
+#: The objective= line of DFMC's LightGBM model text (LightGBM's "binary" objective with its default sigmoid).
+_MODEL_OBJECTIVE = "binary sigmoid:1"
+
 
 def _levels(p: NDArray[np.float64], n_levels: int) -> NDArray[np.intp]:
     """Level ``k`` of each prediction: the interval ``(k/n, (k+1)/n]``, with 0 in level 0."""
@@ -598,7 +601,7 @@ class DFMC(GroupInput, BaseCalibrator):
         text = state.get("booster")
         if not isinstance(text, str):
             raise ValueError(f"model data field state.booster must be LightGBM model text; got {type(text).__name__}")
-        self.booster_ = booster_from_text(text, "state.booster")  # every tree checked before LightGBM parses it
+        self.booster_ = booster_from_text(text, "state.booster", _MODEL_OBJECTIVE)  # every tree checked before LightGBM parses it
 
     def _validate_state(self) -> None:
         n = self.n_features_in_

@@ -72,6 +72,8 @@ def _reserved_names() -> dict[str, str]:
 #: and column-wise 450 MB, against 930 MB for the reference package, at a fit 10 % slower (90 s against 100 s)
 #: (benchmarks/results/mcgrad_vs_reference*.md and the commit history of the 1M file).
 _COL_WISE_FROM_ROWS = 500_000
+#: LightGBM's cross-entropy objective: MCGrad's LightGBM parameter, and the objective= line of its model text.
+_OBJECTIVE = "cross_entropy"
 
 
 class MCGrad(BaseCalibrator):
@@ -321,7 +323,7 @@ class MCGrad(BaseCalibrator):
         """LightGBM's parameters; ``n_rows`` (training rows, None if unknown) picks the histogram layout."""
         layout = "force_col_wise" if n_rows is not None and n_rows >= _COL_WISE_FROM_ROWS else "force_row_wise"
         return {
-            "objective": "cross_entropy",  # the binary log loss, also for soft labels
+            "objective": _OBJECTIVE,  # the binary log loss, also for soft labels
             "learning_rate": float(self.learning_rate),
             "max_depth": int(self.max_depth),
             "min_data_in_leaf": int(self.min_child_samples),
@@ -452,8 +454,9 @@ class MCGrad(BaseCalibrator):
         NotFittedError
             If called before :meth:`fit`.
         ValueError
-            If ``n_jobs`` is not None or a non-zero integer, or the rounds have linear trees
-            (``lightgbm_params={"linear_tree": True}``), which lleaves does not evaluate.
+            If ``n_jobs`` is not None or a non-zero integer, the rounds have linear trees
+            (``lightgbm_params={"linear_tree": True}``), which lleaves does not evaluate, or a round's
+            model text (from a hand-edited model file that LightGBM accepts) is rejected by lleaves.
         ImportError
             If lleaves is not installed (``pip install 'mcal[compiled]'``), or the installed llvmlite is
             0.45 or newer, with which lleaves 1.3 cannot compile (https://github.com/siboehm/lleaves/issues/95).
@@ -508,7 +511,7 @@ class MCGrad(BaseCalibrator):
             raise ValueError("model data field state.boosters must be a list of LightGBM model strings")
         self.encoder_ = FeatureEncoder.from_dict(state.get("encoder"))
         self._single_row = self._compiled = None
-        self.boosters_ = [booster_from_text(text, f"state.boosters[{i}]") for i, text in enumerate(texts)]
+        self.boosters_ = [booster_from_text(text, f"state.boosters[{i}]", _OBJECTIVE) for i, text in enumerate(texts)]
         self._set_feature_attrs()
 
     def _validate_state(self) -> None:
