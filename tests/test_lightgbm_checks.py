@@ -94,53 +94,67 @@ def first_numerical_threshold_to_zero(text):
 
 
 # -- the header ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "edit, match",
-    [
-        # an empty objective crashed the process (segfault); a missing one made lleaves raise RuntimeError
-        (sub(r"^objective=.*$", "objective="), "header line objective= holds 'cross_entropy'; got ''"),
-        (sub(r"^objective=.*\n", ""), "header line objective= holds 'cross_entropy'; got no such line"),
-        (sub(r"^objective=.*$", "objective=binary sigmoid:1"), "objective= holds 'cross_entropy'; got 'binary"),
-        (sub(r"^version=.*$", "version=v3"), r"version= holds v4 \(the LightGBM 4 model format\); got 'v3'"),
-        (sub(r"^num_tree_per_iteration=.*$", "num_tree_per_iteration=2"), "num_tree_per_iteration= holds 1"),
-        (sub(r"^label_index=.*$", "label_index=-1"), "label_index= holds a non-negative integer; got '-1'"),
-        (sub(r"^max_feature_idx=.*$", "max_feature_idx=2x"), "max_feature_idx= holds a non-negative integer"),
-        (sub(r"^max_feature_idx=.*$", "max_feature_idx=3"), r"feature_names= holds 4 entries \(max_feature_idx \+ 1\)"),
-        (sub(r"^feature_names=Column_0", "feature_names=Col=umn_0"), "feature_names= holds max_feature_idx"),
-        (sub(r"^feature_names=", "feature_names= "), "feature_names= holds"),
-        # an odd feature_infos entry made lleaves fail with "LLVM IR parsing error"
-        (sub(r"^(feature_infos=.*) \S+$", r"\1 1e308"), "feature_infos= holds .*'none', \\[min:max\\] or"),
-        (sub(r"^(feature_infos=.*) \S+$", r"\1"), "feature_infos= holds 3 entries"),
-        (sub(r"^(feature_infos=.*)$", r"monotone_constraints=0 1 2\n\1"), r"monotone_constraints= holds .*\{-1, 0, 1\}"),
-        (sub(r"^(feature_infos=.*)$", r"monotone_constraints=0 1\n\1"), "monotone_constraints= holds 3 entries"),
-        (sub(r"^tree_sizes=", "tree_sizes=1 "), "tree_sizes= holds 3 sizes, one per tree; got '1 "),
-        (sub(r"^tree_sizes=.*\n", ""), "tree_sizes= holds .*; got no such line"),
-        (sub(r"^(version=.*)$", r"\1\naverage_output"), "unknown or repeated header line 'average_output'"),
-        (sub(r"^(num_class=.*)$", r"\1\n\1"), "unknown or repeated header line 'num_class=1'"),
-        (sub(r"^feature_names=Column_0", "feature_names=Colümn_0"), "must be ASCII text up to 'end of trees'"),
-    ],
-)
+HEADER_EDITS = {
+    # an empty objective crashed the process (segfault); a missing one made lleaves raise RuntimeError
+    "objective empty": (sub(r"^objective=.*$", "objective="), "objective= holds 'cross_entropy'; got ''"),
+    "objective missing": (sub(r"^objective=.*\n", ""), "objective= holds 'cross_entropy'; got no such line"),
+    "objective other": (sub(r"^objective=.*$", "objective=binary sigmoid:1"),
+                        "objective= holds 'cross_entropy'; got 'binary"),
+    "version": (sub(r"^version=.*$", "version=v3"), r"version= holds v4 \(the LightGBM 4 model format\); got 'v3'"),
+    "trees per iteration": (sub(r"^num_tree_per_iteration=.*$", "num_tree_per_iteration=2"),
+                            "num_tree_per_iteration= holds 1"),
+    "label_index": (sub(r"^label_index=.*$", "label_index=-1"), "label_index= holds a non-negative integer; got '-1'"),
+    "max_feature_idx": (sub(r"^max_feature_idx=.*$", "max_feature_idx=2x"), "max_feature_idx= holds a non-negative"),
+    "feature count": (sub(r"^max_feature_idx=.*$", "max_feature_idx=3"),
+                      r"feature_names= holds 4 entries \(max_feature_idx \+ 1\)"),
+    "feature name with =": (sub(r"^feature_names=Column_0", "feature_names=Col=umn_0"), "feature_names= holds max"),
+    "feature names spaced": (sub(r"^feature_names=", "feature_names= "), "feature_names= holds"),
+    # an odd feature_infos entry made lleaves fail with "LLVM IR parsing error"
+    "feature info": (sub(r"^(feature_infos=.*) \S+$", r"\1 1e308"), "feature_infos= holds .*'none', \\[min:max\\] or"),
+    "feature infos count": (sub(r"^(feature_infos=.*) \S+$", r"\1"), "feature_infos= holds 3 entries"),
+    "monotone value": (sub(r"^(feature_infos=.*)$", r"monotone_constraints=0 1 2\n\1"),
+                       r"monotone_constraints= holds .*\{-1, 0, 1\}"),
+    "monotone count": (sub(r"^(feature_infos=.*)$", r"monotone_constraints=0 1\n\1"),
+                       "monotone_constraints= holds 3 entries"),
+    "tree_sizes count": (sub(r"^tree_sizes=", "tree_sizes=1 "), "tree_sizes= holds 3 sizes, one per tree; got '1 "),
+    "tree_sizes missing": (sub(r"^tree_sizes=.*\n", ""), "tree_sizes= holds .*; got no such line"),
+    "unknown line": (sub(r"^(version=.*)$", r"\1\naverage_output"), "unknown or repeated header line 'average_output'"),
+    "repeated line": (sub(r"^(num_class=.*)$", r"\1\n\1"), "unknown or repeated header line 'num_class=1'"),
+    "not ASCII": (sub(r"^feature_names=Column_0", "feature_names=Colümn_0"),
+                  "must be ASCII text up to 'end of trees'"),
+}
+
+
+@pytest.mark.parametrize("edit, match", HEADER_EDITS.values(), ids=HEADER_EDITS)
 def test_header_lines_are_checked_before_lightgbm_parses_them(fitted, edit, match):
     with pytest.raises(ValueError, match=r"model data field state.boosters\[0\] .*" + match):
         load_edited(fitted, edit)
 
 
 # -- the trees ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    "edit, match",
-    [
-        (replace("\nTree=1\n", "\nTree=7\n"), "must number its trees from 0 in order; got 'Tree=7' for tree 1"),
-        (replace("\nend of trees\n", "\nend of tree\n"), "must follow its trees with the line 'end of trees'; got 'end of tree'"),
-        (lambda t: t[:t.index("\nend of trees\n") + 1], "must follow its trees with the line 'end of trees'; got the end"),
-        # lleaves raised "Decision type 13 not yet tested for"; LightGBM writes 0 to 11
-        (in_tree_0(r"^decision_type=(.*) \d+$", r"decision_type=\1 13"), r"decision_type must hold integers in \[0, 11\]"),
-        (in_tree_0(r"^shrinkage=.*$", "shrinkage=x"), "shrinkage must hold finite numbers"),
-        # without decision_type LightGBM reads numerical splits, also on the categorical column (lleaves then
-        # failed an assert); and a categorical column given a numerical range
-        (in_tree_0(r"^decision_type=.*\n", ""), "a numerical decision_type 0 on feature 0, which feature_infos gives as categorical"),
-        (sub(r"^feature_infos=\S+", "feature_infos=[0:2]"), "a categorical decision_type 1 on feature 0, which feature_infos gives as numerical"),
-    ],
-)
+TREE_EDITS = {
+    "numbering": (replace("\nTree=1\n", "\nTree=7\n"),
+                  "must number its trees from 0 in order; got 'Tree=7' for tree 1"),
+    "end of trees": (replace("\nend of trees\n", "\nend of tree\n"),
+                     "must follow its trees with the line 'end of trees'; got 'end of tree'"),
+    "cut after the trees": (lambda t: t[:t.index("\nend of trees\n") + 1],
+                            "must follow its trees with the line 'end of trees'; got the end"),
+    # lleaves raised "Decision type 13 not yet tested for"; LightGBM writes 0 to 11
+    "decision_type": (in_tree_0(r"^decision_type=(.*) \d+$", r"decision_type=\1 13"),
+                      r"decision_type must hold integers in \[0, 11\]"),
+    "shrinkage": (in_tree_0(r"^shrinkage=.*$", "shrinkage=x"), "shrinkage must hold finite numbers"),
+    # without decision_type LightGBM reads numerical splits, also on the categorical column (lleaves then
+    # failed an assert); and a categorical column given a numerical range
+    "decision_type missing": (in_tree_0(r"^decision_type=.*\n", ""),
+                              "a numerical decision_type 0 on feature 0, which feature_infos gives as categorical"),
+    "feature info of another kind": (
+        sub(r"^feature_infos=\S+", "feature_infos=[0:2]"),
+        "a categorical decision_type 1 on feature 0, which feature_infos gives as numerical",
+    ),
+}
+
+
+@pytest.mark.parametrize("edit, match", TREE_EDITS.values(), ids=TREE_EDITS)
 def test_tree_lines_are_checked_against_each_other_and_the_header(fitted, edit, match):
     with pytest.raises(ValueError, match=r"model data field state.boosters\[0\] .*" + match):
         load_edited(fitted, edit)
@@ -205,8 +219,9 @@ def test_compile_of_text_that_lightgbm_accepts_and_lleaves_rejects_is_a_value_er
 VALUES = ["0", "-1", "1", "2", "3", "7", "100", "-100", "2147483647", "-2147483648", "99999999999", "1e308",
           "-1e308", "nan", "inf", "-inf", "", " ", "x", "0.5", "1e-320", "4294967295", "9223372036854775807", "[",
           ":", "=", "none", "[0:1]", "-1:0:1"]
-LINES = ["average_output", "linear_tree", "end of trees", "Tree=9", "is_linear=1", "num_cat=2", "pandas_categorical:null",
-         "[objective: binary]", "feature_infos=none none none", "monotone_constraints=1 1 1", "parameters:",
+LINES = ["average_output", "linear_tree", "end of trees", "Tree=9", "is_linear=1", "num_cat=2",
+         "pandas_categorical:null", "[objective: binary]", "feature_infos=none none none", "monotone_constraints=1 1 1",
+         "parameters:",
          "end of parameters", "foo", "", "tree_sizes=1", "objective=", "num_leaves=3"]
 
 
@@ -286,7 +301,7 @@ def test_random_edits_of_model_text_load_or_raise_value_error_and_never_crash():
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
     run = subprocess.run([sys.executable, __file__, "0", "300"], capture_output=True, text=True, timeout=300, env=env)
     lines = run.stdout.strip().split("\n")
-    assert run.returncode == 0, f"exit status {run.returncode} at {lines[-1]!r}\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
+    assert run.returncode == 0, f"exit {run.returncode} at {lines[-1]!r}\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
     outcomes = json.loads(next(line for line in reversed(lines) if line.startswith("{")))
     # both outcomes are common, so the fuzz tests the checks and the loading (and some compiles)
     assert outcomes["rejected"] >= 60 and outcomes["loaded"] >= 60, outcomes

@@ -102,10 +102,11 @@ def test_json_nested_too_deeply_to_decode_is_rejected_as_a_value_error(tmp_path,
 
 @pytest.mark.parametrize("path", [None, 3, b"m.json"])
 def test_a_path_that_is_not_a_str_or_path_like_is_a_type_error_naming_path(tmp_path, miscalibrated, path):
-    with pytest.raises(TypeError, match=f"path must be a str or path-like object naming a file; got {type(path).__name__}"):
+    match = f"path must be a str or path-like object naming a file; got {type(path).__name__}"
+    with pytest.raises(TypeError, match=match):
         mcal.load(path)
     p, y = miscalibrated
-    with pytest.raises(TypeError, match=f"path must be a str or path-like object naming a file; got {type(path).__name__}"):
+    with pytest.raises(TypeError, match=match):
         mcal.save(PlattScaling().fit(p, y), path)
 
 

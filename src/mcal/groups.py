@@ -601,7 +601,7 @@ class DFMC(GroupInput, BaseCalibrator):
         text = state.get("booster")
         if not isinstance(text, str):
             raise ValueError(f"model data field state.booster must be LightGBM model text; got {type(text).__name__}")
-        self.booster_ = booster_from_text(text, "state.booster", _MODEL_OBJECTIVE)  # every tree checked before LightGBM parses it
+        self.booster_ = booster_from_text(text, "state.booster", _MODEL_OBJECTIVE)  # checked before LightGBM parses it
 
     def _validate_state(self) -> None:
         n = self.n_features_in_
