@@ -152,9 +152,11 @@ class MCGrad(BaseCalibrator):
         LightGBM threads for fitting and predicting, at most the cores (joblib's count); a negative value
         counts back from the cores as in scikit-learn (-1: all, -2: all but one). None uses one thread per
         10,000 rows, at least one: LightGBM waits at OpenMP barriers in every tree, which on a few thousand
-        rows cost more than the threads save. On a machine that another process keeps busy, pass 1: with one
-        of two cores busy, two threads fitted 30,000 to 1M rows 1.2-2.8 times slower than one, where on the
-        idle machine they took 0.63-0.77 of its time (``benchmarks/results/mcgrad_threads.md``).
+        rows cost more than the threads save. On a machine that another process keeps busy, pass 1.
+        Measured (``benchmarks/results/mcgrad_threads.md``, 2 cores): with one core busy, two threads fitted
+        3,000 rows 4.8 times slower than one and 30,000 to 1M rows 1.6-2.7 times slower, where on the idle
+        machine they took 0.63-0.83 of its time; predicting, they took 0.50-0.68 of its time idle and
+        0.77-1.08 busy.
     progress : bool or None, default=False
         Progress bar over rounds, for early stopping and for the refit: None on a terminal only, True always
         (tqdm required), False never.
