@@ -155,6 +155,25 @@ def test_na_values_for_parquet_data_is_refused(table, tmp_path, capsys):
     )
 
 
+def test_sep_for_parquet_data_is_refused(table, tmp_path, capsys):
+    # it was silently ignored
+    path = tmp_path / "scores.parquet"
+    table.to_parquet(path)
+    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--sep", ";"]) == 1
+    assert f"--sep must be left out for Parquet, which has no field separator; got {path}" in capsys.readouterr().err
+
+
+def test_a_plot_format_matplotlib_cannot_write_is_refused_before_the_metrics(table, tmp_path, capsys, monkeypatch):
+    # the metrics were computed first, and the command then failed in savefig
+    path = tmp_path / "scores.csv"
+    table.to_csv(path, index=False)
+    monkeypatch.setattr("mcal.cli._evaluate.read_data", lambda args: pytest.fail("read the data first"))
+    out = tmp_path / "diagram.xlsx"
+    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--plot", str(out)]) == 1
+    assert "--plot must end in an image format matplotlib writes (" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_na_values_on_a_dask_cluster_is_refused_before_it_starts(table, tmp_path, capsys):
     pytest.importorskip("distributed")
     path = tmp_path / "scores.parquet"

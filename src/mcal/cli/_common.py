@@ -56,7 +56,8 @@ def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str]
     Raises
     ------
     CLIError
-        If the file is missing, of an unknown format, unreadable or empty, or ``na_values`` is given for Parquet.
+        If the file is missing, of an unknown format, unreadable or empty, or ``sep`` or ``na_values`` is given
+        for Parquet.
     """
     path = Path(path)
     if not path.exists():
@@ -64,6 +65,8 @@ def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str]
     kind = _kind(path)
     if kind == "parquet" and na_values is not None:
         raise CLIError(f"--na-values must be left out for Parquet, whose missing values are typed; got {path}")
+    if kind == "parquet" and sep is not None:
+        raise CLIError(f"--sep must be left out for Parquet, which has no field separator; got {path}")
     try:
         if kind == "parquet":
             df = pd.read_parquet(path)

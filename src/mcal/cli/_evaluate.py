@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pandas as pd
 
@@ -52,6 +53,8 @@ def _segments(df, args):
 
 def _run(args) -> int:
     check_output(args.plot, "--plot", inputs=[("DATA", args.data)])
+    if args.plot:
+        _check_plot_format(args.plot)
     check_unique_scores(args.score_col)
     if _dask.requested(args):
         table, n_rows, total, results = _dask.evaluate(args, _segments)
@@ -96,6 +99,20 @@ def _records(table) -> list[dict]:
     return [{k: _json_safe(v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in table.to_dict("records")]
 
 
+def _plot_format(path: str) -> str:
+    return str(path).rsplit(".", 1)[-1].lower() if "." in Path(path).name else "png"
+
+
+def _check_plot_format(path: str) -> None:
+    """Fail before any work when matplotlib cannot write the image format that ``path`` ends in."""
+    from mcal._optional import import_optional
+
+    formats = import_optional("matplotlib.figure").Figure().canvas.get_supported_filetypes()
+    if _plot_format(path) not in formats:
+        raise CLIError(f"--plot must end in an image format matplotlib writes ({', '.join(sorted(formats))}); "
+                       f"got {str(path)!r}")
+
+
 def _plot(y, scores, w, path) -> None:
     import io
 
@@ -108,7 +125,7 @@ def _plot(y, scores, w, path) -> None:
         for name, p in scores.items():
             plot_reliability_diagram(y, p, sample_weight=w, label=name, ax=ax)
         buf = io.BytesIO()
-        fig.savefig(buf, format=str(path).rsplit(".", 1)[-1].lower() if "." in str(path) else "png", dpi=120)
+        fig.savefig(buf, format=_plot_format(path), dpi=120)
     finally:
         plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())
