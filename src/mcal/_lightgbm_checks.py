@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import numbers
 import re
 from typing import Any
@@ -298,7 +299,7 @@ def check_lightgbm_param(key: Any, value: Any, reserved: dict[str, str]) -> None
     """Check one entry of a user's ``lightgbm_params`` before LightGBM sees it.
 
     ``reserved`` maps the names (with every LightGBM alias, see :func:`with_aliases`) that MCGrad sets itself
-    to the argument to use instead, or to ``"(fixed)"`` or ``"(ignored)"``.
+    to the argument to use instead, or to ``"(fixed)"``, ``"(ignored)"`` or ``"(unsupported)"``.
 
     Raises
     ------
@@ -306,9 +307,9 @@ def check_lightgbm_param(key: Any, value: Any, reserved: dict[str, str]) -> None
         If the key is not a string, or the value is not a bool, number or string, a list of them, or a list of
         such lists (``interaction_constraints``).
     ValueError
-        If LightGBM does not know the name (it would ignore it silently), MCGrad sets it, it is not a
-        training parameter, an integer does not fit LightGBM's int32, or a string holds whitespace or ``=``
-        (which would end the value in LightGBM's parameter string and start another parameter).
+        If LightGBM does not know the name (it would ignore it silently), MCGrad sets it, it is not a training
+        parameter, a number is not finite, an integer does not fit LightGBM's int32, or a string holds
+        whitespace or ``=`` (which would end the value in LightGBM's parameter string and start another).
     """
     if not isinstance(key, str):
         raise TypeError(f"lightgbm_params keys must be strings; got {key!r}")
@@ -323,7 +324,8 @@ def check_lightgbm_param(key: Any, value: Any, reserved: dict[str, str]) -> None
             reserved[key], f"which MCGrad controls; use the argument {reserved[key]}="))
     if key in with_aliases(_NOT_TRAINING):
         raise ValueError(f"lightgbm_params must hold training parameters; got {key!r}, a LightGBM parameter of "
-                         "files, tasks, prediction, evaluation or the network, which training ignores")
+                         "files, tasks, prediction, evaluation or the network, which MCGrad does not pass on (it "
+                         "reads no files for LightGBM)")
     items = value if isinstance(value, list) else [value]
     flat = [v for item in items for v in (item if isinstance(item, list) and isinstance(value, list) else [item])]
     if not all(isinstance(v, (bool, np.bool_, numbers.Real, str)) for v in flat):
@@ -333,6 +335,8 @@ def check_lightgbm_param(key: Any, value: Any, reserved: dict[str, str]) -> None
         if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and not -INT32_MAX - 1 <= v <= INT32_MAX:
             raise ValueError(f"lightgbm_params[{key!r}] must fit LightGBM's int32 (pass a float for a real-valued "
                              f"parameter); got {v}")
+        if isinstance(v, numbers.Real) and not math.isfinite(v):
+            raise ValueError(f"lightgbm_params[{key!r}] must hold finite numbers; got {v}")
         if isinstance(v, str) and _PARAM_STRING_BREAKS.search(v):
             raise ValueError(f"lightgbm_params[{key!r}] must be a string without whitespace or '='; got {v!r:.80}")
 
@@ -341,6 +345,7 @@ _RESERVED_WHY = {
     "(fixed)": "which MCGrad controls; it cannot be changed",
     "(ignored)": "which LightGBM ignores under MCGrad's cross-entropy objective (the initial score is the "
                  "input's logit; weigh classes with sample_weight)",
+    "(unsupported)": "which MCGrad cannot pass on: it bins the score column apart from the features (use max_bin)",
 }
 
 
@@ -373,7 +378,7 @@ def lightgbm_threads(n_jobs: Any, n_rows: int | None = None) -> int:
     The cores are those this process may use, as joblib counts them (CPU affinity and container limits
     included). A positive integer gives itself, capped at the cores: more threads only wait at LightGBM's
     barriers, and LightGBM crashed or hung on tens of thousands. A negative one gives ``cores + 1 + n_jobs``
-    as joblib counts (-1: every core, -2: all but one). None, for ``n_rows`` rows, gives one thread per
+    as joblib counts (-1: every core, -2: all but one), and at least one. None, for ``n_rows`` rows, gives one thread per
     :data:`ROWS_PER_THREAD` rows, at least one: each LightGBM tree (and each predict call) waits at OpenMP
     barriers, which on a few thousand rows cost more than the threads save, and many times more when another
     process holds a core. None without ``n_rows`` gives 0, LightGBM's default (all cores).
@@ -381,17 +386,15 @@ def lightgbm_threads(n_jobs: Any, n_rows: int | None = None) -> int:
     Raises
     ------
     ValueError
-        If ``n_jobs`` is not None or a non-zero integer, or leaves fewer than one thread.
+        If ``n_jobs`` is not None or a non-zero integer.
     """
     if n_jobs is None:
         return 0 if n_rows is None else max(1, min(_cores(), n_rows // ROWS_PER_THREAD))
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
         raise ValueError("n_jobs must be None, an integer >= 1, or a negative integer counting back from the cores "
                          f"(-1: all); got {n_jobs!r}")
-    threads = min(int(n_jobs), _cores()) if n_jobs > 0 else _cores() + 1 + int(n_jobs)
-    if threads < 1:
-        raise ValueError(f"n_jobs must leave at least one thread: {n_jobs} on {_cores()} cores gives {threads}")
-    return threads
+    # at least one thread, as joblib's effective_n_jobs: a model saved with -16 on a server runs on a laptop
+    return min(int(n_jobs), _cores()) if n_jobs > 0 else max(1, _cores() + 1 + int(n_jobs))
 
 
 @functools.cache

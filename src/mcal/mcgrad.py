@@ -54,6 +54,8 @@ _RESERVED = {
     "(fixed)": ("objective", "objective_type", "app", "application", "loss", "boosting",
                           "boosting_type", "boost", "num_class", "num_classes", "deterministic",
                           "force_col_wise", "force_row_wise", "verbosity", "verbose", "init_score"),
+    # one value per column of a single binned Dataset; the score column is binned apart from the features
+    "(unsupported)": ("max_bin_by_feature",),
     # parameters of LightGBM's binary objective, which the cross-entropy objective silently ignores
     "(ignored)": ("is_unbalance", "unbalance", "unbalanced_sets", "scale_pos_weight", "sigmoid",
                   "boost_from_average", "pos_bagging_fraction", "pos_sub_row", "pos_subsample", "pos_bagging",
