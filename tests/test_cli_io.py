@@ -9,6 +9,7 @@ import pytest
 
 import mcal
 from mcal.cli import main
+from mcal.cli._common import read_table
 
 
 @pytest.fixture
@@ -144,6 +145,18 @@ def test_a_country_feature_keeps_its_na_level_through_fit_and_predict(country_cs
     assert sorted(mcal.load(model).field_values_) == ["NA", "US"]
     assert main(["predict", str(model), str(country_csv), "-o", str(out)]) == 0
     assert pd.read_csv(out, keep_default_na=False)["country"].tolist() == ["NA", "US", "NA", "US", "US"]
+
+
+@pytest.mark.parametrize("cells, expected", [
+    (["NA", "NA", "NA"], [np.nan, np.nan, np.nan]),  # markers only: a missing numeric column (it was read as text)
+    (["TRUE", "FALSE", "NA"], [True, False, np.nan]),  # R's logical with NA (it was text, all levels unseen)
+])
+def test_pandas_markers_are_missing_in_a_column_of_markers_only_or_of_true_false(tmp_path, cells, expected):
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"c": cells, "t": ["a", "NA", "b"]}).to_csv(path, index=False)
+    df = read_table(path)
+    assert [None if pd.isna(v) else v for v in df["c"]] == [None if pd.isna(v) else v for v in expected]
+    assert df["t"].tolist() == ["a", "NA", "b"]
 
 
 def test_na_values_for_parquet_data_is_refused(table, tmp_path, capsys):

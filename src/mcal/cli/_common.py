@@ -27,7 +27,8 @@ _WRITABLE = (*_WRITE_SEP, *_PARQUET)
 NA_HELP = (
     "comma-separated cell texts that mean a missing value in every column, e.g. 'NA,null'; empty cells are always "
     "missing, and --na-values '' makes them the only missing cells. Default: empty cells, and pandas' markers "
-    "(NA, NaN, nan, null, NULL, None, N/A, #N/A, ...) only in a column whose other cells are all numbers, so that "
+    "(NA, NaN, nan, null, NULL, None, N/A, #N/A, ...) only in a column whose other cells are all numbers or all "
+    "TRUE/FALSE (or that holds only markers), so that "
     "a text value such as the country code NA stays a value"
 )
 
@@ -49,8 +50,9 @@ def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str]
     """Read a CSV (``.csv``, ``.csv.gz``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``, or a folder) file.
 
     In a CSV file, empty cells are missing. With ``na_values=None``, pandas' missing-value markers (``NA``,
-    ``null``, ``None``, ...) are missing too, but only in a column whose other cells are all numbers, where they
-    can mean nothing else; a text column keeps them as text (the country code ``NA`` of Namibia stays ``"NA"``).
+    ``null``, ``None``, ...) are missing too, but only in a column whose other cells are all numbers or all
+    TRUE/FALSE (or that holds markers only), where they can mean nothing else; a text column keeps them as text
+    (the country code ``NA`` of Namibia stays ``"NA"``).
     A list makes exactly its texts (and empty cells) missing, in every column.
 
     Raises
@@ -81,7 +83,8 @@ def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str]
 
 def _read_csv(path: Path, sep: str | None, na_values: list[str] | None) -> pd.DataFrame:
     """``pd.read_csv`` with empty cells (and ``na_values``) missing; without ``na_values``, each text column that
-    pandas' default markers turn into numbers (at least one) is read again with them (see :func:`read_table`)."""
+    pandas' default markers turn into numbers, TRUE/FALSE or nothing is read again with them (see
+    :func:`read_table`)."""
     options = {"sep": sep, "engine": "python" if sep is None else "c"}
     df = pd.read_csv(path, keep_default_na=False, na_values=["", *(na_values or [])], **options)
     if na_values is not None:
@@ -91,9 +94,15 @@ def _read_csv(path: Path, sep: str | None, na_values: list[str] | None) -> pd.Da
         return df
     typed = pd.read_csv(path, usecols=text, **options)  # pandas' default markers; columns in file order
     for j, (_, values) in zip(text, typed.items()):
-        if pd.api.types.is_numeric_dtype(values.dtype) and values.notna().any():
+        # no text left once the markers are missing: numbers, TRUE/FALSE, or markers only
+        if pd.api.types.infer_dtype(values, skipna=True) in _TYPED_KINDS:
             df.isetitem(j, values)
     return df
+
+
+#: What a CSV column holds, once pandas' markers are missing, for the markers to count as missing there
+#: (``pandas.api.types.infer_dtype`` names; "empty": the column held markers only).
+_TYPED_KINDS = {"empty", "integer", "floating", "mixed-integer-float", "boolean"}
 
 
 def parse_na_values(value: str | None) -> list[str] | None:
