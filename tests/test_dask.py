@@ -271,22 +271,37 @@ def test_dask_mcgrad_rejects_bad_inputs_with_the_partition_named(client):
         DaskMCGrad(client="tcp://x").fit(da.from_array(p), da.from_array(y))
 
 
-@pytest.mark.parametrize("weight", [1e-300, 1e300])
-def test_dask_mcgrad_rejects_weights_outside_float32_across_partitions(client, weight):
+@pytest.mark.parametrize("weight, row", [(1e-300, 70), (1e300, 70), (1e39, 71)])
+def test_dask_mcgrad_rejects_weights_outside_float32_across_partitions(client, weight, row):
     # as MCGrad: LightGBM stores float32 weights (1e-300 -> 0, 1e300 -> inf); the range is over all partitions,
-    # here one row of the second one, the others in range and one partition all zeros
+    # here one row of the second one, the others in range and one partition all zeros; row 71 is a positive
+    # one, whose weight swamped the class sums (this was "only class 1")
     import dask.array as da
 
     from mcal.dask import DaskMCGrad
 
     p, y = np.full(150, 0.5), np.tile([0.0, 1.0], 75)
     w = np.r_[np.zeros(50), np.ones(100)]
-    w[70] = weight
+    w[row] = weight
     low, high = (weight, 1.0) if weight < 1 else (1.0, weight)
     with pytest.raises(ValueError, match=rf"sample_weight must have its positive weights in \[1.175e-38, 3.403e\+38\], "
                                          rf"LightGBM's float32 range; got weights from {re.escape(f'{low:.4g}')} to {re.escape(f'{high:.4g}')}"):
         DaskMCGrad(client=client, early_stopping=None, **FAST).fit(
             da.from_array(p, chunks=50), da.from_array(y, chunks=50), sample_weight=da.from_array(w, chunks=50))
+
+
+def test_dask_mcgrad_fits_with_a_large_weight_on_one_positive_row(client):
+    # 1e20 fits float32, and MCGrad takes it; the Dask class check subtracted sums and lost the negatives to rounding
+    import dask.array as da
+
+    from mcal.dask import DaskMCGrad
+
+    p, y = np.full(200, 0.5), np.tile([0.0, 1.0], 100)
+    w = np.ones(200)
+    w[1] = 1e20
+    model = DaskMCGrad(client=client, early_stopping=None, **{**FAST, "max_rounds": 1}).fit(
+        da.from_array(p, chunks=100), da.from_array(y, chunks=100), sample_weight=da.from_array(w, chunks=100))
+    assert model.n_rounds_ == 1
 
 
 def test_dask_mcgrad_takes_a_numpy_timeout_and_clones_with_its_client(client, frames):

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mcal._lightgbm_checks import INT32_MAX
 from mcal._mcgrad_engine import LocalEngine, Part
 from mcal._optional import import_optional
 from mcal.dask._inputs import block_sums, persist
@@ -66,7 +67,7 @@ class DaskEngine:
         self.client = client
         self.params = {k: v for k, v in params.items() if k != "num_threads"}
         if timeout is not None:  # LightGBM's socket time-out, in whole minutes
-            self.params["time_out"] = max(1, int(np.ceil(timeout / 60.0)))
+            self.params["time_out"] = int(min(INT32_MAX, max(1, np.ceil(timeout / 60.0))))  # LightGBM's int32
         self.n_estimators = n_estimators
         self.categorical = categorical
         self.timeout = timeout

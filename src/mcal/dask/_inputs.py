@@ -125,6 +125,7 @@ class BlockSummary:
     n_one: int = 0
     w_sum: float = 0.0
     w_pos: float = 0.0
+    w_neg: float = 0.0  # summed apart from w_pos: w_sum - w_pos lost a small class to rounding under large weights
     w_low: float = np.inf  # smallest positive weight
     w_high: float = 0.0  # largest weight
     encoder: dict[str, Any] | None = None
@@ -189,7 +190,7 @@ def check_block(
         return BlockSummary()
     summary = BlockSummary(
         n=pp.size, n_zero=int(np.count_nonzero(yy == 0.0)), n_one=int(np.count_nonzero(yy == 1.0)),
-        w_sum=float(ww.sum()), w_pos=float(np.dot(ww, yy)), w_high=float(ww.max()),
+        w_sum=float(ww.sum()), w_pos=float(np.dot(ww, yy)), w_neg=float(np.dot(ww, 1.0 - yy)), w_high=float(ww.max()),
         w_low=float(ww[ww > 0].min(initial=np.inf)),
     )  # fmt: skip
     with in_partition(index):
@@ -211,15 +212,14 @@ def totals(summaries: list[BlockSummary], label: str) -> BlockSummary:
     total = BlockSummary(
         n=sum(s.n for s in summaries), n_zero=sum(s.n_zero for s in summaries),
         n_one=sum(s.n_one for s in summaries), w_sum=sum(s.w_sum for s in summaries),
-        w_pos=sum(s.w_pos for s in summaries), w_low=min((s.w_low for s in summaries), default=np.inf),
-        w_high=max((s.w_high for s in summaries), default=0.0),
+        w_pos=sum(s.w_pos for s in summaries), w_neg=sum(s.w_neg for s in summaries),
     )  # fmt: skip
     if total.n == 0:
         raise ValueError("y_prob must not be empty; got 0 samples in every partition")
     if not total.w_sum > 0:
         raise ValueError("sample_weight must have a positive sum; got all zeros")
-    if total.w_pos <= 0 or total.w_sum - total.w_pos <= 0:
-        only = "1 (all positive)" if total.w_sum - total.w_pos <= 0 else "0 (all negative)"
+    if total.w_pos <= 0 or total.w_neg <= 0:
+        only = "1 (all positive)" if total.w_neg <= 0 else "0 (all negative)"
         raise ValueError(f"{label} must contain both classes (with positive weight); got only class {only}")
     return total
 

@@ -214,8 +214,10 @@ feature_names_in_
                   folds=folds)
             for i, (p, yy, w, x) in rows
         ], self.timeout, "checking the inputs")  # fmt: skip
+        # the weight range first: a weight past float32 would also swamp the class sums that totals checks
+        check_float32_weight_range(min((s.w_low for s in summaries), default=np.inf),
+                                   max((s.w_high for s in summaries), default=0.0))
         total = totals(summaries, "y")
-        check_float32_weight_range(total.w_low, total.w_high)
         if folds is not None:
             _check_split(total, self.early_stopping, folds)
         encoder = merge_encoders(summaries, self.categorical_features) if has_X else FeatureEncoder().fit(np.empty((1, 0)))
