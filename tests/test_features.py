@@ -307,3 +307,24 @@ def test_rows_given_as_lists_keep_their_numeric_columns_numeric():
     enc = FeatureEncoder().fit(rows)
     assert enc.categorical_ == [True, False]
     np.testing.assert_array_equal(enc.transform(rows)[:, 1], [1.5, 2.0, np.nan])
+
+
+def test_decimal_levels_encode_alike_in_a_batch_and_a_few_rows():
+    # pandas hashes Decimal("3.0") and Decimal("3") as one value; the few-row path keyed them "3.0" and "3"
+    from decimal import Decimal
+
+    column = np.array([Decimal("3.0"), Decimal("3"), Decimal("1.5")] * 20, dtype=object).reshape(-1, 1)
+    enc = FeatureEncoder(categorical_features=[0]).fit(column)
+    assert enc.categories_[0] == ["1.5", "3"]
+    batch = enc.transform(column)[:, 0]
+    np.testing.assert_array_equal(batch[:3], [1.0, 1.0, 0.0])
+    np.testing.assert_array_equal([enc.transform(column[i : i + 1])[0, 0] for i in range(3)], batch[:3])
+
+
+def test_a_category_dtype_equal_to_the_cached_one_but_of_other_level_types_is_not_reused():
+    # pandas calls ordered [True, False] equal to ordered [1, 0]; the int batch took the bool batch's codes
+    enc = FeatureEncoder().fit(pd.DataFrame({"g": pd.Categorical([True, False])}))
+    enc.transform(pd.DataFrame({"g": pd.Categorical([True, False], categories=[True, False], ordered=True)}))
+    with pytest.warns(CalibrationWarning, match="2 categorical value.s. unseen at fit"):  # 1 and 0 are not levels
+        ints = enc.transform(pd.DataFrame({"g": pd.Categorical([1, 0], categories=[1, 0], ordered=True)}))
+    np.testing.assert_array_equal(ints[:, 0], [np.nan, np.nan])

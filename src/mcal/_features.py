@@ -9,6 +9,7 @@ checks that the features at predict time are the ones seen at fit, and round-tri
 
 from __future__ import annotations
 
+import decimal
 import numbers
 from typing import Any
 
@@ -32,7 +33,7 @@ def _category_key(value: Any) -> str:
         return "True" if value else "False"
     if isinstance(value, numbers.Integral):
         return str(int(value))
-    if isinstance(value, numbers.Real):
+    if isinstance(value, (numbers.Real, decimal.Decimal)):  # pandas hashes Decimal("3.0") as Decimal("3")
         value = float(value)
         return str(int(value)) if value.is_integer() else repr(value)
     return str(value)
@@ -48,6 +49,12 @@ def _factorize(column: Any) -> tuple[NDArray[np.intp], list[str]]:
         column = pd.Series(column, copy=False).map(_category_key, na_action="ignore").to_numpy()
     codes, uniques = pd.factorize(column, sort=False, use_na_sentinel=True)
     return codes.astype(np.intp, copy=False), [_category_key(u) for u in uniques]
+
+
+def _same_levels(a: pd.CategoricalDtype, b: pd.CategoricalDtype) -> bool:
+    """Whether two category dtypes list the same levels, of the same type, in the same order (pandas calls
+    unordered dtypes with the levels in another order equal, and ordered [True, False] equal to [1, 0])."""
+    return a == b and a.categories.dtype == b.categories.dtype and a.categories.equals(b.categories)
 
 
 def _span(column: NDArray[np.integer]) -> int:
@@ -310,9 +317,7 @@ class FeatureEncoder:
         if isinstance(column.dtype, pd.CategoricalDtype):
             codes = column.codes
             cached = self._dtype_levels.get(j)
-            # pandas calls unordered dtypes with the same categories in another order equal: compare the order
-            if cached is None or not (cached[0] is column.dtype or (cached[0] == column.dtype and
-                                                                    cached[0].categories.equals(column.dtype.categories))):
+            if cached is None or not (cached[0] is column.dtype or _same_levels(cached[0], column.dtype)):
                 cached = (column.dtype, *self._levels(j, [_category_key(c) for c in column.dtype.categories]))
                 self._dtype_levels[j] = cached
             _, level, new, keys, any_new = cached
