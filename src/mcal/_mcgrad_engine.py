@@ -424,8 +424,8 @@ class CompiledForests:
     ----------
     models : list of lleaves.Model
         The compiled model of each round.
-    n_jobs : int or None
-        Most threads of one batch predict; None: all cores (``os.cpu_count()``).
+    n_jobs : int
+        Most threads of one batch predict.
 
     References
     ----------
@@ -433,12 +433,12 @@ class CompiledForests:
        https://github.com/siboehm/lleaves (version 1.3).
     """
 
-    def __init__(self, models: list[Any], n_jobs: int | None) -> None:
+    def __init__(self, models: list[Any], n_jobs: int) -> None:
         self._models = models
-        self.n_jobs = n_jobs if n_jobs is not None else (os.cpu_count() or 1)
+        self.n_jobs = n_jobs
 
     @classmethod
-    def compile(cls, boosters: list[Any], n_jobs: int | None) -> CompiledForests:
+    def compile(cls, boosters: list[Any], n_jobs: int) -> CompiledForests:
         """Compile every booster with lleaves.
 
         Raises

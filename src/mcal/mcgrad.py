@@ -485,7 +485,7 @@ class MCGrad(BaseCalibrator):
         """
         self._check_fitted()
         threads = lightgbm_threads(n_jobs if n_jobs is not None else self.n_jobs)
-        self._compiled = CompiledForests.compile(self.boosters_, threads or None)
+        self._compiled = CompiledForests.compile(self.boosters_, threads or lightgbm_threads(-1))  # all cores
         return self
 
     def __getstate__(self) -> dict[str, Any]:
