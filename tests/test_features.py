@@ -141,6 +141,14 @@ def test_datetime_column_raises_type_error():
         FeatureEncoder().fit(pd.DataFrame({"t": pd.to_datetime(["2020-01-01", "2021-01-01"])}))
 
 
+@pytest.mark.parametrize("dtype", [object, complex])
+def test_a_column_of_complex_numbers_raises_type_error(dtype):
+    # in an object column they became a categorical of their printed values, "(1+2j)"
+    with pytest.raises(TypeError, match=r"X column 'c' must be numeric, bool, string or category; got dtype "
+                                        r"(object holding complex values|complex128)$"):
+        FeatureEncoder().fit(pd.DataFrame({"c": pd.Series([1 + 2j, 3 + 0j], dtype=dtype)}))
+
+
 def test_mixed_and_duplicate_column_names_raise():
     with pytest.raises(TypeError, match="all strings or none"):
         FeatureEncoder().fit(pd.DataFrame([[1, 2]], columns=["a", 0]))

@@ -115,6 +115,8 @@ def _column_kind(column: Any) -> str:
         return "numerical"
     if pd.api.types.is_object_dtype(dtype):
         inferred = pd.api.types.infer_dtype(column, skipna=True)
+        if inferred == "complex":  # as a complex dtype: not levels of printed values
+            return "unsupported"
         return "numerical" if inferred in _NUMERIC_INFERRED else "categorical"
     if pd.api.types.is_string_dtype(dtype):
         return "categorical"
@@ -202,8 +204,10 @@ class FeatureEncoder:
         for j, column in enumerate(columns):
             kind = _column_kind(column)
             if kind == "unsupported":
+                held = (f" holding {pd.api.types.infer_dtype(column, skipna=True)} values"
+                        if pd.api.types.is_object_dtype(column.dtype) else "")
                 raise TypeError(
-                    f"X column {self._label(j)} must be numeric, bool, string or category; got dtype {column.dtype}"
+                    f"X column {self._label(j)} must be numeric, bool, string or category; got dtype {column.dtype}{held}"
                 )
             is_cat = (kind == "categorical") if declared is None else bool(declared[j])
             self.categorical_.append(is_cat)
