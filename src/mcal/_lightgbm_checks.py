@@ -279,6 +279,43 @@ def _floats(tree: dict[str, str], key: str, size: int, *, finite: bool = False) 
     return np.array([float(t) for t in tokens], dtype=np.float64)
 
 
+# LightGBM parameters that MCGrad sets itself, with their LightGBM aliases, and the MCGrad argument to use.
+MCGRAD_RESERVED = {
+    "n_jobs": ("num_threads", "num_thread", "nthread", "nthreads", "n_jobs"),
+    "random_state": ("seed", "random_seed", "random_state", "bagging_seed", "feature_fraction_seed",
+                     "data_random_seed", "extra_seed", "drop_seed", "objective_seed"),
+    "n_estimators": ("num_iterations", "num_iteration", "n_iter", "num_tree", "num_trees", "num_round",
+                     "num_rounds", "nrounds", "num_boost_round", "n_estimators", "max_iter"),
+    "learning_rate": ("learning_rate", "shrinkage_rate", "eta"),
+    "max_depth": ("max_depth",),
+    "min_child_samples": ("min_data_in_leaf", "min_data_per_leaf", "min_data", "min_child_samples",
+                          "min_samples_leaf"),
+    "max_leaves": ("num_leaves", "num_leaf", "max_leaves", "max_leaf", "max_leaf_nodes"),
+    "l2_regularization": ("lambda_l2", "reg_lambda", "lambda", "l2_regularization"),
+    "min_gain_to_split": ("min_gain_to_split", "min_split_gain"),
+    "min_sum_hessian_in_leaf": ("min_sum_hessian_in_leaf", "min_sum_hessian_per_leaf", "min_sum_hessian",
+                                "min_hessian", "min_child_weight"),
+    "categorical_features": ("categorical_feature", "cat_feature", "categorical_column", "cat_column",
+                             "categorical_features"),
+    "early_stopping": ("early_stopping_round", "early_stopping_rounds", "early_stopping", "n_iter_no_change"),
+    "(fixed)": ("objective", "objective_type", "app", "application", "loss", "boosting", "boosting_type", "boost",
+                "num_class", "num_classes", "deterministic", "force_col_wise", "force_row_wise", "verbosity",
+                "verbose", "init_score"),
+    # one value per column of a single binned Dataset; the score column is binned apart from the features
+    "(unsupported)": ("max_bin_by_feature",),
+    # parameters of LightGBM's binary objective, which the cross-entropy objective silently ignores
+    "(ignored)": ("is_unbalance", "unbalance", "unbalanced_sets", "scale_pos_weight", "sigmoid",
+                  "boost_from_average", "pos_bagging_fraction", "pos_sub_row", "pos_subsample", "pos_bagging",
+                  "neg_bagging_fraction", "neg_sub_row", "neg_subsample", "neg_bagging"),
+}
+
+
+@functools.cache
+def _reserved_names() -> dict[str, str]:
+    """Every name in :data:`MCGRAD_RESERVED` with all its LightGBM aliases, mapped to the argument (or reason)."""
+    return {alias: arg for arg, names in MCGRAD_RESERVED.items() for alias in with_aliases(names)}
+
+
 #: LightGBM parameters that are not about training (files, tasks, prediction, evaluation, the network), whose
 #: names LightGBM knows but whose values a training call ignores or reads from disk.
 _NOT_TRAINING = ("task", "config", "data", "valid", "input_model", "output_model", "convert_model",
@@ -295,11 +332,11 @@ _NOT_TRAINING = ("task", "config", "data", "valid", "input_model", "output_model
 _PARAM_STRING_BREAKS = re.compile(r"[\s=]")
 
 
-def check_lightgbm_param(key: Any, value: Any, reserved: dict[str, str]) -> None:
-    """Check one entry of a user's ``lightgbm_params`` before LightGBM sees it.
+def check_lightgbm_param(key: Any, value: Any) -> None:
+    """Check one entry of a user's ``lightgbm_params`` for MCGrad before LightGBM sees it.
 
-    ``reserved`` maps the names (with every LightGBM alias, see :func:`with_aliases`) that MCGrad sets itself
-    to the argument to use instead, or to ``"(fixed)"``, ``"(ignored)"`` or ``"(unsupported)"``.
+    The names in :data:`MCGRAD_RESERVED` (with every LightGBM alias, see :func:`with_aliases`) are refused with
+    the argument to use instead, or the reason.
 
     Raises
     ------
@@ -319,6 +356,7 @@ def check_lightgbm_param(key: Any, value: Any, reserved: dict[str, str]) -> None
         hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
         raise ValueError(f"lightgbm_params must hold LightGBM parameters; got {key!r}, which LightGBM does not "
                          f"know and would ignore{hint}")
+    reserved = _reserved_names()
     if key in reserved:
         raise ValueError(f"lightgbm_params must not set {key!r}, " + _RESERVED_WHY.get(
             reserved[key], f"which MCGrad controls; use the argument {reserved[key]}="))
