@@ -825,3 +825,11 @@ def test_an_early_stopping_part_without_positive_weight_raises_before_lightgbm(s
     with pytest.raises(ValueError, match=f"positive weight in every early-stopping part; the {kind} part of the split "
                                          f"drawn with random_state={seed} has none"):
         MCGrad(**{**FAST, "random_state": seed}).fit(np.full(n, 0.5), y, X=X, sample_weight=w)
+
+
+def test_warnings_point_at_the_callers_line_not_into_mcal(segments):
+    # a fixed stack level pointed at the decorator around MCGrad._fit_rounds, inside mcal
+    (X, p, y), _ = segments
+    with pytest.warns(CalibrationWarning, match="early stopping chose max_rounds=1") as record:
+        MCGrad(**{**FAST, "max_rounds": 1}).fit(p, y, X=X)
+    assert record[0].filename == __file__

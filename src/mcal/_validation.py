@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 import warnings
 
@@ -272,5 +274,12 @@ def output_dtype(y_prob: ArrayLike) -> np.dtype:
 
 
 def warn(message: str) -> None:
-    """Issue a :class:`CalibrationWarning` pointing at the caller of the public function."""
-    warnings.warn(message, CalibrationWarning, stacklevel=3)
+    """Issue a :class:`CalibrationWarning` pointing at the first caller outside the mcal package (a fixed stack
+    level pointed into mcal whenever a decorator or helper stood between the public function and this call)."""
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, CalibrationWarning, stacklevel=level)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
