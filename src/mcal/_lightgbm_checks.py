@@ -328,6 +328,14 @@ _NOT_TRAINING = ("task", "config", "data", "valid", "input_model", "output_model
                  "metric", "metric_freq", "is_provide_training_metric", "eval_at", "multi_error_top_k",
                  "auc_mu_weights", "num_machines", "local_listen_port", "time_out", "machine_list_filename",
                  "machines")
+
+
+@functools.cache
+def _not_training_names() -> frozenset[str]:
+    """:data:`_NOT_TRAINING` with all its LightGBM aliases."""
+    return with_aliases(_NOT_TRAINING)
+
+
 #: Characters that would end a value in LightGBM's "key=value key=value" parameter string.
 _PARAM_STRING_BREAKS = re.compile(r"[\s=]")
 
@@ -360,12 +368,12 @@ def check_lightgbm_param(key: Any, value: Any) -> None:
     if key in reserved:
         raise ValueError(f"lightgbm_params must not set {key!r}, " + _RESERVED_WHY.get(
             reserved[key], f"which MCGrad controls; use the argument {reserved[key]}="))
-    if key in with_aliases(_NOT_TRAINING):
+    if key in _not_training_names():
         raise ValueError(f"lightgbm_params must hold training parameters; got {key!r}, a LightGBM parameter of "
                          "files, tasks, prediction, evaluation or the network, which MCGrad does not pass on (it "
                          "reads no files for LightGBM)")
     items = value if isinstance(value, list) else [value]
-    flat = [v for item in items for v in (item if isinstance(item, list) and isinstance(value, list) else [item])]
+    flat = [v for item in items for v in (item if isinstance(item, list) else [item])]
     if not all(isinstance(v, (bool, np.bool_, numbers.Real, str)) for v in flat):
         raise TypeError(f"lightgbm_params[{key!r}] must be a bool, number or string, a list of them, or a list of "
                         f"such lists; got {value!r:.80}")
