@@ -179,3 +179,39 @@ def test_quick_benchmarks_run_end_to_end(bench, tmp_path):
     temp = raw[(raw["method"] == "Temperature") & (raw["dataset"] == "BankMarketing")].iloc[0]
     base = raw[(raw["method"] == "base_model") & (raw["dataset"] == "BankMarketing")].iloc[0]
     assert temp["roc_auc"] == pytest.approx(base["roc_auc"], abs=1e-12)  # a strictly monotone map keeps the AUC
+
+
+@pytest.fixture(scope="module")
+def input_safety():
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module("input_safety")
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_input_safety_cases_all_go_as_expected_for_mcal(input_safety):
+    # The mcal half of benchmarks/input_safety.py: every bad-input case is refused with a message naming the
+    # argument or column, and every valid edge case (scores 0 and 1, missing values, an unseen category with its
+    # warning) gives finite predictions. The reference half needs the mcgrad package, which is not a dependency.
+    train, test = input_safety.data()
+    verdicts = {}
+    for case in input_safety.CASES:
+        result = input_safety.outcome(input_safety.run_mcal, case, case.train(train), case.test(test))
+        verdicts[case.name] = (input_safety.verdict(case, result), result["detail"])
+    assert {name: v for name, v in verdicts.items() if v[0] != "yes"} == {}
+    assert len(verdicts) == 23
+
+
+def test_input_safety_counts_a_message_without_the_keywords_as_unclear(input_safety):
+    case = input_safety.Case("x", "refuse", ("weight",))
+
+    def fails(*_):
+        raise ValueError("could not convert string to float: 'abc'")
+
+    def names_it(*_):
+        raise ValueError("sample_weight must be finite")
+
+    assert input_safety.outcome(fails, case, None, None)["outcome"] == "unclear error"
+    assert input_safety.outcome(names_it, case, None, None)["outcome"] == "error"
+    assert input_safety.verdict(case, {"outcome": "accepted", "detail": "finite predictions", "nan": 0}) == "no"
