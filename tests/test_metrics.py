@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pytest
 from scipy.special import expit
+from sklearn.calibration import calibration_curve
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from mcal.metrics import (
@@ -35,9 +36,28 @@ def test_ece_hand_computed_with_weights():
 
 
 def test_ece_quantile_bins_hand_computed():
-    # unweighted, 2 quantile bins: median edge = 0.2 (inverted CDF), bins [0.05, 0.2) and [0.2, 0.9]
-    # bin 0 = {0.05}: 0.95 ; bin 1 = rest: 0.8 - 0.2 - 0.6 - 0.6 + 0.1 = -0.5
-    assert ece(Y, P, n_bins=2, strategy="quantile") == pytest.approx((0.95 + 0.5) / 6, abs=1e-15)
+    # unweighted, 2 quantile bins: median edge = 0.2 (inverted CDF: the 3rd of 6 sorted scores), bins
+    # [0.05, 0.2] and (0.2, 0.9], 3 rows each
+    # bin 0 = {0.05, 0.2, 0.2}: 0.95 + 0.8 - 0.2 = 1.55 ; bin 1 = {0.6, 0.6, 0.9}: -0.6 - 0.6 + 0.1 = -1.1
+    assert ece(Y, P, n_bins=2, strategy="quantile") == pytest.approx((1.55 + 1.1) / 6, abs=1e-15)
+
+
+@pytest.mark.parametrize("n_bins", [2, 4, 8])
+def test_quantile_bins_of_distinct_scores_hold_equal_counts(n_bins):
+    p = np.arange(1, 9) / 10
+    c = reliability_curve(np.arange(8) % 2, p, n_bins=n_bins, strategy="quantile")
+    assert c.count.tolist() == [8 // n_bins] * n_bins
+
+
+def test_quantile_reliability_curve_agrees_with_sklearn_calibration_curve(rng):
+    # 500 distinct scores in 10 bins: 50 rows each, however level * n rounds (0.3 * 500 = 150.00000000000003)
+    p = rng.uniform(size=500)
+    y = (rng.uniform(size=500) < p).astype(int)
+    c = reliability_curve(y, p, n_bins=10, strategy="quantile")
+    frac, mean = calibration_curve(y, p, n_bins=10, strategy="quantile")
+    assert c.count.tolist() == [50] * 10
+    np.testing.assert_allclose(c.fraction_positive, frac, rtol=1e-12)
+    np.testing.assert_allclose(c.mean_predicted, mean, rtol=1e-12)
 
 
 def test_ece_is_zero_when_every_bin_is_calibrated():

@@ -32,7 +32,7 @@ from mcal._optional import import_optional
 from mcal._validation import check_real
 from mcal.dask import _sorted
 from mcal.dask._inputs import aligned, clean_block, in_partition
-from mcal.metrics._binned import _check_bins
+from mcal.metrics._binned import _check_bins, bin_side, quantile_levels
 from mcal.metrics._cumulative import brownian_range_sf
 from mcal.metrics._field import encode_field
 from mcal.metrics._multicalibration import MCEResult, mce_result
@@ -77,7 +77,9 @@ class _Sums:
         return _Sums(**out)
 
 
-def _partition_sums(index: int, y: Any, p: Any, w: Any, field: Any, edges: NDArray[np.float64]) -> _Sums:
+def _partition_sums(
+    index: int, y: Any, p: Any, w: Any, field: Any, edges: NDArray[np.float64], side: str = "right"
+) -> _Sums:
     p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False)
     if p.size == 0:
         return _Sums(bins=np.zeros(edges.size - 1))
@@ -87,7 +89,7 @@ def _partition_sums(index: int, y: Any, p: Any, w: Any, field: Any, edges: NDArr
         n=p.size, w=float(w.sum()), wy=float(np.dot(w, y)), wp=float(np.dot(w, p)),
         log_loss=float(-np.dot(w, xlogy(y, np.clip(p, *clip)) + xlogy(1.0 - y, np.clip(1.0 - p, *clip)))),
         brier=float(np.dot(w, (p - y) ** 2)), variance=float(np.dot(w * w, p * (1.0 - p))),
-        bins=np.bincount(np.searchsorted(edges[1:-1], p, side="right"), weights=r, minlength=edges.size - 1),
+        bins=np.bincount(np.searchsorted(edges[1:-1], p, side=side), weights=r, minlength=edges.size - 1),
     )  # fmt: skip
     if field is not None:
         with in_partition(index):
@@ -100,7 +102,9 @@ def _partition_sums(index: int, y: Any, p: Any, w: Any, field: Any, edges: NDArr
     return out
 
 
-def _sums(y_true: Any, y_prob: Any, sample_weight: Any, *, field: Any = None, edges: Any = None) -> _Sums:
+def _sums(
+    y_true: Any, y_prob: Any, sample_weight: Any, *, field: Any = None, edges: Any = None, side: str = "right"
+) -> _Sums:
     """The additive sums of every partition, added up; validates the inputs on the workers.
 
     Raises
@@ -113,7 +117,7 @@ def _sums(y_true: Any, y_prob: Any, sample_weight: Any, *, field: Any = None, ed
     edges = uniform_edges(1) if edges is None else edges
     task = dask.delayed(_partition_sums, pure=True)
     columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["field"])
-    parts = dask.compute(*[task(i, y, p, w, f, edges) for i, (y, p, w, f) in enumerate(columns)])
+    parts = dask.compute(*[task(i, y, p, w, f, edges, side) for i, (y, p, w, f) in enumerate(columns)])
     total = sum(parts[1:], parts[0])
     _check_total(total.n, total.w)
     return total
@@ -246,8 +250,8 @@ def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10
     if strategy == "uniform":
         edges = uniform_edges(n_bins)
     else:
-        edges = _sorted.weighted_quantiles(_ordered(y_true, y_prob, sample_weight), np.linspace(0.0, 1.0, n_bins + 1))
-    s = _sums(y_true, y_prob, sample_weight, edges=edges)
+        edges = _sorted.weighted_quantiles(_ordered(y_true, y_prob, sample_weight), quantile_levels(n_bins))
+    s = _sums(y_true, y_prob, sample_weight, edges=edges, side=bin_side(strategy))
     return float(np.abs(s.bins).sum() / s.w)
 
 

@@ -20,8 +20,10 @@ class ReliabilityCurve:
     Attributes
     ----------
     bin_edges : ndarray of shape (n_bins + 1,)
-        Bin edges in probability units; bin k is ``[edge_k, edge_{k+1})``, the last bin closed.
-        Quantile edges can repeat when scores tie; the bins between repeated edges are empty.
+        Bin edges in probability units. Uniform bins: bin k is ``[edge_k, edge_{k+1})``, the last bin closed.
+        Quantile bins: bin k is ``(edge_k, edge_{k+1}]``, the first bin closed, so that each edge, the score at
+        which the cumulative weight reaches its level, closes the bin below it. Quantile edges can repeat when
+        scores tie; the bins between repeated edges are empty.
     mean_predicted : ndarray of shape (n_bins,)
         Weighted mean score per bin; NaN for an empty bin.
     fraction_positive : ndarray of shape (n_bins,)
@@ -51,14 +53,27 @@ def _check_bins(n_bins: int, strategy: str) -> None:
         raise ValueError(f"strategy must be one of {_STRATEGIES}; got {strategy!r}")
 
 
+def quantile_levels(n_bins: int) -> NDArray[np.float64]:
+    """Levels ``k / n_bins`` of the quantile edges, lowered by a relative 1e-12 so that the rounding of
+    ``level * W`` never lifts a target above a cumulative weight equal to it (``0.3 * 500`` is 150.00000000000003,
+    which moved the edge one row up and gave bins of 49, 50 and 51 rows out of 500)."""
+    return np.arange(n_bins + 1) / n_bins * (1.0 - 1e-12)
+
+
+def bin_side(strategy: str) -> str:
+    """The ``numpy.searchsorted`` side that assigns scores to bins: uniform bins are closed on the left, quantile
+    bins on the right (an inverted-CDF quantile is the last score of the weight below its level)."""
+    return "right" if strategy == "uniform" else "left"
+
+
 def _bin_sums(
     y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], n_bins: int, strategy: str
 ) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
     if strategy == "uniform":
         edges = uniform_edges(n_bins)
     else:
-        edges = weighted_quantiles(p, w, np.linspace(0.0, 1.0, n_bins + 1))
-    idx = np.searchsorted(edges[1:-1], p, side="right")
+        edges = weighted_quantiles(p, w, quantile_levels(n_bins))
+    idx = np.searchsorted(edges[1:-1], p, side=bin_side(strategy))
     return edges, idx
 
 
