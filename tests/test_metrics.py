@@ -254,3 +254,11 @@ def test_calibration_summary_rows_match_single_metrics(rng):
     assert t.loc["b", "ece"] == ece(y, p**2)
     assert t.loc["a", "ecce_sigma_scale"] == pytest.approx(ecce(y, p) / ecce_sigma(y, p))
     assert "f_rce" in t.columns
+
+
+@pytest.mark.parametrize("p, expected", [([0.0, 1.0, 0.0, 1.0], 0.0), ([1.0, 1.0, 0.0, 1.0], np.inf)])
+def test_summary_sigma_scale_with_certain_scores_is_zero_or_infinite_as_its_pvalue_says(p, expected):
+    # every score 0 or 1: sigma = 0; all right -> ECCE 0, p-value 1; one wrong -> ECCE 1/4, p-value 0
+    row = calibration_summary([0, 1, 0, 1], {"m": p}).loc["m"]
+    assert row["ecce_sigma_scale"] == expected
+    assert row["ecce_pvalue"] == (1.0 if expected == 0 else 0.0)

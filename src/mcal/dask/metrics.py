@@ -33,7 +33,7 @@ from mcal._validation import check_real
 from mcal.dask import _sorted
 from mcal.dask._inputs import aligned, clean_block, in_partition
 from mcal.metrics._binned import _check_bins, bin_side, quantile_levels
-from mcal.metrics._cumulative import brownian_range_sf
+from mcal.metrics._cumulative import brownian_range_sf, sigma_scale
 from mcal.metrics._field import encode_field
 from mcal.metrics._multicalibration import MCEResult, mce_result
 from mcal.segments import Segments, from_masks, generate_segments
@@ -276,9 +276,7 @@ def ecce_pvalue(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float
 
 
 def _ecce_pvalue(stat: float, sigma: float) -> float:
-    if sigma == 0.0:
-        return 1.0 if stat == 0.0 else 0.0
-    return float(brownian_range_sf(stat / sigma)[0])
+    return float(brownian_range_sf(sigma_scale(stat, sigma))[0])
 
 
 @_mirror("roc_auc", "auc : float\n        Ties count one half.", raises=", or a single class")
@@ -414,7 +412,7 @@ def calibration_summary(
         row = {
             "log_loss": s.log_loss / s.w, "brier_score": s.brier / s.w, "roc_auc": _sorted.roc_auc(ordered),
             "pr_auc": _sorted.average_precision(ordered), "ece": float(np.abs(s.bins).sum() / s.w), "ecce": stat,
-            "ecce_sigma_scale": stat / sigma if sigma > 0 else np.nan, "ecce_pvalue": _ecce_pvalue(stat, sigma),
+            "ecce_sigma_scale": sigma_scale(stat, sigma), "ecce_pvalue": _ecce_pvalue(stat, sigma),
             "pcoc": s.wp / s.wy,
         }  # fmt: skip
         if field is not None:

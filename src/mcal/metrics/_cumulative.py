@@ -61,6 +61,14 @@ def _sigma(p: NDArray[np.float64], w: NDArray[np.float64]) -> float:
     return float(np.sqrt(np.sum(w**2 * p * (1.0 - p))) / w.sum())
 
 
+def sigma_scale(stat: float, sigma: float) -> float:
+    """``stat / sigma``, and for ``sigma == 0`` (every score 0 or 1) 0.0 when ``stat`` is 0 and ``inf`` otherwise,
+    the limits that :func:`ecce_pvalue` (1.0 and 0.0) and the MCE table use."""
+    if sigma > 0:
+        return stat / sigma
+    return float("inf") if stat > 0 else 0.0
+
+
 def ecce(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
     """Estimated cumulative calibration error (ECCE), range form: the range of the cumulative differences.
 
@@ -172,7 +180,4 @@ def ecce_pvalue(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLik
     1.0
     """
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
-    stat, sigma = _ecce(y, p, w), _sigma(p, w)
-    if sigma == 0.0:
-        return 1.0 if stat == 0.0 else 0.0
-    return float(brownian_range_sf(stat / sigma)[0])
+    return float(brownian_range_sf(sigma_scale(_ecce(y, p, w), _sigma(p, w)))[0])

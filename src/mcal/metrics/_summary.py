@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
 from mcal._validation import check_both_classes, check_sample_weight, check_y_true
 from mcal.metrics._binned import ece
-from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma
+from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma, sigma_scale
 from mcal.metrics._field import f_rce, pcoc
 from mcal.metrics._multicalibration import mce
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
@@ -48,8 +47,8 @@ def calibration_summary(
     -------
     table : DataFrame of shape (len(y_probs), n_metrics)
         One row per score column (index = names); columns ``log_loss``, ``brier_score``, ``roc_auc``,
-        ``pr_auc``, ``ece``, ``ecce``, ``ecce_sigma_scale`` (ECCE/sigma), ``ecce_pvalue``, ``pcoc``
-        (NaN without positives), ``f_rce`` when a field is given, and the MCE columns when segments are.
+        ``pr_auc``, ``ece``, ``ecce``, ``ecce_sigma_scale`` (ECCE/sigma; 0 or ``inf`` when sigma is 0,
+        i.e. every score is 0 or 1), ``ecce_pvalue``, ``pcoc``, ``f_rce`` when a field is given, and the MCE columns when segments are.
 
     Raises
     ------
@@ -71,8 +70,7 @@ def calibration_summary(
             "ece": ece(y, p, sample_weight=w, n_bins=n_bins),
             "ecce": ecce(y, p, sample_weight=w),
         }
-        sigma = ecce_sigma(y, p, sample_weight=w)
-        row["ecce_sigma_scale"] = row["ecce"] / sigma if sigma > 0 else np.nan
+        row["ecce_sigma_scale"] = sigma_scale(row["ecce"], ecce_sigma(y, p, sample_weight=w))
         row["ecce_pvalue"] = ecce_pvalue(y, p, sample_weight=w)
         row["pcoc"] = pcoc(y, p, sample_weight=w)
         if field is not None:
