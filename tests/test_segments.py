@@ -294,3 +294,24 @@ def test_generate_segments_rejects_bad_tables():
         generate_segments(pd.DataFrame({"a": [1.0, np.inf, 2.0]}))
     with pytest.raises(TypeError, match="X must be a 2-D"):
         generate_segments(None)
+
+
+def test_column_names_with_the_same_text_are_rejected(rng):
+    # 0 and "0" would both be the feature "0": descriptions could not tell them apart and apply() would read the
+    # first column for both
+    X = pd.DataFrame({0: rng.integers(0, 2, 40), "0": rng.integers(0, 3, 40)})
+    with pytest.raises(ValueError, match=r"X column names must be distinct as text; got repeated \['0'\]"):
+        generate_segments(X)
+
+
+def test_categorical_values_with_the_same_text_are_one_level_that_apply_finds():
+    X = pd.DataFrame({"a": np.array([1, "1", "2", None] * 5, dtype=object)})
+    segs = generate_segments(X, min_samples_per_segment=1)
+    assert segs.descriptions == ["all", "a=1", "a=2", "a is missing"]
+    assert segs.sizes.tolist() == [20, 10, 5, 5]
+    assert segs.apply(X).sizes.tolist() == [20, 10, 5, 5]
+
+
+def test_complex_numerical_column_is_rejected():
+    with pytest.raises(TypeError, match="X column 'z' must hold real numbers; got dtype complex128"):
+        generate_segments(pd.DataFrame({"z": np.arange(20) + 1j}))

@@ -109,6 +109,8 @@ def fit_feature(name: str, column: Any, categorical: bool, max_values: int) -> t
     ------
     ValueError
         If a numerical feature holds non-numeric or infinite values.
+    TypeError
+        If a numerical feature holds complex numbers.
     """
     if categorical:
         return _fit_categorical(name, column, max_values)
@@ -127,6 +129,8 @@ def fit_feature(name: str, column: Any, categorical: bool, max_values: int) -> t
 
 
 def _as_float(name: str, column: Any) -> NDArray[np.float64]:
+    if getattr(column.dtype, "kind", "") == "c":  # numpy would drop the imaginary parts with only a ComplexWarning
+        raise TypeError(f"X column {name!r} must hold real numbers; got dtype {column.dtype}")
     try:
         if isinstance(column, pd.Series):
             x = column.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -144,7 +148,9 @@ def _as_float(name: str, column: Any) -> NDArray[np.float64]:
 
 def _fit_categorical(name: str, column: Any, max_values: int) -> tuple[Feature, NDArray]:
     codes, uniques = pd.factorize(column)  # missing values get code -1
-    labels = _as_str(np.asarray(uniques, dtype=object))
+    # Values with the same text (1 and "1") are one level: descriptions and apply() know a level by its text.
+    labels, merged = np.unique(_as_str(np.asarray(uniques, dtype=object)), return_inverse=True)
+    codes = np.append(merged, -1)[codes]  # code -1 (missing) stays -1
     counts = np.bincount(codes[codes >= 0], minlength=labels.size)
     # Most frequent first; ties by the value's text, so the choice never depends on row order.
     rank = np.lexsort((labels, -counts))
@@ -197,12 +203,15 @@ def feature_table(X: Any) -> tuple[list[str], list[Any], list[str]]:
     Raises
     ------
     ValueError
-        If ``X`` is not 2-D or has no rows or no columns.
+        If ``X`` is not 2-D, has no rows or no columns, or two column names with the same text.
     """
     if isinstance(X, pd.Series):
         X = X.to_frame()
     if isinstance(X, pd.DataFrame):
         names = [str(c) for c in X.columns]
+        repeated = pd.Index(names)[pd.Index(names).duplicated()].unique().tolist()
+        if repeated:  # segments name their features, and apply() finds the columns, by this text
+            raise ValueError(f"X column names must be distinct as text; got repeated {repeated[:5]}")
         columns = [X.iloc[:, j] for j in range(X.shape[1])]
         dtypes = [X.iloc[:, j].dtype for j in range(X.shape[1])]
         kinds = ["numerical" if _is_numeric_dtype(dt) else CATEGORICAL for dt in dtypes]

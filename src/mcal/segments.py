@@ -316,15 +316,17 @@ def generate_segments(
     Raises
     ------
     ValueError
-        On invalid parameters, a numerical feature with non-numeric or infinite values, or an empty ``X``.
+        On invalid parameters, a numerical feature with non-numeric or infinite values, an empty ``X``, or two
+        columns whose names have the same text (descriptions and :meth:`Segments.apply` know features by name).
     TypeError
-        If ``X`` is not array-like.
+        If ``X`` is not array-like, or a numerical feature holds complex numbers.
 
     Notes
     -----
     Missing values (NaN, None, NA) form their own level, ``x is missing``, which does not count towards
     ``max_values_per_feature`` and is never merged into "other". Levels are chosen from row counts, never from
-    sample weights. A feature with a single nonempty level (constant, or all missing) defines no new segment
+    sample weights. A categorical level is known by its text, so values with the same text (``1`` and ``"1"``)
+    are one level. A feature with a single nonempty level (constant, or all missing) defines no new segment
     and is skipped with a :class:`~mcal.CalibrationWarning`.
 
     **The cap.** Depths are taken shallowest first, and a depth whose eligible segments all fit is kept whole.
