@@ -361,3 +361,14 @@ def test_predict_reads_the_columns_of_a_field_model_fitted_in_python_on_a_datafr
     mcal.save(cal, model)
     assert main(["predict", str(model), str(csv), "--score-col", "p", "-o", str(out)]) == 0
     np.testing.assert_allclose(pd.read_parquet(out)["p_calibrated"], cal.predict(table["p"], X=table[["f"]]), atol=1e-12)
+
+
+def test_evaluate_plot_draws_a_score_column_named_like_mathtext(tmp_path, capsys):
+    # the legend label "$\frac{x$" made matplotlib's mathtext parser raise
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=100)
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"y": (rng.uniform(size=100) < p).astype(int), r"$\frac{x$": p}).to_csv(data, index=False)
+    png = tmp_path / "d.png"
+    assert main(["evaluate", str(data), "--score-col", r"$\frac{x$", "--label-col", "y", "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -72,3 +72,23 @@ def test_plot_functions_reject_bad_arguments(sample):
     other = generate_segments(pd.DataFrame({"c": np.arange(len(y)) % 2}), max_depth=1)
     with pytest.raises(ValueError, match="result must come from these"):
         plot_worst_segment_curves(y, p, segments=other, result=result)
+
+
+def test_segment_descriptions_with_dollar_signs_are_drawn_as_written(rng):
+    # "$\frac{x$" made matplotlib's mathtext parser raise when the figure was drawn; "$5 to $10" drew as math
+    n = 400
+    X = pd.DataFrame({"price": rng.choice(["$5 to $10", r"$\frac{x$"], n)})
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.random(n) < p).astype(int)
+    segs = generate_segments(X, max_depth=1)
+    result = mce(y, p, segments=segs)
+    ax = plot_segment_errors(result, n_labels=3)
+    curves = plot_worst_segment_curves(y, p, segments=segs, result=result, k=3)
+    try:
+        ax.figure.canvas.draw()
+        curves.figure.canvas.draw()
+        texts = [t.get_text() for t in ax.texts] + [t.get_text() for t in curves.get_legend().get_texts()]
+        assert len(texts) == 6 and not any(matplotlib.cbook.is_math_text(t) for t in texts)
+    finally:
+        plt.close(ax.figure)
+        plt.close(curves.figure)

@@ -18,7 +18,10 @@ from mcal.metrics._cumulative import brownian_range_sf
 from mcal.metrics._curves import check_open_unit
 from mcal.segments import Segments
 
-#: ECCE / sigma at which one segment's p-value is 0.05 (range of Brownian motion; Arrieta-Ibarra et al. 2022).
+def _plain_text(text: object) -> str:
+    """``text`` with its dollar signs escaped, so that matplotlib draws it as written instead of parsing mathtext
+    (data such as a segment ``price=$5 to $10`` drew as math, and ``$\\frac{x$`` raised a ParseSyntaxException)."""
+    return str(text).replace("$", r"\$")
 
 
 def _axes(ax: Any) -> Any:
@@ -284,7 +287,8 @@ def plot_segment_errors(result: Any, *, n_labels: int = 5, ax: Any = None) -> An
     ax.scatter(table["size"], table["ecce_sigma"], s=12, alpha=0.6)
     ax.axhline(_critical_range(0.05), linestyle="--", color="grey", linewidth=1, label="p = 0.05 for one segment")
     for row in table.head(n_labels).itertuples():
-        ax.annotate(row.description, (row.size, row.ecce_sigma), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.annotate(_plain_text(row.description), (row.size, row.ecce_sigma), fontsize=7, xytext=(3, 3),
+                    textcoords="offset points")
     ax.set_xscale("log")
     ax.set_xlabel("segment size (rows)")
     ax.set_ylabel("ECCE / sigma")
@@ -362,7 +366,7 @@ def plot_worst_segment_curves(
         rows = segments.indices(row.segment)
         plot_reliability_diagram(
             y[rows], p[rows], sample_weight=None if w is None else w[rows], n_bins=n_bins, strategy=strategy,
-            label=f"{row.description} ({row.ecce_sigma:.1f} sigma)", ax=ax,
+            label=f"{_plain_text(row.description)} ({row.ecce_sigma:.1f} sigma)", ax=ax,
         )  # fmt: skip
     return ax
 
