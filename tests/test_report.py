@@ -422,3 +422,13 @@ def test_help_lists_the_report_command(capsys):
     out = capsys.readouterr().out
     for option in ("--score-col", "--label-col", "--segments", "--field", "--weight-col", "--quiet", "-o"):
         assert option in out
+
+
+def test_warning_about_fields_without_positives_names_their_values(tmp_path):
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.2, 0.8, 300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    field = np.where(np.arange(300) % 2 == 0, "north", "south").astype(object)
+    field[(y == 0) & (np.arange(300) < 30)] = "empty-field"
+    with pytest.warns(mcal.CalibrationWarning, match=r"without a positive label .*\['empty-field'\]"):
+        make_report(y, {"m": p}, path=tmp_path / "r.html", field=field)

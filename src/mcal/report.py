@@ -404,7 +404,8 @@ def _field_section(
     codes, uniques = fields
     weight = np.bincount(codes, weights=w, minlength=len(uniques))
     shown = np.argsort(-weight, kind="stable")[:_MAX_FIELD_ROWS]
-    results = {name: field_pcoc(y, p, field=codes, sample_weight=w) for name, p in probs.items()}
+    values = uniques[codes]  # not the codes, which a warning about fields without positives would list
+    results = {name: field_pcoc(y, p, field=values, sample_weight=w) for name, p in probs.items()}
     head = "".join(f"<th>{escape(n)}</th>" for n in probs)
     rows = "".join(
         f"<tr><td>{escape(str(uniques[j]))}</td>{_num(weight[j], 6)}"
