@@ -256,3 +256,39 @@ def test_bad_segments_raise(rng):
         mce(y, p, segments=from_masks(np.zeros(50, dtype=bool)))
     with pytest.raises(ValueError, match="sample_weight must have a positive sum"):
         mce(y, p, sample_weight=np.zeros(50))
+
+
+@pytest.mark.filterwarnings("ignore")  # the reference's own pandas deprecations and divisions by zero
+@pytest.mark.parametrize(
+    ("n", "weights", "zero_weights", "max_depth"),
+    [(200, True, True, 2), (12, False, False, 2), (60, True, False, 0)],
+    ids=["zero_weights_and_one_row_segments", "twelve_rows", "single_global_segment"],
+)
+def test_every_segment_agrees_with_mcgrad_on_tiny_segments_and_zero_weights(rng, n, weights, zero_weights, max_depth):
+    reference = pytest.importorskip("mcgrad.metrics")
+    df = pd.DataFrame({"a": rng.choice(["x", "y", "z", "u"], n, p=[0.5, 0.3, 0.15, 0.05]),
+                       "b": rng.integers(0, 3, n).astype(float), "p": rng.uniform(0.01, 0.99, n)})  # fmt: skip
+    df["y"] = (rng.random(n) < np.clip(df["p"] + 0.1 * (df["a"] == "x"), 0, 1)).astype(int)
+    df["w"] = rng.choice([0.5, 1.0, 2.0, 3.0], n) if weights else 1.0
+    if zero_weights:
+        df.loc[df.index[: n // 10], "w"] = 0.0
+    ref = reference.MulticalibrationError(
+        df, label_column="y", score_column="p", weight_column="w" if weights else None,
+        categorical_segment_columns=["a"] if max_depth else None, numerical_segment_columns=["b"] if max_depth else None,
+        max_depth=max_depth, min_samples_per_segment=1, max_n_segments=None, precision_dtype="float64",
+    )  # fmt: skip
+    segs = generate_segments(df[["a", "b"]], max_depth=max_depth, min_samples_per_segment=1, max_n_segments=None)
+    ours = mce(df["y"], df["p"], segments=segs, sample_weight=df["w"] if weights else None)
+    for got, key in [(ours.mce_sigma, "mce_sigma"), (ours.mce_absolute, "mce"), (ours.mce_relative * 100, "mce_relative"),
+                     (ours.pvalue, "mce_pvalue"), (ours.mde, "mde"), (ours.global_ecce, "global_ecce")]:  # fmt: skip
+        assert got == pytest.approx(float(getattr(ref, key)), rel=1e-9, abs=1e-15), key
+    # segment by segment, matched by their rows (the reference sorts its frame by score)
+    rows = {tuple(segs.indices(k)): k for k in range(segs.n_segments)}
+    masks = ref._segments[0].reshape(-1, n)[: len(ref.segments_ecce)]
+    original = ref.df["index"].to_numpy()
+    table = ours.table.set_index("segment")
+    assert len(masks) == segs.n_segments
+    for j, mask in enumerate(masks):
+        k = rows[tuple(np.sort(original[mask]))]
+        np.testing.assert_allclose(table.loc[k, ["ecce", "ecce_sigma"]].to_numpy(dtype=float),
+                                   [ref.segments_ecce[j], ref.segments_ecce_sigma[j]], rtol=1e-9, atol=1e-15)  # fmt: skip
