@@ -470,3 +470,31 @@ def test_progress_bar_counts_the_epochs_run(monkeypatch):
 def test_progress_must_be_bool_or_none():
     with pytest.raises(ValueError, match="progress"):
         MCNet(progress="yes").fit(np.array([0.2, 0.8]), np.array([0, 1]))
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_weights_of_extreme_scale_give_the_map_of_unit_weights(log_data, scale):
+    p, y, X, _ = log_data
+    unit = MCNet(**SMALL, field="f").fit(p, y, X=X)
+    scaled = MCNet(**SMALL, field="f").fit(p, y, X=X, sample_weight=np.full(p.size, scale))
+    np.testing.assert_array_equal(scaled.predict(p, X=X), unit.predict(p, X=X))
+    np.testing.assert_array_equal(scaled.validation_loss_curve_, unit.validation_loss_curve_)
+
+
+def test_a_held_out_part_of_zero_weight_raises(log_data):
+    p, y, X, _ = log_data
+    held = np.sort(np.random.default_rng(0).permutation(p.size)[: round(0.1 * p.size)])  # the split of random_state=0
+    w = np.ones(p.size)
+    w[held] = 0.0
+    with pytest.raises(ValueError, match="validation_fraction=0.1 must leave held-out rows of positive weight; got 300"):
+        MCNet(**SMALL, field="f").fit(p, y, X=X, sample_weight=w)
+
+
+def test_a_training_part_of_one_class_raises(log_data):
+    p, y, X, _ = log_data
+    held = np.zeros(p.size, dtype=bool)
+    held[np.random.default_rng(0).permutation(p.size)[: round(0.1 * p.size)]] = True  # the split of random_state=0
+    w = np.where(held | (y == 0), 1.0, 0.0)  # the positives all lie in the held-out part
+    with pytest.raises(ValueError, match=r"must leave both classes \(with positive weight\) in the training part; got "
+                                         r"only class 0 in its 2700 row\(s\)"):
+        MCNet(**SMALL, field="f").fit(p, y, X=X, sample_weight=w)

@@ -334,8 +334,10 @@ class MCNet(BaseCalibrator):
     def _fit_network(self, torch, y_prob, y, sample_weight, X) -> None:
         device = self._torch_device(torch)
         n = y_prob.shape[0]
+        # the fit does not depend on the weights' scale; weights up to 1 neither overflow nor vanish in float32
+        sample_weight = sample_weight / sample_weight.max()
         rng = np.random.default_rng(self.random_state)
-        train_rows, validation_rows = self._split(n, rng)
+        train_rows, validation_rows = self._split(y, sample_weight, rng)
         x = logit(y_prob)
         contexts = self._contexts(X, n, fitting=True)
         if self.field is None:
@@ -381,15 +383,30 @@ class MCNet(BaseCalibrator):
         self.validation_loss_curve_ = np.asarray(history["validation_loss_curve"], dtype=np.float64)
         self._compile(torch)
 
-    def _split(self, n: int, rng: np.random.Generator) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    def _split(self, y, sample_weight, rng: np.random.Generator) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+        """Training and held-out rows; the held-out part needs positive weight, the training part both classes."""
+        n = y.shape[0]
         order = rng.permutation(n)
         n_val = int(round(self.validation_fraction * n))
-        if self.validation_fraction > 0 and not 1 <= n_val < n:
+        fraction, hint = self.validation_fraction, "(use validation_fraction=0 or more data)"
+        if fraction > 0 and not 1 <= n_val < n:
             raise ValueError(
-                f"validation_fraction={self.validation_fraction!r} must leave at least one row in each part; "
-                f"got {n_val} held-out row(s) of {n} (use validation_fraction=0 or more data)"
+                f"validation_fraction={fraction!r} must leave at least one row in each part; "
+                f"got {n_val} held-out row(s) of {n} {hint}"
             )
-        return np.sort(order[n_val:]), np.sort(order[:n_val])
+        train, held = np.sort(order[n_val:]), np.sort(order[:n_val])
+        if held.size and not sample_weight[held].sum() > 0:
+            raise ValueError(
+                f"validation_fraction={fraction!r} must leave held-out rows of positive weight; "
+                f"got {held.size} held-out row(s) of total weight 0 {hint}"
+            )
+        w, labels = sample_weight[train], y[train]
+        if not (np.dot(w, labels) > 0 and np.dot(w, 1.0 - labels) > 0):
+            raise ValueError(
+                f"validation_fraction={fraction!r} must leave both classes (with positive weight) in the training "
+                f"part; got only class {int(np.dot(w, labels) > 0)} in its {train.size} row(s) {hint}"
+            )
+        return train, held
 
     def _balance_groups(self, X: Any, n: int, contexts: NDArray[np.intp]) -> tuple[NDArray[np.intp] | None, int]:
         if self.alpha == 0:
