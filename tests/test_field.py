@@ -386,3 +386,55 @@ def test_early_stopping_keeps_the_best_checked_parameters():
     best = min(checked, key=lambda x: (x - 1.0) ** 2)
     assert float(module["x"].detach()) == best and abs(best - 1.0) < 0.2
     assert len(checked) < 12  # stopped after 5 checks without improvement, not after 500 steps
+
+
+@pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
+@pytest.mark.parametrize(
+    ("seed", "error"), [(-1, ValueError), (1.5, TypeError), (True, TypeError), ("0", TypeError)]
+)
+def test_a_bad_random_state_raises_a_clear_error(rng, cls, seed, error):
+    p, y, X, _ = fit_data(rng)
+    with pytest.raises(error, match="random_state must be None, a non-negative integer or a numpy.random.Generator"):
+        cls(field="f", max_iter=1, random_state=seed).fit(p, y, X=X)
+
+
+@pytest.mark.parametrize(
+    ("make_cal", "attr"),
+    [
+        (lambda: NeuCalib(field="f", max_iter=5), "knots_"),
+        (lambda: NeuCalib(field="f", max_iter=5), "auxiliary_mean_"),
+        (lambda: AdaCalib(field="f", max_iter=5), "keypoints_"),
+        (lambda: AdaCalib(field="f", max_iter=5), "keypoint_groups_"),
+        (lambda: AdaCalib(field="f", max_iter=5), "candidate_mask_"),
+    ],
+)
+def test_load_rejects_a_fitted_array_that_is_not_an_array(rng, make_cal, attr):
+    p, y, X, _ = fit_data(rng)
+    cal = make_cal().fit(p, y, X=X)
+    data = cal.to_dict()
+    data["state"][attr] = None
+    with pytest.raises(ValueError, match=f"state.{attr} must be an array of .*; got NoneType"):
+        type(cal).from_dict(data, cal._get_tensors())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_load_rejects_weights_of_another_dtype(rng, dtype):
+    p, y, X, _ = fit_data(rng)
+    cal = NeuCalib(field="f", max_iter=5).fit(p, y, X=X)
+    tensors = cal._get_tensors()
+    tensors["knot_values"] = tensors["knot_values"].astype(dtype)
+    with pytest.raises(ValueError, match=f"weight 'knot_values' must be float64, as mcal.save writes it; got {np.dtype(dtype)}"):
+        NeuCalib.from_dict(cal.to_dict(), tensors)
+
+
+@pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
+def test_pickles_hold_arrays_only_and_round_trip_exactly(rng, cls):
+    import pickle
+
+    p, y, X, _ = fit_data(rng)
+    cal = cls(field="f", max_iter=5, random_state=0).fit(p, y, X=X)
+    state = cal.__getstate__()
+    assert set(state["module_"]) == set(cal._shapes())
+    assert all(type(v) is np.ndarray and v.dtype == np.float64 for v in state["module_"].values())
+    assert "module_" in cal.__dict__ and not isinstance(cal.__dict__["module_"], dict)  # the instance keeps its module
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(cal)).predict(p, X=X), cal.predict(p, X=X))

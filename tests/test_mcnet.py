@@ -498,3 +498,12 @@ def test_a_training_part_of_one_class_raises(log_data):
     with pytest.raises(ValueError, match=r"must leave both classes \(with positive weight\) in the training part; got "
                                          r"only class 0 in its 2700 row\(s\)"):
         MCNet(**SMALL, field="f").fit(p, y, X=X, sample_weight=w)
+
+
+@pytest.mark.parametrize(("name", "dtype"), [("net.f1_out_b", np.float64), ("net.f1_out_b", np.float16),
+                                             ("compiled.values", np.float32)])
+def test_load_rejects_weights_of_another_dtype(field_model, name, dtype):
+    tensors = field_model._get_tensors()
+    tensors[name] = tensors[name].astype(dtype)
+    with pytest.raises(ValueError, match=f"tensor '{name}' must be .*, as mcal.save writes it; got {np.dtype(dtype)}"):
+        MCNet.from_dict(field_model.to_dict(), tensors)

@@ -109,12 +109,12 @@ def tensors_of(module: Any) -> dict[str, NDArray[np.float64]]:
 
 
 def restore_parameters(cls_name: str, tensors: dict[str, NDArray], shapes: dict[str, tuple[int, ...]]) -> Any:
-    """Rebuild a ParameterDict from stored tensors, checking names, shapes and finiteness.
+    """Rebuild a ParameterDict from stored tensors, checking names, shapes, dtypes and finiteness.
 
     Raises
     ------
     ValueError
-        If a tensor is missing, extra, of the wrong shape or not finite.
+        If a tensor is missing, extra, of the wrong shape, not float64 or not finite.
     """
     if set(tensors) != set(shapes):
         raise ValueError(
@@ -124,6 +124,8 @@ def restore_parameters(cls_name: str, tensors: dict[str, NDArray], shapes: dict[
         arr = np.asarray(tensors[name])
         if arr.shape != tuple(shape):
             raise ValueError(f"{cls_name} weight {name!r} must have shape {tuple(shape)}; got {arr.shape}")
+        if arr.dtype != np.float64:
+            raise ValueError(f"{cls_name} weight {name!r} must be float64, as mcal.save writes it; got {arr.dtype}")
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{cls_name} weight {name!r} must be finite")
     return make_parameters({k: tensors[k] for k in shapes})
@@ -164,9 +166,31 @@ def mlp_shapes(prefix: str, n_in: int, n_hidden: int) -> dict[str, tuple[int, ..
 _AUXILIARY_VALIDATION_FRACTION = 0.2
 
 
+def check_random_state_param(random_state: Any) -> None:
+    """Raise unless ``random_state`` is None, a non-negative integer or a ``numpy.random.Generator``.
+
+    Raises
+    ------
+    TypeError
+        If it is of another type (bools and floats included).
+    ValueError
+        If it is a negative integer.
+    """
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return
+    rule = "random_state must be None, a non-negative integer or a numpy.random.Generator"
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
+        raise TypeError(f"{rule}; got {random_state!r}")
+    if random_state < 0:
+        raise ValueError(f"{rule}; got {random_state!r}")
+
+
 def check_nonnegative(name: str, value: Any) -> None:
     """Raise ``ValueError`` unless ``value`` is a non-negative finite number (a penalty weight)."""
     check_real(name, value, "a non-negative finite number", lambda v: v >= 0)
+
+
+_KIND_NAMES = {"f": "floats", "i": "integers", "b": "booleans"}
 
 
 class FieldNetwork(BaseCalibrator):
@@ -183,6 +207,8 @@ class FieldNetwork(BaseCalibrator):
     """
 
     uses_features: ClassVar[bool] = True
+    #: dtype kind of every fitted array attribute beyond the field slots, checked when a model file is read
+    _array_kinds: ClassVar[dict[str, str]] = {"auxiliary_mean_": "f", "auxiliary_scale_": "f"}
 
     def _validate_params_values(self) -> None:
         check_field_param(self.field)
@@ -195,6 +221,7 @@ class FieldNetwork(BaseCalibrator):
             check_real("validation_fraction", self.validation_fraction, "None or a number in [0, 1)", lambda v: 0 <= v < 1)
         if self.n_threads is not None:
             check_positive_int("n_threads", self.n_threads)
+        check_random_state_param(self.random_state)
         aux = self.auxiliary_features
         if aux is not None and (isinstance(aux, (str, bytes)) or not isinstance(aux, (list, tuple)) or not aux):
             raise ValueError(f"auxiliary_features must be None or a non-empty sequence of columns; got {aux!r}")
@@ -309,7 +336,24 @@ class FieldNetwork(BaseCalibrator):
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         FieldSlots.validate(self.field_values_, self.field_slots_)
+        for name, kind in self._array_kinds.items():
+            value = getattr(self, name)
+            if not isinstance(value, np.ndarray) or value.dtype.kind != kind:
+                got = f"dtype {value.dtype}" if isinstance(value, np.ndarray) else type(value).__name__
+                raise ValueError(f"model data field state.{name} must be an array of {_KIND_NAMES[kind]}; got {got}")
         self.module_ = restore_parameters(type(self).__name__, tensors, self._shapes())
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled state holding arrays only: ``module_`` as a dict of float64 arrays."""
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ returns the instance's own dict
+        if "module_" in state:
+            state["module_"] = tensors_of(state["module_"])
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if isinstance(state.get("module_"), dict):
+            state = {**state, "module_": make_parameters(state["module_"])}
+        super().__setstate__(state)
 
     def _validate_state(self) -> None:
         FieldSlots.validate(self.field_values_, self.field_slots_)

@@ -123,6 +123,7 @@ class NeuCalib(FieldNetwork):
     _state_attrs: ClassVar[tuple[str, ...]] = (
         "field_values_", "field_slots_", "knots_", "auxiliary_mean_", "auxiliary_scale_",
     )
+    _array_kinds: ClassVar[dict[str, str]] = {**FieldNetwork._array_kinds, "knots_": "f"}
 
     def __init__(
         self,
@@ -332,6 +333,10 @@ class AdaCalib(FieldNetwork):
         "field_values_", "field_slots_", "keypoints_", "keypoint_features_", "keypoint_groups_", "candidate_mask_",
         "auxiliary_mean_", "auxiliary_scale_",
     )
+    _array_kinds: ClassVar[dict[str, str]] = {
+        **FieldNetwork._array_kinds, "keypoints_": "f", "keypoint_features_": "f", "keypoint_groups_": "i",
+        "candidate_mask_": "b",
+    }
     #: Keys of slot/candidate groups are spaced this far apart; clipped logits lie in (-16.2, 16.2).
     _STRIDE: ClassVar[float] = 64.0
 

@@ -523,6 +523,10 @@ class MCNet(BaseCalibrator):
             arr = tensors[name]
             if arr.ndim != len(shape) or any(s is not None and a != s for a, s in zip(arr.shape, shape)):
                 raise ValueError(f"model weights tensor {name!r} must have shape {shape}; got {arr.shape}")
+            dtype = np.float32 if name.startswith("net.") else np.float64
+            if arr.dtype != dtype:
+                raise ValueError(f"model weights tensor {name!r} must be {np.dtype(dtype)}, as mcal.save writes it; "
+                                 f"got {arr.dtype}")
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"model weights tensor {name!r} must hold finite values")
         torch = import_optional("torch")
