@@ -438,3 +438,24 @@ def test_pickles_hold_arrays_only_and_round_trip_exactly(rng, cls):
     assert all(type(v) is np.ndarray and v.dtype == np.float64 for v in state["module_"].values())
     assert "module_" in cal.__dict__ and not isinstance(cal.__dict__["module_"], dict)  # the instance keeps its module
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(cal)).predict(p, X=X), cal.predict(p, X=X))
+
+
+def test_cli_reads_field_codes_as_text_so_that_digit_codes_keep_their_leading_zeros(rng, tmp_path, capsys):
+    from mcal.cli import main
+
+    p, y, X, _ = fit_data(rng)
+    codes = X["f"].map({"a": "01", "b": "02", "c": "x1", "rare": "x2"})
+    pd.DataFrame({"p": p, "y": y, "f": codes}).to_csv(tmp_path / "fit.csv", index=False)
+    new = pd.DataFrame({"p": p, "f": codes})[codes.isin(["01", "02"])]  # digits only: read as numbers, 01 became 1
+    new.to_csv(tmp_path / "new.csv", index=False)
+    model_path = tmp_path / "m.json"
+    assert main(["fit", str(tmp_path / "fit.csv"), "--score-col", "p", "--label-col", "y", "--method",
+                 "per-field-isotonic", "--field", "f", "-o", str(model_path)]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no value is unseen
+        assert main(["predict", str(model_path), str(tmp_path / "new.csv"), "-o", str(tmp_path / "out.csv")]) == 0
+    model = load(model_path)
+    assert model.field_values_ == ["01", "02", "x1", "x2"]
+    expected = model.predict(new["p"].to_numpy(), X=new[["f"]])
+    np.testing.assert_array_equal(pd.read_csv(tmp_path / "out.csv")["p_calibrated"].to_numpy(), expected)
+    capsys.readouterr()

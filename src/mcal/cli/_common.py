@@ -46,7 +46,9 @@ def _kind(path: Path) -> str:
     raise CLIError(f"cannot tell the format of {path}: the name must end in one of {_CSV + _PARQUET}")
 
 
-def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str] | None = None) -> pd.DataFrame:
+def read_table(
+    path: str | Path, *, sep: str | None = None, na_values: list[str] | None = None, text_columns: Sequence[str] = ()
+) -> pd.DataFrame:
     """Read a CSV (``.csv``, ``.csv.gz``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``, or a folder) file.
 
     In a CSV file, empty cells are missing. With ``na_values=None``, pandas' missing-value markers (``NA``,
@@ -54,6 +56,8 @@ def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str]
     TRUE/FALSE (or that holds markers only), where they can mean nothing else; a text column keeps them as text
     (the country code ``NA`` of Namibia stays ``"NA"``).
     A list makes exactly its texts (and empty cells) missing, in every column.
+    ``text_columns`` of a CSV file are read as text, whatever they hold (a field column of codes ``01``, ``02`` keeps
+    them: read as numbers they became ``1``, ``2``, unseen by a model fitted where the column also held letters).
 
     Raises
     ------
@@ -73,7 +77,7 @@ def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str]
         if kind == "parquet":
             df = pd.read_parquet(path)
         else:
-            df = _read_csv(path, sep, na_values)
+            df = _read_csv(path, sep, na_values, text_columns)
     except (ValueError, OSError, pd.errors.ParserError, ImportError) as exc:
         raise CLIError(f"cannot read {path} as {kind}: {exc}") from exc
     if df.shape[0] == 0:
@@ -81,15 +85,17 @@ def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str]
     return df
 
 
-def _read_csv(path: Path, sep: str | None, na_values: list[str] | None) -> pd.DataFrame:
-    """``pd.read_csv`` with empty cells (and ``na_values``) missing; without ``na_values``, each text column that
-    pandas' default markers turn into numbers, TRUE/FALSE or nothing is read again with them (see
-    :func:`read_table`)."""
+def _read_csv(path: Path, sep: str | None, na_values: list[str] | None, text_columns: Sequence[str]) -> pd.DataFrame:
+    """``pd.read_csv`` with empty cells (and ``na_values``) missing; without ``na_values``, each text column (other
+    than ``text_columns``) that pandas' default markers turn into numbers, TRUE/FALSE or nothing is read again with
+    them (see :func:`read_table`)."""
     options = {"sep": sep, "engine": "python" if sep is None else "c"}
-    df = pd.read_csv(path, keep_default_na=False, na_values=["", *(na_values or [])], **options)
+    dtype = {name: str for name in text_columns}
+    df = pd.read_csv(path, keep_default_na=False, na_values=["", *(na_values or [])], dtype=dtype, **options)
     if na_values is not None:
         return df
-    text = [j for j, dtype in enumerate(df.dtypes) if not pd.api.types.is_numeric_dtype(dtype)]
+    text = [j for j, (name, kind) in enumerate(df.dtypes.items())
+            if name not in dtype and not pd.api.types.is_numeric_dtype(kind)]  # fmt: skip
     if not text:
         return df
     typed = pd.read_csv(path, usecols=text, **options)  # pandas' default markers; columns in file order
@@ -112,9 +118,9 @@ def parse_na_values(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def read_data(args) -> pd.DataFrame:
-    """The DATA table of a command, read with its ``--sep`` and ``--na-values``."""
-    return read_table(args.data, sep=args.sep, na_values=parse_na_values(args.na_values))
+def read_data(args, text_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """The DATA table of a command, read with its ``--sep`` and ``--na-values`` (``text_columns``: see :func:`read_table`)."""
+    return read_table(args.data, sep=args.sep, na_values=parse_na_values(args.na_values), text_columns=text_columns)
 
 
 def _writable_ending(path: Path, option: str) -> str:

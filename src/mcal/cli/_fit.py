@@ -171,7 +171,7 @@ def _run_fit(args) -> int:
         return _dask.fit(args, model, features)
     if args.dask_timeout is not None:
         raise CLIError("--dask-timeout needs --scheduler or --dask-workers (it limits the steps on a Dask cluster)")
-    df = read_data(args)
+    df = read_data(args, text_columns=[args.field] if args.field else [])  # a field's values are labels, not numbers
     _check_soft_labels(df, args, model)
     y, p, w = labels_scores_weights(
         df, label_col=args.label_col, score_col=args.score_col, weight_col=args.weight_col, pos_label=args.pos_label,
@@ -268,7 +268,8 @@ def _run_predict(args) -> int:
     score_col = args.score_col or meta.get("score_col")
     if not score_col:
         raise CLIError("--score-col is required: the model file does not record one")
-    df = read_data(args)
+    field = meta.get("field") if "features" in meta else getattr(model, "field", None)
+    df = read_data(args, text_columns=[field] if isinstance(field, str) else [])  # read as at fit time
     p = check_y_prob(column(df, score_col, "--score-col").to_numpy(), f"score column {score_col!r}")
     out_col = args.output_col or f"{score_col}_calibrated"
     if out_col in df.columns:
