@@ -1,8 +1,9 @@
 """The shared base of the torch field-aware baselines (NeuCalib, AdaCalib) and its training helpers.
 
 Parameters live in a ``torch.nn.ParameterDict`` (the fitted ``module_``), are trained in float64 with Adam on
-the whole calibration set (deterministic, so a row of weight k and k copies of it give the same fit), and are
-stored as safetensors through :meth:`BaseCalibrator._get_tensors`. Torch is imported inside the functions.
+the whole calibration set (deterministic, so a row of weight k and k copies of it give the same fit, unless
+the copies move a field value or an AdaCalib candidate across ``min_samples_per_field`` or ``min_samples_per_bin``,
+which count rows of positive weight), and are stored as safetensors through :meth:`BaseCalibrator._get_tensors`. Torch is imported inside the functions.
 """
 
 from __future__ import annotations

@@ -99,7 +99,8 @@ class NeuCalib(FieldNetwork):
     increasing ``f``; ``g`` does not depend on the score, so the map is monotone in the score exactly when
     ``f`` is. Rare and unseen field values have no embedding (``g`` sees zeros, and without auxiliary
     features there is no ``g`` term) and their own piecewise-linear map, trained on all rows (so it does not
-    distort ``f``). Weighted, full-batch training: weight k is equivalent to k copies of a row.
+    distort ``f``). Weighted, full-batch training: weight k is equivalent to k copies of a row, unless the copies
+    lift a field value to ``min_samples_per_field``, which counts rows of positive weight.
 
     References
     ----------
