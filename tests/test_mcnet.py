@@ -507,3 +507,17 @@ def test_load_rejects_weights_of_another_dtype(field_model, name, dtype):
     tensors[name] = tensors[name].astype(dtype)
     with pytest.raises(ValueError, match=f"tensor '{name}' must be .*, as mcal.save writes it; got {np.dtype(dtype)}"):
         MCNet.from_dict(field_model.to_dict(), tensors)
+
+
+def test_load_rejects_compiled_tables_of_another_model(field_model, log_data):
+    # Same shapes, valid (increasing) tables, but from a network with other weights: compiled predictions would
+    # silently differ from exact ones, so loading checks the tables against the network at grid points.
+    p, y, X, _ = log_data
+    other = MCNet(**{**SMALL, "random_state": 1}, field="f", validation_fraction=0.0).fit(p, y, X=X)
+    tensors = field_model._get_tensors()
+    tensors["compiled.values"] = other.compiled_values_
+    tensors["compiled.slopes"] = other.compiled_slopes_
+    with pytest.raises(ValueError, match=r"'compiled.values' must be the tables of this model's network; got \d+ of"):
+        MCNet.from_dict(field_model.to_dict(), tensors)
+    restored = MCNet.from_dict(field_model.to_dict(), field_model._get_tensors())
+    assert np.array_equal(restored.compiled_values_, field_model.compiled_values_)

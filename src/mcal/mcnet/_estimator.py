@@ -38,6 +38,11 @@ MIN_HALF_WIDTH = 0.05
 _NEWTON_STEPS = 25
 
 
+#: Contexts whose compiled tables a loaded model spot-checks against its network (all when there are fewer).
+_CHECKED_CONTEXTS = 64
+#: Relative difference allowed between a loaded table and the network at a grid point.
+_TABLE_TOLERANCE = 1e-6
+
 class MCNet(BaseCalibrator):
     """Monotonic Calibration Networks (MCNet): per-bin monotone neural calibration functions with field context.
 
@@ -476,8 +481,8 @@ class MCNet(BaseCalibrator):
         with self._threads(torch):
             return self._network_logits(torch, x, bins, contexts, aux)
 
-    def _network_logits(self, torch, x, bins, contexts, aux) -> NDArray[np.float64]:
-        device = self._torch_device(torch)
+    def _network_logits(self, torch, x, bins, contexts, aux, device=None) -> NDArray[np.float64]:
+        device = self._torch_device(torch) if device is None else device
         P = self._float64_weights(torch, device)
         spec = self._spec(self._architecture())
         geometry = {k: torch.as_tensor(v, dtype=torch.float64, device=device) for k, v in self._geometry().items()}
@@ -534,6 +539,33 @@ class MCNet(BaseCalibrator):
         self.module_ = to_parameters(torch, weights, device="cpu", dtype=torch.float32)
         self.compiled_values_ = np.asarray(tensors["compiled.values"], dtype=np.float64)
         self.compiled_slopes_ = np.asarray(tensors["compiled.slopes"], dtype=np.float64)
+        self._check_tables_match_network()
+
+    def _check_tables_match_network(self) -> None:
+        """Spot-check loaded compiled tables against the network: the middle grid point of every bin, for up to
+        :data:`_CHECKED_CONTEXTS` contexts (evenly spaced, the field-agnostic one first), must equal the exact
+        calibrated logit there (the two agree to about 1e-9; ``benchmarks/results/mcnet.md``). Tables from another
+        model of the same shape would otherwise load and predict something else in compiled mode.
+        """
+        values = self.compiled_values_
+        n_ctx, K, G = values.shape
+        contexts = np.unique(np.linspace(0, n_ctx - 1, min(n_ctx, _CHECKED_CONTEXTS)).round().astype(np.intp))
+        mid = G // 2
+        x = self.bin_edges_[:-1] + (self.bin_edges_[1:] - self.bin_edges_[:-1]) * (mid / (G - 1))
+        bins = np.tile(np.arange(K, dtype=np.intp), contexts.size)
+        torch = import_optional("torch")
+        with self._threads(torch):  # on the CPU: a model fitted on a GPU loads on a machine without one
+            exact = self._network_logits(torch, x[bins], bins, np.repeat(contexts, K), None, torch.device("cpu"))
+        tabled = values[np.repeat(contexts, K), bins, mid]
+        bad = np.abs(tabled - exact) > _TABLE_TOLERANCE * np.maximum(1.0, np.abs(exact))
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                "model weights 'compiled.values' must be the tables of this model's network; got "
+                f"{int(bad.sum())} of {bad.size} checked grid points that differ from the network "
+                f"(context {int(np.repeat(contexts, K)[i])}, bin {int(bins[i])}: table {tabled[i]:.6g}, "
+                f"network {exact[i]:.6g})"
+            )
 
     def _validate_state(self) -> None:
         check_fitted_structure(self, LOGIT_BOUND)
