@@ -78,6 +78,9 @@ class HKRR(GroupInput, BaseCalibrator):
         with these columns in this order, so that no patch lands on another group. None for arrays.
     segments_ : dict or None
         Definitions of the generated segments (``Segments.to_dict()``), None for ``groups="columns"``.
+    segment_columns_ : list of str or None
+        For ``groups="generated"`` fitted on a DataFrame, the columns the segments read, which ``predict`` takes
+        from ``X`` by name; None otherwise (an array's columns are read by position).
     update_groups_, update_levels_ : ndarray of shape (n_updates,), int64
         The patched (group, level) cells, in order.
     update_deltas_ : ndarray of shape (n_updates,)
@@ -181,7 +184,7 @@ class HKRR(GroupInput, BaseCalibrator):
             return [segments.indices(k) for k in range(segments.n_segments)]
         names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
         if fitting:
-            self.segments_ = None
+            self.segments_ = self.segment_columns_ = None
             self.group_names_ = names
         elif self.group_names_ is not None and names != self.group_names_:
             got = "an array without column names" if names is None else f"columns {names[:10]}"
@@ -223,11 +226,12 @@ class HKRR(GroupInput, BaseCalibrator):
         return super()._check_X(X, n_samples, fitting=fitting)
 
     def _extra_state(self) -> dict[str, Any]:
-        return {"group_names": self.group_names_}
+        return {"group_names": self.group_names_, **self._group_input_state()}
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         super()._restore_extra_state(state, tensors)
         self.group_names_ = state.get("group_names")  # absent from files written before it was recorded
+        self._restore_group_input_state(state)
 
     def _validate_state(self) -> None:
         n_levels = self._n_levels()
@@ -292,6 +296,9 @@ class DFMC(GroupInput, BaseCalibrator):
         Features the trees see besides the logit: columns of ``X``, or generated segments.
     segments_ : dict or None
         Definitions of the generated segments (``Segments.to_dict()``), None for ``groups="columns"``.
+    segment_columns_ : list of str or None
+        For ``groups="generated"`` fitted on a DataFrame, the columns the segments read, which ``predict`` takes
+        from ``X`` by name; None otherwise (an array's columns are read by position).
     encoder_ : FeatureEncoder or None
         Encoding of the columns of ``X`` (``groups="columns"``), as MCGrad's; None for generated segments.
     booster_ : lightgbm.Booster
@@ -412,7 +419,7 @@ class DFMC(GroupInput, BaseCalibrator):
                 self.encoder_ = None
         else:
             if fitting:
-                self.segments_ = None
+                self.segments_ = self.segment_columns_ = None
                 self.encoder_ = FeatureEncoder(self.categorical_features).fit(X)
             features = self.encoder_.transform(X, n_extra_columns=1)
         features[:, -1] = logit(y_prob)
@@ -441,10 +448,11 @@ class DFMC(GroupInput, BaseCalibrator):
 
     def _extra_state(self) -> dict[str, Any]:
         encoder = None if self.encoder_ is None else self.encoder_.to_dict()
-        return {"booster": self.booster_.model_to_string(), "encoder": encoder}
+        return {"booster": self.booster_.model_to_string(), "encoder": encoder, **self._group_input_state()}
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         super()._restore_extra_state(state, tensors)
+        self._restore_group_input_state(state)
         encoder = state.get("encoder")
         self.encoder_ = None if encoder is None else FeatureEncoder.from_dict(encoder)
         text = state.get("booster")
