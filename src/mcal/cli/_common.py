@@ -28,7 +28,7 @@ NA_HELP = (
     "comma-separated cell texts that mean a missing value in every column, e.g. 'NA,null'; empty cells are always "
     "missing, and --na-values '' makes them the only missing cells. Default: empty cells, and pandas' markers "
     "(NA, NaN, nan, null, NULL, None, N/A, #N/A, ...) only in a column whose other cells are all numbers or all "
-    "TRUE/FALSE (or that holds only markers), so that "
+    "TRUE/FALSE (or that holds only markers), or in the label column beside two other labels, so that "
     "a text value such as the country code NA stays a value"
 )
 
@@ -46,13 +46,17 @@ def _kind(path: Path) -> str:
     raise CLIError(f"cannot tell the format of {path}: the name must end in one of {_CSV + _PARQUET}")
 
 
-def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str] | None = None) -> pd.DataFrame:
+def read_table(
+    path: str | Path, *, sep: str | None = None, na_values: list[str] | None = None, label_col: str | None = None
+) -> pd.DataFrame:
     """Read a CSV (``.csv``, ``.csv.gz``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``, or a folder) file.
 
     In a CSV file, empty cells are missing. With ``na_values=None``, pandas' missing-value markers (``NA``,
-    ``null``, ``None``, ...) are missing too, but only in a column whose other cells are all numbers or all
-    TRUE/FALSE (or that holds markers only), where they can mean nothing else; a text column keeps them as text
-    (the country code ``NA`` of Namibia stays ``"NA"``).
+    ``null``, ``None``, ...) are missing too, but only where they can mean nothing else: in a column whose other
+    cells are all numbers or all TRUE/FALSE (or that holds markers only), and in the text column ``label_col``
+    when its other cells hold at most two labels (``yes``/``no``/``NA``: a binary label has no third class). A
+    text column keeps them as text (the country code ``NA`` of Namibia stays ``"NA"``, and so does a label
+    ``NA`` beside one other label).
     A list makes exactly its texts (and empty cells) missing, in every column.
 
     Raises
@@ -73,7 +77,7 @@ def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str]
         if kind == "parquet":
             df = pd.read_parquet(path)
         else:
-            df = _read_csv(path, sep, na_values)
+            df = _read_csv(path, sep, na_values, label_col)
     except (ValueError, OSError, pd.errors.ParserError, ImportError) as exc:
         raise CLIError(f"cannot read {path} as {kind}: {exc}") from exc
     if df.shape[0] == 0:
@@ -81,10 +85,10 @@ def read_table(path: str | Path, *, sep: str | None = None, na_values: list[str]
     return df
 
 
-def _read_csv(path: Path, sep: str | None, na_values: list[str] | None) -> pd.DataFrame:
+def _read_csv(path: Path, sep: str | None, na_values: list[str] | None, label_col: str | None) -> pd.DataFrame:
     """``pd.read_csv`` with empty cells (and ``na_values``) missing; without ``na_values``, each text column that
-    pandas' default markers turn into numbers, TRUE/FALSE or nothing is read again with them (see
-    :func:`read_table`)."""
+    pandas' default markers turn into numbers, TRUE/FALSE or nothing (or the label column into at most two
+    labels) is read again with them (see :func:`read_table`)."""
     options = {"sep": sep, "engine": "python" if sep is None else "c"}
     df = pd.read_csv(path, keep_default_na=False, na_values=["", *(na_values or [])], **options)
     if na_values is not None:
@@ -94,8 +98,10 @@ def _read_csv(path: Path, sep: str | None, na_values: list[str] | None) -> pd.Da
         return df
     typed = pd.read_csv(path, usecols=text, **options)  # pandas' default markers; columns in file order
     for j, (_, values) in zip(text, typed.items()):
-        # no text left once the markers are missing: numbers, TRUE/FALSE, or markers only
-        if pd.api.types.infer_dtype(values, skipna=True) in _TYPED_KINDS:
+        # no text left once the markers are missing (numbers, TRUE/FALSE, or markers only), or markers beyond two labels
+        if pd.api.types.infer_dtype(values, skipna=True) in _TYPED_KINDS or (
+            df.columns[j] == label_col and values.nunique() <= 2 < df.iloc[:, j].nunique()
+        ):
             df.isetitem(j, values)
     return df
 
@@ -113,8 +119,9 @@ def parse_na_values(value: str | None) -> list[str] | None:
 
 
 def read_data(args) -> pd.DataFrame:
-    """The DATA table of a command, read with its ``--sep`` and ``--na-values``."""
-    return read_table(args.data, sep=args.sep, na_values=parse_na_values(args.na_values))
+    """The DATA table of a command, read with its ``--sep``, ``--na-values`` and (if it has one) ``--label-col``."""
+    return read_table(args.data, sep=args.sep, na_values=parse_na_values(args.na_values),
+                      label_col=getattr(args, "label_col", None))
 
 
 def _writable_ending(path: Path, option: str) -> str:
