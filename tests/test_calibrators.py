@@ -195,6 +195,8 @@ def test_two_dimensional_scores_raise_with_hint(cls):
         ([0.2, 1.5], [0, 1], None, r"\[0, 1\]"),
         ([0.2, 0.4], [0, 3], None, "binary"),
         ([0.2, 0.4], ["a", "b"], None, "0/1 or bool"),
+        ([0.2, 0.4, 0.5], [True, None, False], None, r"y must not contain missing values; got 1 missing value\(s\), "
+                                                   "the first at index 1"),
         ([0.2, 0.4, 0.5], [0, 1], None, "same number"),
         ([], [], None, "empty"),
         ([0.2, 0.4], [0, 1], [1, -1], "non-negative"),

@@ -372,3 +372,30 @@ def test_evaluate_plot_draws_a_score_column_named_like_mathtext(tmp_path, capsys
     png = tmp_path / "d.png"
     assert main(["evaluate", str(data), "--score-col", r"$\frac{x$", "--label-col", "y", "--plot", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _generated_group_models():
+    return [mcal.HKRR(groups="generated", random_state=0),
+            mcal.DFMC(groups="generated", n_estimators=5, n_jobs=1, random_state=0)]
+
+
+@pytest.mark.parametrize("cal", _generated_group_models(), ids=["hkrr", "dfmc"])
+def test_predict_reads_the_segment_columns_of_a_generated_group_model_fitted_in_python_on_a_dataframe(
+    table, csv, tmp_path, cal
+):
+    model, out = tmp_path / "m.json", tmp_path / "o.parquet"
+    X = table[["w", "f"]]
+    cal.fit(table["p"], table["y"] == "yes", X=X)
+    mcal.save(cal, model)
+    assert main(["predict", str(model), str(csv), "--score-col", "p", "-o", str(out)]) == 0
+    np.testing.assert_allclose(pd.read_parquet(out)["p_calibrated"], cal.predict(table["p"], X=X), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("cal", _generated_group_models(), ids=["hkrr", "dfmc"])
+def test_predict_features_feed_a_generated_group_model_fitted_on_an_array_in_order(table, csv, tmp_path, cal):
+    model, out = tmp_path / "m.json", tmp_path / "o.parquet"
+    X = table[["w", "f"]].to_numpy()
+    cal.fit(table["p"], table["y"] == "yes", X=X)
+    mcal.save(cal, model)
+    assert main(["predict", str(model), str(csv), "--score-col", "p", "--features", "w,f", "-o", str(out)]) == 0
+    np.testing.assert_allclose(pd.read_parquet(out)["p_calibrated"], cal.predict(table["p"], X=X), rtol=0, atol=1e-12)

@@ -159,6 +159,39 @@ def test_pandas_markers_are_missing_in_a_column_of_markers_only_or_of_true_false
     assert df["t"].tolist() == ["a", "NA", "b"]
 
 
+@pytest.fixture
+def yes_no_na_csv(tmp_path):
+    """Text labels yes/no with R's NA for an unknown label in the third and fifth rows."""
+    path = tmp_path / "labels.csv"
+    path.write_text("p,y\n0.2,no\n0.7,yes\n0.4,NA\n0.6,yes\n0.3,NA\n")
+    return path
+
+
+@pytest.mark.parametrize("command", [["fit", "--method", "platt", "-o", "m.json"], ["evaluate"]], ids=["fit", "evaluate"])
+def test_na_beside_two_text_labels_is_reported_as_missing_labels(yes_no_na_csv, tmp_path, capsys, command):
+    args = [command[0], str(yes_no_na_csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes"]
+    assert main(args + [str(tmp_path / a) if a.endswith(".json") else a for a in command[1:]]) == 1
+    err = capsys.readouterr().err
+    assert "label column 'y' must not contain missing values; got 2 missing value(s), the first at index 2" in err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_na_beside_one_other_text_label_stays_a_label(tmp_path):
+    path, model = tmp_path / "regions.csv", tmp_path / "m.json"
+    path.write_text("p,y\n0.2,EU\n0.7,NA\n0.4,NA\n0.6,EU\n0.3,NA\n")
+    assert main(["fit", str(path), "--score-col", "p", "--label-col", "y", "--pos-label", "NA", "--method", "platt",
+                 "-o", str(model)]) == 0
+    expected = mcal.PlattScaling().fit([0.2, 0.7, 0.4, 0.6, 0.3], [0, 1, 1, 0, 1])
+    assert mcal.load(model).slope_ == expected.slope_
+
+
+def test_a_feature_column_named_like_the_label_keeps_its_na_text_in_predict(tmp_path, model):
+    path = tmp_path / "d.csv"
+    path.write_text("p,y\n0.2,no\n0.7,yes\n0.4,NA\n")  # predict reads no labels: y is an ordinary text column
+    df = _predicted(path, model, tmp_path)
+    assert df["y"].tolist() == ["no", "yes", "NA"]
+
+
 def test_na_values_for_parquet_data_is_refused(table, tmp_path, capsys):
     path = tmp_path / "scores.parquet"
     table.to_parquet(path)

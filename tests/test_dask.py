@@ -750,3 +750,32 @@ def test_a_local_cluster_keeps_quiet_and_off_the_default_dashboard_port():
     finally:
         logging.getLogger("distributed").removeHandler(handler)
     assert handler.level == logging.NOTSET  # restored
+
+
+def _lacking(frame, column):
+    """A hand-built dask DataFrame whose metadata lists ``column`` but whose two partitions lack it."""
+    import dask
+    import dask.dataframe as dd
+
+    halves = [frame.iloc[:100].drop(columns=column), frame.iloc[100:].drop(columns=column)]
+    return dd.from_delayed([dask.delayed(h) for h in halves], meta=frame.iloc[:0], verify_meta=False)
+
+
+def test_dask_mcgrad_rejects_x_partitions_without_a_column_of_its_metadata(client):
+    from mcal.dask import DaskMCGrad
+
+    data = table(200, 3)
+    X = _lacking(data[["level", "x"]], "x")  # before, fitted silently on the column level alone
+    ddf = _lacking(data, "x")
+    with pytest.raises(ValueError, match=r"X must hold in every partition the columns of its metadata \['level', 'x'\]; "
+                                         r"partition [01] has \['level'\] \(missing \['x'\], unexpected \[\]\)"):
+        DaskMCGrad(client=client, early_stopping=None, **FAST).fit(ddf["p"], ddf["y"], X=X)
+
+
+def test_dask_mcgrad_names_a_column_selected_from_partitions_that_lack_it(client):
+    from mcal.dask import DaskMCGrad
+
+    ddf = _lacking(table(200, 3), "p")  # before, pandas' bare KeyError: 'p'
+    with pytest.raises(ValueError, match=r"every partition of a dask input must hold the columns its metadata lists; "
+                                         r"got pandas' KeyError 'p' on a worker"):
+        DaskMCGrad(client=client, early_stopping=None, **FAST).fit(ddf["p"], ddf["y"], X=ddf[["level", "x"]])

@@ -340,3 +340,30 @@ def test_load_rejects_segment_definitions_of_the_wrong_size(rng):
     data["state"]["segments_"]["parts"][0]["segments"].pop()
     with pytest.raises(ValueError, match="segments_ must define"):
         HKRR.from_dict(data)
+
+
+@pytest.mark.parametrize("cls", [HKRR, DFMC])
+def test_generated_groups_record_the_dataframe_columns_their_segments_read_through_a_model_file(rng, tmp_path, cls):
+    p, y, X = feature_data(rng, 2_000)
+    X["unused"] = 1.0  # a single level: no segment reads it
+    with pytest.warns(CalibrationWarning, match="'unused' has a single level"):
+        cal = cls(groups="generated", random_state=0).fit(p, y, X=X)
+    assert cal.segment_columns_ == ["job", "age"]
+    save(cal, tmp_path / "m.json")
+    assert load(tmp_path / "m.json").segment_columns_ == ["job", "age"]
+
+
+@pytest.mark.parametrize("cls", [HKRR, DFMC])
+def test_generated_groups_fitted_on_an_array_record_no_segment_columns(rng, cls):
+    p, y, X = feature_data(rng, 2_000)
+    assert cls(groups="generated", random_state=0).fit(p, y, X=X[["age"]].to_numpy()).segment_columns_ is None
+
+
+@pytest.mark.parametrize("cls", [HKRR, DFMC])
+def test_load_rejects_segment_columns_that_are_not_the_features_of_the_segments(rng, cls):
+    p, y, X = feature_data(rng, 2_000)
+    data = cls(groups="generated", random_state=0).fit(p, y, X=X).to_dict()
+    data["state"]["segment_columns"] = ["job", "income"]
+    with pytest.raises(ValueError, match=r"state.segment_columns must be null or the names of the features that "
+                                         r"state.segments_ reads, \['job', 'age'\]; got \['job', 'income'\]"):
+        cls.from_dict(data)

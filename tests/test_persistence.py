@@ -96,8 +96,28 @@ def test_json_nested_too_deeply_to_decode_is_rejected_as_a_value_error(tmp_path,
         nested = [nested]
     doc["model"]["params"]["n_bins"] = nested
     path.write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match="got JSON nested too deeply"):
+    with pytest.raises(ValueError, match="model data must be nested no deeper than .*; got data nested too deeply"):
         mcal.load(path)
+
+
+def _nested(depth):
+    value = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("where", ["params", "state"])
+def test_from_dict_of_data_nested_too_deeply_is_a_value_error(where):
+    cls = mcal.MCGrad if where == "params" else PlattScaling
+    data = cls().to_dict() if where == "params" else PlattScaling().fit([0.2, 0.8, 0.3, 0.6], [0, 1, 0, 1]).to_dict()
+    if where == "params":  # a lightgbm_params value nested 100k lists deep
+        data["params"]["lightgbm_params"] = {"learning_rate": _nested(100_000)}
+    else:
+        data["state"]["slope_"] = _nested(100_000)
+    with pytest.raises(ValueError, match=r"model data must be nested no deeper than Python's recursion limit \(\d+\) "
+                                         "lets mcal decode, as to_dict writes it; got data nested too deeply"):
+        cls.from_dict(data)
 
 
 @pytest.mark.parametrize("path", [None, 3, b"m.json"])

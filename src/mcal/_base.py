@@ -291,8 +291,18 @@ class BaseCalibrator(BaseEstimator):
         Raises
         ------
         ValueError
-            If the dict is for another class, or its parameters or state are malformed.
+            If the dict is for another class, its parameters or state are malformed, or it is nested deeper than
+            Python's recursion limit lets it be decoded.
         """
+        try:
+            return cls._from_dict(data, tensors)
+        except RecursionError as exc:
+            raise ValueError(f"model data must be nested no deeper than Python's recursion limit "
+                             f"({sys.getrecursionlimit()}) lets mcal decode, as to_dict writes it; got data nested "
+                             "too deeply") from exc
+
+    @classmethod
+    def _from_dict(cls, data: dict[str, Any], tensors: dict[str, NDArray] | None) -> Self:
         if not isinstance(data, dict) or data.get("class") != cls.__name__:
             got = data.get("class") if isinstance(data, dict) else type(data).__name__
             raise ValueError(f"model data must describe a {cls.__name__}; got {got!r}")

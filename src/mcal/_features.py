@@ -321,9 +321,12 @@ class FeatureEncoder:
         if isinstance(column.dtype, pd.CategoricalDtype):
             codes = column.codes
             cached = self._dtype_levels.get(j)
-            if cached is None or not (cached[0] is column.dtype or _same_levels(cached[0], column.dtype)):
-                cached = (column.dtype, *self._levels(j, [_category_key(c) for c in column.dtype.categories]))
-                self._dtype_levels[j] = cached
+            if cached is None or cached[0] is not column.dtype:
+                if cached is None or not _same_levels(cached[0], column.dtype):
+                    cached = (None, *self._levels(j, [_category_key(c) for c in column.dtype.categories]))
+                # keyed by the dtype now in use, so that the next call with it (one-row predicts) skips the
+                # comparison: a cache unpickled, or fitted on another frame, holds an equal dtype but not this one
+                cached = self._dtype_levels[j] = (column.dtype, *cached[1:])
             _, level, new, keys, any_new = cached
         elif len(column) <= _SMALL:
             return self._codes_small(column, j, unseen)

@@ -73,10 +73,12 @@ class GroupInput:
             raise ValueError("segment_params is only used with groups='generated'; got groups='columns'")
 
     def _segments(self, X: Any, *, fitting: bool) -> Segments:
-        """Generate the segments from ``X`` at fit (saving their definitions); evaluate them on ``X`` at predict."""
+        """Generate the segments from ``X`` at fit (saving their definitions, and the columns of a DataFrame they
+        read); evaluate them on ``X`` at predict."""
         if fitting:
             segments = generate_segments(X, **(self.segment_params or {}))
             self.segments_ = segments.to_dict()
+            self.segment_columns_ = _segment_features(self.segments_) if isinstance(X, pd.DataFrame) else None
             return segments
         segments = Segments.from_dict(self.segments_, X)
         if segments.n_samples != len(X):
@@ -86,11 +88,29 @@ class GroupInput:
     def _check_segments_state(self, n_groups: int) -> None:
         state = self.segments_
         if self.groups == "columns":
-            if state is not None:
-                raise ValueError("model data field state.segments_ must be null when groups='columns'")
+            if state is not None or self.segment_columns_ is not None:
+                raise ValueError("model data fields state.segments_ and state.segment_columns must be null when "
+                                 "groups='columns'")
             return
         parts = state.get("parts") if isinstance(state, dict) else None
         if not isinstance(parts, list) or not all(isinstance(q, dict) and q.get("kind") == "generated" for q in parts):
             raise ValueError("model data field state.segments_ must hold generated segment definitions")
         if sum(len(q.get("segments", [])) for q in parts) != n_groups:
             raise ValueError(f"model data field state.segments_ must define {n_groups} segments")
+        columns = self.segment_columns_
+        if columns is not None and columns != _segment_features(state):
+            raise ValueError("model data field state.segment_columns must be null or the names of the features "
+                             f"that state.segments_ reads, {_segment_features(state)[:10]}; got {columns!r:.200}")
+
+    def _group_input_state(self) -> dict[str, Any]:
+        """Extra state of the group input: the columns the generated segments read by name (None otherwise)."""
+        return {"segment_columns": self.segment_columns_}
+
+    def _restore_group_input_state(self, state: dict[str, Any]) -> None:
+        self.segment_columns_ = state.get("segment_columns")  # absent from files written before it was recorded
+
+
+def _segment_features(state: dict[str, Any]) -> list[str]:
+    """The names of the features that the generated segment definitions ``state`` read, in order of appearance."""
+    names = [f.get("name") for q in state["parts"] for f in q.get("features", []) if isinstance(f, dict)]
+    return list(dict.fromkeys(names))

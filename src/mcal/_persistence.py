@@ -180,7 +180,9 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path} is not an mcal model file: it is not valid JSON ({exc})") from exc
     except RecursionError as exc:
-        raise _too_deep(path) from exc
+        raise ValueError(f"model file {path} must hold JSON nested no deeper than Python's recursion limit "
+                         f"({sys.getrecursionlimit()}) lets mcal read, as mcal.save writes it; got JSON nested too "
+                         "deeply") from exc
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f"{path} is not an mcal model file: 'format' must be {FORMAT!r}")
     version = doc.get("schema_version")
@@ -198,14 +200,7 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
         model = calibrator_from_dict(doc.get("model"), tensors)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{path} holds a malformed model: {exc}") from exc
-    except RecursionError as exc:  # JSON nested just within the parser's depth, and deeper than decoding allows
-        raise _too_deep(path) from exc
     return (model, metadata) if return_metadata else model
-
-
-def _too_deep(path: Path) -> ValueError:
-    return ValueError(f"model file {path} must hold JSON nested no deeper than Python's recursion limit "
-                      f"({sys.getrecursionlimit()}) lets mcal read, as mcal.save writes it; got JSON nested too deeply")
 
 
 def _read_weights(path: Path, info: Any) -> dict:

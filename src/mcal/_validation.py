@@ -118,9 +118,12 @@ def check_y_true(
         If empty, missing values, labels that are not binary, or a ``pos_label`` that is not one of two labels.
     """
     arr = _as_1d(y_true, name)
+    missing = pd.isna(arr) if arr.dtype == object or pos_label is not None else None
+    if missing is not None and missing.any():  # numbers have the finiteness check below
+        first = int(np.flatnonzero(missing)[0])
+        raise ValueError(f"{name} must not contain missing values; got {int(missing.sum())} missing value(s), "
+                         f"the first at index {first}")
     if pos_label is not None:
-        if pd.isna(arr).any():
-            raise ValueError(f"{name} must not contain missing values; got {int(pd.isna(arr).sum())}")
         values = np.unique(arr.astype(str) if arr.dtype == object else arr)
         if len(values) > 2:
             raise ValueError(f"{name} must have at most two distinct labels; got {len(values)}: {values[:5].tolist()}")

@@ -15,7 +15,6 @@ indicators (e.g. :func:`mcal.datasets.bank_marketing_groups`) rather than raw fe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,165 +26,15 @@ from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
 from mcal._lightgbm_checks import booster_from_text, lightgbm_threads
 from mcal._group_input import GroupInput, group_masks
+from mcal._hkrr import HKRRResult, hkrr_multicalibrate, hkrr_replay, prediction_levels
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, logit, warn
 
 #: The objective= line of DFMC's LightGBM model text (LightGBM's "binary" objective with its default sigmoid).
 _MODEL_OBJECTIVE = "binary sigmoid:1"
 
-
-def _levels(p: NDArray[np.float64], n_levels: int) -> NDArray[np.intp]:
-    """Level ``k`` of each prediction: the interval ``(k/n, (k+1)/n]``, with 0 in level 0."""
-    return np.clip(np.ceil(p * n_levels).astype(np.intp) - 1, 0, n_levels - 1)
-
-
-def _level_sums(
-    lev: NDArray[np.intp], w: NDArray[np.float64], p: NDArray[np.float64], y: NDArray[np.float64], n_levels: int
-) -> NDArray[np.float64]:
-    """Per-level weight, weighted prediction sum and weighted label sum, shape (3, n_levels)."""
-    return np.stack([np.bincount(lev, weights=x, minlength=n_levels) for x in (w, w * p, w * y)])
-
-
-@dataclass(frozen=True)
-class HKRRResult:
-    """What :func:`hkrr_multicalibrate` did.
-
-    Attributes
-    ----------
-    predictions : ndarray of shape (n_samples,)
-        Patched calibration-set predictions before the final snap to level means.
-    update_groups, update_levels : ndarray of shape (n_updates,), int64
-        The (group, level) cell of each patch, in order.
-    update_deltas : ndarray of shape (n_updates,)
-        The shift added to the cell's predictions (then clipped to [0, 1]), probability units.
-    level_means : ndarray of shape (n_levels,)
-        Weighted mean of ``predictions`` in each level over all rows (0 where a level is empty).
-    level_seen : ndarray of shape (n_levels,), bool
-        Whether a level holds rows of positive weight.
-    n_passes : int
-        Passes over all (group, level) cells.
-    converged : bool
-        Whether the last pass patched nothing (the calibration data is then alpha-multicalibrated).
-    """
-
-    predictions: NDArray[np.float64]
-    update_groups: NDArray[np.int64]
-    update_levels: NDArray[np.int64]
-    update_deltas: NDArray[np.float64]
-    level_means: NDArray[np.float64]
-    level_seen: NDArray[np.bool_]
-    n_passes: int
-    converged: bool
-
-
-def hkrr_multicalibrate(
-    y_prob: NDArray[np.float64],
-    y: NDArray[np.float64],
-    sample_weight: NDArray[np.float64],
-    members: list[NDArray[np.intp]],
-    *,
-    n_levels: int,
-    alpha: float,
-    oracle: bool,
-    rng: np.random.Generator,
-    max_iter: int,
-) -> HKRRResult:
-    """Patch (group, level) cells until no large cell is miscalibrated (Hebert-Johnson et al. 2018, Algorithm 1).
-
-    Parameters
-    ----------
-    y_prob, y, sample_weight : ndarray of shape (n_samples,)
-        Clean predictions, labels and non-negative weights.
-    members : list of ndarray of int
-        Sorted row indices of each group.
-    n_levels : int
-        Number of prediction levels, ``1 / lambda``.
-    alpha : float
-        A cell is checked when its weight is at least ``alpha * lambda`` times its group's weight.
-    oracle : bool
-        Guess-and-check oracle with ``omega = alpha / 4``: a cell whose mean residual is at least
-        ``2 omega`` gets its predictions' mean moved to a uniform draw within ``omega`` of its label mean.
-        Otherwise a cell is patched by its mean residual when that is at least ``lambda / 10``.
-    rng : numpy Generator
-        Shuffles the order of groups and levels once, and draws the oracle's noise.
-    max_iter : int
-        Largest number of passes.
-
-    Returns
-    -------
-    result : HKRRResult
-    """
-    p = y_prob.copy()
-    level = _levels(p, n_levels)
-    lam = 1.0 / n_levels
-    omega = alpha / 4.0
-    members = [rows[sample_weight[rows] > 0] for rows in members]
-    group_order = rng.permutation(len(members))
-    level_order = rng.permutation(n_levels)
-    updates: list[tuple[int, int, float]] = []
-    converged, n_passes = False, 0
-    while not converged and n_passes < max_iter:
-        n_passes += 1
-        converged = True
-        for g in group_order:
-            rows = members[g]
-            if rows.size == 0:
-                continue
-            w_g, y_g, lev = sample_weight[rows], y[rows], level[rows]
-            tau = alpha * lam * w_g.sum()
-            # per-level weight, weighted prediction sum and label sum of this group, kept current below
-            stats = _level_sums(lev, w_g, p[rows], y_g, n_levels)
-            for v in level_order:
-                weight = stats[0, v]
-                if weight <= 0 or weight < tau:
-                    continue
-                mean_p, mean_y = stats[1, v] / weight, stats[2, v] / weight
-                gap = mean_y - mean_p
-                if oracle:
-                    if abs(gap) < 2.0 * omega:
-                        continue
-                    delta = rng.uniform(mean_y - omega, mean_y + omega) - mean_p
-                elif abs(gap) < lam / 10.0:
-                    continue
-                else:
-                    delta = gap
-                cell = np.flatnonzero(lev == v)
-                idx = rows[cell]
-                stats -= _level_sums(lev[cell], w_g[cell], p[idx], y_g[cell], n_levels)
-                p[idx] = np.clip(p[idx] + delta, 0.0, 1.0)
-                lev[cell] = level[idx] = _levels(p[idx], n_levels)
-                stats += _level_sums(lev[cell], w_g[cell], p[idx], y_g[cell], n_levels)
-                updates.append((int(g), int(v), float(delta)))
-                converged = False
-    weight = np.bincount(level, weights=sample_weight, minlength=n_levels)
-    sums = np.bincount(level, weights=sample_weight * p, minlength=n_levels)
-    seen = weight > 0
-    means = np.where(seen, sums / np.where(seen, weight, 1.0), 0.0)
-    g_arr, v_arr, d_arr = (np.array(col) for col in zip(*updates)) if updates else ([], [], [])
-    return HKRRResult(
-        p, np.asarray(g_arr, np.int64), np.asarray(v_arr, np.int64), np.asarray(d_arr, np.float64),
-        means, seen, n_passes, converged,
-    )
-
-
-def hkrr_replay(
-    y_prob: NDArray[np.float64],
-    members: list[NDArray[np.intp]],
-    groups: NDArray[np.int64],
-    levels: NDArray[np.int64],
-    deltas: NDArray[np.float64],
-    n_levels: int,
-) -> NDArray[np.float64]:
-    """Apply recorded HKRR patches, in order, to new predictions (before the snap to level means).
-
-    ``members`` holds the sorted row indices of each group in the new rows.
-    """
-    p = y_prob.copy()
-    for g, v, delta in zip(groups, levels, deltas):
-        rows = members[g]
-        idx = rows[_levels(p[rows], n_levels) == v]
-        p[idx] = np.clip(p[idx] + delta, 0.0, 1.0)
-    return p
+#: The HKRR core (in :mod:`mcal._hkrr`) stays importable from here.
+__all__ = ["DFMC", "HKRR", "HKRRResult", "hkrr_multicalibrate", "hkrr_replay"]
 
 
 class HKRR(GroupInput, BaseCalibrator):
@@ -229,6 +78,9 @@ class HKRR(GroupInput, BaseCalibrator):
         with these columns in this order, so that no patch lands on another group. None for arrays.
     segments_ : dict or None
         Definitions of the generated segments (``Segments.to_dict()``), None for ``groups="columns"``.
+    segment_columns_ : list of str or None
+        For ``groups="generated"`` fitted on a DataFrame, the columns the segments read, which ``predict`` takes
+        from ``X`` by name; None otherwise (an array's columns are read by position).
     update_groups_, update_levels_ : ndarray of shape (n_updates,), int64
         The patched (group, level) cells, in order.
     update_deltas_ : ndarray of shape (n_updates,)
@@ -332,7 +184,7 @@ class HKRR(GroupInput, BaseCalibrator):
             return [segments.indices(k) for k in range(segments.n_segments)]
         names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
         if fitting:
-            self.segments_ = None
+            self.segments_ = self.segment_columns_ = None
             self.group_names_ = names
         elif self.group_names_ is not None and names != self.group_names_:
             got = "an array without column names" if names is None else f"columns {names[:10]}"
@@ -365,7 +217,7 @@ class HKRR(GroupInput, BaseCalibrator):
         p = hkrr_replay(y_prob, members, self.update_groups_, self.update_levels_, self.update_deltas_, n_levels)
         if not self.snap:
             return p
-        level = _levels(p, n_levels)
+        level = prediction_levels(p, n_levels)
         return np.where(self.level_seen_[level], self.level_values_[level], p)
 
     def _check_X(self, X, n_samples, *, fitting):
@@ -374,11 +226,12 @@ class HKRR(GroupInput, BaseCalibrator):
         return super()._check_X(X, n_samples, fitting=fitting)
 
     def _extra_state(self) -> dict[str, Any]:
-        return {"group_names": self.group_names_}
+        return {"group_names": self.group_names_, **self._group_input_state()}
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         super()._restore_extra_state(state, tensors)
         self.group_names_ = state.get("group_names")  # absent from files written before it was recorded
+        self._restore_group_input_state(state)
 
     def _validate_state(self) -> None:
         n_levels = self._n_levels()
@@ -443,6 +296,9 @@ class DFMC(GroupInput, BaseCalibrator):
         Features the trees see besides the logit: columns of ``X``, or generated segments.
     segments_ : dict or None
         Definitions of the generated segments (``Segments.to_dict()``), None for ``groups="columns"``.
+    segment_columns_ : list of str or None
+        For ``groups="generated"`` fitted on a DataFrame, the columns the segments read, which ``predict`` takes
+        from ``X`` by name; None otherwise (an array's columns are read by position).
     encoder_ : FeatureEncoder or None
         Encoding of the columns of ``X`` (``groups="columns"``), as MCGrad's; None for generated segments.
     booster_ : lightgbm.Booster
@@ -563,7 +419,7 @@ class DFMC(GroupInput, BaseCalibrator):
                 self.encoder_ = None
         else:
             if fitting:
-                self.segments_ = None
+                self.segments_ = self.segment_columns_ = None
                 self.encoder_ = FeatureEncoder(self.categorical_features).fit(X)
             features = self.encoder_.transform(X, n_extra_columns=1)
         features[:, -1] = logit(y_prob)
@@ -592,10 +448,11 @@ class DFMC(GroupInput, BaseCalibrator):
 
     def _extra_state(self) -> dict[str, Any]:
         encoder = None if self.encoder_ is None else self.encoder_.to_dict()
-        return {"booster": self.booster_.model_to_string(), "encoder": encoder}
+        return {"booster": self.booster_.model_to_string(), "encoder": encoder, **self._group_input_state()}
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         super()._restore_extra_state(state, tensors)
+        self._restore_group_input_state(state)
         encoder = state.get("encoder")
         self.encoder_ = None if encoder is None else FeatureEncoder.from_dict(encoder)
         text = state.get("booster")

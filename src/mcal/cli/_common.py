@@ -28,7 +28,7 @@ NA_HELP = (
     "comma-separated cell texts that mean a missing value in every column, e.g. 'NA,null'; empty cells are always "
     "missing, and --na-values '' makes them the only missing cells. Default: empty cells, and pandas' markers "
     "(NA, NaN, nan, null, NULL, None, N/A, #N/A, ...) only in a column whose other cells are all numbers or all "
-    "TRUE/FALSE (or that holds only markers), so that "
+    "TRUE/FALSE (or that holds only markers), or in the label column beside two other labels, so that "
     "a text value such as the country code NA stays a value"
 )
 
@@ -47,14 +47,21 @@ def _kind(path: Path) -> str:
 
 
 def read_table(
-    path: str | Path, *, sep: str | None = None, na_values: list[str] | None = None, text_columns: Sequence[str] = ()
+    path: str | Path,
+    *,
+    sep: str | None = None,
+    na_values: list[str] | None = None,
+    text_columns: Sequence[str] = (),
+    label_col: str | None = None,
 ) -> pd.DataFrame:
     """Read a CSV (``.csv``, ``.csv.gz``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``, or a folder) file.
 
     In a CSV file, empty cells are missing. With ``na_values=None``, pandas' missing-value markers (``NA``,
-    ``null``, ``None``, ...) are missing too, but only in a column whose other cells are all numbers or all
-    TRUE/FALSE (or that holds markers only), where they can mean nothing else; a text column keeps them as text
-    (the country code ``NA`` of Namibia stays ``"NA"``).
+    ``null``, ``None``, ...) are missing too, but only where they can mean nothing else: in a column whose other
+    cells are all numbers or all TRUE/FALSE (or that holds markers only), and in the text column ``label_col``
+    when its other cells hold at most two labels (``yes``/``no``/``NA``: a binary label has no third class). A
+    text column keeps them as text (the country code ``NA`` of Namibia stays ``"NA"``, and so does a label
+    ``NA`` beside one other label).
     A list makes exactly its texts (and empty cells) missing, in every column.
     ``text_columns`` of a CSV file are read as text, whatever they hold (a field column of codes ``01``, ``02`` keeps
     them: read as numbers they became ``1``, ``2``, unseen by a model fitted where the column also held letters).
@@ -77,7 +84,7 @@ def read_table(
         if kind == "parquet":
             df = pd.read_parquet(path)
         else:
-            df = _read_csv(path, sep, na_values, text_columns)
+            df = _read_csv(path, sep, na_values, text_columns, label_col)
     except (ValueError, OSError, pd.errors.ParserError, ImportError) as exc:
         raise CLIError(f"cannot read {path} as {kind}: {exc}") from exc
     if df.shape[0] == 0:
@@ -85,10 +92,12 @@ def read_table(
     return df
 
 
-def _read_csv(path: Path, sep: str | None, na_values: list[str] | None, text_columns: Sequence[str]) -> pd.DataFrame:
+def _read_csv(
+    path: Path, sep: str | None, na_values: list[str] | None, text_columns: Sequence[str], label_col: str | None
+) -> pd.DataFrame:
     """``pd.read_csv`` with empty cells (and ``na_values``) missing; without ``na_values``, each text column (other
-    than ``text_columns``) that pandas' default markers turn into numbers, TRUE/FALSE or nothing is read again with
-    them (see :func:`read_table`)."""
+    than ``text_columns``) that pandas' default markers turn into numbers, TRUE/FALSE or nothing (or the label
+    column into at most two labels) is read again with them (see :func:`read_table`)."""
     options = {"sep": sep, "engine": "python" if sep is None else "c"}
     dtype = {name: str for name in text_columns}
     df = pd.read_csv(path, keep_default_na=False, na_values=["", *(na_values or [])], dtype=dtype, **options)
@@ -100,8 +109,10 @@ def _read_csv(path: Path, sep: str | None, na_values: list[str] | None, text_col
         return df
     typed = pd.read_csv(path, usecols=text, **options)  # pandas' default markers; columns in file order
     for j, (_, values) in zip(text, typed.items()):
-        # no text left once the markers are missing: numbers, TRUE/FALSE, or markers only
-        if pd.api.types.infer_dtype(values, skipna=True) in _TYPED_KINDS:
+        # no text left once the markers are missing (numbers, TRUE/FALSE, or markers only), or markers beyond two labels
+        if pd.api.types.infer_dtype(values, skipna=True) in _TYPED_KINDS or (
+            df.columns[j] == label_col and values.nunique() <= 2 < df.iloc[:, j].nunique()
+        ):
             df.isetitem(j, values)
     return df
 
@@ -119,8 +130,10 @@ def parse_na_values(value: str | None) -> list[str] | None:
 
 
 def read_data(args, text_columns: Sequence[str] = ()) -> pd.DataFrame:
-    """The DATA table of a command, read with its ``--sep`` and ``--na-values`` (``text_columns``: see :func:`read_table`)."""
-    return read_table(args.data, sep=args.sep, na_values=parse_na_values(args.na_values), text_columns=text_columns)
+    """The DATA table of a command, read with its ``--sep``, ``--na-values`` and (if it has one) ``--label-col``
+    (``text_columns``: see :func:`read_table`)."""
+    return read_table(args.data, sep=args.sep, na_values=parse_na_values(args.na_values), text_columns=text_columns,
+                      label_col=getattr(args, "label_col", None))
 
 
 def _writable_ending(path: Path, option: str) -> str:

@@ -218,7 +218,7 @@ def _named_columns(model, meta: dict) -> tuple[list[str], str] | None:
         return [], ""
     encoder = getattr(model, "encoder_", None)
     for names in (getattr(model, "feature_names_in_", None), getattr(encoder, "feature_names_in_", None),
-                  getattr(model, "group_names_", None)):  # fmt: skip
+                  getattr(model, "group_names_", None), getattr(model, "segment_columns_", None)):  # fmt: skip
         if names:
             return list(names), "the model was fitted on a DataFrame with the column"
     field, auxiliary = getattr(model, "field", None), list(getattr(model, "auxiliary_features", None) or [])
@@ -245,7 +245,8 @@ def _feature_input(model, meta: dict, df: pd.DataFrame, given: list[str]):
             "the model has no feature names (it was fitted in Python on an array without column names); got no "
             "--features. Alternatively fit it on a pandas DataFrame (or with `mcal fit`) to record the names"
         )
-    n_features = getattr(model, "n_features_in_", None)
+    # the columns of an array, unless its features are segments generated from them (HKRR, DFMC groups="generated")
+    n_features = getattr(model, "n_features_in_", None) if getattr(model, "segments_", None) is None else None
     if n_features is not None and len(given) != n_features:
         raise CLIError(f"--features must name the model's {n_features} feature column(s), in the order of the "
                        f"array it was fitted on; got {len(given)}: {given}")  # fmt: skip

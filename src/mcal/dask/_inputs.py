@@ -80,10 +80,35 @@ def partitions(value: Any, name: str, *, matrix: bool = False) -> list[Any]:
             if len(value.columns) != 1:
                 raise ValueError(f"{name} must be 1-D (n_samples,); got a DataFrame with {len(value.columns)} columns")
             value = value[value.columns[0]]
-        return list(value.to_delayed(optimize_graph=False))
+            return list(value.to_delayed(optimize_graph=False))
+        check = import_optional("dask").delayed(_with_columns, pure=True)
+        columns = list(value.columns)
+        return [check(block, columns, name, i) for i, block in enumerate(value.to_delayed(optimize_graph=False))]
     raise TypeError(
         f"{name} must be a dask Array, DataFrame or Series; got {type(value).__name__} "
         "(in-memory data goes to mcal.MCGrad and mcal.metrics)"
+    )
+
+
+def _with_columns(block: Any, columns: list[Any], name: str, index: int) -> Any:
+    """A partition of a dask DataFrame, checked (on a worker) to hold the columns of the collection's metadata,
+    which a hand-built collection (``dd.from_delayed(..., verify_meta=False)``, ``dd.from_map``) need not."""
+    got = list(block.columns)
+    if got != columns:
+        missing, extra = [c for c in columns if c not in got], [c for c in got if c not in columns]
+        detail = f"missing {missing[:5]}, unexpected {extra[:5]}" if missing or extra else "in another order"
+        raise ValueError(f"{name} must hold in every partition the columns of its metadata {columns[:10]}; "
+                         f"partition {index} has {got[:10]} ({detail})")
+    return block
+
+
+def missing_column_error(exc: KeyError) -> ValueError:
+    """The error for pandas' ``KeyError`` raised on a worker by selecting a column from a partition without it:
+    a column of a dask input that its metadata lists, but a partition lacks."""
+    return ValueError(
+        "every partition of a dask input must hold the columns its metadata lists; got pandas' KeyError "
+        f"{exc.args[0] if exc.args else ''!r} on a worker, selecting a missing column from a partition (a hand-built "
+        "collection, e.g. dd.from_delayed(..., verify_meta=False), or files with different columns)"
     )
 
 

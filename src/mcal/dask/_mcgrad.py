@@ -25,6 +25,7 @@ from mcal.dask._inputs import (
     get_client,
     is_dask_collection,
     merge_encoders,
+    missing_column_error,
     persist,
     stack,
     totals,
@@ -209,11 +210,14 @@ feature_names_in_
         dd = import_optional("dask.dataframe")
         rows = list(enumerate(zip(blocks["y_prob"], blocks["y"], blocks["sample_weight"], blocks["X"])))
         check = dask.delayed(check_block, pure=True)
-        summaries = compute(client, [
-            check(i, p, yy, w, x, label="y", allow_soft=True, categorical_features=self.categorical_features,
-                  folds=folds)
-            for i, (p, yy, w, x) in rows
-        ], self.timeout, "checking the inputs")  # fmt: skip
+        try:
+            summaries = compute(client, [
+                check(i, p, yy, w, x, label="y", allow_soft=True, categorical_features=self.categorical_features,
+                      folds=folds)
+                for i, (p, yy, w, x) in rows
+            ], self.timeout, "checking the inputs")  # fmt: skip
+        except KeyError as exc:  # the first step that reads the inputs' partitions; check_block raises no KeyError
+            raise missing_column_error(exc) from exc
         # the weight range first: a weight past float32 would also swamp the class sums that totals checks
         check_float32_weight_range(min((s.w_low for s in summaries), default=np.inf),
                                    max((s.w_high for s in summaries), default=0.0))
