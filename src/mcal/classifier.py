@@ -135,9 +135,11 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         cal.fit(p, y01[cal_idx], X=X_cal if cal.uses_features else None,
                 sample_weight=None if w is None else w[cal_idx])
         self.calibrator_ = cal
-        for name in ("n_features_in_", "feature_names_in_"):
+        for name in ("n_features_in_", "feature_names_in_"):  # those of an earlier fit are not kept
             if hasattr(self.estimator_, name):
                 setattr(self, name, getattr(self.estimator_, name))
+            else:
+                self.__dict__.pop(name, None)
         return self
 
     def _positive_proba(self, X: Any) -> NDArray[np.float64]:
@@ -184,7 +186,6 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "calibrator_")
         return self.classes_[(self.predict_proba(X)[:, 1] >= 0.5).astype(int)]
-
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
