@@ -239,3 +239,65 @@ def test_bad_n_bins_raises():
 def test_x_that_is_not_a_table_raises_naming_its_type(make, X, shown):
     with pytest.raises(TypeError, match=rf"X must be a DataFrame or a 2-D array-like; got {shown}"):
         make().fit([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], X=X)
+
+
+def _reloaded(cal, field, value):
+    """``cal`` saved and read back with one state field replaced by ``value`` (already in model-file form)."""
+    data = cal.to_dict()
+    data["state"][field] = value
+    return type(cal).from_dict(data)
+
+
+def _encoded(values, dtype="float64", shape=None):
+    return {"__ndarray__": values, "dtype": dtype, "shape": [len(values)] if shape is None else shape}
+
+
+@pytest.mark.parametrize("cls, field, value, rule", [
+    (PlattScaling, "slope_", -0.5, ">= 0"),
+    (TemperatureScaling, "temperature_", 0.0, "> 0"),
+    (TemperatureScaling, "temperature_", -2.0, "> 0"),
+    (BetaCalibration, "a_", -1.0, ">= 0"),
+    (BetaCalibration, "b_", -1.0, ">= 0"),
+])
+def test_model_file_whose_parameters_make_the_map_decreasing_is_rejected(miscalibrated, cls, field, value, rule):
+    # a negative Platt slope loaded and predicted a decreasing map; temperature 0 predicted NaN at p = 0.5
+    p, y = miscalibrated
+    with pytest.raises(ValueError, match=rf"state.{field} must be {rule} \(a non-decreasing map\); got {value}"):
+        _reloaded(cls().fit(p, y), field, value)
+
+
+@pytest.mark.parametrize("cls, field", [(PlattScaling, "slope_"), (TemperatureScaling, "temperature_"),
+                                        (BetaCalibration, "c_"), (mcal.GaussianScaling, "score_min_")])
+def test_model_file_with_an_array_where_a_number_belongs_is_rejected(miscalibrated, cls, field):
+    # a one-element array was broadcast silently, a longer one failed at predict
+    p, y = miscalibrated
+    with pytest.raises(ValueError, match=rf"state.{field} must be a finite number; got an array"):
+        _reloaded(cls().fit(p, y), field, _encoded([1.0]))
+
+
+@pytest.mark.parametrize("cls, field", [(IsotonicCalibration, "X_thresholds_"), (IsotonicCalibration, "y_thresholds_"),
+                                        (HistogramBinning, "bin_edges_"), (HistogramBinning, "bin_values_"),
+                                        (mcal.SmoothedIsotonic, "knots_x_")])
+@pytest.mark.parametrize("value, got", [
+    (0.5, "float"),
+    ([0.1, 0.2], "list"),
+    (_encoded(["a", "b"], "str"), r"shape \(2,\), dtype <U1"),
+    (_encoded([False, True], "bool"), r"shape \(2,\), dtype bool"),
+    (_encoded([0.1, 0.2], shape=[1, 2]), r"shape \(1, 2\), dtype float64"),
+])
+def test_model_file_with_a_non_vector_where_an_array_belongs_is_rejected(miscalibrated, cls, field, value, got):
+    # a number or a list raised AttributeError, which mcal.load let through
+    p, y = miscalibrated
+    with pytest.raises(ValueError, match=rf"state.{field} must be a 1-D array of numbers; got {got}"):
+        _reloaded(cls().fit(p, y), field, value)
+
+
+def test_model_file_whose_sir_knots_stop_short_of_the_anchors_is_rejected(miscalibrated):
+    # np.interp would hold the end values flat beyond them: the map would no longer be strictly increasing
+    p, y = miscalibrated
+    cal = mcal.SmoothedIsotonic().fit(p, y)
+    data = cal.to_dict()
+    data["state"]["knots_x_"] = _encoded([0.2, 0.8])
+    data["state"]["knots_y_"] = _encoded([0.3, 0.6])
+    with pytest.raises(ValueError, match="state.knots_x_ must run from 0 to 1 .*got 0.2 to 0.8"):
+        mcal.SmoothedIsotonic.from_dict(data)
