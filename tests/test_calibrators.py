@@ -126,6 +126,30 @@ def test_histogram_binning_hand_computed():
     np.testing.assert_allclose(cal.predict(np.array([0.0, 0.2, 0.25, 0.4, 0.45, 1.0])), [0, 0, 0.5, 0.5, 1, 1])
 
 
+def test_histogram_binning_weighted_rates_hand_computed():
+    # W = 8, the median level 4 is first reached at 0.2 (cumulative 3, 4, 5, 8): bins {0.1, 0.2} and {0.3, 0.4}
+    cal = HistogramBinning(n_bins=2).fit(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 1, 0, 1]),
+                                         sample_weight=np.array([3.0, 1.0, 1.0, 3.0]))
+    np.testing.assert_allclose(cal.bin_edges_, [0.2])
+    np.testing.assert_allclose(cal.bin_values_, [1 / 4, 3 / 4])
+
+
+def test_histogram_binning_with_as_many_bins_as_scores_gives_each_score_its_own_bin():
+    # the levels k / 100 * 100 rounded up (0.07 * 100 = 7.000000000000001) and skipped a score: 96 bins
+    p = np.arange(100) / 100
+    y = (np.arange(100) % 2).astype(float)
+    cal = HistogramBinning(n_bins=100).fit(p, y)
+    np.testing.assert_array_equal(cal.bin_edges_, p[:-1])
+    np.testing.assert_array_equal(cal.predict(p), y)
+
+
+def test_histogram_binning_with_more_bins_than_memory_holds_gives_each_score_its_own_bin():
+    # one level per bin was materialised: n_bins = 10**12 asked numpy for 8 TB
+    p = np.arange(100) / 100
+    y = (np.arange(100) % 2).astype(float)
+    np.testing.assert_array_equal(HistogramBinning(n_bins=10**12).fit(p, y).predict(p), y)
+
+
 def test_histogram_binning_with_tied_scores_merges_bins():
     cal = HistogramBinning(n_bins=4).fit(np.array([0.3] * 6 + [0.7] * 2), np.array([0, 1, 0, 1, 0, 1, 1, 1]))
     np.testing.assert_allclose(cal.bin_values_, [0.5, 1.0])
