@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 from sklearn.isotonic import IsotonicRegression, isotonic_regression
 
 from mcal._base import BaseCalibrator
-from mcal._binning import assign_bins, equal_frequency_edges, uniform_edges
+from mcal._binning import assign_bins, equal_frequency_edges
 from mcal._validation import check_positive_int
 
 
@@ -174,14 +174,19 @@ def smoothed_isotonic_knots(
     """
     keep = sample_weight > 0
     p, yy, w = y_prob[keep], y[keep], sample_weight[keep]
-    idx = assign_bins(p, uniform_edges(n_bins)[1:-1])
-    weight = np.bincount(idx, weights=w, minlength=n_bins)
-    positives = np.bincount(idx, weights=w * yy, minlength=n_bins)
-    low, high = np.full(n_bins, np.inf), np.full(n_bins, -np.inf)
+    # bin k is (k / n_bins, (k + 1) / n_bins], edges rounded to float (a score of 0 is in the first); only the
+    # occupied bins are counted, so time and memory do not grow with n_bins (no scores part beyond 2**53 bins)
+    bins = float(min(n_bins, 2**53))
+    k = np.clip(np.ceil(p * bins) - 1.0, 0.0, bins - 1.0)
+    k -= (k >= 1.0) & (k / bins >= p)  # p * n_bins rounded up past an edge (0.14 * 100 = 14.000000000000002)
+    k += (k + 1.0 < bins) & ((k + 1.0) / bins < p)  # or down
+    _, idx = np.unique(k, return_inverse=True)
+    weight = np.bincount(idx, weights=w)
+    positives = np.bincount(idx, weights=w * yy)
+    low, high = np.full(weight.size, np.inf), np.full(weight.size, -np.inf)
     np.minimum.at(low, idx, p)
     np.maximum.at(high, idx, p)
-    full = weight > 0
-    weight, rate, mid = weight[full], positives[full] / weight[full], (low[full] + high[full]) / 2.0
+    rate, mid = positives / weight, (low + high) / 2.0
     # pool adjacent violators (ties pooled too, so the knot values are strictly increasing): PAV gives the
     # pooled rates; blocks of equal fitted rate become one knot at the weight-averaged bin midpoint
     fitted = isotonic_regression(rate, sample_weight=weight, y_min=0.0, y_max=1.0, increasing=True)
