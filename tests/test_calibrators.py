@@ -1,10 +1,12 @@
 """Classic calibrators: invariants, agreement with scikit-learn, edge cases and bad input."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse
+from scipy.optimize import brentq
 from scipy.special import expit, logit
 from sklearn.exceptions import NotFittedError
 from sklearn.isotonic import IsotonicRegression
@@ -76,6 +78,38 @@ def test_weight_k_equals_k_copies(cls, rng):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
+EVERY = [*ALL, mcal.GaussianScaling, mcal.GammaScaling, mcal.SmoothedIsotonic]
+
+
+@pytest.mark.parametrize("cls", EVERY)
+def test_multiplying_every_weight_by_a_constant_changes_nothing(cls, rng):
+    p = rng.uniform(0.01, 0.99, 800)
+    y = (rng.uniform(size=800) < p**1.3).astype(float)
+    w = rng.uniform(0.0, 3.0, 800)
+    a = cls().fit(p, y, sample_weight=w).predict(GRID)
+    for scale in (1e-6, 1e6):
+        np.testing.assert_allclose(cls().fit(p, y, sample_weight=w * scale).predict(GRID), a, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [mcal.GaussianScaling, mcal.GammaScaling])
+def test_gaussian_and_gamma_are_invariant_to_row_order(cls, miscalibrated, rng):
+    p, y = miscalibrated
+    perm = rng.permutation(p.size)
+    np.testing.assert_allclose(cls().fit(p[perm], y[perm]).predict(GRID), cls().fit(p, y).predict(GRID),
+                               rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls, tol", [(PlattScaling, 0.01), (TemperatureScaling, 0.01), (BetaCalibration, 0.01),
+                                      (mcal.GaussianScaling, 0.01), (mcal.GammaScaling, 0.01),
+                                      (IsotonicCalibration, 0.05), (HistogramBinning, 0.05), (mcal.SmoothedIsotonic, 0.05)])
+def test_map_is_near_the_identity_on_calibrated_data(cls, tol, rng):
+    # parametric families contain the identity; binned ones are within a bin's noise of it
+    p = rng.uniform(0.02, 0.98, 100_000)
+    y = (rng.uniform(size=p.size) < p).astype(float)
+    grid = np.linspace(0.05, 0.95, 181)
+    assert np.max(np.abs(cls().fit(p, y).predict(grid) - grid)) < tol
+
+
 def test_platt_is_near_identity_on_calibrated_data(rng):
     p = rng.uniform(0.01, 0.99, 200_000)
     y = (rng.uniform(size=p.size) < p).astype(float)
@@ -97,6 +131,62 @@ def test_platt_agrees_with_unpenalised_sklearn_logistic_regression(miscalibrated
     cal = PlattScaling().fit(p, y)
     assert cal.slope_ == pytest.approx(lr.coef_[0, 0], rel=1e-5)
     assert cal.intercept_ == pytest.approx(lr.intercept_[0], abs=1e-5)
+
+
+def test_platt_on_four_points_solves_the_score_equation():
+    # logits +-log(4), +-log(3/7) are symmetric and the labels alternate: the optimum has b = 0 and a solving
+    # sum_i z_i (y_i - expit(a z_i)) = 0, found here by root bracketing (a = 1.10179034...)
+    p, y = np.array([0.2, 0.4, 0.6, 0.8]), np.array([0.0, 1.0, 0.0, 1.0])
+    z = logit(p)
+    a = brentq(lambda a: np.sum(z * (y - expit(a * z))), 0.1, 5.0, xtol=1e-14)
+    cal = PlattScaling().fit(p, y)
+    assert cal.slope_ == pytest.approx(a, rel=1e-6)
+    assert cal.intercept_ == pytest.approx(0.0, abs=1e-8)
+
+
+def test_weighted_platt_agrees_with_weighted_sklearn_logistic_regression(miscalibrated, rng):
+    p, y = miscalibrated
+    w = rng.uniform(0.0, 3.0, p.size)
+    lr = LogisticRegression(C=np.inf, tol=1e-10, max_iter=1000).fit(logit(p)[:, None], y, sample_weight=w)
+    cal = PlattScaling().fit(p, y, sample_weight=w)
+    assert cal.slope_ == pytest.approx(lr.coef_[0, 0], rel=1e-5)
+    assert cal.intercept_ == pytest.approx(lr.intercept_[0], abs=1e-5)
+
+
+def test_temperature_solves_the_score_equation_of_the_inverse_temperature(miscalibrated):
+    # the optimum of the one-parameter model expit(t z) solves sum_i z_i (y_i - expit(t z_i)) = 0
+    p, y = miscalibrated
+    z = logit(p)
+    t = brentq(lambda t: np.sum(z * (y - expit(t * z))), 0.01, 5.0, xtol=1e-14)
+    assert 1.0 / TemperatureScaling().fit(p, y).temperature_ == pytest.approx(t, rel=1e-6)
+
+
+@pytest.mark.parametrize("abc", [(0.6, 1.4, 0.2), (-0.3, 1.0, 0.0), (1.2, -0.4, 0.1)],
+                         ids=["both-positive", "a-dropped", "b-dropped"])
+def test_beta_agrees_with_the_authors_betacal_package(rng, abc):
+    # betacal 1.1.0 (Kull et al.) fits an almost unpenalised sklearn logistic regression and refits without a
+    # feature whose coefficient is negative; its lbfgs stops at tol 1e-4, so mcal (the exact constrained
+    # optimum) agrees to ~1e-4 and is never worse in log loss
+    betacal = pytest.importorskip("betacal", minversion="1.1.0")
+    a, b, c = abc
+    p = rng.uniform(0.001, 0.999, 20_000)
+    y = (rng.random(p.size) < expit(a * np.log(p) - b * np.log1p(-p) + c)).astype(float)
+    with warnings.catch_warnings():  # betacal calls warnings.filterwarnings("ignore"): keep it local
+        ref = betacal.BetaCalibration("abm").fit(p, y)
+    cal = BetaCalibration().fit(p, y)
+    np.testing.assert_allclose([cal.a_, cal.b_], ref.calibrator_.map_[:2], atol=2e-3)
+    np.testing.assert_allclose(cal.predict(GRID[1:-1]), ref.predict(GRID[1:-1]), atol=5e-4)
+    assert log_loss(y, cal.predict(p)) <= log_loss(y, ref.predict(p)) + 1e-12
+
+
+def test_isotonic_pools_ties_and_violators_as_computed_by_hand():
+    # tie at 0.2 -> (0 + 1)/2 with weight 2; 1 (w 1) > 0.5 (w 2) pools to 2/3 (w 3); 0 at 0.3 (w 2) pools to
+    # (2 + 0)/5 = 0.4; 1 at 0.4 stays. Knots where the value changes: 0.1, 0.3 at 0.4 and 0.4 at 1.
+    p = np.array([0.1, 0.2, 0.2, 0.3, 0.4])
+    y = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    cal = IsotonicCalibration().fit(p, y, sample_weight=np.array([1.0, 1.0, 1.0, 2.0, 1.0]))
+    np.testing.assert_allclose(cal.predict(np.array([0.0, 0.1, 0.2, 0.3, 0.35, 0.4, 1.0])),
+                               [0.4, 0.4, 0.4, 0.4, 0.7, 1.0, 1.0], rtol=0, atol=1e-15)
 
 
 def test_temperature_recovers_inverse_slope(rng):
