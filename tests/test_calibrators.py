@@ -1,10 +1,12 @@
 """Classic calibrators: invariants, agreement with scikit-learn, edge cases and bad input."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse
+from scipy.optimize import brentq
 from scipy.special import expit, logit
 from sklearn.exceptions import NotFittedError
 from sklearn.isotonic import IsotonicRegression
@@ -76,6 +78,38 @@ def test_weight_k_equals_k_copies(cls, rng):
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
+EVERY = [*ALL, mcal.GaussianScaling, mcal.GammaScaling, mcal.SmoothedIsotonic]
+
+
+@pytest.mark.parametrize("cls", EVERY)
+def test_multiplying_every_weight_by_a_constant_changes_nothing(cls, rng):
+    p = rng.uniform(0.01, 0.99, 800)
+    y = (rng.uniform(size=800) < p**1.3).astype(float)
+    w = rng.uniform(0.0, 3.0, 800)
+    a = cls().fit(p, y, sample_weight=w).predict(GRID)
+    for scale in (1e-6, 1e6):
+        np.testing.assert_allclose(cls().fit(p, y, sample_weight=w * scale).predict(GRID), a, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [mcal.GaussianScaling, mcal.GammaScaling])
+def test_gaussian_and_gamma_are_invariant_to_row_order(cls, miscalibrated, rng):
+    p, y = miscalibrated
+    perm = rng.permutation(p.size)
+    np.testing.assert_allclose(cls().fit(p[perm], y[perm]).predict(GRID), cls().fit(p, y).predict(GRID),
+                               rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls, tol", [(PlattScaling, 0.01), (TemperatureScaling, 0.01), (BetaCalibration, 0.01),
+                                      (mcal.GaussianScaling, 0.01), (mcal.GammaScaling, 0.01),
+                                      (IsotonicCalibration, 0.05), (HistogramBinning, 0.05), (mcal.SmoothedIsotonic, 0.05)])
+def test_map_is_near_the_identity_on_calibrated_data(cls, tol, rng):
+    # parametric families contain the identity; binned ones are within a bin's noise of it
+    p = rng.uniform(0.02, 0.98, 100_000)
+    y = (rng.uniform(size=p.size) < p).astype(float)
+    grid = np.linspace(0.05, 0.95, 181)
+    assert np.max(np.abs(cls().fit(p, y).predict(grid) - grid)) < tol
+
+
 def test_platt_is_near_identity_on_calibrated_data(rng):
     p = rng.uniform(0.01, 0.99, 200_000)
     y = (rng.uniform(size=p.size) < p).astype(float)
@@ -97,6 +131,62 @@ def test_platt_agrees_with_unpenalised_sklearn_logistic_regression(miscalibrated
     cal = PlattScaling().fit(p, y)
     assert cal.slope_ == pytest.approx(lr.coef_[0, 0], rel=1e-5)
     assert cal.intercept_ == pytest.approx(lr.intercept_[0], abs=1e-5)
+
+
+def test_platt_on_four_points_solves_the_score_equation():
+    # logits +-log(4), +-log(3/7) are symmetric and the labels alternate: the optimum has b = 0 and a solving
+    # sum_i z_i (y_i - expit(a z_i)) = 0, found here by root bracketing (a = 1.10179034...)
+    p, y = np.array([0.2, 0.4, 0.6, 0.8]), np.array([0.0, 1.0, 0.0, 1.0])
+    z = logit(p)
+    a = brentq(lambda a: np.sum(z * (y - expit(a * z))), 0.1, 5.0, xtol=1e-14)
+    cal = PlattScaling().fit(p, y)
+    assert cal.slope_ == pytest.approx(a, rel=1e-6)
+    assert cal.intercept_ == pytest.approx(0.0, abs=1e-8)
+
+
+def test_weighted_platt_agrees_with_weighted_sklearn_logistic_regression(miscalibrated, rng):
+    p, y = miscalibrated
+    w = rng.uniform(0.0, 3.0, p.size)
+    lr = LogisticRegression(C=np.inf, tol=1e-10, max_iter=1000).fit(logit(p)[:, None], y, sample_weight=w)
+    cal = PlattScaling().fit(p, y, sample_weight=w)
+    assert cal.slope_ == pytest.approx(lr.coef_[0, 0], rel=1e-5)
+    assert cal.intercept_ == pytest.approx(lr.intercept_[0], abs=1e-5)
+
+
+def test_temperature_solves_the_score_equation_of_the_inverse_temperature(miscalibrated):
+    # the optimum of the one-parameter model expit(t z) solves sum_i z_i (y_i - expit(t z_i)) = 0
+    p, y = miscalibrated
+    z = logit(p)
+    t = brentq(lambda t: np.sum(z * (y - expit(t * z))), 0.01, 5.0, xtol=1e-14)
+    assert 1.0 / TemperatureScaling().fit(p, y).temperature_ == pytest.approx(t, rel=1e-6)
+
+
+@pytest.mark.parametrize("abc", [(0.6, 1.4, 0.2), (-0.3, 1.0, 0.0), (1.2, -0.4, 0.1)],
+                         ids=["both-positive", "a-dropped", "b-dropped"])
+def test_beta_agrees_with_the_authors_betacal_package(rng, abc):
+    # betacal 1.1.0 (Kull et al.) fits an almost unpenalised sklearn logistic regression and refits without a
+    # feature whose coefficient is negative; its lbfgs stops at tol 1e-4, so mcal (the exact constrained
+    # optimum) agrees to ~1e-4 and is never worse in log loss
+    betacal = pytest.importorskip("betacal", minversion="1.1.0")
+    a, b, c = abc
+    p = rng.uniform(0.001, 0.999, 20_000)
+    y = (rng.random(p.size) < expit(a * np.log(p) - b * np.log1p(-p) + c)).astype(float)
+    with warnings.catch_warnings():  # betacal calls warnings.filterwarnings("ignore"): keep it local
+        ref = betacal.BetaCalibration("abm").fit(p, y)
+    cal = BetaCalibration().fit(p, y)
+    np.testing.assert_allclose([cal.a_, cal.b_], ref.calibrator_.map_[:2], atol=2e-3)
+    np.testing.assert_allclose(cal.predict(GRID[1:-1]), ref.predict(GRID[1:-1]), atol=5e-4)
+    assert log_loss(y, cal.predict(p)) <= log_loss(y, ref.predict(p)) + 1e-12
+
+
+def test_isotonic_pools_ties_and_violators_as_computed_by_hand():
+    # tie at 0.2 -> (0 + 1)/2 with weight 2; 1 (w 1) > 0.5 (w 2) pools to 2/3 (w 3); 0 at 0.3 (w 2) pools to
+    # (2 + 0)/5 = 0.4; 1 at 0.4 stays. Knots where the value changes: 0.1, 0.3 at 0.4 and 0.4 at 1.
+    p = np.array([0.1, 0.2, 0.2, 0.3, 0.4])
+    y = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    cal = IsotonicCalibration().fit(p, y, sample_weight=np.array([1.0, 1.0, 1.0, 2.0, 1.0]))
+    np.testing.assert_allclose(cal.predict(np.array([0.0, 0.1, 0.2, 0.3, 0.35, 0.4, 1.0])),
+                               [0.4, 0.4, 0.4, 0.4, 0.7, 1.0, 1.0], rtol=0, atol=1e-15)
 
 
 def test_temperature_recovers_inverse_slope(rng):
@@ -124,6 +214,30 @@ def test_histogram_binning_hand_computed():
     cal = HistogramBinning(n_bins=3).fit(p, y)
     np.testing.assert_allclose(cal.bin_edges_, [0.2, 0.4])
     np.testing.assert_allclose(cal.predict(np.array([0.0, 0.2, 0.25, 0.4, 0.45, 1.0])), [0, 0, 0.5, 0.5, 1, 1])
+
+
+def test_histogram_binning_weighted_rates_hand_computed():
+    # W = 8, the median level 4 is first reached at 0.2 (cumulative 3, 4, 5, 8): bins {0.1, 0.2} and {0.3, 0.4}
+    cal = HistogramBinning(n_bins=2).fit(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 1, 0, 1]),
+                                         sample_weight=np.array([3.0, 1.0, 1.0, 3.0]))
+    np.testing.assert_allclose(cal.bin_edges_, [0.2])
+    np.testing.assert_allclose(cal.bin_values_, [1 / 4, 3 / 4])
+
+
+def test_histogram_binning_with_as_many_bins_as_scores_gives_each_score_its_own_bin():
+    # the levels k / 100 * 100 rounded up (0.07 * 100 = 7.000000000000001) and skipped a score: 96 bins
+    p = np.arange(100) / 100
+    y = (np.arange(100) % 2).astype(float)
+    cal = HistogramBinning(n_bins=100).fit(p, y)
+    np.testing.assert_array_equal(cal.bin_edges_, p[:-1])
+    np.testing.assert_array_equal(cal.predict(p), y)
+
+
+def test_histogram_binning_with_more_bins_than_memory_holds_gives_each_score_its_own_bin():
+    # one level per bin was materialised: n_bins = 10**12 asked numpy for 8 TB
+    p = np.arange(100) / 100
+    y = (np.arange(100) % 2).astype(float)
+    np.testing.assert_array_equal(HistogramBinning(n_bins=10**12).fit(p, y).predict(p), y)
 
 
 def test_histogram_binning_with_tied_scores_merges_bins():
@@ -241,3 +355,65 @@ def test_bad_n_bins_raises():
 def test_x_that_is_not_a_table_raises_naming_its_type(make, X, shown):
     with pytest.raises(TypeError, match=rf"X must be a DataFrame or a 2-D array-like; got {shown}"):
         make().fit([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], X=X)
+
+
+def _reloaded(cal, field, value):
+    """``cal`` saved and read back with one state field replaced by ``value`` (already in model-file form)."""
+    data = cal.to_dict()
+    data["state"][field] = value
+    return type(cal).from_dict(data)
+
+
+def _encoded(values, dtype="float64", shape=None):
+    return {"__ndarray__": values, "dtype": dtype, "shape": [len(values)] if shape is None else shape}
+
+
+@pytest.mark.parametrize("cls, field, value, rule", [
+    (PlattScaling, "slope_", -0.5, ">= 0"),
+    (TemperatureScaling, "temperature_", 0.0, "> 0"),
+    (TemperatureScaling, "temperature_", -2.0, "> 0"),
+    (BetaCalibration, "a_", -1.0, ">= 0"),
+    (BetaCalibration, "b_", -1.0, ">= 0"),
+])
+def test_model_file_whose_parameters_make_the_map_decreasing_is_rejected(miscalibrated, cls, field, value, rule):
+    # a negative Platt slope loaded and predicted a decreasing map; temperature 0 predicted NaN at p = 0.5
+    p, y = miscalibrated
+    with pytest.raises(ValueError, match=rf"state.{field} must be {rule} \(a non-decreasing map\); got {value}"):
+        _reloaded(cls().fit(p, y), field, value)
+
+
+@pytest.mark.parametrize("cls, field", [(PlattScaling, "slope_"), (TemperatureScaling, "temperature_"),
+                                        (BetaCalibration, "c_"), (mcal.GaussianScaling, "score_min_")])
+def test_model_file_with_an_array_where_a_number_belongs_is_rejected(miscalibrated, cls, field):
+    # a one-element array was broadcast silently, a longer one failed at predict
+    p, y = miscalibrated
+    with pytest.raises(ValueError, match=rf"state.{field} must be a finite number; got an array"):
+        _reloaded(cls().fit(p, y), field, _encoded([1.0]))
+
+
+@pytest.mark.parametrize("cls, field", [(IsotonicCalibration, "X_thresholds_"), (IsotonicCalibration, "y_thresholds_"),
+                                        (HistogramBinning, "bin_edges_"), (HistogramBinning, "bin_values_"),
+                                        (mcal.SmoothedIsotonic, "knots_x_")])
+@pytest.mark.parametrize("value, got", [
+    (0.5, "float"),
+    ([0.1, 0.2], "list"),
+    (_encoded(["a", "b"], "str"), r"shape \(2,\), dtype <U1"),
+    (_encoded([False, True], "bool"), r"shape \(2,\), dtype bool"),
+    (_encoded([0.1, 0.2], shape=[1, 2]), r"shape \(1, 2\), dtype float64"),
+])
+def test_model_file_with_a_non_vector_where_an_array_belongs_is_rejected(miscalibrated, cls, field, value, got):
+    # a number or a list raised AttributeError, which mcal.load let through
+    p, y = miscalibrated
+    with pytest.raises(ValueError, match=rf"state.{field} must be a 1-D array of numbers; got {got}"):
+        _reloaded(cls().fit(p, y), field, value)
+
+
+def test_model_file_whose_sir_knots_stop_short_of_the_anchors_is_rejected(miscalibrated):
+    # np.interp would hold the end values flat beyond them: the map would no longer be strictly increasing
+    p, y = miscalibrated
+    cal = mcal.SmoothedIsotonic().fit(p, y)
+    data = cal.to_dict()
+    data["state"]["knots_x_"] = _encoded([0.2, 0.8])
+    data["state"]["knots_y_"] = _encoded([0.3, 0.6])
+    with pytest.raises(ValueError, match="state.knots_x_ must run from 0 to 1 .*got 0.2 to 0.8"):
+        mcal.SmoothedIsotonic.from_dict(data)

@@ -1,13 +1,17 @@
 """CalibratedClassifier: a scikit-learn classifier with an mcal calibrator on top."""
 
 import numpy as np
+import pandas as pd
 import pytest
+import scipy.sparse
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_score
 from sklearn.naive_bayes import GaussianNB
+from sklearn.utils import get_tags
 
-from mcal import CalibratedClassifier, PlattScaling
+from mcal import CalibratedClassifier, HistogramBinning, PlattScaling
 from mcal.metrics import log_loss
 
 
@@ -61,3 +65,89 @@ def test_bad_arguments_raise(data):
         CalibratedClassifier(LogisticRegression(), calibration_fraction=1.5).fit(X, y)
     with pytest.raises(NotFittedError):
         CalibratedClassifier(LogisticRegression()).predict_proba(X)
+
+
+def test_n_features_in_and_feature_names_in_are_the_base_models(data):
+    X, y = data
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    clf = CalibratedClassifier(LogisticRegression(), random_state=0).fit(frame, y)
+    assert clf.n_features_in_ == 4
+    assert clf.feature_names_in_.tolist() == ["a", "b", "c", "d"]
+
+
+def test_predict_before_fit_raises_not_fitted_error(data):
+    X, _ = data
+    with pytest.raises(NotFittedError):
+        CalibratedClassifier(LogisticRegression()).predict(X)
+
+
+def test_x_and_y_of_different_lengths_raise_instead_of_dropping_rows(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"inconsistent numbers of samples: \[4000, 3999\]"):
+        CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y[:-1])
+
+
+def test_sample_weight_of_the_wrong_length_raises_naming_it(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"sample_weight must have length 4000 \(n_samples\); got 5"):
+        CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y, sample_weight=np.ones(5))
+
+
+def test_missing_labels_raise_instead_of_becoming_a_class(data):
+    X, y = data
+    y = y.astype(object)
+    y[:3] = None
+    with pytest.raises(ValueError, match="y must not contain missing values; got 3"):
+        CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
+
+
+def test_continuous_labels_raise_naming_them_continuous(data):
+    X, _ = data
+    with pytest.raises(ValueError, match="two classes .*got continuous values"):
+        CalibratedClassifier(LogisticRegression()).fit(X, np.linspace(0.0, 1.0, len(X)))
+
+
+def test_prefit_estimator_fitted_on_other_labels_raises_naming_them(data):
+    X, y = data
+    base = LogisticRegression().fit(X, np.where(y == "yes", 1, 0))
+    with pytest.raises(ValueError, match=r"classes the prefit estimator was fitted on \[0, 1\]; got \['no', 'yes'\]"):
+        CalibratedClassifier(base, prefit=True).fit(X, y)
+
+
+def test_calibration_fraction_that_is_not_a_number_raises_a_value_error(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"calibration_fraction must be in \(0, 1\); got '0.3'"):
+        CalibratedClassifier(LogisticRegression(), calibration_fraction="0.3").fit(X, y)
+
+
+def test_sparse_features_reach_a_base_model_that_accepts_them(data):
+    X, y = data
+    dense = CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y).predict_proba(X[:20])
+    for sparse in (scipy.sparse.csr_matrix(X), scipy.sparse.coo_array(X)):
+        clf = CalibratedClassifier(LogisticRegression(), random_state=0).fit(sparse, y)
+        np.testing.assert_allclose(clf.predict_proba(scipy.sparse.csr_matrix(X[:20])), dense, rtol=1e-10)
+
+
+def test_tags_declare_binary_only_and_the_base_models_sparse_support():
+    assert get_tags(CalibratedClassifier(LogisticRegression())).classifier_tags.multi_class is False
+    assert get_tags(CalibratedClassifier(LogisticRegression())).input_tags.sparse is True
+    assert get_tags(CalibratedClassifier(GaussianNB())).input_tags.sparse is False
+
+
+def test_nested_calibrator_parameters_are_set_and_the_given_calibrator_stays_unfitted(data):
+    X, y = data
+    template = CalibratedClassifier(LogisticRegression(), HistogramBinning(), random_state=0)
+    clf = clone(template).set_params(calibrator__n_bins=3).fit(X, y)
+    assert clf.calibrator_.bin_values_.size == 3
+    assert template.calibrator.n_bins == 20 and not hasattr(clf.calibrator, "bin_values_")
+
+
+def test_prefit_sample_weight_k_equals_k_copies(data):
+    X, y = data
+    base = LogisticRegression().fit(X[:2000], y[:2000])
+    Xc, yc = X[2000:], y[2000:]
+    k = np.random.default_rng(3).integers(0, 4, len(yc))
+    weighted = CalibratedClassifier(base, prefit=True).fit(Xc, yc, sample_weight=k.astype(float))
+    rep = np.repeat(np.arange(len(yc)), k)
+    copies = CalibratedClassifier(base, prefit=True).fit(Xc[rep], yc[rep])
+    np.testing.assert_allclose(weighted.predict_proba(X[:200]), copies.predict_proba(X[:200]), atol=1e-12)

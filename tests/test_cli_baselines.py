@@ -29,6 +29,11 @@ def table(tmp_path):
 @pytest.mark.parametrize(
     ("method", "extra"),
     [
+        ("platt", []),
+        ("temperature", []),
+        ("beta", []),
+        ("isotonic", []),
+        ("histogram", ["--param", "n_bins=7"]),
         ("gaussian", []),
         ("gamma", []),
         ("sir", []),

@@ -185,3 +185,12 @@ def test_solver_tolerance_violations_are_moved_inside_the_monotonicity_constrain
     fixed = _into_constraints(theta, A)
     assert np.all(A @ fixed >= 1e-10 * (1 - 1e-6))
     assert np.max(np.abs(fixed - theta)) < 1e-9
+
+
+def test_gamma_shift_below_the_rounding_of_the_smallest_logit_still_fits(rng):
+    # s - (s_min - 1e-20) rounded to 0 at s_min: log(0) made the loss NaN, the fit returned its starting point
+    # (the identity) and predicted NaN below the calibration range
+    p, y, _ = miscalibrated(rng, 5000)
+    cal = GammaScaling(shift=1e-20).fit(p, y)
+    assert np.all(np.isfinite(cal.predict(np.linspace(0.0, 1.0, 101))))
+    assert log_loss(y, cal.predict(p)) < log_loss(y, p) - 0.05

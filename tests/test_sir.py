@@ -116,3 +116,22 @@ def test_saturated_scores_pooled_with_lower_bins_are_mapped_to_the_anchor(rng):
     # while the same rows alone in their block keep their rate
     alone = SmoothedIsotonic().fit(np.r_[rng.uniform(0.05, 0.15, 500), np.ones(100)], np.r_[np.zeros(450), np.ones(50), y[500:]])
     assert alone.predict(np.array([1.0])).tolist() == [0.2]
+
+
+def test_a_score_on_a_bin_edge_falls_in_the_bin_it_closes():
+    # vote fractions j / 6 with n_bins=6: the edges came from np.linspace, whose 5 * (1/6) = 0.8333333333333333
+    # lies below the score 5/6 = 0.8333333333333334, which joined the bin of the score 1
+    p = np.repeat(np.arange(1, 7) / 6, 10)
+    y = np.concatenate([np.r_[np.ones(j), np.zeros(10 - j)] for j in range(1, 7)])
+    cal = SmoothedIsotonic(n_bins=6).fit(p, y)
+    np.testing.assert_allclose(cal.knots_x_, np.arange(7) / 6, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(cal.knots_y_, np.r_[0.0, np.arange(1, 7) / 10], rtol=0, atol=1e-15)
+
+
+def test_more_bins_than_memory_holds_give_the_knots_of_one_score_per_bin():
+    # one array entry per bin was allocated: n_bins = 10**12 asked numpy for terabytes
+    p = np.repeat(np.arange(1, 100) / 100, 3)
+    y = (np.random.default_rng(0).random(p.size) < p).astype(float)
+    huge, fine = SmoothedIsotonic(n_bins=10**12).fit(p, y), SmoothedIsotonic(n_bins=1000).fit(p, y)
+    np.testing.assert_array_equal(huge.knots_x_, fine.knots_x_)
+    np.testing.assert_array_equal(huge.knots_y_, fine.knots_y_)

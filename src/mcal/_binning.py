@@ -18,12 +18,19 @@ def weighted_quantiles(
 
     Zero-weight rows are ignored. Deterministic under ties and row order.
     """
+    v, cw = _sorted_cumulative(values, sample_weight)
+    idx = np.searchsorted(cw, np.asarray(levels) * cw[-1], side="left")
+    return v[np.clip(idx, 0, v.size - 1)]
+
+
+def _sorted_cumulative(
+    values: NDArray[np.float64], sample_weight: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The values of positive weight in increasing order, and their cumulative weights."""
     keep = sample_weight > 0
     v, w = values[keep], sample_weight[keep]
     order = np.argsort(v, kind="stable")
-    v, cw = v[order], np.cumsum(w[order])
-    idx = np.searchsorted(cw, np.asarray(levels) * cw[-1], side="left")
-    return v[np.clip(idx, 0, v.size - 1)]
+    return v[order], np.cumsum(w[order])
 
 
 def equal_frequency_edges(
@@ -31,12 +38,19 @@ def equal_frequency_edges(
 ) -> NDArray[np.float64]:
     """Interior edges of at most ``n_bins`` equal-weight bins, shape (n_edges,), strictly increasing.
 
-    Each edge is an observed score; ties that would make a bin empty merge it with its neighbour, so
-    every bin of :func:`assign_bins` holds positive weight on the data the edges came from.
+    The edges are the weighted quantiles at levels k / n_bins, k = 1 .. n_bins - 1 (as
+    :func:`weighted_quantiles`). Each edge is an observed score; ties that would make a bin empty merge it with
+    its neighbour, so every bin of :func:`assign_bins` holds positive weight on the data the edges came from.
+    Time and memory are O(n) whatever ``n_bins``, and with integer weights the levels are met exactly.
     """
-    edges = weighted_quantiles(y_prob, sample_weight, np.arange(1, n_bins) / n_bins)
-    highest = y_prob[sample_weight > 0].max()
-    return np.unique(edges[edges < highest])
+    v, cw = _sorted_cumulative(y_prob, sample_weight)
+    # the sorted row i is the quantile of the levels k W / n_bins in (cw[i-1], cw[i]]: it is an edge where the
+    # count of levels up to cw[i], floor(cw[i] n_bins / W) capped at n_bins - 1, grows (comparing k / n_bins * W
+    # with cw instead was off by one row where that product rounded up). Beyond 2**53 bins every row is an edge.
+    bins = float(min(n_bins, 2**53))
+    reached = np.minimum(np.floor(cw * bins / cw[-1]), bins - 1.0)
+    edges = v[np.diff(reached, prepend=0.0) > 0]
+    return np.unique(edges[edges < v[-1]])
 
 
 def assign_bins(y_prob: NDArray[np.float64], interior_edges: NDArray[np.float64]) -> NDArray[np.intp]:

@@ -5,13 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
+import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import train_test_split
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import get_tags
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_consistent_length, check_is_fitted
 
 from mcal._base import BaseCalibrator
-from mcal._validation import _as_1d
+from mcal._validation import _as_1d, check_real, check_sample_weight
 
 
 class CalibratedClassifier(ClassifierMixin, BaseEstimator):
@@ -39,6 +43,10 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         The fitted calibrator.
     classes_ : ndarray of shape (2,)
         The two class labels, sorted; the second is the positive class.
+    n_features_in_ : int
+        Number of features seen by the base model's ``fit`` (copied from ``estimator_``, when it has it).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names seen by the base model's ``fit``, when ``X`` was a DataFrame with string column names.
 
     Examples
     --------
@@ -85,26 +93,35 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``y`` does not have exactly two classes, ``calibration_fraction`` is not in (0, 1), or the
-            estimator or calibrator is of the wrong kind.
+            If ``y`` does not have exactly two classes or has missing values, ``X`` and ``y`` differ in length,
+            ``sample_weight`` is invalid, ``calibration_fraction`` is not in (0, 1), the estimator or calibrator is
+            of the wrong kind, or a prefit estimator was not fitted on the labels of ``y``.
         """
         if self.estimator is None or not hasattr(self.estimator, "predict_proba"):
             raise ValueError(f"estimator must be a classifier with predict_proba; got {type(self.estimator).__name__}")
         if self.calibrator is not None and not isinstance(self.calibrator, BaseCalibrator):
             raise ValueError(f"calibrator must be an mcal calibrator; got {type(self.calibrator).__name__}")
         y_arr = _as_1d(y, "y")
+        if pd.isna(y_arr).any():
+            raise ValueError(f"y must not contain missing values; got {int(pd.isna(y_arr).sum())}")
+        check_consistent_length(X, y_arr)
         self.classes_ = np.unique(y_arr)
         if self.classes_.size != 2:
-            raise ValueError(f"y must have exactly two classes; got {self.classes_.size}: {self.classes_[:5].tolist()}")
+            k, kind = self.classes_.size, type_of_target(y_arr)
+            shown = "continuous values" if kind == "continuous" else f"{k} class{'es' if k > 1 else ''}"
+            raise ValueError(f"y must have exactly two classes (binary classification only); got {shown}: "
+                             f"{self.classes_[:5].tolist()}")
         y01 = (y_arr == self.classes_[1]).astype(np.float64)
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        w = None if sample_weight is None else check_sample_weight(sample_weight, y01.size)
         idx = np.arange(y01.size)
         if self.prefit:
             check_is_fitted(self.estimator)
             self.estimator_, cal_idx = self.estimator, idx
+            if not set(self.classes_.tolist()) <= set(np.asarray(self.estimator_.classes_).tolist()):
+                raise ValueError(f"y must hold only the classes the prefit estimator was fitted on "
+                                 f"{np.asarray(self.estimator_.classes_).tolist()}; got {self.classes_.tolist()}")
         else:
-            if not 0.0 < self.calibration_fraction < 1.0:
-                raise ValueError(f"calibration_fraction must be in (0, 1); got {self.calibration_fraction!r}")
+            check_real("calibration_fraction", self.calibration_fraction, "in (0, 1)", lambda v: 0.0 < v < 1.0)
             fit_idx, cal_idx = train_test_split(
                 idx, test_size=self.calibration_fraction, stratify=y01, random_state=self.random_state
             )
@@ -118,6 +135,11 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         cal.fit(p, y01[cal_idx], X=X_cal if cal.uses_features else None,
                 sample_weight=None if w is None else w[cal_idx])
         self.calibrator_ = cal
+        for name in ("n_features_in_", "feature_names_in_"):  # those of an earlier fit are not kept
+            if hasattr(self.estimator_, name):
+                setattr(self, name, getattr(self.estimator_, name))
+            else:
+                self.__dict__.pop(name, None)
         return self
 
     def _positive_proba(self, X: Any) -> NDArray[np.float64]:
@@ -156,9 +178,24 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        NotFittedError
+            If called before :meth:`fit`.
         """
+        check_is_fitted(self, "calibrator_")
         return self.classes_[(self.predict_proba(X)[:, 1] >= 0.5).astype(int)]
+
+    def __sklearn_tags__(self):  # noqa: D105
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        if self.estimator is not None:
+            tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        return tags
 
 
 def _rows(X: Any, idx: NDArray[np.intp]) -> Any:
-    return X.iloc[idx] if hasattr(X, "iloc") else np.asarray(X)[idx]
+    if hasattr(X, "iloc"):
+        return X.iloc[idx]
+    return X.tocsr()[idx] if scipy.sparse.issparse(X) else np.asarray(X)[idx]

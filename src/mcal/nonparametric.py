@@ -9,13 +9,22 @@ from numpy.typing import NDArray
 from sklearn.isotonic import IsotonicRegression, isotonic_regression
 
 from mcal._base import BaseCalibrator
-from mcal._binning import assign_bins, equal_frequency_edges, uniform_edges
+from mcal._binning import assign_bins, equal_frequency_edges
 from mcal._validation import check_positive_int
+
+
+def _check_vectors(**arrays: object) -> None:
+    """Raise ``ValueError`` unless every named state field is a 1-D array of numbers (a model file may hold
+    a number, a list or an array of strings or bools there)."""
+    for name, arr in arrays.items():
+        if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind not in "fiu":
+            got = f"shape {arr.shape}, dtype {arr.dtype}" if isinstance(arr, np.ndarray) else type(arr).__name__
+            raise ValueError(f"model data field state.{name} must be a 1-D array of numbers; got {got}")
 
 
 def _check_increasing(name: str, arr: NDArray[np.float64], *, strict: bool) -> None:
     d = np.diff(arr)
-    if arr.ndim != 1 or (np.any(d <= 0) if strict else np.any(d < 0)):
+    if np.any(d <= 0) if strict else np.any(d < 0):
         rule = "strictly increasing" if strict else "non-decreasing"
         raise ValueError(f"model data field state.{name} must be a {rule} 1-D array")
 
@@ -73,8 +82,10 @@ class IsotonicCalibration(BaseCalibrator):
         return np.interp(y_prob, self.X_thresholds_, self.y_thresholds_)
 
     def _validate_state(self) -> None:
+        _check_vectors(X_thresholds_=self.X_thresholds_, y_thresholds_=self.y_thresholds_)
         if self.X_thresholds_.shape != self.y_thresholds_.shape or self.X_thresholds_.size == 0:
-            raise ValueError("model data fields state.X_thresholds_ and state.y_thresholds_ must be equal, non-empty")
+            raise ValueError("model data fields state.X_thresholds_ and state.y_thresholds_ must have equal, "
+                             f"non-zero lengths; got {self.X_thresholds_.size} and {self.y_thresholds_.size}")
         _check_increasing("X_thresholds_", self.X_thresholds_, strict=True)
         _check_increasing("y_thresholds_", self.y_thresholds_, strict=False)
         _check_probabilities("y_thresholds_", self.y_thresholds_)
@@ -91,9 +102,10 @@ class HistogramBinning(BaseCalibrator):
 
     Attributes
     ----------
-    bin_edges_ : ndarray of shape (n_bins_ - 1,)
+    bin_edges_ : ndarray of shape (n_fitted_bins - 1,)
         Interior bin edges, strictly increasing, in probability units; bin k is ``(edge_{k-1}, edge_k]``.
-    bin_values_ : ndarray of shape (n_bins_,)
+        ``n_fitted_bins <= n_bins`` (tied scores merge bins).
+    bin_values_ : ndarray of shape (n_fitted_bins,)
         Weighted positive rate of each bin on the calibration data.
 
     Notes
@@ -134,7 +146,8 @@ class HistogramBinning(BaseCalibrator):
         return self.bin_values_[assign_bins(y_prob, self.bin_edges_)]
 
     def _validate_state(self) -> None:
-        if self.bin_values_.ndim != 1 or self.bin_values_.size != self.bin_edges_.size + 1:
+        _check_vectors(bin_edges_=self.bin_edges_, bin_values_=self.bin_values_)
+        if self.bin_values_.size != self.bin_edges_.size + 1:
             raise ValueError("model data field state.bin_values_ must have one more entry than state.bin_edges_")
         _check_increasing("bin_edges_", self.bin_edges_, strict=True)
         _check_probabilities("bin_values_", self.bin_values_)
@@ -155,19 +168,25 @@ def smoothed_isotonic_knots(
     Returns
     -------
     knots_x, knots_y : ndarray of shape (n_knots,)
-        The map is ``np.interp(p, knots_x, knots_y)``; both arrays are strictly increasing, start at 0 and
-        end at 1 (the anchors), and ``n_knots >= 2``.
+        The map is ``np.interp(p, knots_x, knots_y)``; both arrays are strictly increasing, ``knots_x`` runs
+        from 0 to 1, ``knots_y`` does too unless the first (last) pooled block holds only scores of exactly 0
+        (1), and ``n_knots >= 2``.
     """
     keep = sample_weight > 0
     p, yy, w = y_prob[keep], y[keep], sample_weight[keep]
-    idx = assign_bins(p, uniform_edges(n_bins)[1:-1])
-    weight = np.bincount(idx, weights=w, minlength=n_bins)
-    positives = np.bincount(idx, weights=w * yy, minlength=n_bins)
-    low, high = np.full(n_bins, np.inf), np.full(n_bins, -np.inf)
+    # bin k is (k / n_bins, (k + 1) / n_bins], edges rounded to float (a score of 0 is in the first); only the
+    # occupied bins are counted, so time and memory do not grow with n_bins (no scores part beyond 2**53 bins)
+    bins = float(min(n_bins, 2**53))
+    k = np.clip(np.ceil(p * bins) - 1.0, 0.0, bins - 1.0)
+    k -= (k >= 1.0) & (k / bins >= p)  # p * n_bins rounded up past an edge (0.14 * 100 = 14.000000000000002)
+    k += (k + 1.0 < bins) & ((k + 1.0) / bins < p)  # or down
+    _, idx = np.unique(k, return_inverse=True)
+    weight = np.bincount(idx, weights=w)
+    positives = np.bincount(idx, weights=w * yy)
+    low, high = np.full(weight.size, np.inf), np.full(weight.size, -np.inf)
     np.minimum.at(low, idx, p)
     np.maximum.at(high, idx, p)
-    full = weight > 0
-    weight, rate, mid = weight[full], positives[full] / weight[full], (low[full] + high[full]) / 2.0
+    rate, mid = positives / weight, (low + high) / 2.0
     # pool adjacent violators (ties pooled too, so the knot values are strictly increasing): PAV gives the
     # pooled rates; blocks of equal fitted rate become one knot at the weight-averaged bin midpoint
     fitted = isotonic_regression(rate, sample_weight=weight, y_min=0.0, y_max=1.0, increasing=True)
@@ -199,7 +218,8 @@ class SmoothedIsotonic(BaseCalibrator):
     knots_x_ : ndarray of shape (n_knots,)
         Scores of the knots, strictly increasing from 0 to 1, in probability units.
     knots_y_ : ndarray of shape (n_knots,)
-        Calibrated probability at each knot, strictly increasing from 0 to 1.
+        Calibrated probability at each knot, strictly increasing, from 0 to 1 unless scores of exactly 0 or 1
+        form an end block of their own (see Notes).
 
     Notes
     -----
@@ -251,8 +271,12 @@ class SmoothedIsotonic(BaseCalibrator):
         return np.interp(y_prob, self.knots_x_, self.knots_y_)
 
     def _validate_state(self) -> None:
+        _check_vectors(knots_x_=self.knots_x_, knots_y_=self.knots_y_)
         if self.knots_x_.shape != self.knots_y_.shape or self.knots_x_.size < 2:
             raise ValueError("model data fields state.knots_x_ and state.knots_y_ must be equal-length, >= 2 knots")
+        if self.knots_x_[0] != 0.0 or self.knots_x_[-1] != 1.0:
+            raise ValueError("model data field state.knots_x_ must run from 0 to 1 (the anchors); got "
+                             f"{float(self.knots_x_[0])!r} to {float(self.knots_x_[-1])!r}")
         _check_increasing("knots_x_", self.knots_x_, strict=True)
         _check_increasing("knots_y_", self.knots_y_, strict=True)
         _check_probabilities("knots_x_", self.knots_x_)

@@ -100,7 +100,26 @@ def _into_constraints(theta: NDArray[np.float64], A: NDArray[np.float64], margin
     return theta
 
 
-class PlattScaling(BaseCalibrator):
+class _ScalarStateCalibrator(BaseCalibrator):
+    """A calibrator whose fitted state is a few numbers; those named in ``_non_negative`` (``_positive``) must be
+    ``>= 0`` (``> 0``) for the map to be non-decreasing, so a model file that breaks this is refused."""
+
+    _non_negative: ClassVar[tuple[str, ...]] = ()
+    _positive: ClassVar[tuple[str, ...]] = ()
+
+    def _validate_state(self) -> None:
+        for k in self._state_attrs:  # the base check lets arrays through, for calibrators whose state is arrays
+            if isinstance(getattr(self, k), np.ndarray):
+                raise ValueError(f"model data field state.{k} must be a finite number; got an array")
+        super()._validate_state()
+        for names, rule, ok in ((self._non_negative, ">= 0", lambda v: v >= 0), (self._positive, "> 0", lambda v: v > 0)):
+            for k in names:
+                if not ok(getattr(self, k)):
+                    raise ValueError(f"model data field state.{k} must be {rule} (a non-decreasing map); "
+                                     f"got {getattr(self, k)!r}")
+
+
+class PlattScaling(_ScalarStateCalibrator):
     """Platt scaling: ``expit(a * logit(p) + b)`` with ``a >= 0``.
 
     Parameters
@@ -132,6 +151,7 @@ class PlattScaling(BaseCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("slope_", "intercept_")
+    _non_negative: ClassVar[tuple[str, ...]] = ("slope_",)
 
     def __init__(self) -> None:
         pass
@@ -146,7 +166,7 @@ class PlattScaling(BaseCalibrator):
         return expit(self.slope_ * logit(y_prob) + self.intercept_)
 
 
-class TemperatureScaling(BaseCalibrator):
+class TemperatureScaling(_ScalarStateCalibrator):
     """Temperature scaling for a binary score: ``expit(logit(p) / T)`` with ``T > 0``.
 
     Attributes
@@ -173,6 +193,7 @@ class TemperatureScaling(BaseCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("temperature_",)
+    _positive: ClassVar[tuple[str, ...]] = ("temperature_",)
 
     def __init__(self) -> None:
         pass
@@ -186,7 +207,7 @@ class TemperatureScaling(BaseCalibrator):
         return expit(logit(y_prob) / self.temperature_)
 
 
-class BetaCalibration(BaseCalibrator):
+class BetaCalibration(_ScalarStateCalibrator):
     """Beta calibration: ``expit(a * log(p) - b * log(1 - p) + c)`` with ``a, b >= 0``.
 
     Attributes
@@ -220,6 +241,7 @@ class BetaCalibration(BaseCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("a_", "b_", "c_")
+    _non_negative: ClassVar[tuple[str, ...]] = ("a_", "b_")
 
     def __init__(self) -> None:
         pass
@@ -239,7 +261,7 @@ class BetaCalibration(BaseCalibrator):
         return expit(self._design(y_prob) @ np.array([self.a_, self.b_, self.c_]))
 
 
-class _LogitQuadraticFamily(BaseCalibrator):
+class _LogitQuadraticFamily(_ScalarStateCalibrator):
     """Shared machinery of Gaussian and Gamma scaling: ``expit(a f1(s) + b f2(s) + c)`` on the logit ``s``.
 
     Subclasses define the two score transforms and their derivatives. Inside the calibration data's
@@ -438,12 +460,16 @@ class GammaScaling(_LogitQuadraticFamily):
     def _origin(self) -> float:
         return self.score_min_ - float(self.shift)
 
+    def _shifted(self, s: NDArray[np.float64]) -> NDArray[np.float64]:
+        # u = s - s0, computed so that u >= shift > 0 on the range even when shift is below the rounding of s0
+        return (s - self.score_min_) + float(self.shift)
+
     def _transforms(self, s):
-        u = s - self._origin()
+        u = self._shifted(s)
         return np.log(u), u
 
     def _derivatives(self, s):
-        u = s - self._origin()
+        u = self._shifted(s)
         return 1.0 / u, np.ones_like(u)
 
     def _start(self):
