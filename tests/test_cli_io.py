@@ -227,3 +227,27 @@ def test_na_values_on_a_dask_cluster_is_refused_before_it_starts(table, tmp_path
     args = ["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--dask-workers", "1", "--na-values", "NA"]
     assert main(args) == 1
     assert "--na-values must be left out on a Dask cluster, which reads Parquet; got 'NA'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t", "|"])
+@pytest.mark.parametrize("ending", [".csv", ".csv.gz", ".txt"])
+def test_the_separator_is_detected_from_the_header_line(table, tmp_path, sep, ending):
+    path = tmp_path / f"d{ending}"
+    table.to_csv(path, sep=sep, index=False)
+    pd.testing.assert_frame_equal(read_table(path), table)
+
+
+def test_a_one_column_csv_is_one_column(tmp_path, table, model):
+    # pandas' own detection took the header's 'p' for the separator and split every row into unnamed columns
+    path, out = tmp_path / "p.csv", tmp_path / "o.csv"
+    table[["p"]].to_csv(path, index=False)
+    assert list(read_table(path).columns) == ["p"]
+    assert main(["predict", str(model), str(path), "--score-col", "p", "-o", str(out)]) == 0
+    np.testing.assert_allclose(pd.read_csv(out)["p_calibrated"], mcal.load(model).predict(table["p"]), atol=1e-12)
+
+
+def test_quoted_separators_inside_values_stay_inside(tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_text('name,p\n"Smith, J",0.25\n"a;b",0.5\n', encoding="utf-8")
+    frame = read_table(path)
+    assert frame["name"].tolist() == ["Smith, J", "a;b"] and frame["p"].tolist() == [0.25, 0.5]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import glob
+import gzip
 import io
 import json
 import os
@@ -22,6 +24,8 @@ _PARQUET = (".parquet", ".pq")
 #: which names no separator, is read but never written.
 _WRITE_SEP = {".csv": ",", ".csv.gz": ",", ".tsv": "\t"}
 _WRITABLE = (*_WRITE_SEP, *_PARQUET)
+#: The field separators that reading detects, from the header line (``csv.Sniffer``); others need --sep.
+_DETECTED_SEPS = ",;\t|"
 
 #: Help of ``--na-values``, shared by every command that reads DATA.
 NA_HELP = (
@@ -98,7 +102,7 @@ def _read_csv(
     """``pd.read_csv`` with empty cells (and ``na_values``) missing; without ``na_values``, each text column (other
     than ``text_columns``) that pandas' default markers turn into numbers, TRUE/FALSE or nothing (or the label
     column into at most two labels) is read again with them (see :func:`read_table`)."""
-    options = {"sep": sep, "engine": "python" if sep is None else "c"}
+    options = {"sep": _detect_sep(path) if sep is None else sep, "engine": "c"}
     dtype = {name: str for name in text_columns}
     df = pd.read_csv(path, keep_default_na=False, na_values=["", *(na_values or [])], dtype=dtype, **options)
     if na_values is not None:
@@ -115,6 +119,21 @@ def _read_csv(
         ):
             df.isetitem(j, values)
     return df
+
+
+def _detect_sep(path: Path) -> str:
+    """The field separator of a CSV file: ``csv.Sniffer`` on its header line, among :data:`_DETECTED_SEPS`.
+
+    pandas' own detection (``sep=None``) sniffs any character with its slow Python parser, and took the ``y`` of a
+    one-column file's header ``y`` for its separator; a header without any of these separators is one column.
+    """
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+        header = fh.readline()
+    try:
+        return csv.Sniffer().sniff(header, delimiters=_DETECTED_SEPS).delimiter
+    except csv.Error:  # none of them in the header: one column
+        return ","
 
 
 #: What a CSV column holds, once pandas' markers are missing, for the markers to count as missing there
@@ -300,5 +319,5 @@ def add_data_arguments(parser, *, score_required: bool, multiple_scores: bool = 
 
 def add_csv_arguments(parser) -> None:
     """Add --sep and --na-values, the options of reading a CSV DATA file."""
-    parser.add_argument("--sep", metavar="SEP", help="CSV field separator (default: detected)")
+    parser.add_argument("--sep", metavar="SEP", help="CSV field separator (default: detected from the header line among , ; tab |)")
     parser.add_argument("--na-values", metavar="A,B", help=NA_HELP)
