@@ -191,3 +191,15 @@ def test_a_parameter_made_invalid_after_fit_is_refused_at_save_and_nothing_is_wr
                                          "max_rounds must be an integer >= 0; got -1"):
         mcal.save(cal, tmp_path / "m.json")
     assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("model", [PlattScaling(), IsotonicCalibration(), mcal.MCGrad(n_jobs=1, early_stopping=None, max_rounds=1)],
+                         ids=["platt", "isotonic", "mcgrad"])
+def test_state_entries_the_class_does_not_write_are_rejected(miscalibrated, model):
+    # a Platt file carrying an isotonic 'thresholds_x_' (or any stray entry) is not the file mcal wrote
+    p, y = miscalibrated
+    data = model.fit(p, y).to_dict()
+    type(model).from_dict(json.loads(json.dumps(data)))  # the file as written loads
+    data["state"]["coef_"] = [1.0]
+    with pytest.raises(ValueError, match=r"'state' has entries that \w+ does not write: \['coef_'\]"):
+        type(model).from_dict(data)

@@ -291,8 +291,8 @@ class BaseCalibrator(BaseEstimator):
         Raises
         ------
         ValueError
-            If the dict is for another class, its parameters or state are malformed, or it is nested deeper than
-            Python's recursion limit lets it be decoded.
+            If the dict is for another class, its parameters or state are malformed or hold entries that
+            :meth:`to_dict` does not write, or it is nested deeper than Python's recursion limit lets it be decoded.
         """
         try:
             return cls._from_dict(data, tensors)
@@ -329,6 +329,9 @@ class BaseCalibrator(BaseEstimator):
                 setattr(obj, k, decode_value(state[k], f"state.{k}"))
             obj._restore_extra_state(state, tensors or {})
             obj._validate_state()
+            unknown = set(state) - set(obj._state_attrs) - set(obj._extra_state())
+            if unknown:
+                raise ValueError(f"model data 'state' has entries that {cls.__name__} does not write: {sorted(unknown)}")
         elif tensors:
             raise ValueError("model data has weights but no fitted state")
         return obj
