@@ -315,3 +315,16 @@ def test_categorical_values_with_the_same_text_are_one_level_that_apply_finds():
 def test_complex_numerical_column_is_rejected():
     with pytest.raises(TypeError, match="X column 'z' must hold real numbers; got dtype complex128"):
         generate_segments(pd.DataFrame({"z": np.arange(20) + 1j}))
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("n_samples", [1]), ("parts", [3]), ("parts", [{"kind": "generated", "features": 5, "segments": []}])],
+    ids=["n_samples-list", "part-not-a-dict", "features-not-a-list"],
+)
+def test_from_dict_of_a_malformed_state_is_a_value_error(key, value):
+    X = pd.DataFrame({"a": list("xyz") * 20})
+    state = generate_segments(X, max_depth=1, min_samples_per_segment=5).to_dict()
+    state[key] = value
+    with pytest.raises(ValueError, match=r"state must be a dict from Segments.to_dict\(\); got a malformed one"):
+        Segments.from_dict(state, X)

@@ -250,6 +250,16 @@ class Segments:
         """
         if not isinstance(state, dict) or not {"n_samples", "capped", "parts"} <= set(state):
             raise ValueError(f"state must be a dict from Segments.to_dict(); got {type(state).__name__}")
+        try:
+            return cls._from_state(state, X)
+        except (TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:
+            raise ValueError(
+                f"state must be a dict from Segments.to_dict(); got a malformed one ({type(exc).__name__}: "
+                f"{str(exc)[:200]})"
+            ) from exc
+
+    @classmethod
+    def _from_state(cls, state: dict[str, Any], X: Any) -> Segments:
         parts: list[CodedPart | IndexPart] = []
         n_samples = int(state["n_samples"])
         for ps in state["parts"]:
