@@ -707,7 +707,7 @@ def test_cli_fit_reports_a_lost_worker_and_a_step_timeout_as_errors(client, tmp_
     assert main([*args, "--dask-timeout", "0.001"]) == 1
     assert "did not finish within timeout=0.001 s" in capsys.readouterr().err
     assert main([*args, "--dask-timeout", "0"]) == 1
-    assert "--dask-timeout must be a positive number of seconds; got 0.0" in capsys.readouterr().err
+    assert "--dask-timeout must be a positive finite number of seconds; got 0.0" in capsys.readouterr().err
     assert main([*args[:-4], "-o", str(tmp_path / "m.json"), "--dask-timeout", "5"]) == 1  # without a cluster
     assert "--dask-timeout needs --scheduler or --dask-workers" in capsys.readouterr().err
 
@@ -717,6 +717,27 @@ def test_cli_fit_reports_a_lost_worker_and_a_step_timeout_as_errors(client, tmp_
     monkeypatch.setattr(DaskMCGrad, "fit", lose_a_worker)
     assert main(args) == 1  # an error message and status 1, not a traceback
     assert "mcal: error: Dask worker(s) ['tcp://w'] left the cluster" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("timeout", "minutes"), [(59.0, 1), (35_791 * 60.0, 35_791), (35_791 * 60.0 + 1, 35_791),
+                                                  (1e300, 35_791)])
+def test_lightgbm_socket_time_out_stays_within_what_lightgbm_can_hold(timeout, minutes):
+    from mcal.dask._engine import DaskEngine
+
+    # LightGBM sets its sockets' time-out to time_out * 60000 ms in a C int: 35,792 minutes and more overflowed
+    # it, and the fit failed with a socket error or aborted the whole process (timeout=1e300 gave 2**31 - 1)
+    assert DaskEngine(None, {}, 1, [], timeout).params["time_out"] == minutes
+
+
+def test_cli_rejects_an_infinite_dask_timeout_before_reaching_the_scheduler(tmp_path, capsys):
+    from mcal.cli import main
+
+    path = tmp_path / "d.parquet"
+    table(50, seed=3).to_parquet(path, index=False)
+    args = ["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", "mcgrad", "--features", "x",
+            "--scheduler", "tcp://127.0.0.1:1", "-o", str(tmp_path / "m.json"), "--dask-timeout", "inf"]  # fmt: skip
+    assert main(args) == 1
+    assert "--dask-timeout must be a positive finite number of seconds; got inf" in capsys.readouterr().err
 
 
 def test_lazy_predict_names_the_partition_of_a_bad_score(client):

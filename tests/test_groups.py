@@ -122,6 +122,51 @@ def test_dfmc_is_close_to_the_truth_when_groups_explain_the_miscalibration(rng):
     assert log_loss(yt, q) - log_loss(yt, truth) < 0.003
 
 
+def hkrr_by_the_definition(p, y, w, masks, n_levels, alpha, seed):
+    """Algorithm 1 of Hebert-Johnson et al. without the oracle, cell by cell: patch a (group, level) cell holding
+    at least alpha * lambda of its group's weight by its mean residual when that is at least lambda / 10."""
+    p, lam, rng = p.copy(), 1.0 / n_levels, np.random.default_rng(seed)
+    group_order, level_order = rng.permutation(masks.shape[1]), rng.permutation(n_levels)
+    while True:
+        patched = False
+        for g in group_order:
+            group = masks[:, g] & (w > 0)
+            for v in level_order:
+                cell = group & (np.clip(np.ceil(p * n_levels) - 1, 0, n_levels - 1) == v)
+                if w[cell].sum() > 0 and w[cell].sum() >= alpha * lam * w[group].sum():
+                    gap = np.average(y[cell] - p[cell], weights=w[cell])
+                    if abs(gap) >= lam / 10:
+                        p[cell] = np.clip(p[cell] + gap, 0, 1)
+                        patched = True
+        if not patched:
+            return p
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_hkrr_without_the_oracle_patches_as_the_definition_cell_by_cell(seed):
+    rng = np.random.default_rng(seed)
+    n = 40
+    masks, p = rng.random((n, 3)) < 0.6, rng.random(n)
+    y, w = (rng.random(n) < 0.5).astype(float), rng.integers(1, 4, n).astype(float)
+    y[:2] = [0, 1]
+    expected = hkrr_by_the_definition(p, y, w, masks, 5, 0.1, seed)
+    cal = HKRR(lam=0.2, alpha=0.1, oracle=False, snap=False, random_state=seed).fit(p, y, X=masks, sample_weight=w)
+    assert cal.update_deltas_.size > 0
+    assert np.allclose(cal.predict(p, X=masks), expected, rtol=0, atol=1e-12)
+
+
+def test_dfmc_one_tree_on_one_group_is_the_newton_step_of_the_log_loss_in_each_group(rng):
+    group = rng.random(1_000) < 0.4
+    p = np.full(group.size, 0.3)  # one score: the tree can split on the group only
+    y = (rng.random(group.size) < np.where(group, 0.6, 0.3)).astype(float)
+    w = rng.integers(1, 3, group.size).astype(float)
+    q = DFMC(n_estimators=1, learning_rate=1.0, n_jobs=1, random_state=0).fit(
+        p, y, X=group[:, None].astype(float), sample_weight=w).predict(p, X=group[:, None].astype(float))
+    for m in (group, ~group):
+        step = np.sum(w[m] * (y[m] - p[m])) / np.sum(w[m] * p[m] * (1 - p[m]))  # -gradient / hessian at logit(p)
+        assert np.allclose(q[m], expit(logit(0.3) + step), rtol=0, atol=1e-6)  # LightGBM sums in float32
+
+
 def test_hkrr_integer_weights_equal_duplicated_rows(rng):
     p, y, masks, _ = make(rng, 3_000)
     w = rng.integers(0, 4, p.size)
@@ -231,6 +276,7 @@ def test_dfmc_load_checks_the_trees_before_lightgbm_parses_them(rng, old, new, m
         (np.array([["a", "b"]] * 4), "boolean group indicators"),
         (np.array([[0.5, 1.0]] * 4), "column '0' holds values such as \\[0.5\\]"),
         (np.empty((4, 0)), "at least one group-indicator column"),
+        (np.array([[1 + 1j], [0j], [1 + 0j], [0j]]), "column '0' holds values such as \\[\\(1\\+1j\\)"),  # was cast to 1
     ],
 )
 def test_hkrr_rejects_anything_but_indicator_columns(X, match):
@@ -274,6 +320,41 @@ def test_predict_rejects_a_different_number_of_groups(rng):
 def test_bad_parameters_raise_clear_errors(cal, match):
     with pytest.raises((ValueError, TypeError), match=match):
         cal.fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=np.ones((4, 1), dtype=bool))
+
+
+@pytest.mark.parametrize("cls", [HKRR, DFMC])
+@pytest.mark.parametrize(
+    ("seed", "error"), [(-1, ValueError), (1.5, TypeError), (True, TypeError), ("0", TypeError)]
+)
+def test_random_state_must_be_none_a_non_negative_integer_or_a_generator(cls, seed, error):
+    # -1, 1.5 and "0" failed inside numpy without naming random_state; True fitted as the seed 1
+    with pytest.raises(error, match=f"random_state must be None, a non-negative integer.*; got {seed!r}"):
+        cls(random_state=seed).fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=np.ones((4, 1), dtype=bool))
+
+
+@pytest.mark.parametrize("cls", [HKRR, DFMC])
+def test_load_rejects_a_model_file_with_an_invalid_random_state(rng, cls):
+    p, y, masks, _ = make(rng, 2_000)
+    data = cls(random_state=0).fit(p, y, X=masks).to_dict()
+    data["params"]["random_state"] = -1  # loaded before, though no fit accepts it
+    with pytest.raises(ValueError, match="invalid parameters.*random_state must be None"):
+        cls.from_dict(data)
+
+
+def test_hkrr_fitted_with_a_generator_refuses_to_save_naming_random_state(rng, tmp_path):
+    p, y, masks, _ = make(rng, 2_000)
+    cal = HKRR(random_state=np.random.default_rng(0)).fit(p, y, X=masks)
+    with pytest.raises(TypeError, match="parameter random_state must be storable in a model file"):
+        save(cal, tmp_path / "m.json")
+
+
+@pytest.mark.parametrize(("field", "value"), [("n_passes_", 0), ("n_passes_", -3), ("n_groups_", True)])
+def test_hkrr_load_rejects_pass_and_group_counts_that_are_not_positive_integers(rng, field, value):
+    p, y, masks, _ = make(rng, 2_000)
+    data = HKRR(random_state=0).fit(p, y, X=masks).to_dict()
+    data["state"][field] = value  # a negative pass count loaded; True passed as 1 group, then failed elsewhere
+    with pytest.raises(ValueError, match="n_groups_ and state.n_passes_ must be positive integers"):
+        HKRR.from_dict(data)
 
 
 def test_group_masks_accepts_bool_and_zero_one_columns():

@@ -19,7 +19,7 @@ from scipy.special import expit
 from mcal._base import BaseCalibrator
 from mcal._field_slots import FieldSlots, check_field_param
 from mcal._optional import import_optional
-from mcal._validation import check_positive_int, check_real, logit
+from mcal._validation import check_positive_int, check_random_state_param, check_real, logit
 from mcal.mcnet._inputs import feature_matrix
 from mcal.mcnet._training import balance_penalty
 
@@ -165,25 +165,6 @@ def mlp_shapes(prefix: str, n_in: int, n_hidden: int) -> dict[str, tuple[int, ..
 
 #: The default held-out fraction for early stopping when an auxiliary perceptron reads features.
 _AUXILIARY_VALIDATION_FRACTION = 0.2
-
-
-def check_random_state_param(random_state: Any) -> None:
-    """Raise unless ``random_state`` is None, a non-negative integer or a ``numpy.random.Generator``.
-
-    Raises
-    ------
-    TypeError
-        If it is of another type (bools and floats included).
-    ValueError
-        If it is a negative integer.
-    """
-    if random_state is None or isinstance(random_state, np.random.Generator):
-        return
-    rule = "random_state must be None, a non-negative integer or a numpy.random.Generator"
-    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
-        raise TypeError(f"{rule}; got {random_state!r}")
-    if random_state < 0:
-        raise ValueError(f"{rule}; got {random_state!r}")
 
 
 def check_nonnegative(name: str, value: Any) -> None:

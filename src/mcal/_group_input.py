@@ -42,8 +42,8 @@ def group_masks(X: Any, n_samples: int) -> NDArray[np.bool_]:
         raise ValueError("X must have at least one group-indicator column; got 0 columns")
     if arr.dtype == bool:
         return arr
-    try:
-        values = arr.astype(np.float64)
+    try:  # complex numbers would be cast to their real part
+        values = None if arr.dtype.kind == "c" else arr.astype(np.float64)
     except (TypeError, ValueError):
         values = None
     bad = None if values is None else ~np.isin(values, (0.0, 1.0))

@@ -207,6 +207,25 @@ def check_positive_int(name: str, value: object) -> None:
         raise ValueError(f"{name} must be a positive integer; got {value!r}")
 
 
+def check_random_state_param(random_state: object) -> None:
+    """Raise unless ``random_state`` is None, a non-negative integer or a ``numpy.random.Generator``.
+
+    Raises
+    ------
+    TypeError
+        If it is of another type (bools and floats included).
+    ValueError
+        If it is a negative integer.
+    """
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return
+    rule = "random_state must be None, a non-negative integer or a numpy.random.Generator"
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
+        raise TypeError(f"{rule}; got {random_state!r}")
+    if random_state < 0:
+        raise ValueError(f"{rule}; got {random_state!r}")
+
+
 def check_X_type(X: object) -> None:
     """Raise ``TypeError`` for an ``X`` that is not a table: a string, a dict (whose ``len`` counts its keys), a
     sparse matrix, or an iterator (which has no length and is used up by reading it)."""

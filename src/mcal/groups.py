@@ -28,7 +28,7 @@ from mcal._lightgbm_checks import booster_from_text, lightgbm_threads
 from mcal._group_input import GroupInput, group_masks
 from mcal._hkrr import HKRRResult, hkrr_multicalibrate, hkrr_replay, prediction_levels
 from mcal._optional import import_optional
-from mcal._validation import check_positive_int, logit, warn
+from mcal._validation import check_positive_int, check_random_state_param, logit, warn
 
 #: The objective= line of DFMC's LightGBM model text (LightGBM's "binary" objective with its default sigmoid).
 _MODEL_OBJECTIVE = "binary sigmoid:1"
@@ -66,8 +66,9 @@ class HKRR(GroupInput, BaseCalibrator):
     segment_params : dict, default=None
         Settings of :func:`mcal.segments.generate_segments` for ``groups="generated"`` (its defaults otherwise:
         conjunctions of up to 3 feature conditions, at most 1000 segments, the whole table included).
-    random_state : int, Generator or None, default=None
-        Seeds the order of groups and levels and the oracle's noise.
+    random_state : int >= 0, Generator or None, default=None
+        Seeds the order of groups and levels and the oracle's noise. A model fitted with a Generator cannot be
+        written to a model file (:func:`mcal.save` raises); pass an integer for a model you will save.
 
     Attributes
     ----------
@@ -173,6 +174,7 @@ class HKRR(GroupInput, BaseCalibrator):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise TypeError(f"{name} must be a bool; got {type(getattr(self, name)).__name__}")
         check_positive_int("max_iter", self.max_iter)
+        check_random_state_param(self.random_state)
         self._check_group_params()
 
     def _members(self, X: Any, n_samples: int, *, fitting: bool) -> list[NDArray[np.intp]]:
@@ -236,7 +238,7 @@ class HKRR(GroupInput, BaseCalibrator):
     def _validate_state(self) -> None:
         n_levels = self._n_levels()
         g, v, d = self.update_groups_, self.update_levels_, self.update_deltas_
-        if not (isinstance(self.n_groups_, int) and self.n_groups_ >= 1 and isinstance(self.n_passes_, int)):
+        if not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in (self.n_groups_, self.n_passes_)):
             raise ValueError("model data fields state.n_groups_ and state.n_passes_ must be positive integers")
         self._check_segments_state(self.n_groups_)
         names = self.group_names_
@@ -287,8 +289,9 @@ class DFMC(GroupInput, BaseCalibrator):
     n_jobs : int or None, default=None
         LightGBM threads, at most the cores; negative values count back from the cores (-1: all). None uses
         one thread per 10,000 rows, as :class:`~mcal.MCGrad` does.
-    random_state : int, Generator or None, default=None
-        Seeds LightGBM.
+    random_state : int >= 0, Generator or None, default=None
+        Seeds LightGBM. A model fitted with a Generator cannot be written to a model file (:func:`mcal.save`
+        raises); pass an integer for a model you will save.
 
     Attributes
     ----------
@@ -397,6 +400,7 @@ class DFMC(GroupInput, BaseCalibrator):
                 rule = "a positive" if positive else "a non-negative"
                 raise ValueError(f"{name} must be {rule} finite number; got {value!r}")
         lightgbm_threads(self.n_jobs)
+        check_random_state_param(self.random_state)
         self._check_group_params()
 
     def _params(self, n_rows: int | None = None) -> dict[str, Any]:

@@ -81,8 +81,8 @@ def fit(args, model: Any, features: list[str]) -> int:
         raise CLIError(f"--scheduler and --dask-workers fit --method mcgrad only; got {args.method!r}")
     if not features:
         raise CLIError("method 'mcgrad' needs feature columns: pass --features A,B,C")
-    if args.dask_timeout is not None and not args.dask_timeout > 0:
-        raise CLIError(f"--dask-timeout must be a positive number of seconds; got {args.dask_timeout}")
+    if args.dask_timeout is not None and not 0 < args.dask_timeout < float("inf"):
+        raise CLIError(f"--dask-timeout must be a positive finite number of seconds; got {args.dask_timeout}")
     with _session(args) as client:
         frame = read_parquet(args.data)
         y = _labels(frame, args.label_col, args.pos_label)

@@ -36,6 +36,9 @@ from mcal.dask._inputs import block_sums, persist
 _POLL = 0.2
 #: Seconds a failed or stuck fit waits for the scheduler to notice that a worker left.
 _GRACE = 2.0
+#: LightGBM's largest socket time-out in minutes: it sets the sockets' time-out to ``time_out * 1000 * 60``
+#: milliseconds in a C int, which overflows above this (a larger value failed the fit or aborted the process).
+MAX_SOCKET_MINUTES = INT32_MAX // 60_000
 #: The local engine's sums, applied to one block at a time on the workers.
 _LOCAL = LocalEngine({}, 1, [])
 
@@ -67,7 +70,7 @@ class DaskEngine:
         self.client = client
         self.params = {k: v for k, v in params.items() if k != "num_threads"}
         if timeout is not None:  # LightGBM's socket time-out, in whole minutes
-            self.params["time_out"] = int(min(INT32_MAX, max(1, np.ceil(timeout / 60.0))))  # LightGBM's int32
+            self.params["time_out"] = int(min(MAX_SOCKET_MINUTES, max(1, np.ceil(timeout / 60.0))))
         self.n_estimators = n_estimators
         self.categorical = categorical
         self.timeout = timeout

@@ -71,8 +71,9 @@ class DaskMCGrad(MCGrad):
     timeout : float > 0 or None, default=None
         Most seconds one distributed step (a booster fit, a reduction, persisting a round's scores) may take
         before the fit stops with ``TimeoutError``; it also sets LightGBM's socket ``time_out`` (whole minutes,
-        rounded up). None sets no limit of mcal's own: LightGBM's sockets then keep their default of
-        120 minutes, after which a stalled booster fit fails in LightGBM. A worker that leaves during a
+        rounded up, at most 35,791: LightGBM's limit, about 24.8 days). None sets no limit of mcal's own:
+        LightGBM's sockets then keep their default of 120 minutes, after which a stalled booster fit fails in
+        LightGBM. A worker that leaves during a
         booster fit stops the fit with :class:`~mcal.dask.WorkerLostError` whatever the timeout.
     max_rounds, early_stopping, validation_fraction, n_folds, patience, rescale, learning_rate, max_depth, \
 min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split, min_sum_hessian_in_leaf, \
