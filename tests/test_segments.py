@@ -328,3 +328,12 @@ def test_from_dict_of_a_malformed_state_is_a_value_error(key, value):
     state[key] = value
     with pytest.raises(ValueError, match=r"state must be a dict from Segments.to_dict\(\); got a malformed one"):
         Segments.from_dict(state, X)
+
+
+def test_masks_of_segments_from_constant_columns_only_are_the_all_rows_segment():
+    # every column dropped: only the segment of all rows, whose part holds no code array to count rows from
+    X = pd.DataFrame({"a": np.ones(30), "b": ["k"] * 30})
+    with pytest.warns(CalibrationWarning, match="single level"):
+        segs = generate_segments(X)
+    masks = segs.to_masks()
+    assert masks.shape == (30, 1) and masks.all()

@@ -84,8 +84,10 @@ class CodedPart:
                 out[ids] = values.sum()
         return out
 
-    def masks(self) -> NDArray[np.bool_]:
-        out = np.empty((self.codes[0].shape[0] if self.codes else 0, self.seg_combo.size), dtype=bool)
+    def masks(self, n_samples: int) -> NDArray[np.bool_]:
+        """Membership matrix of shape (n_samples, n_segments); ``n_samples`` is given because a part without
+        features (only the segment of all rows) holds no code array to read it from."""
+        out = np.empty((n_samples, self.seg_combo.size), dtype=bool)
         for combo, ids in self.by_combo():
             out[:, ids] = (self.key(combo)[:, None] == self.seg_group[ids][None, :]) if combo else True
         return out

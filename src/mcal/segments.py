@@ -137,7 +137,7 @@ class Segments:
         out = np.zeros((self.n_samples, self.n_segments), dtype=bool)
         for part, offset in zip(self._parts, self._offsets):
             if isinstance(part, CodedPart):
-                out[:, offset : offset + part.sizes.size] = part.masks()
+                out[:, offset : offset + part.sizes.size] = part.masks(self.n_samples)
             else:
                 for i in range(part.sizes.size):
                     out[part.indices[part.indptr[i] : part.indptr[i + 1]], offset + i] = True
