@@ -469,13 +469,14 @@ def test_distributed_ecce_equals_local_without_weights_and_with_distinct_scores(
     assert abs(dmetrics.ecce(ddf["y"], ddf["p"]) - expected) < 1e-9
 
 
+@pytest.mark.parametrize("n_bins", [7, 10**12])  # 10**12 bins once asked each partition for 8 TB of bin sums
 @pytest.mark.parametrize("strategy", ["uniform", "quantile"])
-def test_distributed_ece_equals_local_ece(client, scored, strategy):
+def test_distributed_ece_equals_local_ece(client, scored, strategy, n_bins):
     from mcal.dask import metrics as dmetrics
 
     y, p, w, _ = scored
-    local = mcal.metrics.ece(y, p, sample_weight=w, n_bins=7, strategy=strategy)
-    got = dmetrics.ece(_chunked(y), _chunked(p), sample_weight=_chunked(w), n_bins=7, strategy=strategy)
+    local = mcal.metrics.ece(y, p, sample_weight=w, n_bins=n_bins, strategy=strategy)
+    got = dmetrics.ece(_chunked(y), _chunked(p), sample_weight=_chunked(w), n_bins=n_bins, strategy=strategy)
     assert abs(got - local) < 1e-9
 
 
