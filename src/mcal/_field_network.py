@@ -76,8 +76,9 @@ def train_full_batch(
 
     Raises
     ------
-    RuntimeError
-        If the loss becomes non-finite (a diverging fit), naming the step.
+    ValueError
+        If the loss becomes non-finite (a diverging fit, most likely from too high a ``learning_rate``), naming
+        the learning rate and the step.
     """
     torch = import_optional("torch")
     optimizer = torch.optim.Adam(module.parameters(), lr=float(learning_rate))
@@ -97,7 +98,10 @@ def train_full_batch(
         optimizer.zero_grad()
         loss = loss_fn()
         if not torch.isfinite(loss):
-            raise RuntimeError(f"training diverged at step {step}: the loss is {loss.item()}; lower learning_rate")
+            raise ValueError(
+                f"learning_rate must be low enough for the training loss to stay finite; got {learning_rate!r}, with "
+                f"which the loss became {loss.item()} at step {step} (lower learning_rate)"
+            )
         loss.backward()
         optimizer.step()
     if best_state is not None:
@@ -168,18 +172,22 @@ _AUXILIARY_VALIDATION_FRACTION = 0.2
 
 
 def check_random_state_param(random_state: Any) -> None:
-    """Raise unless ``random_state`` is None, a non-negative integer or a ``numpy.random.Generator``.
+    """Raise unless ``random_state`` is None or a non-negative integer: the model file records it as a parameter,
+    so a ``numpy.random.Generator`` (which JSON cannot hold) is refused, as by MCGrad and MCNet.
 
     Raises
     ------
     TypeError
-        If it is of another type (bools and floats included).
+        If it is of another type (bools, floats and Generators included).
     ValueError
         If it is a negative integer.
     """
-    if random_state is None or isinstance(random_state, np.random.Generator):
+    if random_state is None:
         return
-    rule = "random_state must be None, a non-negative integer or a numpy.random.Generator"
+    rule = "random_state must be None or a non-negative integer"
+    if isinstance(random_state, np.random.Generator):
+        raise TypeError(f"{rule} (a model file records the seed); got a Generator: pass a seed such as "
+                        "int(rng.integers(2**32))")
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
         raise TypeError(f"{rule}; got {random_state!r}")
     if random_state < 0:
