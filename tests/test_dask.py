@@ -529,7 +529,7 @@ def test_distributed_metrics_reject_bad_inputs(client, scored):
         dmetrics.ecce(_chunked(y), _chunked(p), sample_weight=_chunked(np.zeros_like(w)))
     with pytest.raises(TypeError, match="y_prob must be a dask"):
         dmetrics.log_loss(_chunked(y), p)
-    with pytest.raises(ValueError, match="epsilon must be a non-negative finite number; got '0.1'"):
+    with pytest.raises(TypeError, match="epsilon must be a non-negative finite number; got '0.1'"):
         dmetrics.f_rce(_chunked(y), _chunked(p), field=_chunked(np.zeros(y.size)), epsilon="0.1")
 
 

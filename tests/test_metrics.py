@@ -288,16 +288,22 @@ def test_f_rce_rejects_missing_field_values():
         f_rce([0, 1], [0.2, 0.3], field=["a", None])
 
 
-@pytest.mark.parametrize("epsilon", ["0.1", None, True, -0.1, np.nan, np.inf])
-def test_f_rce_rejects_an_epsilon_that_is_not_a_non_negative_finite_number(epsilon):
+@pytest.mark.parametrize(("epsilon", "error"), [("0.1", TypeError), (None, TypeError), (True, TypeError),
+                                                (-0.1, ValueError), (np.nan, ValueError), (np.inf, ValueError)])
+def test_f_rce_rejects_an_epsilon_that_is_not_a_non_negative_finite_number(epsilon, error):
     # strings and None reached numpy's isfinite (a TypeError about ufunc casting); True counted as 1
-    with pytest.raises(ValueError, match=rf"epsilon must be a non-negative finite number; got {re.escape(repr(epsilon))}"):
+    with pytest.raises(error, match=rf"epsilon must be a non-negative finite number; got {re.escape(repr(epsilon))}"):
         f_rce([0, 1], [0.2, 0.3], field=["a", "b"], epsilon=epsilon)
 
 
-def test_bad_n_bins_and_strategy():
-    with pytest.raises(ValueError, match="n_bins"):
-        ece([0, 1], [0.2, 0.3], n_bins=0)
+@pytest.mark.parametrize(("n_bins", "error"), [(0, ValueError), ("3", TypeError), (2.0, TypeError), (True, TypeError)])
+def test_n_bins_of_a_bad_value_or_type_is_a_value_or_type_error(n_bins, error):
+    # a string, float or bool n_bins was a ValueError; STYLE.md: TypeError for a bad type
+    with pytest.raises(error, match=rf"n_bins must be a positive integer; got {re.escape(repr(n_bins))}"):
+        ece([0, 1], [0.2, 0.3], n_bins=n_bins)
+
+
+def test_bad_strategy_is_a_value_error():
     with pytest.raises(ValueError, match="strategy"):
         ece([0, 1], [0.2, 0.3], strategy="kmeans")
 

@@ -202,8 +202,11 @@ def check_sample_weight(
 
 
 def check_positive_int(name: str, value: object) -> None:
-    """Raise ``ValueError`` unless ``value`` is a positive integer (bools are not integers here)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    """Raise ``TypeError`` unless ``value`` is an integer (bools are not integers here), ``ValueError`` unless it
+    is positive."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a positive integer; got {value!r} of type {type(value).__name__}")
+    if value < 1:
         raise ValueError(f"{name} must be a positive integer; got {value!r}")
 
 
@@ -218,9 +221,11 @@ def check_X_type(X: object) -> None:
 
 
 def check_real(name: str, value: object, rule: str, accept: Callable[[float], bool]) -> None:
-    """Raise ``ValueError`` ("<name> must be <rule>; got <value>") unless ``value`` is a finite real number
-    (bools are not numbers here) for which ``accept(value)`` holds."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and accept(value)):
+    """Raise ("<name> must be <rule>; got <value>") ``TypeError`` unless ``value`` is a real number (bools are not
+    numbers here), ``ValueError`` unless it is finite and ``accept(value)`` holds."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {rule}; got {value!r} of type {type(value).__name__}")
+    if not (math.isfinite(value) and accept(value)):
         raise ValueError(f"{name} must be {rule}; got {value!r}")
 
 

@@ -47,7 +47,9 @@ class ReliabilityCurve:
 
 
 def _check_bins(n_bins: int, strategy: str) -> None:
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)):
+        raise TypeError(f"n_bins must be a positive integer; got {n_bins!r} of type {type(n_bins).__name__}")
+    if n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer; got {n_bins!r}")
     if strategy not in _STRATEGIES:
         raise ValueError(f"strategy must be one of {_STRATEGIES}; got {strategy!r}")
@@ -110,6 +112,8 @@ def reliability_curve(
     ------
     ValueError
         On invalid input or parameters.
+    TypeError
+        If ``n_bins`` is not an integer.
 
     Examples
     --------
@@ -163,13 +167,17 @@ def ece(
     ------
     ValueError
         On invalid input or parameters.
+    TypeError
+        If ``n_bins`` is not an integer.
 
     Notes
     -----
     .. math:: \\mathrm{ECE} = \\sum_b \\frac{W_b}{W} |\\bar y_b - \\bar p_b|
               = \\frac{1}{W} \\sum_b \\Big| \\sum_{i \\in b} w_i (y_i - p_i) \\Big|
 
-    Naeini et al. (2015); MCGrad paper (Tax et al. 2025), Table 6 "ECE". Empty bins contribute zero.
+    Naeini et al. (2015); MCGrad paper (Tax et al. 2025), Table 6 "ECE". Empty bins contribute zero. Only the
+    occupied bins are summed, so time and memory are O(n) whatever ``n_bins`` (:func:`reliability_curve`
+    returns every bin, O(``n_bins``)).
 
     References
     ----------
