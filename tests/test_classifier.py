@@ -114,9 +114,9 @@ def test_prefit_estimator_fitted_on_other_labels_raises_naming_them(data):
         CalibratedClassifier(base, prefit=True).fit(X, y)
 
 
-def test_calibration_fraction_that_is_not_a_number_raises_a_value_error(data):
+def test_calibration_fraction_that_is_not_a_number_raises_a_type_error(data):
     X, y = data
-    with pytest.raises(ValueError, match=r"calibration_fraction must be in \(0, 1\); got '0.3'"):
+    with pytest.raises(TypeError, match=r"calibration_fraction must be in \(0, 1\); got '0.3'"):
         CalibratedClassifier(LogisticRegression(), calibration_fraction="0.3").fit(X, y)
 
 

@@ -240,6 +240,22 @@ def _fit_args(csv, model, *extra):
     return ["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", *extra, "-o", str(model)]
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (["evaluate", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--n-bins", "0"],
+     "--n-bins must be an integer >= 1; got 0"),
+    (["report", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--n-bins", "0", "-o", "{out}"],
+     "--n-bins must be an integer >= 1; got 0"),
+    (["report", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--segments", "p",
+      "--max-depth", "-1", "-o", "{out}"], "--max-depth must be an integer >= 0; got -1"),
+    (_fit_args("{csv}", "{out}", "--method", "platt", "--random-state", "-1"), "--random-state must be an integer >= 0; got -1"),
+])  # fmt: skip
+def test_bad_integer_options_are_named_as_typed_on_the_command_line(csv, tmp_path, capsys, args, message):
+    # the library's messages named the Python parameters (n_bins, max_depth, random_state)
+    out = tmp_path / "out.html"
+    assert main([a.format(csv=csv, out=out) for a in args]) == 1
+    assert capsys.readouterr().err == f"mcal: error: {message}\n"
+
+
 def test_a_param_set_twice_is_refused_naming_it(csv, tmp_path, capsys):
     model = tmp_path / "m.json"
     assert main(_fit_args(csv, model, "--method", "histogram", "--param", "n_bins=5", "--param", "n_bins=7")) == 1

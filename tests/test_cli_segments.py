@@ -61,7 +61,7 @@ def test_evaluate_without_segments_has_no_mce(csv, capsys):
         (["--max-depth", "2"], "--max-depth needs --segments"),
         (["--segments", "job,nope"], "--segments 'nope' is not a column"),
         (["--segments", "job,"], "empty name"),
-        (["--segments", "job", "--max-depth", "-1"], "max_depth must be an integer >= 0"),
+        (["--segments", "job", "--max-depth", "-1"], "mcal: error: --max-depth must be an integer >= 0; got -1"),
     ],
 )
 def test_evaluate_bad_segment_options_fail_clearly(csv, capsys, extra, message):

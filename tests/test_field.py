@@ -342,10 +342,11 @@ def test_field_balance_penalty_lowers_the_spread_of_per_field_errors(rng, cls):
 
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
 @pytest.mark.parametrize("param", ["alpha", "auxiliary_l2"])
-@pytest.mark.parametrize("value", [-1.0, np.nan, "1", True])
-def test_bad_penalty_weights_raise_a_clear_error(rng, cls, param, value):
+@pytest.mark.parametrize(("value", "error"), [(-1.0, ValueError), (np.nan, ValueError), ("1", TypeError),
+                                              (True, TypeError)])
+def test_bad_penalty_weights_raise_a_clear_error(rng, cls, param, value, error):
     p, y, X, _ = make(rng, {"a": 200, "b": 200})
-    with pytest.raises(ValueError, match=f"{param} must be a non-negative finite number"):
+    with pytest.raises(error, match=f"{param} must be a non-negative finite number"):
         cls(field="f", max_iter=5, **{param: value}).fit(p, y, X=X)
 
 
@@ -363,10 +364,11 @@ def test_fit_and_predict_restore_the_torch_thread_setting(rng, cls):
 
 
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
-@pytest.mark.parametrize("fraction", [1.0, -0.1, "0.2", True])
-def test_bad_validation_fraction_raises_a_clear_error(rng, cls, fraction):
+@pytest.mark.parametrize(("fraction", "error"), [(1.0, ValueError), (-0.1, ValueError), ("0.2", TypeError),
+                                                 (True, TypeError)])
+def test_bad_validation_fraction_raises_a_clear_error(rng, cls, fraction, error):
     p, y, X, _ = make(rng, {"a": 200, "b": 200})
-    with pytest.raises(ValueError, match="validation_fraction must be None or a number in \\[0, 1\\)"):
+    with pytest.raises(error, match="validation_fraction must be None or a number in \\[0, 1\\)"):
         cls(field="f", validation_fraction=fraction, max_iter=5).fit(p, y, X=X)
 
 
@@ -388,13 +390,23 @@ def test_early_stopping_keeps_the_best_checked_parameters():
     assert len(checked) < 12  # stopped after 5 checks without improvement, not after 500 steps
 
 
+def test_a_diverging_fit_is_a_value_error_naming_the_learning_rate():
+    # Adam's first step of 100 takes x past 50, where the loss -x + 0 sqrt(50 - x) is NaN (it was a RuntimeError)
+    from mcal._field_network import make_parameters, train_full_batch
+
+    module = make_parameters({"x": np.zeros(())})
+    with pytest.raises(ValueError, match=r"learning_rate must be low enough .*; got 100\.0, with which the loss"):
+        train_full_batch(module, lambda: -module["x"] + 0.0 * torch.sqrt(50.0 - module["x"]), learning_rate=100.0, max_iter=50)
+
+
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
 @pytest.mark.parametrize(
-    ("seed", "error"), [(-1, ValueError), (1.5, TypeError), (True, TypeError), ("0", TypeError)]
+    ("seed", "error"), [(-1, ValueError), (1.5, TypeError), (True, TypeError), ("0", TypeError),
+                        (np.random.default_rng(0), TypeError)]  # a Generator: the fitted model could not be saved
 )
 def test_a_bad_random_state_raises_a_clear_error(rng, cls, seed, error):
     p, y, X, _ = fit_data(rng)
-    with pytest.raises(error, match="random_state must be None, a non-negative integer or a numpy.random.Generator"):
+    with pytest.raises(error, match="random_state must be None or a non-negative integer"):
         cls(field="f", max_iter=1, random_state=seed).fit(p, y, X=X)
 
 

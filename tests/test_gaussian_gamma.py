@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from mcal import GammaScaling, GaussianScaling, load, save
+from mcal import GammaScaling, GaussianScaling, PlattScaling, load, save
 from mcal.metrics import ece, log_loss, roc_auc
 
 
@@ -160,6 +160,8 @@ def test_load_rejects_coefficients_that_break_the_promised_monotonicity(rng, cls
         ({"shift": 0.0}, ValueError, "shift must be a positive finite number; got 0.0"),
         ({"shift": np.inf}, ValueError, "shift must be a positive finite number"),
         ({"shift": True}, TypeError, "shift must be a positive number"),
+        ({"shift": 1e300}, ValueError, "shift must be at most 100 logit units .*; got 1e\\+300"),  # was a flat fit
+        ({"shift": 100.5}, ValueError, "shift must be at most 100 logit units"),
         ({"monotone": "yes"}, TypeError, "monotone must be a bool"),
     ],
 )
@@ -175,6 +177,23 @@ def test_bad_inputs_raise_clear_errors():
         GaussianScaling().fit([0.2, np.nan], [0, 1])
     with pytest.raises(ValueError, match="both classes"):
         GammaScaling().fit([0.2, 0.7], [1, 1])
+
+
+def test_gamma_shift_at_its_bound_fits_as_well_as_platt_scaling(rng):
+    # log(u) is nearly linear over the logits at shift = 100: the family holds Platt's map, and the fit finds it
+    # (from shift = 300 the fit stalled near the identity: log loss 0.718 against Platt's 0.647)
+    y = rng.integers(0, 2, 2000)
+    p = expit(rng.gamma(2.0 + y, 1.0) - 3.0)
+    platt = log_loss(y, PlattScaling().fit(p, y).predict(p))
+    assert log_loss(y, GammaScaling(shift=100.0).fit(p, y).predict(p)) < platt + 1e-3
+
+
+def test_logistic_map_with_a_non_finite_loss_raises_instead_of_returning_its_start():
+    from mcal.parametric import fit_logistic_map
+
+    Z = np.array([[np.inf, 1.0], [0.0, 1.0], [1.0, 1.0]])  # inf * 0 at the start makes the loss NaN
+    with pytest.raises(ValueError, match="the logistic calibration loss must be finite; got nan"):
+        fit_logistic_map(Z, np.array([1.0, 0.0, 1.0]), np.ones(3), lower=np.full(2, -np.inf), x0=np.zeros(2))
 
 
 def test_solver_tolerance_violations_are_moved_inside_the_monotonicity_constraints():

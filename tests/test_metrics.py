@@ -22,6 +22,7 @@ from mcal.metrics import (
     reliability_curve,
     roc_auc,
 )
+from mcal._binning import quantile_bin_ids, uniform_bin_ids, weighted_quantiles
 from mcal.metrics._cumulative import brownian_range_sf
 
 Y = np.array([1, 0, 0, 0, 1, 1])
@@ -58,6 +59,61 @@ def test_quantile_reliability_curve_agrees_with_sklearn_calibration_curve(rng):
     assert c.count.tolist() == [50] * 10
     np.testing.assert_allclose(c.fraction_positive, frac, rtol=1e-12)
     np.testing.assert_allclose(c.mean_predicted, mean, rtol=1e-12)
+
+
+def test_quantile_edges_compare_levels_exactly_not_within_a_tolerance():
+    # the cumulative weight of the first row, 0.5 - 1e-14, is below the median level 0.5: the median is the second
+    # score and both rows share the first bin (levels lowered by 1e-12 put the edge on the first row)
+    c = reliability_curve([0, 1], [0.3, 0.6], sample_weight=[0.5 - 1e-14, 0.5 + 1e-14], n_bins=2, strategy="quantile")
+    assert c.bin_edges.tolist() == [0.3, 0.6, 0.6] and c.count.tolist() == [2, 0]
+
+
+def test_weighted_quantiles_of_integer_weights_reach_each_level_exactly():
+    # 500 unit weights: the level 3 / 10 is reached at the 150th sorted value (0.3 * 500 rounds above 150)
+    edges = weighted_quantiles(np.arange(500.0), np.ones(500), 10)
+    assert edges.tolist() == [0.0] + [50.0 * k - 1 for k in range(1, 11)]
+
+
+@pytest.mark.parametrize(("n", "n_bins"), [(500, 10), (600, 12), (300, 3), (1000, 8)])
+def test_quantile_ece_agrees_with_sklearn_calibration_curve(rng, n, n_bins):
+    # comparable where every bin holds n / n_bins distinct scores: sklearn's interpolated percentiles then fall
+    # between the same two scores as the inverted-CDF edges, and ACE = mean over bins of |frequency - mean score|
+    p = rng.uniform(size=n)
+    y = (rng.uniform(size=n) < p**1.5).astype(int)
+    frac, mean = calibration_curve(y, p, n_bins=n_bins, strategy="quantile")
+    assert frac.size == n_bins
+    assert ece(y, p, n_bins=n_bins, strategy="quantile") == pytest.approx(np.mean(np.abs(frac - mean)), rel=1e-12)
+
+
+@pytest.mark.parametrize("n", list(range(1, 60)) + [97, 1000, 1024, 10**6 + 3])
+def test_uniform_bin_ids_equal_searchsorted_on_linspace_edges(rng, n):
+    edges = np.linspace(0.0, 1.0, n + 1)
+    p = np.clip(np.concatenate([rng.uniform(size=50), edges, np.nextafter(edges, 2), np.nextafter(edges, -1)]), 0, 1)
+    np.testing.assert_array_equal(uniform_bin_ids(p, n), np.searchsorted(edges[1:-1], p, side="right"))
+
+
+@pytest.mark.parametrize("n_bins", [1, 2, 7, 100, 999])
+def test_quantile_bin_ids_equal_searchsorted_on_the_quantile_edges(rng, n_bins):
+    p = np.round(rng.uniform(size=300), 2)  # ties
+    w = rng.integers(0, 4, 300).astype(float)
+    edges = weighted_quantiles(p, w, n_bins)
+    np.testing.assert_array_equal(quantile_bin_ids(p, w, n_bins), np.searchsorted(edges[1:-1], p, side="left"))
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_ece_with_a_trillion_bins_puts_each_distinct_score_in_its_own_bin(strategy):
+    # bins {0.2}: 1 - 0.2 - 0.2 = 0.6 and {0.7}: 1 - 0.7 = 0.3; 10**12 bins once allocated 8 TB of bin sums
+    assert ece([1, 0, 1], [0.2, 0.2, 0.7], n_bins=10**12, strategy=strategy) == pytest.approx(0.3, abs=1e-15)
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_ece_over_occupied_bins_equals_ece_from_the_full_reliability_curve(rng, strategy):
+    # more bins than rows takes the occupied-bins path; the reliability curve counts every bin
+    p, w = rng.uniform(size=200), rng.uniform(0, 2, 200)
+    y = (rng.uniform(size=200) < p).astype(int)
+    c = reliability_curve(y, p, sample_weight=w, n_bins=5000, strategy=strategy)
+    full = np.nansum(c.weight * np.abs(c.fraction_positive - c.mean_predicted)) / w.sum()
+    assert ece(y, p, sample_weight=w, n_bins=5000, strategy=strategy) == pytest.approx(full, rel=1e-12)
 
 
 def test_ece_is_zero_when_every_bin_is_calibrated():
@@ -232,16 +288,22 @@ def test_f_rce_rejects_missing_field_values():
         f_rce([0, 1], [0.2, 0.3], field=["a", None])
 
 
-@pytest.mark.parametrize("epsilon", ["0.1", None, True, -0.1, np.nan, np.inf])
-def test_f_rce_rejects_an_epsilon_that_is_not_a_non_negative_finite_number(epsilon):
+@pytest.mark.parametrize(("epsilon", "error"), [("0.1", TypeError), (None, TypeError), (True, TypeError),
+                                                (-0.1, ValueError), (np.nan, ValueError), (np.inf, ValueError)])
+def test_f_rce_rejects_an_epsilon_that_is_not_a_non_negative_finite_number(epsilon, error):
     # strings and None reached numpy's isfinite (a TypeError about ufunc casting); True counted as 1
-    with pytest.raises(ValueError, match=rf"epsilon must be a non-negative finite number; got {re.escape(repr(epsilon))}"):
+    with pytest.raises(error, match=rf"epsilon must be a non-negative finite number; got {re.escape(repr(epsilon))}"):
         f_rce([0, 1], [0.2, 0.3], field=["a", "b"], epsilon=epsilon)
 
 
-def test_bad_n_bins_and_strategy():
-    with pytest.raises(ValueError, match="n_bins"):
-        ece([0, 1], [0.2, 0.3], n_bins=0)
+@pytest.mark.parametrize(("n_bins", "error"), [(0, ValueError), ("3", TypeError), (2.0, TypeError), (True, TypeError)])
+def test_n_bins_of_a_bad_value_or_type_is_a_value_or_type_error(n_bins, error):
+    # a string, float or bool n_bins was a ValueError; STYLE.md: TypeError for a bad type
+    with pytest.raises(error, match=rf"n_bins must be a positive integer; got {re.escape(repr(n_bins))}"):
+        ece([0, 1], [0.2, 0.3], n_bins=n_bins)
+
+
+def test_bad_strategy_is_a_value_error():
     with pytest.raises(ValueError, match="strategy"):
         ece([0, 1], [0.2, 0.3], strategy="kmeans")
 

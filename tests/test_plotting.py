@@ -101,9 +101,9 @@ def test_bad_alpha_is_rejected(alpha):
         plot_cumulative_differences([0, 1], [0.2, 0.8], alpha=alpha, ax=_ax())
 
 
-@pytest.mark.parametrize("n_bins", [0, -3, 2.5, True])
-def test_histogram_rejects_bad_n_bins(n_bins):
-    with pytest.raises(ValueError, match="n_bins must be a positive integer"):
+@pytest.mark.parametrize(("n_bins", "error"), [(0, ValueError), (-3, ValueError), (2.5, TypeError), (True, TypeError)])
+def test_histogram_rejects_bad_n_bins(n_bins, error):
+    with pytest.raises(error, match="n_bins must be a positive integer"):
         plot_score_histogram([0.2, 0.8], n_bins=n_bins, ax=_ax())
 
 

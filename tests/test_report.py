@@ -175,6 +175,17 @@ def test_per_bin_tables_hold_the_wilson_intervals(report, data):
         np.testing.assert_array_equal(upper, iv.upper)
 
 
+def test_per_bin_table_prints_edges_that_tell_adjacent_bins_apart(tmp_path):
+    # 200 bins of width 0.005 read "[0.00, 0.00)" to 2 decimals; 3 decimals give "[0.000, 0.005)"
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    page = _Page(make_report(y, {"p": p}, path=tmp_path / "r.html", n_bins=200, progress=False).read_text())
+    labels = [r[0][1] for r in page.table("bins")[0][1:]]
+    assert len(labels) == 200 and len(set(labels)) == 200
+    assert labels[0] == "[0.000, 0.005)" and labels[-1] == "[0.995, 1.000]"
+
+
 def test_calibrated_column_stays_on_the_diagonal_within_its_intervals(report):
     _, page = report
     body = page.table("bins")[0][1:]

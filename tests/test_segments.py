@@ -1,6 +1,7 @@
 """Tests of mcal.segments: generated and prespecified segments."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -315,6 +316,27 @@ def test_categorical_values_with_the_same_text_are_one_level_that_apply_finds():
 def test_complex_numerical_column_is_rejected():
     with pytest.raises(TypeError, match="X column 'z' must hold real numbers; got dtype complex128"):
         generate_segments(pd.DataFrame({"z": np.arange(20) + 1j}))
+
+
+@pytest.mark.parametrize(
+    ("column", "hint"),
+    [
+        (pd.date_range("2024-01-01", periods=20, freq="D"), "(X['t'] - X['t'].min()).dt.days"),
+        (pd.date_range("2024-01-01", periods=20, freq="D", tz="UTC"), "(X['t'] - X['t'].min()).dt.days"),
+        (pd.to_timedelta(np.arange(20), unit="h"), "X['t'].dt.total_seconds()"),
+    ],
+    ids=["datetime", "datetime-tz", "timedelta"],
+)
+def test_datetime_and_timedelta_columns_are_refused_with_a_conversion_hint(column, hint):
+    # they were categories by text: segments "t not in {2024-01-01 00:00:00, 2024-01-02 00:00:00}"
+    with pytest.raises(TypeError, match=re.escape(f"X column 't' must be converted to numbers (e.g. {hint})")):
+        generate_segments(pd.DataFrame({"t": column}), max_depth=1)
+
+
+def test_datetime_column_declared_categorical_makes_one_level_per_date():
+    X = pd.DataFrame({"t": pd.to_datetime(["2024-01-01", "2024-01-02"] * 10)})
+    segs = generate_segments(X, min_samples_per_segment=1, categorical_features=["t"])
+    assert segs.descriptions == ["all", "t=2024-01-01 00:00:00", "t=2024-01-02 00:00:00"]
 
 
 @pytest.mark.parametrize(

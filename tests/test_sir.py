@@ -94,9 +94,9 @@ def test_load_rejects_knots_that_do_not_increase(rng):
         SmoothedIsotonic.from_dict(data)
 
 
-@pytest.mark.parametrize("n_bins", [0, -3, 2.5, True])
-def test_bad_n_bins_raises(n_bins):
-    with pytest.raises(ValueError, match="n_bins must be a positive integer"):
+@pytest.mark.parametrize(("n_bins", "error"), [(0, ValueError), (-3, ValueError), (2.5, TypeError), (True, TypeError)])
+def test_bad_n_bins_raises(n_bins, error):
+    with pytest.raises(error, match="n_bins must be a positive integer"):
         SmoothedIsotonic(n_bins=n_bins).fit([0.2, 0.7], [0, 1])
 
 

@@ -76,8 +76,9 @@ def train_full_batch(
 
     Raises
     ------
-    RuntimeError
-        If the loss becomes non-finite (a diverging fit), naming the step.
+    ValueError
+        If the loss becomes non-finite (a diverging fit, most likely from too high a ``learning_rate``), naming
+        the learning rate and the step.
     """
     torch = import_optional("torch")
     optimizer = torch.optim.Adam(module.parameters(), lr=float(learning_rate))
@@ -97,7 +98,10 @@ def train_full_batch(
         optimizer.zero_grad()
         loss = loss_fn()
         if not torch.isfinite(loss):
-            raise RuntimeError(f"training diverged at step {step}: the loss is {loss.item()}; lower learning_rate")
+            raise ValueError(
+                f"learning_rate must be low enough for the training loss to stay finite; got {learning_rate!r}, with "
+                f"which the loss became {loss.item()} at step {step} (lower learning_rate)"
+            )
         loss.backward()
         optimizer.step()
     if best_state is not None:

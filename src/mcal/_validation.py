@@ -202,24 +202,31 @@ def check_sample_weight(
 
 
 def check_positive_int(name: str, value: object) -> None:
-    """Raise ``ValueError`` unless ``value`` is a positive integer (bools are not integers here)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+    """Raise ``TypeError`` unless ``value`` is an integer (bools are not integers here), ``ValueError`` unless it
+    is positive."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be a positive integer; got {value!r} of type {type(value).__name__}")
+    if value < 1:
         raise ValueError(f"{name} must be a positive integer; got {value!r}")
 
 
 def check_random_state_param(random_state: object) -> None:
-    """Raise unless ``random_state`` is None, a non-negative integer or a ``numpy.random.Generator``.
+    """Raise unless ``random_state`` is None or a non-negative integer: the model file records it as a parameter,
+    so a ``numpy.random.Generator`` (which JSON cannot hold) is refused, as by every calibrator.
 
     Raises
     ------
     TypeError
-        If it is of another type (bools and floats included).
+        If it is of another type (bools, floats and Generators included).
     ValueError
         If it is a negative integer.
     """
-    if random_state is None or isinstance(random_state, np.random.Generator):
+    if random_state is None:
         return
-    rule = "random_state must be None, a non-negative integer or a numpy.random.Generator"
+    rule = "random_state must be None or a non-negative integer"
+    if isinstance(random_state, np.random.Generator):
+        raise TypeError(f"{rule} (a model file records the seed); got a Generator: pass a seed such as "
+                        "int(rng.integers(2**32))")
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
         raise TypeError(f"{rule}; got {random_state!r}")
     if random_state < 0:
@@ -237,9 +244,11 @@ def check_X_type(X: object) -> None:
 
 
 def check_real(name: str, value: object, rule: str, accept: Callable[[float], bool]) -> None:
-    """Raise ``ValueError`` ("<name> must be <rule>; got <value>") unless ``value`` is a finite real number
-    (bools are not numbers here) for which ``accept(value)`` holds."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and accept(value)):
+    """Raise ("<name> must be <rule>; got <value>") ``TypeError`` unless ``value`` is a real number (bools are not
+    numbers here), ``ValueError`` unless it is finite and ``accept(value)`` holds."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {rule}; got {value!r} of type {type(value).__name__}")
+    if not (math.isfinite(value) and accept(value)):
         raise ValueError(f"{name} must be {rule}; got {value!r}")
 
 

@@ -71,7 +71,7 @@ class NeuCalib(FieldNetwork):
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
         setting. The networks are tiny, so one thread is fastest on a shared machine (on a busy 2-core
         machine two threads made a fit many times slower); raise it for millions of rows.
-    random_state : int, Generator or None, default=None
+    random_state : int or None, default=None
         Seeds the initial weights.
 
     Attributes
@@ -142,7 +142,7 @@ class NeuCalib(FieldNetwork):
         max_iter: int = 500,
         min_samples_per_field: int = 100,
         n_threads: int | None = 1,
-        random_state: Any = None,
+        random_state: int | None = None,
     ) -> None:
         self.field = field
         self.n_knots = n_knots
@@ -270,7 +270,7 @@ class AdaCalib(FieldNetwork):
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
         setting. The networks are tiny, so one thread is fastest on a shared machine (on a busy 2-core
         machine two threads made a fit many times slower); raise it for millions of rows.
-    random_state : int, Generator or None, default=None
+    random_state : int or None, default=None
         Seeds the initial weights.
 
     Attributes
@@ -356,7 +356,7 @@ class AdaCalib(FieldNetwork):
         max_iter: int = 500,
         min_samples_per_field: int = 100,
         n_threads: int | None = 1,
-        random_state: Any = None,
+        random_state: int | None = None,
     ) -> None:
         self.field = field
         self.bin_counts = bin_counts

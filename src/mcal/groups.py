@@ -66,9 +66,9 @@ class HKRR(GroupInput, BaseCalibrator):
     segment_params : dict, default=None
         Settings of :func:`mcal.segments.generate_segments` for ``groups="generated"`` (its defaults otherwise:
         conjunctions of up to 3 feature conditions, at most 1000 segments, the whole table included).
-    random_state : int >= 0, Generator or None, default=None
-        Seeds the order of groups and levels and the oracle's noise. A model fitted with a Generator cannot be
-        written to a model file (:func:`mcal.save` raises); pass an integer for a model you will save.
+    random_state : int >= 0 or None, default=None
+        Seeds the order of groups and levels and the oracle's noise. An integer, not a Generator, so that the
+        model file records it.
 
     Attributes
     ----------
@@ -289,9 +289,8 @@ class DFMC(GroupInput, BaseCalibrator):
     n_jobs : int or None, default=None
         LightGBM threads, at most the cores; negative values count back from the cores (-1: all). None uses
         one thread per 10,000 rows, as :class:`~mcal.MCGrad` does.
-    random_state : int >= 0, Generator or None, default=None
-        Seeds LightGBM. A model fitted with a Generator cannot be written to a model file (:func:`mcal.save`
-        raises); pass an integer for a model you will save.
+    random_state : int >= 0 or None, default=None
+        Seeds LightGBM. An integer, not a Generator, so that the model file records it.
 
     Attributes
     ----------

@@ -50,6 +50,9 @@ def fit_logistic_map(
 
     Raises
     ------
+    ValueError
+        If the loss is not finite where the optimiser stops (non-finite or overflowing ``Z @ theta``), which
+        would otherwise return the starting point as if it were the fit.
     RuntimeError
         If the optimiser fails, carrying scipy's message.
 
@@ -69,7 +72,13 @@ def fit_logistic_map(
         return float(loss), grad
 
     bounds = [(lo if np.isfinite(lo) else None, None) for lo in lower]
-    res = minimize(loss_grad, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 1000, "gtol": 1e-10})
+    with np.errstate(invalid="ignore", over="ignore"):  # a non-finite loss is reported below
+        res = minimize(loss_grad, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 1000, "gtol": 1e-10})
+    if not np.isfinite(res.fun):
+        raise ValueError(
+            f"the logistic calibration loss must be finite; got {res.fun} at theta = {res.x.tolist()} (the score "
+            "transforms Z @ theta are not finite there)"
+        )
     if not res.success and not np.all(np.isfinite(res.x)):
         raise RuntimeError(f"the logistic calibration fit failed: {res.message}")
     if constraints is None or np.all(constraints @ res.x >= 0.0):
@@ -396,6 +405,10 @@ class GaussianScaling(_LogitQuadraticFamily):
         return np.array([0.0, 1.0, 0.0])
 
 
+#: Largest ``GammaScaling.shift``, in logit units (about three times the span of clipped logits, 2 logit(1 - EPS)).
+_MAX_SHIFT = 100.0
+
+
 class GammaScaling(_LogitQuadraticFamily):
     """Gamma scaling: ``expit(a log(u) + b u + c)`` with ``u = s - s0`` and ``s0 = min(s) - shift``.
 
@@ -405,7 +418,9 @@ class GammaScaling(_LogitQuadraticFamily):
     ----------
     shift : float, default=1.0
         Distance in logit units between the smallest calibration logit and the origin ``s0`` of ``u``; it
-        keeps ``log(u)`` finite. Must be positive.
+        keeps ``log(u)`` finite. In (0, 100]: the calibration logits span at most about 32 (scores are clipped
+        to ``[EPS, 1 - EPS]``), so a larger shift makes ``log(u)`` nearly linear in ``u`` on them and the fit
+        degenerate (from ``shift`` = 300 it was seen to stall near its identity starting point).
     monotone : bool, default=True
         Constrain the map to be non-decreasing on the calibration range: ``a / u + b >= 0`` at
         ``u = shift`` and ``u = max(s) - s0`` (enough because ``a / u + b`` is monotone in ``u``).
@@ -456,6 +471,11 @@ class GammaScaling(_LogitQuadraticFamily):
             raise TypeError(f"shift must be a positive number; got {type(self.shift).__name__}")
         if not (np.isfinite(self.shift) and self.shift > 0):
             raise ValueError(f"shift must be a positive finite number; got {self.shift!r}")
+        if self.shift > _MAX_SHIFT:
+            raise ValueError(
+                f"shift must be at most {_MAX_SHIFT:g} logit units (beyond, log(u) is nearly linear in u over the "
+                f"scores and the fit degenerates); got {self.shift!r}"
+            )
 
     def _origin(self) -> float:
         return self.score_min_ - float(self.shift)

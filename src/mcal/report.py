@@ -326,13 +326,23 @@ def _metrics_section(summary: pd.DataFrame, n_bins: int) -> str:
     )
 
 
+def _edge_decimals(edges: NDArray) -> int:
+    """Decimals (at least 2) that print distinct bin edges as distinct texts (3 for 101 to 1000 bins)."""
+    distinct = np.unique(edges)
+    for decimals in range(2, 17):
+        if len({f"{e:.{decimals}f}" for e in distinct}) == distinct.size:
+            return decimals
+    return 17
+
+
 def _bins_table(iv: Any) -> str:
     c = iv.curve
+    d = _edge_decimals(c.bin_edges)
     rows = []
     for k in range(c.weight.size):
         lo, hi = c.bin_edges[k], c.bin_edges[k + 1]
         rows.append(
-            f"<tr><td>[{lo:.2f}, {hi:.2f}{']' if k == c.weight.size - 1 else ')'}</td><td class=\"num\">{c.count[k]:,}</td>"
+            f"<tr><td>[{lo:.{d}f}, {hi:.{d}f}{']' if k == c.weight.size - 1 else ')'}</td><td class=\"num\">{c.count[k]:,}</td>"
             + "".join(_num(v) for v in (c.mean_predicted[k], c.fraction_positive[k], iv.lower[k], iv.upper[k]))
             + "</tr>"
         )

@@ -313,6 +313,8 @@ def generate_segments(
     categorical_features : "from_dtype", None, array-like of bool, int or str, default="from_dtype"
         Which features are categorical, as in scikit-learn's ``HistGradientBoostingClassifier``: from the dtype
         (pandas category, object, string and bool columns), none, a mask, column indices or column names.
+        Datetime and timedelta columns are refused unless declared here (then each distinct value is a
+        category): convert them to numbers to cut them into quantile bins.
     random_state : int, Generator or None, default=0
         Seeds the choice of feature combinations when the cap applies (fixed by default so that a metric
         computed on these segments is reproducible).
@@ -329,7 +331,8 @@ def generate_segments(
         On invalid parameters, a numerical feature with non-numeric or infinite values, an empty ``X``, or two
         columns whose names have the same text (descriptions and :meth:`Segments.apply` know features by name).
     TypeError
-        If ``X`` is not array-like, or a numerical feature holds complex numbers.
+        If ``X`` is not array-like, a numerical feature holds complex numbers, or a datetime or timedelta column
+        is not declared in ``categorical_features`` (the message suggests a conversion to numbers).
 
     Notes
     -----

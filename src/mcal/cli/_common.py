@@ -228,6 +228,13 @@ def check_table_output(path: str, option: str, inputs: Sequence[tuple[str, str]]
     check_output(path, option, inputs)
 
 
+def check_count(value: int | None, option: str, minimum: int) -> None:
+    """Reject an integer option below ``minimum`` by its command-line name (the library's message would name the
+    Python parameter, ``n_bins`` for ``--n-bins``); None (not given) passes."""
+    if value is not None and value < minimum:
+        raise CLIError(f"{option} must be an integer >= {minimum}; got {value}")
+
+
 def check_unique_scores(names: list[str]) -> None:
     """Reject a score column named twice by ``--score-col`` (it would be reported once, silently)."""
     duplicated = sorted({n for n in names if names.count(n) > 1})

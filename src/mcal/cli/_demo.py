@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcal.cli._common import Command, split_names
+from mcal.cli._common import Command, check_count, split_names
 
 
 def _configure(parser) -> None:
@@ -15,6 +15,7 @@ def _configure(parser) -> None:
 def _run(args) -> int:
     from mcal.demo import run_demo
 
+    check_count(args.random_state, "--random-state", 0)
     methods = split_names(args.methods) or None
     run_demo(args.output_dir, methods=methods, quick=args.quick, random_state=args.random_state)
     return 0

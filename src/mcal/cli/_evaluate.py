@@ -15,7 +15,7 @@ import pandas as pd
 from mcal._persistence import atomic_write_bytes
 from mcal.cli import _dask
 from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, check_unique_scores, column
-from mcal.cli._common import labels_scores_weights, read_data, split_names
+from mcal.cli._common import check_count, labels_scores_weights, read_data, split_names
 from mcal.metrics import calibration_summary, mce
 from mcal.segments import generate_segments
 
@@ -52,6 +52,8 @@ def _segments(df, args):
 
 
 def _run(args) -> int:
+    check_count(args.n_bins, "--n-bins", 1)
+    check_count(args.max_depth, "--max-depth", 0)
     check_output(args.plot, "--plot", inputs=[("DATA", args.data)])
     if args.plot:
         _check_plot_format(args.plot)

@@ -18,6 +18,7 @@ from mcal.cli._common import (
     Command,
     add_csv_arguments,
     add_data_arguments,
+    check_count,
     check_output,
     check_table_output,
     column,
@@ -159,6 +160,7 @@ def _configure_fit(parser) -> None:
 
 
 def _run_fit(args) -> int:
+    check_count(args.random_state, "--random-state", 0)
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
     features = split_names(args.features)
     for option, names in (("--features", features), ("--field", [args.field] if args.field else [])):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from mcal._validation import check_y_prob
-from mcal.cli._common import Command, add_data_arguments, check_output, check_unique_scores, column, labels_scores_weights
+from mcal.cli._common import Command, add_data_arguments, check_count, check_output, check_unique_scores, column
+from mcal.cli._common import labels_scores_weights
 from mcal.cli._common import read_data
 
 
@@ -23,6 +24,8 @@ def _run(args) -> int:
     from mcal.cli._evaluate import _segments as segments_from_columns
     from mcal.report import make_report
 
+    check_count(args.n_bins, "--n-bins", 1)
+    check_count(args.max_depth, "--max-depth", 0)
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
     check_unique_scores(args.score_col)
     df = read_data(args)

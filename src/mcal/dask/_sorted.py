@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from mcal._binning import level_steps, levels_reached
 from mcal._optional import import_optional
 
 #: Prefix of the feature columns that travel with the scores through the sort (for the segments of the MCE).
@@ -190,27 +191,25 @@ def average_precision(ordered: Ordered) -> float:
     return float(sum(dask.compute(*parts))) / pos
 
 
-def _quantile_part(part: pd.DataFrame, w_off: float, targets: NDArray[np.float64]) -> NDArray[np.float64]:
+def _steps_part(part: pd.DataFrame, w_off: float, total: float, n_bins: int) -> tuple[NDArray, NDArray]:
     part = part[part["w"].to_numpy() > 0]
     p, w = part["p"].to_numpy(dtype=np.float64), part["w"].to_numpy(dtype=np.float64)
-    idx = np.searchsorted(w_off + np.cumsum(w), targets, side="left")
-    return p[np.clip(idx, 0, p.size - 1)]
+    if p.size == 0:
+        return p, p
+    # the first row is kept whatever its count, so that the client sees the growth across partitions
+    return level_steps(p, levels_reached(w_off + np.cumsum(w), n_bins, total), before=-1.0)
 
 
-def weighted_quantiles(ordered: Ordered, levels: NDArray[np.float64]) -> NDArray[np.float64]:
-    """As :func:`mcal._binning.weighted_quantiles` (inverted CDF, zero weights ignored), over the partitions.
-
-    Each level goes to the first partition whose cumulative positive weight reaches ``level * W``.
+def quantile_steps(ordered: Ordered, n_bins: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """As :func:`mcal._binning.level_steps` of all the rows (zero weights ignored), from the sorted partitions:
+    the scores at which the count of quantile levels ``k / n_bins`` reached grows, at most one per row, so that
+    :func:`mcal._binning.bin_ids_from_steps` gives each row its quantile bin in O(n) memory whatever ``n_bins``.
     """
     dask = import_optional("dask")
     weight = np.array([s.pos + s.neg for s in ordered.stats])
-    cum = np.cumsum(weight)
-    targets = np.asarray(levels, dtype=np.float64) * cum[-1]
-    nonempty = np.flatnonzero(weight > 0)
-    owner = nonempty[np.minimum(np.searchsorted(cum[nonempty], targets, side="left"), nonempty.size - 1)]
-    task = dask.delayed(_quantile_part, pure=True)
-    out = np.empty(targets.size)
-    jobs = {k: task(ordered.blocks[k], cum[k] - weight[k], targets[owner == k]) for k in np.unique(owner)}
-    for k, values in zip(jobs, dask.compute(*jobs.values())):
-        out[owner == k] = values
-    return out
+    offsets = np.concatenate(([0.0], np.cumsum(weight)[:-1]))
+    task = dask.delayed(_steps_part, pure=True)
+    parts = dask.compute(*[task(b, off, float(weight.sum()), n_bins) for b, off in zip(ordered.blocks, offsets)])
+    values = np.concatenate([v for v, _ in parts])
+    reached = np.maximum.accumulate(np.concatenate([r for _, r in parts]))  # rounding of the offsets never lowers it
+    return level_steps(values, reached)

@@ -27,12 +27,12 @@ from numpy.typing import NDArray
 from scipy.special import xlogy
 
 from mcal import metrics
-from mcal._binning import uniform_edges
+from mcal._binning import bin_ids_from_steps, uniform_bin_ids
 from mcal._optional import import_optional
 from mcal._validation import check_real
 from mcal.dask import _sorted
 from mcal.dask._inputs import aligned, clean_block, in_partition
-from mcal.metrics._binned import _check_bins, bin_side, quantile_levels
+from mcal.metrics._binned import _check_bins
 from mcal.metrics._cumulative import brownian_range_sf, sigma_scale
 from mcal.metrics._field import encode_field
 from mcal.metrics._multicalibration import MCEResult, mce_result
@@ -67,29 +67,37 @@ class _Sums:
     log_loss: float = 0.0
     brier: float = 0.0
     variance: float = 0.0
-    bins: Any = 0.0  # per bin: sum of w (y - p)
+    bins: Any = None  # Series of sum of w (y - p), indexed by the occupied bins
     fields: Any = None  # DataFrame indexed by field value: weight, gap, denominator
 
     def __add__(self, other: _Sums) -> _Sums:
-        out = {f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self) if f.name != "fields"}
+        out = {f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self) if f.name not in ("fields", "bins")}
+        out["bins"] = self.bins.add(other.bins, fill_value=0.0)
         frames = [x for x in (self.fields, other.fields) if x is not None]
         out["fields"] = pd.concat(frames).groupby(level=0, sort=False).sum() if frames else None
         return _Sums(**out)
 
 
-def _partition_sums(
-    index: int, y: Any, p: Any, w: Any, field: Any, edges: NDArray[np.float64], side: str = "right"
-) -> _Sums:
+def _bin_ids(p: NDArray[np.float64], bins: tuple) -> NDArray[np.float64]:
+    """Bin of each score: ``bins`` is ``("uniform", n_bins)`` or ``("quantile", n_bins, step_values, step_reached)``
+    (:func:`mcal.dask._sorted.quantile_steps`), as the bins of :mod:`mcal.metrics`."""
+    if bins[0] == "uniform":
+        return uniform_bin_ids(p, bins[1])
+    return bin_ids_from_steps(p, bins[2], bins[3], bins[1])
+
+
+def _partition_sums(index: int, y: Any, p: Any, w: Any, field: Any, bins: tuple) -> _Sums:
     p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False)
     if p.size == 0:
-        return _Sums(bins=np.zeros(edges.size - 1))
+        return _Sums(bins=pd.Series(dtype=np.float64))
     r = w * (y - p)
+    occupied, codes = np.unique(_bin_ids(p, bins), return_inverse=True)  # O(rows) whatever n_bins
     clip = (_EPS64, 1.0 - _EPS64)
     out = _Sums(
         n=p.size, w=float(w.sum()), wy=float(np.dot(w, y)), wp=float(np.dot(w, p)),
         log_loss=float(-np.dot(w, xlogy(y, np.clip(p, *clip)) + xlogy(1.0 - y, np.clip(1.0 - p, *clip)))),
         brier=float(np.dot(w, (p - y) ** 2)), variance=float(np.dot(w * w, p * (1.0 - p))),
-        bins=np.bincount(np.searchsorted(edges[1:-1], p, side=side), weights=r, minlength=edges.size - 1),
+        bins=pd.Series(np.bincount(codes.reshape(-1), weights=r, minlength=occupied.size), index=occupied),
     )  # fmt: skip
     if field is not None:
         with in_partition(index):
@@ -102,9 +110,7 @@ def _partition_sums(
     return out
 
 
-def _sums(
-    y_true: Any, y_prob: Any, sample_weight: Any, *, field: Any = None, edges: Any = None, side: str = "right"
-) -> _Sums:
+def _sums(y_true: Any, y_prob: Any, sample_weight: Any, *, field: Any = None, bins: tuple = ("uniform", 1)) -> _Sums:
     """The additive sums of every partition, added up; validates the inputs on the workers.
 
     Raises
@@ -114,10 +120,9 @@ def _sums(
     """
     dask = import_optional("dask")
     blocks = aligned({"y_true": y_true, "y_prob": y_prob, "sample_weight": sample_weight, "field": field})
-    edges = uniform_edges(1) if edges is None else edges
     task = dask.delayed(_partition_sums, pure=True)
     columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["field"])
-    parts = dask.compute(*[task(i, y, p, w, f, edges, side) for i, (y, p, w, f) in enumerate(columns)])
+    parts = dask.compute(*[task(i, y, p, w, f, bins) for i, (y, p, w, f) in enumerate(columns)])
     total = sum(parts[1:], parts[0])
     _check_total(total.n, total.w)
     return total
@@ -248,10 +253,10 @@ def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
 def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10, strategy: str = "uniform") -> float:
     _check_bins(n_bins, strategy)
     if strategy == "uniform":
-        edges = uniform_edges(n_bins)
+        bins: tuple = ("uniform", n_bins)
     else:
-        edges = _sorted.weighted_quantiles(_ordered(y_true, y_prob, sample_weight), quantile_levels(n_bins))
-    s = _sums(y_true, y_prob, sample_weight, edges=edges, side=bin_side(strategy))
+        bins = ("quantile", n_bins, *_sorted.quantile_steps(_ordered(y_true, y_prob, sample_weight), n_bins))
+    s = _sums(y_true, y_prob, sample_weight, bins=bins)
     return float(np.abs(s.bins).sum() / s.w)
 
 
@@ -404,7 +409,7 @@ def calibration_summary(
     _check_bins(n_bins, "uniform")
     rows = {}
     for name, p in y_probs.items():
-        s = _sums(y_true, p, sample_weight, field=field, edges=uniform_edges(n_bins))
+        s = _sums(y_true, p, sample_weight, field=field, bins=("uniform", n_bins))
         ordered = _ordered(y_true, p, sample_weight)
         _both_classes(s.wy, s.w - s.wy)
         sigma = float(np.sqrt(s.variance) / s.w)

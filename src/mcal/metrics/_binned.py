@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._binning import uniform_edges, weighted_quantiles
+from mcal._binning import quantile_bin_ids, uniform_bin_ids, uniform_edges, weighted_quantiles
 from mcal._validation import check_metric_inputs
 
 _STRATEGIES = ("uniform", "quantile")
@@ -47,34 +47,37 @@ class ReliabilityCurve:
 
 
 def _check_bins(n_bins: int, strategy: str) -> None:
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)):
+        raise TypeError(f"n_bins must be a positive integer; got {n_bins!r} of type {type(n_bins).__name__}")
+    if n_bins < 1:
         raise ValueError(f"n_bins must be a positive integer; got {n_bins!r}")
     if strategy not in _STRATEGIES:
         raise ValueError(f"strategy must be one of {_STRATEGIES}; got {strategy!r}")
 
 
-def quantile_levels(n_bins: int) -> NDArray[np.float64]:
-    """Levels ``k / n_bins`` of the quantile edges, lowered by a relative 1e-12 so that the rounding of
-    ``level * W`` never lifts a target above a cumulative weight equal to it (``0.3 * 500`` is 150.00000000000003,
-    which moved the edge one row up and gave bins of 49, 50 and 51 rows out of 500)."""
-    return np.arange(n_bins + 1) / n_bins * (1.0 - 1e-12)
+def bin_edges(
+    p: NDArray[np.float64], w: NDArray[np.float64], n_bins: int, strategy: str
+) -> NDArray[np.float64]:
+    """The ``n_bins + 1`` bin edges: equal-width on [0, 1], or the weighted quantiles at ``k / n_bins``."""
+    return uniform_edges(n_bins) if strategy == "uniform" else weighted_quantiles(p, w, n_bins)
 
 
-def bin_side(strategy: str) -> str:
-    """The ``numpy.searchsorted`` side that assigns scores to bins: uniform bins are closed on the left, quantile
-    bins on the right (an inverted-CDF quantile is the last score of the weight below its level)."""
-    return "right" if strategy == "uniform" else "left"
+def bin_ids(
+    p: NDArray[np.float64], w: NDArray[np.float64], n_bins: int, strategy: str
+) -> NDArray[np.float64]:
+    """Bin index of each score (float64 exact integers) between the :func:`bin_edges`: uniform bins are closed on
+    the left, quantile bins on the right (an inverted-CDF quantile is the last score of the weight below its
+    level). O(n) time and memory whatever ``n_bins``."""
+    return uniform_bin_ids(p, n_bins) if strategy == "uniform" else quantile_bin_ids(p, w, n_bins)
 
 
-def _bin_sums(
-    y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], n_bins: int, strategy: str
-) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
-    if strategy == "uniform":
-        edges = uniform_edges(n_bins)
-    else:
-        edges = weighted_quantiles(p, w, quantile_levels(n_bins))
-    idx = np.searchsorted(edges[1:-1], p, side=bin_side(strategy))
-    return edges, idx
+def occupied_bins(ids: NDArray[np.float64], n_bins: int) -> tuple[NDArray[np.intp], int]:
+    """Codes ``0..m-1`` for ``bincount`` over at most ``min(n_bins, n)`` bins: the bin ids themselves when
+    ``n_bins <= n``, else the ranks of the occupied bins, so that sums per bin take O(n) memory."""
+    if n_bins <= ids.size:
+        return ids.astype(np.intp), int(n_bins)
+    occupied, codes = np.unique(ids, return_inverse=True)
+    return codes.astype(np.intp), occupied.size
 
 
 def reliability_curve(
@@ -109,6 +112,8 @@ def reliability_curve(
     ------
     ValueError
         On invalid input or parameters.
+    TypeError
+        If ``n_bins`` is not an integer.
 
     Examples
     --------
@@ -118,7 +123,8 @@ def reliability_curve(
     """
     _check_bins(n_bins, strategy)
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
-    edges, idx = _bin_sums(y, p, w, n_bins, strategy)
+    edges = bin_edges(p, w, n_bins, strategy)
+    idx = bin_ids(p, w, n_bins, strategy).astype(np.intp)
     weight = np.bincount(idx, weights=w, minlength=n_bins)
     sum_p = np.bincount(idx, weights=w * p, minlength=n_bins)
     sum_y = np.bincount(idx, weights=w * y, minlength=n_bins)
@@ -161,13 +167,17 @@ def ece(
     ------
     ValueError
         On invalid input or parameters.
+    TypeError
+        If ``n_bins`` is not an integer.
 
     Notes
     -----
     .. math:: \\mathrm{ECE} = \\sum_b \\frac{W_b}{W} |\\bar y_b - \\bar p_b|
               = \\frac{1}{W} \\sum_b \\Big| \\sum_{i \\in b} w_i (y_i - p_i) \\Big|
 
-    Naeini et al. (2015); MCGrad paper (Tax et al. 2025), Table 6 "ECE". Empty bins contribute zero.
+    Naeini et al. (2015); MCGrad paper (Tax et al. 2025), Table 6 "ECE". Empty bins contribute zero. Only the
+    occupied bins are summed, so time and memory are O(n) whatever ``n_bins`` (:func:`reliability_curve`
+    returns every bin, O(``n_bins``)).
 
     References
     ----------
@@ -181,6 +191,6 @@ def ece(
     """
     _check_bins(n_bins, strategy)
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
-    _, idx = _bin_sums(y, p, w, n_bins, strategy)
-    gaps = np.bincount(idx, weights=w * (y - p), minlength=n_bins)
+    codes, n_codes = occupied_bins(bin_ids(p, w, n_bins, strategy), n_bins)
+    gaps = np.bincount(codes, weights=w * (y - p), minlength=n_codes)
     return float(np.abs(gaps).sum() / w.sum())

@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri
 
 from mcal._validation import check_metric_inputs
-from mcal.metrics._binned import ReliabilityCurve, _bin_sums, reliability_curve
+from mcal.metrics._binned import ReliabilityCurve, bin_ids, reliability_curve
 from mcal.metrics._cumulative import _sigma, cumulative_differences
 
 
@@ -157,7 +157,7 @@ def reliability_intervals(
         n_eff = curve.count.astype(np.float64)
     else:
         y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
-        _, idx = _bin_sums(y, p, w, n_bins, strategy)
+        idx = bin_ids(p, w, n_bins, strategy).astype(np.intp)
         sum_w2 = np.bincount(idx, weights=w * w, minlength=n_bins)
         with np.errstate(divide="ignore", invalid="ignore"):
             n_eff = np.where(sum_w2 > 0, curve.weight**2 / sum_w2, 0.0)
