@@ -12,11 +12,12 @@ from mcal._base import BaseCalibrator
 from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
 from mcal.classifier import CalibratedClassifier
-from mcal.field import AdaCalib, NeuCalib, PerFieldCalibrator
+from mcal.field import AdaCalib, NeuCalib
 from mcal.groups import DFMC, HKRR
 from mcal.mcgrad import MCGrad
 from mcal.mcnet import MCNet
 from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
+from mcal.per_field import PerFieldCalibrator
 from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
 
 try:

@@ -1,4 +1,4 @@
-"""Field-aware calibration baselines of the MCNet paper: NeuCalib, AdaCalib, and per-field calibration.
+"""Field-aware calibration networks of the MCNet paper's baselines: NeuCalib and AdaCalib.
 
 A *field* is one categorical context column (country, ad source) held in ``X``; ``field=`` names it.
 Every method here gives a field value its own calibration only when it has at least
@@ -13,15 +13,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.base import clone
 
-from mcal._base import BaseCalibrator
 from mcal._binning import assign_bins, equal_frequency_edges
 from mcal._field_network import FieldNetwork, check_nonnegative, mlp, mlp_init, mlp_shapes
-from mcal._field_slots import FieldSlots, check_field_param
 from mcal._optional import import_optional
-from mcal._validation import check_positive_int, logit, warn
-from mcal.nonparametric import IsotonicCalibration
+from mcal._validation import check_positive_int, logit
 
 #: ``softplus(x + _SOFTPLUS_ONE) == 1`` at ``x = 0``: slopes start at 1, so the networks start at the identity.
 _SOFTPLUS_ONE = float(np.log(np.expm1(1.0)))
@@ -493,120 +489,3 @@ def _bin_keypoints(
         mean, features = np.r_[mean, mean + 1.0], np.vstack([features, features])
         features[1, :2] = [features[0, 0] - 1.0, mean[1]]
     return mean, features
-
-
-class PerFieldCalibrator(BaseCalibrator):
-    """Any univariate calibrator fitted separately on each field value, with a global fallback.
-
-    Parameters
-    ----------
-    calibrator : BaseCalibrator, default=None
-        An unfitted univariate mcal calibrator (``uses_features = False``) to clone per field value;
-        :class:`~mcal.IsotonicCalibration` when None.
-    field : str or int, default=None
-        The field column of ``X`` (name, or index for an array). Required.
-    min_samples_per_field : int, default=100
-        A field value gets its own calibrator when it has at least this many rows of positive weight at fit
-        time, and both classes.
-
-    Attributes
-    ----------
-    field_values_ : list of str
-        Field values seen at fit time.
-    field_slots_ : ndarray of shape (n_values,)
-        Index into ``field_calibrators_`` of each value; -1 for values that use the global calibrator.
-    field_calibrators_ : list of BaseCalibrator
-        One fitted clone per field value with enough rows.
-    global_calibrator_ : BaseCalibrator
-        A clone fitted on all rows: used for rare values, values with a single class, and unseen values.
-
-    Notes
-    -----
-    The field-level calibration that AdaCalib (Wei et al. 2022) and per-segment calibrators approximate,
-    without sharing anything between fields. Rare values fall back to the global calibrator rather than
-    being fitted on a handful of rows (documented, not an error); a value with enough rows but a single
-    class falls back too, with a :class:`~mcal.CalibrationWarning`; unseen values at predict time fall back
-    with one warning counting them. Sample weights go to every nested fit, so they are honoured exactly
-    when the nested calibrator honours them. Monotone in the score within each field value whenever the
-    nested calibrator is.
-
-    Examples
-    --------
-    >>> import numpy as np, pandas as pd
-    >>> from mcal import PlattScaling
-    >>> rng = np.random.default_rng(0)
-    >>> X = pd.DataFrame({"country": rng.choice(["de", "fr", "it"], 600, p=[0.49, 0.49, 0.02])})
-    >>> p = rng.uniform(0.05, 0.95, 600)
-    >>> y = rng.random(600) < p
-    >>> cal = PerFieldCalibrator(PlattScaling(), field="country").fit(p, y, X=X)
-    >>> cal.field_values_, cal.field_slots_.tolist()   # "it" has too few rows: global calibrator
-    (['de', 'fr', 'it'], [0, 1, -1])
-    """
-
-    uses_features: ClassVar[bool] = True
-    _state_attrs: ClassVar[tuple[str, ...]] = ("field_values_", "field_slots_", "field_calibrators_", "global_calibrator_")
-
-    def __init__(
-        self, calibrator: BaseCalibrator | None = None, *, field: str | int | None = None, min_samples_per_field: int = 100
-    ) -> None:
-        self.calibrator = calibrator
-        self.field = field
-        self.min_samples_per_field = min_samples_per_field
-
-    def _validate_params_values(self) -> None:
-        check_field_param(self.field)
-        check_positive_int("min_samples_per_field", self.min_samples_per_field)
-        cal = self.calibrator
-        if cal is not None and not isinstance(cal, BaseCalibrator):
-            raise TypeError(f"calibrator must be an mcal calibrator or None; got {type(cal).__name__}")
-        if cal is not None and cal.uses_features:
-            raise ValueError(f"calibrator must be univariate (uses_features=False); got {type(cal).__name__}")
-
-    def _template(self) -> BaseCalibrator:
-        return IsotonicCalibration() if self.calibrator is None else self.calibrator
-
-    def _check_X(self, X, n_samples, *, fitting):
-        if X is None:
-            raise ValueError(f"X must hold the field column {self.field!r} for PerFieldCalibrator; got None")
-        return super()._check_X(X, n_samples, fitting=fitting)
-
-    def _fit(self, y_prob, y, sample_weight, X) -> None:
-        def both_classes(rows: NDArray[np.bool_]) -> bool:
-            return float(np.dot(sample_weight[rows], y[rows])) > 0 and float(np.dot(sample_weight[rows], 1 - y[rows])) > 0
-
-        n_min = int(self.min_samples_per_field)
-        slots, row_slots = FieldSlots.fit(X, self.field, sample_weight, n_min, eligible=both_classes)
-        values = slots.vocabulary.to_list()
-        single = [v for v, k, c in zip(values, slots.slot_of_value, slots.counts) if k < 0 and c >= n_min]
-        if single:
-            warn(
-                f"{len(single)} field value(s) have enough rows but a single class (e.g. {single[:3]}); "
-                "they use the global calibrator"
-            )
-        self.global_calibrator_ = clone(self._template()).fit(y_prob, y, sample_weight=sample_weight)
-        self.field_calibrators_ = [
-            clone(self._template()).fit(y_prob[rows], y[rows], sample_weight=sample_weight[rows])
-            for rows in (row_slots == k for k in range(slots.n_slots))
-        ]
-        self.field_values_ = values
-        self.field_slots_ = slots.slot_of_value
-
-    def _predict(self, y_prob, X) -> NDArray[np.float64]:
-        slots = FieldSlots(self.field_values_, self.field_slots_)
-        row_slots = slots.transform(X, self.field, y_prob.shape[0])
-        out = np.empty_like(y_prob)
-        for k, cal in enumerate([*self.field_calibrators_, self.global_calibrator_]):
-            rows = row_slots == k
-            if rows.any():
-                out[rows] = cal.predict(y_prob[rows])
-        return out
-
-    def _validate_state(self) -> None:
-        FieldSlots.validate(self.field_values_, self.field_slots_)
-        cals = self.field_calibrators_
-        n_slots = int(np.max(self.field_slots_, initial=-1)) + 1
-        if not isinstance(cals, list) or len(cals) != n_slots:
-            raise ValueError(f"model data field state.field_calibrators_ must be a list of {n_slots} calibrators")
-        for name, cal in [*(("field_calibrators_", c) for c in cals), ("global_calibrator_", self.global_calibrator_)]:
-            if not isinstance(cal, BaseCalibrator) or cal.uses_features or not cal.__sklearn_is_fitted__():
-                raise ValueError(f"model data field state.{name} must hold fitted univariate calibrators")
