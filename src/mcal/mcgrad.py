@@ -108,8 +108,8 @@ class MCGrad(BaseCalibrator):
         (which it would ignore) a ``ValueError`` that suggests the closest known names.
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
-        dtypes (pandas category, bool, string and object, and Arrow dictionary), or given as indices, a boolean mask or names.
-        Integer-coded categoricals must be declared. Missing values are passed to LightGBM as missing;
+        dtypes (pandas category, bool, string and object, and Arrow dictionary), or given as indices, a
+        boolean mask or names. Integer-coded categoricals must be declared. Missing values are passed to LightGBM as missing;
         categories unseen at fit are treated as missing at predict, with one warning that counts them.
     n_jobs : int or None, default=None
         LightGBM threads for fitting and predicting, at most the cores (joblib's count); a negative value
