@@ -402,6 +402,11 @@ def _corrupt(fitted, change):
         (lambda s: s["encoder"].update(n_features=3, categorical=[True, False, False], feature_names=None,
                                        categories=[["a", "b", "c"], None, None]), "must use 4 features"),
         (lambda s: s.pop("encoder"), "encoder' must be a dict"),
+        # an encoder edited to the other kind of column: the trees then read numbers as codes, or codes as numbers
+        (lambda s: s["encoder"].update(categorical=[False, False], categories=[None, None]),
+         r"boosters\[0\] must treat feature 0 as numerical, as the encoder does; .* gives it as categorical"),
+        (lambda s: s["encoder"].update(categorical=[True, True], categories=[["a", "b", "c"], ["0", "1"]]),
+         r"boosters\[0\] must treat feature 1 as categorical, as the encoder does; .* gives it as numerical"),
     ],
 )
 def test_loading_rejects_malformed_state(fitted, change, match):
