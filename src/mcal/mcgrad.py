@@ -135,7 +135,8 @@ class MCGrad(BaseCalibrator):
         ``theta_t`` of each round of the refit.
     validation_losses_ : ndarray of shape (n_evaluated,)
         Weighted mean validation log loss after each evaluated round of early stopping, index 0 being the
-        input; ``validation_losses_[n_rounds_]`` is the minimum. Empty with ``early_stopping=None``.
+        input; ``validation_losses_[n_rounds_]`` is the minimum. Empty with ``early_stopping=None`` or
+        ``max_rounds=0`` (nothing to choose).
     feature_importances_ : ndarray of shape (n_features_in_ + 1,)
         Total split gain of each feature summed over all rounds; the last entry is the score ``F_{t-1}``.
     boosters_ : list of lightgbm.Booster
