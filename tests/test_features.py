@@ -141,6 +141,25 @@ def test_datetime_column_raises_type_error():
         FeatureEncoder().fit(pd.DataFrame({"t": pd.to_datetime(["2020-01-01", "2021-01-01"])}))
 
 
+def test_an_arrow_dictionary_column_is_categorical_with_the_levels_of_its_values():
+    # pandas reads a category column from Parquet with dtype_backend="pyarrow" as an Arrow dictionary; fit refused
+    # it ("must be ... category") although predict encoded it
+    pa = pytest.importorskip("pyarrow")
+    values = ["b", "a", None, "c", "a"] * 10  # past the few-rows path
+    column = pd.array(values, dtype=pd.ArrowDtype(pa.dictionary(pa.int8(), pa.string())))
+    enc = FeatureEncoder().fit(pd.DataFrame({"d": column}))
+    assert enc.categorical_ == [True] and enc.categories_ == [["a", "b", "c"]]
+    np.testing.assert_array_equal(enc.transform(pd.DataFrame({"d": column}))[:5, 0], [1, 0, np.nan, 2, 0])
+
+
+def test_an_arrow_null_column_is_numerical_and_missing_as_an_all_none_object_column():
+    pa = pytest.importorskip("pyarrow")
+    X = pd.DataFrame({"z": pd.array([None] * 3, dtype=pd.ArrowDtype(pa.null()))})
+    enc = FeatureEncoder().fit(X)
+    assert enc.categorical_ == FeatureEncoder().fit(pd.DataFrame({"z": [None] * 3})).categorical_ == [False]
+    assert np.isnan(enc.transform(X)).all()
+
+
 @pytest.mark.parametrize("dtype", [object, complex])
 def test_a_column_of_complex_numbers_raises_type_error(dtype):
     # in an object column they became a categorical of their printed values, "(1+2j)"

@@ -67,6 +67,11 @@ def test_zero_rounds_is_the_identity_even_for_scores_of_zero_and_one(segments):
     np.testing.assert_array_equal(model.predict(p, X=X), p)
 
 
+def test_zero_max_rounds_evaluates_no_validation_loss_even_with_early_stopping(segments):
+    (X, p, y), _ = segments
+    assert MCGrad(**{**FAST, "max_rounds": 0, "early_stopping": "holdout"}).fit(p, y, X=X).validation_losses_.size == 0
+
+
 def test_planted_segment_miscalibration_is_removed_on_held_out_data(segments, fitted):
     # The base is off by about 0.15 in probability in segments a and c. On 2,500 held-out rows per segment
     # a segment mean has a binomial standard error of at most sqrt(0.25 / 2500) = 0.01, so a fitted model
@@ -402,6 +407,11 @@ def _corrupt(fitted, change):
         (lambda s: s["encoder"].update(n_features=3, categorical=[True, False, False], feature_names=None,
                                        categories=[["a", "b", "c"], None, None]), "must use 4 features"),
         (lambda s: s.pop("encoder"), "encoder' must be a dict"),
+        # an encoder edited to the other kind of column: the trees then read numbers as codes, or codes as numbers
+        (lambda s: s["encoder"].update(categorical=[False, False], categories=[None, None]),
+         r"boosters\[0\] must treat feature 0 as numerical, as the encoder does; .* gives it as categorical"),
+        (lambda s: s["encoder"].update(categorical=[True, True], categories=[["a", "b", "c"], ["0", "1"]]),
+         r"boosters\[0\] must treat feature 1 as categorical, as the encoder does; .* gives it as numerical"),
     ],
 )
 def test_loading_rejects_malformed_state(fitted, change, match):

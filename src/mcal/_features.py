@@ -109,6 +109,13 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
 def _column_kind(column: Any) -> str:
     """``"categorical"``, ``"numerical"`` or ``"unsupported"`` for a column under ``"from_dtype"``."""
     dtype = column.dtype
+    if isinstance(dtype, pd.ArrowDtype):  # as pandas reads Parquet with dtype_backend="pyarrow"
+        import pyarrow as pa
+
+        if pa.types.is_dictionary(dtype.pyarrow_dtype):  # Arrow's categorical
+            return "categorical"
+        if pa.types.is_null(dtype.pyarrow_dtype):  # every value missing, as an all-None object column
+            return "numerical"
     if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
         return "categorical"
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
@@ -131,8 +138,9 @@ class FeatureEncoder:
     categorical_features : "from_dtype", None, or array-like of int, bool or str, default="from_dtype"
         Which columns are categorical, as in scikit-learn's ``HistGradientBoostingClassifier``:
 
-        - ``"from_dtype"``: pandas ``category`` and ``bool`` columns, and string/object columns (object
-          columns holding only numbers count as numerical); numeric columns are numerical. For a numeric
+        - ``"from_dtype"``: pandas ``category`` and ``bool`` columns, Arrow dictionary columns, and
+          string/object columns (object columns holding only numbers count as numerical); numeric columns
+          are numerical. For a numeric
           (not bool) ndarray every column is numerical.
         - ``None``: no categorical columns.
         - integer indices, a boolean mask of length ``n_features``, or column names (DataFrame only).

@@ -74,7 +74,7 @@ _PER_FEATURE = ("feature_names", "monotone_constraints", "feature_infos")
 _UNUSED, _NUMERICAL, _CATEGORICAL = 0, 1, 2  # what a feature_infos entry says of its feature
 
 
-def booster_from_text(text: str, field: str, objective: str) -> Any:
+def booster_from_text(text: str, field: str, objective: str, categorical: list[bool] | None = None) -> Any:
     """A ``lightgbm.Booster`` of one binary or regression model from ``Booster.model_to_string`` text.
 
     Parameters
@@ -85,6 +85,9 @@ def booster_from_text(text: str, field: str, objective: str) -> Any:
         Where the text comes from, for error messages (e.g. ``"state.boosters[0]"``).
     objective : str
         The ``objective=`` header line the model must have, as LightGBM writes it (e.g. ``"cross_entropy"``).
+    categorical : list of bool or None, default=None
+        Which features the model must treat as categorical (the others as numerical), as the encoder that
+        feeds it does; features that the model never uses may be either. None checks nothing of the kind.
 
     Returns
     -------
@@ -99,7 +102,8 @@ def booster_from_text(text: str, field: str, objective: str) -> Any:
         ``max_feature_idx + 1`` features, or one size per tree); a tree with a missing or unknown line, an
         array of the wrong length, a non-finite leaf value, a split feature, child index, decision type or
         category boundary out of range, a split that does not match its feature's ``feature_infos`` entry,
-        or children that do not form a tree; or no ``end of trees`` line after the trees.
+        or children that do not form a tree; no ``end of trees`` line after the trees; or, with ``categorical``
+        of the model's length, a feature that ``feature_infos`` gives as the other kind.
     """
     if not text.startswith("tree\n") or "\r" in text or "\0" in text:
         raise ValueError(
@@ -113,6 +117,15 @@ def booster_from_text(text: str, field: str, objective: str) -> Any:
             _check_tree(tree, kinds)
         except ValueError as exc:
             raise ValueError(f"model data field {field} has a malformed tree {t}: {exc}") from None
+    if categorical is not None and len(categorical) == kinds.size:  # another count is the caller's error to name
+        wrong = np.flatnonzero((kinds != _UNUSED) & (kinds != np.where(categorical, _CATEGORICAL, _NUMERICAL)))
+        if wrong.size:
+            j = int(wrong[0])
+            raise ValueError(
+                f"model data field {field} must treat feature {j} as {'categorical' if categorical[j] else 'numerical'}"
+                f", as the encoder does; its header line feature_infos= gives it as "
+                f"{'categorical' if kinds[j] == _CATEGORICAL else 'numerical'}"
+            )
     lgb = import_optional("lightgbm")
     # Without tree_sizes LightGBM parses the (checked) trees one by one, raising LightGBMError on an error.
     checked = "\n".join(line for line in lines if line.partition("=")[0] != "tree_sizes") + "\n"

@@ -108,9 +108,10 @@ class MCGrad(BaseCalibrator):
         (which it would ignore) a ``ValueError`` that suggests the closest known names.
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
-        dtypes (pandas category, bool, string and object), or given as indices, a boolean mask or names.
-        Integer-coded categoricals must be declared. Missing values are passed to LightGBM as missing;
-        categories unseen at fit are treated as missing at predict, with one warning that counts them.
+        dtypes (pandas category, bool, string and object, and Arrow dictionary), or given as indices, a
+        boolean mask or names. Integer-coded categoricals must be declared. Missing values are passed to
+        LightGBM as missing; categories unseen at fit are treated as missing at predict, with one warning
+        that counts them.
     n_jobs : int or None, default=None
         LightGBM threads for fitting and predicting, at most the cores (joblib's count); a negative value
         counts back from the cores as in scikit-learn (-1: all, -2: all but one). None uses one thread per
@@ -134,7 +135,8 @@ class MCGrad(BaseCalibrator):
         ``theta_t`` of each round of the refit.
     validation_losses_ : ndarray of shape (n_evaluated,)
         Weighted mean validation log loss after each evaluated round of early stopping, index 0 being the
-        input; ``validation_losses_[n_rounds_]`` is the minimum. Empty with ``early_stopping=None``.
+        input; ``validation_losses_[n_rounds_]`` is the minimum. Empty with ``early_stopping=None`` or
+        ``max_rounds=0`` (nothing to choose).
     feature_importances_ : ndarray of shape (n_features_in_ + 1,)
         Total split gain of each feature summed over all rounds; the last entry is the score ``F_{t-1}``.
     boosters_ : list of lightgbm.Booster
@@ -476,7 +478,9 @@ class MCGrad(BaseCalibrator):
             raise ValueError("model data field state.boosters must be a list of LightGBM model strings")
         self.encoder_ = FeatureEncoder.from_dict(state.get("encoder"))
         self._single_row = self._compiled = None
-        self.boosters_ = [booster_from_text(text, f"state.boosters[{i}]", _OBJECTIVE) for i, text in enumerate(texts)]
+        kinds = [*self.encoder_.categorical_, False]  # the score column is numerical
+        self.boosters_ = [booster_from_text(text, f"state.boosters[{i}]", _OBJECTIVE, kinds)
+                          for i, text in enumerate(texts)]
         self._set_feature_attrs()
 
     def _validate_state(self) -> None:
