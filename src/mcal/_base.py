@@ -32,9 +32,12 @@ _ALLOWED_DTYPES = ("float64", "float32", "int64", "int32", "bool", "str")
 def encode_array(arr: NDArray) -> dict[str, Any]:
     """Encode an ndarray as a JSON-safe dict; floats round-trip exactly through ``repr``.
 
-    Unicode string arrays (e.g. column names given as ``np.array(["a", "b"])``) are stored with dtype ``"str"``.
+    Unicode string arrays (e.g. column names given as ``np.array(["a", "b"])``) are stored with dtype ``"str"``, and
+    so are object arrays of strings only (``df.columns.values``).
     """
     arr = np.asarray(arr)
+    if arr.dtype == object and all(isinstance(v, str) for v in arr.ravel()):
+        arr = arr.astype(str)
     dtype = "str" if arr.dtype.kind == "U" else arr.dtype.name
     if dtype not in _ALLOWED_DTYPES:
         raise TypeError(f"cannot serialize an array of dtype {arr.dtype}")
@@ -71,7 +74,10 @@ def decode_array(obj: Any, name: str) -> NDArray:
 
 
 def encode_value(value: Any) -> Any:
-    """Encode a parameter or state value (scalars, lists, dicts, arrays, nested calibrators) for JSON."""
+    """Encode a parameter or state value (scalars, lists, dicts, arrays, nested calibrators) for JSON.
+
+    Tuples, sets and pandas Index or Series values become lists (sets in a fixed order).
+    """
     if isinstance(value, BaseCalibrator):
         return {"__calibrator__": value.to_dict()}
     if isinstance(value, np.ndarray):
@@ -80,6 +86,10 @@ def encode_value(value: Any) -> Any:
         return value.item()
     if isinstance(value, (list, tuple)):
         return [encode_value(v) for v in value]
+    if isinstance(value, (pd.Index, pd.Series)):  # e.g. categorical_features=df.columns[:3]: stored as a list
+        return [encode_value(v) for v in value.tolist()]
+    if isinstance(value, (set, frozenset)):  # stored as a list in a fixed order, whatever the hash seed
+        return [encode_value(v) for v in sorted(value, key=lambda v: (type(v).__name__, str(v)))]
     if isinstance(value, dict):
         if not all(isinstance(k, str) for k in value):
             raise TypeError("cannot serialize a dict with non-string keys")
