@@ -858,3 +858,25 @@ def test_categorical_features_given_as_an_index_series_or_set_save_and_load(tmp_
     loaded = mcal.load(mcal.save(model, tmp_path / "m.json"))
     assert loaded.categorical_features == ["c"] and list(loaded.encoder_.categorical_) == [True, False]
     np.testing.assert_array_equal(loaded.predict(p, X=X), model.predict(p, X=X))
+
+
+@pytest.mark.parametrize("validate", [True, False], ids=["early-stopping", "refit"])
+def test_rounds_that_make_the_logits_non_finite_raise_naming_the_divergence(validate):
+    # a round whose F + h_t overflows (a diverging boosting) must not end in a NaN validation loss that the model
+    # file cannot hold, nor in a refit predicting 0 or NaN
+    from mcal._mcgrad_engine import Part, boost_rounds
+
+    class Diverging(LocalEngine):
+        def fit_round(self, part, keep=True):
+            return None, np.full(part.y.shape[0], np.inf)
+
+        def predict_raw(self, booster, part):
+            return np.full(part.y.shape[0], np.inf)
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(50) < 0.5).astype(float)
+    part = lambda: Part(np.zeros((50, 1)), y, np.ones(50), np.zeros(50))  # noqa: E731
+    engine = Diverging({}, 1, [])
+    with pytest.raises(ValueError, match=r"must keep the logits finite; got a (validation|training) loss of (inf|nan) "
+                                         r"after round 1: the boosting diverged"):
+        boost_rounds(engine, [part()], [part()] if validate else None, max_rounds=2, patience=0, rescale=False)

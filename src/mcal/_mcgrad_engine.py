@@ -147,7 +147,8 @@ class LocalEngine:
         self, y: NDArray[np.float64], F: NDArray[np.float64], w: NDArray[np.float64]
     ) -> tuple[float, float]:
         """``(sum of w * log loss of expit(F), sum of w)``."""
-        return _wsum(w, np.logaddexp(0.0, F) - y * F), float(w.sum())
+        with np.errstate(invalid="ignore"):  # a diverged F of +-inf gives NaN, which boost_rounds reports
+            return _wsum(w, np.logaddexp(0.0, F) - y * F), float(w.sum())
 
 
 def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
@@ -296,8 +297,10 @@ def boost_rounds(
                     path.boosters.append(booster)
                     path.factors.append(theta)
             bar.update()
+            loss = _pooled_loss(engine, valid or train)  # the refit: its training loss, to catch a divergence
+            _check_finite(t, "validation" if valid else "training", loss)
             if valid:
-                path.losses.append(_pooled_loss(engine, valid))
+                path.losses.append(loss)
                 if path.losses[-1] < path.losses[path.best_round]:
                     path.best_round, wait = t, 0
                 else:
@@ -305,6 +308,14 @@ def boost_rounds(
                     if wait > patience:
                         break
     return path
+
+
+def _check_finite(t: int, which: str, loss: float) -> None:
+    if not np.isfinite(loss):
+        raise ValueError(
+            f"MCGrad's rounds must keep the logits finite; got a {which} loss of {loss} after round {t}: the "
+            "boosting diverged (a learning_rate or lightgbm_params value far too large?)"
+        )
 
 
 def _pooled_loss(engine: Any, parts: list[Part]) -> float:
