@@ -278,6 +278,11 @@ def boost_rounds(
     path : RoundPath
         With validation: the losses (index 0 is the input) and the best round. Without: the boosters and
         factors of every round, and ``best_round = max_rounds``.
+
+    Raises
+    ------
+    ValueError
+        If a round leaves a non-finite validation loss (or, in the refit, training loss): the boosting diverged.
     """
     path = RoundPath(best_round=0 if valid else max_rounds)
     if valid:
