@@ -194,6 +194,14 @@ def test_features_for_a_univariate_method_are_rejected(csv, tmp_path, capsys):
     assert "drop --features" in capsys.readouterr().err
 
 
+def test_a_feature_named_twice_is_refused_naming_the_option(csv, tmp_path, capsys):
+    # it reached the model as X with a repeated column and failed with "X column names must be unique"
+    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "mcgrad",
+                 "--features", "f,w,f", "-o", str(tmp_path / "m.json")]) == 1
+    assert "--features must name each entry once; got ['f'] more than once in 'f,w,f'" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()
+
+
 @pytest.mark.parametrize("option", [["--method", "mcgrad", "--features", "f,y"], ["--method", "mcnet", "--field", "y"]],
                          ids=["features", "field"])
 def test_the_label_column_as_a_feature_is_rejected_and_nothing_is_written(csv, tmp_path, capsys, option):

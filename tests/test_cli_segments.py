@@ -60,7 +60,8 @@ def test_evaluate_without_segments_has_no_mce(csv, capsys):
     [
         (["--max-depth", "2"], "--max-depth needs --segments"),
         (["--segments", "job,nope"], "--segments 'nope' is not a column"),
-        (["--segments", "job,"], "empty name"),
+        (["--segments", "job,"], "--segments must not hold an empty name; got 'job,'"),
+        (["--segments", "job,age,job"], "--segments must name each entry once; got ['job'] more than once"),
         (["--segments", "job", "--max-depth", "-1"], "mcal: error: --max-depth must be an integer >= 0; got -1"),
     ],
 )

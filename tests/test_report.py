@@ -340,7 +340,7 @@ def test_cli_report_writes_the_report_and_prints_its_path(csv, tmp_path, data, c
         (["--score-col", "calibrated", "--score-col", "calibrated"], "each column once"),
         (["--score-col", "calibrated", "--weight-col", "nope"], "--weight-col 'nope' is not a column"),
         (["--score-col", "calibrated", "--segments", "age,nope"], "--segments 'nope' is not a column"),
-        (["--score-col", "calibrated", "--segments", "age,"], "has an empty name"),
+        (["--score-col", "calibrated", "--segments", "age,"], "--segments must not hold an empty name"),
         (["--score-col", "calibrated", "--max-depth", "2"], "--max-depth needs --segments"),
     ],
 )

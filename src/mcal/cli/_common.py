@@ -250,13 +250,16 @@ def column(df: pd.DataFrame, name: str, option: str) -> pd.Series:
     return df[name]
 
 
-def split_names(value: str | None) -> list[str]:
-    """Split a comma-separated list of column names; empty entries are an error."""
+def split_names(value: str | None, option: str) -> list[str]:
+    """Split the comma-separated names given to ``option``; an empty or repeated name is an error."""
     if value is None:
         return []
     names = [v.strip() for v in value.split(",")]
     if any(not n for n in names):
-        raise CLIError(f"column list {value!r} has an empty name")
+        raise CLIError(f"{option} must not hold an empty name; got {value!r}")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise CLIError(f"{option} must name each entry once; got {repeated} more than once in {value!r}")
     return names
 
 

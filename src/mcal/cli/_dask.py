@@ -118,7 +118,7 @@ def evaluate(args, segments_of: Any) -> tuple[pd.DataFrame, int, float | None, d
         w = None if args.weight_col is None else _column(frame, args.weight_col, "--weight-col")
         field = None if args.field is None else _column(frame, args.field, "--field")
         table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
-        names = split_names(args.segments)
+        names = split_names(args.segments, "--segments")
         for name in names:
             _column(frame, name, "--segments")
         segments = segments_of(frame[names].compute(), args) if names else segments_of(None, args)

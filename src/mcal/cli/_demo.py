@@ -16,7 +16,7 @@ def _run(args) -> int:
     from mcal.demo import run_demo
 
     check_count(args.random_state, "--random-state", 0)
-    methods = split_names(args.methods) or None
+    methods = split_names(args.methods, "--methods") or None
     run_demo(args.output_dir, methods=methods, quick=args.quick, random_state=args.random_state)
     return 0
 

@@ -42,7 +42,7 @@ def _json_safe(value: float) -> float | None:
 
 
 def _segments(df, args):
-    names = split_names(args.segments)
+    names = split_names(args.segments, "--segments")
     if not names:
         if args.max_depth is not None:
             raise CLIError("--max-depth needs --segments (the feature columns to segment on)")

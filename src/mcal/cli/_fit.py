@@ -162,7 +162,7 @@ def _configure_fit(parser) -> None:
 def _run_fit(args) -> int:
     check_count(args.random_state, "--random-state", 0)
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
-    features = split_names(args.features)
+    features = split_names(args.features, "--features")
     for option, names in (("--features", features), ("--field", [args.field] if args.field else [])):
         if args.label_col in names:
             raise CLIError(f"{option} must not name the label column (--label-col); got {args.label_col!r}, "
@@ -259,7 +259,7 @@ def _feature_input(model, meta: dict, df: pd.DataFrame, given: list[str]):
 
 def _run_predict(args) -> int:
     check_table_output(args.output, "-o/--output", inputs=[("MODEL", args.model), ("DATA", args.data)])
-    given = split_names(args.features)
+    given = split_names(args.features, "--features")
     model, meta = load(args.model, return_metadata=True)
     if given and not model.uses_features:
         raise CLIError(f"--features must be left out: the model, a {type(model).__name__}, uses only the scores; "
