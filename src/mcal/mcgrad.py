@@ -109,9 +109,9 @@ class MCGrad(BaseCalibrator):
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
         dtypes (pandas category, bool, string and object, and Arrow dictionary), or given as indices or names
-        (shape (n_categorical,)) or a boolean mask (shape (n_features,)). Integer-coded categoricals must be declared. Missing values are passed to
-        LightGBM as missing; categories unseen at fit are treated as missing at predict, with one warning
-        that counts them.
+        (shape (n_categorical,)) or a boolean mask (shape (n_features,)). Integer-coded categoricals must be
+        declared. Missing values are passed to LightGBM as missing; categories unseen at fit are treated as
+        missing at predict, with one warning that counts them.
     n_jobs : int or None, default=None
         LightGBM threads for fitting and predicting, at most the cores (joblib's count); a negative value
         counts back from the cores as in scikit-learn (-1: all, -2: all but one). None uses one thread per
