@@ -309,17 +309,11 @@ class AdaCalib(FieldNetwork):
     Raises
     ------
     ValueError
-        From :meth:`fit`: a hyperparameter out of its range (named; ``bin_counts`` not a non-empty increasing
-        sequence of positive integers, a negative penalty), a
-        ``validation_fraction`` that leaves one side of the split without positive weight, a ``learning_rate``
-        with which the training loss stops being finite, ``X=None`` or an ``X`` without the field column or an
-        auxiliary column, missing field values, or invalid scores, labels, weights or features (as
-        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`); from :meth:`predict`: ``X=None`` or an ``X``
-        without those columns. Unseen field values are not an error: they use the fallback, with a warning.
+        From :meth:`fit`: ``bin_counts`` that is not a non-empty increasing sequence of positive integers, and
+        the other cases listed for :class:`NeuCalib` (hyperparameters out of range, the split, a diverging
+        ``learning_rate``, ``X`` without its columns, invalid data); from :meth:`predict` as there.
     TypeError
-        From :meth:`fit`: ``field`` is None or not a str or int (it is required), an integer parameter that is not
-        an integer, a penalty, ``learning_rate`` or ``validation_fraction`` that is not a real number, a
-        ``random_state`` that is not None or an int, or an input that is not array-like.
+        As for :class:`NeuCalib` (``field`` is required).
     ImportError
         From :meth:`fit`: torch is not installed (``pip install "mcal[mcnet]"``).
 

@@ -231,11 +231,9 @@ class SmoothedIsotonic(BaseCalibrator):
 
     Raises
     ------
-    ValueError
-        From :meth:`fit`: ``n_bins`` below 1, or invalid scores, labels or weights, or any ``X`` (as
-        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
-    TypeError
-        From :meth:`fit`: ``n_bins`` is not an integer, or an input is not array-like.
+    ValueError, TypeError
+        From :meth:`fit`, as for :class:`HistogramBinning`: ``n_bins`` below 1 (``ValueError``) or not an
+        integer (``TypeError``), or invalid input.
 
     Notes
     -----

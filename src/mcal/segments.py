@@ -133,7 +133,7 @@ class Segments:
         Parameters
         ----------
         k : int
-            Segment number, in ``[0, n_segments)``.
+            Segment number, as for :meth:`indices`.
 
         Returns
         -------
