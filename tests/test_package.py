@@ -1,5 +1,6 @@
 """Package-level promises: light import, a documented public API, the registry and the shipped data."""
 
+import dataclasses
 import inspect
 import subprocess
 import sys
@@ -51,3 +52,71 @@ def test_shipped_bank_marketing_matches_its_source_counts():
     df = load_bank_marketing()
     assert df.shape == (45211, 17)
     assert int(df["y"].sum()) == 5289
+
+
+def _public_callables():
+    """Every public function and class, and the public methods mcal defines on the public classes."""
+    import mcal.dask
+    import mcal.datasets
+    import mcal.plotting
+    import mcal.report
+
+    modules = [(mcal, mcal.__all__), (mcal.metrics, mcal.metrics.__all__), (mcal.segments, mcal.segments.__all__),
+               (mcal.dask, mcal.dask.__all__), (mcal.dask.metrics, mcal.dask.metrics.__all__)]
+    for mod in (mcal.report, mcal.plotting, mcal.datasets):
+        modules.append((mod, [n for n, o in vars(mod).items() if not n.startswith("_") and inspect.isfunction(o)
+                              and o.__module__ == mod.__name__]))
+    out = {}
+    for mod, names in modules:
+        for n in names:
+            obj = getattr(mod, n)
+            if inspect.isfunction(obj) or (inspect.isclass(obj) and not issubclass(obj, BaseException)):
+                out[f"{mod.__name__}.{n}"] = obj
+    for obj in [o for o in out.values() if inspect.isclass(o)]:
+        for n, attr in vars(obj).items():
+            func = attr.__func__ if isinstance(attr, (classmethod, staticmethod)) else attr
+            if not n.startswith("_") and inspect.isfunction(func):
+                out[f"{obj.__module__}.{func.__qualname__}"] = func
+    return out
+
+
+#: constructors that are not public: BaseEstimator's (*args, **kwargs), and Segments' internal parts
+_INTERNAL_SIGNATURES = {"mcal.BaseCalibrator", "mcal.segments.Segments"}
+
+
+def _validates(obj) -> bool:
+    """Whether the body raises ValueError/TypeError or calls a ``check_*`` validator (one level, no recursion)."""
+    import ast
+    import textwrap
+
+    if inspect.isclass(obj):
+        hook = vars(obj).get("_validate_params_values")
+        return hook is not None and _validates(hook)
+    tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    for node in ast.walk(tree.body[0]):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and isinstance(node.exc.func, ast.Name):
+            if node.exc.func.id in ("ValueError", "TypeError"):
+                return True
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            if name.lstrip("_").startswith("check_"):
+                return True
+    return False
+
+
+@pytest.mark.parametrize("name", sorted(_public_callables()))
+def test_public_docstrings_document_every_argument_and_what_validation_raises(name):
+    docscrape = pytest.importorskip("numpydoc.docscrape")
+    obj = _public_callables()[name]
+    doc = docscrape.NumpyDocString(inspect.getdoc(obj) or "")
+    if name not in _INTERNAL_SIGNATURES:
+        target = obj.__init__ if inspect.isclass(obj) else obj
+        arguments = [p for p in inspect.signature(target).parameters if p not in ("self", "cls")]
+        entries = doc["Parameters"] + doc["Other Parameters"]
+        if dataclasses.is_dataclass(obj):  # result classes document their fields as Attributes
+            entries = doc["Attributes"]
+        documented = {n.strip().lstrip("*") for p in entries for n in p.name.split(",")}
+        assert set(arguments) - documented == set(), f"{name}: undocumented arguments"
+        assert documented - set(arguments) == set(), f"{name}: documented arguments that it does not take"
+    if _validates(obj):
+        assert doc["Raises"], f"{name} validates its arguments but has no Raises section"

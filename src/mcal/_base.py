@@ -176,6 +176,10 @@ class BaseCalibrator(BaseEstimator):
         ValueError
             On NaN, infinite or out-of-range scores, non-binary labels, a single class, mismatched
             lengths, empty input, negative or all-zero weights, or ``X`` given to a univariate calibrator.
+        TypeError
+            If a hyperparameter has the wrong type (named), ``y_prob``, ``y`` or ``sample_weight`` is not array-like
+            (None, a string, or a scalar weight) or holds complex numbers, or ``X`` is not a table (a string, a dict,
+            a sparse matrix or an iterator).
         """
         self._validate_params_values()
         p = check_y_prob(y_prob)
@@ -208,6 +212,9 @@ class BaseCalibrator(BaseEstimator):
             If called before :meth:`fit`.
         ValueError
             On invalid scores or features.
+        TypeError
+            If ``y_prob`` is not array-like (None or a string) or holds complex numbers, or ``X`` is not a table (a
+            string, a dict, a sparse matrix or an iterator).
         """
         self._check_fitted()
         p = check_y_prob(y_prob)
@@ -267,6 +274,9 @@ class BaseCalibrator(BaseEstimator):
         ------
         ValueError
             If a parameter is invalid (set with ``set_params`` after fit): :meth:`from_dict` would refuse it.
+        TypeError
+            If a parameter holds a value that a model file cannot store (e.g. an object other than None, bool,
+            numbers, strings, lists, dicts with string keys, or arrays of numbers, bools or strings).
         """
         try:
             self._validate_params_values()

@@ -96,6 +96,9 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             If ``y`` does not have exactly two classes or has missing values, ``X`` and ``y`` differ in length,
             ``sample_weight`` is invalid, ``calibration_fraction`` is not in (0, 1), the estimator or calibrator is
             of the wrong kind, or a prefit estimator was not fitted on the labels of ``y``.
+        TypeError
+            If ``y`` or ``sample_weight`` is not array-like (None, a string, or a scalar weight) or holds complex
+            numbers, or ``calibration_fraction`` is not a real number.
         """
         if self.estimator is None or not hasattr(self.estimator, "predict_proba"):
             raise ValueError(f"estimator must be a classifier with predict_proba; got {type(self.estimator).__name__}")

@@ -58,7 +58,7 @@ def bank_marketing_groups(data: pd.DataFrame) -> pd.DataFrame:
 
     Parameters
     ----------
-    data : DataFrame
+    data : DataFrame of shape (n_samples, n_columns)
         Rows of :func:`load_bank_marketing` (any subset); needs ``job``, ``marital``, ``education``,
         ``housing`` and ``age``.
 

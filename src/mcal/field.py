@@ -84,6 +84,22 @@ class NeuCalib(FieldNetwork):
         ``knot_values`` (calibrated logit at each knot), ``embedding`` (one row per field slot), the
         auxiliary perceptron ``aux_*``, and ``fallback_knot_values``, the univariate map of the fallback.
 
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: a hyperparameter out of its range (named; ``n_knots`` below 2, a negative penalty), a
+        ``validation_fraction`` that leaves one side of the split without positive weight, a ``learning_rate``
+        with which the training loss stops being finite, ``X=None`` or an ``X`` without the field column or an
+        auxiliary column, missing field values, or invalid scores, labels, weights or features (as
+        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`); from :meth:`predict`: ``X=None`` or an ``X``
+        without those columns. Unseen field values are not an error: they use the fallback, with a warning.
+    TypeError
+        From :meth:`fit`: ``field`` is None or not a str or int (it is required), an integer parameter that is not
+        an integer, a penalty, ``learning_rate`` or ``validation_fraction`` that is not a real number, a
+        ``random_state`` that is not None or an int, or an input that is not array-like.
+    ImportError
+        From :meth:`fit`: torch is not installed (``pip install "mcal[mcnet]"``).
+
     Notes
     -----
     Pan et al. (2020), section 4: the calibrated logit is :math:`f(s) + g(h_c, x)`, where ``f`` interpolates
@@ -289,6 +305,17 @@ class AdaCalib(FieldNetwork):
     module_ : torch.nn.ParameterDict
         The keypoint perceptrons ``head_*`` and ``seg_*``, the ``attention`` logits per slot, and the auxiliary
         perceptron ``aux_*`` when there are auxiliary features.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: ``bin_counts`` that is not a non-empty increasing sequence of positive integers, and
+        the other cases listed for :class:`NeuCalib` (hyperparameters out of range, the split, a diverging
+        ``learning_rate``, ``X`` without its columns, invalid data); from :meth:`predict` as there.
+    TypeError
+        As for :class:`NeuCalib` (``field`` is required).
+    ImportError
+        From :meth:`fit`: torch is not installed (``pip install "mcal[mcnet]"``).
 
     Notes
     -----

@@ -93,6 +93,19 @@ class HKRR(GroupInput, BaseCalibrator):
     n_passes_ : int
         Passes made at fit.
 
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: ``lam`` or ``alpha`` not a number in (0, 1], a ``lam`` that does not divide 1 into an
+        integer number of levels, ``max_iter`` below 1, a negative ``random_state``, ``groups`` other than
+        'columns' or 'generated', ``segment_params`` that is not a dict of :func:`~mcal.segments.generate_segments`
+        settings or is given with ``groups='columns'``, ``X=None``, an ``X`` whose columns are not boolean (or 0/1)
+        indicators with ``groups='columns'``, or invalid scores, labels or weights (as
+        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
+    TypeError
+        From :meth:`fit`: ``oracle`` or ``snap`` is not a bool, ``max_iter`` is not an integer, ``random_state`` is
+        not None or an int, or an input is not array-like.
+
     Notes
     -----
     Hebert-Johnson, Kim, Reingold and Rothblum (2018), Algorithm 1, in the form of Hansen et al.'s (2024)
@@ -285,7 +298,8 @@ class DFMC(GroupInput, BaseCalibrator):
         Settings of :func:`mcal.segments.generate_segments` for ``groups="generated"``.
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Which columns of ``X`` are categorical (``groups="columns"``), as for :class:`~mcal.MCGrad`: pandas
-        category, bool and string columns by default; they become LightGBM categorical features.
+        category, bool and string columns by default, or indices or names (shape (n_categorical,)) or a boolean
+        mask (shape (n_features,)); they become LightGBM categorical features.
     n_jobs : int or None, default=None
         LightGBM threads, at most the cores; negative values count back from the cores (-1: all). None uses
         one thread per 10,000 rows, as :class:`~mcal.MCGrad` does.
@@ -305,6 +319,22 @@ class DFMC(GroupInput, BaseCalibrator):
         Encoding of the columns of ``X`` (``groups="columns"``), as MCGrad's; None for generated segments.
     booster_ : lightgbm.Booster
         The fitted trees, stored in model files as LightGBM's model text.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: ``n_estimators``, ``max_depth`` or ``min_child_samples`` below 1, ``max_leaves`` below 2,
+        a ``learning_rate`` that is not a positive finite number, ``l2_regularization``, ``min_gain_to_split`` or
+        ``min_sum_hessian_in_leaf`` that is not a non-negative finite number, an invalid ``n_jobs``, a negative
+        ``random_state``, ``groups`` other than 'columns' or 'generated', ``segment_params`` that is not a dict of
+        :func:`~mcal.segments.generate_segments` settings or is given with ``groups='columns'``, ``X=None``,
+        features that :class:`~mcal.MCGrad` would refuse too, or invalid scores, labels or weights (as
+        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
+    TypeError
+        From :meth:`fit`: an integer parameter that is not an integer, ``random_state`` that is not None or an
+        int, or an input that is not array-like.
+    ImportError
+        From :meth:`fit`: LightGBM is not installed (``pip install "mcal[mcgrad]"``).
 
     Notes
     -----

@@ -108,10 +108,10 @@ class MCGrad(BaseCalibrator):
         (which it would ignore) a ``ValueError`` that suggests the closest known names.
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
-        dtypes (pandas category, bool, string and object, and Arrow dictionary), or given as indices, a
-        boolean mask or names. Integer-coded categoricals must be declared. Missing values are passed to
-        LightGBM as missing; categories unseen at fit are treated as missing at predict, with one warning
-        that counts them.
+        dtypes (pandas category, bool, string and object, and Arrow dictionary), or given as indices or names
+        (shape (n_categorical,)) or a boolean mask (shape (n_features,)). Integer-coded categoricals must be
+        declared. Missing values are passed to LightGBM as missing; categories unseen at fit are treated as
+        missing at predict, with one warning that counts them.
     n_jobs : int or None, default=None
         LightGBM threads for fitting and predicting, at most the cores (joblib's count); a negative value
         counts back from the cores as in scikit-learn (-1: all, -2: all but one). None uses one thread per
@@ -153,6 +153,11 @@ class MCGrad(BaseCalibrator):
         (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), weights outside LightGBM's float32 range,
         or ``lightgbm_params`` that LightGBM rejects; from :meth:`predict`: features whose columns differ
         from those seen at fit. Unseen categories are not an error: they count as missing, with a warning.
+    TypeError
+        From :meth:`fit`: ``validation_fraction``, ``learning_rate``, ``l2_regularization``, ``min_gain_to_split``
+        or ``min_sum_hessian_in_leaf`` is not a real number, ``lightgbm_params`` is not a dict or None or holds a
+        non-string key or a value that is not a bool, number, string or list of them, or an input is not
+        array-like or ``X`` is not a table.
     ImportError
         If LightGBM is not installed (``pip install "mcal[mcgrad]"``).
 

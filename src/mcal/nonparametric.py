@@ -108,6 +108,14 @@ class HistogramBinning(BaseCalibrator):
     bin_values_ : ndarray of shape (n_fitted_bins,)
         Weighted positive rate of each bin on the calibration data.
 
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: ``n_bins`` below 1, or invalid scores, labels or weights, or any ``X`` (as
+        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
+    TypeError
+        From :meth:`fit`: ``n_bins`` is not an integer, or an input is not array-like.
+
     Notes
     -----
     Zadrozny and Elkan (2001). A step function: non-decreasing only where the bin rates happen to be, and
@@ -220,6 +228,12 @@ class SmoothedIsotonic(BaseCalibrator):
     knots_y_ : ndarray of shape (n_knots,)
         Calibrated probability at each knot, strictly increasing, from 0 to 1 unless scores of exactly 0 or 1
         form an end block of their own (see Notes).
+
+    Raises
+    ------
+    ValueError, TypeError
+        From :meth:`fit`, as for :class:`HistogramBinning`: ``n_bins`` below 1 (``ValueError``) or not an
+        integer (``TypeError``), or invalid input.
 
     Notes
     -----

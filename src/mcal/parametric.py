@@ -131,9 +131,7 @@ class _ScalarStateCalibrator(BaseCalibrator):
 class PlattScaling(_ScalarStateCalibrator):
     """Platt scaling: ``expit(a * logit(p) + b)`` with ``a >= 0``.
 
-    Parameters
-    ----------
-    (none)
+    No hyperparameters: ``a`` and ``b`` are fitted.
 
     Attributes
     ----------
@@ -358,6 +356,16 @@ class GaussianScaling(_LogitQuadraticFamily):
     score_min_, score_max_ : float
         Logit range of the calibration scores; outside it the calibrated logit follows its tangent.
 
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: invalid scores, labels or weights, or any ``X`` (as
+        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), or a fit whose loss is not finite.
+    TypeError
+        From :meth:`fit`: ``monotone`` is not a bool, or an input is not array-like.
+    RuntimeError
+        From :meth:`fit`: the optimiser fails (carrying scipy's message).
+
     Notes
     -----
     If :math:`s \\mid y{=}k \\sim \\mathcal N(\\mu_k, \\sigma_k^2)` and :math:`P(y{=}1) = \\pi`, then
@@ -432,6 +440,16 @@ class GammaScaling(_LogitQuadraticFamily):
     score_min_, score_max_ : float
         Logit range of the calibration scores (``s0 = score_min_ - shift``); outside it the calibrated
         logit follows its tangent, so scores below ``s0`` are handled.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: ``shift`` not in (0, 100], invalid scores, labels or weights, or any ``X`` (as
+        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), or a fit whose loss is not finite.
+    TypeError
+        From :meth:`fit`: ``shift`` is not a number, ``monotone`` is not a bool, or an input is not array-like.
+    RuntimeError
+        From :meth:`fit`: the optimiser fails (carrying scipy's message).
 
     Notes
     -----

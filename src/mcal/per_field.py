@@ -45,6 +45,17 @@ class PerFieldCalibrator(BaseCalibrator):
     global_calibrator_ : BaseCalibrator
         A clone fitted on all rows: used for rare values, values with a single class, and unseen values.
 
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: ``min_samples_per_field`` below 1, a ``calibrator`` that uses features, ``X=None`` or an
+        ``X`` without the field column, missing field values, or invalid scores, labels or weights (as
+        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), and what the nested calibrator's fit raises;
+        from :meth:`predict`: ``X=None`` or an ``X`` without the field column.
+    TypeError
+        From :meth:`fit`: ``field`` is None or not a str or int (it is required), ``min_samples_per_field`` is
+        not an integer, ``calibrator`` is neither None nor an mcal calibrator, or an input is not array-like.
+
     Notes
     -----
     The field-level calibration that AdaCalib (Wei et al. 2022) and per-segment calibrators approximate,

@@ -75,6 +75,9 @@ def plot_reliability_diagram(
         On invalid input (see :func:`mcal.metrics.reliability_curve`) or a ``confidence`` outside (0, 1).
     ImportError
         If matplotlib is not installed (``pip install 'mcal[plot]'``).
+    TypeError
+        If ``n_bins`` is not an integer, or ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None,
+        a string, or a scalar weight), or holds complex numbers.
 
     Examples
     --------
@@ -146,6 +149,9 @@ def plot_score_histogram(
         On invalid scores or weights, or ``n_bins`` not a positive integer.
     ImportError
         If matplotlib is not installed.
+    TypeError
+        If ``n_bins`` is not an integer, or ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a
+        scalar weight), or holds complex numbers.
 
     Examples
     --------
@@ -214,6 +220,9 @@ def plot_cumulative_differences(
         On invalid input, or ``alpha`` outside (0, 1).
     ImportError
         If matplotlib is not installed.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar weight), or
+        holds complex numbers.
 
     References
     ----------

@@ -39,7 +39,8 @@ __all__ = ["Segments", "concat", "from_labels", "from_masks", "generate_segments
 class Segments:
     """A set of segments (groups of rows, possibly overlapping) of a fixed table of ``n_samples`` rows.
 
-    Build one with :func:`generate_segments`, :func:`from_masks`, :func:`from_labels` or :func:`concat`.
+    Build one with :func:`generate_segments`, :func:`from_masks`, :func:`from_labels` or :func:`concat`; the
+    constructor (``parts``, ``n_samples``, ``capped``) takes mcal's internal segment parts and is not public.
 
     Attributes
     ----------
@@ -102,7 +103,16 @@ class Segments:
         return self._parts[j], int(k - self._offsets[j])
 
     def indices(self, k: int) -> NDArray[np.intp]:
-        """Sorted row indices of segment ``k``, shape (sizes[k],).
+        """Sorted row indices of segment ``k``.
+
+        Parameters
+        ----------
+        k : int
+            Segment number, in ``[0, n_segments)``.
+
+        Returns
+        -------
+        indices : ndarray of shape (sizes[k],), intp
 
         Raises
         ------
@@ -118,7 +128,16 @@ class Segments:
         return np.flatnonzero(keep)
 
     def mask(self, k: int) -> NDArray[np.bool_]:
-        """Boolean membership of segment ``k``, shape (n_samples,).
+        """Boolean membership of segment ``k``.
+
+        Parameters
+        ----------
+        k : int
+            Segment number, as for :meth:`indices`.
+
+        Returns
+        -------
+        mask : ndarray of shape (n_samples,), bool
 
         Raises
         ------
@@ -133,6 +152,11 @@ class Segments:
         """Dense membership matrix of shape (n_samples, n_segments): ``n_samples * n_segments`` bytes.
 
         For methods that take groups as boolean columns (HKRR, DFMC); prefer :meth:`indices` at scale.
+
+        Returns
+        -------
+        masks : ndarray of shape (n_samples, n_segments), bool
+            Column ``k`` is :meth:`mask` ``(k)``.
         """
         out = np.zeros((self.n_samples, self.n_segments), dtype=bool)
         for part, offset in zip(self._parts, self._offsets):
@@ -159,6 +183,8 @@ class Segments:
         ------
         ValueError
             If ``values`` has the wrong length or is not finite.
+        TypeError
+            If ``values`` is not array-like (None or a string) or holds complex numbers.
         """
         arr = np.asarray(_as_1d(values, "values"), dtype=np.float64)
         if arr.shape[0] != self.n_samples:
@@ -198,6 +224,9 @@ class Segments:
         ------
         ValueError
             If the segments include masks (they belong to fixed rows), or ``X`` lacks a feature.
+        TypeError
+            If ``X`` is not a DataFrame or 2-D array-like (None or a string), or a numerical feature's column holds
+            complex numbers or datetimes.
         """
         if any(isinstance(p, IndexPart) for p in self._parts):
             raise ValueError("segments must be generated from features to be applied to new rows; got masks")
@@ -236,7 +265,7 @@ class Segments:
         ----------
         state : dict
             Output of :meth:`to_dict` (possibly through JSON).
-        X : DataFrame or array-like, default=None
+        X : DataFrame or array-like of shape (n_samples, n_features), default=None
             The feature table to evaluate generated segments on; required when the state has them.
 
         Returns
@@ -312,7 +341,8 @@ def generate_segments(
         Cap on the number of segments; None for no cap.
     categorical_features : "from_dtype", None, array-like of bool, int or str, default="from_dtype"
         Which features are categorical, as in scikit-learn's ``HistGradientBoostingClassifier``: from the dtype
-        (pandas category, object, string and bool columns), none, a mask, column indices or column names.
+        (pandas category, object, string and bool columns), none, a mask of shape (n_features,), or column
+        indices or names of shape (n_categorical,).
         Datetime and timedelta columns are refused unless declared here (then each distinct value is a
         category): convert them to numbers to cut them into quantile bins.
     random_state : int, Generator or None, default=0
@@ -516,6 +546,8 @@ def from_labels(labels: ArrayLike, name: str | None = None) -> Segments:
     ------
     ValueError
         If ``labels`` is empty or not 1-D.
+    TypeError
+        If ``labels`` is not array-like (None or a string) or holds complex numbers.
 
     Examples
     --------
@@ -537,6 +569,16 @@ def from_labels(labels: ArrayLike, name: str | None = None) -> Segments:
 
 def concat(*segments: Segments) -> Segments:
     """Join segment sets defined on the same rows (e.g. masks and a label column), in the order given.
+
+    Parameters
+    ----------
+    *segments : Segments
+        One or more segment sets with the same ``n_samples``.
+
+    Returns
+    -------
+    segments : Segments
+        Their segments in the order given (duplicates kept); ``capped`` if any input was.
 
     Raises
     ------

@@ -77,7 +77,7 @@ class DaskMCGrad(MCGrad):
         booster fit stops the fit with :class:`~mcal.dask.WorkerLostError` whatever the timeout.
     max_rounds, early_stopping, validation_fraction, n_folds, patience, rescale, learning_rate, max_depth, \
 min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split, min_sum_hessian_in_leaf, \
-lightgbm_params, categorical_features, random_state
+lightgbm_params, categorical_features, progress, random_state
         As in :class:`mcal.MCGrad`, with the same defaults.
     n_jobs : int or None, default=None
         LightGBM threads of local :meth:`predict` calls; the distributed fits use each worker's threads.
@@ -87,6 +87,15 @@ lightgbm_params, categorical_features, random_state
     n_rounds_, rescale_factors_, validation_losses_, feature_importances_, boosters_, n_features_in_, \
 feature_names_in_
         As in :class:`mcal.MCGrad`.
+
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: as :class:`mcal.MCGrad`, a ``timeout`` that is not a positive finite number, inputs not
+        partitioned alike, or no running client (see :meth:`fit`).
+    TypeError
+        From :meth:`fit`: as :class:`mcal.MCGrad`, a ``timeout`` that is not a real number, an input that is not a
+        dask collection, or a ``client`` that is not a ``distributed.Client``.
 
     Notes
     -----
@@ -280,6 +289,8 @@ feature_names_in_
             If called before :meth:`fit`.
         ValueError
             As :meth:`mcal.MCGrad.predict` (for dask input, when the result is computed).
+        TypeError
+            As :meth:`mcal.MCGrad.predict`.
         """
         if is_dask_collection(y_prob) or is_dask_collection(X):
             return predict(self.to_local(), y_prob, X=X)
@@ -308,7 +319,19 @@ feature_names_in_
         return local
 
     def to_dict(self) -> dict[str, Any]:
-        """The dict of the equivalent :class:`mcal.MCGrad`, so that :func:`mcal.save` writes an MCGrad model file."""
+        """The dict of the equivalent :class:`mcal.MCGrad`, so that :func:`mcal.save` writes an MCGrad model file.
+
+        Returns
+        -------
+        data : dict
+            ``{"class": "MCGrad", "params": dict, "state": dict or None}``, as :meth:`mcal.MCGrad.to_dict` writes
+            it (without ``client`` and ``timeout``).
+
+        Raises
+        ------
+        ValueError, TypeError
+            As :meth:`mcal.BaseCalibrator.to_dict`.
+        """
         if self.__sklearn_is_fitted__():
             return self.to_local().to_dict()
         return MCGrad(**{k: v for k, v in self.get_params(deep=False).items() if k not in _DASK_PARAMS}).to_dict()
@@ -316,6 +339,18 @@ feature_names_in_
     @classmethod
     def from_dict(cls, data: dict[str, Any], tensors: dict | None = None) -> Any:
         """Model files of a DaskMCGrad hold an MCGrad: use :func:`mcal.load` or :meth:`mcal.MCGrad.from_dict`.
+
+        Parameters
+        ----------
+        data : dict
+            Ignored: the call always raises.
+        tensors : dict, default=None
+            Ignored.
+
+        Returns
+        -------
+        None
+            Never returns.
 
         Raises
         ------

@@ -31,8 +31,9 @@ def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
     Returns
     -------
     y_calibrated : dask Array or Series of shape (n_samples,)
-        Lazy; a dask Series with the index and divisions of ``y_prob`` when that is a Series (or a one-column
-        DataFrame), else a dask Array with its chunks. float32 for float32 scores, else float64.
+        Calibrated probabilities P(y=1), lazy; a dask Series with the index and divisions of ``y_prob`` when
+        that is a Series (or a one-column DataFrame), else a dask Array with its chunks. float32 for float32
+        scores, else float64.
 
     Raises
     ------

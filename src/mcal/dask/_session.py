@@ -102,7 +102,7 @@ def read_parquet(path: str | os.PathLike, *, columns: list[str] | None = None) -
 
     Returns
     -------
-    frame : dask.dataframe.DataFrame
+    frame : dask.dataframe.DataFrame of shape (n_rows, n_columns)
         Lazy; one partition per file or row group, as ``dask.dataframe.read_parquet`` decides.
 
     Raises

@@ -186,10 +186,12 @@ _INPUTS = """    y_true : dask Array or Series of shape (n_samples,)
 def _mirror(
     name: str, returns: str, *, parameters: str = "", raises: str = "", notes: str = "", type_raises: str = ""
 ) -> Any:
-    """Document a dask metric from the in-memory one it mirrors: its summary line, the shared inputs, the rest."""
+    """Document a dask metric from the in-memory one it mirrors: its summary line, the shared inputs, the rest,
+    and the mirrored docstring's References (the metric's source)."""
 
     def decorate(func: Any) -> Any:
         summary = getattr(metrics, name).__doc__.strip().splitlines()[0]
+        references = _references(getattr(metrics, name).__doc__)
         func.__doc__ = f"""{summary}
 
     Of dask collections; equals :func:`mcal.metrics.{name}` on the concatenated data up to the order of the
@@ -209,10 +211,23 @@ def _mirror(
         On invalid values (the message names the partition), inputs not partitioned alike{raises}.
     TypeError
         If an input is not a dask collection{type_raises}.
-    """
+{references}    """
         return func
 
     return decorate
+
+
+def _references(doc: str) -> str:
+    """The References section of a numpydoc docstring (header and entries, with a blank line before), or ""."""
+    lines = doc.splitlines()
+    for i in range(len(lines) - 1):
+        if lines[i].strip() == "References" and lines[i + 1].strip().startswith("---"):
+            end = i + 2
+            while end < len(lines) and not (end + 1 < len(lines) and lines[end + 1].strip().startswith("---")):
+                end += 1
+            body = "\n".join(lines[i:end]).rstrip()
+            return f"\n{body}\n"
+    return ""
 
 
 @_mirror("log_loss", "loss : float\n        Weighted mean of ``-[y log p + (1 - y) log(1 - p)]`` in nats.")
@@ -388,7 +403,7 @@ def calibration_summary(
     y_true : dask Array or Series of shape (n_samples,)
         Binary labels with both classes present.
     y_probs : mapping of str to dask Array or Series of shape (n_samples,)
-        Score columns by name, partitioned as ``y_true``.
+        Score columns (probabilities in [0, 1]) by name, partitioned as ``y_true``.
     sample_weight, field : dask Array or Series of shape (n_samples,), default=None
         Weights; the field adds the ``f_rce`` column.
     n_bins : int, default=10
@@ -403,6 +418,8 @@ def calibration_summary(
     ------
     ValueError
         On invalid input, an empty mapping, a single class, or mismatched partitions.
+    TypeError
+        If ``n_bins`` is not an integer, or an input is not a dask collection.
     """
     if not y_probs:
         raise ValueError("y_probs must name at least one score column; got none")

@@ -129,6 +129,21 @@ class MCNet(BaseCalibrator):
     compiled_values_, compiled_slopes_ : ndarray
         Tables of the compiled mode, shapes (C + 1, n_bins_, G) and (C + 1, n_bins_, G - 1, 2).
 
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: a hyperparameter out of its range, or of the wrong kind (named; MCNet reports a wrong
+        type, such as a non-bool ``memory_efficient``, as a ``ValueError`` too), a ``device`` that torch does not
+        know or CUDA that is not available, a ``validation_fraction`` that leaves an empty part, held-out rows of
+        zero weight or a training part with one class, a ``field``, ``balance_field`` or auxiliary column missing
+        from ``X``, or invalid scores, labels, weights or features (as
+        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
+    TypeError
+        From :meth:`fit`: ``beta``, ``alpha``, ``learning_rate`` or ``validation_fraction`` is not a real number,
+        or an input is not array-like.
+    ImportError
+        From :meth:`fit`: torch is not installed (``pip install "mcal[mcnet]"``).
+
     Notes
     -----
     Dai et al. (2025), section 4.2: the score is cut into K equal-frequency bins; in bin k and field c,

@@ -113,7 +113,13 @@ def reliability_curve(
     ValueError
         On invalid input or parameters.
     TypeError
-        If ``n_bins`` is not an integer.
+        If ``n_bins`` is not an integer, or ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like
+        (None, a string, or a scalar weight), or holds complex numbers.
+
+    References
+    ----------
+    .. [1] M. H. DeGroot and S. E. Fienberg, "The comparison and evaluation of forecasters", The Statistician
+       32(1/2), 1983.
 
     Examples
     --------
@@ -168,7 +174,8 @@ def ece(
     ValueError
         On invalid input or parameters.
     TypeError
-        If ``n_bins`` is not an integer.
+        If ``n_bins`` is not an integer, or ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like
+        (None, a string, or a scalar weight), or holds complex numbers.
 
     Notes
     -----

@@ -90,6 +90,9 @@ def ecce(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | Non
     ------
     ValueError
         On invalid input.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
 
     Notes
     -----
@@ -132,6 +135,9 @@ def ecce_sigma(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike
     ------
     ValueError
         On invalid input.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
 
     References
     ----------
@@ -168,11 +174,20 @@ def ecce_pvalue(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLik
     ------
     ValueError
         On invalid input.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
 
     Notes
     -----
     Under calibration, :math:`C_k/\\sigma` behaves like standard Brownian motion, so ECCE/σ is distributed as
     its range (Arrieta-Ibarra et al. 2022, section 3; MCGrad paper, section 2).
+
+    References
+    ----------
+    .. [1] Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu, "Metrics of calibration for probabilistic predictions",
+       JMLR 23(351), 2022.
+    .. [2] Tax et al., "MCGrad: Multicalibration at Web Scale", arXiv 2509.19884, section 2.
 
     Examples
     --------

@@ -41,7 +41,17 @@ class ReliabilityIntervals:
     confidence: float
 
     def covers(self, value: ArrayLike) -> NDArray[np.bool_]:
-        """Whether each bin's interval contains ``value`` (shape (n_bins,) or scalar); False for empty bins."""
+        """Whether each bin's interval contains ``value``; False for empty bins.
+
+        Parameters
+        ----------
+        value : float or array-like of shape (n_bins,)
+            Probabilities to test, one for every bin or one for all (e.g. the bins' mean scores ``mean_prob``).
+
+        Returns
+        -------
+        covered : ndarray of bool of shape (n_bins,)
+        """
         v = np.asarray(value, dtype=np.float64)
         with np.errstate(invalid="ignore"):
             return (self.lower <= v) & (v <= self.upper)
@@ -60,17 +70,22 @@ def wilson_interval(
 
     Parameters
     ----------
-    fraction : array-like
-        Observed proportions in [0, 1].
-    n : array-like
+    fraction : float or array-like of any shape
+        Observed proportions (probabilities) in [0, 1]; not checked.
+    n : float or array-like of a shape that broadcasts with ``fraction``
         Sample sizes (positive); NaN bounds where ``n`` is 0.
     confidence : float, default=0.95
-        Two-sided confidence level.
+        Two-sided confidence level, in (0, 1).
 
     Returns
     -------
-    lower, upper : ndarray
-        Interval bounds, in [0, 1].
+    lower, upper : ndarray of the broadcast shape of ``fraction`` and ``n``
+        Interval bounds on the proportion (probability scale), in [0, 1]; numpy floats for scalar inputs.
+
+    Raises
+    ------
+    ValueError
+        If ``confidence`` is not a number strictly between 0 and 1.
 
     Notes
     -----
@@ -137,11 +152,20 @@ def reliability_intervals(
     ------
     ValueError
         On invalid input or parameters.
+    TypeError
+        If ``n_bins`` is not an integer, or ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like
+        (None, a string, or a scalar weight), or holds complex numbers.
 
     Notes
     -----
     On calibrated data the mean score of a bin lies inside its interval with probability close to ``confidence``
     (the Wilson interval's coverage). See :func:`wilson_interval`.
+
+    References
+    ----------
+    .. [1] E. B. Wilson, "Probable inference, the law of succession, and statistical inference", JASA 22(158),
+       1927, doi:10.1080/01621459.1927.10502953.
+    .. [2] L. Kish, "Survey Sampling", Wiley, 1965 (the effective sample size).
 
     Examples
     --------
@@ -233,6 +257,9 @@ def cumulative_curve(
     ------
     ValueError
         On invalid input, or ``max_points`` below 4.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
 
     Notes
     -----

@@ -32,6 +32,9 @@ def pcoc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | Non
     ------
     ValueError
         On invalid input, or when there is no positive label (PCOC is undefined).
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
 
     References
     ----------
@@ -99,7 +102,11 @@ def f_rce(
     Raises
     ------
     ValueError
-        On invalid input or a negative ``epsilon``.
+        On invalid input, a ``field`` of another length or with missing values, a negative or non-finite
+        ``epsilon``, or ``epsilon=0`` with a field (of positive weight) that has no positive label.
+    TypeError
+        If ``epsilon`` is not a real number, or ``y_true``, ``y_prob``, ``field`` or ``sample_weight`` is not
+        array-like (None, a string, or a scalar weight), or holds complex numbers.
 
     Notes
     -----
@@ -107,6 +114,13 @@ def f_rce(
               \\frac{|\\sum_{i \\in c} (y_i - p_i)|}{\\sum_{i \\in c} (y_i + \\epsilon)}
 
     MCNet paper (Dai et al. 2025) eq. 4, after Pan et al. (2020). Every field is kept, as eq. 4 does.
+
+    References
+    ----------
+    .. [1] Dai et al., "MCNet: Monotonic Calibration Networks for Expressive Uncertainty Calibration in Online
+       Advertising", WWW 2025, arXiv 2503.00334, eq. 4.
+    .. [2] Pan, Ao, Tang, Lu, Liu, Xiao and He, "Field-aware Calibration: A Simple and Empirically Strong Method
+       for Reliable Probabilistic Predictions", WWW 2020, arXiv:1905.10713.
 
     Examples
     --------
@@ -129,7 +143,8 @@ def f_rce(
 
 @dataclass(frozen=True, eq=False)
 class FieldPcoc:
-    """PCOC overall and per field, and the spread of the per-field values (MCNet paper, Table 3).
+    """PCOC overall and per field, and the spread of the per-field values (MCNet paper, Dai et al. 2025, eq. 3
+    and Table 3).
 
     Attributes
     ----------
@@ -171,7 +186,11 @@ def field_pcoc(
     Raises
     ------
     ValueError
-        On invalid input, or when there is no positive label at all.
+        On invalid input, a ``field`` of another length or with missing values, or when there is no positive
+        label at all.
+    TypeError
+        If ``y_true``, ``y_prob``, ``field`` or ``sample_weight`` is not array-like (None, a string, or a
+        scalar weight), or holds complex numbers.
 
     Notes
     -----

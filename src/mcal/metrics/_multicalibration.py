@@ -27,6 +27,9 @@ _TABLE_COLUMNS = ["segment", "description", "size", "weight", "ecce", "sigma", "
 class MCEResult:
     """Multicalibration error with its scales, significance and the per-segment table.
 
+    The MCE of Guy et al. (2025, arXiv 2506.11251) as the MCGrad paper (Tax et al. 2025) defines it in section 2,
+    eq. 2; see :func:`mce`.
+
     Attributes
     ----------
     mce_sigma : float
@@ -250,6 +253,9 @@ def mce(
     ValueError
         On invalid labels, scores or weights, if both ``X`` and ``segments`` are given, if the segments cover a
         different number of rows, or if no segment has positive weight.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar weight) or
+        holds complex numbers, or a column of ``X`` holds complex numbers or datetimes (convert those to numbers).
 
     Notes
     -----

@@ -99,6 +99,9 @@ def smece(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | No
     ------
     ValueError
         On invalid input.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
 
     Notes
     -----
@@ -154,11 +157,20 @@ def max_group_smece(
     ------
     ValueError
         On invalid input, segments of another number of rows, or no segment with positive weight.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
 
     Notes
     -----
     The benchmark code behind the MCGrad paper rounds each group's value to 4 decimals before the maximum;
     this function does not round.
+
+    References
+    ----------
+    .. [1] Blasiok and Nakkiran, "Smooth ECE: Principled Reliability Diagrams via Kernel Smoothing",
+       ICLR 2024, arXiv 2309.12236.
+    .. [2] Tax et al., "MCGrad: Multicalibration at Web Scale", arXiv 2509.19884, Table 5.
 
     Examples
     --------

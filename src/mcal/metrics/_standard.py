@@ -30,6 +30,13 @@ def log_loss(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike |
     ------
     ValueError
         On invalid labels, scores or weights, or mismatched lengths.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
+
+    References
+    ----------
+    .. [1] I. J. Good, "Rational decisions", Journal of the Royal Statistical Society B 14(1), 1952.
 
     Examples
     --------
@@ -61,6 +68,14 @@ def brier_score(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLik
     ------
     ValueError
         On invalid labels, scores or weights, or mismatched lengths.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
+
+    References
+    ----------
+    .. [1] G. W. Brier, "Verification of forecasts expressed in terms of probability", Monthly Weather Review
+       78(1), 1950.
 
     Examples
     --------
@@ -91,6 +106,9 @@ def roc_auc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | 
     ------
     ValueError
         On invalid input, or when only one class is present.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
 
     Examples
     --------
@@ -122,6 +140,9 @@ def pr_auc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | N
     ------
     ValueError
         On invalid input, or when only one class is present.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
 
     Examples
     --------

@@ -53,7 +53,10 @@ def calibration_summary(
     Raises
     ------
     ValueError
-        On invalid input or an empty mapping.
+        On invalid input, an empty mapping, or labels with only one class (with positive weight).
+    TypeError
+        If ``n_bins`` is not an integer, or ``y_true``, a score column, ``field`` or ``sample_weight`` is not
+        array-like (None, a string, or a scalar weight), or holds complex numbers.
     """
     if not y_probs:
         raise ValueError("y_probs must name at least one score column; got none")
