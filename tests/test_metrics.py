@@ -324,3 +324,10 @@ def test_summary_sigma_scale_with_certain_scores_is_zero_or_infinite_as_its_pval
     row = calibration_summary([0, 1, 0, 1], {"m": p}).loc["m"]
     assert row["ecce_sigma_scale"] == expected
     assert row["ecce_pvalue"] == (1.0 if expected == 0 else 0.0)
+
+
+@pytest.mark.parametrize("y_probs", [[0.2, 0.8], ([0.2, 0.8],), np.array([0.2, 0.8])], ids=["list", "tuple", "array"])
+def test_calibration_summary_of_scores_not_given_by_name_is_a_type_error(y_probs):
+    # a list raised AttributeError ('list' object has no attribute 'items'), an array numpy's ambiguous truth value
+    with pytest.raises(TypeError, match=r"y_probs must be a mapping of names to score arrays.*; got (list|tuple|ndarray)"):
+        calibration_summary([0, 1], y_probs)

@@ -55,9 +55,12 @@ def calibration_summary(
     ValueError
         On invalid input, an empty mapping, or labels with only one class (with positive weight).
     TypeError
-        If ``n_bins`` is not an integer, or ``y_true``, a score column, ``field`` or ``sample_weight`` is not
+        If ``y_probs`` is not a mapping, ``n_bins`` is not an integer, or ``y_true``, a score column, ``field`` or ``sample_weight`` is not
         array-like (None, a string, or a scalar weight), or holds complex numbers.
     """
+    if not isinstance(y_probs, Mapping):
+        raise TypeError(f"y_probs must be a mapping of names to score arrays, e.g. {{'model': p}}; got "
+                        f"{type(y_probs).__name__}")
     if not y_probs:
         raise ValueError("y_probs must name at least one score column; got none")
     y = check_y_true(y_true)
