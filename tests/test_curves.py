@@ -96,9 +96,10 @@ def test_empty_bins_have_nan_intervals_and_are_not_covered():
     assert not iv.covers(0.5)[1:9].any()
 
 
-@pytest.mark.parametrize("confidence", [0, 1, 1.5, -0.1, True, "0.9"])
-def test_bad_confidence_is_rejected(confidence):
-    with pytest.raises(ValueError, match="confidence must be a number in \\(0, 1\\)"):
+@pytest.mark.parametrize(("confidence", "error"), [(0, ValueError), (1, ValueError), (1.5, ValueError),
+                                                  (-0.1, ValueError), (True, TypeError), ("0.9", TypeError)])
+def test_bad_confidence_is_rejected(confidence, error):
+    with pytest.raises(error, match="confidence must be a number in \\(0, 1\\)"):
         reliability_intervals([0, 1], [0.2, 0.8], confidence=confidence)
 
 
@@ -141,3 +142,24 @@ def test_curves_reject_nan_scores():
         cumulative_curve([0, 1], [np.nan, 0.5])
     with pytest.raises(ValueError, match="y_prob must be finite"):
         reliability_intervals([0, 1], [np.nan, 0.5])
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [
+        ((1.2, 10), ValueError, r"fraction must hold proportions in \[0, 1\]; got values from 1.2 to 1.2"),
+        ((np.array([0.5, -0.1]), 10), ValueError, r"fraction must hold proportions in \[0, 1\]; got values from -0.1"),
+        ((0.5, -3), ValueError, "n must hold non-negative sample sizes; got -3.0"),
+        ((0.5, 10, "0.9"), TypeError, "confidence must be a number in \\(0, 1\\); got '0.9' of type str"),
+        ((0.5, 10, 1.0), ValueError, "confidence must be a number in \\(0, 1\\); got 1.0"),
+    ],
+)
+def test_wilson_interval_refuses_impossible_inputs(args, error, match):
+    # a proportion of 1.2 or a negative size gave bounds silently (clipped into [0, 1] or NaN)
+    with pytest.raises(error, match=match):
+        wilson_interval(*args)
+
+
+def test_wilson_interval_takes_a_numpy_float_confidence():
+    lo, hi = wilson_interval(0.8, 10, np.float32(0.95))  # was refused as not a number
+    np.testing.assert_allclose([lo, hi], wilson_interval(0.8, 10, float(np.float32(0.95))), rtol=1e-12)

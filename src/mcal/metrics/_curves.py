@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri
 
-from mcal._validation import check_metric_inputs
+from mcal._validation import check_metric_inputs, check_real
 from mcal.metrics._binned import ReliabilityCurve, bin_ids, reliability_curve
 from mcal.metrics._cumulative import _sigma, cumulative_differences
 
@@ -58,9 +58,9 @@ class ReliabilityIntervals:
 
 
 def check_open_unit(value: float, name: str) -> None:
-    """Raise ``ValueError`` unless ``value`` is a number strictly between 0 and 1 (a level or a probability)."""
-    if isinstance(value, bool) or not isinstance(value, (float, int)) or not 0.0 < value < 1.0:
-        raise ValueError(f"{name} must be a number in (0, 1); got {value!r}")
+    """Raise ``TypeError`` unless ``value`` is a real number (numpy's included), ``ValueError`` unless it is strictly
+    between 0 and 1 (a level or a probability)."""
+    check_real(name, value, "a number in (0, 1)", lambda v: 0.0 < v < 1.0)
 
 
 def wilson_interval(
@@ -71,9 +71,9 @@ def wilson_interval(
     Parameters
     ----------
     fraction : float or array-like of any shape
-        Observed proportions (probabilities) in [0, 1]; not checked.
+        Observed proportions (probabilities) in [0, 1]; NaN gives NaN bounds.
     n : float or array-like of a shape that broadcasts with ``fraction``
-        Sample sizes (positive); NaN bounds where ``n`` is 0.
+        Sample sizes (non-negative); NaN bounds where ``n`` is 0.
     confidence : float, default=0.95
         Two-sided confidence level, in (0, 1).
 
@@ -85,7 +85,10 @@ def wilson_interval(
     Raises
     ------
     ValueError
-        If ``confidence`` is not a number strictly between 0 and 1.
+        If ``confidence`` is not strictly between 0 and 1, a ``fraction`` lies outside [0, 1] or an ``n`` is
+        negative.
+    TypeError
+        If ``confidence`` is not a real number.
 
     Notes
     -----
@@ -108,6 +111,10 @@ def wilson_interval(
     check_open_unit(confidence, "confidence")
     p = np.asarray(fraction, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
+    if np.any((p < 0.0) | (p > 1.0)):
+        raise ValueError(f"fraction must hold proportions in [0, 1]; got values from {float(np.nanmin(p))!r} to {float(np.nanmax(p))!r}")
+    if np.any(n < 0.0):
+        raise ValueError(f"n must hold non-negative sample sizes; got {float(np.nanmin(n))!r}")
     z = ndtri(0.5 + confidence / 2.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         z2n = np.where(n > 0, z * z / n, np.nan)
