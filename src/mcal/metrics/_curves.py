@@ -115,7 +115,7 @@ def wilson_interval(
         raise ValueError(f"fraction must hold proportions in [0, 1]; got values from {float(np.nanmin(p))!r} to {float(np.nanmax(p))!r}")
     if np.any(n < 0.0):
         raise ValueError(f"n must hold non-negative sample sizes; got {float(np.nanmin(n))!r}")
-    z = ndtri(0.5 + confidence / 2.0)
+    z = ndtri(0.5 + float(confidence) / 2.0)  # in float64 whatever the type of confidence
     with np.errstate(divide="ignore", invalid="ignore"):
         z2n = np.where(n > 0, z * z / n, np.nan)
         centre = (p + z2n / 2.0) / (1.0 + z2n)
