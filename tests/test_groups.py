@@ -448,3 +448,13 @@ def test_load_rejects_segment_columns_that_are_not_the_features_of_the_segments(
     with pytest.raises(ValueError, match=r"state.segment_columns must be null or the names of the features that "
                                          r"state.segments_ reads, \['job', 'age'\]; got \['job', 'income'\]"):
         cls.from_dict(data)
+
+
+def test_bank_marketing_groups_name_missing_columns():
+    from mcal.datasets import bank_marketing_groups, load_bank_marketing
+
+    data = load_bank_marketing().head(50).drop(columns=["housing", "age"])
+    with pytest.raises(ValueError, match=r"data must hold the columns .*; got a frame missing \['housing', 'age'\]"):
+        bank_marketing_groups(data)  # was pandas' KeyError for 'age' alone
+    with pytest.raises(TypeError, match="data must be a DataFrame of Bank Marketing rows; got ndarray"):
+        bank_marketing_groups(data.to_numpy())

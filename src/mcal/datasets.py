@@ -70,7 +70,9 @@ def bank_marketing_groups(data: pd.DataFrame) -> pd.DataFrame:
 
     Raises
     ------
-    KeyError
+    TypeError
+        If ``data`` is not a DataFrame.
+    ValueError
         If a needed column is missing.
 
     Notes
@@ -85,6 +87,12 @@ def bank_marketing_groups(data: pd.DataFrame) -> pd.DataFrame:
     >>> groups.shape, int(groups["job=management"].sum()), int(groups["age>=50"].sum())
     ((45211, 15), 9458, 12185)
     """
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a DataFrame of Bank Marketing rows; got {type(data).__name__}")
+    needed = ["job", "marital", "education", "housing", "age"]
+    missing = [c for c in needed if c not in data.columns]
+    if missing:
+        raise ValueError(f"data must hold the columns {needed}; got a frame missing {missing}")
     age5 = (data["age"].to_numpy() / 5.0).round() * 5
     columns = {}
     for name, (column, values) in _BANK_GROUPS.items():
