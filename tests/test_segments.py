@@ -261,8 +261,8 @@ def test_apply_evaluates_the_same_definitions_on_new_rows(table):
 
 def test_indices_rejects_a_bad_segment_number(table):
     segs = generate_segments(table[["job"]], max_depth=1)
-    for bad in (-1, segs.n_segments, 1.5, True):
-        with pytest.raises(ValueError, match="segment must be an integer"):
+    for bad, error in ((-1, ValueError), (segs.n_segments, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="segment must be an integer"):
             segs.indices(bad)
 
 
@@ -273,7 +273,6 @@ def test_indices_rejects_a_bad_segment_number(table):
         ({"max_values_per_feature": 1}, "max_values_per_feature must be an integer >= 2"),
         ({"min_samples_per_segment": 0}, "min_samples_per_segment must be an integer >= 1"),
         ({"max_n_segments": 0}, "max_n_segments must be an integer >= 1"),
-        ({"max_depth": 2.0}, "max_depth must be an integer"),
         ({"categorical_features": "auto"}, "categorical_features must be 'from_dtype'"),
         ({"categorical_features": ["nope"]}, "must name columns"),
         ({"categorical_features": [7]}, "column indices"),
@@ -284,6 +283,11 @@ def test_indices_rejects_a_bad_segment_number(table):
 def test_generate_segments_rejects_bad_parameters(table, kwargs, match):
     with pytest.raises(ValueError, match=match):
         generate_segments(table, **kwargs)
+
+
+def test_generate_segments_rejects_a_count_of_the_wrong_type_with_a_type_error(table):
+    with pytest.raises(TypeError, match="max_depth must be an integer >= 0 or None; got 2.0 of type float"):
+        generate_segments(table, max_depth=2.0)
 
 
 def test_generate_segments_rejects_bad_tables():

@@ -97,7 +97,9 @@ class Segments:
         return list(self._descriptions)
 
     def _locate(self, k: int) -> tuple[CodedPart | IndexPart, int]:
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 0 <= k < self.n_segments:
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"segment must be an integer in [0, {self.n_segments}); got {k!r} of type {type(k).__name__}")
+        if not 0 <= k < self.n_segments:
             raise ValueError(f"segment must be an integer in [0, {self.n_segments}); got {k!r}")
         j = int(np.searchsorted(self._offsets, k, side="right")) - 1
         return self._parts[j], int(k - self._offsets[j])
@@ -118,6 +120,8 @@ class Segments:
         ------
         ValueError
             If ``k`` is not a segment number.
+        TypeError
+            If ``k`` is not an integer.
         """
         part, i = self._locate(k)
         if isinstance(part, IndexPart):
@@ -143,6 +147,8 @@ class Segments:
         ------
         ValueError
             If ``k`` is not a segment number.
+        TypeError
+            If ``k`` is not an integer.
         """
         out = np.zeros(self.n_samples, dtype=bool)
         out[self.indices(k)] = True
@@ -307,8 +313,10 @@ class Segments:
 def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> None:
     if value is None and allow_none:
         return
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        none = " or None" if allow_none else ""
+    none = " or None" if allow_none else ""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}{none}; got {value!r} of type {type(value).__name__}")
+    if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}{none}; got {value!r}")
 
 
@@ -361,8 +369,9 @@ def generate_segments(
         On invalid parameters, a numerical feature with non-numeric or infinite values, an empty ``X``, or two
         columns whose names have the same text (descriptions and :meth:`Segments.apply` know features by name).
     TypeError
-        If ``X`` is not array-like, a numerical feature holds complex numbers, or a datetime or timedelta column
-        is not declared in ``categorical_features`` (the message suggests a conversion to numbers).
+        If ``X`` is not array-like, a count parameter is not an integer, a numerical feature holds complex numbers,
+        or a datetime or timedelta column is not declared in ``categorical_features`` (the message suggests a
+        conversion to numbers).
 
     Notes
     -----
