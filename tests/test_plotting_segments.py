@@ -92,3 +92,10 @@ def test_segment_descriptions_with_dollar_signs_are_drawn_as_written(rng):
     finally:
         plt.close(ax.figure)
         plt.close(curves.figure)
+
+
+@pytest.mark.parametrize(("k", "error"), [(0, ValueError), (1.0, TypeError), (True, TypeError)])
+def test_worst_segment_curves_refuse_a_bad_k(sample, k, error):
+    y, p, segs, result = sample
+    with pytest.raises(error, match="k must be a positive integer"):
+        plot_worst_segment_curves(y, p, segments=segs, result=result, k=k)

@@ -285,6 +285,8 @@ def test_progress_bar_on_request(tmp_path, data, capsys):
         ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"segments": np.ones((2, 1), bool)}, ValueError, "segments must cover 3 rows"),
         ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"X": [[1], [2], [3]], "n_worst_segments": 0}, ValueError,
          "n_worst_segments must be a positive integer"),
+        ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"X": [[1], [2], [3]], "n_worst_segments": 2.0}, TypeError,
+         "n_worst_segments must be a positive integer; got 2.0 of type float"),
     ],
 )
 def test_bad_input_raises_clearly_and_writes_no_file(tmp_path, y, probs, kwargs, error, match):

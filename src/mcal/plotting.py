@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from mcal._optional import import_optional
-from mcal._validation import check_sample_weight, check_y_prob
+from mcal._validation import check_positive_int, check_sample_weight, check_y_prob
 from mcal.metrics import MCEResult, cumulative_curve, ecce_pvalue, mce, reliability_curve, reliability_intervals
 from mcal.metrics._binned import _check_bins
 from mcal.metrics._cumulative import brownian_range_sf
@@ -348,7 +348,7 @@ def plot_worst_segment_curves(
     Raises
     ------
     TypeError
-        If ``segments`` is not a Segments or ``result`` not an MCEResult.
+        If ``segments`` is not a Segments, ``result`` not an MCEResult, or ``k`` not an integer.
     ValueError
         On invalid input, ``k < 1``, arrays of another length than the segments, or a ``result`` with another
         number of segments.
@@ -357,8 +357,7 @@ def plot_worst_segment_curves(
     """
     if not isinstance(segments, Segments):
         raise TypeError(f"segments must be a Segments; got {type(segments).__name__}")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer; got {k!r}")
+    check_positive_int("k", k)
     if result is None:
         result = mce(y_true, y_prob, segments=segments, sample_weight=sample_weight)
     elif not isinstance(result, MCEResult):

@@ -26,7 +26,14 @@ from numpy.typing import ArrayLike, NDArray
 from mcal._optional import import_optional
 from mcal._persistence import atomic_write_bytes
 from mcal._progress import progress as progress_bar
-from mcal._validation import check_both_classes, check_consistent, check_sample_weight, check_y_prob, check_y_true
+from mcal._validation import (
+    check_both_classes,
+    check_consistent,
+    check_positive_int,
+    check_sample_weight,
+    check_y_prob,
+    check_y_true,
+)
 from mcal.metrics import calibration_summary, field_pcoc, mce, reliability_intervals
 from mcal.metrics._field import encode_field
 from mcal.metrics._multicalibration import _resolve_segments
@@ -153,7 +160,8 @@ def make_report(
         2 rows, a single class, an empty ``y_probs``, both ``X`` and ``segments``, or invalid ``n_bins`` /
         ``confidence`` / ``n_worst_segments``.
     TypeError
-        If ``y_probs`` is not a mapping with string keys, or ``title`` / ``description`` are not strings.
+        If ``y_probs`` is not a mapping with string keys, ``title`` / ``description`` are not strings, or
+        ``n_bins`` / ``n_worst_segments`` are not integers.
     FileNotFoundError
         If the folder of ``path`` does not exist.
     ImportError
@@ -190,8 +198,7 @@ def make_report(
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a string or None; got {type(value).__name__}")
     y, probs, w = _check_inputs(y_true, y_probs, sample_weight)
-    if isinstance(n_worst_segments, bool) or not isinstance(n_worst_segments, (int, np.integer)) or n_worst_segments < 1:
-        raise ValueError(f"n_worst_segments must be a positive integer; got {n_worst_segments!r}")
+    check_positive_int("n_worst_segments", n_worst_segments)
     fields = None if field is None else encode_field(field, y.shape[0])
     segs = None if X is None and segments is None else _resolve_segments(X, segments, y.shape[0])
     Figure = import_optional("matplotlib.figure").Figure
