@@ -521,3 +521,192 @@ def test_load_rejects_compiled_tables_of_another_model(field_model, log_data):
         MCNet.from_dict(field_model.to_dict(), tensors)
     restored = MCNet.from_dict(field_model.to_dict(), field_model._get_tensors())
     assert np.array_equal(restored.compiled_values_, field_model.compiled_values_)
+
+
+# -- the paper's equations on hand-built networks (Dai et al. 2025, section 4.2) ------------------------------
+def hand_network(slope, targets, *, edges=(-3.0, 0.0, 3.0), anchor=(-2.0, 0.0), random_f1=False):
+    """float64 weights of K = len(anchor) bins and C = targets.shape[1] - 1 fields: f1 == ``slope`` everywhere
+    (zero output weights, output bias softplus^{-1}(slope - MIN_SLOPE)), unless ``random_f1``, and
+    f2^k(c) == ``targets[k, c]`` (set by warm_start_bias)."""
+    from mcal.mcnet._network import MIN_SLOPE, Architecture, initial_weights, to_parameters, warm_start_bias
+
+    K, n_ctx = targets.shape
+    arch = Architecture(n_bins=K, n_fields=n_ctx - 1, hidden_sizes=(8,), embedding_dim=3, n_auxiliary=0,
+                        auxiliary_hidden_size=4)
+    rng = np.random.default_rng(5)
+    weights = {k: v.astype(np.float64) for k, v in initial_weights(arch, rng, slope=slope).items()}
+    weights["f1_out_b"] = np.full(K, np.log(np.expm1(slope - MIN_SLOPE)))
+    if random_f1:
+        weights["f1_out_w"] = rng.normal(size=weights["f1_out_w"].shape)
+    P = to_parameters(torch, weights, device="cpu", dtype=torch.float64)
+    warm_start_bias(torch, P, 1, targets)
+    anchor = np.asarray(anchor)
+    geometry = {"edges": np.asarray(edges), "anchor": anchor, "center": anchor + 0.5, "half_width": np.full(K, 1.5)}
+    return P, {k: torch.as_tensor(v, dtype=torch.float64) for k, v in geometry.items()}
+
+
+def hand_spec(beta=0.0, alpha=0.0, n_nodes=50):
+    from mcal.mcnet._training import Spec
+
+    return Spec(n_hidden=1, n_nodes=n_nodes, beta=beta, alpha=alpha, memory_efficient=False)
+
+
+def hand_logits(P, geometry, x, bins, contexts, n_nodes=50):
+    from mcal.mcnet._network import context_tables
+    from mcal.mcnet._training import calibrated_logits
+
+    with torch.no_grad():
+        tables = context_tables(torch, P, 1)
+        xt = torch.as_tensor(np.asarray(x, dtype=np.float64))
+        return calibrated_logits(torch, P, hand_spec(n_nodes=n_nodes), geometry, tables, xt, np.asarray(bins),
+                                 np.asarray(contexts), None).numpy()
+
+
+TARGETS = np.array([[-1.0, 0.5, -3.0], [0.5, 0.0, -2.5]])  # f2^k(c): 2 bins, no-context code 0 and 2 fields
+
+
+def test_eq7_map_at_a_bins_anchor_is_its_bias_term():
+    # the integration term vanishes at the lower bound, whatever f1 is
+    P, geometry = hand_network(0.5, TARGETS, random_f1=True)
+    bins, contexts = np.repeat([0, 1], 3), np.tile([0, 1, 2], 2)
+    got = hand_logits(P, geometry, np.array([-2.0, 0.0])[bins], bins, contexts)
+    np.testing.assert_allclose(got, TARGETS[bins, contexts], rtol=0, atol=1e-12)
+
+
+def test_eq7_constant_integrand_gives_a_line_through_the_anchor_on_both_sides():
+    P, geometry = hand_network(0.5, TARGETS)
+    x = np.array([-3.0, -2.5, -0.5, 0.0, 1.0, 2.75])
+    bins, contexts = np.array([0, 0, 0, 1, 1, 1]), np.array([0, 1, 2, 2, 1, 0])
+    expected = TARGETS[bins, contexts] + 0.5 * (x - np.array([-2.0, 0.0])[bins])  # below the anchor: negative
+    np.testing.assert_allclose(hand_logits(P, geometry, x, bins, contexts), expected, rtol=0, atol=1e-12)
+
+
+def test_eq7_derivative_of_the_map_in_the_score_is_f1():
+    # Appendix A.1: d f^k / d s = f1^k(s, h^k(c)); central differences of the quadrature against the integrand
+    from mcal.mcnet._network import context_tables, integrand
+
+    P, geometry = hand_network(0.5, TARGETS, random_f1=True)
+    x, bins, contexts = np.array([-2.6, -1.1, 0.4, 2.2]), np.array([0, 0, 1, 1]), np.array([1, 2, 0, 2])
+    h = 1e-5
+    up, down = hand_logits(P, geometry, x + h, bins, contexts), hand_logits(P, geometry, x - h, bins, contexts)
+    slope = (up - down) / (2 * h)
+    with torch.no_grad():
+        offset, _ = context_tables(torch, P, 1)
+        u = (x - geometry["center"].numpy()[bins]) / geometry["half_width"].numpy()[bins]
+        f1 = integrand(torch, P, 1, torch.as_tensor(u).reshape(-1, 1, 1), offset[bins, contexts][:, None],
+                       torch.as_tensor(bins)).numpy().ravel()
+    assert np.ptp(f1) > 0.05  # a non-constant integrand
+    np.testing.assert_allclose(slope, f1, rtol=1e-6)
+
+
+def test_f1_stays_strictly_positive_where_softplus_underflows():
+    from mcal.mcnet._network import MIN_SLOPE
+
+    P, geometry = hand_network(0.5, TARGETS)
+    with torch.no_grad():
+        P["f1_out_b"].fill_(-800.0)  # softplus(-800) == 0 in float64
+    got = hand_logits(P, geometry, [1.0, 3.0], [1, 1], [0, 0]) - TARGETS[1, 0]
+    np.testing.assert_allclose(got, MIN_SLOPE * np.array([1.0, 3.0]), rtol=1e-12)
+
+
+def test_warm_start_is_the_per_field_platt_line_continuous_across_bins():
+    # Notes, "Warm start": f1 == a and f2^k(c) == a * a_k + b_c make f(s, c) == a s + b_c in every bin
+    from mcal.mcnet._network import Architecture, initial_weights, to_parameters, warm_start_bias
+
+    a, b = 0.8, np.array([0.1, -0.7, 1.3])
+    anchor = np.array([-4.0, -1.0, 0.5])
+    arch = Architecture(n_bins=3, n_fields=2, hidden_sizes=(8, 8), embedding_dim=3, n_auxiliary=0,
+                        auxiliary_hidden_size=4)
+    weights = initial_weights(arch, np.random.default_rng(0), slope=a)
+    P = to_parameters(torch, weights, device="cpu", dtype=torch.float64)
+    warm_start_bias(torch, P, 2, a * anchor[:, None] + b[None, :])
+    geometry = {"anchor": anchor, "center": anchor + 0.7, "half_width": np.full(3, 0.7)}
+    geometry = {k: torch.as_tensor(v) for k, v in geometry.items()}
+    rng = np.random.default_rng(1)
+    bins, contexts = rng.integers(0, 3, 30), rng.integers(0, 3, 30)
+    x = anchor[bins] + rng.uniform(-1.0, 2.0, 30)
+    from mcal.mcnet._network import context_tables
+    from mcal.mcnet._training import Spec, calibrated_logits
+
+    with torch.no_grad():
+        spec = Spec(n_hidden=2, n_nodes=20, beta=0.0, alpha=0.0, memory_efficient=False)
+        got = calibrated_logits(torch, P, spec, geometry, context_tables(torch, P, 2), torch.as_tensor(x), bins,
+                                contexts, None).numpy()
+    np.testing.assert_allclose(got, a * x + b[contexts], rtol=0, atol=1e-6)  # f1's bias is stored as float32
+
+
+def test_eq10_order_penalty_sums_the_hinge_of_probabilities_over_contexts_at_the_inner_edge():
+    from scipy.special import expit
+
+    from mcal.mcnet._network import context_tables
+    from mcal.mcnet._training import order_penalty
+
+    P, geometry = hand_network(0.5, TARGETS)
+    with torch.no_grad():
+        got = float(order_penalty(torch, P, hand_spec(), geometry, context_tables(torch, P, 1)))
+    # f^1(b_1, c) = f2^1(c) + 0.5 * (0 - (-2)) = [0, 1.5, -2]; f^2(b_1, c) = f2^2(c) = [0.5, 0, -2.5]
+    expected = 0.0 + (expit(1.5) - expit(0.0)) + (expit(-2.0) - expit(-2.5))
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_eq10_order_penalty_of_one_bin_is_zero():
+    from mcal.mcnet._network import context_tables
+    from mcal.mcnet._training import order_penalty
+
+    P, geometry = hand_network(0.5, TARGETS[:1], edges=(-3.0, 3.0), anchor=(-2.0,))
+    assert float(order_penalty(torch, P, hand_spec(), geometry, context_tables(torch, P, 1))) == 0.0
+
+
+def test_eq11_12_balance_penalty_is_the_population_std_of_diff_over_the_whole_batch_weight():
+    from mcal.mcnet._training import balance_penalty
+
+    p, y, w = (torch.tensor(v, dtype=torch.float64) for v in ([0.2, 0.6, 0.9, 0.4], [0, 1, 1, 0], [1, 2, 1, 1]))
+    groups = torch.tensor([0, 0, 1, 1])
+    # DIFF_0 = (0.2 - 2 * 0.4) / 5 = -0.12, DIFF_1 = (-0.1 + 0.4) / 5 = 0.06 (eq. 11 divides by N, not N_c);
+    # their population standard deviation (eq. 12, over |C| = 2) is 0.09
+    assert float(balance_penalty(torch, p, y, w, groups, 2)) == pytest.approx(0.09, rel=1e-9)
+
+
+def test_eq13_objective_is_log_loss_plus_beta_order_plus_alpha_balance():
+    from scipy.special import expit
+
+    from mcal.mcnet._training import Data, objective
+
+    P, geometry = hand_network(0.5, TARGETS)
+    x = np.array([-2.5, -1.0, -0.2, 0.3, 1.5, 2.0])
+    bins, contexts = np.array([0, 0, 0, 1, 1, 1]), np.array([1, 2, 1, 2, 1, 2])
+    y, w = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 0.0]), np.array([1.0, 0.5, 2.0, 1.0, 1.0, 3.0])
+    data = Data(x=torch.as_tensor(x), y=torch.as_tensor(y), w=torch.as_tensor(w), bins=bins, contexts=contexts,
+                groups=torch.as_tensor(contexts - 1), n_groups=2, aux=None)
+    with torch.no_grad():
+        got = float(objective(torch, P, hand_spec(beta=0.7, alpha=0.3), geometry, data, np.arange(6), contexts))
+    logits = TARGETS[bins, contexts] + 0.5 * (x - np.array([-2.0, 0.0])[bins])
+    log_loss = np.sum(w * (np.logaddexp(0.0, logits) - y * logits)) / w.sum()
+    order = (expit(1.5) - expit(0.0)) + (expit(-2.0) - expit(-2.5))
+    diff = np.bincount(contexts - 1, weights=w * (expit(logits) - y)) / w.sum()
+    assert got == pytest.approx(log_loss + 0.7 * order + 0.3 * np.std(diff), rel=1e-9)
+
+
+def test_fit_forms_equal_frequency_bins_and_anchors_the_first_at_the_smallest_score():
+    rng = np.random.default_rng(4)
+    p = rng.uniform(0.05, 0.95, 400)
+    y = rng.binomial(1, p)
+    model = MCNet(n_bins=4, hidden_sizes=(4,), embedding_dim=2, n_nodes=5, max_epochs=1, validation_fraction=0.0,
+                  random_state=0).fit(p, y)
+    x = mcal._validation.logit(p)
+    counts = np.bincount(np.searchsorted(model.bin_edges_[1:-1], x, side="left"), minlength=4)
+    assert counts.tolist() == [100, 100, 100, 100]
+    anchor = model._geometry()["anchor"]
+    np.testing.assert_array_equal(anchor, np.r_[x.min(), model.bin_edges_[1:-1]])
+
+
+def test_separable_labels_give_a_finite_step_like_map():
+    # the warm start's Platt slope runs to ~1e4 on separable labels; softplus^{-1} of it overflowed to inf,
+    # and f1 = inf * 0 = nan made every prediction nan
+    p = np.random.default_rng(4).uniform(0.05, 0.95, 400)
+    y = (p > 0.5).astype(float)
+    model = MCNet(n_bins=4, hidden_sizes=(4,), embedding_dim=2, n_nodes=5, max_epochs=1, validation_fraction=0.0,
+                  random_state=0).fit(p, y)
+    for inference in ("exact", "compiled"):
+        out = model.set_params(inference=inference).predict(np.array([0.1, 0.45, 0.55, 0.9]))
+        assert np.all(out[:2] < 0.01) and np.all(out[2:] > 0.99), (inference, out)

@@ -77,3 +77,26 @@ def test_reversed_bounds_negate_the_integral():
 def test_bad_n_nodes_raises(bad):
     with pytest.raises(ValueError, match="n_nodes must be an integer >= 2"):
         clenshaw_curtis(bad)
+
+
+@pytest.mark.parametrize("n_nodes", [4, 5, 50, 51])
+def test_weights_are_the_interpolatory_weights_solved_from_chebyshev_moments(n_nodes):
+    # an independent construction: the unique weights that integrate T_0..T_N exactly at the nodes,
+    # from the moments int_{-1}^{1} T_k = 2 / (1 - k^2) for even k and 0 for odd k
+    nodes, weights = clenshaw_curtis(n_nodes)
+    n = n_nodes - 1
+    vander = chebyshev.chebvander(nodes, n).T  # (N + 1 polynomials, N + 1 nodes)
+    moments = np.zeros(n + 1)
+    moments[::2] = 2.0 / (1.0 - np.arange(0, n + 1, 2) ** 2)
+    np.testing.assert_allclose(weights, np.linalg.solve(vander, moments), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize(("lower", "upper"), [(-2.0, 3.0), (0.5, -1.5), (-1e-3, 2e-3)])
+def test_integrate_matches_scipy_quad_on_a_smooth_function(lower, upper):
+    from scipy.integrate import quad
+
+    def func(t):
+        return np.exp(np.sin(3.0 * t)) / (1.0 + t * t)
+
+    reference, _ = quad(func, lower, upper, epsabs=1e-13, epsrel=1e-13)
+    assert integrate(func, np.array([lower]), np.array([upper]), 50)[0] == pytest.approx(reference, abs=1e-9)

@@ -59,7 +59,8 @@ class MCNet(BaseCalibrator):
     beta : float, default=1.0
         Weight of the order-preserving regularizer (eq. 10, 13); the paper's 1.0.
     alpha : float, default=0.0
-        Weight of the field-balance regularizer (eq. 11-13); needs ``field`` or ``balance_field``.
+        Weight of the field-balance regularizer (eq. 11-13); needs ``field`` or ``balance_field``. The paper
+        does not report its value; 0 leaves the regularizer off, as in its Table 1 runs without Table 3's ablation.
     field : str or int, default=None
         Column of ``X`` (name, or index for an array) holding the field used as context: MCNet-Field.
         ``None`` gives MCNet-None (the embedding is the zero vector).
@@ -165,6 +166,10 @@ class MCNet(BaseCalibrator):
       calibration score. So :math:`f_2^k` is the calibrated logit at an observed score, the integral never
       spans score ranges without data, and eq. 10 compares :math:`f^k(b_k)` with :math:`f_2^{k+1}`.
       Scores below :math:`a_1` give a negative integral; the map stays strictly increasing.
+    * **Bin intervals.** Bin k is :math:`(b_{k-1}, b_k]`, not eq. 8's :math:`[b_{k-1}, b_k)`: the edges are
+      observed quantile scores, and, as in mcal's shared binning, a score equal to an edge belongs to the bin
+      whose quantile it is. Eq. 10 then compares the value the map takes at :math:`b_k` with the start of
+      bin k+1; for continuous scores the two conventions agree almost surely.
     * **Positivity.** :math:`f_1 = \\mathrm{softplus}(\\cdot) + 10^{-4}` instead of the paper's sigmoid:
       its slope is not capped at 1, which an under-confident score needs, and it is strictly positive
       in floating point. Hidden activations are SiLU (smooth, so the quadrature and the compiled tables
@@ -187,11 +192,12 @@ class MCNet(BaseCalibrator):
       from the warm start it reaches the held-out optimum of MCNet-None on the benchmark's synthetic
       log within 1-3 epochs, while 1e-4 is still improving after 5. On real data the held-out loss may
       keep falling slowly, and ``max_epochs=10`` caps the time (the paper's Appendix B.4 finds 2-10
-      epochs equivalent). Early stopping uses the held-out log loss (plus alpha times the balance term)
-      without the order penalty, which measures the function, not the data, and keeps the warm start
-      when training does not beat it. With few steps the hinge of eq. 10 (``beta=1``) and Adam's
-      normalised steps pull against each other, and MCNet-Field often keeps its warm start; on the
-      benchmark's synthetic log ``beta=0.1, patience=10`` halves its distance to the true function
+      epochs equivalent). Appendix B.4's :math:`L_2` regularization (its weight is not reported) is not
+      applied; early stopping is the guard against overfitting. It uses the held-out log loss (plus alpha
+      times the balance term) without the order penalty, which measures the function, not the data, and
+      keeps the warm start when training does not beat it. With few steps the hinge of eq. 10 (``beta=1``)
+      and Adam's normalised steps pull against each other, and MCNet-Field often keeps its warm start; on
+      the benchmark's synthetic log ``beta=0.1, patience=10`` halves its distance to the true function
       (0.046 to 0.024) while leaving drops of up to 0.003 at bin boundaries.
     * **Precision.** Training runs in float32 (twice as fast on CPU; Adam's noise dwarfs the rounding);
       exact inference and the compiled tables use float64, so outputs are monotone to rounding.

@@ -76,7 +76,8 @@ def initial_weights(arch: Architecture, rng: np.random.Generator, *, slope: floa
         elif name.endswith("_out_w") or name in ("f2_out_b", "aux_w1", "aux_b1"):
             w = np.zeros(shape)
         elif name == "f1_out_b":
-            w = np.full(shape, np.log(np.expm1(max(slope - MIN_SLOPE, MIN_SLOPE))))
+            target = max(slope - MIN_SLOPE, MIN_SLOPE)
+            w = np.full(shape, target + np.log(-np.expm1(-target)))  # softplus^{-1}, finite for any slope
         else:
             w = rng.uniform(-1.0, 1.0, size=shape) / np.sqrt(fan_in)
         weights[name] = w.astype(np.float32)
