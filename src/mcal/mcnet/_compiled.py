@@ -9,6 +9,7 @@ interpolant stays monotone.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,10 @@ GRID_SIZE = 129
 CELL_NODES = 5
 #: Integrand evaluations per network call (bounds the memory of the activations).
 _EVALS_PER_CALL = 65536
+#: Contexts whose tables :func:`check_tables` compares with the network (all when there are fewer).
+_CHECKED_CONTEXTS = 64
+#: Relative difference allowed between a table and the network at a grid point.
+_TABLE_TOLERANCE = 1e-6
 
 
 def build_tables(
@@ -141,3 +146,37 @@ def evaluate_tables(
     s2 = s * s
     s3 = s2 * s
     return (2 * s3 - 3 * s2 + 1) * v0 + (s3 - 2 * s2 + s) * m[:, 0] + (3 * s2 - 2 * s3) * v1 + (s3 - s2) * m[:, 1]
+
+
+def check_tables(
+    values: NDArray[np.float64],
+    edges: NDArray[np.float64],
+    exact_logits: Callable[[NDArray[np.float64], NDArray[np.intp], NDArray[np.intp]], NDArray[np.float64]],
+) -> None:
+    """Spot-check tables read from a model file against the network they claim to tabulate.
+
+    The middle grid point of every bin, for up to :data:`_CHECKED_CONTEXTS` contexts (evenly spaced, the
+    field-agnostic one first), must equal ``exact_logits(x, bins, contexts)`` (the network's calibrated logit by
+    quadrature; the two agree to about 1e-9, ``benchmarks/results/mcnet.md``). Tables from another model of the
+    same shape would otherwise load and predict something else in compiled mode.
+
+    Raises
+    ------
+    ValueError
+        If a checked grid point differs from the network by more than :data:`_TABLE_TOLERANCE` (relative).
+    """
+    n_ctx, K, G = values.shape
+    chosen = np.unique(np.linspace(0, n_ctx - 1, min(n_ctx, _CHECKED_CONTEXTS)).round().astype(np.intp))
+    mid = G // 2
+    x = edges[:-1] + (edges[1:] - edges[:-1]) * (mid / (G - 1))
+    bins, contexts = np.tile(np.arange(K, dtype=np.intp), chosen.size), np.repeat(chosen, K)
+    exact = exact_logits(x[bins], bins, contexts)
+    tabled = values[contexts, bins, mid]
+    bad = np.abs(tabled - exact) > _TABLE_TOLERANCE * np.maximum(1.0, np.abs(exact))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            "model weights 'compiled.values' must be the tables of this model's network; got "
+            f"{int(bad.sum())} of {bad.size} checked grid points that differ from the network "
+            f"(context {int(contexts[i])}, bin {int(bins[i])}: table {tabled[i]:.6g}, network {exact[i]:.6g})"
+        )

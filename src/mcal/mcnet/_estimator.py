@@ -17,7 +17,7 @@ from mcal._optional import import_optional
 from mcal._validation import EPS, logit
 from mcal.parametric import fit_logistic_map
 from mcal.mcnet._checks import check_fitted_structure, check_params
-from mcal.mcnet._compiled import build_tables, evaluate_tables
+from mcal.mcnet._compiled import build_tables, check_tables, evaluate_tables
 from mcal.mcnet._distributed import train_in_processes
 from mcal.mcnet._inputs import feature_matrix, field_column
 from mcal.mcnet._network import (
@@ -38,10 +38,6 @@ MIN_HALF_WIDTH = 0.05
 _NEWTON_STEPS = 25
 
 
-#: Contexts whose compiled tables a loaded model spot-checks against its network (all when there are fewer).
-_CHECKED_CONTEXTS = 64
-#: Relative difference allowed between a loaded table and the network at a grid point.
-_TABLE_TOLERANCE = 1e-6
 
 class MCNet(BaseCalibrator):
     """Monotonic Calibration Networks (MCNet): per-bin monotone neural calibration functions with field context.
@@ -563,30 +559,12 @@ class MCNet(BaseCalibrator):
         self._check_tables_match_network()
 
     def _check_tables_match_network(self) -> None:
-        """Spot-check loaded compiled tables against the network: the middle grid point of every bin, for up to
-        :data:`_CHECKED_CONTEXTS` contexts (evenly spaced, the field-agnostic one first), must equal the exact
-        calibrated logit there (the two agree to about 1e-9; ``benchmarks/results/mcnet.md``). Tables from another
-        model of the same shape would otherwise load and predict something else in compiled mode.
-        """
-        values = self.compiled_values_
-        n_ctx, K, G = values.shape
-        contexts = np.unique(np.linspace(0, n_ctx - 1, min(n_ctx, _CHECKED_CONTEXTS)).round().astype(np.intp))
-        mid = G // 2
-        x = self.bin_edges_[:-1] + (self.bin_edges_[1:] - self.bin_edges_[:-1]) * (mid / (G - 1))
-        bins = np.tile(np.arange(K, dtype=np.intp), contexts.size)
+        """Spot-check loaded compiled tables against the network (:func:`check_tables`), on the CPU: a model fitted
+        on a GPU loads on a machine without one."""
         torch = import_optional("torch")
-        with self._threads(torch):  # on the CPU: a model fitted on a GPU loads on a machine without one
-            exact = self._network_logits(torch, x[bins], bins, np.repeat(contexts, K), None, torch.device("cpu"))
-        tabled = values[np.repeat(contexts, K), bins, mid]
-        bad = np.abs(tabled - exact) > _TABLE_TOLERANCE * np.maximum(1.0, np.abs(exact))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                "model weights 'compiled.values' must be the tables of this model's network; got "
-                f"{int(bad.sum())} of {bad.size} checked grid points that differ from the network "
-                f"(context {int(np.repeat(contexts, K)[i])}, bin {int(bins[i])}: table {tabled[i]:.6g}, "
-                f"network {exact[i]:.6g})"
-            )
+        with self._threads(torch):
+            check_tables(self.compiled_values_, self.bin_edges_, lambda x, bins, contexts: self._network_logits(
+                torch, x, bins, contexts, None, torch.device("cpu")))
 
     def _validate_state(self) -> None:
         check_fitted_structure(self, LOGIT_BOUND)
