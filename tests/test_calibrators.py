@@ -417,3 +417,23 @@ def test_model_file_whose_sir_knots_stop_short_of_the_anchors_is_rejected(miscal
     data["state"]["knots_y_"] = _encoded([0.3, 0.6])
     with pytest.raises(ValueError, match="state.knots_x_ must run from 0 to 1 .*got 0.2 to 0.8"):
         mcal.SmoothedIsotonic.from_dict(data)
+
+
+def test_histogram_binning_keeps_no_bin_above_a_heavy_largest_score():
+    # W = 12, levels 4 and 8: both quantiles are the heavy last score 0.9, the largest; an edge there would leave
+    # the bin above it empty (0/0), so the rows form one bin with rate 11/12.
+    model = HistogramBinning(n_bins=3).fit(np.array([0.1, 0.2, 0.9]), np.array([0.0, 1.0, 1.0]),
+                                           sample_weight=np.array([1.0, 1.0, 10.0]))  # fmt: skip
+    assert model.bin_edges_.size == 0
+    np.testing.assert_allclose(model.bin_values_, [11.0 / 12.0], rtol=1e-15)
+
+
+def test_platt_slope_stops_at_zero_on_anti_correlated_scores():
+    # Labels that fall as the score rises: the slope is held at 0, and the intercept-only logistic fit is the
+    # log-odds of the weighted positive rate.
+    p = np.array([0.1, 0.3, 0.5, 0.7, 0.9])
+    y = np.array([1.0, 1.0, 0.0, 1.0, 0.0])
+    w = np.array([1.0, 2.0, 1.0, 1.0, 3.0])
+    model = PlattScaling().fit(p, y, sample_weight=w)
+    assert model.slope_ == 0.0
+    np.testing.assert_allclose(model.predict(p), np.full(5, 4.0 / 8.0), atol=1e-7)

@@ -292,3 +292,33 @@ def test_every_segment_agrees_with_mcgrad_on_tiny_segments_and_zero_weights(rng,
         k = rows[tuple(np.sort(original[mask]))]
         np.testing.assert_allclose(table.loc[k, ["ecce", "ecce_sigma"]].to_numpy(dtype=float),
                                    [ref.segments_ecce[j], ref.segments_ecce_sigma[j]], rtol=1e-9, atol=1e-15)  # fmt: skip
+
+
+def test_segment_ending_on_the_score_that_starts_the_next_segment_keeps_its_last_step():
+    # segment a: p .2 .5, y 0 1 -> walk /2: -.1, .15 -> ECCE .25; segment b starts at the same score .5
+    p, y = np.array([0.2, 0.5, 0.5, 0.7]), np.array([0.0, 1.0, 0.0, 1.0])
+    masks = np.array([[1, 0], [1, 0], [0, 1], [0, 1]], dtype=bool)
+    table = mce(y, p, segments=from_masks(masks, names=["a", "b"])).table.set_index("description")
+    assert table.loc["a", "ecce"] == pytest.approx(0.25, abs=1e-15)
+    assert table.loc["b", "ecce"] == pytest.approx(ecce(y[2:], p[2:]), abs=1e-15)
+
+
+def test_segments_with_equal_evidence_are_listed_in_segment_order():
+    # two segments of certain, wrong scores: ECCE > 0 with sigma 0 puts both at inf, a tie broken by number
+    p = np.array([0.0, 0.0, 1.0, 1.0, 0.4, 0.6])
+    y = np.array([1.0, 1.0, 0.0, 0.0, 0.0, 1.0])
+    masks = np.array([[1, 0, 0], [1, 0, 0], [0, 1, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]], dtype=bool)
+    result = mce(y, p, segments=from_masks(masks, names=["a", "b", "rest"]))
+    assert result.table["ecce_sigma"].tolist()[:2] == [np.inf, np.inf]
+    assert result.table["segment"].tolist() == [0, 1, 2]
+    assert result.worst_segment == "a"
+
+
+def test_segment_of_certain_and_correct_scores_has_sigma_scale_zero_and_pvalue_one():
+    # scores 0 and 1 that match their labels: ECCE 0 and sigma 0, the limit 0 / 0 -> 0 (as ecce_pvalue's 1.0)
+    p = np.array([0.0, 1.0, 0.0, 0.3, 0.6, 0.8])
+    y = np.array([0.0, 1.0, 0.0, 1.0, 0.0, 1.0])
+    certain = np.array([1, 1, 1, 0, 0, 0], dtype=bool)
+    table = mce(y, p, segments=from_masks(np.column_stack([certain, ~certain]), names=["certain", "rest"])).table
+    row = table.set_index("description").loc["certain"]
+    assert (row["ecce"], row["sigma"], row["ecce_sigma"], row["pvalue"]) == (0.0, 0.0, 0.0, 1.0)

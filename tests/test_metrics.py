@@ -331,3 +331,12 @@ def test_calibration_summary_of_scores_not_given_by_name_is_a_type_error(y_probs
     # a list raised AttributeError ('list' object has no attribute 'items'), an array numpy's ambiguous truth value
     with pytest.raises(TypeError, match=r"y_probs must be a mapping of names to score arrays.*; got (list|tuple|ndarray)"):
         calibration_summary([0, 1], y_probs)
+
+
+def test_quantile_reliability_curve_ignores_rows_of_zero_weight_below_every_score():
+    # The first edge is the smallest score of positive weight: a zero-weight row below it changes nothing.
+    p, y, w = np.array([0.3, 0.5, 0.6, 0.9]), np.array([0.0, 1.0, 0.0, 1.0]), np.array([1.0, 2.0, 1.0, 2.0])
+    got = reliability_curve(np.r_[1.0, y], np.r_[0.05, p], sample_weight=np.r_[0.0, w], n_bins=2, strategy="quantile")
+    want = reliability_curve(y, p, sample_weight=w, n_bins=2, strategy="quantile")
+    np.testing.assert_array_equal(got.bin_edges, [0.3, 0.5, 0.9])
+    np.testing.assert_array_equal(got.bin_edges, want.bin_edges)
