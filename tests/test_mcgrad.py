@@ -239,6 +239,65 @@ def test_rescale_factor_stays_in_its_bounds_and_is_one_on_a_flat_objective():
     assert rescale_factor(engine, y_sharp, np.zeros(500), np.ones(500)) == 1.0
 
 
+@pytest.mark.parametrize("scale", [0.5, 2.5])
+def test_rescale_factor_agrees_with_the_reference_unshrink_factor_on_logits_beyond_the_clip(scale):
+    # mcgrad 0.1.5 minimises the same weighted log loss of theta * clip(z, -10, 10) by a bounded scalar search.
+    reference = pytest.importorskip("mcgrad.methods").MCGrad
+    rng = np.random.default_rng(8)
+    z = rng.normal(0, 6, 3000)  # about 10% of the logits beyond the clip at 10
+    y = (rng.random(3000) < expit(scale * z)).astype(float)
+    w = rng.uniform(0.2, 2.0, 3000)
+    theta = rescale_factor(LocalEngine({}, 1, []), y, z, w)
+    assert theta == pytest.approx(reference._compute_unshrink_factor(y, z, w), rel=1e-4)
+
+
+class _ShiftEngine(LocalEngine):
+    """Every round's booster adds 1 to every logit (optionally with scripted validation losses)."""
+
+    def __init__(self, losses=None):
+        super().__init__({}, 1, [])
+        self.losses = None if losses is None else list(losses)
+
+    def fit_round(self, part, keep=True):
+        return "booster", part.F + 1.0
+
+    def predict_raw(self, booster, part):
+        return np.ones(part.F.shape[0])
+
+    def log_loss_sum(self, y, F, w):
+        return super().log_loss_sum(y, F, w) if self.losses is None else (self.losses.pop(0), 1.0)
+
+
+def test_validation_logits_take_the_rescaled_round_of_the_training_part():
+    from sklearn.metrics import log_loss as sk_log_loss
+
+    from mcal._mcgrad_engine import Part, boost_rounds
+
+    rng = np.random.default_rng(9)
+    F_train, F_valid = rng.normal(0, 2, 800), rng.normal(0, 2, 300)
+    y_train = (rng.random(800) < expit(0.4 * (F_train + 1.0))).astype(float)
+    y_valid = (rng.random(300) < expit(0.4 * (F_valid + 1.0))).astype(float)
+    w_train, w_valid = rng.uniform(0.5, 2.0, 800), rng.uniform(0.5, 2.0, 300)
+    engine = _ShiftEngine()
+    theta = rescale_factor(engine, y_train, F_train + 1.0, w_train)
+    assert abs(theta - 1.0) > 0.3  # the round is far from its rescaled value
+    path = boost_rounds(engine, [Part(None, y_train, w_train, F_train.copy())],
+                        [Part(None, y_valid, w_valid, F_valid.copy())], max_rounds=1, patience=0, rescale=True)
+    want = sk_log_loss(y_valid, expit(theta * (F_valid + 1.0)), sample_weight=w_valid)
+    assert path.losses[1] == pytest.approx(want, rel=1e-12)
+
+
+def test_a_round_that_only_ties_the_best_validation_loss_is_not_the_best_round():
+    from mcal._mcgrad_engine import Part, boost_rounds
+
+    engine = _ShiftEngine(losses=[1.0, 0.8, 0.8, 0.9, 0.85, 0.95, 0.97, 0.99])
+    part = Part(None, np.array([0.0, 1.0]), np.ones(2), np.zeros(2))
+    path = boost_rounds(engine, [part], [Part(None, np.array([0.0, 1.0]), np.ones(2), np.zeros(2))],
+                        max_rounds=8, patience=2, rescale=False)
+    assert path.best_round == 1
+    assert path.losses == [1.0, 0.8, 0.8, 0.9, 0.85]  # three rounds past the best, then stop
+
+
 # -- weights, determinism, formats -----------------------------------------------------------------------
 def test_integer_weight_equals_that_many_copies():
     # Fewer rows than LightGBM bins (so every distinct value gets its own bin, whatever its count) and no
