@@ -375,3 +375,22 @@ def test_an_unpickled_encoder_compares_a_category_dtype_once_then_reuses_its_lev
     codes = [enc.transform(row)[0, 0] for _ in range(5)]
     assert codes == [0.0] * 5
     assert len(calls) == 1
+
+
+def test_levels_of_a_category_dtype_that_no_row_holds_are_not_in_the_vocabulary():
+    column = pd.Categorical(["b", "a", "b"], categories=["a", "b", "c"])
+    enc = FeatureEncoder().fit(pd.DataFrame({"g": column}))
+    assert enc.categories_ == [["a", "b"]]
+    with pytest.warns(CalibrationWarning, match="1 categorical value"):
+        out = enc.transform(pd.DataFrame({"g": pd.Categorical(["c", "a"], categories=["a", "b", "c"])}))
+    np.testing.assert_array_equal(out[:, 0], [np.nan, 0.0])
+
+
+def test_missing_values_of_a_long_categorical_column_are_nan_without_an_unseen_warning():
+    # above the plain-Python size, object columns go through pandas.factorize, whose code -1 marks missing
+    values = np.array(["a", "b", None] * 20, dtype=object)
+    enc = FeatureEncoder().fit(pd.DataFrame({"g": values}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = enc.transform(pd.DataFrame({"g": values}))
+    np.testing.assert_array_equal(out[:3, 0], [0.0, 1.0, np.nan])
