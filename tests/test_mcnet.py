@@ -148,7 +148,8 @@ def test_compiled_mode_agrees_with_exact_to_1e4_and_is_monotone(field_model):
     assert all(np.all(np.diff(c) >= 0) for c in curves)
 
 
-def test_memory_efficient_backward_integrates_the_same_gradient():
+@pytest.mark.parametrize("n_nodes", [30, 31])  # 31: the last chunk of nodes holds a single node
+def test_memory_efficient_backward_integrates_the_same_gradient(n_nodes):
     from mcal.mcnet._network import Architecture, context_tables, initial_weights, integrate_rows, to_parameters
 
     rng = np.random.default_rng(0)
@@ -164,7 +165,7 @@ def test_memory_efficient_backward_integrates_the_same_gradient():
     def grads(memory_efficient):
         P.zero_grad()
         offset, bias = context_tables(torch, P, 2)
-        out = integrate_rows(torch, P, geometry, x, bins, offset[bins, codes], n_hidden=2, n_nodes=30,
+        out = integrate_rows(torch, P, geometry, x, bins, offset[bins, codes], n_hidden=2, n_nodes=n_nodes,
                              memory_efficient=memory_efficient)
         ((bias[bins, codes] + out) ** 2).sum().backward()
         return out.detach().clone(), {k: v.grad.clone() for k, v in P.items()}
@@ -710,3 +711,44 @@ def test_separable_labels_give_a_finite_step_like_map():
     for inference in ("exact", "compiled"):
         out = model.set_params(inference=inference).predict(np.array([0.1, 0.45, 0.55, 0.9]))
         assert np.all(out[:2] < 0.01) and np.all(out[2:] > 0.99), (inference, out)
+
+
+def test_compiled_slopes_are_limited_to_the_monotone_region_of_the_cubic():
+    # Fritsch-Carlson: end slopes (a, b) in units of the secant are scaled onto a^2 + b^2 = 9 when outside it
+    from mcal.mcnet._compiled import _limit_slopes
+
+    values = np.array([0.0, 1.0, 2.0]).reshape(1, 1, 3)
+    slopes = np.array([10.0, 10.0, 1.0]).reshape(1, 1, 3)
+    got = _limit_slopes(values, slopes, np.array([1.0]))
+    np.testing.assert_allclose(got[0, 0], [[3.0 / np.sqrt(2.0)] * 2, [10.0 * 3.0 / np.sqrt(101.0), 3.0 / np.sqrt(101.0)]],
+                               rtol=1e-14)
+
+
+def test_slopes_inside_the_monotone_region_are_kept():
+    from mcal.mcnet._compiled import _limit_slopes
+
+    values = np.array([0.0, 2.0]).reshape(1, 1, 2)
+    slopes = np.array([1.0, 4.0]).reshape(1, 1, 2)  # (0.5, 2) secants: 0.25 + 4 < 9
+    np.testing.assert_array_equal(_limit_slopes(values, slopes, np.array([1.0]))[0, 0], [[1.0, 4.0]])
+
+
+#: A learning rate at which the held-out loss rises after the first epoch on click_log(0, 3000).
+NOISY = dict(SMALL, field="f", validation_fraction=0.3, max_epochs=8, patience=2, learning_rate=0.01)
+
+
+def test_best_epoch_has_the_lowest_held_out_loss_and_training_stops_patience_epochs_later(log_data):
+    p, y, X, _ = log_data
+    model = MCNet(**NOISY).fit(p, y, X=X)
+    curve = model.validation_loss_curve_
+    assert 0 < model.best_epoch_ < model.n_epochs_ < NOISY["max_epochs"]
+    assert curve[model.best_epoch_] == curve.min()
+    assert model.n_epochs_ == model.best_epoch_ + NOISY["patience"]
+
+
+def test_the_weights_kept_are_those_of_the_best_epoch(log_data):
+    # The same seed draws the same batches, so a fit stopped at the best epoch ends on the weights kept.
+    p, y, X, _ = log_data
+    model = MCNet(**NOISY).fit(p, y, X=X)
+    assert model.best_epoch_ < model.n_epochs_
+    stopped = MCNet(**{**NOISY, "max_epochs": model.best_epoch_}).fit(p, y, X=X)
+    np.testing.assert_array_equal(model.predict(p, X=X), stopped.predict(p, X=X))
