@@ -213,3 +213,19 @@ def test_gamma_shift_below_the_rounding_of_the_smallest_logit_still_fits(rng):
     cal = GammaScaling(shift=1e-20).fit(p, y)
     assert np.all(np.isfinite(cal.predict(np.linspace(0.0, 1.0, 101))))
     assert log_loss(y, cal.predict(p)) < log_loss(y, p) - 0.05
+
+
+@pytest.mark.parametrize("cls", [GaussianScaling, GammaScaling])
+def test_beyond_the_calibration_range_the_logit_map_continues_along_its_end_tangent(cls):
+    from scipy.special import logit
+
+    rng = np.random.default_rng(4)
+    p = rng.uniform(0.2, 0.8, 2000)
+    y = (rng.random(2000) < expit(1.6 * logit(p) ** 3 + 0.3)).astype(float)
+    model = cls().fit(p, y)
+    hi = model.score_max_
+    z = logit(model.predict(expit(np.array([hi, hi + 1.0, hi + 2.0]))))
+    d1, d2 = model._derivatives(np.array([hi]))
+    slope = float(model.a_ * d1[0] + model.b_ * d2[0])
+    assert abs(model.a_) > 1e-3  # a curved map, so a flat or a quadratic continuation would differ
+    np.testing.assert_allclose(np.diff(z), [slope, slope], rtol=1e-7)

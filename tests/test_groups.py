@@ -458,3 +458,21 @@ def test_bank_marketing_groups_name_missing_columns():
         bank_marketing_groups(data)  # was pandas' KeyError for 'age' alone
     with pytest.raises(TypeError, match="data must be a DataFrame of Bank Marketing rows; got ndarray"):
         bank_marketing_groups(data.to_numpy())
+
+
+def test_prediction_levels_put_a_score_on_an_edge_in_the_level_below_it():
+    # levels (k lam, (k+1) lam]: 0.14 * 100 rounds to 14.000000000000002, yet 0.14 closes level 13
+    from mcal._hkrr import prediction_levels
+
+    np.testing.assert_array_equal(prediction_levels(np.array([0.0, 0.1, 0.1 + 1e-9, 0.55, 1.0]), 10), [0, 0, 1, 5, 9])
+    np.testing.assert_array_equal(prediction_levels(np.array([0.07, 0.14, 0.1400001, 0.56]), 100), [6, 13, 14, 55])
+
+
+def test_hkrr_checks_a_cell_holding_exactly_alpha_lam_of_its_group():
+    # one group of weight 8, 2 levels, alpha 0.5: tau = 0.5 * 0.5 * 8 = 2, the weight of level 0 (2 rows)
+    p = np.array([0.2, 0.2, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7])
+    y = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0])
+    result = hkrr_multicalibrate(p, y, np.ones(8), [np.arange(8)], n_levels=2, alpha=0.5, oracle=False,
+                                 rng=np.random.default_rng(0), max_iter=10)  # fmt: skip
+    assert result.update_levels.tolist() == [0]
+    np.testing.assert_allclose(result.update_deltas, [0.8], rtol=1e-12)

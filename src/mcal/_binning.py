@@ -26,6 +26,20 @@ def uniform_bin_ids(values: NDArray[np.float64], n_bins: int) -> NDArray[np.floa
     return k
 
 
+def right_closed_bin_ids(values: NDArray[np.float64], n_bins: int) -> NDArray[np.float64]:
+    """Index of each value's bin among ``n_bins`` equal-width bins ``(k / n_bins, (k + 1) / n_bins]``, a value of 0
+    in the first, as float64 exact integers; beyond 2**53 bins, 2**53 bins are used.
+
+    ``ceil(values * n_bins) - 1`` alone puts a value on an edge one bin too high where the product rounds up
+    (``0.14 * 100 = 14.000000000000002``); the edges are compared as the floats ``k / n_bins``.
+    """
+    bins = float(min(n_bins, 2**53))
+    k = np.clip(np.ceil(values * bins) - 1.0, 0.0, bins - 1.0)
+    k -= (k >= 1.0) & (k / bins >= values)  # values * n_bins rounded up past an edge
+    k += (k + 1.0 < bins) & ((k + 1.0) / bins < values)  # or down
+    return k
+
+
 def levels_reached(
     cumulative_weight: NDArray[np.float64], n_bins: int, total: float | None = None
 ) -> NDArray[np.float64]:

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from mcal._binning import right_closed_bin_ids
+
 
 def prediction_levels(p: NDArray[np.float64], n_levels: int) -> NDArray[np.intp]:
     """Level ``k`` of each prediction: the interval ``(k/n, (k+1)/n]``, with 0 in level 0."""
-    return np.clip(np.ceil(p * n_levels).astype(np.intp) - 1, 0, n_levels - 1)
+    return right_closed_bin_ids(p, n_levels).astype(np.intp)
 
 
 def _level_sums(

@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 from sklearn.isotonic import IsotonicRegression, isotonic_regression
 
 from mcal._base import BaseCalibrator
-from mcal._binning import assign_bins, equal_frequency_edges
+from mcal._binning import assign_bins, equal_frequency_edges, right_closed_bin_ids
 from mcal._validation import check_positive_int
 
 
@@ -184,11 +184,7 @@ def smoothed_isotonic_knots(
     p, yy, w = y_prob[keep], y[keep], sample_weight[keep]
     # bin k is (k / n_bins, (k + 1) / n_bins], edges rounded to float (a score of 0 is in the first); only the
     # occupied bins are counted, so time and memory do not grow with n_bins (no scores part beyond 2**53 bins)
-    bins = float(min(n_bins, 2**53))
-    k = np.clip(np.ceil(p * bins) - 1.0, 0.0, bins - 1.0)
-    k -= (k >= 1.0) & (k / bins >= p)  # p * n_bins rounded up past an edge (0.14 * 100 = 14.000000000000002)
-    k += (k + 1.0 < bins) & ((k + 1.0) / bins < p)  # or down
-    _, idx = np.unique(k, return_inverse=True)
+    _, idx = np.unique(right_closed_bin_ids(p, n_bins), return_inverse=True)
     weight = np.bincount(idx, weights=w)
     positives = np.bincount(idx, weights=w * yy)
     low, high = np.full(weight.size, np.inf), np.full(weight.size, -np.inf)
