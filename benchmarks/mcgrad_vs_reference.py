@@ -95,11 +95,19 @@ def _paper_splits(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.setdiff1d(rest, val), np.sort(test)
 
 
+#: BLAS threads of the base logistic regression, as in the paper benchmarks (``_common.BASE_BLAS_THREADS``):
+#: lbfgs stops at its iteration cap on Bank Marketing and OpenBLAS sums differently with one thread, so the base
+#: scores (and every row after them) depended on OMP_NUM_THREADS until this was fixed; 2 gives the paper's base row.
+BASE_BLAS_THREADS = 2
+
+
 def _logistic_base(features: pd.DataFrame, y: np.ndarray, train: np.ndarray, C: float) -> np.ndarray:
     from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
 
-    model = LogisticRegression(C=C, max_iter=5000).fit(features.iloc[train].to_numpy(float), y[train])
-    return model.predict_proba(features.to_numpy(float))[:, 1]
+    with threadpool_limits(BASE_BLAS_THREADS, user_api="blas"):
+        model = LogisticRegression(C=C, max_iter=5000).fit(features.iloc[train].to_numpy(float), y[train])
+        return model.predict_proba(features.to_numpy(float))[:, 1]
 
 
 def bank() -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str], list[str], np.ndarray, np.ndarray]:
@@ -448,7 +456,9 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
         f"({platform.processor() or platform.machine()}), "
         f"Python {platform.python_version()}, {_versions(('lightgbm', 'lleaves', 'llvmlite'))}",
         f"- LightGBM threads: {args.threads} for both; load average at start {load_start[0]:.1f}, "
-        f"at end {os.getloadavg()[0]:.1f} (the machine is shared: timings carry that noise)",
+        f"at end {os.getloadavg()[0]:.1f} (the machine is shared: timings carry that noise); the real data sets' "
+        f"base logistic regression with {BASE_BLAS_THREADS} BLAS threads (before f4db5cc it followed "
+        "OMP_NUM_THREADS, and earlier results files used 1, which gives other base scores)",
         "- each fit in its own subprocess, which imports numpy, pandas (with pyarrow, to read the parquet data),",
         "  lightgbm (which itself imports scikit-learn and scipy) and its implementation only: `mcal.MCGrad` or",
         "  `mcgrad.methods.MCGrad`; `import_mib` = VmHWM after those imports, before any data;",
