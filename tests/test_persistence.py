@@ -203,3 +203,26 @@ def test_state_entries_the_class_does_not_write_are_rejected(miscalibrated, mode
     data["state"]["coef_"] = [1.0]
     with pytest.raises(ValueError, match=r"'state' has entries that \w+ does not write: \['coef_'\]"):
         type(model).from_dict(data)
+
+
+@pytest.mark.parametrize("make", [lambda: mcal.MCGrad(n_jobs=1, early_stopping=None, max_rounds=1),
+                                  lambda: mcal.HKRR(random_state=0),
+                                  lambda: mcal.DFMC(n_estimators=3, n_jobs=1, random_state=0)],
+                         ids=["mcgrad", "hkrr", "dfmc"])
+def test_declared_extra_state_keys_are_the_keys_to_dict_writes(miscalibrated, make):
+    # loading refuses state entries outside _state_attrs and _extra_state_keys, so the declaration must match
+    p, y = miscalibrated
+    X = (np.arange(p.size) % 3 == 0)[:, None]
+    model = make().fit(p, y, X=X)
+    assert set(model._extra_state()) == set(type(model)._extra_state_keys)
+    assert set(model.to_dict()["state"]) == set(model._state_attrs) | set(model._extra_state_keys)
+
+
+def test_only_classes_with_extra_state_declare_its_keys():
+    from mcal._base import BaseCalibrator
+    from mcal._registry import METHODS, get_method
+
+    for name in METHODS:
+        cls = get_method(name)
+        overrides = cls._extra_state is not BaseCalibrator._extra_state
+        assert bool(cls._extra_state_keys) == overrides, name

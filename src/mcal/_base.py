@@ -142,6 +142,8 @@ class BaseCalibrator(BaseEstimator):
     accepts_soft_labels: ClassVar[bool] = False
     #: Names of fitted attributes saved by :meth:`to_dict`; the first one is checked by ``check_is_fitted``.
     _state_attrs: ClassVar[tuple[str, ...]] = ()
+    #: Keys of :meth:`_extra_state`, read on load without serializing the state again to learn them.
+    _extra_state_keys: ClassVar[tuple[str, ...]] = ()
 
     # -- public API -------------------------------------------------------------------------------------
     def fit(
@@ -349,7 +351,7 @@ class BaseCalibrator(BaseEstimator):
                 setattr(obj, k, decode_value(state[k], f"state.{k}"))
             obj._restore_extra_state(state, tensors or {})
             obj._validate_state()
-            unknown = set(state) - set(obj._state_attrs) - set(obj._extra_state())
+            unknown = set(state) - set(obj._state_attrs) - set(obj._extra_state_keys)
             if unknown:
                 raise ValueError(f"model data 'state' has entries that {cls.__name__} does not write: {sorted(unknown)}")
         elif tensors:

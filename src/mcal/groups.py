@@ -151,6 +151,7 @@ class HKRR(GroupInput, BaseCalibrator):
         "n_groups_", "update_groups_", "update_levels_", "update_deltas_", "level_values_", "level_seen_", "n_passes_",
         "segments_",
     )
+    _extra_state_keys: ClassVar[tuple[str, ...]] = ("group_names", "segment_columns")
 
     def __init__(
         self,
@@ -380,6 +381,7 @@ class DFMC(GroupInput, BaseCalibrator):
     #: ``X`` holds prespecified group indicators (the demo passes the dataset's groups, not its features).
     uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = ("n_features_in_", "segments_")
+    _extra_state_keys: ClassVar[tuple[str, ...]] = ("booster", "encoder", "segment_columns")
 
     def __init__(
         self,

@@ -211,6 +211,7 @@ class MCGrad(BaseCalibrator):
         "validation_losses_",
         "feature_importances_",
     )
+    _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder")
 
     def __init__(
         self,
