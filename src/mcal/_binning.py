@@ -6,6 +6,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 
+def _float_bins(n_bins: int) -> float:
+    """``n_bins`` as a float64 for the O(n) bin arithmetic, at most 2**53 (where float64 still counts exactly)."""
+    return float(min(n_bins, 2**53))
+
+
 def uniform_edges(n_bins: int) -> NDArray[np.float64]:
     """Edges of ``n_bins`` equal-width bins on [0, 1], shape (n_bins + 1,)."""
     return np.linspace(0.0, 1.0, n_bins + 1)
@@ -18,7 +23,7 @@ def uniform_bin_ids(values: NDArray[np.float64], n_bins: int) -> NDArray[np.floa
     ``n_bins + 1`` edges: O(n) time and memory whatever ``n_bins``. The ids are float64 (exact integers); beyond
     2**53 bins, 2**53 bins are used (every float score in (0.5, 1] has its own bin well before that).
     """
-    bins = float(min(n_bins, 2**53))
+    bins = _float_bins(n_bins)
     step = 1.0 / bins  # the edges are k * step, as np.linspace(0, 1, n_bins + 1) rounds them
     k = np.clip(np.floor(values * bins), 0.0, bins - 1.0)
     k -= (k >= 1.0) & (k * step > values)  # values * bins rounded up onto an edge the score lies below
@@ -33,7 +38,7 @@ def right_closed_bin_ids(values: NDArray[np.float64], n_bins: int) -> NDArray[np
     ``ceil(values * n_bins) - 1`` alone puts a value on an edge one bin too high where the product rounds up
     (``0.14 * 100 = 14.000000000000002``); the edges are compared as the floats ``k / n_bins``.
     """
-    bins = float(min(n_bins, 2**53))
+    bins = _float_bins(n_bins)
     k = np.clip(np.ceil(values * bins) - 1.0, 0.0, bins - 1.0)
     k -= (k >= 1.0) & (k / bins >= values)  # values * n_bins rounded up past an edge
     k += (k + 1.0 < bins) & ((k + 1.0) / bins < values)  # or down
@@ -50,7 +55,7 @@ def levels_reached(
     (``0.3 * 500`` rounds to 150.00000000000003, above a cumulative weight of 150). Beyond 2**53 bins, 2**53
     levels are used.
     """
-    bins = float(min(n_bins, 2**53))
+    bins = _float_bins(n_bins)
     reached = np.minimum(np.floor(cumulative_weight * bins / (cumulative_weight[-1] if total is None else total)), bins)
     if total is None:
         reached[-1] = bins
@@ -74,7 +79,7 @@ def bin_ids_from_steps(
     """Quantile bin of each value given the :func:`level_steps` of all the data: the count of levels whose
     quantile lies strictly below the value (bin k is ``(edge_k, edge_{k+1}]``), capped at ``n_bins - 1``."""
     below = np.searchsorted(step_values, values, side="left")
-    return np.minimum(np.concatenate(([0.0], step_reached))[below], float(min(n_bins, 2**53)) - 1.0)
+    return np.minimum(np.concatenate(([0.0], step_reached))[below], _float_bins(n_bins) - 1.0)
 
 
 def weighted_quantiles(
@@ -127,7 +132,7 @@ def equal_frequency_edges(
     # the sorted row i is the quantile of the levels k W / n_bins in (cw[i-1], cw[i]]: it is an edge where the
     # count of levels up to cw[i], floor(cw[i] n_bins / W) capped at n_bins - 1, grows (comparing k / n_bins * W
     # with cw instead was off by one row where that product rounded up). Beyond 2**53 bins every row is an edge.
-    edges, _ = level_steps(v, np.minimum(levels_reached(cw, n_bins), float(min(n_bins, 2**53)) - 1.0))
+    edges, _ = level_steps(v, np.minimum(levels_reached(cw, n_bins), _float_bins(n_bins) - 1.0))
     return np.unique(edges[edges < v[-1]])
 
 
