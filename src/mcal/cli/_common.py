@@ -235,9 +235,14 @@ def check_count(value: int | None, option: str, minimum: int) -> None:
         raise CLIError(f"{option} must be an integer >= {minimum}; got {value}")
 
 
+def repeated(names: Sequence[str]) -> list[str]:
+    """The names that occur more than once, sorted (for the messages of options that take each name once)."""
+    return sorted({n for n in names if names.count(n) > 1})
+
+
 def check_unique_scores(names: list[str]) -> None:
     """Reject a score column named twice by ``--score-col`` (it would be reported once, silently)."""
-    duplicated = sorted({n for n in names if names.count(n) > 1})
+    duplicated = repeated(names)
     if duplicated:
         raise CLIError(f"--score-col must name each column once; got {duplicated} more than once")
 
@@ -257,9 +262,9 @@ def split_names(value: str | None, option: str) -> list[str]:
     names = [v.strip() for v in value.split(",")]
     if any(not n for n in names):
         raise CLIError(f"{option} must not hold an empty name; got {value!r}")
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise CLIError(f"{option} must name each entry once; got {repeated} more than once in {value!r}")
+    twice = repeated(names)
+    if twice:
+        raise CLIError(f"{option} must name each entry once; got {twice} more than once in {value!r}")
     return names
 
 

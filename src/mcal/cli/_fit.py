@@ -24,6 +24,7 @@ from mcal.cli._common import (
     column,
     labels_scores_weights,
     read_data,
+    repeated,
     split_names,
     write_table,
 )
@@ -48,9 +49,9 @@ def _parse_params(params: list[str]) -> dict[str, object]:
     """``--param`` settings by name; a name set twice, or one with its own option, is an error."""
     pairs = [_parse_param(p) for p in params]
     names = [name for name, _ in pairs]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise CLIError(f"--param must set each parameter once; got {repeated} more than once")
+    twice = repeated(names)
+    if twice:
+        raise CLIError(f"--param must set each parameter once; got {twice} more than once")
     for text, name in zip(params, names):
         if name in _OWN_OPTION:
             raise CLIError(f"--param must not set {name}, which has its own option {_OWN_OPTION[name]}; "
