@@ -353,7 +353,9 @@ class BaseCalibrator(BaseEstimator):
             obj._validate_state()
             unknown = set(state) - set(obj._state_attrs) - set(obj._extra_state_keys)
             if unknown:
-                raise ValueError(f"model data 'state' has entries that {cls.__name__} does not write: {sorted(unknown)}")
+                raise ValueError(
+                    f"model data 'state' has entries that {cls.__name__} does not write: {sorted(unknown)}"
+                )
         elif tensors:
             raise ValueError("model data has weights but no fitted state")
         return obj

@@ -98,7 +98,9 @@ class Segments:
 
     def _locate(self, k: int) -> tuple[CodedPart | IndexPart, int]:
         if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-            raise TypeError(f"segment must be an integer in [0, {self.n_segments}); got {k!r} of type {type(k).__name__}")
+            raise TypeError(
+                f"segment must be an integer in [0, {self.n_segments}); got {k!r} of type {type(k).__name__}"
+            )
         if not 0 <= k < self.n_segments:
             raise ValueError(f"segment must be an integer in [0, {self.n_segments}); got {k!r}")
         j = int(np.searchsorted(self._offsets, k, side="right")) - 1

@@ -38,7 +38,6 @@ MIN_HALF_WIDTH = 0.05
 _NEWTON_STEPS = 25
 
 
-
 class MCNet(BaseCalibrator):
     """Monotonic Calibration Networks (MCNet): per-bin monotone neural calibration functions with field context.
 

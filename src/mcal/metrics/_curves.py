@@ -112,7 +112,8 @@ def wilson_interval(
     p = np.asarray(fraction, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     if np.any((p < 0.0) | (p > 1.0)):
-        raise ValueError(f"fraction must hold proportions in [0, 1]; got values from {float(np.nanmin(p))!r} to {float(np.nanmax(p))!r}")
+        raise ValueError(f"fraction must hold proportions in [0, 1]; got values from {float(np.nanmin(p))!r} "
+                         f"to {float(np.nanmax(p))!r}")
     if np.any(n < 0.0):
         raise ValueError(f"n must hold non-negative sample sizes; got {float(np.nanmin(n))!r}")
     z = ndtri(0.5 + float(confidence) / 2.0)  # in float64 whatever the type of confidence

@@ -48,15 +48,16 @@ def calibration_summary(
     table : DataFrame of shape (len(y_probs), n_metrics)
         One row per score column (index = names); columns ``log_loss``, ``brier_score``, ``roc_auc``,
         ``pr_auc``, ``ece``, ``ecce``, ``ecce_sigma_scale`` (ECCE/sigma; 0 or ``inf`` when sigma is 0,
-        i.e. every score is 0 or 1), ``ecce_pvalue``, ``pcoc``, ``f_rce`` when a field is given, and the MCE columns when segments are.
+        i.e. every score is 0 or 1), ``ecce_pvalue``, ``pcoc``, ``f_rce`` when a field is given, and the MCE
+        columns when segments are.
 
     Raises
     ------
     ValueError
         On invalid input, an empty mapping, or labels with only one class (with positive weight).
     TypeError
-        If ``y_probs`` is not a mapping, ``n_bins`` is not an integer, or ``y_true``, a score column, ``field`` or ``sample_weight`` is not
-        array-like (None, a string, or a scalar weight), or holds complex numbers.
+        If ``y_probs`` is not a mapping, ``n_bins`` is not an integer, or ``y_true``, a score column, ``field``
+        or ``sample_weight`` is not array-like (None, a string, or a scalar weight), or holds complex numbers.
     """
     if not isinstance(y_probs, Mapping):
         raise TypeError(f"y_probs must be a mapping of names to score arrays, e.g. {{'model': p}}; got "
