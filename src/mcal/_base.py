@@ -73,6 +73,18 @@ def decode_array(obj: Any, name: str) -> NDArray:
     return arr
 
 
+def check_state_array(name: str, value: Any, kinds: str, what: str, ndim: int | None = None) -> None:
+    """Raise ``ValueError`` unless the decoded state field ``name`` is an array of dtype kind in ``kinds`` (and
+    ``ndim`` dimensions when given): a model file may hold a number, a list or another dtype there.
+
+    ``what`` names the kinds in the message, e.g. ``"numbers"``.
+    """
+    if not isinstance(value, np.ndarray) or value.dtype.kind not in kinds or (ndim is not None and value.ndim != ndim):
+        rule, got = ("an array", "") if ndim is None else (f"a {ndim}-D array", f"shape {getattr(value, 'shape', ())}, ")
+        got = f"{got}dtype {value.dtype}" if isinstance(value, np.ndarray) else type(value).__name__
+        raise ValueError(f"model data field state.{name} must be {rule} of {what}; got {got}")
+
+
 def encode_value(value: Any) -> Any:
     """Encode a parameter or state value (scalars, lists, dicts, arrays, nested calibrators) for JSON.
 

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit
 
-from mcal._base import BaseCalibrator
+from mcal._base import BaseCalibrator, check_state_array
 from mcal._field_slots import FieldSlots, check_field_param
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_random_state_param, check_real, logit
@@ -323,10 +323,7 @@ class FieldNetwork(BaseCalibrator):
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         FieldSlots.validate(self.field_values_, self.field_slots_)
         for name, kind in self._array_kinds.items():
-            value = getattr(self, name)
-            if not isinstance(value, np.ndarray) or value.dtype.kind != kind:
-                got = f"dtype {value.dtype}" if isinstance(value, np.ndarray) else type(value).__name__
-                raise ValueError(f"model data field state.{name} must be an array of {_KIND_NAMES[kind]}; got {got}")
+            check_state_array(name, getattr(self, name), kind, _KIND_NAMES[kind])
         self.module_ = restore_parameters(type(self).__name__, tensors, self._shapes())
 
     def __getstate__(self) -> dict[str, Any]:

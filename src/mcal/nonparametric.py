@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.isotonic import IsotonicRegression, isotonic_regression
 
-from mcal._base import BaseCalibrator
+from mcal._base import BaseCalibrator, check_state_array
 from mcal._binning import assign_bins, equal_frequency_edges, right_closed_bin_ids
 from mcal._validation import check_positive_int
 
@@ -17,9 +17,7 @@ def _check_vectors(**arrays: object) -> None:
     """Raise ``ValueError`` unless every named state field is a 1-D array of numbers (a model file may hold
     a number, a list or an array of strings or bools there)."""
     for name, arr in arrays.items():
-        if not isinstance(arr, np.ndarray) or arr.ndim != 1 or arr.dtype.kind not in "fiu":
-            got = f"shape {arr.shape}, dtype {arr.dtype}" if isinstance(arr, np.ndarray) else type(arr).__name__
-            raise ValueError(f"model data field state.{name} must be a 1-D array of numbers; got {got}")
+        check_state_array(name, arr, "fiu", "numbers", ndim=1)
 
 
 def _check_increasing(name: str, arr: NDArray[np.float64], *, strict: bool) -> None:
