@@ -1,18 +1,49 @@
 """CalibratedClassifier: a scikit-learn classifier with an mcal calibrator on top."""
 
+import importlib.util
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse
 from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import DataConversionWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import cross_val_score
+from sklearn.model_selection import cross_val_score, train_test_split
 from sklearn.naive_bayes import GaussianNB
+from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import get_tags
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mcal import CalibratedClassifier, HistogramBinning, PlattScaling
+from mcal import HKRR, MCGrad, CalibratedClassifier, HistogramBinning, IsotonicCalibration, PlattScaling
 from mcal.metrics import log_loss
+
+#: Small instances covering each path of the wrapper: a sparse-capable base with the default isotonic calibrator,
+#: a dense-only base with Platt scaling, a NaN-accepting base (allow_nan forwarded), and, where lightgbm is
+#: installed, a calibrator that uses the features (dense only).
+_CHECKED = [
+    CalibratedClassifier(LogisticRegression()),
+    CalibratedClassifier(GaussianNB(), PlattScaling()),
+    CalibratedClassifier(DecisionTreeClassifier(max_depth=3), HistogramBinning(n_bins=5)),
+]
+if importlib.util.find_spec("lightgbm") is not None:
+    _CHECKED.append(CalibratedClassifier(LogisticRegression(), MCGrad(
+        max_rounds=2, n_estimators=3, min_child_samples=2, early_stopping=None, n_jobs=1)))
+
+_HOLDOUT_WEIGHTS = (
+    "prefit=False splits the rows at random into a part that fits the base model and a part that fits the "
+    "calibrator: a row of weight k lands wholly on one side, while its k copies are split independently (and the "
+    "split sizes follow the row count), so weight k is not k copies; with prefit=True it is "
+    "(test_prefit_sample_weight_k_equals_k_copies)"
+)
+
+
+def _expected_failed_checks(estimator):
+    if estimator.prefit:
+        return {}
+    return {"check_sample_weight_equivalence_on_dense_data": _HOLDOUT_WEIGHTS,
+            "check_sample_weight_equivalence_on_sparse_data": _HOLDOUT_WEIGHTS}
 
 
 @pytest.fixture
@@ -134,6 +165,13 @@ def test_tags_declare_binary_only_and_the_base_models_sparse_support():
     assert get_tags(CalibratedClassifier(GaussianNB())).input_tags.sparse is False
 
 
+def test_tags_allow_nan_and_sparse_only_where_the_base_model_and_a_feature_calibrator_accept_them():
+    assert get_tags(CalibratedClassifier(DecisionTreeClassifier())).input_tags.allow_nan is True
+    assert get_tags(CalibratedClassifier(LogisticRegression())).input_tags.allow_nan is False
+    with_features = get_tags(CalibratedClassifier(DecisionTreeClassifier(), HKRR())).input_tags
+    assert with_features.allow_nan is False and with_features.sparse is False
+
+
 def test_nested_calibrator_parameters_are_set_and_the_given_calibrator_stays_unfitted(data):
     X, y = data
     template = CalibratedClassifier(LogisticRegression(), HistogramBinning(), random_state=0)
@@ -151,3 +189,70 @@ def test_prefit_sample_weight_k_equals_k_copies(data):
     rep = np.repeat(np.arange(len(yc)), k)
     copies = CalibratedClassifier(base, prefit=True).fit(Xc[rep], yc[rep])
     np.testing.assert_allclose(weighted.predict_proba(X[:200]), copies.predict_proba(X[:200]), atol=1e-12)
+
+
+@parametrize_with_checks(_CHECKED, expected_failed_checks=_expected_failed_checks, xfail_strict=True)
+def test_scikit_learn_estimator_checks_pass_except_the_declared_holdout_weight_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # lightgbm's and scikit-learn's deprecation notices
+        check(estimator)
+
+
+def test_holdout_sample_weights_travel_with_their_rows_of_the_seeded_stratified_split(data):
+    X, y = data
+    w = np.random.default_rng(3).integers(0, 4, len(y)).astype(float)
+    clf = CalibratedClassifier(LogisticRegression(), HistogramBinning(n_bins=8), calibration_fraction=0.25,
+                               random_state=7).fit(X, y, sample_weight=w)
+    y01 = (y == "yes").astype(float)
+    fit, cal = train_test_split(np.arange(len(y)), test_size=0.25, stratify=y01, random_state=7)
+    base = LogisticRegression().fit(X[fit], y[fit], sample_weight=w[fit])
+    binning = HistogramBinning(n_bins=8).fit(base.predict_proba(X[cal])[:, 1], y01[cal], sample_weight=w[cal])
+    np.testing.assert_array_equal(clf.predict_proba(X[:300])[:, 1], binning.predict(base.predict_proba(X[:300])[:, 1]))
+
+
+def test_y_none_raises_a_value_error_with_scikit_learns_phrase(data):
+    X, _ = data
+    with pytest.raises(ValueError, match=r"y must be array-like .*got None \(CalibratedClassifier requires y to be "
+                                         r"passed, but the target y is None\)"):
+        CalibratedClassifier(LogisticRegression()).fit(X, None)
+
+
+def test_complex_labels_raise_a_value_error_saying_complex_data_not_supported(data):
+    X, y = data
+    with pytest.raises(ValueError, match=r"y must hold real numbers; got dtype complex128 \(Complex data not "
+                                         r"supported\)"):
+        CalibratedClassifier(LogisticRegression()).fit(X, (y == "yes") + 1j)
+
+
+def test_column_vector_y_warns_data_conversion_and_fits_as_the_1d_labels(data):
+    X, y = data
+    flat = CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
+    with pytest.warns(DataConversionWarning, match="A column-vector y was passed when a 1d array was expected"):
+        column = CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y[:, None])
+    np.testing.assert_array_equal(column.predict_proba(X[:100]), flat.predict_proba(X[:100]))
+
+
+def test_multiclass_labels_raise_with_scikit_learns_binary_only_sentence(data):
+    X, _ = data
+    with pytest.raises(ValueError, match=r"got 3 classes: \[0, 1, 2\]\. Only binary classification is supported\. "
+                                         r"The type of the target is multiclass\."):
+        CalibratedClassifier(LogisticRegression()).fit(X, np.arange(len(X)) % 3)
+
+
+def test_predict_is_the_argmax_of_predict_proba_and_a_tie_at_one_half_predicts_the_first_class(data):
+    X, y = data
+    balanced = np.where(np.arange(len(y)) % 2 == 0, "yes", "no")  # one bin of a 50% rate: every probability 0.5
+    clf = CalibratedClassifier(LogisticRegression(), HistogramBinning(n_bins=1), random_state=0).fit(X, balanced)
+    proba = clf.predict_proba(X[:50])
+    assert np.all(proba == 0.5)
+    assert clf.predict(X[:50]).tolist() == ["no"] * 50
+    fitted = CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
+    np.testing.assert_array_equal(fitted.predict(X), fitted.classes_[np.argmax(fitted.predict_proba(X), axis=1)])
+
+
+def test_sparse_X_with_a_calibrator_that_uses_features_raises_before_fitting_naming_sparse(data):
+    X, y = data
+    groups = scipy.sparse.csr_matrix(X > 0)
+    with pytest.raises(TypeError, match=r"X must be dense .* for HKRR, a calibrator that uses features; got sparse "
+                                        r"csr_matrix; pass X.toarray\(\)"):
+        CalibratedClassifier(LogisticRegression(), HKRR()).fit(groups, y)

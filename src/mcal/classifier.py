@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import train_test_split
 from sklearn.utils import get_tags
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_consistent_length, check_is_fitted
+from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from mcal._base import BaseCalibrator
 from mcal._validation import _as_1d, check_real, check_sample_weight
@@ -23,8 +23,9 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : classifier with ``predict_proba``
-        The base model. Cloned and fitted on part of the data unless ``prefit=True``.
+    estimator : classifier with ``predict_proba``, default=None
+        The base model (required: None raises in :meth:`fit`). Cloned and fitted on part of the data unless
+        ``prefit=True``.
     calibrator : BaseCalibrator, default=None
         Any mcal calibrator (cloned); :class:`mcal.IsotonicCalibration` when None. Feature-aware calibrators
         (``uses_features = True``) receive the same ``X`` as the estimator.
@@ -48,6 +49,31 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Column names seen by the base model's ``fit``, when ``X`` was a DataFrame with string column names.
 
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: ``estimator`` without ``predict_proba``, ``calibrator`` that is not an mcal calibrator,
+        ``calibration_fraction`` outside (0, 1), ``y`` that is None, complex, missing-valued or not of exactly two
+        classes, or a prefit ``estimator`` fitted on other labels.
+    TypeError
+        From :meth:`fit`: ``calibration_fraction`` that is not a real number, or sparse ``X`` with a calibrator that
+        uses features.
+
+    See Also
+    --------
+    sklearn.calibration.CalibratedClassifierCV : scikit-learn's own, with cross-validated calibration.
+
+    Notes
+    -----
+    With ``prefit=False`` the rows are split once (stratified by label, seeded by ``random_state``): the base model
+    is fitted on one part and the calibrator on the other, and each row's ``sample_weight`` travels with it. A
+    weight of k is therefore not the same as k copies of the row: the weighted row lands wholly on one side of the
+    split, while its copies are split independently (and the split sizes follow the row count). With
+    ``prefit=True`` nothing is split, and an integer weight k gives exactly the model of k copies.
+
+    :meth:`predict` is ``classes_[argmax(predict_proba(X))]``: a calibrated probability of exactly 0.5 predicts
+    ``classes_[0]``.
+
     Examples
     --------
     >>> import numpy as np
@@ -57,6 +83,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     >>> clf = CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
     >>> clf.predict_proba(X[:2]).shape
     (2, 2)
+    >>> clf.classes_.tolist(), clf.predict(X[:2]).shape
+    ([0, 1], (2,))
     """
 
     def __init__(
@@ -93,18 +121,29 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``y`` does not have exactly two classes or has missing values, ``X`` and ``y`` differ in length,
-            ``sample_weight`` is invalid, ``calibration_fraction`` is not in (0, 1), the estimator or calibrator is
-            of the wrong kind, or a prefit estimator was not fitted on the labels of ``y``.
+            If ``y`` is None, holds complex numbers or missing values, or does not have exactly two classes
+            (scikit-learn's "Only binary classification is supported." for a multiclass or continuous target),
+            ``X`` and ``y`` differ in length, ``sample_weight`` is invalid, ``calibration_fraction`` is not in
+            (0, 1), the estimator or calibrator is of the wrong kind, or a prefit estimator was not fitted on the
+            labels of ``y``.
         TypeError
-            If ``y`` or ``sample_weight`` is not array-like (None, a string, or a scalar weight) or holds complex
-            numbers, or ``calibration_fraction`` is not a real number.
+            If ``y`` or ``sample_weight`` is not array-like (a string, or a scalar weight), ``calibration_fraction``
+            is not a real number, or ``X`` is sparse and the calibrator uses features.
+
+        Warns
+        -----
+        DataConversionWarning
+            If ``y`` is a column vector of shape (n_samples, 1), as scikit-learn's classifiers warn; it is raveled.
         """
         if self.estimator is None or not hasattr(self.estimator, "predict_proba"):
             raise ValueError(f"estimator must be a classifier with predict_proba; got {type(self.estimator).__name__}")
         if self.calibrator is not None and not isinstance(self.calibrator, BaseCalibrator):
             raise ValueError(f"calibrator must be an mcal calibrator; got {type(self.calibrator).__name__}")
-        y_arr = _as_1d(y, "y")
+        from mcal.nonparametric import IsotonicCalibration
+
+        cal = clone(self.calibrator) if self.calibrator is not None else IsotonicCalibration()
+        X_features = _calibrator_X(cal, X)
+        y_arr = _labels(y, type(self).__name__)
         if pd.isna(y_arr).any():
             raise ValueError(f"y must not contain missing values; got {int(pd.isna(y_arr).sum())}")
         check_consistent_length(X, y_arr)
@@ -112,8 +151,10 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         if self.classes_.size != 2:
             k, kind = self.classes_.size, type_of_target(y_arr)
             shown = "continuous values" if kind == "continuous" else f"{k} class{'es' if k > 1 else ''}"
+            sklearn_says = "" if kind == "binary" else (  # scikit-learn's sentence, which its tooling matches
+                f" Only binary classification is supported. The type of the target is {kind}.")
             raise ValueError(f"y must have exactly two classes (binary classification only); got {shown}: "
-                             f"{self.classes_[:5].tolist()}")
+                             f"{self.classes_[:5].tolist()}.{sklearn_says}")
         y01 = (y_arr == self.classes_[1]).astype(np.float64)
         w = None if sample_weight is None else check_sample_weight(sample_weight, y01.size)
         idx = np.arange(y01.size)
@@ -130,12 +171,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             )
             kwargs = {} if w is None else {"sample_weight": w[fit_idx]}
             self.estimator_ = clone(self.estimator).fit(_rows(X, fit_idx), y_arr[fit_idx], **kwargs)
-        from mcal.nonparametric import IsotonicCalibration
-
-        cal = clone(self.calibrator) if self.calibrator is not None else IsotonicCalibration()
-        X_cal = _rows(X, cal_idx)
-        p = self._positive_proba(X_cal)
-        cal.fit(p, y01[cal_idx], X=X_cal if cal.uses_features else None,
+        cal.fit(self._positive_proba(_rows(X, cal_idx)), y01[cal_idx],
+                X=None if X_features is None else _rows(X_features, cal_idx),
                 sample_weight=None if w is None else w[cal_idx])
         self.calibrator_ = cal
         for name in ("n_features_in_", "feature_names_in_"):  # those of an earlier fit are not kept
@@ -168,11 +205,11 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             If called before :meth:`fit`.
         """
         check_is_fitted(self, "calibrator_")
-        q = self.calibrator_.predict(self._positive_proba(X), X=X if self.calibrator_.uses_features else None)
+        q = self.calibrator_.predict(self._positive_proba(X), X=_calibrator_X(self.calibrator_, X))
         return np.column_stack([1.0 - q, q])
 
     def predict(self, X: Any) -> NDArray:
-        """Predicted class: ``classes_[1]`` where the calibrated probability is at least 0.5.
+        """Predicted class: the most probable under :meth:`predict_proba`, ``classes_[0]`` at a tie (exactly 0.5).
 
         Parameters
         ----------
@@ -188,17 +225,45 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             If called before :meth:`fit`.
         """
         check_is_fitted(self, "calibrator_")
-        return self.classes_[(self.predict_proba(X)[:, 1] >= 0.5).astype(int)]
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     def __sklearn_tags__(self):  # noqa: D105
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        if self.estimator is not None:
-            tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        if self.estimator is not None:  # what X may hold is what the base model (and a feature calibrator) accept
+            base = get_tags(self.estimator).input_tags
+            dense_only = self.calibrator is not None and self.calibrator.uses_features
+            tags.input_tags.sparse = base.sparse and not dense_only
+            tags.input_tags.allow_nan = base.allow_nan and not dense_only
         return tags
+
+
+def _labels(y: ArrayLike, owner: str) -> NDArray:
+    """``y`` as a 1-D array, raising and warning with the phrases that scikit-learn's tooling matches."""
+    if y is None:
+        raise ValueError(f"y must be array-like of shape (n_samples,); got None ({owner} requires y to be passed, "
+                         f"but the target y is None)")
+    if isinstance(y, (str, bytes)):
+        return _as_1d(y, "y")  # raises its TypeError
+    arr = y if isinstance(y, (pd.Series, pd.DataFrame)) else np.asarray(y)
+    if arr.ndim == 2:  # a column vector: DataConversionWarning and ravel, as scikit-learn does
+        arr = column_or_1d(arr, warn=True)
+    if np.iscomplexobj(arr):
+        raise ValueError(f"y must hold real numbers; got dtype {arr.dtype} (Complex data not supported)")
+    return _as_1d(arr, "y")
 
 
 def _rows(X: Any, idx: NDArray[np.intp]) -> Any:
     if hasattr(X, "iloc"):
         return X.iloc[idx]
     return X.tocsr()[idx] if scipy.sparse.issparse(X) else np.asarray(X)[idx]
+
+
+def _calibrator_X(calibrator: BaseCalibrator, X: Any) -> Any:
+    """The ``X`` a calibrator receives: None unless it uses features, which must then be a DataFrame or an array."""
+    if not calibrator.uses_features:
+        return None
+    if scipy.sparse.issparse(X):
+        raise TypeError(f"X must be dense (a DataFrame or an array) for {type(calibrator).__name__}, a calibrator "
+                        f"that uses features; got sparse {type(X).__name__}; pass X.toarray()")
+    return X if hasattr(X, "iloc") else np.asarray(X)
