@@ -16,7 +16,7 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mcal import HKRR, MCGrad, CalibratedClassifier, HistogramBinning, IsotonicCalibration, PlattScaling
+from mcal import HKRR, CalibratedClassifier, HistogramBinning, MCGrad, PlattScaling
 from mcal.metrics import log_loss
 
 #: Small instances covering each path of the wrapper: a sparse-capable base with the default isotonic calibrator,
