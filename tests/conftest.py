@@ -45,6 +45,22 @@ def rewrite_model():
     return rewrite
 
 
+@pytest.fixture
+def disk_full_on_model_files(monkeypatch):
+    """Make writing a ``.json`` model file fail with "No space left on device", while the weights file beside it
+    (written first) is written: the case where a save must remove the weights it already wrote."""
+    import mcal._persistence as persistence
+
+    write = persistence.atomic_write_bytes
+
+    def fail_on_the_model_file(path, data):
+        if str(path).endswith(".json"):
+            raise OSError("No space left on device")
+        write(path, data)
+
+    monkeypatch.setattr(persistence, "atomic_write_bytes", fail_on_the_model_file)
+
+
 # tests/data holds fixtures and the script that generated them (it needs the reference package mcgrad,
 # which is not a dependency): never collect it, not even for doctests.
 collect_ignore_glob = ["data/*"]

@@ -196,18 +196,8 @@ def test_predict_with_a_version_1_model_warns_and_writes_its_output(table, csv, 
 
 
 def test_a_fit_whose_model_file_cannot_be_written_leaves_neither_it_nor_its_weights(csv, tmp_path, capsys,
-                                                                                     monkeypatch):
+                                                                                     disk_full_on_model_files):
     pytest.importorskip("torch")
-    import mcal._persistence as persistence
-
-    write = persistence.atomic_write_bytes
-
-    def fail_on_the_model_file(path, data):  # the weights are written first, then the JSON fails (disk full)
-        if str(path).endswith(".json"):
-            raise OSError("No space left on device")
-        write(path, data)
-
-    monkeypatch.setattr(persistence, "atomic_write_bytes", fail_on_the_model_file)
     model = tmp_path / "m.json"
     assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "neucalib",
                  "--field", "f", "--param", "max_iter=5", "-o", str(model)]) == 1
