@@ -1,3 +1,5 @@
+import json
+
 import matplotlib
 import numpy as np
 import pytest
@@ -18,6 +20,45 @@ def miscalibrated(rng):
     p = rng.uniform(0.001, 0.999, 20_000)
     y = (rng.uniform(size=p.size) < expit(0.5 * logit(p) + 0.3)).astype(float)
     return p, y
+
+
+@pytest.fixture
+def rewrite_model():
+    """``rewrite_model(path, edit, digest=True)``: apply ``edit(doc)`` to the parsed model file ``path`` (without its
+    digest), write it back with the digest of the edited content, as mcal.save computes it, and return ``doc``.
+
+    Tests of the checks that ``mcal.load`` makes after the digest (structure, state, parameters) edit files with
+    it: an edit without a new digest stops at the digest check. ``digest=False`` writes the file without one,
+    as a schema-version-1 file is (with ``doc["schema_version"] = 1`` in ``edit``).
+    """
+    from mcal._persistence import DIGEST_KEY, content_digest
+
+    def rewrite(path, edit, *, digest=True):
+        doc = json.loads(path.read_text())
+        doc.pop(DIGEST_KEY)
+        edit(doc)
+        if digest:
+            doc[DIGEST_KEY] = content_digest(doc)
+        path.write_text(json.dumps(doc))
+        return doc
+
+    return rewrite
+
+
+@pytest.fixture
+def disk_full_on_model_files(monkeypatch):
+    """Make writing a ``.json`` model file fail with "No space left on device", while the weights file beside it
+    (written first) is written: the case where a save must remove the weights it already wrote."""
+    import mcal._persistence as persistence
+
+    write = persistence.atomic_write_bytes
+
+    def fail_on_the_model_file(path, data):
+        if str(path).endswith(".json"):
+            raise OSError("No space left on device")
+        write(path, data)
+
+    monkeypatch.setattr(persistence, "atomic_write_bytes", fail_on_the_model_file)
 
 
 # tests/data holds fixtures and the script that generated them (it needs the reference package mcgrad,

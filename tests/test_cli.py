@@ -174,6 +174,37 @@ def test_predict_with_json_nested_too_deeply_is_a_user_error_without_output(csv,
     assert not out.exists()
 
 
+def test_predict_with_a_model_edited_after_saving_fails_on_its_digest_without_output(table, csv, tmp_path, capsys):
+    model = mcal.save(mcal.PlattScaling().fit(table["p"], table["y"] == "yes"), tmp_path / "m.json")
+    doc = json.loads(model.read_text())
+    doc["model"]["state"]["slope_"] *= 2
+    model.write_text(json.dumps(doc))
+    out = tmp_path / "o.csv"
+    assert main(["predict", str(model), str(csv), "--score-col", "p", "-o", str(out)]) == 1
+    assert "m.json: the content does not match its SHA-256 digest" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_predict_with_a_version_1_model_warns_and_writes_its_output(table, csv, tmp_path, capsys, rewrite_model):
+    model = mcal.save(mcal.PlattScaling().fit(table["p"], table["y"] == "yes"), tmp_path / "m.json")
+    rewrite_model(model, lambda doc: doc.update(schema_version=1), digest=False)
+    out = tmp_path / "o.csv"
+    assert main(["predict", str(model), str(csv), "--score-col", "p", "-o", str(out)]) == 0
+    warning = f"mcal: warning: {model} is a schema-version-1 model file, which has no digest"
+    assert warning in capsys.readouterr().err
+    assert out.exists()
+
+
+def test_a_fit_whose_model_file_cannot_be_written_leaves_neither_it_nor_its_weights(csv, tmp_path, capsys,
+                                                                                     disk_full_on_model_files):
+    pytest.importorskip("torch")
+    model = tmp_path / "m.json"
+    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "neucalib",
+                 "--field", "f", "--param", "max_iter=5", "-o", str(model)]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.csv"]
+
+
 def test_predict_refuses_to_overwrite_an_existing_column(csv, tmp_path, capsys):
     model = tmp_path / "m.json"
     main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "isotonic", "-o", str(model)])

@@ -280,10 +280,9 @@ def test_pickle_round_trip_holds_arrays_only(field_model, log_data):
     np.testing.assert_array_equal(clone.predict(p, X=X), field_model.predict(p, X=X))
 
 
-def test_load_rejects_tampered_weights(tmp_path, field_model):
+def test_load_rejects_tampered_weights(tmp_path, field_model, rewrite_model):
     st = pytest.importorskip("safetensors.numpy")
     import hashlib
-    import json
 
     path = mcal.save(field_model, tmp_path / "m.json")
     tensors = st.load((tmp_path / "m.safetensors").read_bytes())
@@ -291,9 +290,7 @@ def test_load_rejects_tampered_weights(tmp_path, field_model):
     def rewrite(new):
         data = st.save(new)
         (tmp_path / "m.safetensors").write_bytes(data)
-        doc = json.loads(path.read_text())
-        doc["weights"]["sha256"] = hashlib.sha256(data).hexdigest()
-        path.write_text(json.dumps(doc))
+        rewrite_model(path, lambda doc: doc["weights"].update(sha256=hashlib.sha256(data).hexdigest()))
 
     rewrite({k: v for k, v in tensors.items() if k != "net.f1_out_b"})
     with pytest.raises(ValueError, match=r"missing \['net.f1_out_b'\]"):
@@ -306,15 +303,38 @@ def test_load_rejects_tampered_weights(tmp_path, field_model):
         mcal.load(path)
 
 
-def test_load_rejects_malformed_bin_edges(tmp_path, field_model):
-    import json
-
+def test_load_rejects_malformed_bin_edges(tmp_path, field_model, rewrite_model):
     path = mcal.save(field_model, tmp_path / "m.json")
-    doc = json.loads(path.read_text())
-    doc["model"]["state"]["bin_edges_"]["__ndarray__"][2] = 50.0
-    path.write_text(json.dumps(doc))
+    rewrite_model(path, lambda doc: doc["model"]["state"]["bin_edges_"]["__ndarray__"].__setitem__(2, 50.0))
     with pytest.raises(ValueError, match="bin_edges_ must be a strictly increasing"):
         mcal.load(path)
+
+
+def test_a_weights_file_from_another_model_of_the_same_shape_is_rejected(tmp_path, log_data, rewrite_model):
+    import hashlib
+    import json
+
+    st = pytest.importorskip("safetensors.numpy")
+    p, y, X, _ = log_data
+    first, second = (MCNet(**{**SMALL, "max_epochs": 1, "random_state": seed}, field="f").fit(p, y, X=X)
+                     for seed in (1, 2))
+    path, weights = mcal.save(first, tmp_path / "a.json"), tmp_path / "a.safetensors"
+    mcal.save(second, tmp_path / "b.json")
+    other = (tmp_path / "b.safetensors").read_bytes()
+    shapes = [{k: v.shape for k, v in st.load(data).items()} for data in (other, weights.read_bytes())]
+    assert shapes[0] == shapes[1]
+    weights.write_bytes(other)
+    with pytest.raises(ValueError, match=r"a.safetensors does not match the checksum recorded in .*a.json"):
+        mcal.load(path)
+    # with the recorded checksum edited to match the swapped file, the JSON no longer matches its digest
+    doc = json.loads(path.read_text())
+    doc["weights"]["sha256"] = hashlib.sha256(other).hexdigest()
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"a.json: the content does not match its SHA-256 digest"):
+        mcal.load(path)
+    # nothing else tells the files apart: given a new digest, the pair loads and predicts as the second model
+    rewrite_model(path, lambda doc: None)
+    np.testing.assert_array_equal(mcal.load(path).predict(p, X=X), second.predict(p, X=X))
 
 
 # -- interface ------------------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
-"""Model files: versioned JSON, plus a safetensors file for network weights. Never pickle."""
+"""Model files: versioned JSON with a SHA-256 digest of its content, plus a safetensors file for network weights.
+Never pickle."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -13,9 +15,13 @@ from typing import Any
 from mcal._base import BaseCalibrator
 from mcal._optional import import_optional
 from mcal._registry import class_by_name
+from mcal._validation import warn
 
 FORMAT = "mcal-model"
-SCHEMA_VERSION = 1
+#: 2 adds ``content_sha256``; version-1 files (without it) still load, with a warning.
+SCHEMA_VERSION = 2
+#: The header entry holding the digest of everything else in the file (see :func:`content_digest`).
+DIGEST_KEY = "content_sha256"
 #: Model files larger than this are refused before parsing (a guard against feeding arbitrary files).
 MAX_MODEL_BYTES = 2**30
 
@@ -74,6 +80,27 @@ def _weights_path(path: Path) -> Path:
     return path.with_name(path.stem + ".safetensors")
 
 
+def content_digest(content: dict[str, Any]) -> str:
+    """Return the hex SHA-256 of the canonical serialization of a parsed model file's ``content``.
+
+    ``content`` is the file's top-level object without :data:`DIGEST_KEY`, as ``json.loads`` returns it. The canonical
+    form is ``json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)``
+    encoded as UTF-8 (all ASCII). It is a fixed point of parsing: every float is written as its shortest
+    round-trip ``repr`` and read back as the same float (``-0.0``, subnormals and ``1e-300`` included), strings
+    are escaped one way, and keys are sorted, so a file's layout (spacing, key order, number spelling) does not
+    change its digest, while any change to a value does. The weights file enters through its SHA-256, which
+    ``content["weights"]`` records.
+
+    Raises
+    ------
+    ValueError
+        If ``content`` holds a non-finite number (``NaN``, ``Infinity`` or an overflowing literal such as
+        ``1e400``), which :func:`save` never writes.
+    """
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
 def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, Any] | None = None) -> Path:
     """Save a calibrator to a versioned JSON model file.
 
@@ -99,27 +126,33 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
         str or path-like object.
     FileNotFoundError, IsADirectoryError
         If the folder of ``path`` does not exist, or ``path`` is a folder (nothing is written).
+
+    Notes
+    -----
+    The file is schema version 2: its header entry ``content_sha256`` is the SHA-256 of the canonical
+    serialization of everything else in the file (see :func:`mcal._persistence.content_digest`), which includes
+    the weights file's SHA-256, so :func:`load` detects a changed digit, reordered rounds or a weights file taken
+    from another model. The digest detects corruption and edits, not forgery: anyone who edits a file can
+    compute a new one. Both files are written atomically (a temporary file, then a rename); if the JSON file
+    cannot be written the weights file is removed, so a failed save leaves neither behind.
     """
     if not isinstance(model, BaseCalibrator):
         raise TypeError(f"model must be an mcal calibrator; got {type(model).__name__}")
     from mcal import __version__
 
     path = _as_path(path, "path")
-    doc: dict[str, Any] = {
-        "format": FORMAT,
-        "schema_version": SCHEMA_VERSION,
-        "mcal_version": __version__,
-        "model": model.to_dict(),
-        "metadata": metadata or {},
-    }
+    content: dict[str, Any] = {"model": model.to_dict(), "metadata": metadata or {}}
     tensors = model._get_tensors() if model.__sklearn_is_fitted__() else {}
     weights = None
     if tensors:
         st = import_optional("safetensors.numpy")
         weights = st.save(tensors)
         wpath = _weights_path(path)
-        doc["weights"] = {"file": wpath.name, "sha256": hashlib.sha256(weights).hexdigest()}
-    text = json.dumps(doc, allow_nan=False, separators=(",", ":"))
+        content["weights"] = {"file": wpath.name, "sha256": hashlib.sha256(weights).hexdigest()}
+    header = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "mcal_version": __version__}
+    # the digest of the content as load will parse it (integer keys become strings, tuples lists)
+    parsed = json.loads(json.dumps({**header, **content}, allow_nan=False))
+    text = json.dumps({**header, DIGEST_KEY: content_digest(parsed), **content}, allow_nan=False, separators=(",", ":"))
     check_output_path(path)
     if weights is not None:
         atomic_write_bytes(wpath, weights)
@@ -164,10 +197,24 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
     FileNotFoundError
         If the file (or its weights file) does not exist.
     ValueError
-        If the file is not JSON, not an mcal model, of an unsupported schema version, names an unknown
-        class, holds malformed state (LightGBM model text included: every line that LightGBM reads is
-        checked before it parses the text), nests its JSON too deeply to be read, or its weights file does
-        not match the recorded checksum.
+        If the file is not JSON, not an mcal model, of an unsupported schema version, its content does not
+        match its ``content_sha256`` digest (the file is corrupt or was edited), it names an unknown class,
+        holds malformed state (LightGBM model text included: every line that LightGBM reads is checked before
+        it parses the text), nests its JSON too deeply to be read, or its weights file does not match the
+        recorded checksum (it belongs to another model).
+
+    Warns
+    -----
+    CalibrationWarning
+        For a schema-version-1 file (written by mcal before the digest existed): it loads, with all the
+        structural checks, but nothing can tell whether its values were corrupted or edited. The warning names
+        the file (Python shows it once per file and call site); ``mcal.save(mcal.load(path), path)`` rewrites
+        it as version 2.
+
+    Notes
+    -----
+    The digest is checked first, after only the checks that identify an mcal model file (``format`` and
+    ``schema_version``): nothing else in the file is used before it matches. See :func:`save`.
     """
     path = _as_path(path, "path")
     if not path.is_file():
@@ -180,16 +227,19 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path} is not an mcal model file: it is not valid JSON ({exc})") from exc
     except RecursionError as exc:
-        raise ValueError(f"model file {path} must hold JSON nested no deeper than Python's recursion limit "
-                         f"({sys.getrecursionlimit()}) lets mcal read, as mcal.save writes it; got JSON nested too "
-                         "deeply") from exc
+        raise _nested_too_deeply(path) from exc
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f"{path} is not an mcal model file: 'format' must be {FORMAT!r}")
     version = doc.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise ValueError(
-            f"{path} has schema_version {version!r}; this mcal reads schema_version {SCHEMA_VERSION}"
-        )
+    version = version if type(version) is int else repr(version)  # true and 2.0 equal 1 and 2 but are not versions
+    if version == SCHEMA_VERSION:
+        _check_digest(path, doc)
+    elif version == 1:
+        warn(f"{path} is a schema-version-1 model file, which has no digest: mcal cannot check that its content "
+             "is not corrupt or edited. Save the model again to add one")
+    else:
+        raise ValueError(f"{path} has schema_version {version}; this mcal reads schema_version {SCHEMA_VERSION} "
+                         "(and 1, without an integrity check)")
     tensors = None
     if "weights" in doc:
         tensors = _read_weights(path, doc["weights"])
@@ -201,6 +251,29 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{path} holds a malformed model: {exc}") from exc
     return (model, metadata) if return_metadata else model
+
+
+def _nested_too_deeply(path: Path) -> ValueError:
+    return ValueError(f"model file {path} must hold JSON nested no deeper than Python's recursion limit "
+                      f"({sys.getrecursionlimit()}) lets mcal read, as mcal.save writes it; got JSON nested too deeply")
+
+
+def _check_digest(path: Path, doc: dict) -> None:
+    """Remove ``doc[DIGEST_KEY]`` and check it against the digest of the rest of ``doc``."""
+    expected = doc.pop(DIGEST_KEY, None)
+    if not isinstance(expected, str) or not re.fullmatch("[0-9a-f]{64}", expected):
+        raise ValueError(f"{path}: {DIGEST_KEY!r} must be the 64 lowercase hex digits of the SHA-256 of the "
+                         f"file's content, as mcal.save writes it; got {expected!r:.80}")
+    try:
+        got = content_digest(doc)
+    except ValueError as exc:
+        raise ValueError(f"{path} is corrupt or was edited: it holds a number that is not finite (NaN, Infinity "
+                         "or an overflowing literal), which mcal.save never writes") from exc
+    except RecursionError as exc:
+        raise _nested_too_deeply(path) from exc
+    if got != expected:
+        raise ValueError(f"{path}: the content does not match its SHA-256 digest (the file is corrupt or was "
+                         f"edited): expected {expected[:16]}..., got {got[:16]}...")
 
 
 def _read_weights(path: Path, info: Any) -> dict:
