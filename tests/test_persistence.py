@@ -84,6 +84,13 @@ def test_non_json_file_is_rejected(tmp_path):
         mcal.load(path)
 
 
+def test_integer_past_pythons_digit_limit_is_rejected_naming_the_file(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text('{"format": ' + "9" * 5000 + "}")  # json.loads raised a ValueError that named no file
+    with pytest.raises(ValueError, match=r"m\.json is not an mcal model file: it is not valid JSON"):
+        mcal.load(path)
+
+
 def test_json_nested_too_deeply_for_the_parser_is_rejected_as_a_value_error(tmp_path):
     path = tmp_path / "m.json"
     path.write_text("[" * 100_000 + "]" * 100_000)  # json.loads raised RecursionError

@@ -224,7 +224,7 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
     raw = path.read_bytes()
     try:
         doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # also UnicodeDecodeError, and an integer past Python's digit limit
         raise ValueError(f"{path} is not an mcal model file: it is not valid JSON ({exc})") from exc
     except RecursionError as exc:
         raise _nested_too_deeply(path) from exc
