@@ -1,5 +1,6 @@
 """Tests of the field-aware baselines: NeuCalib, AdaCalib and PerFieldCalibrator."""
 
+import re
 import warnings
 
 import numpy as np
@@ -215,6 +216,9 @@ def test_missing_field_or_features_raise_clear_errors(rng, cls):
         (PerFieldCalibrator(AdaCalib(), field="f"), "calibrator must be univariate"),
         (PerFieldCalibrator(min_samples_per_field=0, field="f"), "min_samples_per_field must be a positive integer"),
         (AdaCalib(field="f", bin_counts=(10, 5)), "bin_counts must be a non-empty increasing"),
+        (AdaCalib(field="f", bin_counts=()), "bin_counts must be a non-empty sequence"),
+        (AdaCalib(field="f", bin_counts=(5, 0)), "bin_counts\\[1\\] must be a positive integer"),
+        (NeuCalib(field=" "), "field must be a column name \\(non-empty str\\)"),
         (AdaCalib(field="f", min_samples_per_bin=0), "min_samples_per_bin must be a positive integer"),
         (NeuCalib(field="f", n_knots=1), "n_knots must be an integer >= 2"),
         (NeuCalib(field="f", monotonic_penalty=-1.0), "monotonic_penalty must be a non-negative"),
@@ -229,6 +233,33 @@ def test_bad_parameters_raise_clear_errors(rng, cal, match):
     p, y, X, _ = fit_data(rng)
     with pytest.raises(ValueError, match=match):
         cal.fit(p, y, X=X)
+
+
+#: One row per kind of parameter: a value of the wrong type raises TypeError naming the parameter (bools are not
+#: integers nor numbers, as everywhere in mcal).
+WRONG_TYPES = {
+    "integer": [(NeuCalib, "n_knots", "20"), (NeuCalib, "max_iter", 2.5), (AdaCalib, "hidden_dim", True),
+                (AdaCalib, "min_samples_per_bin", 20.0), (PerFieldCalibrator, "min_samples_per_field", "100"),
+                (NeuCalib, "n_threads", 1.0)],
+    "real": [(NeuCalib, "learning_rate", [0.1]), (AdaCalib, "alpha", "1"), (NeuCalib, "monotonic_penalty", None)],
+    "integer sequence": [(AdaCalib, "bin_counts", 5), (AdaCalib, "bin_counts", "5,10"),
+                         (AdaCalib, "bin_counts[1]", (5, 10.0))],
+    "column": [(NeuCalib, "field", 1.5), (AdaCalib, "field", True), (PerFieldCalibrator, "field", None)],
+    "column sequence": [(NeuCalib, "auxiliary_features", "w"), (AdaCalib, "auxiliary_features", 3),
+                        (NeuCalib, "auxiliary_features[0]", [None])],
+    "seed": [(AdaCalib, "random_state", 1.5)],
+}
+
+
+@pytest.mark.parametrize("kind", WRONG_TYPES)
+def test_a_parameter_of_the_wrong_type_raises_type_error_naming_it(rng, kind):
+    p, y, X, _ = make(rng, {"a": 200, "b": 200})
+    for cls, name, value in WRONG_TYPES[kind]:
+        param = name.split("[")[0]
+        cal = cls(**{"field": "f", param: value})
+        with pytest.raises(TypeError, match=f"^{re.escape(name)} must be ") as info:
+            cal.fit(p, y, X=X)
+        assert not isinstance(info.value, ValueError)
 
 
 def test_a_non_calibrator_is_rejected_with_a_type_error(rng):
@@ -300,7 +331,7 @@ def test_adacalib_with_auxiliary_features_stays_increasing_in_the_score(rng):
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
 @pytest.mark.parametrize(
     ("aux", "match"),
-    [("w", "auxiliary_features must be None or a non-empty sequence"), ([], "non-empty sequence"),
+    [([], "auxiliary_features must be None or a non-empty sequence"),
      (["f"], "auxiliary feature columns must be numeric"), (["zz"], "auxiliary feature columns \\['zz'\\]")],
 )
 def test_bad_auxiliary_features_raise_clear_errors(rng, aux, match, cls):

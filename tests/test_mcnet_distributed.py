@@ -44,7 +44,7 @@ def test_two_processes_fit_the_single_process_model_to_float32_rounding(data):
 
 def test_n_processes_is_validated():
     p, y = np.array([0.2, 0.8] * 50), np.array([0, 1] * 50)
-    with pytest.raises(ValueError, match="n_processes must be an integer >= 1"):
+    with pytest.raises(ValueError, match="n_processes must be a positive integer"):
         MCNet(n_processes=0).fit(p, y)
     with pytest.raises(ValueError, match="without the field-balance penalty"):
         MCNet(n_processes=2, alpha=0.5, field=0).fit(p, y, X=np.c_[np.arange(100) % 2])

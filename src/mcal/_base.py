@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -230,10 +231,17 @@ class BaseCalibrator(BaseEstimator):
             If ``y_prob`` is not array-like (None or a string) or holds complex numbers, or ``X`` is not a table (a
             string, a dict, a sparse matrix or an iterator).
         """
+        return self._checked_predict(y_prob, X, self._predict)
+
+    def _checked_predict(
+        self, y_prob: ArrayLike, X: Any, predict: Callable[[NDArray[np.float64], Any], NDArray[np.float64]]
+    ) -> NDArray[np.floating]:
+        """:meth:`predict`'s checks and output dtype around ``predict(y_prob, X)`` (``_predict``, or for a
+        subclass whose ``predict`` takes an option, ``_predict`` with that option bound)."""
         self._check_fitted()
         p = check_y_prob(y_prob)
         X = self._check_X(X, p.shape[0], fitting=False)
-        return np.asarray(self._predict(p, X), dtype=np.float64).astype(output_dtype(y_prob), copy=False)
+        return np.asarray(predict(p, X), dtype=np.float64).astype(output_dtype(y_prob), copy=False)
 
     # -- hooks ------------------------------------------------------------------------------------------
     def _validate_params_values(self) -> None:

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator, check_state_array
-from mcal._field_slots import FieldSlots, check_field_param
+from mcal._field_slots import FieldSlots, check_columns_param, check_field_param
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_random_state_param, check_real, logit
 from mcal.mcnet._inputs import feature_matrix
@@ -208,9 +208,7 @@ class FieldNetwork(BaseCalibrator):
         if self.n_threads is not None:
             check_positive_int("n_threads", self.n_threads)
         check_random_state_param(self.random_state)
-        aux = self.auxiliary_features
-        if aux is not None and (isinstance(aux, (str, bytes)) or not isinstance(aux, (list, tuple)) or not aux):
-            raise ValueError(f"auxiliary_features must be None or a non-empty sequence of columns; got {aux!r}")
+        check_columns_param("auxiliary_features", self.auxiliary_features)
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         with torch_threads(self.n_threads):

@@ -13,12 +13,33 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mcal._fields import UNSEEN, FieldVocabulary, extract_field
+from mcal._validation import check_sequence
 
 
-def check_field_param(field: Any) -> None:
-    """Raise unless ``field`` names a column (str) or indexes one (int)."""
+def check_field_param(field: Any, name: str = "field") -> None:
+    """Raise ``TypeError`` unless ``field`` names a column (str) or indexes one (int; bools are not indices
+    here), ``ValueError`` for an empty or blank name; ``name`` is the parameter named in the message."""
     if isinstance(field, bool) or not isinstance(field, (str, int, np.integer)):
-        raise TypeError(f"field must be a column name (str) or index (int); got {field!r}")
+        raise TypeError(f"{name} must be a column name (str) or index (int); got {field!r} of type "
+                        f"{type(field).__name__}")
+    if isinstance(field, str) and not field.strip():
+        raise ValueError(f"{name} must be a column name (non-empty str) or index (int); got {field!r}")
+
+
+def check_columns_param(name: str, columns: Any) -> None:
+    """Check a parameter listing columns of ``X`` (e.g. ``auxiliary_features``): None, or a non-empty list, tuple
+    or 1-D array of column names or indices (:func:`check_field_param`).
+
+    Raises
+    ------
+    TypeError
+        If it is of another type (a single name included), or an entry is not a column name or index.
+    ValueError
+        If it is empty, or an entry is an empty name.
+    """
+    if columns is not None:
+        rule = "None or a non-empty sequence (list or tuple) of column names or indices"
+        check_sequence(name, columns, rule, lambda entry_name, column: check_field_param(column, entry_name))
 
 
 class FieldSlots:

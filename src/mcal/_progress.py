@@ -70,6 +70,12 @@ def _stderr_is_terminal() -> bool:
         return False
 
 
+def check_progress(enabled: object) -> None:
+    """Raise ``TypeError`` unless ``enabled`` (an estimator's ``progress`` parameter) is True, False or None."""
+    if enabled is not None and not isinstance(enabled, bool):
+        raise TypeError(f"progress must be True, False or None (automatic); got {enabled!r}")
+
+
 def should_show(enabled: bool | None) -> bool:
     """Whether :func:`progress` with this setting draws a bar here and now.
 
@@ -87,8 +93,7 @@ def should_show(enabled: bool | None) -> bool:
     TypeError
         If ``enabled`` is not a bool or None.
     """
-    if enabled is not None and not isinstance(enabled, bool):
-        raise TypeError(f"progress must be True, False or None (automatic); got {enabled!r}")
+    check_progress(enabled)
     if enabled is None:
         return _stderr_is_terminal() and is_available("tqdm")
     return enabled

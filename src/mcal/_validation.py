@@ -201,13 +201,45 @@ def check_sample_weight(
     return arr
 
 
-def check_positive_int(name: str, value: object) -> None:
-    """Raise ``TypeError`` unless ``value`` is an integer (bools are not integers here), ``ValueError`` unless it
-    is positive."""
+def check_positive_int(name: str, value: object, *, minimum: int = 1) -> None:
+    """Raise ``TypeError`` unless ``value`` is an integer (numpy integers included; bools are not integers here),
+    ``ValueError`` unless it is at least ``minimum`` (a positive integer by default)."""
+    rule = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be a positive integer; got {value!r} of type {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive integer; got {value!r}")
+        raise TypeError(f"{name} must be {rule}; got {value!r} of type {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be {rule}; got {value!r}")
+
+
+def check_sequence(name: str, value: object, rule: str, check_entry: Callable[[str, object], None]) -> None:
+    """Check a parameter that lists things: a non-empty list, tuple or 1-D array whose entries each pass
+    ``check_entry(f"{name}[{i}]", entry)``; ``rule`` says what it must be, for the messages.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a list, tuple or 1-D array (a string or a single number included), or as
+        ``check_entry`` for an entry.
+    ValueError
+        If it is empty, or as ``check_entry`` for an entry.
+    """
+    if not (isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)):
+        raise TypeError(f"{name} must be {rule}; got {value!r} of type {type(value).__name__}")
+    if len(value) == 0:
+        raise ValueError(f"{name} must be {rule}; got {value!r}")
+    for i, entry in enumerate(value):
+        check_entry(f"{name}[{i}]", entry)
+
+
+def check_positive_ints(name: str, value: object) -> None:
+    """:func:`check_sequence` of positive integers (:func:`check_positive_int`), such as layer widths."""
+    check_sequence(name, value, "a non-empty sequence (list or tuple) of positive integers", check_positive_int)
+
+
+def check_bool(name: str, value: object) -> None:
+    """Raise ``TypeError`` unless ``value`` is a bool (``numpy.bool_`` included; 0 and 1 are not bools here)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {value!r} of type {type(value).__name__}")
 
 
 def check_random_state_param(random_state: object) -> None:

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from mcal._binning import assign_bins, equal_frequency_edges
 from mcal._field_network import FieldNetwork, check_nonnegative, mlp, mlp_init, mlp_shapes
 from mcal._optional import import_optional
-from mcal._validation import check_positive_int, logit
+from mcal._validation import check_positive_int, check_positive_ints, logit
 
 #: ``softplus(x + _SOFTPLUS_ONE) == 1`` at ``x = 0``: slopes start at 1, so the networks start at the identity.
 _SOFTPLUS_ONE = float(np.log(np.expm1(1.0)))
@@ -87,16 +87,19 @@ class NeuCalib(FieldNetwork):
     Raises
     ------
     ValueError
-        From :meth:`fit`: a hyperparameter out of its range (named; ``n_knots`` below 2, a negative penalty), a
-        ``validation_fraction`` that leaves one side of the split without positive weight, a ``learning_rate``
-        with which the training loss stops being finite, ``X=None`` or an ``X`` without the field column or an
-        auxiliary column, missing field values, or invalid scores, labels, weights or features (as
-        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`); from :meth:`predict`: ``X=None`` or an ``X``
-        without those columns. Unseen field values are not an error: they use the fallback, with a warning.
+        From :meth:`fit`: a hyperparameter out of its range (named; ``n_knots`` below 2, a negative penalty, an
+        empty ``auxiliary_features`` or ``field=""``), a ``validation_fraction`` that leaves one side of the split
+        without positive weight, a ``learning_rate`` with which the training loss stops being finite, ``X=None``
+        or an ``X`` without the field column or an auxiliary column, missing field values, or invalid scores,
+        labels, weights or features (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`); from
+        :meth:`predict`: ``X=None`` or an ``X`` without those columns. Unseen field values are not an error:
+        they use the fallback, with a warning.
     TypeError
-        From :meth:`fit`: ``field`` is None or not a str or int (it is required), an integer parameter that is not
-        an integer, a penalty, ``learning_rate`` or ``validation_fraction`` that is not a real number, a
-        ``random_state`` that is not None or an int, or an input that is not array-like.
+        From :meth:`fit`: a hyperparameter of the wrong type, named: ``field`` is None or not a str or int (it is
+        required), an integer parameter that is not an integer (a bool or ``2.5`` included), a penalty,
+        ``learning_rate`` or ``validation_fraction`` that is not a real number, ``auxiliary_features`` that is
+        not a list or tuple of column names or indices, a ``random_state`` that is not None or an int; or an
+        input that is not array-like.
     ImportError
         From :meth:`fit`: torch is not installed (``pip install "mcal[mcnet]"``).
 
@@ -174,9 +177,7 @@ class NeuCalib(FieldNetwork):
     def _validate_params_values(self) -> None:
         super()._validate_params_values()
         check_positive_int("embedding_dim", self.embedding_dim)
-        check_positive_int("n_knots", self.n_knots)
-        if self.n_knots < 2:
-            raise ValueError(f"n_knots must be an integer >= 2; got {self.n_knots!r}")
+        check_positive_int("n_knots", self.n_knots, minimum=2)
         check_nonnegative("monotonic_penalty", self.monotonic_penalty)
 
     def _build(self, s, y, w, row_slots, n_slots) -> None:
@@ -309,11 +310,12 @@ class AdaCalib(FieldNetwork):
     Raises
     ------
     ValueError
-        From :meth:`fit`: ``bin_counts`` that is not a non-empty increasing sequence of positive integers, and
-        the other cases listed for :class:`NeuCalib` (hyperparameters out of range, the split, a diverging
+        From :meth:`fit`: ``bin_counts`` that is empty, not increasing or holds an entry below 1, and the other
+        cases listed for :class:`NeuCalib` (hyperparameters out of range, the split, a diverging
         ``learning_rate``, ``X`` without its columns, invalid data); from :meth:`predict` as there.
     TypeError
-        As for :class:`NeuCalib` (``field`` is required).
+        From :meth:`fit`: ``bin_counts`` that is not a list or tuple of integers, and the cases listed for
+        :class:`NeuCalib` (``field`` is required).
     ImportError
         From :meth:`fit`: torch is not installed (``pip install "mcal[mcnet]"``).
 
@@ -399,12 +401,8 @@ class AdaCalib(FieldNetwork):
         super()._validate_params_values()
         check_positive_int("min_samples_per_bin", self.min_samples_per_bin)
         counts = self.bin_counts
-        if (
-            not isinstance(counts, (tuple, list))
-            or not counts
-            or any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in counts)
-            or list(counts) != sorted(set(counts))
-        ):
+        check_positive_ints("bin_counts", counts)
+        if np.any(np.diff(counts) <= 0):
             raise ValueError(f"bin_counts must be a non-empty increasing sequence of positive integers; got {counts!r}")
 
     def _build(self, s, y, w, row_slots, n_slots) -> None:

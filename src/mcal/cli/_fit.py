@@ -8,11 +8,13 @@ import json
 import numpy as np
 import pandas as pd
 
-from mcal import MCGrad
+from mcal import MCGrad, MCNet
+from mcal._optional import import_optional
 from mcal._persistence import load, save
 from mcal._registry import METHODS, get_method
 from mcal._validation import check_y_prob
 from mcal.cli import _dask
+from mcal.mcnet._checks import torch_device
 from mcal.cli._common import (
     CLIError,
     Command,
@@ -31,7 +33,8 @@ from mcal.cli._common import (
 
 #: Method parameters that an option of ``mcal fit`` sets, so ``--param`` must not: the model file records the
 #: columns of --field and --features for ``mcal predict``, and --random-state is the one seed.
-_OWN_OPTION = {"random_state": "--random-state N", "field": "--field COL", "auxiliary_features": "--features A,B,C"}
+_OWN_OPTION = {"random_state": "--random-state N", "field": "--field COL", "auxiliary_features": "--features A,B,C",
+               "device": "--device DEV"}
 
 
 def _parse_param(text: str) -> tuple[str, object]:
@@ -59,6 +62,17 @@ def _parse_params(params: list[str]) -> dict[str, object]:
     return dict(pairs)
 
 
+def _device_methods() -> list[str]:
+    """The registered methods trained on a device chosen by their ``device`` parameter (MCNet)."""
+    return [name for name in sorted(METHODS) if "device" in inspect.signature(get_method(name).__init__).parameters]
+
+
+def check_device_option(device: str) -> None:
+    """Refuse a ``--device`` that is not 'cpu', 'cuda' or 'cuda:N', or that torch cannot use on this machine, with
+    a message naming the option (a ValueError, reported as ``mcal: error: --device must ...``)."""
+    torch_device(import_optional("torch"), "--device", device)
+
+
 def build_estimator(
     method: str,
     *,
@@ -67,14 +81,17 @@ def build_estimator(
     random_state: int | None,
     quiet: bool = False,
     features: list[str] | None = None,
+    device: str | None = None,
 ):
-    """Instantiate a registered method with the command line's settings (``--field``, ``--param``, seed).
+    """Instantiate a registered method with the command line's settings (``--field``, ``--param``, seed, device).
 
     ``--param calibrator=NAME`` gives :class:`~mcal.PerFieldCalibrator` an unfitted instance of the registered
     method NAME (e.g. ``platt``). ``--features`` of a field-aware method go to its auxiliary network (``auxiliary_features``) where it has
     one; a field-aware method without one reads only its field, so features given to it are an error rather
-    than silently unused. ``--param`` may name each parameter once, and none of ``random_state``, ``field`` and
-    ``auxiliary_features``, which their own options set.
+    than silently unused. ``--device`` is the training device of a method with a ``device`` parameter (MCNet),
+    checked here, before any data is read; other methods train on the CPU and refuse it. ``--param`` may name
+    each parameter once, and none of ``random_state``, ``field``, ``auxiliary_features`` and ``device``, which
+    their own options set.
 
     Methods with a long loop (MCGrad rounds, MCNet epochs) take a ``progress`` parameter (see
     :func:`mcal._progress.progress`): False with ``quiet`` (``--quiet``, which ``--param progress=...`` must not
@@ -103,6 +120,12 @@ def build_estimator(
         kwargs["auxiliary_features"] = list(features)
     if random_state is not None and "random_state" in accepted:
         kwargs["random_state"] = random_state
+    if device is not None:
+        if "device" not in accepted:
+            raise CLIError(f"--device is not used by method {method!r}, which trains on the CPU; methods trained on "
+                           f"a chosen device: {', '.join(_device_methods())}")  # fmt: skip
+        check_device_option(device)
+        kwargs["device"] = device
     if "progress" in accepted:
         if quiet and "progress" in kwargs:
             raise CLIError(f"--param progress must be left out with --quiet, which sets progress=false; "
@@ -154,6 +177,9 @@ def _configure_fit(parser) -> None:
                              "NAME; random_state, field and auxiliary_features are set by --random-state, --field "
                              "and --features")  # fmt: skip
     parser.add_argument("--random-state", type=int, metavar="N", help="seed, for methods that use randomness")
+    parser.add_argument("--device", metavar="DEV",
+                        help="torch device to train on, for methods with one (mcnet): cpu (default), cuda or cuda:N; "
+                             "the model predicts on any machine, by default on the CPU")  # fmt: skip
     parser.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file to write")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bar for methods with rounds or epochs (shown only on a terminal anyway)")
@@ -169,7 +195,7 @@ def _run_fit(args) -> int:
             raise CLIError(f"{option} must not name the label column (--label-col); got {args.label_col!r}, "
                            "which the model would learn from and which new data does not have")
     model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state,
-                            quiet=args.quiet, features=features)
+                            quiet=args.quiet, features=features, device=args.device)
     if _dask.requested(args):
         return _dask.fit(args, model, features)
     if args.dask_timeout is not None:
@@ -209,6 +235,9 @@ def _configure_predict(parser) -> None:
     parser.add_argument("--compile", action="store_true",
                         help="MCGrad only: compile the model's LightGBM rounds with lleaves before predicting "
                              "(faster on large tables; needs `pip install 'mcal[compiled]'`)")
+    parser.add_argument("--device", metavar="DEV",
+                        help="MCNet with inference='exact' only: torch device of the network pass, cpu (default, "
+                             "wherever the model was trained), cuda or cuda:N")  # fmt: skip
 
 
 def _named_columns(model, meta: dict) -> tuple[list[str], str] | None:
@@ -269,6 +298,14 @@ def _run_predict(args) -> int:
         if not isinstance(model, MCGrad):
             raise CLIError(f"--compile applies to MCGrad models only; {args.model} holds a {type(model).__name__}")
         model.compile()
+    options = {}
+    if args.device is not None:
+        if not (isinstance(model, MCNet) and model.inference == "exact"):
+            held = (f"an MCNet with inference={model.inference!r}" if isinstance(model, MCNet)
+                    else f"a {type(model).__name__}")
+            raise CLIError(f"--device applies to MCNet models with inference='exact' only; {args.model} holds {held}")
+        check_device_option(args.device)
+        options["device"] = args.device
     score_col = args.score_col or meta.get("score_col")
     if not score_col:
         raise CLIError("--score-col is required: the model file does not record one")
@@ -279,7 +316,7 @@ def _run_predict(args) -> int:
     if out_col in df.columns:
         raise CLIError(f"--output-col {out_col!r} is already a column of DATA; choose another name")
     if model.uses_features:
-        df[out_col] = model.predict(p, X=_feature_input(model, meta, df, given))
+        df[out_col] = model.predict(p, X=_feature_input(model, meta, df, given), **options)
     else:
         df[out_col] = model.predict(p)
     write_table(df, args.output)

@@ -1,13 +1,22 @@
-"""Checks of MCNet's hyperparameters and of a fitted state read from a model file."""
+"""Checks of MCNet's hyperparameters and devices, and of a fitted state read from a model file."""
 
 from __future__ import annotations
 
 import numbers
+import re
 from typing import Any
 
 import numpy as np
 
-from mcal._validation import check_real
+from mcal._field_slots import check_columns_param, check_field_param
+from mcal._progress import check_progress
+from mcal._validation import (
+    check_bool,
+    check_positive_int,
+    check_positive_ints,
+    check_random_state_param,
+    check_real,
+)
 
 
 def is_int(value: Any) -> bool:
@@ -15,61 +24,97 @@ def is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def _check_int(name: str, value: Any, minimum: int) -> None:
-    if not is_int(value) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-
-
 def _check_real(name: str, value: Any, *, low: float, high: float = np.inf, open_low: bool = False) -> None:
     rule = f"a finite number in {'(' if open_low else '['}{low}, {high})"
     check_real(name, value, rule, lambda v: (v > low if open_low else v >= low) and v < high)
 
 
-def _check_column(name: str, value: Any, *, allow_none: bool = True) -> None:
-    if (value is None and allow_none) or (isinstance(value, str) and value != "") or is_int(value):
-        return
-    rule = "a column name (non-empty str) or index (int)" + (" or None" if allow_none else "")
-    raise ValueError(f"{name} must be {rule}; got {value!r}")
+#: The devices MCNet runs on: the CPU and CUDA GPUs (exact inference needs float64, which not every backend has).
+_DEVICE = re.compile(r"cpu|cuda(:[0-9]+)?")
+_DEVICE_RULE = "'cpu', 'cuda' or 'cuda:N' (a torch device)"
+
+
+def check_device(name: str, device: Any) -> None:
+    """Raise ``TypeError`` unless ``device`` is a str, ``ValueError`` unless it reads 'cpu', 'cuda' or 'cuda:N'.
+
+    Whether the device exists here is checked only where it is used (:func:`torch_device`), so that a model file
+    records its training device and loads on any machine.
+    """
+    if not isinstance(device, str):
+        raise TypeError(f"{name} must be {_DEVICE_RULE}; got {device!r} of type {type(device).__name__}")
+    if not _DEVICE.fullmatch(device):
+        raise ValueError(f"{name} must be {_DEVICE_RULE}; got {device!r}")
+
+
+def torch_device(torch: Any, name: str, device: Any) -> Any:
+    """The ``torch.device`` for ``device``, checked as :func:`check_device` and available on this machine.
+
+    Parameters
+    ----------
+    torch : module
+        The torch module.
+    name : str
+        What the message calls the setting: ``"device"``, or ``"--device"`` on the command line.
+    device : str
+        'cpu', 'cuda' or 'cuda:N'.
+
+    Raises
+    ------
+    TypeError
+        If ``device`` is not a str.
+    ValueError
+        If it is another string, or names a CUDA device that torch cannot use here (no CUDA, or no device N).
+    """
+    check_device(name, device)
+    if device == "cpu":
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise ValueError(f"{name} must name a device available on this machine; got {device!r}, but "
+                         "torch.cuda.is_available() is False (no CUDA GPU or driver, or a CPU-only torch build)")
+    resolved, count = torch.device(device), torch.cuda.device_count()
+    if resolved.index is not None and resolved.index >= count:
+        raise ValueError(f"{name} must name a device available on this machine; got {device!r}, but torch sees "
+                         f"{count} CUDA device(s), cuda:0 to cuda:{count - 1}")
+    return resolved
 
 
 def check_params(est: Any) -> None:
-    """Validate MCNet's hyperparameters; raises ``ValueError`` naming the parameter, the rule and the value."""
-    _check_int("n_bins", est.n_bins, 1)
-    _check_int("n_nodes", est.n_nodes, 2)
-    hs = est.hidden_sizes
-    if isinstance(hs, (str, bytes)) or not hasattr(hs, "__len__") or len(hs) == 0 or not all(
-        is_int(h) and h >= 1 for h in hs
-    ):
-        raise ValueError(f"hidden_sizes must be a non-empty sequence of positive integers; got {hs!r}")
-    for name in ("embedding_dim", "auxiliary_hidden_size", "batch_size", "max_epochs", "patience"):
-        _check_int(name, getattr(est, name), 1)
+    """Validate MCNet's hyperparameters, naming the parameter, the rule and the value.
+
+    Raises
+    ------
+    TypeError
+        If a parameter is of the wrong type: an integer that is not an int (a bool or ``2.5`` included), a number
+        that is not a real number, a column that is not a str or int, a sequence that is not a list or tuple, a
+        flag that is not a bool, ``inference`` or ``device`` that is not a str.
+    ValueError
+        If a parameter of the right type is out of its range, or the parameters contradict each other.
+    """
+    for name, minimum in (("n_bins", 1), ("n_nodes", 2), ("embedding_dim", 1), ("auxiliary_hidden_size", 1),
+                          ("batch_size", 1), ("max_epochs", 1), ("patience", 1), ("n_processes", 1)):
+        check_positive_int(name, getattr(est, name), minimum=minimum)
+    check_positive_ints("hidden_sizes", est.hidden_sizes)
     _check_real("beta", est.beta, low=0.0)
     _check_real("alpha", est.alpha, low=0.0)
     _check_real("learning_rate", est.learning_rate, low=0.0, open_low=True)
     _check_real("validation_fraction", est.validation_fraction, low=0.0, high=1.0)
-    _check_column("field", est.field)
-    _check_column("balance_field", est.balance_field)
-    aux = est.auxiliary_features
-    if aux is not None:
-        if isinstance(aux, (str, bytes)) or not hasattr(aux, "__len__") or len(aux) == 0:
-            raise ValueError(f"auxiliary_features must be None or a non-empty sequence of columns; got {aux!r}")
-        for col in aux:
-            _check_column("auxiliary_features entries", col, allow_none=False)
+    for name in ("field", "balance_field"):
+        if getattr(est, name) is not None:
+            check_field_param(getattr(est, name), name)
+    check_columns_param("auxiliary_features", est.auxiliary_features)
     if est.alpha > 0 and est.field is None and est.balance_field is None:
         raise ValueError(f"alpha > 0 needs a field to balance: set field or balance_field; got alpha={est.alpha!r}")
-    if not isinstance(est.memory_efficient, bool):
-        raise ValueError(f"memory_efficient must be a bool; got {est.memory_efficient!r}")
-    if est.random_state is not None and (not is_int(est.random_state) or est.random_state < 0):
-        raise ValueError(f"random_state must be None or a non-negative integer; got {est.random_state!r}")
+    check_bool("memory_efficient", est.memory_efficient)
+    check_random_state_param(est.random_state)
     if est.n_threads is not None:
-        _check_int("n_threads", est.n_threads, 1)
-    if est.progress is not None and not isinstance(est.progress, bool):
-        raise ValueError(f"progress must be True, False or None; got {est.progress!r}")
+        check_positive_int("n_threads", est.n_threads)
+    check_progress(est.progress)
+    if not isinstance(est.inference, str):
+        raise TypeError(f"inference must be 'exact' or 'compiled'; got {est.inference!r} of type "
+                        f"{type(est.inference).__name__}")
     if est.inference not in ("exact", "compiled"):
         raise ValueError(f"inference must be 'exact' or 'compiled'; got {est.inference!r}")
-    if not isinstance(est.device, str):
-        raise ValueError(f"device must be a torch device name such as 'cpu' or 'cuda'; got {est.device!r}")
-    _check_int("n_processes", est.n_processes, 1)
+    check_device("device", est.device)
     if est.n_processes > 1 and (est.alpha > 0 or est.device != "cpu"):
         raise ValueError(
             f"n_processes > 1 trains on the CPU without the field-balance penalty; got n_processes={est.n_processes!r} "

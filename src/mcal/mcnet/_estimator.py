@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator
@@ -16,7 +16,7 @@ from mcal._fields import UNSEEN, FieldVocabulary
 from mcal._optional import import_optional
 from mcal._validation import EPS, logit
 from mcal.parametric import fit_logistic_map
-from mcal.mcnet._checks import check_fitted_structure, check_params
+from mcal.mcnet._checks import check_device, check_fitted_structure, check_params, torch_device
 from mcal.mcnet._compiled import build_tables, check_tables, evaluate_tables
 from mcal.mcnet._distributed import train_in_processes
 from mcal.mcnet._inputs import feature_matrix, field_column
@@ -95,8 +95,11 @@ class MCNet(BaseCalibrator):
         to float32 rounding (``mcal.mcnet._distributed``). Worth it for large calibration sets trained with
         large batches; not with ``alpha > 0``. Scripts need the ``if __name__ == "__main__":`` guard (the
         processes are spawned).
-    device : str, default="cpu"
-        Torch device for training and exact inference, e.g. ``"cpu"``, ``"cuda"``, ``"cuda:1"``.
+    device : {"cpu", "cuda", "cuda:N"}, default="cpu"
+        Torch device that :meth:`fit` trains on. Training only: the fitted weights are moved to the CPU, and
+        :meth:`predict` runs there unless its own ``device`` asks otherwise. A model file records this setting,
+        and a model trained on a GPU loads and predicts on a machine without one, with the values a CPU-trained
+        model with the same weights gives. Whether the device exists is checked by :meth:`fit`, not on loading.
     inference : {"exact", "compiled"}, default="exact"
         ``"exact"`` evaluates the network with T-node quadrature; ``"compiled"`` interpolates tables built
         at fit time (no network pass; differs from exact by well under 1e-4).
@@ -128,15 +131,18 @@ class MCNet(BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: a hyperparameter out of its range, or of the wrong kind (named; MCNet reports a wrong
-        type, such as a non-bool ``memory_efficient``, as a ``ValueError`` too), a ``device`` that torch does not
-        know or CUDA that is not available, a ``validation_fraction`` that leaves an empty part, held-out rows of
-        zero weight or a training part with one class, a ``field``, ``balance_field`` or auxiliary column missing
-        from ``X``, or invalid scores, labels, weights or features (as
+        From :meth:`fit`: a hyperparameter of the right type out of its range (named: ``n_bins=0``, an empty
+        ``hidden_sizes``, ``inference="fast"``, ``field=""``...), a ``device`` other than 'cpu', 'cuda' or 'cuda:N'
+        or one that torch cannot use on this machine, a ``validation_fraction`` that leaves an empty part,
+        held-out rows of zero weight or a training part with one class, a ``field``, ``balance_field`` or
+        auxiliary column missing from ``X``, or invalid scores, labels, weights or features (as
         :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
     TypeError
-        From :meth:`fit`: ``beta``, ``alpha``, ``learning_rate`` or ``validation_fraction`` is not a real number,
-        or an input is not array-like.
+        From :meth:`fit`: a hyperparameter of the wrong type (named): an integer parameter that is not an int (a
+        bool or ``2.5`` included), ``beta``, ``alpha``, ``learning_rate`` or ``validation_fraction`` that is not
+        a real number, ``hidden_sizes`` or ``auxiliary_features`` that is not a list or tuple, a column that is
+        not a str or int, ``memory_efficient`` that is not a bool, ``progress`` not a bool or None,
+        ``inference`` or ``device`` that is not a str; or an input that is not array-like.
     ImportError
         From :meth:`fit`: torch is not installed (``pip install "mcal[mcnet]"``).
 
@@ -215,6 +221,13 @@ class MCNet(BaseCalibrator):
     >>> out = cal.predict(np.array([0.2, 0.5, 0.8]))
     >>> bool(np.all(np.diff(out) > 0) and np.all((out > 0) & (out < 1)))
     True
+
+    The training device does not matter to prediction, which runs on the CPU (unless ``predict``'s ``device``
+    says otherwise), with or without a GPU here:
+
+    >>> trained_on_gpu = cal.set_params(device="cuda:0")  # what the file of a model trained on a GPU records
+    >>> bool(np.array_equal(trained_on_gpu.predict(np.array([0.2, 0.5, 0.8])), out))
+    True
     """
 
     uses_features: ClassVar[bool] = True
@@ -283,16 +296,6 @@ class MCNet(BaseCalibrator):
     def _validate_params_values(self) -> None:
         check_params(self)
 
-    def _torch_device(self, torch: Any) -> Any:
-        try:
-            device = torch.device(self.device)
-        except (RuntimeError, TypeError) as exc:
-            rule = "a torch device name such as 'cpu' or 'cuda'"
-            raise ValueError(f"device must be {rule}; got {self.device!r}") from exc
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device must be available; got {self.device!r} but torch.cuda.is_available() is False")
-        return device
-
     # -- derived structure ------------------------------------------------------------------------------
     def _architecture(self) -> Architecture:
         return Architecture(
@@ -353,7 +356,7 @@ class MCNet(BaseCalibrator):
             self._fit_network(torch, y_prob, y, sample_weight, X)
 
     def _fit_network(self, torch, y_prob, y, sample_weight, X) -> None:
-        device = self._torch_device(torch)
+        device = torch_device(torch, "device", self.device)
         n = y_prob.shape[0]
         # the fit does not depend on the weights' scale; weights up to 1 neither overflow nor vanish in float32
         sample_weight = sample_weight / sample_weight.max()
@@ -478,7 +481,49 @@ class MCNet(BaseCalibrator):
         )
 
     # -- predict ----------------------------------------------------------------------------------------
-    def _predict(self, y_prob, X) -> NDArray[np.float64]:
+    def predict(self, y_prob: ArrayLike, *, X: Any = None, device: str = "cpu") -> NDArray[np.floating]:
+        """Return calibrated probabilities.
+
+        Prediction does not depend on where the model was trained: the fitted weights are kept on the CPU, and
+        the exact mode evaluates them on ``device``, the CPU unless asked otherwise. A model trained on a GPU
+        (``device="cuda"`` at construction, recorded in its model file) therefore predicts on a machine
+        without one, with exactly the values of a CPU-trained model with the same weights.
+
+        Parameters
+        ----------
+        y_prob : array-like of shape (n_samples,)
+            Uncalibrated probabilities in [0, 1].
+        X : array-like or DataFrame of shape (n_samples, n_features), default=None
+            Holds the ``field`` and ``auxiliary_features`` columns when the model reads them.
+        device : {"cpu", "cuda", "cuda:N"}, default="cpu"
+            Torch device of the exact mode's network pass (float64 on every device; a GPU's sums may differ
+            from the CPU's in the last bits). ``inference="compiled"`` evaluates numpy tables on the CPU and
+            takes only ``"cpu"``.
+
+        Returns
+        -------
+        y_calibrated : ndarray of shape (n_samples,)
+            Calibrated P(y=1), float32 if ``y_prob`` is float32, else float64.
+
+        Raises
+        ------
+        NotFittedError
+            If called before :meth:`fit`.
+        TypeError
+            If ``device`` is not a str, or ``y_prob`` or ``X`` is not array-like (as
+            :meth:`BaseCalibrator.predict <mcal.BaseCalibrator.predict>`).
+        ValueError
+            If ``device`` is not 'cpu', 'cuda' or 'cuda:N', names a CUDA device that torch cannot use on this
+            machine, or is not 'cpu' with ``inference="compiled"``; on invalid scores, or an ``X`` without the
+            model's columns.
+        """
+        check_device("device", device)
+        if device != "cpu" and self.inference == "compiled":
+            raise ValueError(f"device must be 'cpu' with inference='compiled', whose tables are evaluated with numpy "
+                             f"on the CPU; got device={device!r}")
+        return self._checked_predict(y_prob, X, lambda p, X_: self._predict(p, X_, device=device))
+
+    def _predict(self, y_prob, X, device: str = "cpu") -> NDArray[np.float64]:
         n = y_prob.shape[0]
         x = logit(y_prob)
         bins = assign_bins(x, self.bin_edges_[1:-1])
@@ -489,16 +534,15 @@ class MCNet(BaseCalibrator):
             if aux is not None:
                 logits = logits + self._auxiliary_logits(aux)
         else:
-            logits = self._exact_logits(x, bins, contexts, aux)
+            logits = self._exact_logits(x, bins, contexts, aux, device)
         return np.clip(expit(logits), EPS, 1.0 - EPS)
 
-    def _exact_logits(self, x, bins, contexts, aux) -> NDArray[np.float64]:
+    def _exact_logits(self, x, bins, contexts, aux, device: str) -> NDArray[np.float64]:
         torch = import_optional("torch")
         with self._threads(torch):
-            return self._network_logits(torch, x, bins, contexts, aux)
+            return self._network_logits(torch, x, bins, contexts, aux, torch_device(torch, "device", device))
 
-    def _network_logits(self, torch, x, bins, contexts, aux, device=None) -> NDArray[np.float64]:
-        device = self._torch_device(torch) if device is None else device
+    def _network_logits(self, torch, x, bins, contexts, aux, device) -> NDArray[np.float64]:
         P = self._float64_weights(torch, device)
         spec = self._spec(self._architecture())
         geometry = {k: torch.as_tensor(v, dtype=torch.float64, device=device) for k, v in self._geometry().items()}
