@@ -14,7 +14,6 @@ from mcal._persistence import load, save
 from mcal._registry import METHODS, get_method
 from mcal._validation import check_y_prob
 from mcal.cli import _dask
-from mcal.mcnet._checks import torch_device
 from mcal.cli._common import (
     CLIError,
     Command,
@@ -30,9 +29,11 @@ from mcal.cli._common import (
     split_names,
     write_table,
 )
+from mcal.mcnet._checks import torch_device
 
 #: Method parameters that an option of ``mcal fit`` sets, so ``--param`` must not: the model file records the
-#: columns of --field and --features for ``mcal predict``, and --random-state is the one seed.
+#: columns of --field and --features for ``mcal predict``, --random-state is the one seed, and --device is checked
+#: before any data is read.
 _OWN_OPTION = {"random_state": "--random-state N", "field": "--field COL", "auxiliary_features": "--features A,B,C",
                "device": "--device DEV"}
 
@@ -174,8 +175,8 @@ def _configure_fit(parser) -> None:
     parser.add_argument("--field", metavar="COL", help="field (context) column, for field-aware methods (e.g. mcnet)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="set a method parameter (value parsed as JSON when possible); repeatable, once per "
-                             "NAME; random_state, field and auxiliary_features are set by --random-state, --field "
-                             "and --features")  # fmt: skip
+                             "NAME; random_state, field, auxiliary_features and device are set by --random-state, "
+                             "--field, --features and --device")  # fmt: skip
     parser.add_argument("--random-state", type=int, metavar="N", help="seed, for methods that use randomness")
     parser.add_argument("--device", metavar="DEV",
                         help="torch device to train on, for methods with one (mcnet): cpu (default), cuda or cuda:N; "

@@ -482,12 +482,8 @@ class MCNet(BaseCalibrator):
 
     # -- predict ----------------------------------------------------------------------------------------
     def predict(self, y_prob: ArrayLike, *, X: Any = None, device: str = "cpu") -> NDArray[np.floating]:
-        """Return calibrated probabilities.
-
-        Prediction does not depend on where the model was trained: the fitted weights are kept on the CPU, and
-        the exact mode evaluates them on ``device``, the CPU unless asked otherwise. A model trained on a GPU
-        (``device="cuda"`` at construction, recorded in its model file) therefore predicts on a machine
-        without one, with exactly the values of a CPU-trained model with the same weights.
+        """Return calibrated probabilities, on the CPU unless ``device`` says otherwise, wherever the model was
+        trained: a model trained on a GPU predicts on a machine without one, as a CPU-trained one would.
 
         Parameters
         ----------
@@ -496,9 +492,8 @@ class MCNet(BaseCalibrator):
         X : array-like or DataFrame of shape (n_samples, n_features), default=None
             Holds the ``field`` and ``auxiliary_features`` columns when the model reads them.
         device : {"cpu", "cuda", "cuda:N"}, default="cpu"
-            Torch device of the exact mode's network pass (float64 on every device; a GPU's sums may differ
-            from the CPU's in the last bits). ``inference="compiled"`` evaluates numpy tables on the CPU and
-            takes only ``"cpu"``.
+            Torch device of the exact mode's float64 network pass (a GPU's sums may differ from the CPU's in
+            the last bits); ``inference="compiled"`` evaluates numpy tables and takes only ``"cpu"``.
 
         Returns
         -------
@@ -510,12 +505,10 @@ class MCNet(BaseCalibrator):
         NotFittedError
             If called before :meth:`fit`.
         TypeError
-            If ``device`` is not a str, or ``y_prob`` or ``X`` is not array-like (as
-            :meth:`BaseCalibrator.predict <mcal.BaseCalibrator.predict>`).
+            If ``device`` is not a str, or as :meth:`BaseCalibrator.predict <mcal.BaseCalibrator.predict>`.
         ValueError
-            If ``device`` is not 'cpu', 'cuda' or 'cuda:N', names a CUDA device that torch cannot use on this
-            machine, or is not 'cpu' with ``inference="compiled"``; on invalid scores, or an ``X`` without the
-            model's columns.
+            If ``device`` is not 'cpu', 'cuda' or 'cuda:N', names a CUDA device that torch cannot use here, or
+            is not 'cpu' with ``inference="compiled"``; on invalid scores, or ``X`` without the model's columns.
         """
         check_device("device", device)
         if device != "cpu" and self.inference == "compiled":
