@@ -44,22 +44,26 @@ def variant(model, **params):
     return copy.deepcopy(model).set_params(**params)
 
 
-def recorded_as_cuda(model, tmp_path, name="m.json"):
-    """Save ``model``, rewrite its file's parameters to say it was trained on ``cuda``, and return the path."""
-    path = tmp_path / name
-    mcal.save(model, path, metadata={"score_col": "p"})
-    document = json.loads(path.read_text())
-    document["model"]["params"]["device"] = "cuda"
-    path.write_text(json.dumps(document))
-    return path
+@pytest.fixture
+def recorded_as_cuda(tmp_path, rewrite_model):
+    """``recorded_as_cuda(model)``: save ``model``, rewrite its file's parameters (with a new digest) to say it was
+    trained on ``cuda``, as the file of a GPU-trained model does, and return the path."""
+
+    def record(model):
+        path = tmp_path / "m.json"
+        mcal.save(model, path, metadata={"score_col": "p"})
+        rewrite_model(path, lambda doc: doc["model"]["params"].update(device="cuda"))
+        return path
+
+    return record
 
 
 @pytest.mark.parametrize("inference", ["exact", "compiled"])
-def test_a_model_file_recording_cuda_predicts_on_the_cpu_exactly_as_the_cpu_model(data, cpu_model, tmp_path,
+def test_a_model_file_recording_cuda_predicts_on_the_cpu_exactly_as_the_cpu_model(data, cpu_model, recorded_as_cuda,
                                                                                  inference):
     p, _, X = data
     model = variant(cpu_model, inference=inference)
-    loaded = mcal.load(recorded_as_cuda(model, tmp_path))
+    loaded = mcal.load(recorded_as_cuda(model))
     assert loaded.device == "cuda" and loaded.inference == inference
     assert np.array_equal(loaded.predict(p, X=X), model.predict(p, X=X))
 
@@ -149,10 +153,10 @@ def test_cli_fit_and_predict_take_a_device_and_give_the_python_api_values(table,
     np.testing.assert_allclose(pd.read_csv(out)["p_calibrated"], expected, rtol=0, atol=1e-15)
 
 
-def test_cli_predicts_with_a_model_file_recording_cuda_on_the_cpu(table, cpu_model, data, tmp_path):
+def test_cli_predicts_with_a_model_file_recording_cuda_on_the_cpu(table, cpu_model, data, tmp_path, recorded_as_cuda):
     p, _, X = data
     out = tmp_path / "out.csv"
-    assert main(["predict", str(recorded_as_cuda(cpu_model, tmp_path)), str(table), "-o", str(out)]) == 0
+    assert main(["predict", str(recorded_as_cuda(cpu_model)), str(table), "-o", str(out)]) == 0
     np.testing.assert_allclose(pd.read_csv(out)["p_calibrated"], cpu_model.predict(p, X=X), rtol=0, atol=1e-15)
 
 
