@@ -88,8 +88,6 @@ def test_works_inside_cross_validation(data):
 
 def test_bad_arguments_raise(data):
     X, y = data
-    with pytest.raises(ValueError, match="predict_proba"):
-        CalibratedClassifier(object()).fit(X, y)
     with pytest.raises(ValueError, match="two classes"):
         CalibratedClassifier(LogisticRegression()).fit(X, np.arange(len(y)) % 3)
     with pytest.raises(ValueError, match="calibration_fraction"):
@@ -143,6 +141,24 @@ def test_prefit_estimator_fitted_on_other_labels_raises_naming_them(data):
     base = LogisticRegression().fit(X, np.where(y == "yes", 1, 0))
     with pytest.raises(ValueError, match=r"classes the prefit estimator was fitted on \[0, 1\]; got \['no', 'yes'\]"):
         CalibratedClassifier(base, prefit=True).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        # the estimator and calibrator of a wrong kind were a ValueError; a prefit that is not a bool ("no") was
+        # taken as True
+        ({"estimator": object()}, "estimator must be a classifier with predict_proba; got object$"),
+        ({"estimator": None}, "estimator must be a classifier with predict_proba; got NoneType$"),
+        ({"calibrator": "isotonic"}, "calibrator must be an mcal calibrator or None; got str$"),
+        ({"prefit": "no"}, "prefit must be True or False; got 'no' of type str$"),
+        ({"prefit": 0}, "prefit must be True or False; got 0 of type int$"),
+    ],
+)
+def test_arguments_of_a_bad_type_raise_a_type_error_naming_them(data, params, match):
+    X, y = data
+    with pytest.raises(TypeError, match=match):
+        CalibratedClassifier(**{"estimator": LogisticRegression(), **params}).fit(X, y)
 
 
 def test_calibration_fraction_that_is_not_a_number_raises_a_type_error(data):

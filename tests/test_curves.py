@@ -1,5 +1,7 @@
 """What the calibration figures draw: Wilson intervals per reliability bin and the thinned cumulative curve."""
 
+import re
+
 import numpy as np
 import pytest
 from scipy.stats import binomtest
@@ -131,9 +133,11 @@ def test_thinned_cumulative_curve_keeps_the_ecce_range_and_the_ends(rng, max_poi
     np.testing.assert_array_equal(full.difference[idx], c.difference)
 
 
-@pytest.mark.parametrize("max_points", [3, 0, 2.5, True])
-def test_bad_max_points_is_rejected(max_points):
-    with pytest.raises(ValueError, match="max_points must be an integer of at least 4"):
+@pytest.mark.parametrize(("max_points", "error"), [(3, ValueError), (0, ValueError), (2.5, TypeError),
+                                                  (True, TypeError), ("10", TypeError)])
+def test_bad_max_points_is_a_value_or_type_error(max_points, error):
+    # a float, bool or string max_points was a ValueError; STYLE.md: TypeError for a bad type
+    with pytest.raises(error, match=rf"^max_points must be an integer >= 4; got {re.escape(repr(max_points))}"):
         cumulative_curve([0, 1], [0.2, 0.8], max_points=max_points)
 
 

@@ -623,13 +623,32 @@ def test_connect_and_read_parquet_reject_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="exactly one of scheduler"):
         with connect():
             pass
-    with pytest.raises(ValueError, match="n_workers must be an integer >= 1"):
+    with pytest.raises(ValueError, match="n_workers must be a positive integer; got 0$"):
         with connect(n_workers=0):
             pass
     with pytest.raises(FileNotFoundError, match="does not exist"):
         read_parquet(tmp_path / "absent")
     with pytest.raises(FileNotFoundError, match="no file matches"):
         read_parquet(str(tmp_path / "*.parquet"))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        # each was a ValueError, and a scheduler that is not a string reached distributed
+        ({"n_workers": 2.0}, "n_workers must be a positive integer; got 2.0 of type float$"),
+        ({"n_workers": True}, "n_workers must be a positive integer; got True of type bool$"),
+        ({"n_workers": 1, "timeout": "10"}, "timeout must be a positive number of seconds; got '10' of type str$"),
+        ({"scheduler": 8786}, "scheduler must be an address such as 'tcp://host:8786'; got 8786 of type int$"),
+    ],
+)
+def test_connect_arguments_of_a_bad_type_raise_type_error_before_starting_anything(kwargs, match):
+    pytest.importorskip("distributed")
+    from mcal.dask import connect
+
+    with pytest.raises(TypeError, match=match):
+        with connect(**kwargs):
+            pass
 
 
 def _closed_port():

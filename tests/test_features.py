@@ -107,17 +107,28 @@ def test_object_array_columns_are_categorical_only_when_they_hold_non_numbers():
         (np.array([True]), "mask must have length 2"),
         (["nope"], "names must be columns of X"),
         ([0, 0], "must not repeat a column"),
-        ([0.5], "must hold column indices"),
         ("all", "must be 'from_dtype', None"),
-        (3, "must be 'from_dtype', None"),
         # these reached Python errors ("unhashable type: 'list'", "'int' object is not iterable", "unknown ['0']")
         ([[0]], r"a 1-D array of column indices, a boolean mask or column names; got \[\[0\]\]"),
-        (np.array(0), r"a 1-D array .*; got array\(0\)"),
         ([0, "num"], r"not a mix of indices and names; got \[0, 'num'\]"),
     ],
 )
 def test_bad_categorical_features_raise(spec, match):
     with pytest.raises(ValueError, match=match):
+        FeatureEncoder(categorical_features=spec).fit(pd.DataFrame({"a": [1, 2], "b": [3, 4]}))
+
+
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        # a single number, and values that are neither indices, bools nor names, were a ValueError
+        (3, r"must be 'from_dtype', None, or a 1-D array .*; got 3 of type int"),
+        (np.array(0), r"a 1-D array .*; got array\(0\) of type ndarray"),
+        ([0.5], "must hold column indices, a boolean mask or column names; got values of dtype float64"),
+    ],
+)
+def test_categorical_features_of_a_bad_type_raise_type_error(spec, match):
+    with pytest.raises(TypeError, match=match):
         FeatureEncoder(categorical_features=spec).fit(pd.DataFrame({"a": [1, 2], "b": [3, 4]}))
 
 

@@ -159,10 +159,12 @@ def test_load_rejects_coefficients_that_break_the_promised_monotonicity(rng, cls
     [
         ({"shift": 0.0}, ValueError, "shift must be a positive finite number; got 0.0"),
         ({"shift": np.inf}, ValueError, "shift must be a positive finite number"),
-        ({"shift": True}, TypeError, "shift must be a positive number"),
+        ({"shift": True}, TypeError, "shift must be a positive finite number; got True of type bool"),
+        ({"shift": "1"}, TypeError, "shift must be a positive finite number; got '1' of type str"),
         ({"shift": 1e300}, ValueError, "shift must be at most 100 logit units .*; got 1e\\+300"),  # was a flat fit
         ({"shift": 100.5}, ValueError, "shift must be at most 100 logit units"),
-        ({"monotone": "yes"}, TypeError, "monotone must be a bool"),
+        ({"monotone": "yes"}, TypeError, "monotone must be True or False; got 'yes' of type str"),
+        ({"monotone": 1}, TypeError, "monotone must be True or False; got 1 of type int"),
     ],
 )
 def test_bad_parameters_raise_clear_errors(params, error, match):

@@ -306,19 +306,49 @@ def test_predict_rejects_a_different_number_of_groups(rng):
     ("cal", "match"),
     [
         (HKRR(lam=0.3), "lam must divide 1"),
-        (HKRR(alpha=0.0), "alpha must be a number in \\(0, 1\\]"),
-        (HKRR(oracle="yes"), "oracle must be a bool"),
-        (HKRR(snap=1), "snap must be a bool; got int"),
-        (DFMC(max_depth=0), "max_depth must be a positive integer"),
-        (DFMC(learning_rate=-0.1), "learning_rate must be a positive finite number"),
-        (DFMC(max_leaves=1), "max_leaves must be an integer >= 2"),
-        (DFMC(l2_regularization=-1.0), "l2_regularization must be a non-negative finite number"),
+        (HKRR(alpha=0.0), "alpha must be a number in \\(0, 1\\]; got 0.0$"),
+        (HKRR(lam=np.nan), "lam must be a number in \\(0, 1\\]; got nan$"),
+        (DFMC(max_depth=0), r"max_depth must be an integer >= 1 and <= 2147483647 \(LightGBM's int32\); got 0$"),
+        # LightGBM reads these as int32: larger values wrapped around, as MCGrad's
+        (DFMC(n_estimators=2**31), r"n_estimators must be an integer >= 1 and <= 2147483647 \(LightGBM's int32\)"),
+        (DFMC(learning_rate=-0.1), "learning_rate must be a finite number > 0; got -0.1$"),
+        (DFMC(max_leaves=1), "max_leaves must be an integer >= 2 and <= 131072; got 1$"),
+        (DFMC(min_child_samples=0), r"min_child_samples must be an integer >= 1 and <= 2147483647"),
+        (DFMC(l2_regularization=-1.0), "l2_regularization must be a finite number >= 0; got -1.0$"),
         (DFMC(n_jobs=0), "n_jobs must be None, an integer >= 1"),
-        (HKRR(max_iter=0), "max_iter must be a positive integer"),
+        (HKRR(max_iter=0), "max_iter must be a positive integer; got 0$"),
     ],
 )
-def test_bad_parameters_raise_clear_errors(cal, match):
-    with pytest.raises((ValueError, TypeError), match=match):
+def test_bad_parameter_values_raise_value_error_naming_them(cal, match):
+    with pytest.raises(ValueError, match=match):
+        cal.fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=np.ones((4, 1), dtype=bool))
+
+
+@pytest.mark.parametrize(
+    ("cal", "match"),
+    [
+        # lam, alpha and DFMC's real and integer parameters of a wrong type were a ValueError
+        (HKRR(lam="0.1"), r"lam must be a number in \(0, 1\]; got '0.1' of type str"),
+        (HKRR(alpha=True), r"alpha must be a number in \(0, 1\]; got True of type bool"),
+        (HKRR(oracle="yes"), "oracle must be True or False; got 'yes' of type str"),
+        (HKRR(snap=1), "snap must be True or False; got 1 of type int"),
+        (HKRR(max_iter=2.0), "max_iter must be a positive integer; got 2.0 of type float"),
+        (HKRR(groups=None), "groups must be 'columns' or 'generated'; got None of type NoneType"),
+        (HKRR(segment_params=[("max_depth", 2)]), r"segment_params must be None or a dict .*; got \[\('max_depth', "
+                                                  r"2\)\] of type list"),
+        (DFMC(n_estimators=10.0), "n_estimators must be an integer >= 1 .*; got 10.0 of type float"),
+        (DFMC(max_depth=True), "max_depth must be an integer >= 1 .*; got True of type bool"),
+        (DFMC(max_leaves="31"), "max_leaves must be an integer >= 2 .*; got '31' of type str"),
+        (DFMC(min_child_samples=None), "min_child_samples must be an integer >= 1 .*; got None of type NoneType"),
+        (DFMC(learning_rate="0.1"), "learning_rate must be a finite number > 0; got '0.1' of type str"),
+        (DFMC(min_gain_to_split=None), "min_gain_to_split must be a finite number >= 0; got None of type NoneType"),
+        (DFMC(min_sum_hessian_in_leaf=False), "min_sum_hessian_in_leaf must be a finite number >= 0; got False"),
+        (DFMC(n_jobs=1.0), "n_jobs must be None, an integer >= 1, .*; got 1.0 of type float"),
+        (DFMC(groups=1), "groups must be 'columns' or 'generated'; got 1 of type int"),
+    ],
+)
+def test_parameters_of_a_bad_type_raise_type_error_naming_them(cal, match):
+    with pytest.raises(TypeError, match=match):
         cal.fit([0.1, 0.4, 0.6, 0.9], [0, 1, 0, 1], X=np.ones((4, 1), dtype=bool))
 
 

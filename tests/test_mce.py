@@ -258,6 +258,14 @@ def test_bad_segments_raise(rng):
         mce(y, p, sample_weight=np.zeros(50))
 
 
+@pytest.mark.parametrize("segments, shown", [("job", "str"), (3, "int"), ({"a": [True] * 4}, "dict")])
+def test_segments_that_are_not_segments_or_an_array_raise_type_error(segments, shown):
+    # these were a ValueError about the shape () of the array numpy made of them
+    with pytest.raises(TypeError, match=rf"^segments must be a Segments or a boolean array of shape \(n_samples, "
+                                        rf"n_segments\); got {shown}$"):
+        mce([0, 1, 0, 1], [0.2, 0.4, 0.6, 0.8], segments=segments)
+
+
 @pytest.mark.filterwarnings("ignore")  # the reference's own pandas deprecations and divisions by zero
 @pytest.mark.parametrize(
     ("n", "weights", "zero_weights", "max_depth"),

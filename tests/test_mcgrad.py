@@ -1,6 +1,7 @@
 """Tests of MCGrad (Tax et al., 2026): the round loop, the rescaling step, early stopping, features, model files."""
 
 import json
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -678,23 +679,20 @@ def test_predict_before_fit_raises():
     "param, value, match",
     [
         ("max_rounds", -1, "max_rounds must be an integer >= 0"),
-        ("patience", 1.5, "patience must be an integer >= 0"),
+        ("patience", -1, "patience must be an integer >= 0; got -1$"),
         ("n_folds", 1, "n_folds must be an integer >= 2"),
         ("n_estimators", 0, "n_estimators must be an integer >= 1"),
         ("max_leaves", 1, "max_leaves must be an integer >= 2"),
         ("min_child_samples", -1, "min_child_samples must be an integer >= 0"),
-        ("max_depth", 2.5, "max_depth must be an integer"),
         ("early_stopping", "auto", "early_stopping must be 'holdout', 'kfold' or None"),
         ("validation_fraction", 1.0, r"validation_fraction must be a number in \(0, 1\)"),
         ("validation_fraction", Fraction(3, 2), r"validation_fraction must be a number in \(0, 1\); got Fraction"),
-        ("rescale", "yes", "rescale must be True or False"),
         ("learning_rate", 0.0, "learning_rate must be a finite number > 0"),
         ("l2_regularization", -1.0, "l2_regularization must be a finite number >= 0"),
         ("min_sum_hessian_in_leaf", np.nan, "min_sum_hessian_in_leaf must be a finite number >= 0"),
         ("n_jobs", 0, r"n_jobs must be None, an integer >= 1, or a negative integer counting back from the cores "
                       r"\(-1: all\); got 0"),
-        ("n_jobs", 2.0, "n_jobs must be None, an integer"),
-        ("random_state", "seed", "random_state must be an integer >= 0"),
+        ("random_state", -1, "random_state must be None or a non-negative integer; got -1$"),
         ("lightgbm_params", {"num_leaves": 7}, "must not set 'num_leaves'.*use the argument max_leaves="),
         ("lightgbm_params", {"nthread": 2}, "must not set 'nthread'.*use the argument n_jobs="),
         ("lightgbm_params", {"objective": "binary"}, "must not set 'objective'.*cannot be changed"),
@@ -726,13 +724,59 @@ def test_predict_before_fit_raises():
         # hung (n_estimators); num_leaves is capped at 131072
         ("min_child_samples", 2**40, r"min_child_samples must be an integer >= 0 and <= 2147483647 \(LightGBM's int32\)"),
         ("n_estimators", 2**40, r"n_estimators must be an integer >= 1 and <= 2147483647"),
-        ("max_depth", 2**40, "max_depth must be an integer .* of LightGBM's int32; got 1099511627776"),
+        ("max_depth", 2**40, r"max_depth must be an integer >= -2147483647 and <= 2147483647 \(LightGBM's int32; "
+                             r"<= 0 for no limit\); got 1099511627776"),
         ("max_leaves", 131073, "max_leaves must be an integer >= 2 and <= 131072; got 131073"),
     ],
 )
 def test_bad_parameters_raise_value_error_naming_them(param, value, match):
     with pytest.raises(ValueError, match=match):
         MCGrad(**{**FAST, param: value}).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
+
+
+@pytest.mark.parametrize(
+    "param, value, rule",
+    [
+        # each of these was a ValueError; bools are not integers, and integral floats are not integers either
+        ("max_rounds", 2.0, "an integer >= 0"),
+        ("max_rounds", True, "an integer >= 0"),
+        ("patience", 1.5, "an integer >= 0"),
+        ("n_folds", "5", "an integer >= 2"),
+        ("n_estimators", 20.0, r"an integer >= 1 and <= 2147483647 \(LightGBM's int32\)"),
+        ("max_leaves", np.float64(5), "an integer >= 2 and <= 131072"),
+        ("min_child_samples", None, r"an integer >= 0 and <= 2147483647 \(LightGBM's int32\)"),
+        ("max_depth", 2.5, r"an integer >= -2147483647 and <= 2147483647 \(LightGBM's int32; <= 0 for no limit\)"),
+        ("max_depth", False, r"an integer >= -2147483647 and <= 2147483647 \(LightGBM's int32; <= 0 for no limit\)"),
+        ("n_jobs", 2.0, r"None, an integer >= 1, or a negative integer counting back from the cores \(-1: all\)"),
+        ("n_jobs", True, r"None, an integer >= 1, or a negative integer counting back from the cores \(-1: all\)"),
+        ("random_state", "seed", "None or a non-negative integer"),
+        ("random_state", 1.0, "None or a non-negative integer"),
+        ("rescale", "yes", "True or False"),
+        ("rescale", 1, "True or False"),
+        ("progress", 1, r"True, False or None \(automatic\)"),
+        ("progress", "yes", r"True, False or None \(automatic\)"),
+        ("early_stopping", True, "'holdout', 'kfold' or None"),
+        ("early_stopping", 5, "'holdout', 'kfold' or None"),
+        # these already were TypeErrors (check_real)
+        ("validation_fraction", "0.2", r"a number in \(0, 1\)"),
+        ("learning_rate", True, "a finite number > 0"),
+        ("l2_regularization", None, "a finite number >= 0"),
+        ("min_gain_to_split", "0", "a finite number >= 0"),
+        ("min_sum_hessian_in_leaf", [1e-3], "a finite number >= 0"),
+    ],
+)
+def test_parameters_of_a_bad_type_raise_type_error_naming_them(param, value, rule):
+    with pytest.raises(TypeError, match=rf"^{param} must be {rule}; got {re.escape(repr(value))}"):
+        MCGrad(**{**FAST, param: value}).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
+
+
+def test_integral_numpy_parameters_are_accepted_as_integers():
+    # numpy integers are integers (a grid search hands them over), numpy bools are bools
+    p, y, X = np.array([0.2, 0.8] * 20), np.array([0, 1] * 20), np.zeros((40, 1))
+    model = MCGrad(**{**FAST, "max_rounds": np.int64(1), "n_estimators": np.int32(2), "max_leaves": np.int64(3),
+                      "n_jobs": np.int64(1), "random_state": np.int64(0), "rescale": np.bool_(True),
+                      "early_stopping": None}).fit(p, y, X=X)
+    assert model.n_rounds_ == 1
 
 
 @pytest.mark.parametrize("n_jobs, threads", [(None, 0), (3, 3), (-1, 4), (-2, 3), (-4, 1), (-5, 1), (-16, 1), (5, 4),
@@ -874,10 +918,6 @@ def test_progress_bar_counts_every_round_fitted(segments, monkeypatch):
     assert bars[1][1].n == est.n_rounds_
 
 
-def test_progress_must_be_bool_or_none(segments):
-    (X, p, y), _ = segments
-    with pytest.raises(ValueError, match="progress"):
-        MCGrad(progress=1).fit(p, y, X=X)
 
 
 @pytest.mark.parametrize("seed, kind", [(0, "training"), (1, "validation")])

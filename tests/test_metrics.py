@@ -303,9 +303,13 @@ def test_n_bins_of_a_bad_value_or_type_is_a_value_or_type_error(n_bins, error):
         ece([0, 1], [0.2, 0.3], n_bins=n_bins)
 
 
-def test_bad_strategy_is_a_value_error():
-    with pytest.raises(ValueError, match="strategy"):
-        ece([0, 1], [0.2, 0.3], strategy="kmeans")
+@pytest.mark.parametrize(("strategy", "error"), [("kmeans", ValueError), ("Uniform", ValueError), (None, TypeError),
+                                                (0, TypeError), (["uniform"], TypeError)])
+@pytest.mark.parametrize("metric", [ece, reliability_curve])
+def test_bad_strategy_is_a_value_or_type_error(metric, strategy, error):
+    # a strategy that is not a string was a ValueError
+    with pytest.raises(error, match=rf"^strategy must be 'uniform' or 'quantile'; got {re.escape(repr(strategy))}"):
+        metric([0, 1], [0.2, 0.3], strategy=strategy)
 
 
 def test_calibration_summary_rows_match_single_metrics(rng):

@@ -61,8 +61,10 @@ def test_plot_functions_reject_bad_arguments(sample):
     y, p, segs, result = sample
     with pytest.raises(TypeError, match="MCEResult"):
         plot_segment_errors(result.table)
-    with pytest.raises(ValueError, match="n_labels"):
+    with pytest.raises(ValueError, match="n_labels must be an integer >= 0; got -1$"):
         plot_segment_errors(result, n_labels=-1)
+    with pytest.raises(TypeError, match="n_labels must be an integer >= 0; got 2.0 of type float$"):  # a ValueError
+        plot_segment_errors(result, n_labels=2.0)
     with pytest.raises(TypeError, match="segments must be a Segments"):
         plot_worst_segment_curves(y, p, segments=np.ones((len(y), 1), dtype=bool))
     with pytest.raises(ValueError, match="k must be a positive integer"):

@@ -245,7 +245,8 @@ class BaseCalibrator(BaseEstimator):
 
     # -- hooks ------------------------------------------------------------------------------------------
     def _validate_params_values(self) -> None:
-        """Check hyperparameter values; subclasses raise ``ValueError`` naming the parameter."""
+        """Check hyperparameters; subclasses raise ``TypeError`` for a wrong type and ``ValueError`` for a wrong
+        value, naming the parameter (the ``check_*`` helpers of :mod:`mcal._validation`)."""
 
     def _fit(self, y_prob: NDArray[np.float64], y: NDArray[np.float64], sample_weight: NDArray[np.float64], X: Any) -> None:
         raise NotImplementedError

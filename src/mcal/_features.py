@@ -197,10 +197,12 @@ class FeatureEncoder:
         Raises
         ------
         ValueError
-            If ``X`` is not 2-D, has duplicate column names, a bad ``categorical_features``, or a numerical
-            column with non-numeric or infinite values.
+            If ``X`` is not 2-D, has duplicate column names, a ``categorical_features`` of a bad value (another
+            string than 'from_dtype', not 1-D, a mix of indices and names, unknown or repeated columns, a mask of
+            the wrong length), or a numerical column with non-numeric or infinite values.
         TypeError
-            If a column has an unsupported dtype (e.g. datetime) or column names mix strings and non-strings.
+            If ``categorical_features`` is a single number or holds values that are not indices, bools or names, a
+            column has an unsupported dtype (e.g. datetime), or column names mix strings and non-strings.
         """
         columns, names, _ = _columns(X)
         self._reset_caches()
@@ -245,7 +247,9 @@ class FeatureEncoder:
             spec = sorted(spec, key=str)
         rule = ("categorical_features must be 'from_dtype', None, or a 1-D array of column indices, a boolean "
                 "mask or column names")
-        if isinstance(spec, str) or not hasattr(spec, "__len__") or np.ndim(spec) != 1:
+        if not isinstance(spec, str) and (not hasattr(spec, "__len__") or np.ndim(spec) == 0):
+            raise TypeError(f"{rule}; got {spec!r} of type {type(spec).__name__}")
+        if isinstance(spec, str) or np.ndim(spec) != 1:
             raise ValueError(f"{rule}; got {spec!r}")
         kinds = {"names" if isinstance(v, str) else "indices" for v in spec if isinstance(v, (str, numbers.Integral))}
         if len(kinds) > 1:  # numpy would make every index a string
@@ -276,7 +280,7 @@ class FeatureEncoder:
                 raise ValueError(f"categorical_features names must be columns of X; got unknown {missing[:5]}")
             idx = [names.index(v) for v in arr.tolist()]
         else:
-            raise ValueError(
+            raise TypeError(
                 "categorical_features must hold column indices, a boolean mask or column names; "
                 f"got values of dtype {arr.dtype}"
             )

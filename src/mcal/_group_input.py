@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from mcal._validation import check_choice
 from mcal.segments import Segments, generate_segments
 
 #: Accepted settings of :func:`mcal.segments.generate_segments` for ``groups="generated"``.
@@ -61,14 +62,13 @@ class GroupInput:
     """How ``X`` becomes groups for HKRR and DFMC: its columns, or segments generated from its features."""
 
     def _check_group_params(self) -> None:
-        if self.groups not in ("columns", "generated"):
-            raise ValueError(f"groups must be 'columns' or 'generated'; got {self.groups!r}")
+        check_choice("groups", self.groups, ("columns", "generated"))
         params = self.segment_params
-        if params is not None and (not isinstance(params, dict) or not set(params) <= _SEGMENT_PARAMS):
-            raise ValueError(
-                f"segment_params must be None or a dict of generate_segments settings {sorted(_SEGMENT_PARAMS)}; "
-                f"got {params!r}"
-            )
+        rule = f"segment_params must be None or a dict of generate_segments settings {sorted(_SEGMENT_PARAMS)}"
+        if params is not None and not isinstance(params, dict):
+            raise TypeError(f"{rule}; got {params!r} of type {type(params).__name__}")
+        if params is not None and not set(params) <= _SEGMENT_PARAMS:
+            raise ValueError(f"{rule}; got {params!r}")
         if params is not None and self.groups != "generated":
             raise ValueError("segment_params is only used with groups='generated'; got groups='columns'")
 

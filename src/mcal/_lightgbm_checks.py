@@ -28,6 +28,7 @@ import joblib
 import numpy as np
 
 from mcal._optional import import_optional
+from mcal._validation import check_int, check_real
 
 #: LightGBM reads its integer parameters as int32 (larger values wrap around) and caps num_leaves at 131072.
 INT32_MAX = 2**31 - 1
@@ -427,6 +428,33 @@ def _alias_groups() -> dict[str, frozenset[str]]:
     return {name: group for group in groups for name in group}
 
 
+def check_tree_params(est: Any, *, min_child_samples: int, limited_depth: bool) -> None:
+    """Check the LightGBM settings that MCGrad and DFMC share, as attributes of ``est``: ``n_estimators``,
+    ``max_leaves``, ``min_child_samples`` (at least ``min_child_samples``), ``max_depth`` (at least 1 when
+    ``limited_depth``, else any integer, <= 0 meaning no limit), ``learning_rate``, ``l2_regularization``,
+    ``min_gain_to_split``, ``min_sum_hessian_in_leaf`` and ``n_jobs``. Integers must fit LightGBM's int32 (larger
+    values wrapped around) and ``max_leaves`` its cap of 131072 leaves.
+
+    Raises
+    ------
+    TypeError
+        If an integer setting is not an integer (a bool or ``2.0`` included), or a real one is not a real number.
+    ValueError
+        If a setting of the right type is out of its range.
+    """
+    int32 = " (LightGBM's int32)"
+    depth = (1, int32) if limited_depth else (-INT32_MAX, " (LightGBM's int32; <= 0 for no limit)")
+    for name, low, high, note in (("n_estimators", 1, INT32_MAX, int32), ("max_leaves", 2, MAX_LEAVES, ""),
+                                  ("min_child_samples", min_child_samples, INT32_MAX, int32),
+                                  ("max_depth", depth[0], INT32_MAX, depth[1])):
+        rule = f"an integer >= {low} and <= {high}{note}"
+        check_int(name, getattr(est, name), rule, lambda v, low=low, high=high: low <= v <= high)
+    check_real("learning_rate", est.learning_rate, "a finite number > 0", lambda v: v > 0)
+    for name in ("l2_regularization", "min_gain_to_split", "min_sum_hessian_in_leaf"):
+        check_real(name, getattr(est, name), "a finite number >= 0", lambda v: v >= 0)
+    lightgbm_threads(est.n_jobs)
+
+
 #: Rows per LightGBM thread when ``n_jobs`` is None, to fit and to predict (``benchmarks/results/mcgrad_threads.md``).
 ROWS_PER_THREAD = 10_000
 
@@ -444,14 +472,15 @@ def lightgbm_threads(n_jobs: Any, n_rows: int | None = None) -> int:
 
     Raises
     ------
+    TypeError
+        If ``n_jobs`` is not None or an integer (bools and floats included).
     ValueError
-        If ``n_jobs`` is not None or a non-zero integer.
+        If ``n_jobs`` is 0.
     """
     if n_jobs is None:
         return 0 if n_rows is None else max(1, min(_cores(), n_rows // ROWS_PER_THREAD))
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
-        raise ValueError("n_jobs must be None, an integer >= 1, or a negative integer counting back from the cores "
-                         f"(-1: all); got {n_jobs!r}")
+    check_int("n_jobs", n_jobs, "None, an integer >= 1, or a negative integer counting back from the cores (-1: all)",
+              lambda v: v != 0)
     # at least one thread, as joblib's effective_n_jobs: a model saved with -16 on a server runs on a laptop
     return min(int(n_jobs), _cores()) if n_jobs > 0 else max(1, _cores() + 1 + int(n_jobs))
 

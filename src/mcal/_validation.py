@@ -201,13 +201,29 @@ def check_sample_weight(
     return arr
 
 
-def check_positive_int(name: str, value: object, *, minimum: int = 1) -> None:
-    """Raise ``TypeError`` unless ``value`` is an integer (numpy integers included; bools are not integers here),
-    ``ValueError`` unless it is at least ``minimum`` (a positive integer by default)."""
-    rule = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+def check_int(name: str, value: object, rule: str, accept: Callable[[int], bool]) -> None:
+    """Raise ("<name> must be <rule>; got <value>") ``TypeError`` unless ``value`` is an integer (numpy integers
+    included; bools are not integers here), ``ValueError`` unless ``accept(value)`` holds."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be {rule}; got {value!r} of type {type(value).__name__}")
-    if value < minimum:
+    if not accept(value):
+        raise ValueError(f"{name} must be {rule}; got {value!r}")
+
+
+def check_positive_int(name: str, value: object, *, minimum: int = 1) -> None:
+    """:func:`check_int` of an integer at least ``minimum`` (a positive integer by default)."""
+    rule = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    check_int(name, value, rule, lambda v: v >= minimum)
+
+
+def check_choice(name: str, value: object, choices: tuple[str | None, ...]) -> None:
+    """Raise ``TypeError`` unless ``value`` is a str (or None, where ``choices`` holds None), ``ValueError``
+    unless it is one of ``choices``; the message lists them ("'a', 'b' or None")."""
+    shown = [repr(c) for c in choices]
+    rule = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+    if not (isinstance(value, str) or (value is None and None in choices)):
+        raise TypeError(f"{name} must be {rule}; got {value!r} of type {type(value).__name__}")
+    if value not in choices:
         raise ValueError(f"{name} must be {rule}; got {value!r}")
 
 
@@ -255,14 +271,11 @@ def check_random_state_param(random_state: object) -> None:
     """
     if random_state is None:
         return
-    rule = "random_state must be None or a non-negative integer"
+    rule = "None or a non-negative integer"
     if isinstance(random_state, np.random.Generator):
-        raise TypeError(f"{rule} (a model file records the seed); got a Generator: pass a seed such as "
-                        "int(rng.integers(2**32))")
-    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
-        raise TypeError(f"{rule}; got {random_state!r}")
-    if random_state < 0:
-        raise ValueError(f"{rule}; got {random_state!r}")
+        raise TypeError(f"random_state must be {rule} (a model file records the seed); got a Generator: pass a seed "
+                        "such as int(rng.integers(2**32))")
+    check_int("random_state", random_state, rule, lambda v: v >= 0)
 
 
 def check_X_type(X: object) -> None:

@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from mcal._base import BaseCalibrator
-from mcal._validation import _as_1d, check_real, check_sample_weight
+from mcal._validation import _as_1d, check_bool, check_real, check_sample_weight
 
 
 class CalibratedClassifier(ClassifierMixin, BaseEstimator):
@@ -52,12 +52,12 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: ``estimator`` without ``predict_proba``, ``calibrator`` that is not an mcal calibrator,
-        ``calibration_fraction`` outside (0, 1), ``y`` that is None, complex, missing-valued or not of exactly two
-        classes, or a prefit ``estimator`` fitted on other labels.
+        From :meth:`fit`: ``calibration_fraction`` outside (0, 1), ``y`` that is None, complex, missing-valued or
+        not of exactly two classes, or a prefit ``estimator`` fitted on other labels.
     TypeError
-        From :meth:`fit`: ``calibration_fraction`` that is not a real number, or sparse ``X`` with a calibrator that
-        uses features.
+        From :meth:`fit`: ``estimator`` without ``predict_proba``, ``calibrator`` that is not an mcal calibrator or
+        None, ``prefit`` that is not a bool, ``calibration_fraction`` that is not a real number, or sparse ``X``
+        with a calibrator that uses features.
 
     See Also
     --------
@@ -124,11 +124,11 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             If ``y`` is None, holds complex numbers or missing values, or does not have exactly two classes
             (scikit-learn's "Only binary classification is supported." for a multiclass or continuous target),
             ``X`` and ``y`` differ in length, ``sample_weight`` is invalid, ``calibration_fraction`` is not in
-            (0, 1), the estimator or calibrator is of the wrong kind, or a prefit estimator was not fitted on the
-            labels of ``y``.
+            (0, 1), or a prefit estimator was not fitted on the labels of ``y``.
         TypeError
-            If ``y`` or ``sample_weight`` is not array-like (a string, or a scalar weight), ``calibration_fraction``
-            is not a real number, or ``X`` is sparse and the calibrator uses features.
+            If the estimator or calibrator is of the wrong kind, ``prefit`` is not a bool, ``y`` or
+            ``sample_weight`` is not array-like (a string, or a scalar weight), ``calibration_fraction`` is not a
+            real number, or ``X`` is sparse and the calibrator uses features.
 
         Warns
         -----
@@ -136,9 +136,10 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             If ``y`` is a column vector of shape (n_samples, 1), as scikit-learn's classifiers warn; it is raveled.
         """
         if self.estimator is None or not hasattr(self.estimator, "predict_proba"):
-            raise ValueError(f"estimator must be a classifier with predict_proba; got {type(self.estimator).__name__}")
+            raise TypeError(f"estimator must be a classifier with predict_proba; got {type(self.estimator).__name__}")
         if self.calibrator is not None and not isinstance(self.calibrator, BaseCalibrator):
-            raise ValueError(f"calibrator must be an mcal calibrator; got {type(self.calibrator).__name__}")
+            raise TypeError(f"calibrator must be an mcal calibrator or None; got {type(self.calibrator).__name__}")
+        check_bool("prefit", self.prefit)
         from mcal.nonparametric import IsotonicCalibration
 
         cal = clone(self.calibrator) if self.calibrator is not None else IsotonicCalibration()

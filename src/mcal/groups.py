@@ -24,11 +24,11 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
-from mcal._lightgbm_checks import booster_from_text, lightgbm_threads
+from mcal._lightgbm_checks import booster_from_text, check_tree_params, lightgbm_threads
 from mcal._group_input import GroupInput, group_masks
 from mcal._hkrr import HKRRResult, hkrr_multicalibrate, hkrr_replay, prediction_levels
 from mcal._optional import import_optional
-from mcal._validation import check_positive_int, check_random_state_param, logit, warn
+from mcal._validation import check_bool, check_positive_int, check_random_state_param, check_real, logit, warn
 
 #: The objective= line of DFMC's LightGBM model text (LightGBM's "binary" objective with its default sigmoid).
 _MODEL_OBJECTIVE = "binary sigmoid:1"
@@ -96,15 +96,17 @@ class HKRR(GroupInput, BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: ``lam`` or ``alpha`` not a number in (0, 1], a ``lam`` that does not divide 1 into an
+        From :meth:`fit`: ``lam`` or ``alpha`` not in (0, 1] or not finite, a ``lam`` that does not divide 1 into an
         integer number of levels, ``max_iter`` below 1, a negative ``random_state``, ``groups`` other than
-        'columns' or 'generated', ``segment_params`` that is not a dict of :func:`~mcal.segments.generate_segments`
-        settings or is given with ``groups='columns'``, ``X=None``, an ``X`` whose columns are not boolean (or 0/1)
-        indicators with ``groups='columns'``, or invalid scores, labels or weights (as
-        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
+        'columns' or 'generated', ``segment_params`` with a key that is not a
+        :func:`~mcal.segments.generate_segments` setting or given with ``groups='columns'``, ``X=None``, an ``X``
+        whose columns are not boolean (or 0/1) indicators with ``groups='columns'``, or invalid scores, labels or
+        weights (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
     TypeError
-        From :meth:`fit`: ``oracle`` or ``snap`` is not a bool, ``max_iter`` is not an integer, ``random_state`` is
-        not None or an int, or an input is not array-like.
+        From :meth:`fit`: ``lam`` or ``alpha`` is not a real number, ``oracle`` or ``snap`` is not a bool,
+        ``max_iter`` is not an integer, ``random_state`` is not None or an int, ``groups`` is not a str,
+        ``segment_params`` is not a dict or None (bools are neither numbers nor integers here), or an input is
+        not array-like.
 
     Notes
     -----
@@ -179,14 +181,11 @@ class HKRR(GroupInput, BaseCalibrator):
 
     def _validate_params_values(self) -> None:
         for name in ("lam", "alpha"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not 0 < value <= 1:
-                raise ValueError(f"{name} must be a number in (0, 1]; got {value!r}")
+            check_real(name, getattr(self, name), "a number in (0, 1]", lambda v: 0 < v <= 1)
         if abs(self._n_levels() * self.lam - 1.0) > 1e-9:
             raise ValueError(f"lam must divide 1 into an integer number of levels (e.g. 0.1, 0.05); got {self.lam!r}")
         for name in ("oracle", "snap"):
-            if not isinstance(getattr(self, name), (bool, np.bool_)):
-                raise TypeError(f"{name} must be a bool; got {type(getattr(self, name)).__name__}")
+            check_bool(name, getattr(self, name))
         check_positive_int("max_iter", self.max_iter)
         check_random_state_param(self.random_state)
         self._check_group_params()
@@ -324,16 +323,17 @@ class DFMC(GroupInput, BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: ``n_estimators``, ``max_depth`` or ``min_child_samples`` below 1, ``max_leaves`` below 2,
-        a ``learning_rate`` that is not a positive finite number, ``l2_regularization``, ``min_gain_to_split`` or
-        ``min_sum_hessian_in_leaf`` that is not a non-negative finite number, an invalid ``n_jobs``, a negative
-        ``random_state``, ``groups`` other than 'columns' or 'generated', ``segment_params`` that is not a dict of
-        :func:`~mcal.segments.generate_segments` settings or is given with ``groups='columns'``, ``X=None``,
-        features that :class:`~mcal.MCGrad` would refuse too, or invalid scores, labels or weights (as
-        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
+        From :meth:`fit`: ``n_estimators``, ``max_depth`` or ``min_child_samples`` below 1, ``max_leaves`` below 2
+        or above 131072, an integer above LightGBM's int32, a ``learning_rate`` that is not a positive finite
+        number, ``l2_regularization``, ``min_gain_to_split`` or ``min_sum_hessian_in_leaf`` that is not a
+        non-negative finite number, ``n_jobs=0``, a negative ``random_state``, ``groups`` other than 'columns' or
+        'generated', ``segment_params`` with a key that is not a :func:`~mcal.segments.generate_segments` setting
+        or given with ``groups='columns'``, ``X=None``, features that :class:`~mcal.MCGrad` would refuse too, or
+        invalid scores, labels or weights (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
     TypeError
-        From :meth:`fit`: an integer parameter that is not an integer, ``random_state`` that is not None or an
-        int, or an input that is not array-like.
+        From :meth:`fit`: an integer parameter (``n_jobs`` and ``random_state`` included) that is not an integer,
+        a real one that is not a real number (bools are neither), ``groups`` that is not a str, ``segment_params``
+        that is not a dict or None, or an input that is not array-like.
     ImportError
         From :meth:`fit`: LightGBM is not installed (``pip install "mcal[mcgrad]"``).
 
@@ -415,22 +415,7 @@ class DFMC(GroupInput, BaseCalibrator):
         self.random_state = random_state
 
     def _validate_params_values(self) -> None:
-        for name in ("n_estimators", "max_depth", "min_child_samples"):
-            check_positive_int(name, getattr(self, name))
-        check_positive_int("max_leaves", self.max_leaves)
-        if self.max_leaves < 2:
-            raise ValueError(f"max_leaves must be an integer >= 2; got {self.max_leaves!r}")
-        for name, positive in (
-            ("learning_rate", True), ("l2_regularization", False), ("min_gain_to_split", False),
-            ("min_sum_hessian_in_leaf", False),
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not np.isfinite(value) or (
-                value <= 0 if positive else value < 0
-            ):
-                rule = "a positive" if positive else "a non-negative"
-                raise ValueError(f"{name} must be {rule} finite number; got {value!r}")
-        lightgbm_threads(self.n_jobs)
+        check_tree_params(self, min_child_samples=1, limited_depth=True)
         check_random_state_param(self.random_state)
         self._check_group_params()
 

@@ -6,7 +6,6 @@ of :mod:`mcal._mcgrad_engine`. LightGBM is imported only when a model is fitted,
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, ClassVar
 
 import numpy as np
@@ -17,18 +16,26 @@ from scipy.special import expit
 from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
 from mcal._lightgbm_checks import (
-    INT32_MAX,
-    MAX_LEAVES,
     booster_from_text,
     check_float32_weights,
     check_lightgbm_param,
     check_monotone_constraints,
+    check_tree_params,
     lightgbm_errors_name_lightgbm_params,
     lightgbm_threads,
 )
 from mcal._mcgrad_engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
 from mcal._mcgrad_engine import CompiledForests
-from mcal._validation import check_real, logit, warn
+from mcal._progress import check_progress
+from mcal._validation import (
+    check_bool,
+    check_choice,
+    check_positive_int,
+    check_random_state_param,
+    check_real,
+    logit,
+    warn,
+)
 
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same
 #: trees either way). Row-wise fitted 8-20 % faster from 18k to 100k rows; at 1M rows it added 470 MB to the fit
@@ -155,10 +162,15 @@ class MCGrad(BaseCalibrator):
         or ``lightgbm_params`` that LightGBM rejects; from :meth:`predict`: features whose columns differ
         from those seen at fit. Unseen categories are not an error: they count as missing, with a warning.
     TypeError
-        From :meth:`fit`: ``validation_fraction``, ``learning_rate``, ``l2_regularization``, ``min_gain_to_split``
-        or ``min_sum_hessian_in_leaf`` is not a real number, ``lightgbm_params`` is not a dict or None or holds a
-        non-string key or a value that is not a bool, number, string or list of them, or an input is not
-        array-like or ``X`` is not a table.
+        From :meth:`fit`: a parameter of the wrong type (named): an integer parameter (``max_rounds``,
+        ``n_folds``, ``patience``, ``n_estimators``, ``max_leaves``, ``max_depth``, ``min_child_samples``,
+        ``n_jobs``, ``random_state``) that is not an integer (a bool or ``2.0`` included), a real one
+        (``validation_fraction``, ``learning_rate``, ``l2_regularization``, ``min_gain_to_split``,
+        ``min_sum_hessian_in_leaf``) that is not a real number, ``rescale`` that is not a bool, ``progress`` that
+        is not a bool or None, ``early_stopping`` that is not a str or None, ``categorical_features`` that is not
+        'from_dtype', None or a 1-D sequence of indices, names or bools, ``lightgbm_params`` that is not a dict or
+        None or holds a non-string key or a value that is not a bool, number, string or list of them; or an input
+        that is not array-like, or ``X`` that is not a table.
     ImportError
         If LightGBM is not installed (``pip install "mcal[mcgrad]"``).
 
@@ -258,29 +270,14 @@ class MCGrad(BaseCalibrator):
 
     # -- parameters ----------------------------------------------------------------------------------------
     def _validate_params_values(self) -> None:
-        for name, low in (("max_rounds", 0), ("patience", 0), ("n_folds", 2)):
-            _check_int(name, getattr(self, name), low)
-        for name, low, high in (("n_estimators", 1, INT32_MAX), ("max_leaves", 2, MAX_LEAVES),
-                                ("min_child_samples", 0, INT32_MAX)):
-            _check_int(name, getattr(self, name), low, high)
-        if (isinstance(self.max_depth, bool) or not isinstance(self.max_depth, numbers.Integral)
-                or not -INT32_MAX <= self.max_depth <= INT32_MAX):
-            raise ValueError(
-                f"max_depth must be an integer (<= 0 for no limit) of LightGBM's int32; got {self.max_depth!r}"
-            )
-        if self.progress is not None and not isinstance(self.progress, bool):
-            raise ValueError(f"progress must be True, False or None; got {self.progress!r}")
-        if self.early_stopping not in ("holdout", "kfold", None):
-            raise ValueError(f"early_stopping must be 'holdout', 'kfold' or None; got {self.early_stopping!r}")
+        for name, minimum in (("max_rounds", 0), ("patience", 0), ("n_folds", 2)):
+            check_positive_int(name, getattr(self, name), minimum=minimum)
+        check_tree_params(self, min_child_samples=0, limited_depth=False)
+        check_progress(self.progress)
+        check_choice("early_stopping", self.early_stopping, ("holdout", "kfold", None))
         check_real("validation_fraction", self.validation_fraction, "a number in (0, 1)", lambda v: 0.0 < v < 1.0)
-        if not isinstance(self.rescale, (bool, np.bool_)):
-            raise ValueError(f"rescale must be True or False; got {self.rescale!r}")
-        _check_real("learning_rate", self.learning_rate, positive=True)
-        for name in ("l2_regularization", "min_gain_to_split", "min_sum_hessian_in_leaf"):
-            _check_real(name, getattr(self, name), positive=False)
-        lightgbm_threads(self.n_jobs)
-        if self.random_state is not None:
-            _check_int("random_state", self.random_state, 0)
+        check_bool("rescale", self.rescale)
+        check_random_state_param(self.random_state)
         self._extra_lightgbm_params()
 
     def _extra_lightgbm_params(self) -> dict[str, Any]:
@@ -427,8 +424,10 @@ class MCGrad(BaseCalibrator):
         ------
         NotFittedError
             If called before :meth:`fit`.
+        TypeError
+            If ``n_jobs`` is not None or an integer.
         ValueError
-            If ``n_jobs`` is not None or a non-zero integer, the rounds have linear trees
+            If ``n_jobs`` is 0, the rounds have linear trees
             (``lightgbm_params={"linear_tree": True}``), which lleaves does not evaluate, or a round's
             model text (from a hand-edited model file that LightGBM accepts) is rejected by lleaves.
         ImportError
@@ -531,18 +530,6 @@ class _EncodedRows:
     def __getitem__(self, rows: NDArray[np.intp] | NDArray[np.bool_]) -> NDArray[np.float64]:
         subset = self.X.iloc[rows] if isinstance(self.X, pd.DataFrame) else np.asarray(self.X)[rows]
         return self.encoder.transform(subset, n_extra_columns=1)
-
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> None:
-    if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low
-            or (high is not None and value > high)):
-        bound = "" if high is None else f" and <= {high}" + (" (LightGBM's int32)" if high == INT32_MAX else "")
-        raise ValueError(f"{name} must be an integer >= {low}{bound}; got {value!r}")
-
-
-def _check_real(name: str, value: Any, *, positive: bool) -> None:
-    accept = (lambda v: v > 0) if positive else (lambda v: v >= 0)
-    check_real(name, value, f"a finite number {'> 0' if positive else '>= 0'}", accept)
 
 
 def _check_split_weights(engine: Any, train: list[Part], valid: list[Part], random_state: Any) -> None:

@@ -15,7 +15,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
 from mcal._base import BaseCalibrator
-from mcal._validation import EPS, logit
+from mcal._validation import EPS, check_bool, check_real, logit
 
 
 def fit_logistic_map(
@@ -279,8 +279,7 @@ class _LogitQuadraticFamily(_ScalarStateCalibrator):
     _state_attrs: ClassVar[tuple[str, ...]] = ("a_", "b_", "c_", "score_min_", "score_max_")
 
     def _validate_params_values(self) -> None:
-        if not isinstance(self.monotone, (bool, np.bool_)):
-            raise TypeError(f"monotone must be a bool; got {type(self.monotone).__name__}")
+        check_bool("monotone", self.monotone)
 
     def _transforms(self, s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         raise NotImplementedError
@@ -485,10 +484,7 @@ class GammaScaling(_LogitQuadraticFamily):
 
     def _validate_params_values(self) -> None:
         super()._validate_params_values()
-        if isinstance(self.shift, bool) or not isinstance(self.shift, (int, float, np.number)):
-            raise TypeError(f"shift must be a positive number; got {type(self.shift).__name__}")
-        if not (np.isfinite(self.shift) and self.shift > 0):
-            raise ValueError(f"shift must be a positive finite number; got {self.shift!r}")
+        check_real("shift", self.shift, "a positive finite number", lambda v: v > 0)
         if self.shift > _MAX_SHIFT:
             raise ValueError(
                 f"shift must be at most {_MAX_SHIFT:g} logit units (beyond, log(u) is nearly linear in u over the "

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_sample_weight, check_y_prob
 from mcal.metrics import MCEResult, cumulative_curve, ecce_pvalue, mce, reliability_curve, reliability_intervals
-from mcal.metrics._binned import _check_bins
+from mcal.metrics._binned import check_bins
 from mcal.metrics._cumulative import brownian_range_sf
 from mcal.metrics._curves import check_open_unit
 from mcal.segments import Segments
@@ -160,7 +160,7 @@ def plot_score_histogram(
     >>> [round(h, 3) for h in ax.patches[0].get_data().values.tolist()]
     [0.667, 0.0, 0.0, 0.333]
     """
-    _check_bins(n_bins, "uniform")
+    check_bins(n_bins, "uniform")
     p = check_y_prob(y_prob)
     w = check_sample_weight(sample_weight, p.shape[0])
     counts, edges = np.histogram(p, bins=n_bins, range=(0.0, 1.0), weights=w)
@@ -281,7 +281,7 @@ def plot_segment_errors(result: Any, *, n_labels: int = 5, ax: Any = None) -> An
     Raises
     ------
     TypeError
-        If ``result`` is not an MCEResult.
+        If ``result`` is not an MCEResult, or ``n_labels`` is not an integer.
     ValueError
         If ``n_labels`` is negative.
     ImportError
@@ -289,8 +289,7 @@ def plot_segment_errors(result: Any, *, n_labels: int = 5, ax: Any = None) -> An
     """
     if not isinstance(result, MCEResult):
         raise TypeError(f"result must be an MCEResult from mcal.metrics.mce; got {type(result).__name__}")
-    if isinstance(n_labels, bool) or not isinstance(n_labels, int) or n_labels < 0:
-        raise ValueError(f"n_labels must be a non-negative integer; got {n_labels!r}")
+    check_positive_int("n_labels", n_labels, minimum=0)
     table = result.table[np.isfinite(result.table["ecce_sigma"].to_numpy(dtype=float))]
     ax = _axes(ax)
     ax.scatter(table["size"], table["ecce_sigma"], s=12, alpha=0.6)

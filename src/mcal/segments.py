@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -31,7 +30,7 @@ from mcal._segment_store import (
     index_part_from_state,
     with_sizes,
 )
-from mcal._validation import _as_1d, warn
+from mcal._validation import _as_1d, check_int, warn
 
 __all__ = ["Segments", "concat", "from_labels", "from_masks", "generate_segments"]
 
@@ -97,12 +96,7 @@ class Segments:
         return list(self._descriptions)
 
     def _locate(self, k: int) -> tuple[CodedPart | IndexPart, int]:
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-            raise TypeError(
-                f"segment must be an integer in [0, {self.n_segments}); got {k!r} of type {type(k).__name__}"
-            )
-        if not 0 <= k < self.n_segments:
-            raise ValueError(f"segment must be an integer in [0, {self.n_segments}); got {k!r}")
+        check_int("segment", k, f"an integer in [0, {self.n_segments})", lambda v: 0 <= v < self.n_segments)
         j = int(np.searchsorted(self._offsets, k, side="right")) - 1
         return self._parts[j], int(k - self._offsets[j])
 
@@ -316,10 +310,7 @@ def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) ->
     if value is None and allow_none:
         return
     none = " or None" if allow_none else ""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer >= {minimum}{none}; got {value!r} of type {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}{none}; got {value!r}")
+    check_int(name, value, f"an integer >= {minimum}{none}", lambda v: v >= minimum)
 
 
 def generate_segments(

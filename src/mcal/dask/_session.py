@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import glob
 import logging
-import numbers
 import os
 from collections.abc import Iterator
 from typing import Any
 
 from mcal._optional import import_optional
+from mcal._validation import check_positive_int, check_real
 
 
 @contextlib.contextmanager
@@ -37,7 +37,10 @@ def connect(scheduler: str | None = None, *, n_workers: int | None = None, timeo
     ------
     ValueError
         Unless exactly one of ``scheduler`` and ``n_workers`` is given, if ``n_workers < 1``, if ``timeout`` is
-        not a positive number, or if ``scheduler`` is not an address.
+        not positive and finite, or if ``scheduler`` is not an address.
+    TypeError
+        If ``scheduler`` is not a str, ``n_workers`` not an integer, or ``timeout`` not a real number (bools are
+        neither).
     OSError
         If the scheduler cannot be reached, or has no worker, within ``timeout`` seconds (a ``TimeoutError``).
 
@@ -52,14 +55,15 @@ def connect(scheduler: str | None = None, *, n_workers: int | None = None, timeo
             f"connect needs exactly one of scheduler (an address) and n_workers; got scheduler={scheduler!r}, "
             f"n_workers={n_workers!r}"
         )
-    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds; got {timeout!r}")
+    check_real("timeout", timeout, "a positive number of seconds", lambda v: v > 0)
     if scheduler is not None:
+        if not isinstance(scheduler, str):
+            raise TypeError(f"scheduler must be an address such as 'tcp://host:8786'; got {scheduler!r} of type "
+                            f"{type(scheduler).__name__}")
         with _client(distributed, scheduler, float(timeout)) as client:
             yield client
         return
-    if isinstance(n_workers, bool) or not isinstance(n_workers, numbers.Integral) or n_workers < 1:
-        raise ValueError(f"n_workers must be an integer >= 1; got {n_workers!r}")
+    check_positive_int("n_workers", n_workers)
     with distributed.LocalCluster(
         n_workers=int(n_workers), threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1",
         scheduler_kwargs={"dashboard": False}, silence_logs=logging.ERROR,

@@ -32,7 +32,7 @@ from mcal._optional import import_optional
 from mcal._validation import check_real
 from mcal.dask import _sorted
 from mcal.dask._inputs import aligned, clean_block, in_partition
-from mcal.metrics._binned import _check_bins
+from mcal.metrics._binned import check_bins
 from mcal.metrics._cumulative import brownian_range_sf, sigma_scale
 from mcal.metrics._field import encode_field
 from mcal.metrics._multicalibration import MCEResult, mce_result
@@ -257,7 +257,8 @@ def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
 
 
 @_mirror(
-    "ece", "ece : float\n        In probability units.", raises=", or invalid ``n_bins`` or ``strategy``",
+    "ece", "ece : float\n        In probability units.", raises=", or an invalid ``n_bins`` or ``strategy``",
+    type_raises=", ``n_bins`` is not an integer, or ``strategy`` is not a str",
     parameters="""
     n_bins : int, default=10
         Number of bins.
@@ -266,7 +267,7 @@ def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
         of the scores (found on the score-sorted partitions), then the pass of sums.""",
 )  # fmt: skip
 def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10, strategy: str = "uniform") -> float:
-    _check_bins(n_bins, strategy)
+    check_bins(n_bins, strategy)
     if strategy == "uniform":
         bins: tuple = ("uniform", n_bins)
     else:
@@ -423,7 +424,7 @@ def calibration_summary(
     """
     if not y_probs:
         raise ValueError("y_probs must name at least one score column; got none")
-    _check_bins(n_bins, "uniform")
+    check_bins(n_bins, "uniform")
     rows = {}
     for name, p in y_probs.items():
         s = _sums(y_true, p, sample_weight, field=field, bins=("uniform", n_bins))

@@ -12,6 +12,7 @@ from mcal._field_slots import check_columns_param, check_field_param
 from mcal._progress import check_progress
 from mcal._validation import (
     check_bool,
+    check_choice,
     check_positive_int,
     check_positive_ints,
     check_random_state_param,
@@ -109,11 +110,7 @@ def check_params(est: Any) -> None:
     if est.n_threads is not None:
         check_positive_int("n_threads", est.n_threads)
     check_progress(est.progress)
-    if not isinstance(est.inference, str):
-        raise TypeError(f"inference must be 'exact' or 'compiled'; got {est.inference!r} of type "
-                        f"{type(est.inference).__name__}")
-    if est.inference not in ("exact", "compiled"):
-        raise ValueError(f"inference must be 'exact' or 'compiled'; got {est.inference!r}")
+    check_choice("inference", est.inference, ("exact", "compiled"))
     check_device("device", est.device)
     if est.n_processes > 1 and (est.alpha > 0 or est.device != "cpu"):
         raise ValueError(
@@ -154,3 +151,33 @@ def check_fitted_structure(est: Any, logit_bound: float) -> None:
     for name in ("loss_curve_", "validation_loss_curve_"):
         if not isinstance(getattr(est, name), np.ndarray) or getattr(est, name).ndim != 1:
             raise ValueError(f"model data field state.{name} must be a 1-D array")
+
+
+def check_weight_tensors(tensors: dict[str, np.ndarray], layout: dict[str, Any], *, n_bins: int,
+                         n_contexts: int) -> None:
+    """Check the weights file of a model file: exactly the network's tensors (``layout``: name to (shape, ...))
+    in float32 and the compiled tables in float64, each of its shape and finite; ``ValueError`` names the tensor."""
+    expected = {f"net.{k}": shape for k, (shape, _) in layout.items()}
+    expected.update({"compiled.values": (n_contexts, n_bins, None), "compiled.slopes": (n_contexts, n_bins, None, 2)})
+    if set(tensors) != set(expected):
+        missing, extra = sorted(set(expected) - set(tensors)), sorted(set(tensors) - set(expected))
+        raise ValueError(f"model weights must hold exactly the MCNet tensors; missing {missing}, unexpected {extra}")
+    for name, shape in expected.items():
+        arr = tensors[name]
+        if arr.ndim != len(shape) or any(s is not None and a != s for a, s in zip(arr.shape, shape)):
+            raise ValueError(f"model weights tensor {name!r} must have shape {shape}; got {arr.shape}")
+        dtype = np.float32 if name.startswith("net.") else np.float64
+        if arr.dtype != dtype:
+            raise ValueError(f"model weights tensor {name!r} must be {np.dtype(dtype)}, as mcal.save writes it; "
+                             f"got {arr.dtype}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"model weights tensor {name!r} must hold finite values")
+
+
+def check_compiled_tables(values: np.ndarray, slopes: np.ndarray) -> None:
+    """Check the compiled tables' grid: one slope cell per pair of grid points, values increasing along the grid
+    and slopes non-negative (the map is monotone); ``ValueError`` names the tensor."""
+    if values.shape[-1] < 2 or slopes.shape[2] != values.shape[-1] - 1:
+        raise ValueError("model weights 'compiled.slopes' must have one cell per pair of grid points")
+    if np.any(np.diff(values, axis=-1) <= 0) or np.any(slopes < 0):
+        raise ValueError("model weights 'compiled.values' must increase along the grid, with non-negative slopes")

@@ -16,7 +16,14 @@ from mcal._fields import UNSEEN, FieldVocabulary
 from mcal._optional import import_optional
 from mcal._validation import EPS, logit
 from mcal.parametric import fit_logistic_map
-from mcal.mcnet._checks import check_device, check_fitted_structure, check_params, torch_device
+from mcal.mcnet._checks import (
+    check_compiled_tables,
+    check_device,
+    check_fitted_structure,
+    check_params,
+    check_weight_tensors,
+    torch_device,
+)
 from mcal.mcnet._compiled import build_tables, check_tables, evaluate_tables
 from mcal.mcnet._distributed import train_in_processes
 from mcal.mcnet._inputs import feature_matrix, field_column
@@ -28,7 +35,7 @@ from mcal.mcnet._network import (
     to_parameters,
     warm_start_bias,
 )
-from mcal.mcnet._training import EVAL_CHUNK, Data, Spec, calibrated_logits, train
+from mcal.mcnet._training import EVAL_CHUNK, Data, Spec, calibrated_logits, split_rows, train
 
 #: The outer bin edges, in logit units: every score, once clipped to [EPS, 1 - EPS], lies between them.
 LOGIT_BOUND = float(logit(np.array([1.0]))[0])
@@ -361,7 +368,7 @@ class MCNet(BaseCalibrator):
         # the fit does not depend on the weights' scale; weights up to 1 neither overflow nor vanish in float32
         sample_weight = sample_weight / sample_weight.max()
         rng = np.random.default_rng(self.random_state)
-        train_rows, validation_rows = self._split(y, sample_weight, rng)
+        train_rows, validation_rows = split_rows(y, sample_weight, self.validation_fraction, rng)
         x = logit(y_prob)
         contexts = self._contexts(X, n, fitting=True)
         if self.field is None:
@@ -406,31 +413,6 @@ class MCNet(BaseCalibrator):
         self.loss_curve_ = np.asarray(history["loss_curve"], dtype=np.float64)
         self.validation_loss_curve_ = np.asarray(history["validation_loss_curve"], dtype=np.float64)
         self._compile(torch)
-
-    def _split(self, y, sample_weight, rng: np.random.Generator) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-        """Training and held-out rows; the held-out part needs positive weight, the training part both classes."""
-        n = y.shape[0]
-        order = rng.permutation(n)
-        n_val = int(round(self.validation_fraction * n))
-        fraction, hint = self.validation_fraction, "(use validation_fraction=0 or more data)"
-        if fraction > 0 and not 1 <= n_val < n:
-            raise ValueError(
-                f"validation_fraction={fraction!r} must leave at least one row in each part; "
-                f"got {n_val} held-out row(s) of {n} {hint}"
-            )
-        train, held = np.sort(order[n_val:]), np.sort(order[:n_val])
-        if held.size and not sample_weight[held].sum() > 0:
-            raise ValueError(
-                f"validation_fraction={fraction!r} must leave held-out rows of positive weight; "
-                f"got {held.size} held-out row(s) of total weight 0 {hint}"
-            )
-        w, labels = sample_weight[train], y[train]
-        if not (np.dot(w, labels) > 0 and np.dot(w, 1.0 - labels) > 0):
-            raise ValueError(
-                f"validation_fraction={fraction!r} must leave both classes (with positive weight) in the training "
-                f"part; got only class {int(np.dot(w, labels) > 0)} in its {train.size} row(s) {hint}"
-            )
-        return train, held
 
     def _balance_groups(self, X: Any, n: int, contexts: NDArray[np.intp]) -> tuple[NDArray[np.intp] | None, int]:
         if self.alpha == 0:
@@ -567,26 +549,8 @@ class MCNet(BaseCalibrator):
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         check_fitted_structure(self, LOGIT_BOUND)
-        layout = self._architecture().layout()
-        expected = {f"net.{k}": shape for k, (shape, _) in layout.items()}
-        K, n_ctx = self.bin_edges_.size - 1, len(self.field_values_ or []) + 1
-        table_shapes = {"compiled.values": (n_ctx, K, None), "compiled.slopes": (n_ctx, K, None, 2)}
-        expected.update(table_shapes)
-        if set(tensors) != set(expected):
-            missing, extra = sorted(set(expected) - set(tensors)), sorted(set(tensors) - set(expected))
-            raise ValueError(
-                f"model weights must hold exactly the MCNet tensors; missing {missing}, unexpected {extra}"
-            )
-        for name, shape in expected.items():
-            arr = tensors[name]
-            if arr.ndim != len(shape) or any(s is not None and a != s for a, s in zip(arr.shape, shape)):
-                raise ValueError(f"model weights tensor {name!r} must have shape {shape}; got {arr.shape}")
-            dtype = np.float32 if name.startswith("net.") else np.float64
-            if arr.dtype != dtype:
-                raise ValueError(f"model weights tensor {name!r} must be {np.dtype(dtype)}, as mcal.save writes it; "
-                                 f"got {arr.dtype}")
-            if not np.all(np.isfinite(arr)):
-                raise ValueError(f"model weights tensor {name!r} must hold finite values")
+        check_weight_tensors(tensors, self._architecture().layout(), n_bins=self.bin_edges_.size - 1,
+                             n_contexts=len(self.field_values_ or []) + 1)
         torch = import_optional("torch")
         weights = {k[4:]: tensors[k] for k in tensors if k.startswith("net.")}
         self.module_ = to_parameters(torch, weights, device="cpu", dtype=torch.float32)
@@ -604,11 +568,7 @@ class MCNet(BaseCalibrator):
 
     def _validate_state(self) -> None:
         check_fitted_structure(self, LOGIT_BOUND)
-        values, slopes = self.compiled_values_, self.compiled_slopes_
-        if values.shape[-1] < 2 or slopes.shape[2] != values.shape[-1] - 1:
-            raise ValueError("model weights 'compiled.slopes' must have one cell per pair of grid points")
-        if np.any(np.diff(values, axis=-1) <= 0) or np.any(slopes < 0):
-            raise ValueError("model weights 'compiled.values' must increase along the grid, with non-negative slopes")
+        check_compiled_tables(self.compiled_values_, self.compiled_slopes_)
 
     # -- pickling: arrays only --------------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""MCNet's forward pass, its loss (eq. 13) and the mini-batch Adam loop with early stopping."""
+"""MCNet's forward pass, its loss (eq. 13), the held-out split and the mini-batch Adam loop with early stopping."""
 
 from __future__ import annotations
 
@@ -44,6 +44,41 @@ class Data:
     groups: Any  # (n,) long codes of the balance field, or None
     n_groups: int
     aux: Any  # (n, F) standardised auxiliary features, or None
+
+
+def split_rows(
+    y: NDArray[np.float64], sample_weight: NDArray[np.float64], fraction: float, rng: np.random.Generator
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """Training and held-out rows (a ``fraction`` of them held out, drawn from ``rng``); the held-out part needs
+    positive weight, the training part both classes.
+
+    Raises
+    ------
+    ValueError
+        If a part is empty, the held-out part has no weight or the training part lacks a class.
+    """
+    n = y.shape[0]
+    order = rng.permutation(n)
+    n_val = int(round(fraction * n))
+    hint = "(use validation_fraction=0 or more data)"
+    if fraction > 0 and not 1 <= n_val < n:
+        raise ValueError(
+            f"validation_fraction={fraction!r} must leave at least one row in each part; "
+            f"got {n_val} held-out row(s) of {n} {hint}"
+        )
+    train, held = np.sort(order[n_val:]), np.sort(order[:n_val])
+    if held.size and not sample_weight[held].sum() > 0:
+        raise ValueError(
+            f"validation_fraction={fraction!r} must leave held-out rows of positive weight; "
+            f"got {held.size} held-out row(s) of total weight 0 {hint}"
+        )
+    w, labels = sample_weight[train], y[train]
+    if not (np.dot(w, labels) > 0 and np.dot(w, 1.0 - labels) > 0):
+        raise ValueError(
+            f"validation_fraction={fraction!r} must leave both classes (with positive weight) in the training "
+            f"part; got only class {int(np.dot(w, labels) > 0)} in its {train.size} row(s) {hint}"
+        )
+    return train, held
 
 
 def calibrated_logits(

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._binning import quantile_bin_ids, uniform_bin_ids, uniform_edges, weighted_quantiles
-from mcal._validation import check_metric_inputs
+from mcal._validation import check_choice, check_metric_inputs, check_positive_int
 
 _STRATEGIES = ("uniform", "quantile")
 
@@ -46,13 +46,11 @@ class ReliabilityCurve:
         return self.weight <= 0
 
 
-def _check_bins(n_bins: int, strategy: str) -> None:
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)):
-        raise TypeError(f"n_bins must be a positive integer; got {n_bins!r} of type {type(n_bins).__name__}")
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer; got {n_bins!r}")
-    if strategy not in _STRATEGIES:
-        raise ValueError(f"strategy must be one of {_STRATEGIES}; got {strategy!r}")
+def check_bins(n_bins: int, strategy: str) -> None:
+    """Raise ``TypeError`` unless ``n_bins`` is an integer and ``strategy`` a str, ``ValueError`` unless ``n_bins``
+    is positive and ``strategy`` one of 'uniform' and 'quantile'."""
+    check_positive_int("n_bins", n_bins)
+    check_choice("strategy", strategy, _STRATEGIES)
 
 
 def bin_edges(
@@ -113,8 +111,8 @@ def reliability_curve(
     ValueError
         On invalid input or parameters.
     TypeError
-        If ``n_bins`` is not an integer, or ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like
-        (None, a string, or a scalar weight), or holds complex numbers.
+        If ``n_bins`` is not an integer or ``strategy`` not a str, or ``y_true``, ``y_prob`` or ``sample_weight`` is
+        not array-like (None, a string, or a scalar weight), or holds complex numbers.
 
     References
     ----------
@@ -127,7 +125,7 @@ def reliability_curve(
     >>> c.fraction_positive.tolist(), c.count.tolist()
     ([0.0, 1.0], [1, 2])
     """
-    _check_bins(n_bins, strategy)
+    check_bins(n_bins, strategy)
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
     edges = bin_edges(p, w, n_bins, strategy)
     idx = bin_ids(p, w, n_bins, strategy).astype(np.intp)
@@ -174,8 +172,8 @@ def ece(
     ValueError
         On invalid input or parameters.
     TypeError
-        If ``n_bins`` is not an integer, or ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like
-        (None, a string, or a scalar weight), or holds complex numbers.
+        If ``n_bins`` is not an integer or ``strategy`` not a str, or ``y_true``, ``y_prob`` or ``sample_weight`` is
+        not array-like (None, a string, or a scalar weight), or holds complex numbers.
 
     Notes
     -----
@@ -196,7 +194,7 @@ def ece(
     >>> round(ece([0, 1, 1, 0], [0.2, 0.6, 0.8, 0.4], n_bins=2), 6)
     0.3
     """
-    _check_bins(n_bins, strategy)
+    check_bins(n_bins, strategy)
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
     codes, n_codes = occupied_bins(bin_ids(p, w, n_bins, strategy), n_bins)
     gaps = np.bincount(codes, weights=w * (y - p), minlength=n_codes)

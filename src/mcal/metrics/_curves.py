@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri
 
-from mcal._validation import check_metric_inputs, check_real
+from mcal._validation import check_metric_inputs, check_positive_int, check_real
 from mcal.metrics._binned import ReliabilityCurve, bin_ids, reliability_curve
 from mcal.metrics._cumulative import _sigma, cumulative_differences
 
@@ -161,8 +161,8 @@ def reliability_intervals(
     ValueError
         On invalid input or parameters.
     TypeError
-        If ``n_bins`` is not an integer, or ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like
-        (None, a string, or a scalar weight), or holds complex numbers.
+        If ``n_bins`` is not an integer or ``strategy`` not a str, or ``y_true``, ``y_prob`` or ``sample_weight`` is
+        not array-like (None, a string, or a scalar weight), or holds complex numbers.
 
     Notes
     -----
@@ -266,8 +266,8 @@ def cumulative_curve(
     ValueError
         On invalid input, or ``max_points`` below 4.
     TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
+        If ``max_points`` is not an integer, or ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like
+        (None, a string, or a scalar weight), or holds complex numbers.
 
     Notes
     -----
@@ -287,8 +287,7 @@ def cumulative_curve(
     >>> c.fraction.tolist(), np.round(c.difference, 3).tolist()
     ([0.0, 0.25, 0.5, 0.75, 1.0], [0.0, -0.025, 0.15, 0.0, 0.025])
     """
-    if isinstance(max_points, bool) or not isinstance(max_points, (int, np.integer)) or max_points < 4:
-        raise ValueError(f"max_points must be an integer of at least 4; got {max_points!r}")
+    check_positive_int("max_points", max_points, minimum=4)
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
     walk = cumulative_differences(y, p, w)
     distinct, inverse = np.unique(p, return_inverse=True)

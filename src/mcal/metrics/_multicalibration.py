@@ -205,12 +205,12 @@ def _resolve_segments(X: Any, segments: Any, n_samples: int) -> Segments:
     elif isinstance(segments, Segments):
         resolved = segments
     else:
+        rule = "segments must be a Segments or a boolean array of shape (n_samples, n_segments)"
+        if isinstance(segments, (str, bytes, dict)) or np.ndim(segments) == 0:
+            raise TypeError(f"{rule}; got {type(segments).__name__}")
         arr = np.asarray(segments)
         if arr.ndim != 2:
-            raise ValueError(
-                f"segments must be a Segments or a boolean array of shape (n_samples, n_segments); got shape "
-                f"{arr.shape}; use mcal.segments.from_labels for a label column"
-            )
+            raise ValueError(f"{rule}; got shape {arr.shape}; use mcal.segments.from_labels for a label column")
         resolved = from_masks(arr)
     if resolved.n_samples != n_samples:
         raise ValueError(f"segments must cover {n_samples} rows (n_samples); got {resolved.n_samples}")
@@ -255,7 +255,8 @@ def mce(
         different number of rows, or if no segment has positive weight.
     TypeError
         If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar weight) or
-        holds complex numbers, or a column of ``X`` holds complex numbers or datetimes (convert those to numbers).
+        holds complex numbers, ``segments`` is neither a Segments nor an array (a string, a dict or a single
+        value), or a column of ``X`` holds complex numbers or datetimes (convert those to numbers).
 
     Notes
     -----

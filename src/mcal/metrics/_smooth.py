@@ -159,7 +159,7 @@ def max_group_smece(
         On invalid input, segments of another number of rows, or no segment with positive weight.
     TypeError
         If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
+        weight), or holds complex numbers, or ``segments`` is neither a Segments nor an array.
 
     Notes
     -----
