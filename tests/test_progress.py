@@ -84,6 +84,12 @@ def test_enabled_must_be_bool_or_none(enabled):
         _run(1, enabled=enabled)
 
 
+def test_numpy_bools_are_accepted_as_check_bool_accepts_them():
+    import numpy as np
+
+    assert not should_show(np.False_)
+
+
 @pytest.mark.parametrize("total", [-1, 2.5, True, "3"])
 def test_total_must_be_a_non_negative_integer_or_none(total):
     with pytest.raises(ValueError, match="total must be a non-negative integer or None"):

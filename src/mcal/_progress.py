@@ -27,6 +27,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from mcal._optional import import_optional, is_available
 
 
@@ -72,7 +74,7 @@ def _stderr_is_terminal() -> bool:
 
 def check_progress(enabled: object) -> None:
     """Raise ``TypeError`` unless ``enabled`` (an estimator's ``progress`` parameter) is True, False or None."""
-    if enabled is not None and not isinstance(enabled, bool):
+    if enabled is not None and not isinstance(enabled, (bool, np.bool_)):  # numpy bools, as check_bool takes them
         raise TypeError(f"progress must be True, False or None (automatic); got {enabled!r}")
 
 
