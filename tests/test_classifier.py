@@ -130,6 +130,16 @@ def test_missing_labels_raise_instead_of_becoming_a_class(data):
         CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
 
 
+def test_infinite_labels_raise_without_a_cast_warning(data):
+    X, y = data
+    y = (y == y[0]).astype(float)
+    y[:2] = np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # type_of_target warned 'invalid value encountered in cast' first
+        with pytest.raises(ValueError, match="y must not contain infinite values; got 2"):
+            CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
+
+
 def test_continuous_labels_raise_naming_them_continuous(data):
     X, _ = data
     with pytest.raises(ValueError, match="two classes .*got continuous values"):

@@ -121,7 +121,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``y`` is None, holds complex numbers or missing values, or does not have exactly two classes
+            If ``y`` is None, holds complex numbers, missing or infinite values, or does not have exactly two classes
             (scikit-learn's "Only binary classification is supported." for a multiclass or continuous target),
             ``X`` and ``y`` differ in length, ``sample_weight`` is invalid, ``calibration_fraction`` is not in
             (0, 1), or a prefit estimator was not fitted on the labels of ``y``.
@@ -147,6 +147,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         y_arr = _labels(y, type(self).__name__)
         if pd.isna(y_arr).any():
             raise ValueError(f"y must not contain missing values; got {int(pd.isna(y_arr).sum())}")
+        if y_arr.dtype.kind == "f" and np.isinf(y_arr).any():  # before type_of_target, which casts them to int
+            raise ValueError(f"y must not contain infinite values; got {int(np.isinf(y_arr).sum())}")
         check_consistent_length(X, y_arr)
         self.classes_ = np.unique(y_arr)
         if self.classes_.size != 2:
