@@ -820,3 +820,18 @@ def test_dask_mcgrad_names_a_column_selected_from_partitions_that_lack_it(client
     with pytest.raises(ValueError, match=r"every partition of a dask input must hold the columns its metadata lists; "
                                          r"got pandas' KeyError 'p' on a worker"):
         DaskMCGrad(client=client, early_stopping=None, **FAST).fit(ddf["p"], ddf["y"], X=ddf[["level", "x"]])
+
+
+def test_cli_fits_mcgrad_on_the_score_alone_on_a_cluster(client, tmp_path, capsys):
+    from mcal.cli import main
+
+    data = table(2000, 4)
+    data.to_parquet(tmp_path / "train.parquet", index=False)
+    model_path = tmp_path / "model.json"
+    status = main(["fit", str(tmp_path / "train.parquet"), "--score-col", "p", "--label-col", "y", "--method", "mcgrad",
+                   "--param", "max_rounds=1", "--param", "n_estimators=10", "--param", "early_stopping=null",
+                   "--random-state", "0", "--scheduler", client.scheduler.address, "-o", str(model_path)])  # fmt: skip
+    assert status == 0, capsys.readouterr().err  # it asked for --features
+    model = mcal.load(model_path)
+    assert model.encoder_.n_features_in_ == 0 and model.n_rounds_ == 1
+    assert log_loss(data["y"], model.predict(data["p"])) < log_loss(data["y"], data["p"])

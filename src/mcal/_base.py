@@ -148,9 +148,13 @@ class BaseCalibrator(BaseEstimator):
     ----------
     uses_features : bool
         Class attribute; ``True`` for calibrators that read ``X`` (MCGrad, MCNet, field-aware methods).
+    requires_features : bool
+        Class attribute; ``True`` for calibrators whose fit needs ``X`` (a field column, group indicators);
+        ``False`` where ``fit(y_prob, y)`` without ``X`` fits on the scores alone (MCGrad, MCNet without a field).
     """
 
     uses_features: ClassVar[bool] = False
+    requires_features: ClassVar[bool] = False
     #: Soft labels in [0, 1] are accepted by methods that fit a log loss and set this to True.
     accepts_soft_labels: ClassVar[bool] = False
     #: Names of fitted attributes saved by :meth:`to_dict`; the first one is checked by ``check_is_fitted``.

@@ -113,7 +113,7 @@ def build_estimator(
         if "field" not in accepted:
             raise CLIError(f"--field is not used by method {method!r}; methods with a field: see `mcal fit --help`")
         kwargs["field"] = field
-    elif "field" in accepted:
+    elif "field" in accepted and cls.requires_features:  # MCNet's field is optional: one context without it
         raise CLIError(f"method {method!r} needs --field COL, the field (context) column; got no --field")
     if features and "field" in accepted:
         if "auxiliary_features" not in accepted:
@@ -171,7 +171,9 @@ def _configure_fit(parser) -> None:
     add_data_arguments(parser, score_required=True, soft_labels=True)
     parser.add_argument("--method", required=True, choices=sorted(METHODS), metavar="NAME",
                         help="calibration method: " + ", ".join(sorted(METHODS)))
-    parser.add_argument("--features", metavar="A,B,C", help="feature columns, for methods that use features (e.g. mcgrad)")
+    parser.add_argument("--features", metavar="A,B,C",
+                        help="feature columns, for methods that use features (e.g. mcgrad, hkrr); mcgrad and mcnet "
+                             "also fit without, on the score alone")  # fmt: skip
     parser.add_argument("--field", metavar="COL", help="field (context) column, for field-aware methods (e.g. mcnet)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="set a method parameter (value parsed as JSON when possible); repeatable, once per "
@@ -210,7 +212,7 @@ def _run_fit(args) -> int:
     X = feature_frame(df, features, args.field)
     if X is not None and not model.uses_features:
         raise CLIError(f"method {args.method!r} uses only the scores; drop --features")
-    if model.uses_features and X is None and "field" not in model.get_params():
+    if X is None and model.requires_features:  # MCGrad and MCNet fit on the scores alone
         raise CLIError(f"method {args.method!r} needs feature columns: pass --features A,B,C")
     if model.uses_features:
         model.fit(p, y, X=X, sample_weight=w)
@@ -254,9 +256,11 @@ def _named_columns(model, meta: dict) -> tuple[list[str], str] | None:
                   getattr(model, "group_names_", None), getattr(model, "segment_columns_", None)):  # fmt: skip
         if names:
             return list(names), "the model was fitted on a DataFrame with the column"
-    field, auxiliary = getattr(model, "field", None), list(getattr(model, "auxiliary_features", None) or [])
-    if isinstance(field, str) and all(isinstance(name, str) for name in auxiliary):
-        return [*auxiliary, field], "the model was fitted on a DataFrame with the column"
+    if "field" in model.get_params():  # its auxiliary features and its field (optional for MCNet)
+        field, auxiliary = model.field, list(getattr(model, "auxiliary_features", None) or [])
+        names = auxiliary + ([] if field is None else [field])
+        if all(isinstance(name, str) for name in names):
+            return names, "the model was fitted on a DataFrame with the column"
     return None
 
 
