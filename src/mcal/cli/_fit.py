@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from mcal import MCGrad, MCNet
+from mcal._base import fitted_columns
 from mcal._optional import import_optional
 from mcal._persistence import load, save
 from mcal._registry import METHODS, get_method
@@ -249,19 +250,8 @@ def _named_columns(model, meta: dict) -> tuple[list[str], str] | None:
     if "features" in meta:
         features, field = list(meta["features"] or []), meta.get("field")
         return features + ([field] if field and field not in features else []), "the model was fitted with --features/--field; its column"
-    if getattr(model, "n_features_in_", None) == 0:
-        return [], ""
-    encoder = getattr(model, "encoder_", None)
-    for names in (getattr(model, "feature_names_in_", None), getattr(encoder, "feature_names_in_", None),
-                  getattr(model, "group_names_", None), getattr(model, "segment_columns_", None)):  # fmt: skip
-        if names:
-            return list(names), "the model was fitted on a DataFrame with the column"
-    if "field" in model.get_params():  # its auxiliary features and its field (optional for MCNet)
-        field, auxiliary = model.field, list(getattr(model, "auxiliary_features", None) or [])
-        names = auxiliary + ([] if field is None else [field])
-        if all(isinstance(name, str) for name in names):
-            return names, "the model was fitted on a DataFrame with the column"
-    return None
+    names = fitted_columns(model)
+    return None if names is None else (names, "the model was fitted on a DataFrame with the column")
 
 
 def _feature_input(model, meta: dict, df: pd.DataFrame, given: list[str]):

@@ -288,7 +288,8 @@ feature_names_in_
         NotFittedError
             If called before :meth:`fit`.
         ValueError
-            As :meth:`mcal.MCGrad.predict` (for dask input, when the result is computed).
+            As :meth:`mcal.MCGrad.predict` (for dask input, when the result is computed); for a dask ``X`` that
+            lacks a column of the fit by its metadata, at once.
         TypeError
             As :meth:`mcal.MCGrad.predict`.
         """
