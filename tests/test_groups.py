@@ -506,3 +506,16 @@ def test_hkrr_checks_a_cell_holding_exactly_alpha_lam_of_its_group():
                                  rng=np.random.default_rng(0), max_iter=10)  # fmt: skip
     assert result.update_levels.tolist() == [0]
     np.testing.assert_allclose(result.update_deltas, [0.8], rtol=1e-12)
+
+
+@pytest.mark.parametrize("make_cal", [lambda: HKRR(groups="generated"), lambda: DFMC(n_jobs=1)], ids=["hkrr", "dfmc"])
+def test_group_methods_refuse_a_column_of_date_objects_as_the_segments_do(rng, make_cal):
+    # DFMC's encoding and HKRR's generated segments made one category per timestamp
+    import datetime
+
+    p, y, masks, _ = make(rng, 400)
+    days = [datetime.date(2024, 1, 1) + datetime.timedelta(days=int(d)) for d in rng.integers(0, 30, p.size)]
+    X = pd.DataFrame({"day": pd.Series(days, dtype=object), "g": masks[:, 0]})
+    with pytest.raises(TypeError, match=r"X column 'day' must be converted to numbers .* or declared in "
+                                        r"categorical_features; got dtype object holding date values"):
+        make_cal().fit(p, y, X=X)

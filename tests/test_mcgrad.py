@@ -979,3 +979,21 @@ def test_rounds_that_make_the_logits_non_finite_raise_naming_the_divergence(vali
     with pytest.raises(ValueError, match=r"must keep the logits finite; got a (validation|training) loss of (inf|nan) "
                                          r"after round 1: the boosting diverged"):
         boost_rounds(engine, [part()], [part()] if validate else None, max_rounds=2, patience=0, rescale=False)
+
+
+def test_a_column_of_date_objects_is_refused_unless_declared_categorical_then_a_level_per_date(tmp_path):
+    # it was silently categorical, one level per timestamp, while a datetime64 column was refused even if declared
+    import datetime
+
+    X, p, y = segment_data(2000, seed=14)
+    first = datetime.datetime(2024, 1, 1)
+    days = pd.Series([first + datetime.timedelta(days=int(c)) for c in X["segment"].cat.codes], dtype=object)
+    with pytest.raises(TypeError, match=r"X column 'day' must be converted to numbers \(e\.g\. .*\) or declared in "
+                                        r"categorical_features; got dtype object holding datetime values"):
+        MCGrad(**FAST).fit(p, y, X=X[["x"]].assign(day=days))
+    as_text = X[["x"]].assign(day=days.astype(str))
+    expected = MCGrad(**FAST).fit(p, y, X=as_text).predict(p, X=as_text)
+    by_date = MCGrad(**FAST, categorical_features=["day"]).fit(p, y, X=X[["x"]].assign(day=days))
+    np.testing.assert_array_equal(by_date.predict(p, X=X[["x"]].assign(day=days)), expected)
+    as_datetime64 = X[["x"]].assign(day=pd.to_datetime(days))  # the same dates, by the same text
+    np.testing.assert_array_equal(by_date.predict(p, X=as_datetime64), expected)
