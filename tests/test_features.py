@@ -153,7 +153,8 @@ DAYS = [datetime.datetime(2024, 1, d) for d in (1, 2, 3)] * 12  # past the few-r
 TEMPORAL = {
     "datetime64": (pd.Series(DAYS), "(X['t'] - X['t'].min()).dt.days", "datetime64"),
     "timedelta64": (pd.Series(pd.to_timedelta([1, 2, 3] * 12, unit="h")), "X['t'].dt.total_seconds()", "timedelta64"),
-    "datetime-objects": (pd.Series(DAYS, dtype=object), "(pd.to_datetime(X['t']) - pd.to_datetime(X['t']).min()).dt.days",
+    "datetime-objects": (pd.Series(DAYS, dtype=object),
+                         "(pd.to_datetime(X['t']) - pd.to_datetime(X['t']).min()).dt.days",
                          "object holding datetime values"),
     "date-objects": (pd.Series([d.date() for d in DAYS], dtype=object),
                      "(pd.to_datetime(X['t']) - pd.to_datetime(X['t']).min()).dt.days", "object holding date values"),
@@ -170,7 +171,8 @@ TEMPORAL = {
 def test_dates_and_durations_are_refused_unless_declared_categorical(name, declared):
     # objects holding dates were categories by text, one per timestamp; datetime64 was refused even where declared
     column, hint, got = TEMPORAL[name]
-    message = f"X column 't' must be converted to numbers (e.g. {hint}) or declared in categorical_features; got dtype {got}"
+    message = (f"X column 't' must be converted to numbers (e.g. {hint}) or declared in categorical_features; "
+               f"got dtype {got}")
     with pytest.raises(TypeError, match=re.escape(message)):
         FeatureEncoder(categorical_features=declared).fit(pd.DataFrame({"t": column}))
 

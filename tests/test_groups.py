@@ -519,3 +519,4 @@ def test_group_methods_refuse_a_column_of_date_objects_as_the_segments_do(rng, m
     with pytest.raises(TypeError, match=r"X column 'day' must be converted to numbers .* or declared in "
                                         r"categorical_features; got dtype object holding date values"):
         make_cal().fit(p, y, X=X)
+
