@@ -94,6 +94,32 @@ def test_hkrr_replay_reproduces_the_calibration_predictions_exactly(rng):
     assert np.array_equal(replayed, result.predictions)
 
 
+def test_hkrr_fit_time_scores_of_zero_weight_rows_equal_their_replay_and_predict(rng):
+    # the fit left rows of zero weight unpatched while the replay (and predict) patched them
+    p, y, masks, _ = make(rng, 5_000)
+    w = np.where(rng.random(p.size) < 0.2, 0.0, rng.uniform(0.5, 2.0, p.size))
+    members = [np.flatnonzero(m) for m in masks.T]
+    result = hkrr_multicalibrate(p, y, w, members, n_levels=10, alpha=0.05, oracle=True,
+                                 rng=np.random.default_rng(3), max_iter=1000)
+    zero = w == 0
+    assert np.any(result.predictions[zero] != p[zero])  # zero-weight rows are patched with their cells
+    replayed = hkrr_replay(p, members, result.update_groups, result.update_levels, result.update_deltas, 10)
+    np.testing.assert_array_equal(replayed, result.predictions)
+    predicted = HKRR(snap=False, random_state=3).fit(p, y, X=masks, sample_weight=w).predict(p, X=masks)
+    np.testing.assert_array_equal(predicted, result.predictions)
+
+
+def test_hkrr_fit_time_score_of_a_row_does_not_depend_on_its_weight(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    # every row twice, once with weight 1 and once with weight 0: the fit is that of the weighted rows alone
+    p2, y2, m2 = np.concatenate([p, p]), np.concatenate([y, y]), np.concatenate([masks, masks])
+    w2 = np.concatenate([np.ones_like(p), np.zeros_like(p)])
+    members = [np.flatnonzero(m) for m in m2.T]
+    result = hkrr_multicalibrate(p2, y2, w2, members, n_levels=10, alpha=0.05, oracle=True,
+                                 rng=np.random.default_rng(4), max_iter=1000)
+    np.testing.assert_array_equal(result.predictions[: p.size], result.predictions[p.size :])
+
+
 def test_hkrr_prediction_snaps_calibration_rows_to_the_level_means(rng):
     p, y, masks, _ = make(rng, 5_000)
     cal = HKRR(random_state=0).fit(p, y, X=masks)
