@@ -164,8 +164,9 @@ def _alias_groups() -> dict[str, frozenset[str]]:
     return {name: group for group in groups for name in group}
 
 
-#: The rules of LightGBM 4.7 on the values of the training parameters that MCGrad passes on: a rule in words
-#: (checked by :data:`_RULES`) for numbers, None for bools, the accepted words (in any case) for choices.
+#: The rules of LightGBM 4.7 on the values of the training parameters that MCGrad passes on: a range in words
+#: (checked by :data:`_RULES`; "" for any value) for integers and numbers, the accepted words (in any case) for
+#: choices; bools take True, False or LightGBM's words for them.
 _INTEGERS = {
     "bagging_freq": "", "bin_construct_sample_cnt": "> 0", "gpu_device_id": "", "gpu_platform_id": "",
     "lambdarank_truncation_level": "> 0", "max_bin": "> 1", "max_cat_threshold": "> 0", "max_cat_to_onehot": "> 0",
@@ -174,11 +175,12 @@ _INTEGERS = {
 }
 _NUMBERS = {
     "alpha": "> 0", "bagging_fraction": "in (0, 1]", "cat_l2": ">= 0", "cat_smooth": ">= 0",
-    "cegb_penalty_split": ">= 0", "cegb_tradeoff": ">= 0", "drop_rate": "in [0, 1]", "early_stopping_min_delta": ">= 0", "fair_c": "> 0",
-    "feature_fraction": "in (0, 1]", "feature_fraction_bynode": "in (0, 1]", "histogram_pool_size": "",
-    "lambda_l1": ">= 0", "lambdarank_position_bias_regularization": ">= 0", "linear_lambda": ">= 0",
-    "max_delta_step": "", "monotone_penalty": ">= 0", "other_rate": "in [0, 1]", "path_smooth": ">= 0",
-    "poisson_max_delta_step": "> 0", "refit_decay_rate": "in [0, 1]", "skip_drop": "in [0, 1]", "top_rate": "in [0, 1]",
+    "cegb_penalty_split": ">= 0", "cegb_tradeoff": ">= 0", "drop_rate": "in [0, 1]",
+    "early_stopping_min_delta": ">= 0", "fair_c": "> 0", "feature_fraction": "in (0, 1]",
+    "feature_fraction_bynode": "in (0, 1]", "histogram_pool_size": "", "lambda_l1": ">= 0",
+    "lambdarank_position_bias_regularization": ">= 0", "linear_lambda": ">= 0", "max_delta_step": "",
+    "monotone_penalty": ">= 0", "other_rate": "in [0, 1]", "path_smooth": ">= 0", "poisson_max_delta_step": "> 0",
+    "refit_decay_rate": "in [0, 1]", "skip_drop": "in [0, 1]", "top_rate": "in [0, 1]",
     "tweedie_variance_power": "in [1, 2)",
 }
 _BOOLS = frozenset({
