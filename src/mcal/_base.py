@@ -413,7 +413,6 @@ class BaseCalibrator(BaseEstimator):
                 raise ValueError(f"model data field state.{k} must be a finite number; got {v!r}")
 
 
-
 def fitted_columns(model: BaseCalibrator) -> list[Any] | None:
     """The columns of ``X`` a fitted calibrator reads, by the names it kept from the DataFrame it was fitted on.
 
