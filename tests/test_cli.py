@@ -454,3 +454,24 @@ def test_predict_features_feed_a_generated_group_model_fitted_on_an_array_in_ord
     mcal.save(cal, model)
     assert main(["predict", str(model), str(csv), "--score-col", "p", "--features", "w,f", "-o", str(out)]) == 0
     np.testing.assert_allclose(pd.read_parquet(out)["p_calibrated"], cal.predict(table["p"], X=X), rtol=0, atol=1e-12)
+
+
+def test_mcgrad_without_features_fits_on_the_score_alone_as_in_python(csv, table, tmp_path):
+    # `mcal fit --method mcgrad` without --features was refused, though MCGrad fits with X=None in Python
+    model, out = tmp_path / "m.json", tmp_path / "out.csv"
+    params = ["--param", "max_rounds=2", "--param", "n_estimators=10", "--param", "n_jobs=1",
+              "--param", "early_stopping=null"]
+    assert main(_fit_args(csv, model, "--method", "mcgrad", "--random-state", "0", "--quiet", *params)) == 0
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
+    p, y = table["p"].to_numpy(), (table["y"] == "yes").to_numpy()
+    python = mcal.MCGrad(max_rounds=2, n_estimators=10, n_jobs=1, early_stopping=None, random_state=0).fit(p, y)
+    expected = python.predict(p)
+    written = pd.read_csv(out)["p_calibrated"].to_numpy()
+    np.testing.assert_allclose(written, expected, rtol=0, atol=1e-12)
+    assert not np.allclose(written, p, atol=1e-3)  # the rounds did change the scores
+
+
+def test_a_group_method_without_features_is_still_refused(csv, tmp_path, capsys):
+    assert main(_fit_args(csv, tmp_path / "m.json", "--method", "hkrr")) == 1
+    assert "method 'hkrr' needs feature columns: pass --features A,B,C" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()

@@ -94,3 +94,48 @@ def test_per_field_calibration_of_another_method_is_chosen_with_param_calibrator
     assert "--param calibrator must name a method (e.g. platt, sir); got 'plat'" in capsys.readouterr().err
     assert main([*args, "--param", "calibrator=mcgrad", "-o", str(model)]) == 1
     assert "calibrator must be univariate (uses_features=False); got MCGrad" in capsys.readouterr().err
+
+
+def _score_only_data():
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.05, 0.95, 400)
+    return p, (rng.random(p.size) < expit(1.5 * (p - 0.5) * 4)).astype(int)
+
+
+@pytest.mark.parametrize("method", ["mcgrad", "mcnet", "hkrr", "dfmc", "neucalib", "adacalib", "per-field-isotonic"])
+def test_requires_features_says_whether_python_fits_without_x(method):
+    """The CLI refuses a fit without --features/--field exactly where the Python class refuses X=None."""
+    from mcal._registry import get_method
+
+    cls = get_method(method)
+    fast = {"mcnet": {"max_epochs": 1}, "mcgrad": {"max_rounds": 1, "n_estimators": 5, "early_stopping": None}}
+    params = fast.get(method, {})
+    p, y = _score_only_data()
+    if cls.requires_features:
+        with pytest.raises((ValueError, TypeError), match="X must|field must"):
+            cls(**params).fit(p, y)
+    else:
+        assert cls(**params).fit(p, y).predict(p).shape == p.shape
+
+
+def test_mcnet_without_field_fits_one_context_on_the_score_alone(table, tmp_path):
+    # `mcal fit --method mcnet` without --field was refused, though MCNet's field is optional in Python
+    model, out = tmp_path / "m.json", tmp_path / "out.csv"
+    assert main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "mcnet", "--random-state", "0",
+                 "--param", "max_epochs=2", "--param", "hidden_sizes=[8]", "--quiet", "-o", str(model)]) == 0
+    assert main(["predict", str(model), str(table), "-o", str(out)]) == 0
+    fitted, df = load(model), pd.read_csv(table)
+    assert fitted.field is None and fitted.field_values_ is None
+    np.testing.assert_allclose(pd.read_csv(out)["p_calibrated"], fitted.predict(df["p"].to_numpy()), rtol=0, atol=1e-12)
+
+
+def test_predict_of_a_score_only_mcnet_fitted_in_python_needs_no_features(table, tmp_path):
+    # it asked for --features, as for a model fitted on an array without column names
+    from mcal import MCNet, save
+
+    df = pd.read_csv(table)
+    fitted = MCNet(max_epochs=1, hidden_sizes=(8,), random_state=0).fit(df["p"], df["y"])
+    save(fitted, tmp_path / "m.json")
+    out = tmp_path / "out.csv"
+    assert main(["predict", str(tmp_path / "m.json"), str(table), "--score-col", "p", "-o", str(out)]) == 0
+    np.testing.assert_allclose(pd.read_csv(out)["p_calibrated"], fitted.predict(df["p"]), rtol=0, atol=1e-12)

@@ -820,3 +820,49 @@ def test_dask_mcgrad_names_a_column_selected_from_partitions_that_lack_it(client
     with pytest.raises(ValueError, match=r"every partition of a dask input must hold the columns its metadata lists; "
                                          r"got pandas' KeyError 'p' on a worker"):
         DaskMCGrad(client=client, early_stopping=None, **FAST).fit(ddf["p"], ddf["y"], X=ddf[["level", "x"]])
+
+
+def test_cli_fits_mcgrad_on_the_score_alone_on_a_cluster(client, tmp_path, capsys):
+    from mcal.cli import main
+
+    data = table(2000, 4)
+    data.to_parquet(tmp_path / "train.parquet", index=False)
+    model_path = tmp_path / "model.json"
+    status = main(["fit", str(tmp_path / "train.parquet"), "--score-col", "p", "--label-col", "y", "--method", "mcgrad",
+                   "--param", "max_rounds=1", "--param", "n_estimators=10", "--param", "early_stopping=null",
+                   "--random-state", "0", "--scheduler", client.scheduler.address, "-o", str(model_path)])  # fmt: skip
+    assert status == 0, capsys.readouterr().err  # it asked for --features
+    model = mcal.load(model_path)
+    assert model.encoder_.n_features_in_ == 0 and model.n_rounds_ == 1
+    assert log_loss(data["y"], model.predict(data["p"])) < log_loss(data["y"], data["p"])
+
+
+def test_lazy_predict_names_the_fitted_columns_missing_from_the_metadata_before_computing():
+    # before, the graph was built and the error came only from .compute(), from inside a partition
+    import dask.dataframe as dd
+
+    data = table(300, 5)
+    model = mcal.MCGrad(**{**FAST, "max_rounds": 1}, early_stopping=None).fit(data["p"], data["y"],
+                                                                             X=data[["level", "x"]])
+    ddf = dd.from_pandas(data, npartitions=2)
+    message = r"X must hold the columns MCGrad was fitted on \['level', 'x'\]; got a dask DataFrame with the columns "
+    with pytest.raises(ValueError, match=message + r"\['level', 'p'\], missing \['x'\]"):
+        mcal.dask.predict(model, ddf["p"], X=ddf[["level", "p"]])
+    with pytest.raises(ValueError, match=r"X must hold the columns MCGrad was fitted on \['level', 'x'\]; got None, "
+                                         r"missing \['level', 'x'\]"):
+        mcal.dask.predict(model, ddf["p"])
+    with pytest.raises(ValueError, match=r"got a dask Series with the columns \['x'\], missing \['level'\]"):
+        mcal.dask.predict(model, ddf["p"], X=ddf["x"])
+
+
+def test_lazy_predict_of_a_field_model_checks_its_field_column_by_metadata():
+    import dask.dataframe as dd
+
+    data = table(300, 6).assign(f=lambda d: d["level"].astype(str))
+    model = mcal.PerFieldCalibrator(field="f", min_samples_per_field=10).fit(data["p"], data["y"], X=data[["f"]])
+    ddf = dd.from_pandas(data, npartitions=2)
+    with pytest.raises(ValueError, match=r"fitted on \['f'\]; got a dask DataFrame with the columns \['x'\], "
+                                         r"missing \['f'\]"):
+        mcal.dask.predict(model, ddf["p"], X=ddf[["x"]])
+    out = mcal.dask.predict(model, ddf["p"], X=ddf[["x", "f"]]).compute(scheduler="synchronous")  # extra columns pass
+    np.testing.assert_array_equal(out.to_numpy(), model.predict(data["p"], X=data[["f"]]))

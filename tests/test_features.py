@@ -1,6 +1,8 @@
 """Tests of the tabular feature encoder shared by the feature-aware calibrators."""
 
+import datetime
 import json
+import re
 import warnings
 
 import numpy as np
@@ -147,9 +149,63 @@ def test_infinite_numeric_value_raises():
         FeatureEncoder().fit(pd.DataFrame({"x": [1.0, np.inf]}))
 
 
-def test_datetime_column_raises_type_error():
-    with pytest.raises(TypeError, match="must be numeric, bool, string or category; got dtype datetime64"):
-        FeatureEncoder().fit(pd.DataFrame({"t": pd.to_datetime(["2020-01-01", "2021-01-01"])}))
+DAYS = [datetime.datetime(2024, 1, d) for d in (1, 2, 3)] * 12  # past the few-rows path (36 rows)
+TEMPORAL = {
+    "datetime64": (pd.Series(DAYS), "(X['t'] - X['t'].min()).dt.days", "datetime64"),
+    "timedelta64": (pd.Series(pd.to_timedelta([1, 2, 3] * 12, unit="h")), "X['t'].dt.total_seconds()", "timedelta64"),
+    "datetime-objects": (pd.Series(DAYS, dtype=object),
+                         "(pd.to_datetime(X['t']) - pd.to_datetime(X['t']).min()).dt.days",
+                         "object holding datetime values"),
+    "date-objects": (pd.Series([d.date() for d in DAYS], dtype=object),
+                     "(pd.to_datetime(X['t']) - pd.to_datetime(X['t']).min()).dt.days", "object holding date values"),
+    "timestamp-objects": (pd.Series([pd.Timestamp(d, tz="UTC") for d in DAYS], dtype=object),
+                          "(pd.to_datetime(X['t']) - pd.to_datetime(X['t']).min()).dt.days",
+                          "object holding datetime values"),
+    "timedelta-objects": (pd.Series([datetime.timedelta(hours=h) for h in [1, 2, 3] * 12], dtype=object),
+                          "pd.to_timedelta(X['t']).dt.total_seconds()", "object holding timedelta values"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("declared", ["from_dtype", None], ids=["from-dtype", "numerical"])
+@pytest.mark.parametrize("name", list(TEMPORAL))
+def test_dates_and_durations_are_refused_unless_declared_categorical(name, declared):
+    # objects holding dates were categories by text, one per timestamp; datetime64 was refused even where declared
+    column, hint, got = TEMPORAL[name]
+    message = (f"X column 't' must be converted to numbers (e.g. {hint}) or declared in categorical_features; "
+               f"got dtype {got}")
+    with pytest.raises(TypeError, match=re.escape(message)):
+        FeatureEncoder(categorical_features=declared).fit(pd.DataFrame({"t": column}))
+
+
+@pytest.mark.parametrize("name", list(TEMPORAL))
+def test_a_date_column_declared_categorical_has_one_level_per_value_on_many_and_few_rows(name):
+    X = pd.DataFrame({"t": TEMPORAL[name][0]})
+    enc = FeatureEncoder(categorical_features=["t"]).fit(X)
+    assert len(enc.categories_[0]) == 3
+    many = enc.transform(X)[:, 0]
+    np.testing.assert_array_equal(many, enc.transform(X.iloc[:6])[:, 0].tolist() * 6)
+    assert sorted(set(many.tolist())) == [0.0, 1.0, 2.0]
+
+
+def test_a_datetime64_array_declared_categorical_has_the_levels_of_the_same_dataframe_column():
+    # numpy's tolist() gives datetime64[ns] values as integers: the few-rows path would miss every level
+    column = TEMPORAL["datetime64"][0].astype("datetime64[ns]")
+    by_name = FeatureEncoder(categorical_features=["t"]).fit(pd.DataFrame({"t": column}))
+    by_index = FeatureEncoder(categorical_features=[0]).fit(column.to_numpy()[:, None])
+    assert by_index.categories_ == by_name.categories_
+    np.testing.assert_array_equal(by_index.transform(column.to_numpy()[:3, None])[:, 0], [0.0, 1.0, 2.0])
+
+
+@pytest.mark.parametrize("name", list(TEMPORAL))
+def test_segments_and_the_feature_encoding_refuse_a_date_column_with_one_message(name):
+    from mcal.segments import generate_segments
+
+    X = pd.DataFrame({"t": TEMPORAL[name][0]})
+    with pytest.raises(TypeError) as encoded:
+        FeatureEncoder().fit(X)
+    with pytest.raises(TypeError) as segmented:
+        generate_segments(X)
+    assert str(encoded.value) == str(segmented.value)
 
 
 def test_an_arrow_dictionary_column_is_categorical_with_the_levels_of_its_values():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from mcal import GammaScaling, GaussianScaling, PlattScaling, load, save
+from mcal import CalibrationWarning, GammaScaling, GaussianScaling, PlattScaling, load, save
 from mcal.metrics import ece, log_loss, roc_auc
 
 
@@ -231,3 +231,45 @@ def test_beyond_the_calibration_range_the_logit_map_continues_along_its_end_tang
     slope = float(model.a_ * d1[0] + model.b_ * d2[0])
     assert abs(model.a_) > 1e-3  # a curved map, so a flat or a quadratic continuation would differ
     np.testing.assert_allclose(np.diff(z), [slope, slope], rtol=1e-7)
+
+
+def _one_iteration(monkeypatch):
+    """Cap every scipy optimiser call of mcal.parametric at one iteration, so that it reports failure."""
+    from scipy.optimize import minimize
+
+    from mcal import parametric
+
+    def limited(*args, options, **kwargs):
+        return minimize(*args, options={**options, "maxiter": 1}, **kwargs)
+
+    monkeypatch.setattr(parametric, "minimize", limited)
+
+
+@pytest.mark.parametrize("cls", [PlattScaling, GaussianScaling, GammaScaling])
+def test_an_optimiser_that_stops_short_warns_with_scipys_message(rng, monkeypatch, cls):
+    # L-BFGS-B's failure with a finite loss was silent: the parameters where it stopped were the fit
+    p, y, _ = miscalibrated(rng, 500)
+    _one_iteration(monkeypatch)
+    with pytest.warns(CalibrationWarning, match=r"^the logistic calibration fit did not converge: L-BFGS-B stopped "
+                                                r"after 1 iteration\(s\) with 'STOP: TOTAL NO. OF ITERATIONS REACHED "
+                                                r"LIMIT'; its parameters there are returned$"):
+        cal = cls().fit(p, y)
+    assert np.all(np.isfinite(cal.predict(p)))
+
+
+def test_the_constrained_optimiser_that_stops_short_warns_with_scipys_message(rng, monkeypatch):
+    from scipy.optimize import minimize
+
+    from mcal import parametric
+
+    # a > 0: the free quadratic turns down on the left, so that SLSQP runs; it alone is capped
+    p, y, _ = gaussian_data(rng, 2000, sd=(1.0, 2.0))
+
+    def slsqp_limited(*args, method, options, **kwargs):
+        capped = {**options, "maxiter": 1} if method == "SLSQP" else options
+        return minimize(*args, method=method, options=capped, **kwargs)
+
+    monkeypatch.setattr(parametric, "minimize", slsqp_limited)
+    with pytest.warns(CalibrationWarning, match=r"^the constrained logistic calibration fit did not converge: SLSQP "
+                                                r"stopped after 1 iteration\(s\) with 'Iteration limit reached'"):
+        GaussianScaling().fit(p, y)

@@ -94,6 +94,32 @@ def test_hkrr_replay_reproduces_the_calibration_predictions_exactly(rng):
     assert np.array_equal(replayed, result.predictions)
 
 
+def test_hkrr_fit_time_scores_of_zero_weight_rows_equal_their_replay_and_predict(rng):
+    # the fit left rows of zero weight unpatched while the replay (and predict) patched them
+    p, y, masks, _ = make(rng, 5_000)
+    w = np.where(rng.random(p.size) < 0.2, 0.0, rng.uniform(0.5, 2.0, p.size))
+    members = [np.flatnonzero(m) for m in masks.T]
+    result = hkrr_multicalibrate(p, y, w, members, n_levels=10, alpha=0.05, oracle=True,
+                                 rng=np.random.default_rng(3), max_iter=1000)
+    zero = w == 0
+    assert np.any(result.predictions[zero] != p[zero])  # zero-weight rows are patched with their cells
+    replayed = hkrr_replay(p, members, result.update_groups, result.update_levels, result.update_deltas, 10)
+    np.testing.assert_array_equal(replayed, result.predictions)
+    predicted = HKRR(snap=False, random_state=3).fit(p, y, X=masks, sample_weight=w).predict(p, X=masks)
+    np.testing.assert_array_equal(predicted, result.predictions)
+
+
+def test_hkrr_fit_time_score_of_a_row_does_not_depend_on_its_weight(rng):
+    p, y, masks, _ = make(rng, 3_000)
+    # every row twice, once with weight 1 and once with weight 0: the fit is that of the weighted rows alone
+    p2, y2, m2 = np.concatenate([p, p]), np.concatenate([y, y]), np.concatenate([masks, masks])
+    w2 = np.concatenate([np.ones_like(p), np.zeros_like(p)])
+    members = [np.flatnonzero(m) for m in m2.T]
+    result = hkrr_multicalibrate(p2, y2, w2, members, n_levels=10, alpha=0.05, oracle=True,
+                                 rng=np.random.default_rng(4), max_iter=1000)
+    np.testing.assert_array_equal(result.predictions[: p.size], result.predictions[p.size :])
+
+
 def test_hkrr_prediction_snaps_calibration_rows_to_the_level_means(rng):
     p, y, masks, _ = make(rng, 5_000)
     cal = HKRR(random_state=0).fit(p, y, X=masks)
@@ -506,3 +532,17 @@ def test_hkrr_checks_a_cell_holding_exactly_alpha_lam_of_its_group():
                                  rng=np.random.default_rng(0), max_iter=10)  # fmt: skip
     assert result.update_levels.tolist() == [0]
     np.testing.assert_allclose(result.update_deltas, [0.8], rtol=1e-12)
+
+
+@pytest.mark.parametrize("make_cal", [lambda: HKRR(groups="generated"), lambda: DFMC(n_jobs=1)], ids=["hkrr", "dfmc"])
+def test_group_methods_refuse_a_column_of_date_objects_as_the_segments_do(rng, make_cal):
+    # DFMC's encoding and HKRR's generated segments made one category per timestamp
+    import datetime
+
+    p, y, masks, _ = make(rng, 400)
+    days = [datetime.date(2024, 1, 1) + datetime.timedelta(days=int(d)) for d in rng.integers(0, 30, p.size)]
+    X = pd.DataFrame({"day": pd.Series(days, dtype=object), "g": masks[:, 0]})
+    with pytest.raises(TypeError, match=r"X column 'day' must be converted to numbers .* or declared in "
+                                        r"categorical_features; got dtype object holding date values"):
+        make_cal().fit(p, y, X=X)
+

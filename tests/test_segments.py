@@ -1,5 +1,6 @@
 """Tests of mcal.segments: generated and prespecified segments."""
 
+import datetime
 import json
 import re
 
@@ -363,3 +364,21 @@ def test_masks_of_segments_from_constant_columns_only_are_the_all_rows_segment()
         segs = generate_segments(X)
     masks = segs.to_masks()
     assert masks.shape == (30, 1) and masks.all()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[datetime.datetime(2024, 1, d) for d in (1, 2)], [datetime.date(2024, 1, d) for d in (1, 2)],
+     [pd.Timestamp(2024, 1, d) for d in (1, 2)]],
+    ids=["datetime", "date", "timestamp"],
+)  # fmt: skip
+def test_object_columns_of_dates_are_refused_as_datetime64_columns_are(values):
+    # they were categories by text, one segment per timestamp
+    X = pd.DataFrame({"t": pd.Series(values * 10, dtype=object)})
+    hint = "(pd.to_datetime(X['t']) - pd.to_datetime(X['t']).min()).dt.days"
+    with pytest.raises(TypeError, match=re.escape(f"X column 't' must be converted to numbers (e.g. {hint})")):
+        generate_segments(X, max_depth=1)
+    with pytest.raises(TypeError, match=re.escape("X column 'x0' must be converted to numbers")):
+        generate_segments(X.to_numpy(), max_depth=1)  # an object array, column by column
+    segs = generate_segments(X, min_samples_per_segment=1, categorical_features=["t"])
+    assert segs.descriptions == ["all", *(f"t={v}" for v in values)]

@@ -148,9 +148,13 @@ class BaseCalibrator(BaseEstimator):
     ----------
     uses_features : bool
         Class attribute; ``True`` for calibrators that read ``X`` (MCGrad, MCNet, field-aware methods).
+    requires_features : bool
+        Class attribute; ``True`` for calibrators whose fit needs ``X`` (a field column, group indicators);
+        ``False`` where ``fit(y_prob, y)`` without ``X`` fits on the scores alone (MCGrad, MCNet without a field).
     """
 
     uses_features: ClassVar[bool] = False
+    requires_features: ClassVar[bool] = False
     #: Soft labels in [0, 1] are accepted by methods that fit a log loss and set this to True.
     accepts_soft_labels: ClassVar[bool] = False
     #: Names of fitted attributes saved by :meth:`to_dict`; the first one is checked by ``check_is_fitted``.
@@ -408,3 +412,24 @@ class BaseCalibrator(BaseEstimator):
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
                 raise ValueError(f"model data field state.{k} must be a finite number; got {v!r}")
 
+
+def fitted_columns(model: BaseCalibrator) -> list[Any] | None:
+    """The columns of ``X`` a fitted calibrator reads, by the names it kept from the DataFrame it was fitted on.
+
+    ``[]`` for a calibrator that reads no column (a univariate one, MCGrad or MCNet fitted on the score alone);
+    None for one fitted on an array, whose columns have no names (the command line and :func:`mcal.dask.predict`
+    then cannot check the columns of ``X`` by name).
+    """
+    if not model.uses_features or getattr(model, "n_features_in_", None) == 0:
+        return []
+    encoder = getattr(model, "encoder_", None)
+    for names in (getattr(model, "feature_names_in_", None), getattr(encoder, "feature_names_in_", None),
+                  getattr(model, "group_names_", None), getattr(model, "segment_columns_", None)):  # fmt: skip
+        if names:
+            return list(names)
+    if "field" in model.get_params():  # its auxiliary features and its field (optional for MCNet)
+        field, auxiliary = model.field, list(getattr(model, "auxiliary_features", None) or [])
+        names = auxiliary + ([] if field is None else [field])
+        if all(isinstance(name, str) for name in names):
+            return names
+    return None

@@ -25,6 +25,43 @@ _SMALL = 32
 _INT_RANGE = 1 << 16
 # Inference of ``"from_dtype"`` over object columns of an array (pandas.api.types.infer_dtype names).
 _NUMERIC_INFERRED = {"integer", "floating", "mixed-integer-float", "decimal", "empty"}
+# Object columns of dates (datetime.date, datetime.datetime, pd.Timestamp) or durations, by infer_dtype name.
+_TEMPORAL_INFERRED = {"datetime64": "datetime", "datetime": "datetime", "date": "datetime",
+                      "timedelta64": "timedelta", "timedelta": "timedelta"}  # fmt: skip
+
+
+def temporal_kind(column: Any) -> str | None:
+    """``"datetime"`` or ``"timedelta"`` for a column of dates or durations, else None.
+
+    A column of dates is one of dtype datetime64 (time-zone aware too) or of objects that pandas infers as
+    ``datetime.date``, ``datetime.datetime`` or ``pd.Timestamp`` values; likewise timedelta64 or
+    ``datetime.timedelta``/``pd.Timedelta`` objects for durations. Every place that infers the kind of a feature
+    column (generated segments, the MCGrad and DFMC feature encoding) refuses such a column unless it is declared
+    in ``categorical_features`` (see :func:`temporal_error`): as text, every timestamp is a category of its own.
+    """
+    dtype = column.dtype
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetime"
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "timedelta"
+    if pd.api.types.is_object_dtype(dtype):
+        return _TEMPORAL_INFERRED.get(pd.api.types.infer_dtype(column, skipna=True))
+    return None
+
+
+def temporal_error(label: str, column: Any) -> TypeError:
+    """The error for a column of dates or durations (see :func:`temporal_kind`) that is not declared categorical,
+    with a conversion to numbers as a hint; ``label`` is the column as messages show it (``'t'``, or ``0``)."""
+    col = f"X[{label}]"
+    kind = temporal_kind(column)
+    if pd.api.types.is_object_dtype(column.dtype):  # the .dt accessor needs a datetime or timedelta dtype first
+        col = f"pd.to_{kind}({col})"
+        held = f" holding {pd.api.types.infer_dtype(column, skipna=True)} values"
+    else:
+        held = ""
+    hint = f"{col}.dt.total_seconds()" if kind == "timedelta" else f"({col} - {col}.min()).dt.days"
+    return TypeError(f"X column {label} must be converted to numbers (e.g. {hint}) or declared in "
+                     f"categorical_features; got dtype {column.dtype}{held}")  # fmt: skip
 
 
 def _category_key(value: Any) -> str:
@@ -90,10 +127,9 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
         arrays = getattr(X, "_iter_column_arrays", None)  # pandas-internal, about 15x faster than items()
         if arrays is not None:
             columns = list(arrays())
-        else:  # a pandas without the helper (tested)
-            columns = [
-                s.array if isinstance(s.dtype, pd.api.extensions.ExtensionDtype) else s.to_numpy() for _, s in X.items()
-            ]
+        else:  # a pandas without the helper (tested); dates as pandas arrays, as that helper gives them
+            columns = [s.array if isinstance(s.dtype, pd.api.extensions.ExtensionDtype) or s.dtype.kind in "mM"
+                       else s.to_numpy() for _, s in X.items()]  # fmt: skip
         return columns, names, X.shape[0]
     check_X_type(X)
     if X is None or np.isscalar(X):
@@ -103,11 +139,13 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
         arr = np.asarray(X, dtype=object)  # rows mixing text and numbers: numpy made every number a string
     if arr.ndim != 2:
         raise ValueError(f"X must be 2-D of shape (n_samples, n_features); got shape {arr.shape}")
-    return [arr[:, j] for j in range(arr.shape[1])], None, arr.shape[0]
+    # dates as pandas arrays (of Timestamps, as a DataFrame's), not numpy's, whose tolist() gives integers
+    columns = [pd.array(arr[:, j]) if arr.dtype.kind in "mM" else arr[:, j] for j in range(arr.shape[1])]
+    return columns, None, arr.shape[0]
 
 
 def _column_kind(column: Any) -> str:
-    """``"categorical"``, ``"numerical"`` or ``"unsupported"`` for a column under ``"from_dtype"``."""
+    """``"categorical"``, ``"numerical"``, ``"temporal"`` or ``"unsupported"`` for a column under ``"from_dtype"``."""
     dtype = column.dtype
     if isinstance(dtype, pd.ArrowDtype):  # as pandas reads Parquet with dtype_backend="pyarrow"
         import pyarrow as pa
@@ -118,6 +156,8 @@ def _column_kind(column: Any) -> str:
             return "numerical"
     if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
         return "categorical"
+    if temporal_kind(column) is not None:  # categorical only where declared so
+        return "temporal"
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
         return "numerical"
     if pd.api.types.is_object_dtype(dtype):
@@ -141,7 +181,9 @@ class FeatureEncoder:
         - ``"from_dtype"``: pandas ``category`` and ``bool`` columns, Arrow dictionary columns, and
           string/object columns (object columns holding only numbers count as numerical); numeric columns
           are numerical. For a numeric
-          (not bool) ndarray every column is numerical.
+          (not bool) ndarray every column is numerical. Columns of dates or durations (datetime64, timedelta64,
+          or ``datetime``/``pd.Timestamp`` objects) are refused unless declared categorical (then each distinct
+          value is a level): convert them to numbers to use them as numerical features.
         - ``None``: no categorical columns.
         - integer indices, a boolean mask of length ``n_features``, or column names (DataFrame only).
           Declaring a numeric column categorical treats its values (e.g. integer codes) as levels.
@@ -202,7 +244,9 @@ class FeatureEncoder:
             the wrong length), or a numerical column with non-numeric or infinite values.
         TypeError
             If ``categorical_features`` is a single number or holds values that are not indices, bools or names, a
-            column has an unsupported dtype (e.g. datetime), or column names mix strings and non-strings.
+            column has an unsupported dtype (e.g. complex) or holds dates or durations (datetime64, timedelta64, or
+            such Python objects) without being declared in ``categorical_features``, or column names mix strings
+            and non-strings.
         """
         columns, names, _ = _columns(X)
         self._reset_caches()
@@ -220,6 +264,8 @@ class FeatureEncoder:
                     f"X column {self._label(j)} must be numeric, bool, string or category; got dtype {column.dtype}{held}"
                 )
             is_cat = (kind == "categorical") if declared is None else bool(declared[j])
+            if kind == "temporal" and not is_cat:
+                raise temporal_error(self._label(j), column)
             self.categorical_.append(is_cat)
             if is_cat:
                 codes, keys = _factorize(column)

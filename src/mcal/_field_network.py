@@ -193,6 +193,7 @@ class FieldNetwork(BaseCalibrator):
     """
 
     uses_features: ClassVar[bool] = True
+    requires_features: ClassVar[bool] = True  # the field column
     #: dtype kind of every fitted array attribute beyond the field slots, checked when a model file is read
     _array_kinds: ClassVar[dict[str, str]] = {"auxiliary_mean_": "f", "auxiliary_scale_": "f"}
 

@@ -94,12 +94,15 @@ def hkrr_multicalibrate(
     Returns
     -------
     result : HKRRResult
+        Its ``predictions`` are those of :func:`hkrr_replay` of its patches on the same rows, rows of zero
+        weight included: a prediction depends on the score and the groups alone.
     """
     p = y_prob.copy()
     level = prediction_levels(p, n_levels)
     lam = 1.0 / n_levels
     omega = alpha / 4.0
-    members = [rows[sample_weight[rows] > 0] for rows in members]
+    # rows of zero weight stay in their groups: they add nothing to the sums that decide a patch, but a patch
+    # moves them as it moves every row of its cell, as hkrr_replay (and so predict) does
     group_order = rng.permutation(len(members))
     level_order = rng.permutation(n_levels)
     updates: list[tuple[int, int, float]] = []

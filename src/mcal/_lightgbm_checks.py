@@ -1,4 +1,5 @@
-"""Checks of what mcal hands to LightGBM: model text read from a file, parameters and sample weights.
+"""Checks of what mcal hands to LightGBM: model text read from a file, and sample weights (its parameters:
+:mod:`mcal._lightgbm_params`).
 
 LightGBM (4.7) trusts the model text it is given. A tree whose text is longer or shorter than the header's
 ``tree_sizes`` says aborts the process (the trees are parsed in OpenMP threads, whose errors end in
@@ -10,17 +11,14 @@ and the structure of every tree first, then lets LightGBM parse the trees one af
 ``tree_sizes``) and nothing after ``end of trees``: the feature importances, ``parameters:`` and
 ``pandas_categorical:`` sections that follow are not needed to predict (a loaded booster has no
 ``params``, and writes no ``parameters:`` section). A malformed or hand-edited file thus raises a
-``ValueError`` instead of crashing the process. The other checks catch, before training, inputs that
-LightGBM would silently change (int32 parameters, float32 weights) or abort on (monotone constraints on
-categorical columns), and turn LightGBM's errors on user parameters into errors that name them.
+``ValueError`` instead of crashing the process. The other checks catch, before training, tree settings and
+weights that LightGBM would silently change (to int32, to float32) or refuse only after printing its error
+(more than 131072 leaves), and choose LightGBM's thread count.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
-import math
-import numbers
 import re
 from typing import Any
 
@@ -33,7 +31,6 @@ from mcal._validation import check_int, check_real
 #: LightGBM reads its integer parameters as int32 (larger values wrap around) and caps num_leaves at 131072.
 INT32_MAX = 2**31 - 1
 MAX_LEAVES = 131072
-_MONOTONE = ("monotone_constraints", "mc", "monotone_constraint", "monotonic_cst")
 
 # The lines of a tree section as LightGBM 4 writes them (its parser reads at most 22 lines per tree).
 _TREE_KEYS = {
@@ -293,141 +290,6 @@ def _floats(tree: dict[str, str], key: str, size: int, *, finite: bool = False) 
     return np.array([float(t) for t in tokens], dtype=np.float64)
 
 
-# LightGBM parameters that MCGrad sets itself, with their LightGBM aliases, and the MCGrad argument to use.
-MCGRAD_RESERVED = {
-    "n_jobs": ("num_threads", "num_thread", "nthread", "nthreads", "n_jobs"),
-    "random_state": ("seed", "random_seed", "random_state", "bagging_seed", "feature_fraction_seed",
-                     "data_random_seed", "extra_seed", "drop_seed", "objective_seed"),
-    "n_estimators": ("num_iterations", "num_iteration", "n_iter", "num_tree", "num_trees", "num_round",
-                     "num_rounds", "nrounds", "num_boost_round", "n_estimators", "max_iter"),
-    "learning_rate": ("learning_rate", "shrinkage_rate", "eta"),
-    "max_depth": ("max_depth",),
-    "min_child_samples": ("min_data_in_leaf", "min_data_per_leaf", "min_data", "min_child_samples",
-                          "min_samples_leaf"),
-    "max_leaves": ("num_leaves", "num_leaf", "max_leaves", "max_leaf", "max_leaf_nodes"),
-    "l2_regularization": ("lambda_l2", "reg_lambda", "lambda", "l2_regularization"),
-    "min_gain_to_split": ("min_gain_to_split", "min_split_gain"),
-    "min_sum_hessian_in_leaf": ("min_sum_hessian_in_leaf", "min_sum_hessian_per_leaf", "min_sum_hessian",
-                                "min_hessian", "min_child_weight"),
-    "categorical_features": ("categorical_feature", "cat_feature", "categorical_column", "cat_column",
-                             "categorical_features"),
-    "early_stopping": ("early_stopping_round", "early_stopping_rounds", "early_stopping", "n_iter_no_change"),
-    "(fixed)": ("objective", "objective_type", "app", "application", "loss", "boosting", "boosting_type", "boost",
-                "num_class", "num_classes", "deterministic", "force_col_wise", "force_row_wise", "verbosity",
-                "verbose", "init_score"),
-    # one value per column of a single binned Dataset; the score column is binned apart from the features
-    "(unsupported)": ("max_bin_by_feature",),
-    # parameters of LightGBM's binary objective, which the cross-entropy objective silently ignores
-    "(ignored)": ("is_unbalance", "unbalance", "unbalanced_sets", "scale_pos_weight", "sigmoid",
-                  "boost_from_average", "pos_bagging_fraction", "pos_sub_row", "pos_subsample", "pos_bagging",
-                  "neg_bagging_fraction", "neg_sub_row", "neg_subsample", "neg_bagging"),
-}
-
-
-@functools.cache
-def _reserved_names() -> dict[str, str]:
-    """Every name in :data:`MCGRAD_RESERVED` with all its LightGBM aliases, mapped to the argument (or reason)."""
-    return {alias: arg for arg, names in MCGRAD_RESERVED.items() for alias in with_aliases(names)}
-
-
-#: LightGBM parameters that are not about training (files, tasks, prediction, evaluation, the network), whose
-#: names LightGBM knows but whose values a training call ignores or reads from disk.
-_NOT_TRAINING = ("task", "config", "data", "valid", "input_model", "output_model", "convert_model",
-                 "convert_model_language", "saved_feature_importance_type", "snapshot_freq", "output_result",
-                 "initscore_filename", "valid_data_initscores", "forcedsplits_filename", "forcedbins_filename",
-                 "header", "label_column", "weight_column", "group_column", "ignore_column", "save_binary",
-                 "parser_config_file", "precise_float_parser", "two_round", "start_iteration_predict",
-                 "num_iteration_predict", "predict_raw_score", "predict_leaf_index", "predict_contrib",
-                 "predict_disable_shape_check", "pred_early_stop", "pred_early_stop_freq", "pred_early_stop_margin",
-                 "metric", "metric_freq", "is_provide_training_metric", "eval_at", "multi_error_top_k",
-                 "auc_mu_weights", "num_machines", "local_listen_port", "time_out", "machine_list_filename",
-                 "machines")
-
-
-@functools.cache
-def _not_training_names() -> frozenset[str]:
-    """:data:`_NOT_TRAINING` with all its LightGBM aliases."""
-    return with_aliases(_NOT_TRAINING)
-
-
-#: Characters that would end a value in LightGBM's "key=value key=value" parameter string.
-_PARAM_STRING_BREAKS = re.compile(r"[\s=]")
-
-
-def check_lightgbm_param(key: Any, value: Any) -> None:
-    """Check one entry of a user's ``lightgbm_params`` for MCGrad before LightGBM sees it.
-
-    The names in :data:`MCGRAD_RESERVED` (with every LightGBM alias, see :func:`with_aliases`) are refused with
-    the argument to use instead, or the reason.
-
-    Raises
-    ------
-    TypeError
-        If the key is not a string, or the value is not a bool, number or string, a list of them, or a list of
-        such lists (``interaction_constraints``).
-    ValueError
-        If LightGBM does not know the name (it would ignore it silently), MCGrad sets it, it is not a training
-        parameter, a number is not finite, an integer does not fit LightGBM's int32, or a string holds
-        whitespace or ``=`` (which would end the value in LightGBM's parameter string and start another).
-    """
-    if not isinstance(key, str):
-        raise TypeError(f"lightgbm_params keys must be strings; got {key!r}")
-    known = _alias_groups()
-    if known and key not in known:
-        close = difflib.get_close_matches(key, known, n=3)
-        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-        raise ValueError(f"lightgbm_params must hold LightGBM parameters; got {key!r}, which LightGBM does not "
-                         f"know and would ignore{hint}")
-    reserved = _reserved_names()
-    if key in reserved:
-        raise ValueError(f"lightgbm_params must not set {key!r}, " + _RESERVED_WHY.get(
-            reserved[key], f"which MCGrad controls; use the argument {reserved[key]}="))
-    if key in _not_training_names():
-        raise ValueError(f"lightgbm_params must hold training parameters; got {key!r}, a LightGBM parameter of "
-                         "files, tasks, prediction, evaluation or the network, which MCGrad does not pass on (it "
-                         "reads no files for LightGBM)")
-    items = value if isinstance(value, list) else [value]
-    flat = [v for item in items for v in (item if isinstance(item, list) else [item])]
-    if not all(isinstance(v, (bool, np.bool_, numbers.Real, str)) for v in flat):
-        raise TypeError(f"lightgbm_params[{key!r}] must be a bool, number or string, a list of them, or a list of "
-                        f"such lists; got {value!r:.80}")
-    for v in flat:
-        if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and not -INT32_MAX - 1 <= v <= INT32_MAX:
-            raise ValueError(f"lightgbm_params[{key!r}] must fit LightGBM's int32 (pass a float for a real-valued "
-                             f"parameter); got {v}")
-        if isinstance(v, numbers.Real) and not math.isfinite(v):
-            raise ValueError(f"lightgbm_params[{key!r}] must hold finite numbers; got {v}")
-        if isinstance(v, str) and _PARAM_STRING_BREAKS.search(v):
-            raise ValueError(f"lightgbm_params[{key!r}] must be a string without whitespace or '='; got {v!r:.80}")
-
-
-_RESERVED_WHY = {
-    "(fixed)": "which MCGrad controls; it cannot be changed",
-    "(ignored)": "which LightGBM ignores under MCGrad's cross-entropy objective (the initial score is the "
-                 "input's logit; weigh classes with sample_weight)",
-    "(unsupported)": "which MCGrad cannot pass on: it bins the score column apart from the features (use max_bin)",
-}
-
-
-def with_aliases(names: Any) -> frozenset[str]:
-    """``names`` with every alias LightGBM knows for each (LightGBM's own table), and the names themselves."""
-    groups = _alias_groups()
-    return frozenset(alias for name in names for alias in groups.get(name, (name,)))
-
-
-@functools.cache
-def _alias_groups() -> dict[str, frozenset[str]]:
-    """Every LightGBM parameter name and alias, mapped to its group (the name and all its aliases); empty where
-    a LightGBM release lacks the table (``LGBM_DumpParamAliases``, read through ``lightgbm.basic._ConfigAliases``),
-    and the names then pass unchecked."""
-    lgb = import_optional("lightgbm")
-    table = getattr(getattr(lgb.basic, "_ConfigAliases", None), "_get_all_param_aliases", None)
-    if table is None:
-        return {}
-    groups = [frozenset((key, *aliases)) for key, aliases in table().items()]
-    return {name: group for group in groups for name in group}
-
-
 def check_tree_params(est: Any, *, min_child_samples: int, limited_depth: bool) -> None:
     """Check the LightGBM settings that MCGrad and DFMC share, as attributes of ``est``: ``n_estimators``,
     ``max_leaves``, ``min_child_samples`` (at least ``min_child_samples``), ``max_depth`` (at least 1 when
@@ -506,43 +368,3 @@ def check_float32_weight_range(low: float, high: float) -> None:
             f"sample_weight must have its positive weights in [{tiny:.4g}, {big:.4g}], LightGBM's float32 range; "
             f"got weights from {low:.4g} to {high:.4g} (rescale them)"
         )
-
-
-def check_monotone_constraints(lightgbm_params: dict[str, Any] | None, encoder: Any) -> None:
-    """Raise ValueError unless user monotone constraints give one sign per encoded column and the score, 0 on
-    categorical columns (LightGBM 4.7 aborts the process on a constraint on a categorical column)."""
-    extra = lightgbm_params or {}
-    for key in [k for k in _MONOTONE if k in extra]:
-        value = extra[key]
-        items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
-        signs = [str(v).strip() for v in items]
-        d = encoder.n_features_in_
-        if (len(signs) != d + 1 or any(v not in ("-1", "0", "1") for v in signs)
-                or any(v != "0" for v, cat in zip(signs, encoder.categorical_) if cat)):
-            columns = encoder.feature_names_in_ or list(range(d))
-            cats = [columns[j] for j in np.flatnonzero(encoder.categorical_)]
-            raise ValueError(
-                f"lightgbm_params[{key!r}] must hold {d + 1} values in {{-1, 0, 1}}, one per column of X and "
-                f"then one for the score, with 0 for the categorical columns {cats}; got {value!r}"
-            )
-
-
-def lightgbm_errors_name_lightgbm_params(method: Any) -> Any:
-    """Decorate an estimator's fitting method: a ``LightGBMError`` raised while its ``lightgbm_params`` are set
-    becomes a ``ValueError`` that names them (LightGBM checks parameters, and their fit to the data, only when
-    it trains)."""
-
-    @functools.wraps(method)
-    def fit_with(self: Any, *args: Any, **kwargs: Any) -> Any:
-        lgb = import_optional("lightgbm")
-        try:
-            return method(self, *args, **kwargs)
-        except lgb.basic.LightGBMError as exc:
-            if not self.lightgbm_params:
-                raise
-            raise ValueError(
-                f"lightgbm_params must be parameters that LightGBM accepts for these data; got "
-                f"{self.lightgbm_params!r}, which LightGBM rejected: {str(exc).strip()}"
-            ) from exc
-
-    return fit_with

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from mcal._features import temporal_error, temporal_kind
+
 CATEGORICAL, DISCRETE, BINNED = "categorical", "discrete", "binned"
 _KINDS = (CATEGORICAL, DISCRETE, BINNED)
 
@@ -131,13 +133,8 @@ def fit_feature(name: str, column: Any, categorical: bool, max_values: int) -> t
 def _as_float(name: str, column: Any) -> NDArray[np.float64]:
     if getattr(column.dtype, "kind", "") == "c":  # numpy would drop the imaginary parts with only a ComplexWarning
         raise TypeError(f"X column {name!r} must hold real numbers; got dtype {column.dtype}")
-    if _is_datetime_like(column.dtype):  # as text, every timestamp would be a category of its own
-        col = f"X[{name!r}]"
-        hint = f"{col}.dt.total_seconds()" if pd.api.types.is_timedelta64_dtype(column.dtype) else f"({col} - {col}.min()).dt.days"
-        raise TypeError(
-            f"X column {name!r} must be converted to numbers (e.g. {hint}) or declared in categorical_features; "
-            f"got dtype {column.dtype}"
-        )
+    if temporal_kind(column) is not None:  # as text, every timestamp would be a category of its own
+        raise temporal_error(repr(name), column)
     try:
         if isinstance(column, pd.Series):
             x = column.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -220,8 +217,7 @@ def feature_table(X: Any) -> tuple[list[str], list[Any], list[str]]:
         if repeated:  # segments name their features, and apply() finds the columns, by this text
             raise ValueError(f"X column names must be distinct as text; got repeated {repeated[:5]}")
         columns = [X.iloc[:, j] for j in range(X.shape[1])]
-        dtypes = [X.iloc[:, j].dtype for j in range(X.shape[1])]
-        kinds = ["numerical" if _is_numeric_dtype(dt) or _is_datetime_like(dt) else CATEGORICAL for dt in dtypes]
+        kinds = [_kind(column) for column in columns]
     else:
         if X is None or isinstance(X, (str, bytes)):
             raise TypeError(f"X must be a 2-D array-like or DataFrame; got {type(X).__name__}")
@@ -230,8 +226,7 @@ def feature_table(X: Any) -> tuple[list[str], list[Any], list[str]]:
             raise ValueError(f"X must be 2-D of shape (n_samples, n_features); got shape {arr.shape}")
         names = [f"x{j}" for j in range(arr.shape[1])]
         columns = [arr[:, j] for j in range(arr.shape[1])]
-        numerical = _is_numeric_dtype(arr.dtype) or _is_datetime_like(arr.dtype)
-        kinds = ["numerical" if numerical else CATEGORICAL] * arr.shape[1]
+        kinds = [_kind(column) for column in columns]
     if not columns or columns[0].shape[0] == 0:
         raise ValueError(f"X must have at least one row and one column; got shape ({_n_rows(columns)}, {len(columns)})")
     return names, columns, kinds
@@ -241,13 +236,13 @@ def _n_rows(columns: Sequence[NDArray]) -> int:
     return columns[0].shape[0] if columns else 0
 
 
-def _is_numeric_dtype(dtype: Any) -> bool:
-    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
-
-
-def _is_datetime_like(dtype: Any) -> bool:
-    """Datetime (time-zone aware too) and timedelta dtypes: numerical by kind, refused unless declared categorical."""
-    return pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype)
+def _kind(column: Any) -> str:
+    """The kind of a column under ``"from_dtype"``: numbers (not bool) are numerical, and so are dates and
+    durations (:func:`mcal._features.temporal_kind`), which the numerical encoding refuses unless they are declared
+    categorical; everything else is categorical."""
+    dtype = column.dtype
+    numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+    return "numerical" if numeric or temporal_kind(column) is not None else CATEGORICAL
 
 
 def resolve_categorical(categorical_features: Any, names: list[str], kinds: list[str]) -> list[bool]:

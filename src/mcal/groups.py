@@ -147,6 +147,7 @@ class HKRR(GroupInput, BaseCalibrator):
     """
 
     uses_features: ClassVar[bool] = True
+    requires_features: ClassVar[bool] = True
     #: ``X`` holds prespecified group indicators (the demo passes the dataset's groups, not its features).
     uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = (
@@ -378,6 +379,7 @@ class DFMC(GroupInput, BaseCalibrator):
     """
 
     uses_features: ClassVar[bool] = True
+    requires_features: ClassVar[bool] = True
     #: ``X`` holds prespecified group indicators (the demo passes the dataset's groups, not its features).
     uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = ("n_features_in_", "segments_")

@@ -15,14 +15,11 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features import FeatureEncoder
-from mcal._lightgbm_checks import (
-    booster_from_text,
-    check_float32_weights,
-    check_lightgbm_param,
-    check_monotone_constraints,
-    check_tree_params,
+from mcal._lightgbm_checks import booster_from_text, check_float32_weights, check_tree_params, lightgbm_threads
+from mcal._lightgbm_params import (
+    check_lightgbm_params,
+    check_per_feature_params,
     lightgbm_errors_name_lightgbm_params,
-    lightgbm_threads,
 )
 from mcal._mcgrad_engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
 from mcal._mcgrad_engine import CompiledForests
@@ -112,8 +109,11 @@ class MCGrad(BaseCalibrator):
         above (and their LightGBM aliases) are rejected with the argument to use instead, and so are the
         options of LightGBM's binary objective that its cross-entropy objective ignores (``is_unbalance``,
         ``scale_pos_weight``: use ``sample_weight``); nothing is silently overridden. Values that LightGBM
-        rejects raise a ``ValueError`` at fit that quotes LightGBM, and names that LightGBM does not know
-        (which it would ignore) a ``ValueError`` that suggests the closest known names.
+        would reject (of the wrong kind, out of range, of the wrong length per feature) raise a ``ValueError``
+        naming the parameter before LightGBM sees them (LightGBM's rules, which it prints to standard error);
+        what LightGBM still rejects (a GPU the build lacks) raises a ``ValueError`` at fit that quotes
+        LightGBM; names that LightGBM does not know (which it would ignore) raise a ``ValueError`` that
+        suggests the closest known names.
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
         dtypes (pandas category, bool, string and object, and Arrow dictionary), or given as indices or names
@@ -286,8 +286,7 @@ class MCGrad(BaseCalibrator):
             return {}
         if not isinstance(extra, dict):
             raise TypeError(f"lightgbm_params must be a dict or None; got {type(extra).__name__}")
-        for key, value in extra.items():
-            check_lightgbm_param(key, value)
+        check_lightgbm_params(extra)
         return dict(extra)
 
     def _lightgbm_params(self, seed: int, n_rows: int | None = None) -> dict[str, Any]:
@@ -317,7 +316,7 @@ class MCGrad(BaseCalibrator):
         split_seed, lgb_seed = self._seeds()
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
-        check_monotone_constraints(self.lightgbm_params, encoder)
+        check_per_feature_params(self.lightgbm_params, encoder)
         Xe = encoder.transform(X, n_extra_columns=1)
         F0 = logit(y_prob)
         engine = LocalEngine(

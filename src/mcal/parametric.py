@@ -11,11 +11,11 @@ from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import minimize
+from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit, log_expit
 
 from mcal._base import BaseCalibrator
-from mcal._validation import EPS, check_bool, check_real, logit
+from mcal._validation import EPS, check_bool, check_real, logit, warn
 
 
 def fit_logistic_map(
@@ -54,7 +54,14 @@ def fit_logistic_map(
         If the loss is not finite where the optimiser stops (non-finite or overflowing ``Z @ theta``), which
         would otherwise return the starting point as if it were the fit.
     RuntimeError
-        If the optimiser fails, carrying scipy's message.
+        If the optimiser fails with non-finite parameters, carrying scipy's message.
+
+    Warns
+    -----
+    CalibrationWarning
+        If the optimiser reports that it did not converge (an iteration limit, a failed line search) with finite
+        parameters, which are returned: scipy's message, as scikit-learn's ``ConvergenceWarning`` gives it for
+        ``LogisticRegression``.
 
     Notes
     -----
@@ -79,18 +86,26 @@ def fit_logistic_map(
             f"the logistic calibration loss must be finite; got {res.fun} at theta = {res.x.tolist()} (the score "
             "transforms Z @ theta are not finite there)"
         )
-    if not res.success and not np.all(np.isfinite(res.x)):
-        raise RuntimeError(f"the logistic calibration fit failed: {res.message}")
-    if constraints is None or np.all(constraints @ res.x >= 0.0):
-        return res.x
+    theta = _solution(res, "L-BFGS-B", "logistic calibration")
+    if constraints is None or np.all(constraints @ theta >= 0.0):
+        return theta
     res = minimize(
         loss_grad, x0, jac=True, method="SLSQP", bounds=bounds,
         constraints=[{"type": "ineq", "fun": lambda t: constraints @ t, "jac": lambda t: constraints}],
         options={"maxiter": 1000, "ftol": 1e-14},
     )
+    return _into_constraints(_solution(res, "SLSQP", "constrained logistic calibration"), constraints)
+
+
+def _solution(res: OptimizeResult, method: str, what: str) -> NDArray[np.float64]:
+    """The parameters where a scipy optimiser stopped: an error where they are not finite, and a
+    :class:`~mcal.CalibrationWarning` with scipy's message where it reports failure (it was silent)."""
     if not np.all(np.isfinite(res.x)):
-        raise RuntimeError(f"the constrained logistic calibration fit failed: {res.message}")
-    return _into_constraints(res.x, constraints)
+        raise RuntimeError(f"the {what} fit failed: {res.message}")
+    if not res.success:
+        warn(f"the {what} fit did not converge: {method} stopped after {res.nit} iteration(s) with "
+             f"{str(res.message).strip()!r}; its parameters there are returned")  # fmt: skip
+    return res.x
 
 
 def _into_constraints(theta: NDArray[np.float64], A: NDArray[np.float64], margin: float = 1e-10) -> NDArray[np.float64]:
@@ -363,7 +378,12 @@ class GaussianScaling(_LogitQuadraticFamily):
     TypeError
         From :meth:`fit`: ``monotone`` is not a bool, or an input is not array-like.
     RuntimeError
-        From :meth:`fit`: the optimiser fails (carrying scipy's message).
+        From :meth:`fit`: the optimiser fails with non-finite coefficients (carrying scipy's message).
+
+    Warns
+    -----
+    CalibrationWarning
+        From :meth:`fit`: the optimiser reports that it did not converge (carrying scipy's message).
 
     Notes
     -----
@@ -448,7 +468,12 @@ class GammaScaling(_LogitQuadraticFamily):
     TypeError
         From :meth:`fit`: ``shift`` is not a number, ``monotone`` is not a bool, or an input is not array-like.
     RuntimeError
-        From :meth:`fit`: the optimiser fails (carrying scipy's message).
+        From :meth:`fit`: the optimiser fails with non-finite coefficients (carrying scipy's message).
+
+    Warns
+    -----
+    CalibrationWarning
+        From :meth:`fit`: the optimiser reports that it did not converge (carrying scipy's message).
 
     Notes
     -----

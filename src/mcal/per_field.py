@@ -80,6 +80,7 @@ class PerFieldCalibrator(BaseCalibrator):
     """
 
     uses_features: ClassVar[bool] = True
+    requires_features: ClassVar[bool] = True  # the field column
     _state_attrs: ClassVar[tuple[str, ...]] = ("field_values_", "field_slots_", "field_calibrators_", "global_calibrator_")
 
     def __init__(

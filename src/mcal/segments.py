@@ -344,8 +344,9 @@ def generate_segments(
         Which features are categorical, as in scikit-learn's ``HistGradientBoostingClassifier``: from the dtype
         (pandas category, object, string and bool columns), none, a mask of shape (n_features,), or column
         indices or names of shape (n_categorical,).
-        Datetime and timedelta columns are refused unless declared here (then each distinct value is a
-        category): convert them to numbers to cut them into quantile bins.
+        Datetime and timedelta columns (of those dtypes, or object columns of ``datetime.date``,
+        ``datetime.datetime``, ``pd.Timestamp`` or ``datetime.timedelta`` values) are refused unless declared here
+        (then each distinct value is a category): convert them to numbers to cut them into quantile bins.
     random_state : int, Generator or None, default=0
         Seeds the choice of feature combinations when the cap applies (fixed by default so that a metric
         computed on these segments is reproducible).

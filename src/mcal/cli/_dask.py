@@ -79,8 +79,6 @@ def fit(args, model: Any, features: list[str]) -> int:
 
     if args.method != "mcgrad":
         raise CLIError(f"--scheduler and --dask-workers fit --method mcgrad only; got {args.method!r}")
-    if not features:
-        raise CLIError("method 'mcgrad' needs feature columns: pass --features A,B,C")
     if args.dask_timeout is not None and not 0 < args.dask_timeout < float("inf"):
         raise CLIError(f"--dask-timeout must be a positive finite number of seconds; got {args.dask_timeout}")
     with _session(args) as client:
@@ -92,7 +90,7 @@ def fit(args, model: Any, features: list[str]) -> int:
             _column(frame, name, "--features")
         model = DaskMCGrad(client=client, timeout=args.dask_timeout, **model.get_params())
         try:
-            model.fit(p, y, X=frame[features], sample_weight=w)
+            model.fit(p, y, X=frame[features] if features else None, sample_weight=w)  # no features: the score alone
         except WorkerLostError as exc:
             raise CLIError(str(exc)) from exc
         n_partitions = frame.npartitions

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from mcal import MCGrad, MCNet
+from mcal._base import fitted_columns
 from mcal._optional import import_optional
 from mcal._persistence import load, save
 from mcal._registry import METHODS, get_method
@@ -113,7 +114,7 @@ def build_estimator(
         if "field" not in accepted:
             raise CLIError(f"--field is not used by method {method!r}; methods with a field: see `mcal fit --help`")
         kwargs["field"] = field
-    elif "field" in accepted:
+    elif "field" in accepted and cls.requires_features:  # MCNet's field is optional: one context without it
         raise CLIError(f"method {method!r} needs --field COL, the field (context) column; got no --field")
     if features and "field" in accepted:
         if "auxiliary_features" not in accepted:
@@ -171,7 +172,9 @@ def _configure_fit(parser) -> None:
     add_data_arguments(parser, score_required=True, soft_labels=True)
     parser.add_argument("--method", required=True, choices=sorted(METHODS), metavar="NAME",
                         help="calibration method: " + ", ".join(sorted(METHODS)))
-    parser.add_argument("--features", metavar="A,B,C", help="feature columns, for methods that use features (e.g. mcgrad)")
+    parser.add_argument("--features", metavar="A,B,C",
+                        help="feature columns, for methods that use features (e.g. mcgrad, hkrr); mcgrad and mcnet "
+                             "also fit without, on the score alone")  # fmt: skip
     parser.add_argument("--field", metavar="COL", help="field (context) column, for field-aware methods (e.g. mcnet)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="set a method parameter (value parsed as JSON when possible); repeatable, once per "
@@ -210,7 +213,7 @@ def _run_fit(args) -> int:
     X = feature_frame(df, features, args.field)
     if X is not None and not model.uses_features:
         raise CLIError(f"method {args.method!r} uses only the scores; drop --features")
-    if model.uses_features and X is None and "field" not in model.get_params():
+    if X is None and model.requires_features:  # MCGrad and MCNet fit on the scores alone
         raise CLIError(f"method {args.method!r} needs feature columns: pass --features A,B,C")
     if model.uses_features:
         model.fit(p, y, X=X, sample_weight=w)
@@ -247,17 +250,8 @@ def _named_columns(model, meta: dict) -> tuple[list[str], str] | None:
     if "features" in meta:
         features, field = list(meta["features"] or []), meta.get("field")
         return features + ([field] if field and field not in features else []), "the model was fitted with --features/--field; its column"
-    if getattr(model, "n_features_in_", None) == 0:
-        return [], ""
-    encoder = getattr(model, "encoder_", None)
-    for names in (getattr(model, "feature_names_in_", None), getattr(encoder, "feature_names_in_", None),
-                  getattr(model, "group_names_", None), getattr(model, "segment_columns_", None)):  # fmt: skip
-        if names:
-            return list(names), "the model was fitted on a DataFrame with the column"
-    field, auxiliary = getattr(model, "field", None), list(getattr(model, "auxiliary_features", None) or [])
-    if isinstance(field, str) and all(isinstance(name, str) for name in auxiliary):
-        return [*auxiliary, field], "the model was fitted on a DataFrame with the column"
-    return None
+    names = fitted_columns(model)
+    return None if names is None else (names, "the model was fitted on a DataFrame with the column")
 
 
 def _feature_input(model, meta: dict, df: pd.DataFrame, given: list[str]):

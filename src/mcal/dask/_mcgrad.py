@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from mcal._features import FeatureEncoder
-from mcal._lightgbm_checks import check_float32_weight_range, check_monotone_constraints
+from mcal._lightgbm_checks import check_float32_weight_range
+from mcal._lightgbm_params import check_per_feature_params
 from mcal._mcgrad_engine import Part
 from mcal._optional import import_optional
 from mcal._validation import check_real, logit
@@ -190,7 +191,7 @@ feature_names_in_
             folds = FoldSpec(2 if holdout else int(self.n_folds), float(self.validation_fraction) if holdout else None,
                              split_seed)  # fmt: skip
         encoder, summaries, (Xe, yy, w, F0, fold) = self._encode(client, blocks, folds, X is not None, split_seed)
-        check_monotone_constraints(self.lightgbm_params, encoder)
+        check_per_feature_params(self.lightgbm_params, encoder)
         engine = DaskEngine(client, self._lightgbm_params(lgb_seed), int(self.n_estimators),
                             np.flatnonzero(encoder.categorical_).tolist(), self.timeout)  # fmt: skip
 
@@ -288,7 +289,8 @@ feature_names_in_
         NotFittedError
             If called before :meth:`fit`.
         ValueError
-            As :meth:`mcal.MCGrad.predict` (for dask input, when the result is computed).
+            As :meth:`mcal.MCGrad.predict` (for dask input, when the result is computed); for a dask ``X`` that
+            lacks a column of the fit by its metadata, at once.
         TypeError
             As :meth:`mcal.MCGrad.predict`.
         """

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mcal._base import BaseCalibrator
+from mcal._base import BaseCalibrator, fitted_columns
 from mcal._optional import import_optional
 from mcal._validation import output_dtype
 from mcal.dask._inputs import aligned, in_partition
@@ -42,8 +42,9 @@ def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
     NotFittedError
         If ``model`` is not fitted.
     ValueError
-        If ``X`` is given to a calibrator that uses only scores, or the inputs are not partitioned alike;
-        invalid values raise as in ``model.predict`` when the result is computed, with the partition named.
+        If ``X`` is given to a calibrator that uses only scores, ``X`` (a dask DataFrame or Series, by its
+        metadata) lacks a column the model was fitted on, or the inputs are not partitioned alike; invalid values
+        raise as in ``model.predict`` when the result is computed, with the partition named.
 
     Examples
     --------
@@ -64,6 +65,7 @@ def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
     dask = import_optional("dask")
     da = import_optional("dask.array")
     dd = import_optional("dask.dataframe")
+    _check_columns(model, X, dd)
     blocks = aligned({"y_prob": y_prob, "X": X}, matrix=("X",))
     dtype = output_dtype(y_prob if not isinstance(y_prob, dd.DataFrame) else y_prob[y_prob.columns[0]])
     series = isinstance(y_prob, (dd.Series, dd.DataFrame))
@@ -75,6 +77,20 @@ def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
         return dd.from_delayed(parts, meta=pd.Series(dtype=dtype, name=name), divisions=y_prob.divisions)
     sizes = y_prob.chunks[0]
     return da.concatenate([da.from_delayed(part, shape=(n,), dtype=dtype) for part, n in zip(parts, sizes)])
+
+
+def _check_columns(model: BaseCalibrator, X: Any, dd: Any) -> None:
+    """Refuse, while the graph is built, an ``X`` whose metadata lacks a column the model was fitted on by name
+    (it failed only when the result was computed). A dask Array, or a model fitted on an array, has no names."""
+    names = fitted_columns(model)
+    if not names or not (X is None or isinstance(X, (dd.DataFrame, dd.Series))):
+        return
+    have = [] if X is None else list(X.columns) if isinstance(X, dd.DataFrame) else [X.name]
+    missing = [name for name in names if name not in have]
+    if missing:
+        got = "None" if X is None else f"a dask {type(X).__name__} with the columns {have[:10]}"
+        raise ValueError(f"X must hold the columns {type(model).__name__} was fitted on {names[:10]}; got {got}, "
+                         f"missing {missing[:10]}")  # fmt: skip
 
 
 def _predict_block(index: int, model: BaseCalibrator, p: Any, X: Any, dtype: np.dtype, series: bool) -> Any:
