@@ -126,7 +126,7 @@ def test_bad_categorical_features_raise(spec, match):
         # a single number, and values that are neither indices, bools nor names, were a ValueError
         (3, r"must be 'from_dtype', None, or a 1-D array .*; got 3 of type int"),
         (np.array(0), r"a 1-D array .*; got array\(0\) of type ndarray"),
-        ([0.5], "must hold column indices, a boolean mask or column names; got values of dtype float64"),
+        ([0.5], "must hold column indices, a boolean mask or column names; got 0.5 of type float"),
     ],
 )
 def test_categorical_features_of_a_bad_type_raise_type_error(spec, match):
@@ -461,3 +461,112 @@ def test_missing_values_of_a_long_categorical_column_are_nan_without_an_unseen_w
         warnings.simplefilter("error")
         out = enc.transform(pd.DataFrame({"g": values}))
     np.testing.assert_array_equal(out[:3, 0], [0.0, 1.0, np.nan])
+
+
+# -- one reading of categorical_features for the encoder (MCGrad, DFMC, HKRR columns) and generated segments -----
+
+_TWO_COLUMNS = pd.DataFrame({"a": np.arange(12) % 6, "b": np.linspace(0.0, 1.0, 12)})
+
+BAD_SPECS = [
+    # (spec, error, message): each was read otherwise by the segments' own parser (a scalar as [5], a 2-D array
+    # flattened, a float as the name "0.5", [0, "a"] and [0, 0] accepted, True beside an index as the name 'True')
+    (1, TypeError, "must be 'from_dtype', None, or a 1-D array of column indices, a boolean mask or column names; "
+                   "got 1 of type int"),
+    (np.int64(0), TypeError, "(0) of type int64"),
+    (np.array(1), TypeError, "got array(1) of type ndarray"),
+    ({"a": True}, TypeError, "got {'a': True} of type dict"),
+    ([0.5], TypeError, "categorical_features must hold column indices, a boolean mask or column names; "
+                       "got 0.5 of type float"),
+    ("auto", ValueError, "categorical_features must be 'from_dtype', None, or a 1-D array"),
+    ([[0, 1]], ValueError, "column names; got [[0, 1]]"),
+    (np.array([[True, False]]), ValueError, "column names; got array([[ True, False]])"),
+    ([[0], [0, 1]], ValueError, "column names; got [[0], [0, 1]]"),
+    ([0, "a"], ValueError, "not a mix of indices and names; got [0, 'a']"),
+    ([True, 0], ValueError, "not a mix of indices and bools; got [True, 0]"),
+    ([2], ValueError, "categorical_features indices must lie in [0, 1]; got [2]"),
+    ([-1, 0], ValueError, "categorical_features indices must lie in [0, 1]; got [-1]"),
+    (["nope"], ValueError, "categorical_features names must be columns of X; got unknown ['nope']"),
+    ([True], ValueError, "categorical_features as a mask must have length 2 (n_features); got 1"),
+    ([0, 0], ValueError, "categorical_features must not repeat a column; got [0, 0]"),
+    (("a", "a"), ValueError, "categorical_features must not repeat a column; got ['a', 'a']"),
+]
+
+
+def _segment_error(spec):
+    from mcal.segments import generate_segments
+
+    with pytest.raises(Exception) as info:
+        generate_segments(_TWO_COLUMNS, max_depth=1, categorical_features=spec)
+    return info
+
+
+@pytest.mark.parametrize("spec, error, message", BAD_SPECS, ids=lambda v: None if isinstance(v, str) else repr(v))
+def test_a_bad_categorical_features_gets_the_same_error_from_the_encoder_and_from_generated_segments(
+    spec, error, message
+):
+    with pytest.raises(Exception) as by_encoder:
+        FeatureEncoder(categorical_features=spec).fit(_TWO_COLUMNS)
+    by_segments = _segment_error(spec)
+    assert by_encoder.type is error and message in str(by_encoder.value)
+    assert by_segments.type is error and str(by_segments.value) == str(by_encoder.value)
+
+
+@pytest.mark.parametrize("spec", [1, [0, "a"], [2], ["nope"], [True]], ids=repr)
+def test_mcgrad_hkrr_and_dfmc_generated_groups_refuse_a_bad_categorical_features_as_generated_segments_do(spec):
+    pytest.importorskip("lightgbm")
+    from mcal import DFMC, HKRR, MCGrad
+
+    rng = np.random.default_rng(0)
+    p, y = rng.uniform(0.1, 0.9, 12), rng.integers(0, 2, 12).astype(float)
+    expected = _segment_error(spec)
+    calibrators = [MCGrad(categorical_features=spec, n_jobs=1),
+                   HKRR(groups="generated", segment_params={"categorical_features": spec}),
+                   DFMC(groups="generated", segment_params={"categorical_features": spec}, n_jobs=1)]  # fmt: skip
+    for calibrator in calibrators:
+        with pytest.raises(expected.type) as info:
+            calibrator.fit(p, y, X=_TWO_COLUMNS)
+        assert str(info.value) == str(expected.value), type(calibrator).__name__
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [["a"], ("a",), {"a"}, frozenset({0}), pd.Index(["a"]), pd.Series(["a"], index=[7]), np.array(["a"]),
+     np.array(["a"], dtype=object), np.array([0]), pd.Index([0]), np.array([True, False]), [np.True_, np.False_]],
+    ids=["list", "tuple", "set", "frozenset-of-index", "index", "series", "str-array", "object-array",
+         "int-array", "int-index", "bool-array", "numpy-bools"],
+)  # fmt: skip
+def test_each_form_of_categorical_features_declares_the_same_column_for_the_encoder_and_for_segments(spec):
+    from mcal.segments import generate_segments
+
+    assert FeatureEncoder(categorical_features=spec).fit(_TWO_COLUMNS).categorical_ == [True, False]
+    segs = generate_segments(_TWO_COLUMNS, max_depth=1, min_samples_per_segment=1, categorical_features=spec)
+    # 6 distinct values of a, over max_values_per_feature=3: two kept categories and "other", not quantile bins
+    assert [d for d in segs.descriptions if d.startswith(("a=", "a "))] == ["a=0", "a=1", "a not in {0, 1}"]
+
+
+def test_an_empty_categorical_features_declares_no_column_for_the_encoder_and_for_segments():
+    from mcal.segments import generate_segments
+
+    assert FeatureEncoder(categorical_features=[]).fit(_TWO_COLUMNS).categorical_ == [False, False]
+    segs = generate_segments(_TWO_COLUMNS, max_depth=1, min_samples_per_segment=1,
+                             categorical_features=np.array([], dtype=int))
+    assert "a <= 1.66667" in segs.descriptions
+
+
+def test_segments_match_names_to_string_column_labels_only():
+    # a DataFrame's non-string labels, and an array's columns (described x0, x1, ...), are declared by position:
+    # "0" named the column labelled 0 by its text, and "x0" an array's first column
+    from mcal.segments import generate_segments
+
+    by_int = _TWO_COLUMNS.set_axis([0, 1], axis=1)
+    unnamed = "categorical_features names need X to be a DataFrame with string column names; got names ['0']"
+    for X, spec in ((by_int, ["0"]), (by_int.to_numpy(), ["x0"])):
+        with pytest.raises(ValueError, match=re.escape(unnamed.replace("'0'", repr(spec[0])))):
+            generate_segments(X, max_depth=1, categorical_features=spec)
+    mixed = _TWO_COLUMNS.set_axis([0, "b"], axis=1)
+    with pytest.raises(ValueError, match=re.escape("got unknown ['0'] (string column names: ['b'])")):
+        generate_segments(mixed, max_depth=1, categorical_features=["0"])
+    for X, first in ((by_int, "0"), (by_int.to_numpy(), "x0"), (mixed, "0")):
+        segs = generate_segments(X, max_depth=1, min_samples_per_segment=1, categorical_features=[0])
+        # the categorical column has an "other" level; the numerical b is cut into bins
+        assert [d.split(" not in ")[0] for d in segs.descriptions if " not in " in d] == [first]

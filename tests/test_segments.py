@@ -275,9 +275,9 @@ def test_indices_rejects_a_bad_segment_number(table):
         ({"min_samples_per_segment": 0}, "min_samples_per_segment must be an integer >= 1"),
         ({"max_n_segments": 0}, "max_n_segments must be an integer >= 1"),
         ({"categorical_features": "auto"}, "categorical_features must be 'from_dtype'"),
-        ({"categorical_features": ["nope"]}, "must name columns"),
-        ({"categorical_features": [7]}, "column indices"),
-        ({"categorical_features": [True]}, "boolean mask must have length 4"),
+        ({"categorical_features": ["nope"]}, r"names must be columns of X; got unknown \[.nope.\]"),
+        ({"categorical_features": [7]}, r"categorical_features indices must lie in \[0, 3\]; got \[7\]"),
+        ({"categorical_features": [True]}, "categorical_features as a mask must have length 4"),
         ({"categorical_features": None}, "must be numeric to be a numerical feature"),
     ],
 )

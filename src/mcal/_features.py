@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from mcal._categorical_spec import declared_categorical
 from mcal._validation import check_X_type, warn
 
 # Categorical columns (other than pandas category) with at most this many rows are encoded in plain Python.
@@ -240,8 +241,8 @@ class FeatureEncoder:
         ------
         ValueError
             If ``X`` is not 2-D, has duplicate column names, a ``categorical_features`` of a bad value (another
-            string than 'from_dtype', not 1-D, a mix of indices and names, unknown or repeated columns, a mask of
-            the wrong length), or a numerical column with non-numeric or infinite values.
+            string than 'from_dtype', not 1-D, a mix of indices, bools and names, unknown or repeated columns, a
+            mask of the wrong length), or a numerical column with non-numeric or infinite values.
         TypeError
             If ``categorical_features`` is a single number or holds values that are not indices, bools or names, a
             column has an unsupported dtype (e.g. complex) or holds dates or durations (datetime64, timedelta64, or
@@ -284,56 +285,7 @@ class FeatureEncoder:
 
     def _declared_mask(self, d: int, names: list[str] | None) -> NDArray[np.bool_] | None:
         """Boolean mask of declared categorical columns, or None for ``"from_dtype"``."""
-        spec = self.categorical_features
-        if isinstance(spec, str) and spec == "from_dtype":
-            return None
-        if spec is None:
-            return np.zeros(d, dtype=bool)
-        if isinstance(spec, (set, frozenset)):  # names or indices in no order
-            spec = sorted(spec, key=str)
-        rule = ("categorical_features must be 'from_dtype', None, or a 1-D array of column indices, a boolean "
-                "mask or column names")
-        if not isinstance(spec, str) and (not hasattr(spec, "__len__") or np.ndim(spec) == 0):
-            raise TypeError(f"{rule}; got {spec!r} of type {type(spec).__name__}")
-        if isinstance(spec, str) or np.ndim(spec) != 1:
-            raise ValueError(f"{rule}; got {spec!r}")
-        kinds = {"names" if isinstance(v, str) else "indices" for v in spec if isinstance(v, (str, numbers.Integral))}
-        if len(kinds) > 1:  # numpy would make every index a string
-            raise ValueError(f"{rule}, not a mix of indices and names; got {list(spec)!r}")
-        arr = np.asarray(spec)
-        mask = np.zeros(d, dtype=bool)
-        if arr.size == 0:
-            return mask
-        if arr.dtype == bool:
-            if arr.shape != (d,):
-                raise ValueError(f"categorical_features as a mask must have length {d} (n_features); got {arr.shape}")
-            return arr.copy()
-        if arr.dtype.kind in "iu":
-            bad = (arr < 0) | (arr >= d)
-            if bad.any():
-                raise ValueError(
-                    f"categorical_features indices must lie in [0, {d - 1}]; got {arr[bad].tolist()}"
-                )
-            idx = arr.tolist()
-        elif arr.dtype.kind in "OUS" and all(isinstance(v, str) for v in arr.tolist()):
-            if names is None:
-                raise ValueError(
-                    "categorical_features names need X to be a DataFrame with string column names; "
-                    f"got names {arr.tolist()[:5]} for X without names"
-                )
-            missing = [v for v in arr.tolist() if v not in names]
-            if missing:
-                raise ValueError(f"categorical_features names must be columns of X; got unknown {missing[:5]}")
-            idx = [names.index(v) for v in arr.tolist()]
-        else:
-            raise TypeError(
-                "categorical_features must hold column indices, a boolean mask or column names; "
-                f"got values of dtype {arr.dtype}"
-            )
-        if len(set(idx)) != len(idx):
-            raise ValueError(f"categorical_features must not repeat a column; got {arr.tolist()}")
-        mask[idx] = True
-        return mask
+        return declared_categorical(self.categorical_features, d, names)
 
     # -- transform ---------------------------------------------------------------------------------------
     def transform(self, X: Any, *, n_extra_columns: int = 0) -> NDArray[np.float64]:

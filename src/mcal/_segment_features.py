@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from mcal._categorical_spec import declared_categorical
 from mcal._features import temporal_error, temporal_kind
 
 CATEGORICAL, DISCRETE, BINNED = "categorical", "discrete", "binned"
@@ -245,37 +246,23 @@ def _kind(column: Any) -> str:
     return "numerical" if numeric or temporal_kind(column) is not None else CATEGORICAL
 
 
-def resolve_categorical(categorical_features: Any, names: list[str], kinds: list[str]) -> list[bool]:
-    """Which features are categorical, from ``"from_dtype"``, None, a boolean mask, indices, or names.
+def resolve_categorical(categorical_features: Any, X: Any, kinds: list[str]) -> list[bool]:
+    """Which features of ``X`` are categorical (``kinds`` from :func:`feature_table`), read from
+    ``categorical_features`` by :func:`mcal._categorical_spec.declared_categorical`, as MCGrad reads it.
+
+    Names are the string labels of a DataFrame's columns: a column whose label is not a string (``0``), and an
+    array's columns (which segments call ``x0, x1, ...``), are declared by position.
 
     Raises
     ------
+    TypeError
+        If ``categorical_features`` is a single value or holds values that are not indices, bools or names.
     ValueError
-        If indices or names do not match the columns of ``X``, or a mask has the wrong length.
+        If ``categorical_features`` is not 1-D, mixes indices, bools and names, or its indices, names or mask do not
+        match the columns of ``X``.
     """
-    n = len(names)
-    if isinstance(categorical_features, str):
-        if categorical_features != "from_dtype":
-            raise ValueError(
-                f"categorical_features must be 'from_dtype', None, a boolean mask, indices or column names; "
-                f"got {categorical_features!r}"
-            )
-        return [k == CATEGORICAL for k in kinds]
-    if categorical_features is None:
-        return [False] * n
-    spec = list(np.asarray(categorical_features, dtype=object).reshape(-1))
-    if spec and all(isinstance(s, (bool, np.bool_)) for s in spec):
-        if len(spec) != n:
-            raise ValueError(f"categorical_features as a boolean mask must have length {n}; got {len(spec)}")
-        return [bool(s) for s in spec]
-    chosen = set()
-    for s in spec:
-        if isinstance(s, (int, np.integer)) and not isinstance(s, (bool, np.bool_)):
-            if not 0 <= s < n:
-                raise ValueError(f"categorical_features must hold column indices in [0, {n}); got {s}")
-            chosen.add(int(s))
-        elif str(s) in names:
-            chosen.add(names.index(str(s)))
-        else:
-            raise ValueError(f"categorical_features must name columns of X; got {s!r} (columns: {names[:10]})")
-    return [j in chosen for j in range(n)]
+    if isinstance(X, pd.Series):
+        X = X.to_frame()
+    names = [c if isinstance(c, str) else None for c in X.columns] if isinstance(X, pd.DataFrame) else None
+    mask = declared_categorical(categorical_features, len(kinds), names)
+    return [k == CATEGORICAL for k in kinds] if mask is None else mask.tolist()

@@ -343,7 +343,10 @@ def generate_segments(
     categorical_features : "from_dtype", None, array-like of bool, int or str, default="from_dtype"
         Which features are categorical, as in scikit-learn's ``HistGradientBoostingClassifier``: from the dtype
         (pandas category, object, string and bool columns), none, a mask of shape (n_features,), or column
-        indices or names of shape (n_categorical,).
+        indices or names of shape (n_categorical,), read as :class:`~mcal.MCGrad` reads them: a name is the string
+        label of a DataFrame column (an array's columns ``x0, x1, ...`` and columns with other labels, such as
+        ``0``, are declared by position), and a single index, a 2-D array, a mix of indices and names or a
+        repeated column are refused.
         Datetime and timedelta columns (of those dtypes, or object columns of ``datetime.date``,
         ``datetime.datetime``, ``pd.Timestamp`` or ``datetime.timedelta`` values) are refused unless declared here
         (then each distinct value is a category): convert them to numbers to cut them into quantile bins.
@@ -363,7 +366,8 @@ def generate_segments(
         On invalid parameters, a numerical feature with non-numeric or infinite values, an empty ``X``, or two
         columns whose names have the same text (descriptions and :meth:`Segments.apply` know features by name).
     TypeError
-        If ``X`` is not array-like, a count parameter is not an integer, a numerical feature holds complex numbers,
+        If ``X`` is not array-like, a count parameter is not an integer, ``categorical_features`` is a single value
+        or holds values that are not indices, bools or names, a numerical feature holds complex numbers,
         or a datetime or timedelta column is not declared in ``categorical_features`` (the message suggests a
         conversion to numbers).
 
@@ -407,7 +411,7 @@ def generate_segments(
     _check_int("min_samples_per_segment", min_samples_per_segment, 1)
     _check_int("max_n_segments", max_n_segments, 1, allow_none=True)
     names, columns, kinds = feature_table(X)
-    is_cat = resolve_categorical(categorical_features, names, kinds)
+    is_cat = resolve_categorical(categorical_features, X, kinds)
     n = columns[0].shape[0]
     features, codes = [], []
     for name, column, cat in zip(names, columns, is_cat):
