@@ -531,9 +531,10 @@ def test_mcgrad_hkrr_and_dfmc_generated_groups_refuse_a_bad_categorical_features
 @pytest.mark.parametrize(
     "spec",
     [["a"], ("a",), {"a"}, frozenset({0}), pd.Index(["a"]), pd.Series(["a"], index=[7]), np.array(["a"]),
-     np.array(["a"], dtype=object), np.array([0]), pd.Index([0]), np.array([True, False]), [np.True_, np.False_]],
+     np.array(["a"], dtype=object), np.array([0]), np.array([0], dtype=object), pd.Index([0]),
+     np.array([True, False]), [np.True_, np.False_]],
     ids=["list", "tuple", "set", "frozenset-of-index", "index", "series", "str-array", "object-array",
-         "int-array", "int-index", "bool-array", "numpy-bools"],
+         "int-array", "object-int-array", "int-index", "bool-array", "numpy-bools"],
 )  # fmt: skip
 def test_each_form_of_categorical_features_declares_the_same_column_for_the_encoder_and_for_segments(spec):
     from mcal.segments import generate_segments
