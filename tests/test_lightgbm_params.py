@@ -13,6 +13,7 @@ import pytest
 
 lgb = pytest.importorskip("lightgbm")
 
+import mcal  # noqa: E402
 from mcal import MCGrad  # noqa: E402
 from mcal import _lightgbm_params as params  # noqa: E402
 
@@ -146,3 +147,50 @@ def test_an_error_lightgbm_still_raises_names_the_parameters(data, monkeypatch):
     with pytest.raises(ValueError, match=r"lightgbm_params must be parameters that LightGBM accepts for these data; "
                                          r"got \{'device_type': 'gpu'\}, which LightGBM rejected: No OpenCL"):
         MCGrad(**FAST, lightgbm_params={"device_type": "gpu"}).fit(p, y, X=X)
+
+
+SEQUENCES = [
+    {"monotone_constraints": (1, 0, 0)}, {"monotone_constraints": np.array([1, 0, -1])},
+    {"feature_contri": np.ones(3)}, {"cegb_penalty_feature_coupled": (1.0, 1.0, 1.0)},
+    {"label_gain": np.array([0.0, 1.0, 3.0])}, {"interaction_constraints": ([0, 1], [2])},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("lightgbm_params", SEQUENCES, ids=[str(p) for p in SEQUENCES])
+def test_tuples_and_1d_arrays_pass_as_lists_as_lightgbm_reads_them(data, lightgbm_params, tmp_path):
+    # LightGBM joins a list, a tuple or a 1-D array with commas alike; mcal refused the last two with a TypeError
+    p, y, X = data
+    rng = np.random.default_rng(1)
+    lgb.train({"objective": "cross_entropy", "verbosity": -1, "num_threads": 1, **lightgbm_params},
+              lgb.Dataset(rng.normal(size=(50, 3)), (rng.random(50) < 0.5).astype(float)), 1)
+    model = MCGrad(**FAST, lightgbm_params=lightgbm_params).fit(p, y, X=X)
+    mcal.save(model, tmp_path / "m.json")
+    loaded = mcal.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(loaded.predict(p, X=X), model.predict(p, X=X))
+
+
+@pytest.mark.parametrize("value", [np.ones((3, 1)), [(0, 1), (2,)]], ids=["2-D array", "tuples in a list"])
+def test_a_2d_array_or_tuples_inside_a_list_are_refused_by_type(value):
+    # LightGBM refuses a 2-D array, and writes a tuple inside a list as "(0, 1)", whose space ends the value
+    with pytest.raises(TypeError, match=r"must be a bool, number or string, a list \(tuple or 1-D numpy array\)"):
+        params.check_lightgbm_param("interaction_constraints", value)
+
+
+def test_a_single_valued_parameter_refuses_a_tuple_or_array_as_a_list():
+    for value in ((0.5,), np.array([0.5])):
+        with pytest.raises(ValueError, match=r"lightgbm_params\['bagging_fraction'\] must be a single value, not a"):
+            params.check_lightgbm_param("bagging_fraction", value)
+
+
+def test_monotone_constraints_take_whole_floats_as_lightgbm_reads_them(data):
+    # LightGBM reads "1.0,0,0" as 1,0,0 (a float array of signs is common); mcal refused floats
+    p, y, X = data
+    for value in ([1.0, 0.0, -1.0], np.array([0.0, 0.0, 1.0])):
+        MCGrad(**FAST, lightgbm_params={"monotone_constraints": value}).fit(p, y, X=X)
+
+
+@pytest.mark.parametrize("value", [[True, False, False], [0.9, 0, 0]], ids=["bools", "fraction"])
+def test_monotone_constraints_refuse_bools_and_fractions_that_lightgbm_reads_as_0(data, value):
+    p, y, X = data
+    with pytest.raises(ValueError, match=r"lightgbm_params\['monotone_constraints'\] must hold 3 values in \{-1, 0, 1\}"):
+        MCGrad(**FAST, lightgbm_params={"monotone_constraints": value}).fit(p, y, X=X)

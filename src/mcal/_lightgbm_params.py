@@ -96,8 +96,8 @@ def check_lightgbm_param(key: Any, value: Any) -> None:
     Raises
     ------
     TypeError
-        If the key is not a string, or the value is not a bool, number or string, a list of them, or a list of
-        such lists (``interaction_constraints``).
+        If the key is not a string, or the value is not a bool, number or string, a list (tuple or 1-D numpy
+        array) of them, or a list of such lists (``interaction_constraints``).
     ValueError
         If LightGBM does not know the name (it would ignore it silently), MCGrad sets it, it is not a training
         parameter, a number is not finite, an integer does not fit LightGBM's int32, a string holds
@@ -121,11 +121,11 @@ def check_lightgbm_param(key: Any, value: Any) -> None:
         raise ValueError(f"lightgbm_params must hold training parameters; got {key!r}, a LightGBM parameter of "
                          "files, tasks, prediction, evaluation or the network, which MCGrad does not pass on (it "
                          "reads no files for LightGBM)")
-    items = value if isinstance(value, list) else [value]
+    items = _items(value)
     flat = [v for item in items for v in (item if isinstance(item, list) else [item])]
     if not all(isinstance(v, (bool, np.bool_, numbers.Real, str)) for v in flat):
-        raise TypeError(f"lightgbm_params[{key!r}] must be a bool, number or string, a list of them, or a list of "
-                        f"such lists; got {value!r:.80}")
+        raise TypeError(f"lightgbm_params[{key!r}] must be a bool, number or string, a list (tuple or 1-D numpy "
+                        f"array) of them, or a list of such lists; got {value!r:.80}")
     for v in flat:
         if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and not -INT32_MAX - 1 <= v <= INT32_MAX:
             raise ValueError(f"lightgbm_params[{key!r}] must fit LightGBM's int32 (pass a float for a real-valued "
@@ -143,6 +143,17 @@ _RESERVED_WHY = {
                  "input's logit; weigh classes with sample_weight)",
     "(unsupported)": "which MCGrad cannot pass on: it bins the score column apart from the features (use max_bin)",
 }
+
+
+def _items(value: Any) -> list[Any]:
+    """The items of a list, tuple or 1-D numpy array, which LightGBM joins with commas (``[value]`` for a single
+    value; a list inside a list stays one item, as ``interaction_constraints`` holds them)."""
+    return list(value) if _is_sequence(value) else [value]
+
+
+def _is_sequence(value: Any) -> bool:
+    """Whether LightGBM reads ``value`` as a list (:func:`_items`)."""
+    return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
 
 
 def with_aliases(names: Any) -> frozenset[str]:
@@ -226,12 +237,12 @@ def _value(key: str, value: Any) -> Any:
     if name not in _RULED:  # free text, monotone constraints (checked with the columns), or a newer LightGBM's
         return value
     if name in _PER_FEATURE or name in _NUMBER_LISTS:
-        items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
+        items = value.split(",") if isinstance(value, str) else _items(value)
         numbers_ = [_number(v) for v in items]
         if any(v is None for v in numbers_):
             raise ValueError(f"{label} must be a list of numbers; got {value!r:.80}")
         return numbers_
-    if isinstance(value, list):
+    if _is_sequence(value):
         raise ValueError(f"{label} must be a single value, not a list; got {value!r:.80}")
     if name in _BOOLS:
         word = str(value).lower() if isinstance(value, str) else None
@@ -316,8 +327,8 @@ def check_per_feature_params(lightgbm_params: dict[str, Any] | None, encoder: An
     d = encoder.n_features_in_
     for key in [k for k in _MONOTONE if k in extra]:
         value = extra[key]
-        items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else [value]
-        signs = [str(v).strip() for v in items]
+        items = value.split(",") if isinstance(value, str) else _items(value)
+        signs = [_sign(v) for v in items]
         if (len(signs) != d + 1 or any(v not in ("-1", "0", "1") for v in signs)
                 or any(v != "0" for v, cat in zip(signs, encoder.categorical_) if cat)):
             columns = encoder.feature_names_in_ or list(range(d))
@@ -330,6 +341,14 @@ def check_per_feature_params(lightgbm_params: dict[str, Any] | None, encoder: An
         if len(_value(key, extra[key])) != d + 1:
             raise ValueError(f"lightgbm_params[{key!r}] must hold {d + 1} numbers, one per column of X and then one "
                              f"for the score; got {extra[key]!r:.80}")  # fmt: skip
+
+
+def _sign(value: Any) -> str:
+    """A monotone constraint as LightGBM reads it: ``"1"`` for 1 and 1.0 alike (its text ``"1.0"`` reads as 1), the
+    text of anything else (``"True"``, which LightGBM would read as 0, and ``"0.9"`` are then refused)."""
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and value in (-1, 0, 1):
+        return str(int(value))
+    return str(value).strip()
 
 
 def lightgbm_errors_name_lightgbm_params(method: Any) -> Any:
