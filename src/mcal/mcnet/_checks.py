@@ -32,7 +32,7 @@ def _check_real(name: str, value: Any, *, low: float, high: float = np.inf, open
 
 #: The devices MCNet runs on: the CPU and CUDA GPUs (exact inference needs float64, which not every backend has).
 _DEVICE = re.compile(r"cpu|cuda(:[0-9]+)?")
-_DEVICE_RULE = "'cpu', 'cuda' or 'cuda:N' (a torch device)"
+_DEVICE_RULE = "'cpu', 'cuda' or 'cuda:N' (a torch device's name, as a str)"
 
 
 def check_device(name: str, device: Any) -> None:
