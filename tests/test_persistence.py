@@ -377,6 +377,16 @@ def test_the_digest_ignores_layout_but_not_values(tmp_path, miscalibrated):
         mcal.load(path)
 
 
+def test_a_file_resaved_by_an_editor_with_crlf_line_ends_and_a_byte_order_mark_loads(tmp_path, miscalibrated):
+    # Windows Notepad writes UTF-8 with a BOM and CRLF: neither is content; json.loads refused the BOM
+    p, y = miscalibrated
+    model = PlattScaling().fit(p, y)
+    path = mcal.save(model, tmp_path / "m.json")
+    text = json.dumps(json.loads(path.read_text()), indent=2).replace("\n", "\r\n")
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert mcal.load(path).slope_ == model.slope_
+
+
 def test_extreme_floats_and_non_string_keys_round_trip_exactly_under_the_digest(tmp_path):
     # the digest is taken on the content as load parses it: a float must read back as the same bits
     floats = [1e-300, -0.0, 5e-324, -1e-320, 2.225073858507201e-308, 1.7976931348623157e308, 0.1, 1 / 3, 1e16]

@@ -223,7 +223,7 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
         raise ValueError(f"model file {path} is larger than {MAX_MODEL_BYTES} bytes; refusing to parse it")
     raw = path.read_bytes()
     try:
-        doc = json.loads(raw.decode("utf-8"))
+        doc = json.loads(raw.decode("utf-8-sig"))  # a byte-order mark (which some editors add) is not content
     except ValueError as exc:  # also UnicodeDecodeError, and an integer past Python's digit limit
         raise ValueError(f"{path} is not an mcal model file: it is not valid JSON ({exc})") from exc
     except RecursionError as exc:
