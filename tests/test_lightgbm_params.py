@@ -192,5 +192,20 @@ def test_monotone_constraints_take_whole_floats_as_lightgbm_reads_them(data):
 @pytest.mark.parametrize("value", [[True, False, False], [0.9, 0, 0]], ids=["bools", "fraction"])
 def test_monotone_constraints_refuse_bools_and_fractions_that_lightgbm_reads_as_0(data, value):
     p, y, X = data
-    with pytest.raises(ValueError, match=r"lightgbm_params\['monotone_constraints'\] must hold 3 values in \{-1, 0, 1\}"):
+    with pytest.raises(ValueError, match=r"\['monotone_constraints'\] must hold 3 values in \{-1, 0, 1\}"):
         MCGrad(**FAST, lightgbm_params={"monotone_constraints": value}).fit(p, y, X=X)
+
+
+@pytest.mark.parametrize("lightgbm_params", [{"lambda_l1": 2**31}, {"cegb_tradeoff": 10**10},
+                                             {"feature_contri": [2**31, 1, 1]}], ids=str)
+def test_an_integer_beyond_int32_passes_for_a_real_valued_parameter_as_lightgbm_reads_it(data, lightgbm_params):
+    # LightGBM reads a real-valued parameter as a double, whatever its digits; mcal refused such integers as int32
+    p, y, X = data
+    MCGrad(**FAST, lightgbm_params=lightgbm_params).fit(p, y, X=X)
+
+
+def test_an_integer_past_the_largest_double_is_refused_as_not_finite():
+    with pytest.raises(ValueError, match=r"lightgbm_params\['max_delta_step'\] must hold finite numbers; got 1000"):
+        params.check_lightgbm_param("max_delta_step", 10**400)
+    with pytest.raises(ValueError, match=r"\['bagging_freq'\] must fit LightGBM's int32; got 2147483648"):
+        params.check_lightgbm_param("bagging_freq", 2**31)

@@ -816,7 +816,8 @@ def test_predict_threads_are_one_per_10k_rows_by_default(monkeypatch, segments, 
 
 @pytest.mark.parametrize(
     "value, match", [([("max_bin", 63)], "must be a dict or None"),
-                     ({"max_bin": object()}, "must be a bool, number or string, a list of them, or a list of such"),
+                     ({"max_bin": object()}, r"must be a bool, number or string, a list \(tuple or 1-D numpy array\) "
+                                             r"of them, or a list of such"),
                      ({"max_bin": None}, r"lightgbm_params\['max_bin'\] must be a bool, number or string.*; got None"),
                      ({"interaction_constraints": [[[0]]]}, "must be a bool, number or string"),
                      ({1: 2}, "lightgbm_params keys must be strings; got 1")]

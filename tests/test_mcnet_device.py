@@ -109,7 +109,7 @@ def test_predict_device_of_the_wrong_type_or_value_raises_naming_it(data, cpu_mo
 def test_a_torch_device_object_is_refused_asking_for_its_name_as_a_str(data, cpu_model):
     # the rule read "(a torch device)", which a torch.device object is
     p, y, X = data
-    with pytest.raises(TypeError, match=r"\(a torch device's name, as a str\); got device\(type='cpu'\) of type device"):
+    with pytest.raises(TypeError, match=r"\(a torch device's name, as a str\); got device\(type='cpu'\) of type"):
         cpu_model.predict(p, X=X, device=torch.device("cpu"))
     with pytest.raises(TypeError, match=r"as a str\); got device\(type='cpu'\)"):
         MCNet(**{**TINY, "device": torch.device("cpu")}).fit(p, y, X=X)

@@ -17,6 +17,7 @@ import functools
 import math
 import numbers
 import re
+import sys
 from typing import Any
 
 import numpy as np
@@ -100,10 +101,11 @@ def check_lightgbm_param(key: Any, value: Any) -> None:
         array) of them, or a list of such lists (``interaction_constraints``).
     ValueError
         If LightGBM does not know the name (it would ignore it silently), MCGrad sets it, it is not a training
-        parameter, a number is not finite, an integer does not fit LightGBM's int32, a string holds
-        whitespace or ``=`` (which would end the value in LightGBM's parameter string and start another), or the
-        value is not of its parameter's kind (an integer, a number, True or False, one of a few words, a list of
-        numbers) or lies outside its range, by LightGBM's rules.
+        parameter, a number is not finite, an integer does not fit LightGBM's int32 (where LightGBM reads an
+        integer; it reads a real-valued parameter as a double), a string holds whitespace or ``=`` (which would
+        end the value in LightGBM's parameter string and start another), or the value is not of its parameter's
+        kind (an integer, a number, True or False, one of a few words, a list of numbers) or lies outside its
+        range, by LightGBM's rules.
     """
     if not isinstance(key, str):
         raise TypeError(f"lightgbm_params keys must be strings; got {key!r}")
@@ -126,12 +128,13 @@ def check_lightgbm_param(key: Any, value: Any) -> None:
     if not all(isinstance(v, (bool, np.bool_, numbers.Real, str)) for v in flat):
         raise TypeError(f"lightgbm_params[{key!r}] must be a bool, number or string, a list (tuple or 1-D numpy "
                         f"array) of them, or a list of such lists; got {value!r:.80}")
+    real = _canonical(key) in _REAL_VALUED  # LightGBM reads an integer beyond int32 as a double there
     for v in flat:
-        if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and not -INT32_MAX - 1 <= v <= INT32_MAX:
-            raise ValueError(f"lightgbm_params[{key!r}] must fit LightGBM's int32 (pass a float for a real-valued "
-                             f"parameter); got {v}")
-        if isinstance(v, numbers.Real) and not math.isfinite(v):
-            raise ValueError(f"lightgbm_params[{key!r}] must hold finite numbers; got {v}")
+        integer = isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+        if integer and not real and not -INT32_MAX - 1 <= v <= INT32_MAX:
+            raise ValueError(f"lightgbm_params[{key!r}] must fit LightGBM's int32; got {v}")
+        if isinstance(v, numbers.Real) and not (abs(int(v)) <= sys.float_info.max if integer else math.isfinite(v)):
+            raise ValueError(f"lightgbm_params[{key!r}] must hold finite numbers; got {str(v)[:40]}")
         if isinstance(v, str) and _PARAM_STRING_BREAKS.search(v):
             raise ValueError(f"lightgbm_params[{key!r}] must be a string without whitespace or '='; got {v!r:.80}")
     _value(key, value)
@@ -217,6 +220,8 @@ _RULES = {
 }
 _TRUE, _FALSE = ("true", "+"), ("false", "-")  # LightGBM's words for a bool, in any case
 _RULED = frozenset((*_INTEGERS, *_NUMBERS, *_BOOLS, *_CHOICES, *_PER_FEATURE, *_NUMBER_LISTS))
+#: The parameters that LightGBM reads as doubles.
+_REAL_VALUED = frozenset((*_NUMBERS, *_PER_FEATURE, *_NUMBER_LISTS))
 
 
 def _canonical(key: str) -> str:
