@@ -77,3 +77,16 @@ def test_demo_reports_mce_at_least_the_global_ecce_sigma(tmp_path):
     for row in doc["metrics"].values():
         # the whole table is one of the segments, so the maximum is at least its ECCE / sigma
         assert row["mce_sigma"] >= row["ecce_sigma_scale"] - 1e-12 and 0 <= row["mce_pvalue"] <= row["ecce_pvalue"]
+
+
+def test_a_date_column_segments_alike_from_parquet_and_csv(table, tmp_path, capsys):
+    # Parquet keeps Python dates, which segments refuse unless declared categorical (no option here); CSV has text
+    table["day"] = [pd.Timestamp("2024-01-01").date() + pd.Timedelta(days=int(a) % 3) for a in table["age"]]
+    outputs = []
+    for path, write in ((tmp_path / "s.parquet", table.to_parquet), (tmp_path / "s.csv", table.to_csv)):
+        write(path, index=False)
+        assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--segments", "day,job",
+                     "--max-depth", "1"]) == 0  # fmt: skip
+        outputs.append(capsys.readouterr().out)
+    assert "day=2024-01-02" in outputs[0]
+    assert outputs[0] == outputs[1]

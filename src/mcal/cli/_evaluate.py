@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from mcal._persistence import atomic_write_bytes
+from mcal._features import temporal_kind
 from mcal.cli import _dask
 from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, check_unique_scores, column
 from mcal.cli._common import check_count, labels_scores_weights, read_data, split_names
@@ -29,7 +30,8 @@ def _configure(parser) -> None:
     parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE (default 10)")
     parser.add_argument(
         "--segments", metavar="A,B", help="feature columns to generate segments from: adds the multicalibration "
-        "error (MCE) of each score column and its ten worst segments",
+        "error (MCE) of each score column and its ten worst segments; dates and durations are categories, as "
+        "they are as text in a CSV file",
     )  # fmt: skip
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
@@ -48,6 +50,9 @@ def _segments(df, args):
             raise CLIError("--max-depth needs --segments (the feature columns to segment on)")
         return None
     X = pd.DataFrame({name: column(df, name, "--segments") for name in names})
+    for name in names:  # dates read from Parquet are categories, as the same column read from CSV (text) is
+        if temporal_kind(X[name]):
+            X[name] = X[name].astype("string")
     return generate_segments(X, max_depth=3 if args.max_depth is None else args.max_depth)
 
 
