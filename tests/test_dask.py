@@ -866,3 +866,32 @@ def test_lazy_predict_of_a_field_model_checks_its_field_column_by_metadata():
         mcal.dask.predict(model, ddf["p"], X=ddf[["x"]])
     out = mcal.dask.predict(model, ddf["p"], X=ddf[["x", "f"]]).compute(scheduler="synchronous")  # extra columns pass
     np.testing.assert_array_equal(out.to_numpy(), model.predict(data["p"], X=data[["f"]]))
+
+
+def test_lazy_predict_refuses_columns_mcgrad_refuses_before_computing_with_its_message():
+    # before, an extra column (or another order) failed only at .compute(), from inside a partition
+    import dask.dataframe as dd
+
+    data = table(300, 5)
+    model = mcal.MCGrad(**{**FAST, "max_rounds": 1}, early_stopping=None).fit(data["p"], data["y"],
+                                                                             X=data[["level", "x"]])
+    ddf = dd.from_pandas(data, npartitions=2)
+    for columns, detail in ((["level", "x", "p"], "unexpected ['p']"), (["x", "level"], "in another order")):
+        with pytest.raises(ValueError) as local:
+            model.predict(data["p"], X=data[columns])
+        with pytest.raises(ValueError) as lazy:
+            mcal.dask.predict(model, ddf["p"], X=ddf[columns])  # no .compute()
+        assert detail in str(lazy.value) and str(lazy.value) == str(local.value)
+
+
+def test_lazy_predict_of_hkrr_on_group_columns_refuses_extra_columns_before_computing():
+    import dask.dataframe as dd
+
+    data = table(300, 7).assign(a=lambda d: d["level"] == "a", b=lambda d: d["x"] > 0)
+    model = mcal.HKRR(lam=0.1).fit(data["p"], data["y"], X=data[["a", "b"]])
+    ddf = dd.from_pandas(data, npartitions=2)
+    with pytest.raises(ValueError, match=r"group columns seen at fit, in the same order \['a', 'b'\]; "
+                                         r"got columns \['a', 'b', 'x'\]"):
+        mcal.dask.predict(model, ddf["p"], X=ddf[["a", "b", "x"]])
+    out = mcal.dask.predict(model, ddf["p"], X=ddf[["a", "b"]]).compute(scheduler="synchronous")
+    np.testing.assert_array_equal(out.to_numpy(), model.predict(data["p"], X=data[["a", "b"]]))

@@ -276,6 +276,11 @@ class BaseCalibrator(BaseEstimator):
             raise ValueError(f"X must have {n_samples} rows (the length of y_prob); got {n}")
         return X
 
+    def _check_X_columns(self, X: Any) -> None:
+        """Raise the ``ValueError`` :meth:`predict` raises for the columns of the DataFrame ``X`` (possibly without
+        rows), without predicting; :func:`mcal.dask.predict` checks a dask frame's metadata with it. None here: a
+        calibrator that selects its columns by name accepts others (missing ones are refused when read)."""
+
     def _check_fitted(self) -> None:
         if not self._state_attrs:
             raise NotImplementedError(f"{type(self).__name__} must declare _state_attrs")

@@ -408,6 +408,17 @@ class FeatureEncoder:
         return values
 
     # -- input handling ----------------------------------------------------------------------------------
+    def check_columns(self, X: Any) -> None:
+        """Refuse ``X`` as :meth:`transform` would for its columns, without encoding it (``X`` may have no rows).
+
+        Raises
+        ------
+        ValueError
+            If the columns differ from those seen at fit (names, order or count).
+        """
+        columns, names, _ = _columns(X)
+        self._check_columns(len(columns), names, X)
+
     def _check_columns(self, d: int, names: list[str] | None, X: Any) -> None:
         if self.feature_names_in_ is not None and names != self.feature_names_in_:
             if names is None:

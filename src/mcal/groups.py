@@ -198,18 +198,22 @@ class HKRR(GroupInput, BaseCalibrator):
             if fitting:
                 self.group_names_ = None
             return [segments.indices(k) for k in range(segments.n_segments)]
-        names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
         if fitting:
             self.segments_ = self.segment_columns_ = None
-            self.group_names_ = names
-        elif self.group_names_ is not None and names != self.group_names_:
+            self.group_names_ = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
+        else:
+            self._check_X_columns(X)
+        masks = group_masks(X, n_samples)
+        return [np.flatnonzero(masks[:, g]) for g in range(masks.shape[1])]
+
+    def _check_X_columns(self, X: Any) -> None:
+        names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
+        if self.groups == "columns" and self.group_names_ is not None and names != self.group_names_:
             got = "an array without column names" if names is None else f"columns {names[:10]}"
             raise ValueError(
                 f"X must be a DataFrame with the group columns seen at fit, in the same order {self.group_names_[:10]}; "
                 f"got {got}"
             )
-        masks = group_masks(X, n_samples)
-        return [np.flatnonzero(masks[:, g]) for g in range(masks.shape[1])]
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         members = self._members(X, y_prob.shape[0], fitting=True)
@@ -446,6 +450,10 @@ class DFMC(GroupInput, BaseCalibrator):
             features = self.encoder_.transform(X, n_extra_columns=1)
         features[:, -1] = logit(y_prob)
         return features
+
+    def _check_X_columns(self, X: Any) -> None:
+        if self.encoder_ is not None:  # the features of groups='columns', by position; generated segments by name
+            self.encoder_.check_columns(X)
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         lgb = import_optional("lightgbm")

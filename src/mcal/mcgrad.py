@@ -375,6 +375,9 @@ class MCGrad(BaseCalibrator):
         self.feature_importances_ = self._importances()
         self._set_feature_attrs()
 
+    def _check_X_columns(self, X: Any) -> None:
+        self.encoder_.check_columns(X)
+
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         if X is None:
             if self.n_features_in_:

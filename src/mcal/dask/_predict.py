@@ -43,7 +43,8 @@ def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
         If ``model`` is not fitted.
     ValueError
         If ``X`` is given to a calibrator that uses only scores, ``X`` (a dask DataFrame or Series, by its
-        metadata) lacks a column the model was fitted on, or the inputs are not partitioned alike; invalid values
+        metadata) lacks a column the model was fitted on or has columns ``model.predict`` refuses (MCGrad's:
+        extra ones, or another order), or the inputs are not partitioned alike; invalid values
         raise as in ``model.predict`` when the result is computed, with the partition named.
 
     Examples
@@ -80,17 +81,21 @@ def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
 
 
 def _check_columns(model: BaseCalibrator, X: Any, dd: Any) -> None:
-    """Refuse, while the graph is built, an ``X`` whose metadata lacks a column the model was fitted on by name
-    (it failed only when the result was computed). A dask Array, or a model fitted on an array, has no names."""
+    """Refuse, while the graph is built, the columns of ``X`` that ``model.predict`` would refuse when the result is
+    computed: any column the model was fitted on by name that it lacks, then the model's own check of its metadata
+    (e.g. MCGrad's: the columns, names and order, of fit). A dask Array, or a model fitted on an array, has no names."""
+    frame = isinstance(X, (dd.DataFrame, dd.Series))
     names = fitted_columns(model)
-    if not names or not (X is None or isinstance(X, (dd.DataFrame, dd.Series))):
-        return
-    have = [] if X is None else list(X.columns) if isinstance(X, dd.DataFrame) else [X.name]
-    missing = [name for name in names if name not in have]
-    if missing:
-        got = "None" if X is None else f"a dask {type(X).__name__} with the columns {have[:10]}"
-        raise ValueError(f"X must hold the columns {type(model).__name__} was fitted on {names[:10]}; got {got}, "
-                         f"missing {missing[:10]}")  # fmt: skip
+    if names and (X is None or frame):
+        have = [] if X is None else list(X.columns) if isinstance(X, dd.DataFrame) else [X.name]
+        missing = [name for name in names if name not in have]
+        if missing:
+            got = "None" if X is None else f"a dask {type(X).__name__} with the columns {have[:10]}"
+            raise ValueError(f"X must hold the columns {type(model).__name__} was fitted on {names[:10]}; got {got}, "
+                             f"missing {missing[:10]}")  # fmt: skip
+    if frame:
+        meta = X._meta
+        model._check_X_columns(meta.to_frame() if isinstance(meta, pd.Series) else meta)
 
 
 def _predict_block(index: int, model: BaseCalibrator, p: Any, X: Any, dtype: np.dtype, series: bool) -> Any:
