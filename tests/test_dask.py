@@ -895,3 +895,22 @@ def test_lazy_predict_of_hkrr_on_group_columns_refuses_extra_columns_before_comp
         mcal.dask.predict(model, ddf["p"], X=ddf[["a", "b", "x"]])
     out = mcal.dask.predict(model, ddf["p"], X=ddf[["a", "b"]]).compute(scheduler="synchronous")
     np.testing.assert_array_equal(out.to_numpy(), model.predict(data["p"], X=data[["a", "b"]]))
+
+
+def test_distributed_mce_reads_categorical_features_as_the_local_mce(client, scored):
+    import dask.dataframe as dd
+
+    from mcal.dask import metrics as dmetrics
+
+    y, p, w, _ = scored
+    code = np.random.default_rng(3).choice([1, 2, 3, 4, 5], y.size, p=[0.3, 0.25, 0.2, 0.15, 0.1])
+    X = pd.DataFrame({"code": code})
+    ddf = dd.from_pandas(X.assign(y=y, p=p, w=w), npartitions=4)
+    local = mcal.metrics.mce(y, p, X=X, categorical_features=["code"], sample_weight=w)
+    got = dmetrics.mce(ddf["y"], ddf["p"], X=ddf[["code"]], categorical_features=["code"], sample_weight=ddf["w"])
+    assert got.table["description"].tolist() == local.table["description"].tolist()
+    assert "code=1" in local.table["description"].tolist()  # a segment per frequent code, not ranges of codes
+    assert abs(got.mce_sigma - local.mce_sigma) < 1e-9
+    with pytest.raises(ValueError, match="pass either segments or categorical_features, not both"):
+        dmetrics.mce(ddf["y"], ddf["p"], X=ddf[["code"]], segments=mcal.segments.generate_segments(X),
+                     categorical_features=["code"])  # fmt: skip

@@ -330,3 +330,31 @@ def test_segment_of_certain_and_correct_scores_has_sigma_scale_zero_and_pvalue_o
     table = mce(y, p, segments=from_masks(np.column_stack([certain, ~certain]), names=["certain", "rest"])).table
     row = table.set_index("description").loc["certain"]
     assert (row["ecce"], row["sigma"], row["ecce_sigma"], row["pvalue"]) == (0.0, 0.0, 0.0, 1.0)
+
+
+def _coded(rng, n=2000):
+    """An integer-coded column (codes 1..5, distinct frequencies) miscalibrated on code 4, and its string twin."""
+    code = rng.choice([1, 2, 3, 4, 5], n, p=[0.3, 0.25, 0.2, 0.15, 0.1])
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.random(n) < np.where(code == 4, p**3, p)).astype(int)
+    return pd.DataFrame({"code": code}), pd.DataFrame({"code": code.astype(str)}), y, p
+
+
+def test_integer_column_declared_categorical_gives_the_mce_of_its_strings(rng):
+    ints, strings, y, p = _coded(rng)
+    declared, as_strings = mce(y, p, X=ints, categorical_features=["code"]), mce(y, p, X=strings)
+    assert declared.mce_sigma == as_strings.mce_sigma and declared.n_segments == as_strings.n_segments
+    np.testing.assert_array_equal(declared.table["ecce"], as_strings.table["ecce"])
+    assert mce(y, p, X=ints).mce_sigma != declared.mce_sigma  # undeclared, the codes are cut into ranges
+    assert mce(y, p, X=ints, categorical_features=[0]).mce_sigma == declared.mce_sigma  # by position
+
+
+def test_categorical_features_without_generated_segments_is_refused(rng):
+    ints, _, y, p = _coded(rng, 300)
+    with pytest.raises(ValueError, match=r"pass either segments or categorical_features, not both; got segments and "
+                                         r"categorical_features=\['code'\]"):
+        mce(y, p, segments=generate_segments(ints), categorical_features=["code"])
+    with pytest.raises(ValueError, match=r"categorical_features applies only to segments generated from X; got X=None"):
+        mce(y, p, categorical_features=["code"])
+    with pytest.raises(ValueError, match="categorical_features"):
+        mce(y, p, X=ints, categorical_features=["age"])  # a column X lacks

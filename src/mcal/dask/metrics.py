@@ -35,7 +35,7 @@ from mcal.dask._inputs import aligned, clean_block, in_partition
 from mcal.metrics._binned import check_bins
 from mcal.metrics._cumulative import brownian_range_sf, sigma_scale
 from mcal.metrics._field import encode_field
-from mcal.metrics._multicalibration import MCEResult, mce_result
+from mcal.metrics._multicalibration import MCEResult, check_categorical_use, mce_result
 from mcal.segments import Segments, from_masks, generate_segments
 
 __all__ = [
@@ -341,7 +341,7 @@ def _f_rce(s: _Sums, epsilon: float) -> float:
 
 @_mirror(
     "mce", "result : MCEResult\n        As :func:`mcal.metrics.mce` (the segment sizes are counted on these rows).",
-    raises=", ``segments`` without ``X``, mask segments (they belong to fixed rows of another table),\n        or no "
+    raises=", ``segments`` without ``X``, ``categorical_features`` with ``segments`` or without ``X``, mask segments (they belong to fixed rows of another table),\n        or no "
     "segment with positive weight", type_raises=", or ``segments`` is not a Segments",
     parameters="""
     X : dask DataFrame or 2-D Array of shape (n_samples, n_features), default=None
@@ -350,7 +350,10 @@ def _f_rce(s: _Sums, epsilon: float) -> float:
         Generated segment definitions (:func:`mcal.segments.generate_segments`, e.g. on a sample of the
         features), evaluated on every partition of ``X``. When None and ``X`` is given, they are generated from
         ``X`` gathered on the client (the feature columns only), exactly as :func:`mcal.metrics.mce` would.
-        With neither, the only segment is the whole table.""",
+        With neither, the only segment is the whole table.
+    categorical_features : "from_dtype", None, or 1-D array-like of int, bool or str, default="from_dtype"
+        Which columns of ``X`` the generated segments treat as categorical, as in :func:`mcal.metrics.mce`; only
+        when the segments are generated from ``X`` (not with ``segments``).""",
     notes="""
 
     The rows, with the segment features, are sorted by score across the cluster. Each partition evaluates the
@@ -358,14 +361,19 @@ def _f_rce(s: _Sums, epsilon: float) -> float:
     cumulative differences; the partitions are joined with per-segment prefix offsets, which gives each
     segment's exact ECCE (MCGrad paper eq. 2).""",
 )  # fmt: skip
-def mce(y_true: Any, y_prob: Any, *, X: Any = None, segments: Any = None, sample_weight: Any = None) -> MCEResult:
+def mce(
+    y_true: Any, y_prob: Any, *, X: Any = None, segments: Any = None, sample_weight: Any = None,
+    categorical_features: Any = "from_dtype",
+) -> MCEResult:
     if segments is not None and not isinstance(segments, Segments):
         raise TypeError(f"segments must be a mcal.segments.Segments; got {type(segments).__name__}")
     if segments is not None and X is None:
         raise ValueError("X must hold the segment features when segments are given; got None")
+    check_categorical_use(categorical_features, X, segments)
     dask = import_optional("dask")
     if segments is None:
-        segments = generate_segments(X.compute()) if X is not None else from_masks(np.ones((1, 1), bool), ["all"])
+        segments = (generate_segments(X.compute(), categorical_features=categorical_features) if X is not None
+                    else from_masks(np.ones((1, 1), bool), ["all"]))
     ordered = _ordered(y_true, y_prob, sample_weight, X)
     stats = ordered.stats
     total = sum(s.pos + s.neg for s in stats)

@@ -195,11 +195,25 @@ def _pvalues(ecce_sigma: NDArray[np.float64]) -> NDArray[np.float64]:
     return out
 
 
-def _resolve_segments(X: Any, segments: Any, n_samples: int) -> Segments:
+def check_categorical_use(categorical_features: Any, X: Any, segments: Any) -> None:
+    """Refuse a ``categorical_features`` other than ``"from_dtype"`` where no segments are generated from ``X``
+    (it would be ignored)."""
+    if isinstance(categorical_features, str) and categorical_features == "from_dtype":
+        return
+    if segments is not None:
+        raise ValueError("categorical_features applies only to segments generated from X: pass either segments or "
+                         f"categorical_features, not both; got segments and categorical_features={categorical_features!r:.100}")  # fmt: skip
+    if X is None:
+        raise ValueError("categorical_features applies only to segments generated from X; got X=None and "
+                         f"categorical_features={categorical_features!r:.100}")  # fmt: skip
+
+
+def _resolve_segments(X: Any, segments: Any, n_samples: int, categorical_features: Any = "from_dtype") -> Segments:
     if X is not None and segments is not None:
         raise ValueError("pass either X (to generate segments) or segments, not both; got both")
+    check_categorical_use(categorical_features, X, segments)
     if X is not None:
-        resolved = generate_segments(X)
+        resolved = generate_segments(X, categorical_features=categorical_features)
     elif segments is None:
         resolved = from_masks(np.ones((n_samples, 1), dtype=bool), names=["all"])
     elif isinstance(segments, Segments):
@@ -224,6 +238,7 @@ def mce(
     X: Any = None,
     segments: Any = None,
     sample_weight: ArrayLike | None = None,
+    categorical_features: Any = "from_dtype",
 ) -> MCEResult:
     """Multicalibration error (MCE): the largest sigma-scaled ECCE over segments, with a per-segment table.
 
@@ -241,6 +256,11 @@ def mce(
         ``mce_sigma`` equals the global ECCE / sigma.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
+    categorical_features : "from_dtype", None, or 1-D array-like of int, bool or str, default="from_dtype"
+        Which columns of ``X`` the generated segments treat as categorical (one segment per frequent value rather
+        than per quantile range), as in :class:`mcal.MCGrad`: ``"from_dtype"`` (object, string, category and
+        bool columns), None (none), or column positions, a boolean mask of shape (n_features,) or column names,
+        e.g. to declare an integer-coded column categorical. Only with ``X`` (not with ``segments``).
 
     Returns
     -------
@@ -251,11 +271,12 @@ def mce(
     Raises
     ------
     ValueError
-        On invalid labels, scores or weights, if both ``X`` and ``segments`` are given, if the segments cover a
-        different number of rows, or if no segment has positive weight.
+        On invalid labels, scores or weights, if both ``X`` and ``segments`` are given, if ``categorical_features``
+        is given with ``segments`` or without ``X`` or is invalid for ``X`` (a name or index it lacks), if the
+        segments cover a different number of rows, or if no segment has positive weight.
     TypeError
         If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar weight) or
-        holds complex numbers, ``segments`` is neither a Segments nor an array (a string, a dict or a single
+        holds complex numbers, ``categorical_features`` is a single value, ``segments`` is neither a Segments nor an array (a string, a dict or a single
         value), or a column of ``X`` holds complex numbers or datetimes (convert those to numbers).
 
     Notes
@@ -289,7 +310,7 @@ def mce(
     (1.2247, [1, 0])
     """
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
-    segs = _resolve_segments(X, segments, y.shape[0])
+    segs = _resolve_segments(X, segments, y.shape[0], categorical_features)
     ecce, sigma, weight, global_ecce = segment_ecce(y, p, w, segs)
     return mce_result(ecce, sigma, weight, global_ecce, segments=segs, sizes=segs.sizes, global_sigma=_sigma(p, w),
                       rate=float(np.dot(w, y) / w.sum()))  # fmt: skip
