@@ -282,3 +282,30 @@ def test_sparse_X_with_a_calibrator_that_uses_features_raises_before_fitting_nam
     with pytest.raises(TypeError, match=r"X must be dense .* for HKRR, a calibrator that uses features; got sparse "
                                         r"csr_matrix; pass X.toarray\(\)"):
         CalibratedClassifier(LogisticRegression(), HKRR()).fit(groups, y)
+
+
+def test_zero_weights_leaving_one_class_in_the_calibration_split_raise_naming_the_split(data):
+    X, y = data
+    X, y = X[:200], y[:200]
+    idx = np.arange(y.size)
+    _, cal_idx = train_test_split(idx, test_size=0.25, stratify=(y == "yes"), random_state=3)  # the wrapper's split
+    w = np.ones(y.size)
+    w[cal_idx[y[cal_idx] == "no"]] = 0.0  # y has both classes; the calibration rows weigh only "yes"
+    n_no, n_yes = int(np.sum(y[cal_idx] == "no")), int(np.sum(y[cal_idx] == "yes"))
+    clf = CalibratedClassifier(LogisticRegression(), calibration_fraction=0.25, random_state=3)
+    with pytest.raises(ValueError, match=(
+            r"sample_weight must leave positive weight on both classes in the calibration split "
+            r"\(calibration_fraction=0.25, random_state=3\) for the calibrator; got positive weight on one class "
+            rf"only \(class 'no': {n_no} rows, 0 with positive weight; class 'yes': {n_yes} rows, {n_yes} with "
+            r"positive weight\)")):  # fmt: skip
+        clf.fit(X, y, sample_weight=w)
+    w[cal_idx[y[cal_idx] == "no"][0]] = 1.0  # one positive weight on each class is enough
+    assert clf.fit(X, y, sample_weight=w).calibrator_ is not None
+
+
+def test_prefit_zero_weights_leaving_one_class_raise_naming_the_rows(data):
+    X, y = data
+    model = LogisticRegression().fit(X, y)
+    w = (y == "yes").astype(float)
+    with pytest.raises(ValueError, match=r"positive weight on both classes in the rows \(prefit=True\)"):
+        CalibratedClassifier(model, prefit=True).fit(X, y, sample_weight=w)

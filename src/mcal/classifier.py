@@ -123,8 +123,9 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         ValueError
             If ``y`` is None, holds complex numbers, missing or infinite values, or does not have exactly two classes
             (scikit-learn's "Only binary classification is supported." for a multiclass or continuous target),
-            ``X`` and ``y`` differ in length, ``sample_weight`` is invalid, ``calibration_fraction`` is not in
-            (0, 1), or a prefit estimator was not fitted on the labels of ``y``.
+            ``X`` and ``y`` differ in length, ``sample_weight`` is invalid or leaves positive weight on one class
+            only in the calibration split (or, with ``prefit=True``, in all rows), ``calibration_fraction`` is not
+            in (0, 1), or a prefit estimator was not fitted on the labels of ``y``.
         TypeError
             If the estimator or calibrator is of the wrong kind, ``prefit`` is not a bool, ``y`` or
             ``sample_weight`` is not array-like (a string, or a scalar weight), ``calibration_fraction`` is not a
@@ -174,6 +175,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             )
             kwargs = {} if w is None else {"sample_weight": w[fit_idx]}
             self.estimator_ = clone(self.estimator).fit(_rows(X, fit_idx), y_arr[fit_idx], **kwargs)
+        if w is not None:
+            self._check_weighted_classes(y01[cal_idx], w[cal_idx])
         cal.fit(self._positive_proba(_rows(X, cal_idx)), y01[cal_idx],
                 X=None if X_features is None else _rows(X_features, cal_idx),
                 sample_weight=None if w is None else w[cal_idx])
@@ -184,6 +187,19 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             else:
                 self.__dict__.pop(name, None)
         return self
+
+    def _check_weighted_classes(self, y01: NDArray[np.float64], w: NDArray[np.float64]) -> None:
+        """Refuse calibration rows whose positive weight is on one class only (``y`` itself has both), which the
+        calibrator would report as labels with a single class."""
+        positive = [int(np.count_nonzero((y01 == k) & (w > 0))) for k in (0.0, 1.0)]
+        if all(positive):
+            return
+        split = (f"the calibration split (calibration_fraction={self.calibration_fraction!r}, "
+                 f"random_state={self.random_state!r})" if not self.prefit else "the rows (prefit=True)")  # fmt: skip
+        counts = "; ".join(f"class {c!r}: {int(np.count_nonzero(y01 == k))} rows, {n} with positive weight"
+                           for c, k, n in zip(self.classes_.tolist(), (0.0, 1.0), positive))  # fmt: skip
+        raise ValueError(f"sample_weight must leave positive weight on both classes in {split} for the calibrator; "
+                         f"got positive weight on one class only ({counts})")
 
     def _positive_proba(self, X: Any) -> NDArray[np.float64]:
         proba = self.estimator_.predict_proba(X)
