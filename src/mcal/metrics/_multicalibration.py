@@ -202,7 +202,8 @@ def check_categorical_use(categorical_features: Any, X: Any, segments: Any) -> N
         return
     if segments is not None:
         raise ValueError("categorical_features applies only to segments generated from X: pass either segments or "
-                         f"categorical_features, not both; got segments and categorical_features={categorical_features!r:.100}")  # fmt: skip
+                         "categorical_features, not both; got segments and "
+                         f"categorical_features={categorical_features!r:.100}")
     if X is None:
         raise ValueError("categorical_features applies only to segments generated from X; got X=None and "
                          f"categorical_features={categorical_features!r:.100}")  # fmt: skip
@@ -276,8 +277,8 @@ def mce(
         segments cover a different number of rows, or if no segment has positive weight.
     TypeError
         If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar weight) or
-        holds complex numbers, ``categorical_features`` is a single value, ``segments`` is neither a Segments nor an array (a string, a dict or a single
-        value), or a column of ``X`` holds complex numbers or datetimes (convert those to numbers).
+        holds complex numbers, ``categorical_features`` is a single value, ``segments`` is neither a Segments nor
+        an array (a string, a dict or a single value), or a column of ``X`` holds complex numbers or datetimes (convert those to numbers).
 
     Notes
     -----
