@@ -90,3 +90,40 @@ def test_a_date_column_segments_alike_from_parquet_and_csv(table, tmp_path, caps
         outputs.append(capsys.readouterr().out)
     assert "day=2024-01-02" in outputs[0]
     assert outputs[0] == outputs[1]
+
+
+@pytest.fixture
+def coded(table, rng):
+    """The table with an integer-coded region (1..12, unequal frequencies, so no ties in the most frequent)."""
+    share = np.arange(12, 0, -1, dtype=float)
+    return table.assign(region=rng.choice(np.arange(1, 13), len(table), p=share / share.sum()))
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_int_coded_column_declared_categorical_segments_as_the_same_column_as_text(coded, tmp_path, capsys, as_json):
+    numbers, text = tmp_path / "numbers.parquet", tmp_path / "text.parquet"
+    coded.to_parquet(numbers, index=False)
+    coded.assign(region=coded["region"].astype(str)).to_parquet(text, index=False)
+    common = ["--score-col", "p", "--label-col", "y", "--segments", "job,region", "--max-depth", "2"]
+    common += ["--json"] if as_json else []
+    assert main(["evaluate", str(numbers), *common, "--categorical", "region"]) == 0
+    declared = capsys.readouterr().out
+    assert main(["evaluate", str(text), *common]) == 0
+    assert declared == capsys.readouterr().out
+    assert "region=1" in declared and "region <=" not in declared  # one segment per code, not quantile bins
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--categorical", "job"], "--categorical needs --segments"),
+        (["--segments", "job,age", "--categorical", "age,q"],
+         "--categorical must name columns given with --segments ('job,age'); got ['q']"),
+        (["--segments", "job,age", "--categorical", "age,age"],
+         "--categorical must name each entry once; got ['age'] more than once in 'age,age'"),
+        (["--segments", "job,age", "--categorical", "age,"], "--categorical must not hold an empty name; got 'age,'"),
+    ],
+)
+def test_evaluate_bad_categorical_option_fails_clearly(csv, capsys, extra, message):
+    assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", *extra]) == 1
+    assert message in capsys.readouterr().err

@@ -344,6 +344,12 @@ def test_cli_report_writes_the_report_and_prints_its_path(csv, tmp_path, data, c
         (["--score-col", "calibrated", "--segments", "age,nope"], "--segments 'nope' is not a column"),
         (["--score-col", "calibrated", "--segments", "age,"], "--segments must not hold an empty name"),
         (["--score-col", "calibrated", "--max-depth", "2"], "--max-depth needs --segments"),
+        (["--score-col", "calibrated", "--categorical", "age"], "--categorical needs --segments"),
+        (["--score-col", "calibrated", "--segments", "age", "--categorical", "device"],
+         "--categorical must name columns given with --segments ('age'); got ['device']"),
+        (["--score-col", "calibrated", "--segments", "age", "--categorical", "age,age"],
+         "--categorical must name each entry once"),
+        (["--score-col", "calibrated", "--segments", "age", "--categorical", ","], "--categorical must not hold an empty"),
     ],
 )
 def test_cli_bad_input_fails_clearly_and_writes_no_file(csv, tmp_path, capsys, args, match):
@@ -445,3 +451,34 @@ def test_warning_about_fields_without_positives_names_their_values(tmp_path):
     field[(y == 0) & (np.arange(300) < 30)] = "empty-field"
     with pytest.warns(mcal.CalibrationWarning, match=r"without a positive label .*\['empty-field'\]"):
         make_report(y, {"m": p}, path=tmp_path / "r.html", field=field)
+
+
+def test_cli_report_int_coded_column_declared_categorical_segments_as_the_column_as_text(data, tmp_path, capsys):
+    y, probs, _, _, X = data
+    code = 1 + X["age"].to_numpy() // 10  # integer codes 2..8
+    df = pd.DataFrame({"y": y.astype(int), "p": probs["distorted"], "device": X["device"], "code": code})
+    pages = []
+    for name, frame, extra in (("numbers", df, ["--categorical", "code"]), ("text", df.assign(code=code.astype(str)), [])):
+        frame.to_parquet(tmp_path / f"{name}.parquet", index=False)
+        out = tmp_path / f"{name}.html"
+        assert main(["report", str(tmp_path / f"{name}.parquet"), "--label-col", "y", "--score-col", "p", "--segments",
+                     "device,code", "--max-depth", "1", *extra, "-o", str(out)]) == 0  # fmt: skip
+        pages.append(_Page(out.read_text()))
+    assert pages[0].table("mce") == pages[1].table("mce")
+    assert pages[0].table("segments") == pages[1].table("segments")
+    assert "code=" in " ".join(r[1][1] for r in pages[0].table("segments")[0][1:])  # values, not quantile bins
+
+
+def test_make_report_categorical_features_declares_an_int_coded_column_categorical(data, tmp_path):
+    y, probs, _, _, X = data
+    codes = X[["device"]].assign(code=1 + X["age"] // 10)
+    declared = make_report(y, probs, path=tmp_path / "a.html", X=codes, categorical_features=["device", "code"])
+    text = make_report(y, probs, path=tmp_path / "b.html", X=codes.assign(code=codes["code"].astype(str)))
+    pages = [_Page(p.read_text()) for p in (declared, text)]
+    assert pages[0].table("mce") == pages[1].table("mce") and pages[0].table("segments") == pages[1].table("segments")
+
+
+def test_make_report_refuses_categorical_features_without_x(tmp_path):
+    with pytest.raises(ValueError, match="categorical_features applies only to segments generated from X"):
+        make_report([0, 1], {"p": [0.2, 0.8]}, path=tmp_path / "r.html", categorical_features=["a"])
+    assert not (tmp_path / "r.html").exists()

@@ -36,7 +36,7 @@ from mcal._validation import (
 )
 from mcal.metrics import calibration_summary, field_pcoc, mce, reliability_intervals
 from mcal.metrics._field import encode_field
-from mcal.metrics._multicalibration import _resolve_segments
+from mcal.metrics._multicalibration import _resolve_segments, check_categorical_use
 from mcal.segments import Segments
 
 #: Label, and which direction is better ("min", "max", "one" for closest to 1, None), of each summary column.
@@ -98,6 +98,7 @@ def make_report(
     path: str | os.PathLike,
     X: Any = None,
     segments: Any = None,
+    categorical_features: Any = "from_dtype",
     field: ArrayLike | None = None,
     sample_weight: ArrayLike | None = None,
     title: str | None = None,
@@ -131,6 +132,9 @@ def make_report(
     segments : Segments or array-like of bool of shape (n_samples, n_segments), default=None
         Prespecified segments instead of ``X`` (e.g. :func:`mcal.segments.generate_segments` with other
         settings, or :func:`mcal.segments.from_labels`).
+    categorical_features : "from_dtype", None, or 1-D array-like of int, bool or str, default="from_dtype"
+        Which columns of ``X`` the generated segments treat as categorical, as in :func:`mcal.metrics.mce`
+        (e.g. to declare an integer-coded column categorical). Only with ``X``.
     field : array-like of shape (n_samples,), default=None
         Field (context) of each row, e.g. a country or an ad slot; adds F-RCE and per-field PCOC.
     sample_weight : array-like of shape (n_samples,), default=None
@@ -157,8 +161,8 @@ def make_report(
     ------
     ValueError
         On invalid labels, scores, weights, field or segments (the message names the score column), fewer than
-        2 rows, a single class, an empty ``y_probs``, both ``X`` and ``segments``, or invalid ``n_bins`` /
-        ``confidence`` / ``n_worst_segments``.
+        2 rows, a single class, an empty ``y_probs``, both ``X`` and ``segments``, ``categorical_features``
+        without ``X`` or invalid for it, or invalid ``n_bins`` / ``confidence`` / ``n_worst_segments``.
     TypeError
         If ``y_probs`` is not a mapping with string keys, ``title`` / ``description`` are not strings, or
         ``n_bins`` / ``n_worst_segments`` are not integers.
@@ -200,7 +204,8 @@ def make_report(
     y, probs, w = _check_inputs(y_true, y_probs, sample_weight)
     check_positive_int("n_worst_segments", n_worst_segments)
     fields = None if field is None else encode_field(field, y.shape[0])
-    segs = None if X is None and segments is None else _resolve_segments(X, segments, y.shape[0])
+    check_categorical_use(categorical_features, X, segments)  # refused without X, where no segments are generated
+    segs = None if X is None and segments is None else _resolve_segments(X, segments, y.shape[0], categorical_features)
     Figure = import_optional("matplotlib.figure").Figure
     summary = calibration_summary(y, probs, sample_weight=w, field=None if fields is None else fields[0], n_bins=n_bins)
     weighted = sample_weight is not None

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from mcal._persistence import atomic_write_bytes
-from mcal._features import temporal_kind
+from mcal._features import _column_kind as column_kind, temporal_kind
 from mcal.cli import _dask
 from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, check_unique_scores, column
 from mcal.cli._common import check_count, labels_scores_weights, read_data, split_names
@@ -34,6 +34,7 @@ def _configure(parser) -> None:
         "they are as text in a CSV file",
     )  # fmt: skip
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
+    add_categorical_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--plot", metavar="OUT.png", help="write a reliability diagram of every score column")
     _dask.add_arguments(parser)
@@ -43,17 +44,36 @@ def _json_safe(value: float) -> float | None:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+def add_categorical_argument(parser) -> None:
+    """``--categorical``, of ``mcal evaluate`` and ``mcal report``: segment columns declared categorical."""
+    parser.add_argument(
+        "--categorical", metavar="A,B", help="columns of --segments that are categorical whatever their type, e.g. "
+        "integer codes (one segment per frequent value instead of quantile bins); text, bool and category columns "
+        "are categorical anyway",
+    )  # fmt: skip
+
+
 def _segments(df, args):
+    """The segments of ``--segments`` (None without it), from the columns of ``df``, with the columns named by
+    ``--categorical`` categorical and the others of the kind their dtype gives (dates and durations as text)."""
     names = split_names(args.segments, "--segments")
+    declared = split_names(args.categorical, "--categorical")
     if not names:
-        if args.max_depth is not None:
-            raise CLIError("--max-depth needs --segments (the feature columns to segment on)")
+        for option, value in (("--max-depth", args.max_depth), ("--categorical", args.categorical)):
+            if value is not None:
+                raise CLIError(f"{option} needs --segments (the feature columns to segment on)")
         return None
+    unknown = [name for name in declared if name not in names]
+    if unknown:
+        raise CLIError(f"--categorical must name columns given with --segments ({args.segments!r}); got {unknown}")
     X = pd.DataFrame({name: column(df, name, "--segments") for name in names})
     for name in names:  # dates read from Parquet are categories, as the same column read from CSV (text) is
         if temporal_kind(X[name]):
             X[name] = X[name].astype("string")
-    return generate_segments(X, max_depth=3 if args.max_depth is None else args.max_depth)
+    # declared columns on top of those categorical from their dtype (a list alone would make the rest numerical)
+    categorical = [name for name in names if name in declared or column_kind(X[name]) == "categorical"]
+    return generate_segments(X, max_depth=3 if args.max_depth is None else args.max_depth,
+                             categorical_features=categorical if declared else "from_dtype")  # fmt: skip
 
 
 def _run(args) -> int:
@@ -142,9 +162,10 @@ EVALUATE = Command(
     "evaluate", "print calibration and ranking metrics of score columns",
     "Compute log loss, Brier score, ROC-AUC, PR-AUC, ECE, ECCE (with its sigma scale and p-value) and PCOC\n"
     "for each score column; F-RCE with --field; the multicalibration error (MCE) over segments of the\n"
-    "feature columns given with --segments, and each score column's ten worst segments.\n\n"
+    "feature columns given with --segments, and each score column's ten worst segments; --categorical\n"
+    "declares integer-coded segment columns categorical.\n\n"
     "example: mcal evaluate test.csv --score-col p --score-col p_calibrated --label-col y --plot diagram.png\n"
-    "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,marital --max-depth 2\n"
+    "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,region --categorical region\n"
     "         mcal evaluate 'scores/*.parquet' --score-col p --label-col y --scheduler tcp://host:8786",
     _configure, _run,
 )

@@ -9,10 +9,13 @@ from mcal.cli._common import read_data
 
 
 def _configure(parser) -> None:
+    from mcal.cli._evaluate import add_categorical_argument
+
     add_data_arguments(parser, score_required=True, multiple_scores=True)
     parser.add_argument("--segments", metavar="A,B,C",
                         help="feature columns to generate segments from: adds MCE and the worst segments")
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
+    add_categorical_argument(parser)
     parser.add_argument("--field", metavar="COL", help="field (context) column: adds F-RCE and PCOC per field value")
     parser.add_argument("--title", metavar="TEXT", help="title of the report (default: Calibration report)")
     parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE and the diagrams (default 10)")
@@ -46,8 +49,8 @@ REPORT = Command(
     "report", "write a self-contained HTML calibration report of score columns",
     "Write one HTML file (figures embedded, no network needed) comparing score columns side by side: the core\n"
     "metrics, reliability diagrams with 95% Wilson intervals per bin over the score histogram, the cumulative\n"
-    "differences behind ECCE; MCE and the worst segments with --segments; PCOC and F-RCE per field value with\n"
-    "--field.\n\n"
+    "differences behind ECCE; MCE and the worst segments with --segments (--categorical declares\n"
+    "integer-coded segment columns categorical); PCOC and F-RCE per field value with --field.\n\n"
     "example: mcal report test.csv --label-col y --score-col p --score-col p_calibrated --segments age,country\n"
     "         -o report.html",
     _configure, _run,
