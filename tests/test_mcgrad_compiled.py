@@ -6,7 +6,6 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.special import expit
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 

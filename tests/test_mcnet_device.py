@@ -212,6 +212,7 @@ def test_cli_predict_device_applies_to_exact_mcnet_models_only(table, data, cpu_
     else:
         model, shown = variant(cpu_model, inference="compiled"), "an MCNet with inference='compiled'"
     mcal.save(model, tmp_path / "m.json", metadata={"score_col": "p"})
-    assert main(["predict", str(tmp_path / "m.json"), str(table), "-o", str(tmp_path / "o.csv"), "--device", "cpu"]) == 1
+    out = str(tmp_path / "o.csv")
+    assert main(["predict", str(tmp_path / "m.json"), str(table), "-o", out, "--device", "cpu"]) == 1
     assert f"--device applies to MCNet models with inference='exact' only; {tmp_path / 'm.json'} holds {shown}" in (
         capsys.readouterr().err)

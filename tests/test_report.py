@@ -349,7 +349,8 @@ def test_cli_report_writes_the_report_and_prints_its_path(csv, tmp_path, data, c
          "--categorical must name columns given with --segments ('age'); got ['device']"),
         (["--score-col", "calibrated", "--segments", "age", "--categorical", "age,age"],
          "--categorical must name each entry once"),
-        (["--score-col", "calibrated", "--segments", "age", "--categorical", ","], "--categorical must not hold an empty"),
+        (["--score-col", "calibrated", "--segments", "age", "--categorical", ","],
+         "--categorical must not hold an empty"),
     ],
 )
 def test_cli_bad_input_fails_clearly_and_writes_no_file(csv, tmp_path, capsys, args, match):
@@ -458,7 +459,8 @@ def test_cli_report_int_coded_column_declared_categorical_segments_as_the_column
     code = 1 + X["age"].to_numpy() // 10  # integer codes 2..8
     df = pd.DataFrame({"y": y.astype(int), "p": probs["distorted"], "device": X["device"], "code": code})
     pages = []
-    for name, frame, extra in (("numbers", df, ["--categorical", "code"]), ("text", df.assign(code=code.astype(str)), [])):
+    as_text = df.assign(code=code.astype(str))
+    for name, frame, extra in (("numbers", df, ["--categorical", "code"]), ("text", as_text, [])):
         frame.to_parquet(tmp_path / f"{name}.parquet", index=False)
         out = tmp_path / f"{name}.html"
         assert main(["report", str(tmp_path / f"{name}.parquet"), "--label-col", "y", "--score-col", "p", "--segments",

@@ -342,7 +342,8 @@ def _f_rce(s: _Sums, epsilon: float) -> float:
 @_mirror(
     "mce", "result : MCEResult\n        As :func:`mcal.metrics.mce` (the segment sizes are counted on these rows).",
     raises=", ``segments`` without ``X``, ``categorical_features`` with ``segments`` or without ``X``,\n        mask "
-    "segments (they belong to fixed rows of another table), or no segment with positive weight", type_raises=", or ``segments`` is not a Segments",
+    "segments (they belong to fixed rows of another table), or no segment with positive weight",
+    type_raises=", or ``segments`` is not a Segments",
     parameters="""
     X : dask DataFrame or 2-D Array of shape (n_samples, n_features), default=None
         The segment features, partitioned as ``y_true``.

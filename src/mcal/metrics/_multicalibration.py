@@ -278,7 +278,8 @@ def mce(
     TypeError
         If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar weight) or
         holds complex numbers, ``categorical_features`` is a single value, ``segments`` is neither a Segments nor
-        an array (a string, a dict or a single value), or a column of ``X`` holds complex numbers or datetimes (convert those to numbers).
+        an array (a string, a dict or a single value), or a column of ``X`` holds complex numbers or datetimes
+        (convert those to numbers).
 
     Notes
     -----
