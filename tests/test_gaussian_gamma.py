@@ -273,3 +273,27 @@ def test_the_constrained_optimiser_that_stops_short_warns_with_scipys_message(rn
     with pytest.warns(CalibrationWarning, match=r"^the constrained logistic calibration fit did not converge: SLSQP "
                                                 r"stopped after 1 iteration\(s\) with 'Iteration limit reached'"):
         GaussianScaling().fit(p, y)
+
+
+def test_an_unconverged_free_fit_that_the_constrained_fit_replaces_does_not_warn(rng, monkeypatch):
+    import warnings
+
+    from scipy.optimize import minimize
+
+    from mcal import parametric
+
+    # L-BFGS-B alone is capped; its point breaks the monotonicity constraints, so SLSQP fits (and converges):
+    # the free fit's warning was given although its parameters were not returned
+    p, y, _ = gaussian_data(rng, 2000, sd=(1.0, 2.0))
+    methods = []
+
+    def lbfgs_limited(*args, method, options, **kwargs):
+        methods.append(method)
+        capped = {**options, "maxiter": 1} if method == "L-BFGS-B" else options
+        return minimize(*args, method=method, options=capped, **kwargs)
+
+    monkeypatch.setattr(parametric, "minimize", lbfgs_limited)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibrationWarning)
+        GaussianScaling().fit(p, y)
+    assert methods == ["L-BFGS-B", "SLSQP"]

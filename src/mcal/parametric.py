@@ -86,9 +86,8 @@ def fit_logistic_map(
             f"the logistic calibration loss must be finite; got {res.fun} at theta = {res.x.tolist()} (the score "
             "transforms Z @ theta are not finite there)"
         )
-    theta = _solution(res, "L-BFGS-B", "logistic calibration")
-    if constraints is None or np.all(constraints @ theta >= 0.0):
-        return theta
+    if not np.all(np.isfinite(res.x)) or constraints is None or np.all(constraints @ res.x >= 0.0):
+        return _solution(res, "L-BFGS-B", "logistic calibration")  # its warning only where its result is returned
     res = minimize(
         loss_grad, x0, jac=True, method="SLSQP", bounds=bounds,
         constraints=[{"type": "ineq", "fun": lambda t: constraints @ t, "jac": lambda t: constraints}],
