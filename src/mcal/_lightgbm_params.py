@@ -88,8 +88,9 @@ def _not_training_names() -> frozenset[str]:
 _PARAM_STRING_BREAKS = re.compile(r"[\s=]")
 
 
-def check_lightgbm_param(key: Any, value: Any) -> None:
-    """Check one entry of a user's ``lightgbm_params`` for MCGrad before LightGBM sees it.
+def check_lightgbm_param(key: Any, value: Any) -> Any:
+    """Check one entry of a user's ``lightgbm_params`` for MCGrad before LightGBM sees it, and return its value as
+    LightGBM reads it (as :func:`_value` gives it).
 
     The names in :data:`MCGRAD_RESERVED` (with every LightGBM alias, see :func:`with_aliases`) are refused with
     the argument to use instead, or the reason.
@@ -137,7 +138,7 @@ def check_lightgbm_param(key: Any, value: Any) -> None:
             raise ValueError(f"lightgbm_params[{key!r}] must hold finite numbers; got {str(v)[:40]}")
         if isinstance(v, str) and _PARAM_STRING_BREAKS.search(v):
             raise ValueError(f"lightgbm_params[{key!r}] must be a string without whitespace or '='; got {v!r:.80}")
-    _value(key, value)
+    return _value(key, value)
 
 
 _RESERVED_WHY = {
@@ -299,15 +300,15 @@ def check_lightgbm_params(params: dict[str, Any]) -> None:
         (``data_sample_strategy="goss"``) is combined with bagging or with ``top_rate + other_rate > 1``, or
         linear trees with ``zero_as_missing``.
     """
-    for key, value in params.items():
-        check_lightgbm_param(key, value)
+    read = {key: check_lightgbm_param(key, value) for key, value in params.items()}
     names: dict[str, str] = {}
     for key in params:
-        if _canonical(key) in names:
-            raise ValueError(f"lightgbm_params must set each LightGBM parameter once; got {names[_canonical(key)]!r} "
-                             f"and {key!r}, two names of {_canonical(key)!r}")  # fmt: skip
-        names[_canonical(key)] = key
-    value = {name: _value(key, params[key]) for name, key in names.items()}
+        name = _canonical(key)
+        if name in names:
+            raise ValueError(f"lightgbm_params must set each LightGBM parameter once; got {names[name]!r} "
+                             f"and {key!r}, two names of {name!r}")  # fmt: skip
+        names[name] = key
+    value = {name: read[key] for name, key in names.items()}
     if value.get("data_sample_strategy") == "goss":
         bagging = value.get("bagging_freq", 0) > 0 and value.get("bagging_fraction", 1.0) != 1.0
         if bagging:
