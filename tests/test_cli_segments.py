@@ -113,6 +113,23 @@ def test_an_int_coded_column_declared_categorical_segments_as_the_same_column_as
     assert "region=1" in declared and "region <=" not in declared  # one segment per code, not quantile bins
 
 
+def test_declaring_one_column_leaves_the_others_of_the_kind_segments_give_them(coded, tmp_path, capsys):
+    # a Parquet decimal column is an object column of numbers: categorical for segments, numerical for MCGrad's
+    # encoder, whose reading of the dtypes --categorical had used for the undeclared columns
+    from decimal import Decimal
+
+    frame = coded.assign(level=[Decimal(int(v)) for v in coded["region"] % 3])
+    path = tmp_path / "t.parquet"
+    frame.to_parquet(path, index=False)
+    common = ["--score-col", "p", "--label-col", "y", "--segments", "level,region", "--max-depth", "1", "--json"]
+    assert main(["evaluate", str(path), *common, "--categorical", "region"]) == 0
+    declared = capsys.readouterr().out
+    text = tmp_path / "text.parquet"
+    frame.assign(region=frame["region"].astype(str)).to_parquet(text, index=False)
+    assert main(["evaluate", str(text), *common]) == 0
+    assert declared == capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

@@ -218,7 +218,7 @@ def feature_table(X: Any) -> tuple[list[str], list[Any], list[str]]:
         if repeated:  # segments name their features, and apply() finds the columns, by this text
             raise ValueError(f"X column names must be distinct as text; got repeated {repeated[:5]}")
         columns = [X.iloc[:, j] for j in range(X.shape[1])]
-        kinds = [_kind(column) for column in columns]
+        kinds = [feature_kind(column) for column in columns]
     else:
         if X is None or isinstance(X, (str, bytes)):
             raise TypeError(f"X must be a 2-D array-like or DataFrame; got {type(X).__name__}")
@@ -227,7 +227,7 @@ def feature_table(X: Any) -> tuple[list[str], list[Any], list[str]]:
             raise ValueError(f"X must be 2-D of shape (n_samples, n_features); got shape {arr.shape}")
         names = [f"x{j}" for j in range(arr.shape[1])]
         columns = [arr[:, j] for j in range(arr.shape[1])]
-        kinds = [_kind(column) for column in columns]
+        kinds = [feature_kind(column) for column in columns]
     if not columns or columns[0].shape[0] == 0:
         raise ValueError(f"X must have at least one row and one column; got shape ({_n_rows(columns)}, {len(columns)})")
     return names, columns, kinds
@@ -237,7 +237,7 @@ def _n_rows(columns: Sequence[NDArray]) -> int:
     return columns[0].shape[0] if columns else 0
 
 
-def _kind(column: Any) -> str:
+def feature_kind(column: Any) -> str:
     """The kind of a column under ``"from_dtype"``: numbers (not bool) are numerical, and so are dates and
     durations (:func:`mcal._features.temporal_kind`), which the numerical encoding refuses unless they are declared
     categorical; everything else is categorical."""

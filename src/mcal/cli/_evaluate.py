@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 
 from mcal._persistence import atomic_write_bytes
-from mcal._features import _column_kind as column_kind, temporal_kind
+from mcal._features import temporal_kind
+from mcal._segment_features import CATEGORICAL, feature_kind
 from mcal.cli import _dask
 from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, check_unique_scores, column
 from mcal.cli._common import check_count, labels_scores_weights, read_data, split_names
@@ -71,7 +72,7 @@ def _segments(df, args):
         if temporal_kind(X[name]):
             X[name] = X[name].astype("string")
     # declared columns on top of those categorical from their dtype (a list alone would make the rest numerical)
-    categorical = [name for name in names if name in declared or column_kind(X[name]) == "categorical"]
+    categorical = [name for name in names if name in declared or feature_kind(X[name]) == CATEGORICAL]
     return generate_segments(X, max_depth=3 if args.max_depth is None else args.max_depth,
                              categorical_features=categorical if declared else "from_dtype")  # fmt: skip
 
