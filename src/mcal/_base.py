@@ -81,7 +81,8 @@ def check_state_array(name: str, value: Any, kinds: str, what: str, ndim: int | 
     ``what`` names the kinds in the message, e.g. ``"numbers"``.
     """
     if not isinstance(value, np.ndarray) or value.dtype.kind not in kinds or (ndim is not None and value.ndim != ndim):
-        rule, got = ("an array", "") if ndim is None else (f"a {ndim}-D array", f"shape {getattr(value, 'shape', ())}, ")
+        shape = f"shape {getattr(value, 'shape', ())}, "
+        rule, got = ("an array", "") if ndim is None else (f"a {ndim}-D array", shape)
         got = f"{got}dtype {value.dtype}" if isinstance(value, np.ndarray) else type(value).__name__
         raise ValueError(f"model data field state.{name} must be {rule} of {what}; got {got}")
 

@@ -104,8 +104,8 @@ class MCGrad(BaseCalibrator):
         1e-3; pass 20 for the msh_20 variant.
     lightgbm_params : dict or None, default=None
         Further LightGBM parameters (str keys, scalar or list values; tuples and 1-D arrays are lists), e.g.
-        ``{"max_bin": 63}`` or ``{"monotone_constraints": [0, ..., 0, 1]}``, which takes one entry per column of ``X`` and a last
-        one for the score ``F_{t-1}``, 0 for categorical columns. Parameters that MCGrad sets or exposes
+        ``{"max_bin": 63}`` or ``{"monotone_constraints": [0, ..., 0, 1]}``, which takes one entry per column
+        of ``X`` and a last one for the score ``F_{t-1}``, 0 for categorical columns. Parameters that MCGrad sets or exposes
         above (and their LightGBM aliases) are rejected with the argument to use instead, and so are the
         options of LightGBM's binary objective that its cross-entropy objective ignores (``is_unbalance``,
         ``scale_pos_weight``: use ``sample_weight``); nothing is silently overridden. Values that LightGBM
