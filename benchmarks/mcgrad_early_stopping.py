@@ -57,7 +57,7 @@ LONG_PATIENCE = 6
 
 def chosen_rounds(losses: list[float], patience: int) -> tuple[int, int]:
     """``(T, rounds fitted)`` that early stopping with ``patience`` picks on a validation-loss curve (index 0:
-    the input), by the rule of ``mcal._mcgrad_engine.boost_rounds``."""
+    the input), by the rule of ``mcal.mcgrad.engine.boost_rounds``."""
     best, wait = 0, 0
     for t in range(1, len(losses)):
         if losses[t] < losses[best]:

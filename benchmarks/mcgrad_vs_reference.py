@@ -246,9 +246,9 @@ def worker(args: argparse.Namespace) -> None:
         extra["compiled"] = compiled_timings(model, predict, test_input, one)
         np.save(folder / f"{spec['tag']}_{spec['label']}_compiled_pred.npy", extra["compiled"].pop("pred"))
     if spec["impl"] == "mcal":  # the same one-row calls without the single-row C path
-        import mcal._mcgrad_engine
+        import mcal.mcgrad.engine
 
-        mcal._mcgrad_engine._FAST_PATH_LIGHTGBM, model._single_row, model._compiled = (), None, None
+        mcal.mcgrad.engine._FAST_PATH_LIGHTGBM, model._single_row, model._compiled = (), None, None
         extra["one_row_public_ms"] = _one_row_ms(predict, one)  # through Booster.predict
     print(json.dumps({**extra,
         "fit_s": fit_s, "lgb_train_s": inside[0], "rounds": int(rounds()),
@@ -264,7 +264,7 @@ def compiled_timings(model, predict, test_input, one) -> dict:
     ``predict`` does) and through the compiled rounds (``one_row_lleaves_ms``), so that the load of the shared
     machine weighs on both alike; each is its best block median, as :func:`_one_row_ms`.
     """
-    import mcal._mcgrad_engine as engine
+    import mcal.mcgrad.engine as engine
 
     start = time.perf_counter()
     model.compile()

@@ -31,7 +31,7 @@ def rewrite_model():
     it: an edit without a new digest stops at the digest check. ``digest=False`` writes the file without one,
     as a schema-version-1 file is (with ``doc["schema_version"] = 1`` in ``edit``).
     """
-    from mcal._persistence import DIGEST_KEY, content_digest
+    from mcal._persistence.files import DIGEST_KEY, content_digest
 
     def rewrite(path, edit, *, digest=True):
         doc = json.loads(path.read_text())
@@ -49,7 +49,7 @@ def rewrite_model():
 def disk_full_on_model_files(monkeypatch):
     """Make writing a ``.json`` model file fail with "No space left on device", while the weights file beside it
     (written first) is written: the case where a save must remove the weights it already wrote."""
-    import mcal._persistence as persistence
+    import mcal._persistence.files as persistence
 
     write = persistence.atomic_write_bytes
 

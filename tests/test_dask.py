@@ -135,7 +135,7 @@ def test_dask_mcgrad_has_the_parameters_and_defaults_of_mcgrad_plus_client_and_t
 def test_rescaling_factor_from_dask_reductions_equals_numpy(client):
     import dask.array as da
 
-    from mcal._mcgrad_engine import LocalEngine, rescale_factor
+    from mcal.mcgrad.engine import LocalEngine, rescale_factor
     from mcal.dask._engine import DaskEngine
 
     rng = np.random.default_rng(3)

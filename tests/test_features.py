@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from mcal import CalibrationWarning
-from mcal._features import FeatureEncoder
+from mcal._features.encoder import FeatureEncoder
 
 
 @pytest.fixture
@@ -429,7 +429,7 @@ def test_an_unpickled_encoder_compares_a_category_dtype_once_then_reuses_its_lev
     # compared the levels again (one-row MCGrad predicts about 30% slower after pickling than after mcal.load)
     import pickle
 
-    import mcal._features as features
+    import mcal._features.encoder as features
 
     X = pd.DataFrame({"g": pd.Categorical(["a", "b", "c"] * 4)})
     fitted = FeatureEncoder().fit(X)

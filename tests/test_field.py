@@ -396,7 +396,7 @@ def test_bad_validation_fraction_raises_a_clear_error(rng, cls, fraction, error)
 def test_early_stopping_keeps_the_best_checked_parameters():
     # train towards x = 3 while the held-out loss wants x = 1: Adam (step 0.1) passes x = 1 near step 10, and
     # the kept parameter is the best of those checked every 10 steps, never the last one
-    from mcal._field_network import make_parameters, train_full_batch
+    from mcal.field._network import make_parameters, train_full_batch
 
     module = make_parameters({"x": np.zeros(())})
     checked = []
@@ -413,7 +413,7 @@ def test_early_stopping_keeps_the_best_checked_parameters():
 
 def test_a_diverging_fit_is_a_value_error_naming_the_learning_rate():
     # Adam's first step of 100 takes x past 50, where the loss -x + 0 sqrt(50 - x) is NaN (it was a RuntimeError)
-    from mcal._field_network import make_parameters, train_full_batch
+    from mcal.field._network import make_parameters, train_full_batch
 
     module = make_parameters({"x": np.zeros(())})
     with pytest.raises(ValueError, match=r"learning_rate must be low enough .*; got 100\.0, with which the loss"):

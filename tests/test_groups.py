@@ -6,7 +6,7 @@ import pytest
 from scipy.special import expit, logit
 
 from mcal import CalibrationWarning, load, save
-from mcal._group_input import group_masks
+from mcal._features.groups import group_masks
 from mcal.groups import DFMC, HKRR, hkrr_multicalibrate, hkrr_replay
 from mcal.metrics import ece, log_loss, mce
 
@@ -518,7 +518,7 @@ def test_bank_marketing_groups_name_missing_columns():
 
 def test_prediction_levels_put_a_score_on_an_edge_in_the_level_below_it():
     # levels (k lam, (k+1) lam]: 0.14 * 100 rounds to 14.000000000000002, yet 0.14 closes level 13
-    from mcal._hkrr import prediction_levels
+    from mcal.groups._hkrr import prediction_levels
 
     np.testing.assert_array_equal(prediction_levels(np.array([0.0, 0.1, 0.1 + 1e-9, 0.55, 1.0]), 10), [0, 0, 1, 5, 9])
     np.testing.assert_array_equal(prediction_levels(np.array([0.07, 0.14, 0.1400001, 0.56]), 100), [6, 13, 14, 55])

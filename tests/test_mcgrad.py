@@ -14,7 +14,7 @@ pytest.importorskip("lightgbm")
 
 import mcal  # noqa: E402
 from mcal import DFMC, CalibrationWarning, MCGrad  # noqa: E402
-from mcal._mcgrad_engine import LOGIT_CLIP, THETA_BOUNDS, LocalEngine, rescale_factor  # noqa: E402
+from mcal.mcgrad.engine import LOGIT_CLIP, THETA_BOUNDS, LocalEngine, rescale_factor  # noqa: E402
 
 # Small, fast boosters for tests; the paper's defaults are exercised by the benchmark.
 FAST = dict(n_estimators=20, learning_rate=0.2, min_child_samples=20, max_rounds=5, n_jobs=1, random_state=0)
@@ -194,7 +194,7 @@ def test_rows_predicted_again_from_x_give_the_same_model(monkeypatch, segments, 
     # Where LightGBM's training probabilities cannot be inverted exactly, the fit encodes those rows of X
     # again and predicts them. Sending every row down that path (training parts, validation parts, refit)
     # must give the model that the inverted probabilities give.
-    import mcal._mcgrad_engine as engine
+    import mcal.mcgrad.engine as engine
 
     (X, p, y), _ = segments
     X = X.assign(segment=X["segment"].cat.codes.astype(float)).to_numpy() if as_array else X
@@ -272,7 +272,7 @@ class _ShiftEngine(LocalEngine):
 def test_validation_logits_take_the_rescaled_round_of_the_training_part():
     from sklearn.metrics import log_loss as sk_log_loss
 
-    from mcal._mcgrad_engine import Part, boost_rounds
+    from mcal.mcgrad.engine import Part, boost_rounds
 
     rng = np.random.default_rng(9)
     F_train, F_valid = rng.normal(0, 2, 800), rng.normal(0, 2, 300)
@@ -289,7 +289,7 @@ def test_validation_logits_take_the_rescaled_round_of_the_training_part():
 
 
 def test_a_round_that_only_ties_the_best_validation_loss_is_not_the_best_round():
-    from mcal._mcgrad_engine import Part, boost_rounds
+    from mcal.mcgrad.engine import Part, boost_rounds
 
     engine = _ShiftEngine(losses=[1.0, 0.8, 0.8, 0.9, 0.85, 0.95, 0.97, 0.99])
     part = Part(None, np.array([0.0, 1.0]), np.ones(2), np.zeros(2))
@@ -327,10 +327,10 @@ def test_fit_and_predict_are_deterministic_under_random_state(segments):
 
 def test_column_wise_histograms_of_large_data_give_the_same_model(fitted, segments, monkeypatch):
     # the histogram layout follows the row count (_COL_WISE_FROM_ROWS); either layout must grow the same trees
-    import mcal.mcgrad
+    import mcal.mcgrad._estimator
 
     (X, p, y), (Xt, pt, _) = segments
-    monkeypatch.setattr(mcal.mcgrad, "_COL_WISE_FROM_ROWS", 1)
+    monkeypatch.setattr(mcal.mcgrad._estimator, "_COL_WISE_FROM_ROWS", 1)
     col_wise = MCGrad(**FAST).fit(p, y, X=X)
     assert col_wise._lightgbm_params(0, len(p))["force_col_wise"] and fitted._lightgbm_params(0, len(p))["force_col_wise"]
     monkeypatch.undo()
@@ -352,7 +352,7 @@ def test_one_row_predict_falls_back_to_booster_predict_on_an_untested_lightgbm(f
     # not used, and Booster.predict gives the same values.
     import lightgbm
 
-    from mcal._mcgrad_engine import SingleRowPredictor
+    from mcal.mcgrad.engine import SingleRowPredictor
 
     _, (Xt, pt, _) = segments
     assert SingleRowPredictor.create(fitted.boosters_, fitted.n_features_in_ + 1) is not None
@@ -884,7 +884,7 @@ def test_extra_lightgbm_params_reach_the_boosters(segments):
 
 def test_progress_bar_counts_every_round_fitted(segments, monkeypatch):
     # one update per round, in early stopping and in the refit: validation rounds + chosen rounds
-    import mcal._mcgrad_engine as engine
+    import mcal.mcgrad.engine as engine
 
     bars = []
 
@@ -960,7 +960,7 @@ def test_categorical_features_given_as_an_index_series_or_set_save_and_load(tmp_
 def test_rounds_that_make_the_logits_non_finite_raise_naming_the_divergence(validate):
     # a round whose F + h_t overflows (a diverging boosting) must not end in a NaN validation loss that the model
     # file cannot hold, nor in a refit predicting 0 or NaN
-    from mcal._mcgrad_engine import Part, boost_rounds
+    from mcal.mcgrad.engine import Part, boost_rounds
 
     class Diverging(LocalEngine):
         def fit_round(self, part, keep=True):

@@ -17,7 +17,7 @@ from mcal.groups import DFMC, HKRR
 from mcal.mcgrad import MCGrad
 from mcal.mcnet import MCNet
 from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
-from mcal.per_field import PerFieldCalibrator
+from mcal.field import PerFieldCalibrator
 from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
 
 try:

@@ -129,7 +129,7 @@ def decode_value(value: Any, name: str) -> Any:
         if "__ndarray__" in value:
             return decode_array(value, name)
         if "__calibrator__" in value:
-            from mcal._persistence import calibrator_from_dict
+            from mcal._persistence.files import calibrator_from_dict
 
             return calibrator_from_dict(value["__calibrator__"])
         return {k: decode_value(v, f"{name}.{k}") for k, v in value.items()}

@@ -22,7 +22,7 @@ METHODS: dict[str, str] = {
     "sir": "mcal.nonparametric:SmoothedIsotonic",
     "neucalib": "mcal.field:NeuCalib",
     "adacalib": "mcal.field:AdaCalib",
-    "per-field-isotonic": "mcal.per_field:PerFieldCalibrator",
+    "per-field-isotonic": "mcal.field:PerFieldCalibrator",
     "hkrr": "mcal.groups:HKRR",
     "dfmc": "mcal.groups:DFMC",
 }

@@ -24,7 +24,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._optional import import_optional
-from mcal._persistence import atomic_write_bytes
+from mcal._persistence.files import atomic_write_bytes
 from mcal._progress import progress as progress_bar
 from mcal._validation import (
     check_both_classes,

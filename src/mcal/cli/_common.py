@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mcal._persistence import atomic_write_bytes, check_output_path
+from mcal._persistence.files import atomic_write_bytes, check_output_path
 from mcal._validation import check_sample_weight, check_y_prob, check_y_true
 
 _CSV = (".csv", ".csv.gz", ".tsv", ".txt")

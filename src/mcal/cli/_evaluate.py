@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from mcal._persistence import atomic_write_bytes
-from mcal._features import temporal_kind
-from mcal._segment_features import CATEGORICAL, feature_kind
+from mcal._persistence.files import atomic_write_bytes
+from mcal._features.encoder import temporal_kind
+from mcal._features.segment_codes import CATEGORICAL, feature_kind
 from mcal.cli import _dask
 from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, check_unique_scores, column
 from mcal.cli._common import check_count, labels_scores_weights, read_data, split_names

@@ -1,8 +1,8 @@
 """The Dask engine of MCGrad's round loop: ``lightgbm.dask`` boosters and dask reductions.
 
-:class:`DaskEngine` implements the engine seam of :mod:`mcal._mcgrad_engine` (``fit_round``, ``predict_raw``,
+:class:`DaskEngine` implements the engine seam of :mod:`mcal.mcgrad.engine` (``fit_round``, ``predict_raw``,
 ``loss_grad_hess``, ``log_loss_sum``) on persisted dask Arrays with identical row chunks, so that
-:func:`~mcal._mcgrad_engine.boost_rounds` and :func:`~mcal._mcgrad_engine.rescale_factor` run unchanged:
+:func:`~mcal.mcgrad.engine.boost_rounds` and :func:`~mcal.mcgrad.engine.rescale_factor` run unchanged:
 
 - each round's booster is fitted by ``lightgbm.dask.DaskLGBMRegressor`` (the cross-entropy objective, as the
   local engine, so soft labels work; its label encoding would break them in the classifier) with ``F`` as
@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mcal._lightgbm_checks import INT32_MAX
-from mcal._mcgrad_engine import LocalEngine, Part
+from mcal.mcgrad.engine import LocalEngine, Part
 from mcal._optional import import_optional
 from mcal.dask._inputs import block_sums, persist
 

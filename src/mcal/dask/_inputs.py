@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mcal._features import FeatureEncoder
+from mcal._features.encoder import FeatureEncoder
 from mcal._optional import import_optional
 from mcal._validation import check_sample_weight, check_y_prob, check_y_true
 
@@ -274,7 +274,7 @@ def merge_encoders(summaries: list[BlockSummary], categorical_features: Any) -> 
     """One encoder for all partitions: the columns they agree on, and the union of their category levels.
 
     The levels are the sorted union of the levels used in each partition, exactly what
-    :class:`~mcal._features.FeatureEncoder` learns from the concatenated table, so no partition is encoded with
+    :class:`~mcal._features.encoder.FeatureEncoder` learns from the concatenated table, so no partition is encoded with
     its own categories (per-partition categories train LightGBM silently wrong).
 
     Raises

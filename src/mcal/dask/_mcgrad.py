@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mcal._features import FeatureEncoder
+from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm_checks import check_float32_weight_range
 from mcal._lightgbm_params import check_per_feature_params
-from mcal._mcgrad_engine import Part
+from mcal.mcgrad.engine import Part
 from mcal._optional import import_optional
 from mcal._validation import check_real, logit
 from mcal.dask._engine import DaskEngine
@@ -382,7 +382,7 @@ setattr(DaskMCGrad.__init__, "__signature__", _signature())
 
 
 def _check_split(total: BlockSummary, method: str, folds: FoldSpec) -> None:
-    """The global row counts must allow the split, as :func:`mcal.mcgrad._split_rows` requires in memory."""
+    """The global row counts must allow the split, as :func:`mcal.mcgrad._estimator._split_rows` requires in memory."""
     binary = total.n_zero + total.n_one == total.n
     need = folds.n_folds if method == "kfold" else 2
     counts = [total.n_zero, total.n_one] if binary else [total.n]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from mcal._field_slots import check_columns_param, check_field_param
+from mcal._features.field_slots import check_columns_param, check_field_param
 from mcal._progress import check_progress
 from mcal._validation import (
     check_bool,

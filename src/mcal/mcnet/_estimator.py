@@ -12,7 +12,7 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._binning import assign_bins, equal_frequency_edges
-from mcal._fields import UNSEEN, FieldVocabulary
+from mcal._features.fields import UNSEEN, FieldVocabulary
 from mcal._optional import import_optional
 from mcal._validation import EPS, logit
 from mcal.parametric import fit_logistic_map
@@ -26,7 +26,7 @@ from mcal.mcnet._checks import (
 )
 from mcal.mcnet._compiled import build_tables, check_tables, evaluate_tables
 from mcal.mcnet._distributed import train_in_processes
-from mcal.mcnet._inputs import feature_matrix, field_column
+from mcal._features.field_inputs import feature_matrix, field_column
 from mcal.mcnet._network import (
     Architecture,
     auxiliary,

@@ -17,10 +17,10 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator, check_state_array
-from mcal._field_slots import FieldSlots, check_columns_param, check_field_param
+from mcal._features.field_slots import FieldSlots, check_columns_param, check_field_param
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_random_state_param, check_real, logit
-from mcal.mcnet._inputs import feature_matrix
+from mcal._features.field_inputs import feature_matrix
 from mcal.mcnet._training import balance_penalty
 
 

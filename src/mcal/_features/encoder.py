@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from mcal._categorical_spec import declared_categorical
+from mcal._features.categorical import declared_categorical
 from mcal._validation import check_X_type, warn
 
 # Categorical columns (other than pandas category) with at most this many rows are encoded in plain Python.

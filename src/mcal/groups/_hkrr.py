@@ -1,6 +1,6 @@
 """The HKRR algorithm as pure functions on clean arrays: the fit (patching (group, level) cells) and its replay.
 
-:class:`mcal.HKRR` (in :mod:`mcal.groups`) adds validation, groups and state; these functions assume clean
+:class:`mcal.HKRR` (in :mod:`mcal.groups._estimators`) adds validation, groups and state; these functions assume clean
 float64 predictions, labels and weights and sorted row indices of each group.
 """
 

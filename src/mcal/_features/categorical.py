@@ -17,7 +17,7 @@ _SPEC_RULE = ("categorical_features must be 'from_dtype', None, or a 1-D array o
 def declared_categorical(spec: Any, d: int, names: Sequence[str | None] | None) -> NDArray[np.bool_] | None:
     """Mask of the columns that ``categorical_features`` declares categorical, or None for ``"from_dtype"``.
 
-    The one reading of the argument, shared by :class:`mcal._features.FeatureEncoder` (MCGrad, DFMC, HKRR) and
+    The one reading of the argument, shared by :class:`mcal._features.encoder.FeatureEncoder` (MCGrad, DFMC, HKRR) and
     generated segments. Integers (not bools) are positions in ``0..d-1``; bools are a mask of length ``d``; strings
     are names, each equal to one entry of ``names`` (the string labels of the columns; None for a column, or for all
     of ``X``, without one), never matched by their text to a label of another type, so the position 0 and the name

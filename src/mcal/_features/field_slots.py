@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mcal._fields import UNSEEN, FieldVocabulary, extract_field
+from mcal._features.fields import UNSEEN, FieldVocabulary, extract_field
 from mcal._validation import check_sequence
 
 
@@ -48,7 +48,7 @@ class FieldSlots:
     Parameters
     ----------
     values : list of str
-        Every field value seen at fit time, sorted (the :class:`~mcal._fields.FieldVocabulary`).
+        Every field value seen at fit time, sorted (the :class:`~mcal._features.fields.FieldVocabulary`).
     slot_of_value : ndarray of shape (len(values),), int64
         Slot of each value; -1 for values too rare to get their own slot.
     """

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._segment_features import Feature, encode_feature, feature_table, fit_feature, resolve_categorical
-from mcal._segment_store import (
+from mcal._features.segment_codes import Feature, encode_feature, feature_table, fit_feature, resolve_categorical
+from mcal.segments._store import (
     Block,
     CodedPart,
     IndexPart,
@@ -32,7 +32,6 @@ from mcal._segment_store import (
 )
 from mcal._validation import _as_1d, check_int, warn
 
-__all__ = ["Segments", "concat", "from_labels", "from_masks", "generate_segments"]
 
 
 class Segments:

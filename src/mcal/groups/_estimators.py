@@ -23,18 +23,17 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator
-from mcal._features import FeatureEncoder
+from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm_checks import booster_from_text, check_tree_params, lightgbm_threads
-from mcal._group_input import GroupInput, group_masks
-from mcal._hkrr import HKRRResult, hkrr_multicalibrate, hkrr_replay, prediction_levels
+from mcal._features.groups import GroupInput, group_masks
+from mcal.groups._hkrr import HKRRResult, hkrr_multicalibrate, hkrr_replay, prediction_levels
 from mcal._optional import import_optional
 from mcal._validation import check_bool, check_positive_int, check_random_state_param, check_real, logit, warn
 
 #: The objective= line of DFMC's LightGBM model text (LightGBM's "binary" objective with its default sigmoid).
 _MODEL_OBJECTIVE = "binary sigmoid:1"
 
-#: The HKRR core (in :mod:`mcal._hkrr`) stays importable from here.
-__all__ = ["DFMC", "HKRR", "HKRRResult", "hkrr_multicalibrate", "hkrr_replay"]
+#: The HKRR core (in :mod:`mcal.groups._hkrr`) stays importable from here.
 
 
 class HKRR(GroupInput, BaseCalibrator):

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from mcal._categorical_spec import declared_categorical
-from mcal._features import temporal_error, temporal_kind
+from mcal._features.categorical import declared_categorical
+from mcal._features.encoder import temporal_error, temporal_kind
 
 CATEGORICAL, DISCRETE, BINNED = "categorical", "discrete", "binned"
 _KINDS = (CATEGORICAL, DISCRETE, BINNED)
@@ -239,7 +239,7 @@ def _n_rows(columns: Sequence[NDArray]) -> int:
 
 def feature_kind(column: Any) -> str:
     """The kind of a column under ``"from_dtype"``: numbers (not bool) are numerical, and so are dates and
-    durations (:func:`mcal._features.temporal_kind`), which the numerical encoding refuses unless they are declared
+    durations (:func:`mcal._features.encoder.temporal_kind`), which the numerical encoding refuses unless they are declared
     categorical; everything else is categorical."""
     dtype = column.dtype
     numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
@@ -248,7 +248,7 @@ def feature_kind(column: Any) -> str:
 
 def resolve_categorical(categorical_features: Any, X: Any, kinds: list[str]) -> list[bool]:
     """Which features of ``X`` are categorical (``kinds`` from :func:`feature_table`), read from
-    ``categorical_features`` by :func:`mcal._categorical_spec.declared_categorical`, as MCGrad reads it.
+    ``categorical_features`` by :func:`mcal._features.categorical.declared_categorical`, as MCGrad reads it.
 
     Names are the string labels of a DataFrame's columns: a column whose label is not a string (``0``), and an
     array's columns (which segments call ``x0, x1, ...``), are declared by position.

@@ -1,7 +1,7 @@
 """MCGrad: multicalibration by recursive gradient boosting (Tax et al., 2026), on LightGBM.
 
 The estimator :class:`MCGrad` adds validation, data splitting, state and model files around the round loop
-of :mod:`mcal._mcgrad_engine`. LightGBM is imported only when a model is fitted, predicted or loaded.
+of :mod:`mcal.mcgrad.engine`. LightGBM is imported only when a model is fitted, predicted or loaded.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import pandas as pd
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator
-from mcal._features import FeatureEncoder
+from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm_checks import booster_from_text, check_float32_weights, check_tree_params, lightgbm_threads
 from mcal._lightgbm_params import (
     check_lightgbm_params,
     check_per_feature_params,
     lightgbm_errors_name_lightgbm_params,
 )
-from mcal._mcgrad_engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
-from mcal._mcgrad_engine import CompiledForests
+from mcal.mcgrad.engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
+from mcal.mcgrad.engine import CompiledForests
 from mcal._progress import check_progress
 from mcal._validation import (
     check_bool,
@@ -350,7 +350,7 @@ class MCGrad(BaseCalibrator):
     def _fit_rounds(self, engine: Any, encoder: FeatureEncoder, whole: Part, splits: Any) -> None:
         """Choose the number of rounds on ``splits()`` (early stopping), refit them on ``whole``, set the state.
 
-        ``engine`` runs the rounds (:class:`~mcal._mcgrad_engine.LocalEngine` or one with the same methods);
+        ``engine`` runs the rounds (:class:`~mcal.mcgrad.engine.LocalEngine` or one with the same methods);
         ``splits`` returns the (train, validation) parts and is called only when early stopping is on.
         """
         losses: list[float] = []

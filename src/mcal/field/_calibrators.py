@@ -3,7 +3,7 @@
 A *field* is one categorical context column (country, ad source) held in ``X``; ``field=`` names it.
 Every method here gives a field value its own calibration only when it has at least
 ``min_samples_per_field`` rows at fit time; rarer values and values unseen at fit time use a global
-calibration function fitted on all rows (the fallback slot of :mod:`mcal._field_slots`). NeuCalib and
+calibration function fitted on all rows (the fallback slot of :mod:`mcal._features.field_slots`). NeuCalib and
 AdaCalib are trained with PyTorch (the ``mcnet`` extra), full batch, in float64.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mcal._binning import assign_bins, equal_frequency_edges
-from mcal._field_network import FieldNetwork, check_nonnegative, mlp, mlp_init, mlp_shapes
+from mcal.field._network import FieldNetwork, check_nonnegative, mlp, mlp_init, mlp_shapes
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_positive_ints, logit
 

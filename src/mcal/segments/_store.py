@@ -1,6 +1,6 @@
 """Storage of segments: coded conditions on features and CSR row indices, with their score-ordered passes.
 
-Private to :mod:`mcal.segments` and the metrics; see that module for the public API.
+Private to :mod:`mcal.segments._segments` and the metrics; see that module for the public API.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mcal._segment_features import Feature, code_dtype, encode_feature, feature_table
+from mcal._features.segment_codes import Feature, code_dtype, encode_feature, feature_table
 
 #: Upper bound on the row memberships materialised at once when evaluating mask segments.
 _CHUNK_MEMBERSHIPS = 1 << 24

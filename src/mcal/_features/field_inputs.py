@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from mcal._fields import extract_field
+from mcal._features.fields import extract_field
 
 
 def field_column(X: Any, field: str | int, n_samples: int) -> NDArray:

@@ -3,7 +3,7 @@
 A *field* is one categorical context column (country, ad source) held in ``X``; ``field=`` names it. A field
 value gets its own calibrator only when it has at least ``min_samples_per_field`` rows at fit time; rarer values
 and values unseen at fit time use the calibrator fitted on all rows (the fallback slot of
-:mod:`mcal._field_slots`), as NeuCalib and AdaCalib (:mod:`mcal.field`) do.
+:mod:`mcal._features.field_slots`), as NeuCalib and AdaCalib (:mod:`mcal.field._calibrators`) do.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from sklearn.base import clone
 
 from mcal._base import BaseCalibrator
-from mcal._field_slots import FieldSlots, check_field_param
+from mcal._features.field_slots import FieldSlots, check_field_param
 from mcal._validation import check_positive_int, warn
 from mcal.nonparametric import IsotonicCalibration
 

@@ -1,0 +1,9 @@
+"""MCGrad: multicalibration by recursive gradient boosting (Tax et al. 2025), on LightGBM.
+
+:class:`MCGrad` is the estimator; :mod:`mcal.mcgrad.engine` is its round loop, the seam that
+:mod:`mcal.dask` reuses with distributed data.
+"""
+
+from mcal.mcgrad._estimator import MCGrad
+
+__all__ = ["MCGrad"]
