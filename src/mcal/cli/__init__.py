@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Sequence
 
 from mcal.cli import _demo, _evaluate, _fit, _report
-from mcal.cli._common import CLIError
+from mcal.cli._common import CLIError, UsageError
 
 _COMMANDS = (_fit.FIT, _fit.PREDICT, _evaluate.EVALUATE, _report.REPORT, _demo.DEMO)
 
@@ -53,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     status : int
-        0 on success, 1 on a user error (reported on stderr as ``mcal: error: ...``), 2 on a usage error.
+        0 on success, 1 on a user error (reported on stderr as ``mcal: error: ...``) or when a ``--fail-if``
+        condition held, 2 on a usage error (including a malformed ``--fail-if`` condition).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -61,6 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = _show_warning  # restored on exit: warnings read as messages, not source lines
         try:
             return args.run(args)
+        except UsageError as exc:
+            print(f"mcal: error: {exc}", file=sys.stderr)
+            return 2
         except (CLIError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             print(f"mcal: error: {message}", file=sys.stderr)

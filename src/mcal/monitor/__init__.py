@@ -16,6 +16,7 @@ from mcal.monitor._windows import (
     monitor,
     monitor_result,
     summarize_window,
+    summary_columns,
     window_starts,
 )
 
@@ -27,5 +28,6 @@ __all__ = [
     "monitor_report",
     "monitor_result",
     "summarize_window",
+    "summary_columns",
     "window_starts",
 ]

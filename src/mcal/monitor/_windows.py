@@ -123,6 +123,13 @@ def _numeric_starts(t: NDArray[np.float64], window: Any) -> NDArray[np.float64]:
     return np.floor(t / window) * window
 
 
+def summary_columns(with_segments: bool) -> list[str]:
+    """The keys of :func:`summarize_window`, in order (the MCE columns ``with_segments``)."""
+    metrics = ["positive_rate", "mean_score", "log_loss", "log_loss_se", "ecce", "ecce_sigma_scale", "ecce_pvalue",
+               "pcoc", "pcoc_se"]  # fmt: skip
+    return ["n_samples", "weight", *LOG_LR_COLUMNS, *metrics] + (["mce_sigma", "mce_pvalue"] if with_segments else [])
+
+
 def summarize_window(
     y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], *, segments: Segments | None = None
 ) -> dict[str, float]:
@@ -137,8 +144,7 @@ def summarize_window(
     row |= dict(zip(LOG_LR_COLUMNS, log_likelihood_ratios(y, p, w)))
     nan = float("nan")
     if not total > 0:
-        return row | dict.fromkeys(["positive_rate", "mean_score", "log_loss", "log_loss_se", "ecce", "ecce_sigma_scale",
-                                    "ecce_pvalue", "pcoc", "pcoc_se"] + (["mce_sigma", "mce_pvalue"] if segments else []), nan)  # fmt: skip
+        return row | dict.fromkeys(summary_columns(segments is not None)[2 + N_ALTERNATIVES :], nan)
     positives, predicted = float(w @ y), float(w @ p)
     q = np.clip(p, _EPS64, 1.0 - _EPS64)
     loss = -(xlogy(y, q) + xlogy(1.0 - y, 1.0 - q))
@@ -297,7 +303,7 @@ def monitor(
         idx = order[bounds[k] : bounds[k + 1]]
         window_segments = None if segs is None else segs.apply(_take(X, idx))
         rows.append(summarize_window(y[idx], p[idx], w[idx], segments=window_segments))
-    stats = pd.DataFrame(rows, index=pd.Index(keys))
+    stats = pd.DataFrame(rows, index=pd.Index(keys), columns=summary_columns(segs is not None))
     return monitor_result(stats, window=window, alpha=alpha, confidence_level=confidence_level)
 
 
