@@ -5,12 +5,13 @@ Under the null hypothesis every row's label is a draw with the probability the m
 the score on the logit scale (Cox 1958), :math:`q_j(p) = \\operatorname{expit}(a_j + b_j \\operatorname{logit} p)`, and
 bets the likelihood ratio :math:`q_j(p_t)^{y_t} (1 - q_j(p_t))^{1 - y_t} / (p_t^{y_t} (1 - p_t)^{1 - y_t})`, whose
 conditional mean under the null is exactly 1 (Henzi and Ziegel 2022). The product of a row's ratios over time is a
-test martingale, and so is a mixture of such products with fixed weights (Robbins' method of mixtures; Howard et
-al. 2021): by Ville's inequality, the probability that it ever reaches :math:`1/\\alpha` is at most :math:`\\alpha`,
-however often it is looked at (Ramdas et al. 2023).
+test martingale, and so is a mixture of such products (Robbins' method of mixtures; Howard et al. 2021), also when
+the wealth is moved between the alternatives at window ends by a rule that looks only at the past (fixed share,
+Herbster and Warmuth 1998): by Ville's inequality, the probability that it ever reaches :math:`1/\\alpha` is at most
+:math:`\\alpha`, however often it is looked at (Ramdas et al. 2023).
 
-The bets are fixed in advance, so the product over a window is the exponential of a sum over its rows in any order:
-a window is summarised by one sum per alternative, which is what lets ``mcal.dask`` reduce windows anywhere.
+Within a window the bets are fixed, so the product over a window is the exponential of a sum over its rows in any
+order: a window is summarised by one sum per alternative, which is what lets ``mcal.dask`` reduce windows anywhere.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ INTERCEPTS = np.concatenate([-_SHIFTS, _SHIFTS, np.zeros(2 * _LOG_SLOPES.size)])
 SLOPES = np.concatenate([np.ones(2 * _SHIFTS.size), np.exp(-_LOG_SLOPES), np.exp(_LOG_SLOPES)])
 #: Number of alternatives; each gets the prior weight 1 / N_ALTERNATIVES.
 N_ALTERNATIVES = INTERCEPTS.size
+#: Fraction of the wealth spread evenly over the alternatives before each window (fixed share).
+SHARE = 0.01
 #: Rows per block of the (rows x alternatives) evaluation, to bound memory.
 _BLOCK = 1 << 15
 
@@ -54,8 +57,20 @@ def log_likelihood_ratios(
     return total
 
 
-def log_evalues(window_sums: NDArray[np.float64]) -> NDArray[np.float64]:
+def log_evalues(window_sums: NDArray[np.float64], share: float = SHARE) -> NDArray[np.float64]:
     """The natural log of the e-process at the end of each window, from per-window sums of shape
-    (n_windows, N_ALTERNATIVES): ``log sum_j (1/N) exp(S_j)`` with ``S_j`` the running sum of window ``j``'s terms."""
-    running = np.cumsum(window_sums, axis=0)
-    return logsumexp(running, axis=1) - np.log(N_ALTERNATIVES)
+    (n_windows, N_ALTERNATIVES).
+
+    The wealth starts as 1 / N_ALTERNATIVES on each alternative; before each window, a fraction ``share`` of the
+    total is spread evenly over the alternatives (fixed share, Herbster and Warmuth 1998), then each alternative's
+    wealth is multiplied by its likelihood ratio over the window, ``exp(S_j)``. The rebalancing uses only past
+    windows, so the total stays a test martingale; it lets an alternative that becomes true late recover from its
+    losses before, at a cost of at most ``log(1 / share)`` nats per change plus ``share`` per window.
+    """
+    log_w = np.full(N_ALTERNATIVES, -np.log(N_ALTERNATIVES))
+    out = np.empty(window_sums.shape[0])
+    keep, spread = np.log1p(-share), np.log(share) - np.log(N_ALTERNATIVES)
+    for k, sums in enumerate(window_sums):
+        log_w = np.logaddexp(keep + log_w, spread + logsumexp(log_w)) + sums
+        out[k] = logsumexp(log_w)
+    return out

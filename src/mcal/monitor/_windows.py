@@ -259,8 +259,10 @@ def monitor(
     p_t` for every row, with an e-process: the mixture, with equal weights, of the likelihood-ratio martingales
     :math:`\\prod_t (q_j(p_t)^{y_t} (1 - q_j(p_t))^{1 - y_t} / (p_t^{y_t} (1 - p_t)^{1 - y_t}))^{w_t}` of 30
     logit-linear recalibrations :math:`q_j(p) = \\operatorname{expit}(a_j + b_j \\operatorname{logit} p)` (shifts
-    :math:`a_j` of the base rate and slopes :math:`b_j` of over- or under-confidence, on geometric grids). Each
-    ratio has conditional mean 1 under the null (Henzi and Ziegel 2022), so the mixture is a test martingale and
+    :math:`a_j` of the base rate and slopes :math:`b_j` of over- or under-confidence, on geometric grids), with
+    1% of the wealth spread evenly over the alternatives before each window (fixed share, Herbster and Warmuth
+    1998) so that a drift that starts late is not buried under its alternative's losses before. Each ratio has
+    conditional mean 1 under the null (Henzi and Ziegel 2022), so the wealth is a test martingale and
     Ville's inequality bounds the chance that it ever reaches :math:`1/\\alpha` by :math:`\\alpha` (Ramdas et al.
     2023): the alarm stays valid when it is checked after every window, and a window's rows may come in any order.
     A weight of k is k rows; weights in [0, 1] keep the guarantee (:math:`E[L^w] \\le 1` by Jensen), other
@@ -277,7 +279,9 @@ def monitor(
        inference", Statistical Science 38(4), 2023, doi:10.1214/23-STS894.
     .. [3] S. R. Howard, A. Ramdas, J. McAuliffe and J. Sekhon, "Time-uniform, nonparametric, nonasymptotic
        confidence sequences", Annals of Statistics 49(2), 2021, doi:10.1214/20-AOS1991.
-    .. [4] D. R. Cox, "Two further applications of a model for binary regression", Biometrika 45, 1958.
+    .. [4] M. Herbster and M. K. Warmuth, "Tracking the best expert", Machine Learning 32(2), 1998,
+       doi:10.1023/A:1007424614876.
+    .. [5] D. R. Cox, "Two further applications of a model for binary regression", Biometrika 45(3/4), 1958.
 
     Examples
     --------
