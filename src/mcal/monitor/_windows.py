@@ -115,7 +115,7 @@ def _timedelta(window: Any) -> pd.Timedelta:
 def _numeric_starts(t: NDArray[np.float64], window: Any) -> NDArray[np.float64]:
     if isinstance(window, (bool, np.bool_)) or not isinstance(window, (int, float, np.integer, np.floating)):
         raise TypeError(f"window must be a positive number for numeric times; got {window!r}")
-    check_real("window", window, "be a positive finite number", lambda v: 0 < v < np.inf)
+    check_real("window", window, "a positive finite number", lambda v: 0 < v < np.inf)
     bad = ~np.isfinite(t)
     if bad.any():
         raise ValueError(f"times must be finite (no NaN or infinity); got {int(bad.sum())} such, the first at index "
@@ -192,8 +192,8 @@ def monitor_result(
 
 def check_monitor_params(alpha: Any, confidence_level: Any) -> None:
     """Validate the ``alpha`` and ``confidence_level`` of :func:`monitor` (shared with ``mcal.dask``)."""
-    check_real("alpha", alpha, "be a number in (0, 1)", lambda v: 0 < v < 1)
-    check_real("confidence_level", confidence_level, "be a number in (0, 1)", lambda v: 0 < v < 1)
+    check_real("alpha", alpha, "a number in (0, 1)", lambda v: 0 < v < 1)
+    check_real("confidence_level", confidence_level, "a number in (0, 1)", lambda v: 0 < v < 1)
 
 
 def monitor(
