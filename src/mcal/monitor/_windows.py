@@ -124,7 +124,18 @@ def _numeric_starts(t: NDArray[np.float64], window: Any) -> NDArray[np.float64]:
 
 
 def summary_columns(with_segments: bool) -> list[str]:
-    """The keys of :func:`summarize_window`, in order (the MCE columns ``with_segments``)."""
+    """The keys of :func:`summarize_window`, in order.
+
+    Parameters
+    ----------
+    with_segments : bool
+        Whether the windows are summarised with segments (adds ``mce_sigma`` and ``mce_pvalue``).
+
+    Returns
+    -------
+    columns : list of str
+        ``n_samples``, ``weight``, the e-process terms ``log_lr_0, ...``, then the metrics and standard errors.
+    """
     metrics = ["positive_rate", "mean_score", "log_loss", "log_loss_se", "ecce", "ecce_sigma_scale", "ecce_pvalue",
                "pcoc", "pcoc_se"]  # fmt: skip
     return ["n_samples", "weight", *LOG_LR_COLUMNS, *metrics] + (["mce_sigma", "mce_pvalue"] if with_segments else [])
@@ -133,11 +144,27 @@ def summary_columns(with_segments: bool) -> list[str]:
 def summarize_window(
     y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], *, segments: Segments | None = None
 ) -> dict[str, float]:
-    """Every statistic of one window, from clean float64 arrays of shape (n_samples,) (at least one row).
+    """Every statistic of one window: counts, metrics, standard errors and the window's e-process terms.
 
-    Returns the counts, sums and metrics of :attr:`MonitorResult.table` before intervals and the e-process: also
-    ``log_loss_se`` and ``pcoc_se`` (linearisation standard errors) and the e-process terms ``log_lr_0, ...``.
-    ``segments`` (rows of this window) add ``mce_sigma`` and ``mce_pvalue``. Shared with ``mcal.dask``.
+    Shared with ``mcal.dask``, which calls it on each window's rows; inputs are not validated again.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,), float64
+        Labels in {0, 1} of the window's rows (at least one row).
+    p : ndarray of shape (n_samples,), float64
+        Probabilities in [0, 1].
+    w : ndarray of shape (n_samples,), float64
+        Non-negative weights (they may sum to 0: then every metric is NaN).
+    segments : Segments, default=None
+        Segments of these rows (definitions applied to the window); adds ``mce_sigma`` and ``mce_pvalue``.
+
+    Returns
+    -------
+    summary : dict of str to float
+        The keys of :func:`summary_columns`: the columns of :attr:`MonitorResult.table` before the intervals and
+        the e-process, the standard errors ``log_loss_se`` and ``pcoc_se``, and the e-process terms ``log_lr_j``
+        (the sum over the rows of ``w`` times the log likelihood ratio of alternative ``j``).
     """
     total = float(w.sum())
     row = {"n_samples": float(p.size), "weight": total}
@@ -171,8 +198,24 @@ def summarize_window(
 def monitor_result(
     stats: pd.DataFrame, *, window: Any, alpha: float, confidence_level: float
 ) -> MonitorResult:
-    """The :class:`MonitorResult` of per-window statistics (rows of :func:`summarize_window`, indexed by window start
-    in time order), however computed. Shared with ``mcal.dask``."""
+    """The :class:`MonitorResult` of per-window statistics, however computed (shared with ``mcal.dask``).
+
+    Parameters
+    ----------
+    stats : DataFrame of shape (n_windows, n_columns)
+        Rows of :func:`summarize_window` (columns :func:`summary_columns`), indexed by window start, in time order.
+    window : str, timedelta or number
+        The window length, recorded as text.
+    alpha : float
+        Level of the drift alarm, in (0, 1).
+    confidence_level : float
+        Coverage of the normal intervals, in (0, 1).
+
+    Returns
+    -------
+    result : MonitorResult
+        The table with intervals, e-values and alarm flags.
+    """
     z = float(norm.ppf(0.5 + confidence_level / 2.0))
     table = stats.drop(columns=LOG_LR_COLUMNS + ["log_loss_se", "pcoc_se"]).rename_axis("window_start").reset_index()
     table["n_samples"] = table["n_samples"].astype(np.int64)
@@ -191,7 +234,20 @@ def monitor_result(
 
 
 def check_monitor_params(alpha: Any, confidence_level: Any) -> None:
-    """Validate the ``alpha`` and ``confidence_level`` of :func:`monitor` (shared with ``mcal.dask``)."""
+    """Validate the ``alpha`` and ``confidence_level`` of :func:`monitor` (shared with ``mcal.dask``).
+
+    Parameters
+    ----------
+    alpha : float
+        Level of the drift alarm; must lie in (0, 1).
+    confidence_level : float
+        Coverage of the intervals; must lie in (0, 1).
+
+    Raises
+    ------
+    ValueError
+        If either is not a number in (0, 1).
+    """
     check_real("alpha", alpha, "a number in (0, 1)", lambda v: 0 < v < 1)
     check_real("confidence_level", confidence_level, "a number in (0, 1)", lambda v: 0 < v < 1)
 
