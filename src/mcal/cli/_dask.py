@@ -1,5 +1,5 @@
-"""The ``--scheduler`` / ``--dask-workers`` options of ``mcal fit``, ``mcal evaluate`` and ``mcal monitor``: the same command on a
-Dask cluster, reading partitioned Parquet (a folder or a glob) through :mod:`mcal.dask`."""
+"""The ``--scheduler`` / ``--dask-workers`` options of ``mcal fit``, ``mcal evaluate`` and ``mcal monitor``: the
+same command on a Dask cluster, reading partitioned Parquet (a folder or a glob) through :mod:`mcal.dask`."""
 
 from __future__ import annotations
 

@@ -20,8 +20,10 @@ def _configure(parser) -> None:
         "--window", default="1D", metavar="LENGTH", help="window length: '1D', '6h', '15min', ... for datetimes, "
         "a number for numeric times (default 1D); windows start at multiples of it from the Unix epoch (0)",
     )  # fmt: skip
-    parser.add_argument("--segments", metavar="A,B", help="feature columns to generate segments from: adds the "
-                        "multicalibration error (MCE) of each window, on segments generated once from all rows")  # fmt: skip
+    parser.add_argument(
+        "--segments", metavar="A,B", help="feature columns to generate segments from: adds the multicalibration "
+        "error (MCE) of each window, on segments generated once from all rows",
+    )  # fmt: skip
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     add_categorical_argument(parser)
     parser.add_argument("--alpha", type=float, default=0.05, metavar="A",
@@ -55,8 +57,8 @@ def _run(args) -> int:
         result = _dask.monitor(args, _segments, _window_length)
     else:
         df = read_data(args)
-        y, p, w = labels_scores_weights(df, label_col=args.label_col, score_col=args.score_col, weight_col=args.weight_col,
-                                        pos_label=args.pos_label)  # fmt: skip
+        y, p, w = labels_scores_weights(df, label_col=args.label_col, score_col=args.score_col,
+                                        weight_col=args.weight_col, pos_label=args.pos_label)  # fmt: skip
         times = column(df, args.time_col, "--time-col")
         window = _window_length(args, pd.api.types.is_numeric_dtype(times.dtype))
         result = monitor(y, p, times, window=window, X=segment_features(df, args), segments=_segments(df, args),
@@ -73,7 +75,8 @@ def _run(args) -> int:
     if args.output:
         description = f"{args.data}, score column {args.score_col!r}, label column {args.label_col!r}"
         print(f"wrote {monitor_report(result, args.output, title=args.title, description=description)}")
-    rows = ((f"window {start}", row) for start, row in zip(result.table["window_start"], result.table.to_dict("records")))
+    records = result.table.to_dict("records")
+    rows = ((f"window {start}", row) for start, row in zip(result.table["window_start"], records))
     return _gates.MONITOR.report(args.fail_if, rows)
 
 

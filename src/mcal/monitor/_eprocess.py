@@ -21,8 +21,9 @@ from numpy.typing import NDArray
 from scipy.special import log_expit, logsumexp
 
 #: The alternatives: a logit shift a (base-rate drift) or a logit slope b = exp(c) (over- and under-confidence),
-#: each on a geometric grid of magnitudes from 0.02 to 2.56 (slopes to 1.28), both signs. A drift of size d lies within
-#: a factor sqrt(2) of a grid point, where the log-wealth grows at least 0.8 times as fast as under the best constant bet (to second order).
+#: each on a geometric grid of magnitudes from 0.02 to 2.56 (slopes to 1.28), both signs. A drift of size d lies
+#: within a factor sqrt(2) of a grid point, where the log-wealth grows at least 0.8 times as fast as under the best
+#: constant bet (to second order).
 _SHIFTS = 0.02 * 2.0 ** np.arange(8)
 _LOG_SLOPES = 0.02 * 2.0 ** np.arange(7)
 INTERCEPTS = np.concatenate([-_SHIFTS, _SHIFTS, np.zeros(2 * _LOG_SLOPES.size)])

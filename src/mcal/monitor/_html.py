@@ -89,8 +89,8 @@ def monitor_report(
     path = check_output_path(path, "path")
     Figure = import_optional("matplotlib.figure").Figure
     table = result.table
-    figures = [_figure(Figure, table, name, result) for name in ("log_loss", "ecce_sigma_scale", "pcoc", "mce_sigma", "evalue")
-               if name in table.columns]  # fmt: skip
+    metrics = ("log_loss", "ecce_sigma_scale", "pcoc", "mce_sigma", "evalue")
+    figures = [_figure(Figure, table, name, result) for name in metrics if name in table.columns]
     title = title or "Calibration monitor"
     body = _header(title, description, result) + '<section id="plots"><h2>Metrics per window</h2><div class="grid">'
     body += "".join(figures) + "</div></section>" + _table(table)
@@ -157,7 +157,8 @@ def _figure(Figure: Any, table: pd.DataFrame, name: str, result: MonitorResult) 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
     uri = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-    return f'<figure data-metric="{name}"><figcaption>{caption}</figcaption><img alt="{caption} per window" src="{uri}"></figure>'
+    return (f'<figure data-metric="{name}"><figcaption>{caption}</figcaption>'
+            f'<img alt="{caption} per window" src="{uri}"></figure>')
 
 
 def _table(table: pd.DataFrame) -> str:

@@ -106,7 +106,8 @@ def _timedelta(window: Any) -> pd.Timedelta:
     try:
         step = pd.Timedelta(window)
     except ValueError as exc:
-        raise ValueError(f"window must be a fixed length such as '1D', '6h' or '15min'; got {window!r} ({exc})") from None
+        raise ValueError(f"window must be a fixed length such as '1D', '6h' or '15min'; got {window!r} "
+                         f"({exc})") from None  # fmt: skip
     if pd.isna(step) or step.value <= 0:
         raise ValueError(f"window must be a positive length; got {window!r}")
     return step
