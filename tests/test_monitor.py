@@ -196,3 +196,12 @@ def test_report_leaves_no_file_when_drawing_fails(rng, tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="disk full"):
         monitor_report(result, out)
     assert out.read_text() == "old" and [f.name for f in tmp_path.iterdir()] == ["m.html"]
+
+
+def test_a_pyarrow_table_of_features_gives_the_mce_of_the_pandas_frame(rng):
+    pa = pytest.importorskip("pyarrow")
+    y, p, t = stream(rng, 3, 200)
+    X = pd.DataFrame({"a": rng.integers(0, 3, p.size).astype(str), "b": rng.normal(size=p.size)})
+    expected = monitor(y, p, t, window=1, X=X).table["mce_sigma"]
+    got = monitor(y, p, t, window=1, X=pa.Table.from_pandas(X)).table["mce_sigma"]
+    pd.testing.assert_series_equal(got, expected)

@@ -278,7 +278,8 @@ def monitor(
     window : str, timedelta or number, default="1D"
         Window length (see :func:`window_starts`): ``"1D"``, ``"6h"``, ...; a positive number for numeric times.
     X : DataFrame or array-like of shape (n_samples, n_features), default=None
-        Features of the segments of the per-window MCE: segments are generated once from all rows with
+        Features (pandas, or polars and pyarrow tables, read through ``to_pandas``) of the segments of the
+        per-window MCE: segments are generated once from all rows with
         :func:`mcal.segments.generate_segments` (its defaults), or taken from ``segments``, and evaluated in each
         window with :meth:`~mcal.segments.Segments.apply`, so that every window is measured on the same segments.
     segments : Segments, default=None
@@ -355,6 +356,8 @@ def monitor(
     starts = window_starts(times, window)
     check_consistent(y_true=y, times=starts)
     check_monitor_params(alpha, confidence_level)
+    if X is not None and not isinstance(X, (pd.DataFrame, pd.Series)) and hasattr(X, "to_pandas"):
+        X = X.to_pandas()  # polars, pyarrow: rows are taken per window by position, columns kept by name
     segs = _monitor_segments(X, segments, y.shape[0])
     order = np.argsort(starts, kind="stable")
     keys, first = np.unique(starts[order], return_index=True)
