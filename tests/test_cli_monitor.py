@@ -65,6 +65,33 @@ def test_monitor_gates_name_each_window_where_a_condition_held(scores, folder, c
     assert f"{len(held)} condition(s) held; exit status 1" in err
 
 
+def test_monitor_gate_on_the_alarm_names_every_window_from_the_first_alarm_on(scores, folder, capsys):
+    result = monitor(scores["y"], scores["p"], scores["t"])
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--fail-if", "alarm == 1"]
+    status, _, err = run(argv, capsys)
+    fired = result.table.loc[result.table["alarm"], "window_start"]
+    assert status == 1 and fired.iloc[0] == result.alarm_window
+    assert [line.split(" held for window ")[1].split(" (")[0] for line in err.splitlines() if "held for" in line] == [
+        str(start) for start in fired
+    ]
+
+
+def test_monitor_writes_no_page_when_drawing_fails(folder, tmp_path, capsys, monkeypatch):
+    import matplotlib.figure
+
+    out = tmp_path / "m.html"
+    out.write_text("yesterday's page")
+
+    def full_disk(*args, **kwargs):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full_disk)
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "-o", str(out)]
+    status, _, err = run(argv, capsys)
+    assert status == 1 and "No space left on device" in err
+    assert out.read_text() == "yesterday's page" and sorted(p.name for p in tmp_path.iterdir()) == ["m.html", "scores"]
+
+
 def test_monitor_exits_0_when_no_condition_held(folder, capsys):
     argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--fail-if",
             "pcoc > 10", "--fail-if", "evalue >= 1e300"]  # fmt: skip

@@ -966,4 +966,4 @@ def test_cli_monitor_with_a_scheduler_equals_the_local_command(client, stream, t
     remote = capsys.readouterr()
     gates = [[line for line in err.splitlines() if "fail-if" in line] for err in (local.err, remote.err)]
     assert remote.out == local.out and gates[0] == gates[1] and "drift alarm: fired" in local.out
-    assert len(gates[0]) >= 2  # pandas deprecation warnings raised inside dask's shuffle may come beside them
+    assert len(gates[0]) >= 2  # pandas deprecation warnings raised inside dask's Parquet reader may come beside them

@@ -115,11 +115,12 @@ EVALUATE = Gates(
     | {name: (name, "--segments") for name in ("mce_sigma", "mce_absolute", "mce_pvalue")}
 )  # fmt: skip
 
-#: ``mcal monitor``: the columns of the per-window table of :func:`mcal.monitor.monitor`.
+#: ``mcal monitor``: the columns of the per-window table of :func:`mcal.monitor.monitor` (``alarm`` is 1 from the
+#: window where the drift alarm fired on, else 0).
 MONITOR = Gates(
     {name: (name, None) for name in ("n_samples", "weight", "positive_rate", "mean_score", "log_loss", "log_loss_low",
                                      "log_loss_high", "ecce", "ecce_sigma_scale", "ecce_pvalue", "pcoc", "pcoc_low",
-                                     "pcoc_high", "evalue")}
+                                     "pcoc_high", "evalue", "alarm")}
     | {"ecce_sigma": ("ecce_sigma_scale", None)}
     | {name: (name, "--segments") for name in ("mce_sigma", "mce_pvalue")}
 )  # fmt: skip
