@@ -67,7 +67,8 @@ def test_monitor_gates_name_each_window_where_a_condition_held(scores, folder, c
 
 def test_monitor_gate_on_the_alarm_names_every_window_from_the_first_alarm_on(scores, folder, capsys):
     result = monitor(scores["y"], scores["p"], scores["t"])
-    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--fail-if", "alarm == 1"]
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t",
+            "--fail-if", "alarm == 1"]  # fmt: skip
     status, _, err = run(argv, capsys)
     fired = result.table.loc[result.table["alarm"], "window_start"]
     assert status == 1 and fired.iloc[0] == result.alarm_window
