@@ -193,3 +193,18 @@ def test_conditions_compare_numbers_and_an_undefined_value_holds_none(text, valu
 def test_parse_is_the_argparse_type_of_fail_if():
     with pytest.raises(argparse.ArgumentTypeError, match="metrics: brier_score"):
         EVALUATE.parse("ecce_sigma")
+
+
+def test_monitor_json_holds_every_window_with_iso_starts_and_null_for_undefined(scores, tmp_path, capsys):
+    import json
+
+    path = tmp_path / "s.csv"
+    scores.assign(y=np.where(scores["t"] < pd.Timestamp("2024-01-02"), 0, scores["y"])).to_csv(path, index=False)
+    status, out, _ = run(["monitor", str(path), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--json"],
+                         capsys)  # fmt: skip
+    doc = json.loads(out)
+    expected = monitor(*[pd.read_csv(path)[c] for c in ("y", "p", "t")])
+    assert status == 0 and doc["n_samples"] == 4800 and doc["alarm"] is True
+    assert doc["alarm_window"] == expected.alarm_window.isoformat()
+    assert [w["window_start"] for w in doc["windows"]][:2] == ["2024-01-01T00:00:00", "2024-01-02T00:00:00"]
+    assert doc["windows"][0]["pcoc"] is None and doc["windows"][1]["pcoc"] == pytest.approx(expected.table["pcoc"][1])

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import math
+
+import numpy as np
 import pandas as pd
 
 from mcal.cli import _dask, _gates
@@ -30,6 +34,7 @@ def _configure(parser) -> None:
                         help="level of the drift alarm (default 0.05: it fires at e-value >= 20)")  # fmt: skip
     parser.add_argument("--title", metavar="TEXT", help="title of the HTML page (default: Calibration monitor)")
     parser.add_argument("-o", "--output", metavar="MONITOR.html", help="write a self-contained HTML page")
+    parser.add_argument("--json", action="store_true", help="print the per-window table as JSON instead of text")
     _dask.add_arguments(parser)
     _gates.MONITOR.add_argument(parser, "window")
 
@@ -63,6 +68,21 @@ def _run(args) -> int:
         window = _window_length(args, pd.api.types.is_numeric_dtype(times.dtype))
         result = monitor(y, p, times, window=window, X=segment_features(df, args), segments=_segments(df, args),
                          sample_weight=w, alpha=args.alpha)  # fmt: skip
+    if args.output:
+        description = f"{args.data}, score column {args.score_col!r}, label column {args.label_col!r}"
+        written = monitor_report(result, args.output, title=args.title, description=description)
+    if args.json:
+        _print_json(result)
+    else:
+        _print_table(result, args)
+        if args.output:
+            print(f"wrote {written}")
+    records = result.table.to_dict("records")
+    rows = ((f"window {start}", row) for start, row in zip(result.table["window_start"], records))
+    return _gates.MONITOR.report(args.fail_if, rows)
+
+
+def _print_table(result, args) -> None:
     table = result.table[[c for c in _SHOWN if c in result.table.columns]]
     print(f"{int(result.table['n_samples'].sum())} rows in {len(table)} windows of {result.window}, "
           f"score {args.score_col!r}, label {args.label_col!r}")  # fmt: skip
@@ -72,12 +92,33 @@ def _run(args) -> int:
               f"level {result.alpha:g})")  # fmt: skip
     else:
         print(f"drift alarm: not fired (level {result.alpha:g})")
-    if args.output:
-        description = f"{args.data}, score column {args.score_col!r}, label column {args.label_col!r}"
-        print(f"wrote {monitor_report(result, args.output, title=args.title, description=description)}")
-    records = result.table.to_dict("records")
-    rows = ((f"window {start}", row) for start, row in zip(result.table["window_start"], records))
-    return _gates.MONITOR.report(args.fail_if, rows)
+
+
+def _print_json(result) -> None:
+    """The result as JSON: window starts as ISO text, non-finite numbers (an undefined metric, an e-value beyond
+    the float range) as null; ``alarm`` says whether the alarm had fired by each window."""
+    table = result.table.assign(window_start=result.table["window_start"].map(_json_time))
+    records = [{k: _json_value(v) for k, v in row.items()} for row in table.to_dict("records")]
+    out = {
+        "n_samples": int(result.table["n_samples"].sum()), "window": result.window, "alpha": result.alpha,
+        "alarm": result.alarm, "alarm_window": None if result.alarm_window is None else _json_time(result.alarm_window),
+        "windows": records,
+    }  # fmt: skip
+    print(json.dumps(out, indent=2, allow_nan=False))
+
+
+def _json_time(value):
+    return pd.Timestamp(value).isoformat() if isinstance(value, (pd.Timestamp, np.datetime64)) else float(value)
+
+
+def _json_value(value):
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, str):
+        return value
+    return float(value) if math.isfinite(value) else None
 
 
 MONITOR = Command(
