@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import xlogy
-from scipy.stats import norm
+from scipy.special import ndtri, xlogy
 
 from mcal._validation import check_consistent, check_metric_inputs, check_real
 from mcal.metrics import ecce, ecce_pvalue, ecce_sigma, mce
@@ -217,7 +216,7 @@ def monitor_result(
     result : MonitorResult
         The table with intervals, e-values and alarm flags.
     """
-    z = float(norm.ppf(0.5 + confidence_level / 2.0))
+    z = float(ndtri(0.5 + confidence_level / 2.0))  # the standard normal quantile
     table = stats.drop(columns=LOG_LR_COLUMNS + ["log_loss_se", "pcoc_se"]).rename_axis("window_start").reset_index()
     table["n_samples"] = table["n_samples"].astype(np.int64)
     for name in ("log_loss", "pcoc"):
