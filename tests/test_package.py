@@ -14,7 +14,7 @@ from mcal.datasets import load_bank_marketing
 
 def test_import_loads_no_heavy_optional_dependency():
     code = (
-        "import sys, mcal, mcal.metrics, mcal.cli, mcal.plotting;"
+        "import sys, mcal, mcal.metrics, mcal.cli, mcal.plotting, mcal.monitor;"
         "heavy = [m for m in ('torch', 'lightgbm', 'matplotlib', 'dask', 'distributed', 'lleaves', 'llvmlite')"
         " if m in sys.modules];"
         "print(heavy)"
@@ -59,10 +59,12 @@ def _public_callables():
     import mcal.dask
     import mcal.datasets
     import mcal.plotting
+    import mcal.monitor
     import mcal.report
 
     modules = [(mcal, mcal.__all__), (mcal.metrics, mcal.metrics.__all__), (mcal.segments, mcal.segments.__all__),
-               (mcal.dask, mcal.dask.__all__), (mcal.dask.metrics, mcal.dask.metrics.__all__)]
+               (mcal.dask, mcal.dask.__all__), (mcal.dask.metrics, mcal.dask.metrics.__all__),
+               (mcal.monitor, mcal.monitor.__all__)]
     for mod in (mcal.report, mcal.plotting, mcal.datasets):
         modules.append((mod, [n for n, o in vars(mod).items() if not n.startswith("_") and inspect.isfunction(o)
                               and o.__module__ == mod.__name__]))

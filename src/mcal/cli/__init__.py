@@ -1,4 +1,4 @@
-"""The ``mcal`` command line: fit, predict, evaluate, report and demo. Thin: it calls only the public API.
+"""The ``mcal`` command line: fit, predict, evaluate, report, monitor and demo. Thin: it calls only the public API.
 
 Run ``mcal --help`` or ``mcal COMMAND --help``.
 """
@@ -10,10 +10,10 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from mcal.cli import _demo, _evaluate, _fit, _report
-from mcal.cli._common import CLIError
+from mcal.cli import _demo, _evaluate, _fit, _monitor, _report
+from mcal.cli._common import CLIError, UsageError
 
-_COMMANDS = (_fit.FIT, _fit.PREDICT, _evaluate.EVALUATE, _report.REPORT, _demo.DEMO)
+_COMMANDS = (_fit.FIT, _fit.PREDICT, _evaluate.EVALUATE, _report.REPORT, _monitor.MONITOR, _demo.DEMO)
 
 _DESCRIPTION = """\
 Calibrate a classifier's probabilities and check them.
@@ -24,6 +24,7 @@ Typical use, on a CSV or Parquet file with a score column and a label column:
   mcal predict model.json new.csv -o new_calibrated.csv         adds the column p_calibrated
   mcal evaluate new_calibrated.csv --score-col p --score-col p_calibrated --label-col y
   mcal report new_calibrated.csv --score-col p --score-col p_calibrated --label-col y -o report.html
+  mcal monitor scores.parquet --score-col p --label-col y --time-col t --window 1D -o monitor.html
   mcal demo                                                     everything, on data shipped with mcal
 """
 
@@ -53,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     status : int
-        0 on success, 1 on a user error (reported on stderr as ``mcal: error: ...``), 2 on a usage error.
+        0 on success, 1 on a user error (reported on stderr as ``mcal: error: ...``) or when a ``--fail-if``
+        condition held, 2 on a usage error (including a malformed ``--fail-if`` condition).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -61,6 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = _show_warning  # restored on exit: warnings read as messages, not source lines
         try:
             return args.run(args)
+        except UsageError as exc:
+            print(f"mcal: error: {exc}", file=sys.stderr)
+            return 2
         except (CLIError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             print(f"mcal: error: {message}", file=sys.stderr)

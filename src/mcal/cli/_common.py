@@ -41,6 +41,11 @@ class CLIError(Exception):
     """A user error reported by the command line as ``mcal: error: <message>`` with exit status 1."""
 
 
+class UsageError(CLIError):
+    """A usage error found after parsing (options that do not go together), reported as ``mcal: error: <message>``
+    with exit status 2, as ``argparse`` reports the others."""
+
+
 def _kind(path: Path) -> str:
     name = path.name.lower()
     if name.endswith(_PARQUET) or path.is_dir():

@@ -1,5 +1,5 @@
-"""The ``--scheduler`` / ``--dask-workers`` options of ``mcal fit`` and ``mcal evaluate``: the same command on a
-Dask cluster, reading partitioned Parquet (a folder or a glob) through :mod:`mcal.dask`."""
+"""The ``--scheduler`` / ``--dask-workers`` options of ``mcal fit``, ``mcal evaluate`` and ``mcal monitor``: the
+same command on a Dask cluster, reading partitioned Parquet (a folder or a glob) through :mod:`mcal.dask`."""
 
 from __future__ import annotations
 
@@ -126,3 +126,24 @@ def evaluate(args, segments_of: Any) -> tuple[pd.DataFrame, int, float | None, d
         n_rows = int(frame.shape[0].compute())
         total = None if w is None else float(w.sum().compute())
     return table, n_rows, total, results
+
+
+def monitor(args, segments_of: Any, window_of: Any) -> Any:
+    """``mcal monitor`` on a cluster: the :class:`mcal.monitor.MonitorResult` (segments from ``segments_of``, given
+    the segment feature columns gathered as a pandas frame; the window length from ``window_of``, given whether
+    the time column is numeric)."""
+    from mcal.dask import monitor, read_parquet
+
+    with _session(args):
+        frame = read_parquet(args.data)
+        y = _labels(frame, args.label_col, args.pos_label)
+        p = _column(frame, args.score_col, "--score-col")
+        times = _column(frame, args.time_col, "--time-col")
+        w = None if args.weight_col is None else _column(frame, args.weight_col, "--weight-col")
+        names = split_names(args.segments, "--segments")
+        for name in names:
+            _column(frame, name, "--segments")
+        segments = segments_of(frame[names].compute(), args) if names else segments_of(None, args)
+        window = window_of(args, pd.api.types.is_numeric_dtype(times.dtype))
+        return monitor(y, p, times, window=window, X=frame[names] if names else None, segments=segments,
+                       sample_weight=w, alpha=args.alpha)  # fmt: skip

@@ -15,7 +15,7 @@ import pandas as pd
 from mcal._persistence.files import atomic_write_bytes
 from mcal._features.encoder import temporal_kind
 from mcal._features.segment_codes import CATEGORICAL, feature_kind
-from mcal.cli import _dask
+from mcal.cli import _dask, _gates
 from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, check_unique_scores, column
 from mcal.cli._common import check_count, labels_scores_weights, read_data, split_names
 from mcal.metrics import calibration_summary, mce
@@ -39,6 +39,7 @@ def _configure(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--plot", metavar="OUT.png", help="write a reliability diagram of every score column")
     _dask.add_arguments(parser)
+    _gates.EVALUATE.add_argument(parser, "score column")
 
 
 def _json_safe(value: float) -> float | None:
@@ -54,9 +55,8 @@ def add_categorical_argument(parser) -> None:
     )  # fmt: skip
 
 
-def _segments(df, args):
-    """The segments of ``--segments`` (None without it), from the columns of ``df``, with the columns named by
-    ``--categorical`` categorical and the others of the kind their dtype gives (dates and durations as text)."""
+def segment_features(df, args) -> pd.DataFrame | None:
+    """The columns of ``--segments`` (None without it) of ``df``, dates and durations as text."""
     names = split_names(args.segments, "--segments")
     declared = split_names(args.categorical, "--categorical")
     if not names:
@@ -71,6 +71,16 @@ def _segments(df, args):
     for name in names:  # dates read from Parquet are categories, as the same column read from CSV (text) is
         if temporal_kind(X[name]):
             X[name] = X[name].astype("string")
+    return X
+
+
+def _segments(df, args):
+    """The segments of ``--segments`` (None without it), from the columns of ``df``, with the columns named by
+    ``--categorical`` categorical and the others of the kind their dtype gives (dates and durations as text)."""
+    X = segment_features(df, args)
+    if X is None:
+        return None
+    names, declared = list(X.columns), split_names(args.categorical, "--categorical")
     # declared columns on top of those categorical from their dtype (a list alone would make the rest numerical)
     categorical = [name for name in names if name in declared or feature_kind(X[name]) == CATEGORICAL]
     return generate_segments(X, max_depth=3 if args.max_depth is None else args.max_depth,
@@ -84,6 +94,7 @@ def _run(args) -> int:
     if args.plot:
         _check_plot_format(args.plot)
     check_unique_scores(args.score_col)
+    _gates.EVALUATE.check_options(args.fail_if, args)
     if _dask.requested(args):
         table, n_rows, total, results = _dask.evaluate(args, _segments)
     else:
@@ -119,7 +130,7 @@ def _run(args) -> int:
                   f"segments of {args.segments}{capped}; the {_N_WORST} worst:")  # fmt: skip
             worst = result.table.head(_N_WORST).drop(columns="segment").set_index("description").rename_axis(None)
             print(worst.to_string(float_format=lambda v: f"{v:.6g}"))
-    return 0
+    return _gates.EVALUATE.report(args.fail_if, ((f"score column {name!r}", row) for name, row in table.iterrows()))
 
 
 def _records(table) -> list[dict]:

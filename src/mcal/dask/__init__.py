@@ -5,6 +5,7 @@ part of mcal that imports dask, and only inside its functions: ``import mcal`` (
 loads it.
 
 - :class:`DaskMCGrad`: MCGrad fitted on dask collections; the fitted model is an ordinary :class:`mcal.MCGrad`.
+- :func:`monitor`: :func:`mcal.monitor.monitor` (calibration per time window, drift alarm) on dask collections.
 - :func:`predict`: any fitted mcal calibrator applied lazily to dask collections.
 - :mod:`mcal.dask.metrics`: the functions of :mod:`mcal.metrics`, with the same names and values, on dask
   collections.
@@ -15,7 +16,8 @@ loads it.
 from mcal.dask import metrics
 from mcal.dask._engine import WorkerLostError
 from mcal.dask._mcgrad import DaskMCGrad
+from mcal.dask._monitor import monitor
 from mcal.dask._predict import predict
 from mcal.dask._session import connect, read_parquet
 
-__all__ = ["DaskMCGrad", "WorkerLostError", "connect", "metrics", "predict", "read_parquet"]
+__all__ = ["DaskMCGrad", "WorkerLostError", "connect", "metrics", "monitor", "predict", "read_parquet"]

@@ -1,0 +1,210 @@
+"""``mcal monitor`` and the ``--fail-if`` gates of ``mcal evaluate`` and ``mcal monitor``, through ``main``."""
+
+import argparse
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit, logit
+
+from mcal.cli import main
+from mcal.cli._gates import EVALUATE, Condition
+from mcal.monitor import monitor
+
+
+@pytest.fixture
+def scores(rng):
+    """8 days of 600 rows; calibrated for 4 days, then the labels shift by +0.8 on the logit scale."""
+    n = 4800
+    p = rng.uniform(0.05, 0.6, n)
+    t = pd.Timestamp("2024-01-01") + pd.to_timedelta(np.sort(rng.uniform(0, 8, n)), unit="D")
+    shift = np.where(t >= pd.Timestamp("2024-01-05"), 0.8, 0.0)
+    y = (rng.random(n) < expit(logit(p) + shift)).astype(int)
+    return pd.DataFrame({"p": p, "y": y, "t": t, "a": rng.integers(0, 3, n)})
+
+
+@pytest.fixture
+def folder(scores, tmp_path):
+    """The table as a Parquet folder of 3 files."""
+    path = tmp_path / "scores"
+    path.mkdir()
+    for k in range(3):
+        scores.iloc[k * 1600 : (k + 1) * 1600].to_parquet(path / f"part-{k}.parquet")
+    return path
+
+
+def run(argv, capsys):
+    status = main(argv)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_monitor_on_a_parquet_folder_equals_the_python_api(scores, folder, tmp_path, capsys):
+    out = tmp_path / "monitor.html"
+    status, stdout, _ = run(["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t",
+                             "--segments", "a", "-o", str(out)], capsys)  # fmt: skip
+    assert status == 0
+    expected = monitor(scores["y"], scores["p"], scores["t"], X=scores[["a"]])
+    assert f"4800 rows in {len(expected.table)} windows of 1D" in stdout
+    assert f"drift alarm: fired in the window starting {expected.alarm_window}" in stdout
+    html = out.read_text(encoding="utf-8")
+    assert html.count("data:image/png;base64,") == 5 and f"{expected.table['evalue'].iloc[-1]:.4g}" in html
+
+
+def test_monitor_gates_name_each_window_where_a_condition_held(scores, folder, capsys):
+    table = monitor(scores["y"], scores["p"], scores["t"]).table
+    held = table.loc[table["ecce_sigma_scale"] > 3, "window_start"]
+    assert 0 < len(held) < len(table)
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t",
+            "--fail-if", "ecce_sigma > 3", "--fail-if", "n_samples < 10"]  # fmt: skip
+    status, _, err = run(argv, capsys)
+    assert status == 1
+    lines = [line for line in err.splitlines() if "held for window" in line]
+    assert lines == [f"mcal: fail-if: ecce_sigma > 3 held for window {start} (ecce_sigma = "
+                     f"{table.loc[table['window_start'] == start, 'ecce_sigma_scale'].iloc[0]:.6g})" for start in held]
+    assert f"{len(held)} condition(s) held; exit status 1" in err
+
+
+def test_monitor_gate_on_the_alarm_names_every_window_from_the_first_alarm_on(scores, folder, capsys):
+    result = monitor(scores["y"], scores["p"], scores["t"])
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t",
+            "--fail-if", "alarm == 1"]  # fmt: skip
+    status, _, err = run(argv, capsys)
+    fired = result.table.loc[result.table["alarm"], "window_start"]
+    assert status == 1 and fired.iloc[0] == result.alarm_window
+    assert [line.split(" held for window ")[1].split(" (")[0] for line in err.splitlines() if "held for" in line] == [
+        str(start) for start in fired
+    ]
+
+
+def test_monitor_writes_no_page_when_drawing_fails(folder, tmp_path, capsys, monkeypatch):
+    import matplotlib.figure
+
+    out = tmp_path / "m.html"
+    out.write_text("yesterday's page")
+
+    def full_disk(*args, **kwargs):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full_disk)
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "-o", str(out)]
+    status, _, err = run(argv, capsys)
+    assert status == 1 and "No space left on device" in err
+    assert out.read_text() == "yesterday's page" and sorted(p.name for p in tmp_path.iterdir()) == ["m.html", "scores"]
+
+
+def test_monitor_exits_0_when_no_condition_held(folder, capsys):
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--fail-if",
+            "pcoc > 10", "--fail-if", "evalue >= 1e300"]  # fmt: skip
+    assert run(argv, capsys)[0] == 0
+
+
+def test_monitor_with_numeric_times_needs_a_numeric_window(scores, tmp_path, capsys):
+    path = tmp_path / "s.csv"
+    scores.assign(t=np.arange(len(scores)) // 600).to_csv(path, index=False)
+    base = ["monitor", str(path), "--score-col", "p", "--label-col", "y", "--time-col", "t"]
+    status, out, _ = run([*base, "--window", "2"], capsys)
+    assert status == 0 and "4800 rows in 4 windows of 2.0" in out
+    status, _, err = run(base, capsys)
+    assert status == 1 and "--window must be a number for the numeric time column 't'; got '1D'" in err
+
+
+def test_monitor_writes_nothing_when_it_fails(folder, tmp_path, capsys):
+    out = tmp_path / "m.html"
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "-o", str(out)]
+    status, _, err = run([*argv, "--time-col", "t", "--window", "1 fortnight"], capsys)
+    assert status == 1 and "window must be a fixed length" in err
+    status, _, err = run([*argv, "--time-col", "nope"], capsys)
+    assert status == 1 and "--time-col 'nope' is not a column of DATA" in err
+    assert list(tmp_path.iterdir()) == [folder]
+
+
+def test_monitor_refuses_an_output_inside_the_data_folder(folder, capsys):
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "-o",
+            str(folder / "m.html")]  # fmt: skip
+    status, _, err = run(argv, capsys)
+    assert status == 1 and "-o/--output must be outside the folder DATA" in err
+
+
+@pytest.mark.parametrize("alpha", ["0", "1", "nan"])
+def test_monitor_alpha_must_lie_strictly_between_0_and_1(folder, capsys, alpha):
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--alpha", alpha]
+    status, _, err = run(argv, capsys)
+    assert status == 1 and "--alpha must be a number in (0, 1)" in err
+
+
+def test_evaluate_gates_exit_1_naming_each_condition_that_held(scores, tmp_path, capsys):
+    path = tmp_path / "s.csv"
+    scores.to_csv(path, index=False)
+    argv = ["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--segments", "a", "--json"]
+    status, out, _ = run(argv, capsys)
+    assert status == 0
+    status, out2, err = run([*argv, "--fail-if", "ecce_sigma > 3", "--fail-if", "mce_sigma>=5",
+                             "--fail-if", "roc_auc < 0.5"], capsys)  # fmt: skip
+    assert status == 1 and out2 == out  # stdout stays the JSON document
+    assert "mcal: fail-if: ecce_sigma > 3 held for score column 'p' (ecce_sigma = " in err
+    assert "mcal: fail-if: mce_sigma >= 5 held for score column 'p' (mce_sigma = " in err
+    assert "roc_auc" not in err and "2 condition(s) held" in err
+    assert run([*argv, "--fail-if", "ecce_sigma > 1000"], capsys)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("condition", "message"),
+    [
+        ("ecce_sigma >> 3", "must be METRIC OP NUMBER with OP one of < <= > >= == !="),
+        ("ecce_sigma > three", "must be METRIC OP NUMBER"),
+        ("ecce_sigma > 3 or 1", "must be METRIC OP NUMBER"),
+        ("__import__('os').system('true') > 0", "must be METRIC OP NUMBER"),
+        ("> 3", "must be METRIC OP NUMBER"),
+        ("ecce_sigma => 3", "must be METRIC OP NUMBER"),
+        ("eccee > 3", "must name one of the metrics brier_score, ecce, ecce_pvalue, ecce_sigma, ecce_sigma_scale"),
+    ],
+)
+def test_a_malformed_condition_or_unknown_metric_is_a_usage_error(tmp_path, capsys, condition, message):
+    argv = ["evaluate", str(tmp_path / "missing.csv"), "--score-col", "p", "--label-col", "y", "--fail-if", condition]
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and message in err and "mce_sigma" in err  # every message lists the metrics
+
+
+def test_a_metric_that_needs_an_option_not_given_is_a_usage_error(scores, tmp_path, capsys):
+    path = tmp_path / "s.csv"
+    scores.to_csv(path, index=False)
+    status, _, err = run(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--fail-if",
+                          "f_rce > 0.1"], capsys)  # fmt: skip
+    assert status == 2 and "--fail-if 'f_rce > 0.1': the metric f_rce needs --field" in err
+    status, _, err = run(["monitor", str(path), "--score-col", "p", "--label-col", "y", "--time-col", "t",
+                          "--fail-if", "mce_pvalue < 0.01"], capsys)  # fmt: skip
+    assert status == 2 and "the metric mce_pvalue needs --segments" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "holds"),
+    [("pcoc<=1.2", 1.2, True), (" pcoc < 1.2 ", 1.2, False), ("pcoc == -1e-3", -0.001, True),
+     ("pcoc != 1", 1.0, False), ("pcoc >= .5", 0.5, True), ("pcoc > 2", float("nan"), False),
+     ("pcoc != 2", float("nan"), False)],
+)  # fmt: skip
+def test_conditions_compare_numbers_and_an_undefined_value_holds_none(text, value, holds):
+    condition = EVALUATE.parse(text)
+    assert isinstance(condition, Condition) and condition.holds(value) is holds
+
+
+def test_parse_is_the_argparse_type_of_fail_if():
+    with pytest.raises(argparse.ArgumentTypeError, match="metrics: brier_score"):
+        EVALUATE.parse("ecce_sigma")
+
+
+def test_monitor_json_holds_every_window_with_iso_starts_and_null_for_undefined(scores, tmp_path, capsys):
+    import json
+
+    path = tmp_path / "s.csv"
+    scores.assign(y=np.where(scores["t"] < pd.Timestamp("2024-01-02"), 0, scores["y"])).to_csv(path, index=False)
+    status, out, _ = run(["monitor", str(path), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--json"],
+                         capsys)  # fmt: skip
+    doc = json.loads(out)
+    expected = monitor(*[pd.read_csv(path)[c] for c in ("y", "p", "t")])
+    assert status == 0 and doc["n_samples"] == 4800 and doc["alarm"] is True
+    assert doc["alarm_window"] == expected.alarm_window.isoformat()
+    assert [w["window_start"] for w in doc["windows"]][:2] == ["2024-01-01T00:00:00", "2024-01-02T00:00:00"]
+    assert doc["windows"][0]["pcoc"] is None and doc["windows"][1]["pcoc"] == pytest.approx(expected.table["pcoc"][1])
