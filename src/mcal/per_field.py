@@ -164,7 +164,8 @@ class PerFieldCalibrator(BaseCalibrator):
             raise TypeError("predict_interval needs a nested calibrator with intervals, such as VennAbers; got "
                             f"{type(self.global_calibrator_).__name__}")
         p = check_y_prob(y_prob)
-        low, high = self._per_slot(p, self._check_X(X, p.shape[0], fitting=False), lambda cal, q: cal.predict_interval(q))
+        X = self._check_X(X, p.shape[0], fitting=False)
+        low, high = self._per_slot(p, X, lambda cal, q: cal.predict_interval(q))
         dtype = output_dtype(y_prob)
         return low.astype(dtype, copy=False), high.astype(dtype, copy=False)
 
