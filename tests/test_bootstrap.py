@@ -121,7 +121,8 @@ def test_row_args_are_resampled_with_the_rows(rng):
 def test_a_metric_undefined_on_some_resamples_is_a_clear_error(rng):
     y = np.r_[1.0, np.zeros(29)]
     p = rng.uniform(size=30)
-    with pytest.raises(ValueError, match=r"metric must be defined on every resample; it raised ValueError on \d+ of 100"):
+    match = r"metric must be defined on every resample; it raised ValueError on \d+ of 100"
+    with pytest.raises(ValueError, match=match):
         bootstrap(roc_auc, y, p, n_resamples=100, random_state=0)
 
 
@@ -175,3 +176,74 @@ def test_segment_intervals_resample_within_each_segment(rng):
         value = result.table.set_index("segment").loc[k, "ecce_sigma"]
         assert row["ecce_sigma_low"] <= value * 1.5 and value <= row["ecce_sigma_high"] * 1.5
     assert table.loc[worst[0], "ecce_sigma_low"] > 3  # the over-predicted half is detected with its interval
+
+
+# -- mcal evaluate --ci and the report ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scores_table(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 1500
+    p = rng.uniform(0, 1, n)
+    a = rng.choice(list("abc"), n)
+    y = (rng.uniform(size=n) < np.clip(p + 0.15 * (a == "a"), 0, 1)).astype(int)
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"p": p, "y": y, "a": a, "w": rng.integers(1, 4, n)}).to_csv(path, index=False)
+    return path
+
+
+def test_evaluate_ci_adds_interval_columns_equal_to_summary_intervals(scores_table, capsys):
+    import json
+
+    from mcal.cli import main
+
+    assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y", "--weight-col", "w",
+                 "--segments", "a", "--ci", "0.9", "--n-resamples", "40", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    df = pd.read_csv(scores_table)
+    segments = generate_segments(df[["a"]], max_depth=3)
+    expected = summary_intervals(df["y"], {"p": df["p"]}, sample_weight=df["w"], segments=segments, n_resamples=40,
+                                 confidence_level=0.9)
+    metrics = out["metrics"]["p"]
+    keys = list(metrics)
+    assert keys.index("log_loss_low") == keys.index("log_loss") + 1 and "ecce_pvalue_low" not in metrics
+    for column in expected.columns:
+        assert metrics[column] == pytest.approx(expected.loc["p", column], rel=1e-12), column
+    worst = out["segments"]["p"][0]
+    assert worst["ecce_sigma_low"] <= worst["ecce_sigma"] <= worst["ecce_sigma_high"] * 1.5
+    assert out["segments"]["p"][-1]["ecce_sigma_low"] is not None  # 4 segments: all among the 10 worst
+
+
+def test_evaluate_without_ci_has_no_interval_columns(scores_table, capsys):
+    from mcal.cli import main
+
+    assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y"]) == 0
+    assert "_low" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--ci", "1.5"], "--ci must be a confidence level between 0 and 1, e.g. 0.95; got 1.5"),
+    (["--n-resamples", "50"], "--n-resamples needs --ci"),
+    (["--ci", "--n-resamples", "1"], "--n-resamples must be an integer >= 2; got 1"),
+    (["--ci", "--scheduler", "tcp://127.0.0.1:1"], "--ci needs the data in memory"),
+])
+def test_evaluate_ci_bad_options_fail_with_a_message(scores_table, capsys, extra, message):
+    from mcal.cli import main
+
+    assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y", *extra]) != 0
+    assert message in capsys.readouterr().err
+
+
+def test_report_shows_intervals_for_metrics_mce_and_worst_segments(scores_table, tmp_path):
+    from mcal.cli import main
+
+    out = tmp_path / "r.html"
+    assert main(["report", str(scores_table), "--score-col", "p", "--label-col", "y", "--segments", "a", "--ci",
+                 "--n-resamples", "30", "--quiet", "-o", str(out)]) == 0
+    html = out.read_text()
+    # 8 core metrics, the MCE, and the 4 segments of column a (all among the worst 10)
+    assert html.count('<span class="ci">') == 8 + 1 + 4
+    assert "bootstrap percentile interval (30 resamples" in html
+    assert main(["report", str(scores_table), "--score-col", "p", "--label-col", "y", "--quiet", "-o", str(out)]) == 0
+    assert '<span class="ci">' not in out.read_text()
