@@ -16,8 +16,8 @@ from mcal.metrics._bootstrap import bootstrap
 from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma, sigma_scale
 from mcal.metrics._field import f_rce, pcoc
 from mcal.metrics._multicalibration import mce
-from mcal.segments import Segments
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
+from mcal.segments import Segments
 
 
 def calibration_summary(
