@@ -254,3 +254,25 @@ def test_command_line_fit_gives_the_python_model(rng, tmp_path):
                  "--param", "n_splits=3", "--random-state", "0", "--quiet", "-o", str(path)]) == 0
     expected = VennAbers(n_splits=3, random_state=0).fit(p, y).predict(p)
     np.testing.assert_allclose(mcal.load(path).predict(p), expected, rtol=0, atol=1e-15)
+
+
+def test_pickle_round_trip_and_inputs_not_mutated(rng):
+    import pickle
+
+    p, y = _data(rng, 300)
+    w = rng.uniform(0.5, 2, p.size)
+    copies = p.copy(), y.copy(), w.copy()
+    model = VennAbers(n_splits=2, random_state=0).fit(p, y, sample_weight=w)
+    for before, after in zip(copies, (p, y, w)):
+        np.testing.assert_array_equal(before, after)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(p), model.predict(p))
+
+
+def test_works_as_the_calibrator_of_a_calibrated_classifier(rng):
+    from sklearn.linear_model import LogisticRegression
+
+    X = rng.normal(size=(600, 3))
+    y = (rng.uniform(size=600) < 1 / (1 + np.exp(-X[:, 0]))).astype(int)
+    clf = mcal.CalibratedClassifier(LogisticRegression(), VennAbers()).fit(X, y)
+    proba = clf.predict_proba(X)
+    assert proba.shape == (600, 2) and np.allclose(proba.sum(axis=1), 1)
