@@ -64,9 +64,10 @@ class VennAbers(BaseCalibrator):
     perfectly calibrated (the validity of Venn predictors); the interval is wide where calibration data are
     scarce. The merged probability :math:`p = p_1 / (1 - p_0 + p_1)` minimises the worst-case log loss.
 
-    The CVAP of ``K`` folds gives the pair
-    :math:`p_0 = 1 - \\mathrm{GM}_k(1 - p_{0,k})`, :math:`p_1 = \\mathrm{GM}_k(p_{1,k})` (geometric means over
-    folds), whose merged probability :math:`p_1 / (1 - p_0 + p_1)` is the paper's CVAP log-loss merge.
+    The CVAP of ``K`` folds merges the folds' pairs :math:`(p_{0,k}, p_{1,k})` with geometric means,
+    :math:`p = \\mathrm{GM}_k(p_{1,k}) / (\\mathrm{GM}_k(1 - p_{0,k}) + \\mathrm{GM}_k(p_{1,k}))` (the paper's
+    log-loss merge, section 4), whose odds are the geometric mean of the folds' merged odds; its interval is the
+    envelope :math:`(\\min_k p_{0,k}, \\max_k p_{1,k})`, which holds every fold's pair and so :math:`p`.
 
     Sample weights are frequency weights: a row of weight k counts as k copies of the row, and the test point
     counts as one row; rows of zero weight are dropped. Weights are therefore not scale-free: multiplying them
@@ -124,17 +125,15 @@ class VennAbers(BaseCalibrator):
         split = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=self.random_state)
         return [test for _, test in split.split(np.zeros(y.size), y)]
 
-    def _bounds(self, y_prob: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    def _fold_bounds(self, y_prob: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """``(p0, p1)`` of every fold, each of shape (n_folds, n_samples)."""
         pairs = [venn_abers_bounds(*fold, y_prob) for fold in zip(self.calibration_scores_, self.f0_, self.f1_)]
-        if len(pairs) == 1:
-            return pairs[0]
-        p0 = np.stack([pair[0] for pair in pairs])
-        p1 = np.stack([pair[1] for pair in pairs])
-        # geometric means over folds (p1 > 0 and p0 < 1: the test point's own label keeps them off 0 and 1)
-        return 1.0 - np.exp(np.mean(np.log1p(-p0), axis=0)), np.exp(np.mean(np.log(p1), axis=0))
+        return np.stack([pair[0] for pair in pairs]), np.stack([pair[1] for pair in pairs])
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
-        return merge_bounds(*self._bounds(y_prob))
+        p0, p1 = self._fold_bounds(y_prob)
+        # geometric means over folds (p1 > 0 and p0 < 1: the test point's own label keeps them off 0 and 1)
+        return merge_bounds(1.0 - np.exp(np.mean(np.log1p(-p0), axis=0)), np.exp(np.mean(np.log(p1), axis=0)))
 
     def predict_interval(self, y_prob: ArrayLike) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
         """Return the Venn-Abers pair ``(p0, p1)`` of each score.
@@ -147,7 +146,9 @@ class VennAbers(BaseCalibrator):
         Returns
         -------
         p0, p1 : ndarray of shape (n_samples,)
-            Lower and upper calibrated probability, ``p0 <= p1``; float32 if ``y_prob`` is float32, else float64.
+            Lower and upper calibrated probability, ``p0 <= p1``, between which :meth:`predict` lies; for the
+            CVAP the smallest ``p0`` and the largest ``p1`` of the folds. float32 if ``y_prob`` is float32, else
+            float64.
 
         Raises
         ------
@@ -161,8 +162,8 @@ class VennAbers(BaseCalibrator):
         self._check_fitted()
         p = check_y_prob(y_prob)
         dtype = output_dtype(y_prob)
-        p0, p1 = self._bounds(p)
-        return p0.astype(dtype, copy=False), p1.astype(dtype, copy=False)
+        p0, p1 = self._fold_bounds(p)
+        return p0.min(axis=0).astype(dtype, copy=False), p1.max(axis=0).astype(dtype, copy=False)
 
     def _validate_state(self) -> None:
         lists = {"calibration_scores_": self.calibration_scores_, "f0_": self.f0_, "f1_": self.f1_}
