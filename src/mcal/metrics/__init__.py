@@ -1,6 +1,7 @@
 """Calibration and ranking metrics. Metrics never import estimators.
 
-All take ``(y_true, y_prob, *, sample_weight=None, ...)``.
+All take ``(y_true, y_prob, *, sample_weight=None, ...)``; :func:`bootstrap` takes the metric first and gives an
+interval of any of them.
 """
 
 from mcal.metrics._bootstrap import BootstrapResult, bootstrap
