@@ -1,7 +1,8 @@
 """``mcal evaluate``: every core metric for each score column, as a table or JSON, and a reliability diagram.
 
 With ``--segments``, also the multicalibration error (MCE) of each score column over segments generated from
-the named feature columns, with its ten worst segments (the full per-segment table in ``--json``).
+the named feature columns, with its ten worst segments (the full per-segment table in ``--json``). With ``--ci``,
+bootstrap intervals of the metrics, the MCE and the worst segments' ECCE in sigmas.
 """
 
 from __future__ import annotations
@@ -210,7 +211,7 @@ EVALUATE = Command(
     "Compute log loss, Brier score, ROC-AUC, PR-AUC, ECE, ECCE (with its sigma scale and p-value) and PCOC\n"
     "for each score column; F-RCE with --field; the multicalibration error (MCE) over segments of the\n"
     "feature columns given with --segments, and each score column's ten worst segments; --categorical\n"
-    "declares integer-coded segment columns categorical.\n\n"
+    "declares integer-coded segment columns categorical; --ci adds bootstrap confidence intervals.\n\n"
     "example: mcal evaluate test.csv --score-col p --score-col p_calibrated --label-col y --plot diagram.png\n"
     "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,region --categorical region\n"
     "         mcal evaluate 'scores/*.parquet' --score-col p --label-col y --scheduler tcp://host:8786",
