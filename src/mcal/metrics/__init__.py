@@ -4,8 +4,8 @@ All take ``(y_true, y_prob, *, sample_weight=None, ...)``; :func:`bootstrap` tak
 interval of any of them.
 """
 
-from mcal.metrics._bootstrap import BootstrapResult, bootstrap
 from mcal.metrics._binned import ReliabilityCurve, ece, reliability_curve
+from mcal.metrics._bootstrap import BootstrapResult, bootstrap
 from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma
 from mcal.metrics._curves import (
     CumulativeCurve,
