@@ -133,8 +133,10 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     sections = [
         "## Coverage of the population value\n\n"
         f"Nominal {LEVEL}; binomial standard error of a coverage at the nominal rate: {se:.3f}. ECE's population "
-        "value is 0 (the scores are calibrated): its estimate is biased upwards, so no interval of the estimate "
-        "covers 0, as the bootstrap docstring says.\n\n" + md_table(table),
+        "value is 0 (the scores are calibrated): its estimate is biased upwards, so the percentile interval never "
+        "covers 0, as the bootstrap docstring says; the basic interval, reflected around the estimate, reaches below "
+        "0 (a value ECE cannot take) and holds 0 in part of the data sets for that reason only.\n\n"
+        + md_table(table),
     ]
     write_results("bootstrap_coverage", header, sections, raw)
     print(md_table(table))
