@@ -45,6 +45,8 @@ def test_hand_computed_pair_and_merge():
     np.testing.assert_allclose(p0, [1 / 3, 0.0, 0.5], atol=1e-15)  # below every score p0 = 0; above, 0, 1, 0, 1, [0]
     np.testing.assert_allclose(p1, [2 / 3, 0.5, 1.0], atol=1e-15)  # [1], 0, 1, 0, 1: [1, 0] pools to 1/2
     np.testing.assert_allclose(model.predict(np.array([0.25])), [0.5], atol=1e-15)
+    p0, p1 = model.predict_interval(np.linspace(0, 1, 11))
+    np.testing.assert_array_equal(model.predict(np.linspace(0, 1, 11)), p1 / (1 - p0 + p1))
 
 
 def test_agrees_with_the_venn_abers_package_ivap(rng):

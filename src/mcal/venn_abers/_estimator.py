@@ -132,6 +132,8 @@ class VennAbers(BaseCalibrator):
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         p0, p1 = self._fold_bounds(y_prob)
+        if p0.shape[0] == 1:
+            return merge_bounds(p0[0], p1[0])
         # geometric means over folds (p1 > 0 and p0 < 1: the test point's own label keeps them off 0 and 1)
         return merge_bounds(1.0 - np.exp(np.mean(np.log1p(-p0), axis=0)), np.exp(np.mean(np.log(p1), axis=0)))
 
