@@ -215,3 +215,20 @@ def test_input_safety_counts_a_message_without_the_keywords_as_unclear(input_saf
     assert input_safety.outcome(fails, case, None, None)["outcome"] == "unclear error"
     assert input_safety.outcome(names_it, case, None, None)["outcome"] == "error"
     assert input_safety.verdict(case, {"outcome": "accepted", "detail": "finite predictions", "nan": 0}) == "no"
+
+
+def test_bootstrap_coverage_quick_run_and_population_values():
+    # benchmarks/bootstrap_coverage.py on 3 tiny data sets; its population values against closed forms:
+    # p ~ U(0, 1) calibrated: Brier E[p(1-p)] = 1/6, log loss E[h(p)] = 1/2, ROC-AUC 4 * (1/3 - 1/8) = 5/6
+    sys.path.insert(0, str(BENCH))
+    try:
+        coverage = importlib.import_module("bootstrap_coverage")
+    finally:
+        sys.path.remove(str(BENCH))
+    values = coverage.population_values(weighted=False)
+    assert values["brier_score"] == pytest.approx(1 / 6) and values["log_loss"] == pytest.approx(0.5)
+    assert values["roc_auc"] == pytest.approx(5 / 6)
+    # weight 10 below p = 0.2: (1/6 + 9 * (0.02 - 0.008/3)) / 2.8
+    assert coverage.population_values(weighted=True)["brier_score"] == pytest.approx((1 / 6 + 9 * 0.052 / 3) / 2.8)
+    table = coverage.main(["--quick"])
+    assert len(table) == 10 and table["coverage_percentile"].between(0, 1).all()

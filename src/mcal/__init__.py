@@ -19,6 +19,7 @@ from mcal.mcnet import MCNet
 from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
 from mcal.field import PerFieldCalibrator
 from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
+from mcal.venn_abers import VennAbers
 
 try:
     __version__ = version("mcal")
@@ -45,6 +46,7 @@ __all__ = [
     "PlattScaling",
     "SmoothedIsotonic",
     "TemperatureScaling",
+    "VennAbers",
     "__version__",
     "load",
     "metrics",

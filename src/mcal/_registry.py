@@ -25,6 +25,7 @@ METHODS: dict[str, str] = {
     "per-field-isotonic": "mcal.field:PerFieldCalibrator",
     "hkrr": "mcal.groups:HKRR",
     "dfmc": "mcal.groups:DFMC",
+    "venn-abers": "mcal.venn_abers:VennAbers",
 }
 
 

@@ -34,7 +34,8 @@ from mcal._validation import (
     check_y_prob,
     check_y_true,
 )
-from mcal.metrics import calibration_summary, field_pcoc, mce, reliability_intervals
+from mcal.metrics import calibration_summary, field_pcoc, mce, reliability_intervals, segment_intervals
+from mcal.metrics import summary_intervals
 from mcal.metrics._field import encode_field
 from mcal.metrics._multicalibration import _resolve_segments, check_categorical_use
 from mcal.segments import Segments
@@ -87,6 +88,7 @@ figcaption { font-weight: 600; margin-bottom: .3rem; overflow-wrap: anywhere; }
 img.thumb { width: 120px; height: auto; display: block; }
 details { margin-top: .4rem; } summary { cursor: pointer; color: #2458a6; }
 p.note, .muted { color: #5a6478; } .num { font-variant-numeric: tabular-nums; }
+.ci { font-size: 0.8em; color: #5a6478; }
 footer { margin-top: 2.5rem; font-size: .9rem; color: #5a6478; }
 """
 
@@ -106,6 +108,7 @@ def make_report(
     n_bins: int = 10,
     confidence: float = 0.95,
     n_worst_segments: int = 10,
+    n_resamples: int = 0,
     progress: bool | None = False,
 ) -> Path:
     """Write a self-contained HTML report comparing the calibration of several score columns.
@@ -149,6 +152,11 @@ def make_report(
         Level of the per-bin Wilson intervals.
     n_worst_segments : int, default=10
         Segments listed, worst first, for each score column.
+    n_resamples : int, default=0
+        Bootstrap resamples of the intervals (level ``confidence``) shown beneath the core metrics, the MCE and
+        the worst segments' ECCE / σ (:func:`mcal.metrics.summary_intervals` and
+        :func:`mcal.metrics.segment_intervals`, fixed seed); 0 shows none. Each interval costs ``n_resamples``
+        evaluations of its metric.
     progress : bool or None, default=False
         Progress bar on standard error: None shows it on a terminal only (see :mod:`mcal._progress`).
 
@@ -203,19 +211,26 @@ def make_report(
             raise TypeError(f"{name} must be a string or None; got {type(value).__name__}")
     y, probs, w = _check_inputs(y_true, y_probs, sample_weight)
     check_positive_int("n_worst_segments", n_worst_segments)
+    check_positive_int("n_resamples", n_resamples, minimum=0)
     fields = None if field is None else encode_field(field, y.shape[0])
     check_categorical_use(categorical_features, X, segments)  # refused without X, where no segments are generated
     segs = None if X is None and segments is None else _resolve_segments(X, segments, y.shape[0], categorical_features)
     Figure = import_optional("matplotlib.figure").Figure
     summary = calibration_summary(y, probs, sample_weight=w, field=None if fields is None else fields[0], n_bins=n_bins)
     weighted = sample_weight is not None
-    sections = [_metrics_section(summary, n_bins)]
+    ci = None
+    if n_resamples:
+        ci = {"n_resamples": n_resamples, "confidence_level": confidence}
+        ci["table"] = summary_intervals(y, probs, sample_weight=w, field=None if fields is None else fields[0],
+                                        segments=segs, n_bins=n_bins, **ci)  # fmt: skip
+    sections = [_metrics_section(summary, n_bins, ci)]
     steps = (2 + (segs is not None)) * len(probs)
     with progress_bar(steps, "report", enabled=progress, unit="step") as bar:
         sections.append(_reliability_section(Figure, y, probs, w, weighted, n_bins, confidence, bar))
         sections.append(_cumulative_section(Figure, y, probs, w, bar))
         if segs is not None:
-            sections.append(_segments_section(Figure, y, probs, w, weighted, segs, n_worst_segments, confidence, bar))
+            sections.append(_segments_section(Figure, y, probs, w, weighted, segs, n_worst_segments, confidence, bar,
+                                              ci))  # fmt: skip
     if fields is not None:
         sections.append(_field_section(y, probs, w, fields, summary))
     field_name = getattr(field, "name", None) if isinstance(field, pd.Series) else None
@@ -262,12 +277,33 @@ def _check_inputs(
 # ----------------------------------------------------------------------------------------------- formatting
 
 
-def _num(value: float, digits: int = 4, css: str = "num") -> str:
-    """A table cell: the value rounded for reading, the exact value in ``data-value`` for machines."""
+def _num(value: float, digits: int = 4, css: str = "num", interval: tuple[float, float] | None = None) -> str:
+    """A table cell: the value rounded for reading, the exact value in ``data-value`` for machines; an
+    ``interval`` (low, high) is shown beneath it and kept in ``data-low``/``data-high``."""
     value = float(value)
     if math.isnan(value):
         return f'<td class="{css}" data-value="nan">–</td>'
-    return f'<td class="{css}" data-value="{value!r}">{value:.{digits}g}</td>'
+    if interval is None:
+        return f'<td class="{css}" data-value="{value!r}">{value:.{digits}g}</td>'
+    low, high = (float(v) for v in interval)
+    shown = "–" if math.isnan(low) else f"{low:.3g} to {high:.3g}"
+    return (f'<td class="{css}" data-value="{value!r}" data-low="{low!r}" data-high="{high!r}">{value:.{digits}g}'
+            f'<br><span class="ci">{shown}</span></td>')
+
+
+def _interval(ci: dict | None, name: str, metric: str) -> tuple[float, float] | None:
+    """The bootstrap interval of ``metric`` for score column ``name`` from ``ci["table"]``, if there is one."""
+    if ci is None or f"{metric}_low" not in ci["table"].columns:
+        return None
+    return ci["table"].loc[name, f"{metric}_low"], ci["table"].loc[name, f"{metric}_high"]
+
+
+def _ci_note(ci: dict | None) -> str:
+    if ci is None:
+        return ""
+    return (f" Beneath a value, its {ci['confidence_level']:.0%} bootstrap percentile interval ({ci['n_resamples']} "
+            "resamples of the rows with their weights; <code>mcal.metrics.bootstrap</code>); for ECE, ECCE and MCE, "
+            "which are biased upwards, it shows the statistic's variability, not a range for the true error.")
 
 
 def _best(values: pd.Series, rule: str | None) -> set[str]:
@@ -320,13 +356,14 @@ def _header(
     return f'<header id="header"><h1>{escape(title)}</h1><dl class="facts">{rows}</dl></header>'
 
 
-def _metrics_section(summary: pd.DataFrame, n_bins: int) -> str:
+def _metrics_section(summary: pd.DataFrame, n_bins: int, ci: dict | None) -> str:
     head = "".join(f"<th>{escape(n)}</th>" for n in summary.index)
     body = []
     for column in summary.columns:
         label, rule = _METRICS.get(column, (column, None))
         best = _best(summary[column], rule)
-        cells = "".join(_num(v, css="num best" if name in best else "num") for name, v in summary[column].items())
+        cells = "".join(_num(v, css="num best" if name in best else "num", interval=_interval(ci, name, column))
+                        for name, v in summary[column].items())  # fmt: skip
         body.append(f'<tr data-metric="{escape(column)}"><th scope="row">{escape(label)}</th>{cells}</tr>')
     return (
         '<section id="metrics"><h2>Core metrics</h2>'
@@ -334,7 +371,7 @@ def _metrics_section(summary: pd.DataFrame, n_bins: int) -> str:
         f'<p class="note">From <code>mcal.metrics.calibration_summary</code>. ECE on {n_bins} equal-width bins; '
         "ECCE is the range of the cumulative differences (no bins), ECCE / σ its size in standard deviations under "
         "perfect calibration, with its p-value; PCOC is mean score over mean label (1 is calibrated in the large). "
-        "Bold marks the best column of a row.</p></section>"
+        f"Bold marks the best column of a row.{_ci_note(ci)}</p></section>"
     )
 
 
@@ -465,10 +502,11 @@ def _thumbnail(Figure: Any, y: NDArray, p: NDArray, w: NDArray | None, confidenc
 
 def _worst_table(
     Figure: Any, y: NDArray, p: NDArray, w: NDArray | None, segs: Segments, result: Any, n_worst: int,
-    confidence: float,
+    confidence: float, intervals: pd.DataFrame | None,
 ) -> str:
     rows = []
     for rank, seg in enumerate(result.table.head(n_worst).itertuples(index=False), start=1):
+        interval = None if intervals is None else tuple(intervals.loc[seg.segment])
         idx = segs.indices(int(seg.segment))
         thumb = (
             f'<img class="thumb" alt="reliability curve of the segment" '
@@ -477,7 +515,7 @@ def _worst_table(
         )
         rows.append(
             f"<tr><td>{rank}</td><td>{escape(str(seg.description))}</td><td class=\"num\">{seg.size:,}</td>"
-            + "".join(_num(v) for v in (seg.ecce, seg.ecce_sigma, seg.pvalue))
+            + _num(seg.ecce) + _num(seg.ecce_sigma, interval=interval) + _num(seg.pvalue)
             + f"<td>{thumb}</td></tr>"
         )
     return (
@@ -488,7 +526,7 @@ def _worst_table(
 
 def _segments_section(
     Figure: Any, y: NDArray, probs: dict, w: NDArray, weighted: bool, segs: Segments, n_worst: int,
-    confidence: float, bar: Any,
+    confidence: float, bar: Any, ci: dict | None,
 ) -> str:
     from mcal.plotting import plot_segment_errors
 
@@ -499,7 +537,8 @@ def _segments_section(
     head = "".join(f"<th>{escape(n)}</th>" for n in probs)
     summary = "".join(
         f'<tr data-metric="{key}"><th scope="row">{label}</th>'
-        + "".join(_num(getattr(r, key)) for r in results.values())
+        + "".join(_num(getattr(r, key), interval=_interval(ci, name, key) if key == "mce_sigma" else None)
+                  for name, r in results.items())  # fmt: skip
         + "</tr>"
         for key, label in _MCE_ROWS
     )
@@ -507,7 +546,10 @@ def _segments_section(
     for name, r in results.items():
         scatter = plot_segment_errors(r, n_labels=3, ax=Figure(figsize=(5.6, 3.4)).add_subplot())
         alt = f"ECCE / sigma against size of every segment of {name}"
-        table = _worst_table(Figure, y, probs[name], w if weighted else None, segs, r, n_worst, confidence)
+        intervals = None if ci is None else segment_intervals(
+            y, probs[name], segs, r.table["segment"].head(n_worst).tolist(), sample_weight=w,
+            n_resamples=ci["n_resamples"], confidence_level=ci["confidence_level"])  # fmt: skip
+        table = _worst_table(Figure, y, probs[name], w if weighted else None, segs, r, n_worst, confidence, intervals)
         panels.append(_figure_panel(name, _svg_uri(scatter.figure), alt, table))
     return (
         '<section id="multicalibration"><h2>Multicalibration: the worst segments</h2>'
@@ -517,7 +559,7 @@ def _segments_section(
         "absolute MCE rescales it by the global σ and the relative one divides that by the rarer class's rate. "
         "Below, for each column, every segment's ECCE / σ against its size (dashed: p = 0.05 for one segment), "
         f"and the {n_worst} worst segments with a {confidence:.0%}-interval reliability curve on 5 bins (axes 0 "
-        f'to 1, dashed diagonal).</p><div class="grid wide">{"".join(panels)}</div></section>'
+        f'to 1, dashed diagonal).{_ci_note(ci)}</p><div class="grid wide">{"".join(panels)}</div></section>'
     )
 
 

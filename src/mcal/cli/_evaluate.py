@@ -1,7 +1,8 @@
 """``mcal evaluate``: every core metric for each score column, as a table or JSON, and a reliability diagram.
 
 With ``--segments``, also the multicalibration error (MCE) of each score column over segments generated from
-the named feature columns, with its ten worst segments (the full per-segment table in ``--json``).
+the named feature columns, with its ten worst segments (the full per-segment table in ``--json``). With ``--ci``,
+bootstrap intervals of the metrics, the MCE and the worst segments' ECCE in sigmas.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from mcal._features.segment_codes import CATEGORICAL, feature_kind
 from mcal.cli import _dask, _gates
 from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, check_unique_scores, column
 from mcal.cli._common import check_count, labels_scores_weights, read_data, split_names
-from mcal.metrics import calibration_summary, mce
+from mcal.metrics import calibration_summary, mce, segment_intervals, summary_intervals
 from mcal.segments import generate_segments
 
 #: Worst segments printed per score column.
 _N_WORST = 10
+#: Bootstrap resamples of --ci unless --n-resamples is given.
+_N_RESAMPLES = 200
 
 
 def _configure(parser) -> None:
@@ -38,6 +41,7 @@ def _configure(parser) -> None:
     add_categorical_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--plot", metavar="OUT.png", help="write a reliability diagram of every score column")
+    add_ci_arguments(parser)
     _dask.add_arguments(parser)
     _gates.EVALUATE.add_argument(parser, "score column")
 
@@ -95,6 +99,9 @@ def _run(args) -> int:
         _check_plot_format(args.plot)
     check_unique_scores(args.score_col)
     _gates.EVALUATE.check_options(args.fail_if, args)
+    check_ci(args)
+    if args.ci is not None and _dask.requested(args):
+        raise CLIError("--ci needs the data in memory: it is not available with --scheduler or --dask-workers")
     if _dask.requested(args):
         table, n_rows, total, results = _dask.evaluate(args, _segments)
     else:
@@ -112,6 +119,9 @@ def _run(args) -> int:
         table["mce_sigma"] = [results[name].mce_sigma for name in table.index]
         table["mce_absolute"] = [results[name].mce_absolute for name in table.index]
         table["mce_pvalue"] = [results[name].pvalue for name in table.index]
+    tables = {name: r.table for name, r in results.items()}
+    if args.ci is not None:
+        table, tables = _with_intervals(args, table, tables, y, scores, w, field, segments)
     if args.json:
         out = {
             "n_samples": int(n_rows),
@@ -119,7 +129,7 @@ def _run(args) -> int:
             "metrics": {name: {k: _json_safe(float(v)) for k, v in row.items()} for name, row in table.iterrows()},
         }
         if results:
-            out["segments"] = {name: _records(r.table) for name, r in results.items()}
+            out["segments"] = {name: _records(t) for name, t in tables.items()}
         print(json.dumps(out, indent=2, allow_nan=False))
     else:
         print(f"{n_rows} rows{'' if total is None else f', total weight {total:.6g}'}, label {args.label_col!r}")
@@ -128,9 +138,46 @@ def _run(args) -> int:
             capped = ", capped" if result.capped else ""
             print(f"\n{name}: MCE {result.mce_sigma:.4f} sigma (p = {result.pvalue:.3g}) over {result.n_segments} "
                   f"segments of {args.segments}{capped}; the {_N_WORST} worst:")  # fmt: skip
-            worst = result.table.head(_N_WORST).drop(columns="segment").set_index("description").rename_axis(None)
+            worst = tables[name].head(_N_WORST).drop(columns="segment").set_index("description").rename_axis(None)
             print(worst.to_string(float_format=lambda v: f"{v:.6g}"))
     return _gates.EVALUATE.report(args.fail_if, ((f"score column {name!r}", row) for name, row in table.iterrows()))
+
+
+def add_ci_arguments(parser) -> None:
+    """``--ci`` and ``--n-resamples``, of ``mcal evaluate`` and ``mcal report``: bootstrap intervals."""
+    parser.add_argument(
+        "--ci", type=float, nargs="?", const=0.95, metavar="LEVEL", help="bootstrap confidence intervals (level "
+        "0.95 unless given) of each metric, the MCE and the worst segments' ECCE in sigmas; rows are resampled "
+        "with their weights, with a fixed seed (mcal.metrics.bootstrap); each costs N evaluations of each metric",
+    )  # fmt: skip
+    parser.add_argument("--n-resamples", type=int, metavar="N", help="bootstrap resamples of --ci (default 200)")
+
+
+def check_ci(args) -> None:
+    """Reject a ``--ci`` level outside (0, 1), and ``--n-resamples`` below 2 or without ``--ci``."""
+    if args.ci is None:
+        if args.n_resamples is not None:
+            raise CLIError("--n-resamples needs --ci (the bootstrap intervals it sets)")
+        return
+    if not 0 < args.ci < 1:
+        raise CLIError(f"--ci must be a confidence level between 0 and 1, e.g. 0.95; got {args.ci}")
+    check_count(args.n_resamples, "--n-resamples", 2)
+
+
+def _with_intervals(args, table, tables, y, scores, w, field, segments):
+    """``table`` with the columns ``<metric>_low`` and ``<metric>_high`` after each metric that has them, and the
+    per-segment tables with ``ecce_sigma_low``/``_high`` for their worst ``_N_WORST`` segments (NaN below)."""
+    options = {"n_resamples": args.n_resamples or _N_RESAMPLES, "confidence_level": args.ci}
+    intervals = summary_intervals(y, scores, sample_weight=w, field=field, segments=segments, n_bins=args.n_bins,
+                                  **options)  # fmt: skip
+    columns = [c for metric in table.columns for c in (metric, f"{metric}_low", f"{metric}_high") if
+               c in table.columns or c in intervals.columns]  # fmt: skip
+    table = table.join(intervals)[columns]
+    for name, segment_table in tables.items():
+        worst = segment_intervals(y, scores[name], segments, segment_table["segment"].head(_N_WORST).tolist(),
+                                  sample_weight=w, **options)  # fmt: skip
+        tables[name] = segment_table.join(worst, on="segment")
+    return table, tables
 
 
 def _records(table) -> list[dict]:
@@ -175,7 +222,7 @@ EVALUATE = Command(
     "Compute log loss, Brier score, ROC-AUC, PR-AUC, ECE, ECCE (with its sigma scale and p-value) and PCOC\n"
     "for each score column; F-RCE with --field; the multicalibration error (MCE) over segments of the\n"
     "feature columns given with --segments, and each score column's ten worst segments; --categorical\n"
-    "declares integer-coded segment columns categorical.\n\n"
+    "declares integer-coded segment columns categorical; --ci adds bootstrap confidence intervals.\n\n"
     "example: mcal evaluate test.csv --score-col p --score-col p_calibrated --label-col y --plot diagram.png\n"
     "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,region --categorical region\n"
     "         mcal evaluate 'scores/*.parquet' --score-col p --label-col y --scheduler tcp://host:8786",

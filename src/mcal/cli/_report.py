@@ -9,7 +9,7 @@ from mcal.cli._common import read_data
 
 
 def _configure(parser) -> None:
-    from mcal.cli._evaluate import add_categorical_argument
+    from mcal.cli._evaluate import add_categorical_argument, add_ci_arguments
 
     add_data_arguments(parser, score_required=True, multiple_scores=True)
     parser.add_argument("--segments", metavar="A,B,C",
@@ -19,11 +19,13 @@ def _configure(parser) -> None:
     parser.add_argument("--field", metavar="COL", help="field (context) column: adds F-RCE and PCOC per field value")
     parser.add_argument("--title", metavar="TEXT", help="title of the report (default: Calibration report)")
     parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE and the diagrams (default 10)")
+    add_ci_arguments(parser)
     parser.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="HTML file to write")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal anyway)")
 
 
 def _run(args) -> int:
+    from mcal.cli._evaluate import _N_RESAMPLES, check_ci
     from mcal.cli._evaluate import _segments as segments_from_columns
     from mcal.report import make_report
 
@@ -31,6 +33,7 @@ def _run(args) -> int:
     check_count(args.max_depth, "--max-depth", 0)
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
     check_unique_scores(args.score_col)
+    check_ci(args)
     df = read_data(args)
     y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col, pos_label=args.pos_label)
     scores = {name: check_y_prob(column(df, name, "--score-col").to_numpy(), f"score column {name!r}") for name in args.score_col}
@@ -39,7 +42,8 @@ def _run(args) -> int:
     description = f"{args.data}, label column {args.label_col!r}" + (f", weight column {args.weight_col!r}" if w is not None else "")
     out = make_report(
         y, scores, path=args.output, segments=segments, field=field, sample_weight=w, title=args.title, description=description,
-        n_bins=args.n_bins, progress=False if args.quiet else None,
+        n_bins=args.n_bins, progress=False if args.quiet else None, confidence=0.95 if args.ci is None else args.ci,
+        n_resamples=0 if args.ci is None else args.n_resamples or _N_RESAMPLES,
     )
     print(f"wrote {out}")
     return 0

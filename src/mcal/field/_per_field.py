@@ -8,15 +8,16 @@ and values unseen at fit time use the calibrator fitted on all rows (the fallbac
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
 from mcal._base import BaseCalibrator
 from mcal._features.field_slots import FieldSlots, check_field_param
-from mcal._validation import check_positive_int, warn
+from mcal._validation import check_positive_int, check_y_prob, output_dtype, warn
 from mcal.nonparametric import IsotonicCalibration
 
 
@@ -129,13 +130,59 @@ class PerFieldCalibrator(BaseCalibrator):
         self.field_slots_ = slots.slot_of_value
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
+        return self._per_slot(y_prob, X, lambda cal, p: (cal.predict(p),))[0]
+
+    def predict_interval(self, y_prob: ArrayLike, *, X: Any) -> tuple[NDArray[np.floating], NDArray[np.floating]]:
+        """Return the interval ``(low, high)`` of the nested calibrator of each row's field value.
+
+        For a nested :class:`~mcal.VennAbers` this is the Mondrian (per field value) Venn-Abers pair ``(p0, p1)``.
+
+        Parameters
+        ----------
+        y_prob : array-like of shape (n_samples,)
+            Uncalibrated probabilities in [0, 1].
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            Features holding the field column.
+
+        Returns
+        -------
+        low, high : ndarray of shape (n_samples,)
+            float32 if ``y_prob`` is float32, else float64.
+
+        Raises
+        ------
+        NotFittedError
+            If called before :meth:`fit`.
+        TypeError
+            If the nested calibrator has no ``predict_interval`` (only :class:`~mcal.VennAbers` has one), or an
+            input is not array-like.
+        ValueError
+            On invalid scores, or ``X=None`` or an ``X`` without the field column.
+        """
+        self._check_fitted()
+        if not hasattr(self.global_calibrator_, "predict_interval"):
+            raise TypeError("predict_interval needs a nested calibrator with intervals, such as VennAbers; got "
+                            f"{type(self.global_calibrator_).__name__}")
+        p = check_y_prob(y_prob)
+        X = self._check_X(X, p.shape[0], fitting=False)
+        low, high = self._per_slot(p, X, lambda cal, q: cal.predict_interval(q))
+        dtype = output_dtype(y_prob)
+        return low.astype(dtype, copy=False), high.astype(dtype, copy=False)
+
+    def _per_slot(
+        self, y_prob: NDArray[np.float64], X: Any, method: Callable[[BaseCalibrator, NDArray], tuple[NDArray, ...]]
+    ) -> tuple[NDArray[np.float64], ...]:
+        """The arrays ``method(calibrator, scores)`` returns, each row's from its field value's calibrator."""
         slots = FieldSlots(self.field_values_, self.field_slots_)
         row_slots = slots.transform(X, self.field, y_prob.shape[0])
-        out = np.empty_like(y_prob)
+        out: tuple[NDArray[np.float64], ...] = ()
         for k, cal in enumerate([*self.field_calibrators_, self.global_calibrator_]):
             rows = row_slots == k
             if rows.any():
-                out[rows] = cal.predict(y_prob[rows])
+                values = method(cal, y_prob[rows])
+                out = out or tuple(np.empty_like(y_prob) for _ in values)
+                for target, value in zip(out, values):
+                    target[rows] = value
         return out
 
     def _validate_state(self) -> None:

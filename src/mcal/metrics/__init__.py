@@ -1,9 +1,11 @@
 """Calibration and ranking metrics. Metrics never import estimators.
 
-All take ``(y_true, y_prob, *, sample_weight=None, ...)``.
+All take ``(y_true, y_prob, *, sample_weight=None, ...)``; :func:`bootstrap` takes the metric first and gives an
+interval of any of them.
 """
 
 from mcal.metrics._binned import ReliabilityCurve, ece, reliability_curve
+from mcal.metrics._bootstrap import BootstrapResult, bootstrap
 from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma
 from mcal.metrics._curves import (
     CumulativeCurve,
@@ -15,15 +17,17 @@ from mcal.metrics._curves import (
 from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
 from mcal.metrics._multicalibration import MCEResult, mce
 from mcal.metrics._smooth import max_group_smece, smece
-from mcal.metrics._summary import calibration_summary
+from mcal.metrics._summary import calibration_summary, segment_intervals, summary_intervals
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 
 __all__ = [
+    "BootstrapResult",
     "CumulativeCurve",
     "FieldPcoc",
     "MCEResult",
     "ReliabilityCurve",
     "ReliabilityIntervals",
+    "bootstrap",
     "brier_score",
     "calibration_summary",
     "cumulative_curve",
@@ -41,6 +45,8 @@ __all__ = [
     "reliability_curve",
     "reliability_intervals",
     "roc_auc",
+    "segment_intervals",
     "smece",
+    "summary_intervals",
     "wilson_interval",
 ]

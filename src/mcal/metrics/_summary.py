@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from mcal._validation import check_both_classes, check_sample_weight, check_y_true
+from mcal._validation import check_both_classes, check_metric_inputs, check_sample_weight, check_y_true
 from mcal.metrics._binned import ece
+from mcal.metrics._bootstrap import bootstrap
 from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma, sigma_scale
 from mcal.metrics._field import f_rce, pcoc
 from mcal.metrics._multicalibration import mce
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
+from mcal.segments import Segments
 
 
 def calibration_summary(
@@ -59,11 +63,7 @@ def calibration_summary(
         If ``y_probs`` is not a mapping, ``n_bins`` is not an integer, or ``y_true``, a score column, ``field``
         or ``sample_weight`` is not array-like (None, a string, or a scalar weight), or holds complex numbers.
     """
-    if not isinstance(y_probs, Mapping):
-        raise TypeError(f"y_probs must be a mapping of names to score arrays, e.g. {{'model': p}}; got "
-                        f"{type(y_probs).__name__}")
-    if not y_probs:
-        raise ValueError("y_probs must name at least one score column; got none")
+    _check_score_mapping(y_probs)
     y = check_y_true(y_true)
     w = check_sample_weight(sample_weight, y.shape[0])
     check_both_classes(y, w, "y_true")
@@ -87,3 +87,128 @@ def calibration_summary(
             row |= {"mce_sigma": result.mce_sigma, "mce_absolute": result.mce_absolute, "mce_pvalue": result.pvalue}
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _check_score_mapping(y_probs: Any) -> None:
+    if not isinstance(y_probs, Mapping):
+        raise TypeError(f"y_probs must be a mapping of names to score arrays, e.g. {{'model': p}}; got "
+                        f"{type(y_probs).__name__}")
+    if not y_probs:
+        raise ValueError("y_probs must name at least one score column; got none")
+
+
+def _ecce_sigma_scale(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+    """ECCE over its sigma (the ``ecce_sigma_scale`` column), as one metric for :func:`bootstrap`."""
+    return sigma_scale(ecce(y_true, y_prob, sample_weight=sample_weight), ecce_sigma(y_true, y_prob,
+                                                                                   sample_weight=sample_weight))
+
+
+def _mce_sigma(y_true: ArrayLike, y_prob: ArrayLike, *, segments: Any, sample_weight: ArrayLike | None = None) -> float:
+    return mce(y_true, y_prob, segments=segments, sample_weight=sample_weight).mce_sigma
+
+
+def summary_intervals(
+    y_true: ArrayLike,
+    y_probs: Mapping[str, ArrayLike],
+    *,
+    sample_weight: ArrayLike | None = None,
+    field: ArrayLike | None = None,
+    segments: Any = None,
+    n_bins: int = 10,
+    n_resamples: int = 200,
+    confidence_level: float = 0.95,
+    random_state: int | None = 0,
+) -> pd.DataFrame:
+    """Bootstrap intervals of the metrics of :func:`calibration_summary` (all but its p-values).
+
+    Parameters
+    ----------
+    y_true, y_probs, sample_weight, field, segments, n_bins
+        As for :func:`calibration_summary`.
+    n_resamples : int, default=200
+        Resamples per metric; every metric and score column is resampled on the same rows.
+    confidence_level : float, default=0.95
+        In (0, 1).
+    random_state : int or None, default=0
+        Seed of the resampling, fixed by default so that a table is reproducible.
+
+    Returns
+    -------
+    intervals : DataFrame of shape (len(y_probs), 2 * n_metrics)
+        One row per score column; columns ``<metric>_low`` and ``<metric>_high`` for ``log_loss``,
+        ``brier_score``, ``roc_auc``, ``pr_auc``, ``ece``, ``ecce``, ``ecce_sigma_scale``, ``pcoc``, then
+        ``f_rce`` with a field and ``mce_sigma`` with segments: percentile intervals of :func:`bootstrap`.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`calibration_summary` and :func:`bootstrap` (a metric undefined on a resample included).
+    """
+    _check_score_mapping(y_probs)
+    metrics: dict[str, tuple[Callable[..., float], dict[str, Any] | None]] = {
+        "log_loss": (log_loss, None), "brier_score": (brier_score, None), "roc_auc": (roc_auc, None),
+        "pr_auc": (pr_auc, None), "ece": (partial(ece, n_bins=n_bins), None), "ecce": (ecce, None),
+        "ecce_sigma_scale": (_ecce_sigma_scale, None), "pcoc": (pcoc, None),
+    }  # fmt: skip
+    if field is not None:
+        metrics["f_rce"] = (f_rce, {"field": field})
+    if segments is not None:
+        masks = segments.to_masks() if isinstance(segments, Segments) else np.asarray(segments, dtype=bool)
+        metrics["mce_sigma"] = (_mce_sigma, {"segments": masks})
+    rows = {}
+    for name, p in y_probs.items():
+        row = {}
+        for metric, (fn, row_args) in metrics.items():
+            res = bootstrap(fn, y_true, p, sample_weight=sample_weight, row_args=row_args, n_resamples=n_resamples,
+                            confidence_level=confidence_level, random_state=random_state)  # fmt: skip
+            row[f"{metric}_low"], row[f"{metric}_high"] = res.low, res.high
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def segment_intervals(
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    segments: Segments,
+    which: Sequence[int],
+    *,
+    sample_weight: ArrayLike | None = None,
+    n_resamples: int = 200,
+    confidence_level: float = 0.95,
+    random_state: int | None = 0,
+) -> pd.DataFrame:
+    """Bootstrap intervals of the ECCE in sigmas (``ecce_sigma`` of :func:`mce`'s table) of chosen segments.
+
+    Parameters
+    ----------
+    y_true, y_prob, sample_weight : array-like of shape (n_samples,)
+        As for :func:`mce`.
+    segments : Segments
+        The segments of the :func:`mce` call.
+    which : sequence of int
+        Segment numbers (the ``segment`` column of :attr:`MCEResult.table`), e.g. the worst ten.
+    n_resamples, confidence_level, random_state
+        As for :func:`summary_intervals`; the rows of each segment are resampled within it.
+
+    Returns
+    -------
+    intervals : DataFrame of shape (len(which), 2)
+        Index ``which``; columns ``ecce_sigma_low`` and ``ecce_sigma_high``; NaN for a segment whose resamples
+        do not all hold both classes.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`bootstrap`.
+    """
+    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
+    out = {}
+    for k in which:
+        rows = segments.mask(int(k))
+        try:
+            res = bootstrap(_ecce_sigma_scale, y[rows], p[rows], sample_weight=w[rows], n_resamples=n_resamples,
+                            confidence_level=confidence_level, random_state=random_state)  # fmt: skip
+            out[k] = (res.low, res.high)
+        except ValueError:  # a segment too small or of one class: no interval rather than no table
+            out[k] = (np.nan, np.nan)
+    return pd.DataFrame.from_dict(out, orient="index", columns=["ecce_sigma_low", "ecce_sigma_high"])

@@ -1,0 +1,249 @@
+"""mcal.metrics.bootstrap and the interval tables built on it: coverage, weights, reproducibility, bad input."""
+
+from functools import partial
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mcal.metrics import (
+    bootstrap,
+    brier_score,
+    calibration_summary,
+    ece,
+    log_loss,
+    mce,
+    roc_auc,
+    segment_intervals,
+    summary_intervals,
+)
+from mcal.segments import generate_segments
+
+
+def _calibrated(rng, n):
+    p = rng.uniform(0, 1, n)
+    return (rng.uniform(size=n) < p).astype(float), p
+
+
+# p ~ U(0, 1), y ~ Bernoulli(p): E[(p - y)^2] = E[p (1 - p)] = 1/6. With weight 10 below p = 0.2 and 1 above:
+# E[w p (1 - p)] / E[w] = (1/6 + 9 * (0.2^2 / 2 - 0.2^3 / 3)) / (1 + 9 * 0.2).
+_BRIER = 1 / 6
+_WEIGHTED_BRIER = (1 / 6 + 9 * (0.02 - 0.008 / 3)) / 2.8
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_percentile_interval_covers_the_population_brier_score_at_about_the_nominal_rate(rng, weighted):
+    """A quick version of benchmarks/bootstrap_coverage.py: 120 data sets of 300 rows, 200 resamples each."""
+    target = _WEIGHTED_BRIER if weighted else _BRIER
+    covered = []
+    for _ in range(120):
+        y, p = _calibrated(rng, 300)
+        w = np.where(p < 0.2, 10.0, 1.0) if weighted else None
+        res = bootstrap(brier_score, y, p, sample_weight=w, n_resamples=200, random_state=rng)
+        covered.append(res.low <= target <= res.high)
+    assert 0.86 <= np.mean(covered) <= 1.0  # 0.95 nominal; a binomial sd of 0.02 over 120 data sets
+
+
+def test_ignoring_the_weights_would_not_cover_the_weighted_value(rng):
+    # the check above can fail: the unweighted interval misses the weighted population value
+    y, p = _calibrated(rng, 5000)
+    res = bootstrap(brier_score, y, p, n_resamples=200, random_state=0)
+    assert not res.low <= _WEIGHTED_BRIER <= res.high
+
+
+def test_same_seed_same_interval_and_estimate_is_the_metric(rng):
+    y, p = _calibrated(rng, 400)
+    a = bootstrap(log_loss, y, p, n_resamples=100, random_state=3)
+    b = bootstrap(log_loss, y, p, n_resamples=100, random_state=3)
+    assert a == b
+    assert a.estimate == log_loss(y, p)
+    assert a.low < a.estimate < a.high and a.standard_error > 0
+    assert (a.confidence_level, a.n_resamples, a.method) == (0.95, 100, "percentile")
+
+
+def test_scaling_the_weights_leaves_the_interval_unchanged(rng):
+    y, p = _calibrated(rng, 400)
+    w = rng.uniform(0.5, 2.0, p.size)
+    a = bootstrap(log_loss, y, p, sample_weight=w, n_resamples=100, random_state=1)
+    b = bootstrap(log_loss, y, p, sample_weight=7 * w, n_resamples=100, random_state=1)
+    np.testing.assert_allclose([a.estimate, a.low, a.high], [b.estimate, b.low, b.high], rtol=1e-12)
+
+
+def test_rows_of_zero_weight_are_absent_rows(rng):
+    y, p = _calibrated(rng, 400)
+    w = np.r_[np.ones(300), np.zeros(100)]
+    a = bootstrap(brier_score, y, p, sample_weight=w, n_resamples=100, random_state=2)
+    b = bootstrap(brier_score, y[:300], p[:300], n_resamples=100, random_state=2)
+    assert a == b
+
+
+def test_weight_k_is_one_resampled_unit_not_k_copies(rng):
+    """Weights are sampling weights: the estimate equals that of k copies, the interval is that of the rows."""
+    y, p = _calibrated(rng, 400)
+    weighted = bootstrap(brier_score, y, p, sample_weight=np.full(p.size, 5.0), n_resamples=300, random_state=0)
+    copies = bootstrap(brier_score, np.repeat(y, 5), np.repeat(p, 5), n_resamples=300, random_state=0)
+    plain = bootstrap(brier_score, y, p, n_resamples=300, random_state=0)
+    assert weighted.estimate == pytest.approx(copies.estimate, abs=1e-15)
+    np.testing.assert_allclose([weighted.low, weighted.high], [plain.low, plain.high], rtol=1e-12)
+    assert (weighted.high - weighted.low) / (copies.high - copies.low) > 1.8  # about sqrt(5)
+
+
+def test_basic_and_bca_intervals(rng):
+    y, p = _calibrated(rng, 100)
+    basic = bootstrap(log_loss, y, p, n_resamples=200, method="basic", random_state=0)
+    percentile = bootstrap(log_loss, y, p, n_resamples=200, random_state=0)
+    # the basic interval reflects the percentile one around the estimate
+    assert basic.low == pytest.approx(2 * percentile.estimate - percentile.high, abs=1e-12)
+    bca = bootstrap(log_loss, y, p, n_resamples=200, method="bca", random_state=0)
+    assert bca.low < bca.estimate < bca.high
+
+
+def test_row_args_are_resampled_with_the_rows(rng):
+    y, p = _calibrated(rng, 600)
+    X = pd.DataFrame({"a": rng.choice(list("abc"), p.size)})
+    segments = generate_segments(X, max_depth=1)
+    masks = segments.to_masks()
+
+    def mce_sigma(y_true, y_prob, *, segments, sample_weight=None):
+        return mce(y_true, y_prob, segments=segments, sample_weight=sample_weight).mce_sigma
+
+    res = bootstrap(mce_sigma, y, p, row_args={"segments": masks}, n_resamples=50, random_state=0)
+    assert res.estimate == pytest.approx(mce(y, p, segments=segments).mce_sigma, rel=1e-12)
+    assert res.low < res.high
+
+    def aligned(y_true, y_prob, *, tag, sample_weight=None):  # 1 where each resampled row kept its own tag
+        return float(np.array_equal(tag, y_prob))
+
+    res = bootstrap(aligned, y, p, row_args={"tag": p.copy()}, n_resamples=50, random_state=0)
+    assert (res.estimate, res.low, res.high) == (1.0, 1.0, 1.0)
+
+
+def test_a_metric_undefined_on_some_resamples_is_a_clear_error(rng):
+    y = np.r_[1.0, np.zeros(29)]
+    p = rng.uniform(size=30)
+    match = r"metric must be defined on every resample; it raised ValueError on \d+ of 100"
+    with pytest.raises(ValueError, match=match):
+        bootstrap(roc_auc, y, p, n_resamples=100, random_state=0)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"metric": "log_loss"}, TypeError, "metric must be callable"),
+    ({"y_prob": [0.1, np.nan, 0.3, 0.4]}, ValueError, "y_prob"),
+    ({"y_prob": [0.1, 1.2, 0.3, 0.4]}, ValueError, "y_prob"),
+    ({"y_prob": [[0.1, 0.2], [0.3, 0.4]]}, ValueError, "y_prob"),
+    ({"y_true": [0, 1, 1]}, ValueError, "same number of samples"),
+    ({"y_true": [1, 1, 1, 1], "metric": roc_auc}, ValueError, "both classes"),
+    ({"n_resamples": 1}, ValueError, "n_resamples must be an integer >= 2; got 1"),
+    ({"n_resamples": 10.0}, TypeError, "n_resamples must be an integer >= 2"),
+    ({"confidence_level": 1.0}, ValueError, r"confidence_level must be a number in \(0, 1\); got 1.0"),
+    ({"confidence_level": "0.9"}, TypeError, "confidence_level must be a number"),
+    ({"method": "bootstrap-t"}, ValueError, "method must be 'percentile', 'basic' or 'bca'"),
+    ({"row_args": {"field": [1, 2]}}, ValueError, r"row_args\['field'\] must have 4 rows"),
+    ({"row_args": [("field", [1, 2, 3, 4])]}, TypeError, "row_args must be a mapping"),
+    ({"sample_weight": [1, -1, 1, 1]}, ValueError, "sample_weight"),
+])
+def test_bad_input_is_a_clear_error(kwargs, error, match):
+    args = {"metric": log_loss, "y_true": [0, 1, 0, 1], "y_prob": [0.1, 0.8, 0.3, 0.6], "n_resamples": 10} | kwargs
+    with pytest.raises(error, match=match):
+        bootstrap(args.pop("metric"), args.pop("y_true"), args.pop("y_prob"), **args)
+
+
+def test_summary_intervals_hold_the_summary_and_match_bootstrap(rng):
+    y, p = _calibrated(rng, 800)
+    field = rng.choice(["x", "y"], p.size)
+    probs = {"p": p, "q": np.clip(p + 0.1, 0, 1)}
+    table = summary_intervals(y, probs, field=field, n_resamples=60)
+    summary = calibration_summary(y, probs, field=field)
+    assert list(table.index) == ["p", "q"]
+    assert {"f_rce_low", "f_rce_high", "ecce_sigma_scale_low"} <= set(table.columns)
+    assert not any(c.startswith(("ecce_pvalue", "mce")) for c in table.columns)
+    for metric in ("log_loss", "brier_score", "roc_auc", "pcoc"):
+        assert (table[f"{metric}_low"] <= summary[metric]).all() and (summary[metric] <= table[f"{metric}_high"]).all()
+    direct = bootstrap(partial(ece, n_bins=10), y, probs["q"], n_resamples=60, random_state=0)
+    assert (table.loc["q", "ece_low"], table.loc["q", "ece_high"]) == (direct.low, direct.high)
+
+
+def test_segment_intervals_resample_within_each_segment(rng):
+    y, p = _calibrated(rng, 1000)
+    p = np.where(np.arange(p.size) < 500, np.clip(p + 0.15, 0, 1), p)  # rows 0..499 over-predicted
+    X = pd.DataFrame({"half": np.where(np.arange(p.size) < 500, "high", "ok")})
+    segments = generate_segments(X, max_depth=1)
+    result = mce(y, p, segments=segments)
+    worst = result.table["segment"].head(3).tolist()
+    table = segment_intervals(y, p, segments, worst, n_resamples=60)
+    assert list(table.index) == worst
+    for k, row in table.iterrows():
+        value = result.table.set_index("segment").loc[k, "ecce_sigma"]
+        assert row["ecce_sigma_low"] <= value * 1.5 and value <= row["ecce_sigma_high"] * 1.5
+    assert table.loc[worst[0], "ecce_sigma_low"] > 3  # the over-predicted half is detected with its interval
+
+
+# -- mcal evaluate --ci and the report ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def scores_table(tmp_path):
+    rng = np.random.default_rng(5)
+    n = 1500
+    p = rng.uniform(0, 1, n)
+    a = rng.choice(list("abc"), n)
+    y = (rng.uniform(size=n) < np.clip(p + 0.15 * (a == "a"), 0, 1)).astype(int)
+    path = tmp_path / "scores.csv"
+    pd.DataFrame({"p": p, "y": y, "a": a, "w": rng.integers(1, 4, n)}).to_csv(path, index=False)
+    return path
+
+
+def test_evaluate_ci_adds_interval_columns_equal_to_summary_intervals(scores_table, capsys):
+    import json
+
+    from mcal.cli import main
+
+    assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y", "--weight-col", "w",
+                 "--segments", "a", "--ci", "0.9", "--n-resamples", "40", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    df = pd.read_csv(scores_table)
+    segments = generate_segments(df[["a"]], max_depth=3)
+    expected = summary_intervals(df["y"], {"p": df["p"]}, sample_weight=df["w"], segments=segments, n_resamples=40,
+                                 confidence_level=0.9)
+    metrics = out["metrics"]["p"]
+    keys = list(metrics)
+    assert keys.index("log_loss_low") == keys.index("log_loss") + 1 and "ecce_pvalue_low" not in metrics
+    for column in expected.columns:
+        assert metrics[column] == pytest.approx(expected.loc["p", column], rel=1e-12), column
+    worst = out["segments"]["p"][0]
+    assert worst["ecce_sigma_low"] <= worst["ecce_sigma"] <= worst["ecce_sigma_high"] * 1.5
+    assert out["segments"]["p"][-1]["ecce_sigma_low"] is not None  # 4 segments: all among the 10 worst
+
+
+def test_evaluate_without_ci_has_no_interval_columns(scores_table, capsys):
+    from mcal.cli import main
+
+    assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y"]) == 0
+    assert "_low" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--ci", "1.5"], "--ci must be a confidence level between 0 and 1, e.g. 0.95; got 1.5"),
+    (["--n-resamples", "50"], "--n-resamples needs --ci"),
+    (["--ci", "--n-resamples", "1"], "--n-resamples must be an integer >= 2; got 1"),
+    (["--ci", "--scheduler", "tcp://127.0.0.1:1"], "--ci needs the data in memory"),
+])
+def test_evaluate_ci_bad_options_fail_with_a_message(scores_table, capsys, extra, message):
+    from mcal.cli import main
+
+    assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y", *extra]) != 0
+    assert message in capsys.readouterr().err
+
+
+def test_report_shows_intervals_for_metrics_mce_and_worst_segments(scores_table, tmp_path):
+    from mcal.cli import main
+
+    out = tmp_path / "r.html"
+    assert main(["report", str(scores_table), "--score-col", "p", "--label-col", "y", "--segments", "a", "--ci",
+                 "--n-resamples", "30", "--quiet", "-o", str(out)]) == 0
+    html = out.read_text()
+    # 8 core metrics, the MCE, and the 4 segments of column a (all among the worst 10)
+    assert html.count('<span class="ci">') == 8 + 1 + 4
+    assert "bootstrap percentile interval (30 resamples" in html
+    assert main(["report", str(scores_table), "--score-col", "p", "--label-col", "y", "--quiet", "-o", str(out)]) == 0
+    assert '<span class="ci">' not in out.read_text()
