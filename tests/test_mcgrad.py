@@ -973,7 +973,7 @@ def test_rounds_that_make_the_logits_non_finite_raise_naming_the_divergence(vali
     y = (rng.random(50) < 0.5).astype(float)
     part = lambda: Part(np.zeros((50, 1)), y, np.ones(50), np.zeros(50))  # noqa: E731
     engine = Diverging({}, 1, [])
-    with pytest.raises(ValueError, match=r"must keep the logits finite; got a (validation|training) loss of (inf|nan) "
+    with pytest.raises(ValueError, match=r"must keep the scores finite; got a (validation|training) loss of (inf|nan) "
                                          r"after round 1: the boosting diverged"):
         boost_rounds(engine, [part()], [part()] if validate else None, max_rounds=2, patience=0, rescale=False)
 

@@ -7,7 +7,7 @@ Every calibrator follows one interface: ``fit(y_prob, y, *, X=None, sample_weigh
 
 from importlib.metadata import PackageNotFoundError, version
 
-from mcal import metrics, segments
+from mcal import metrics, regression, segments
 from mcal._base import BaseCalibrator
 from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
@@ -19,6 +19,7 @@ from mcal.mcnet import MCNet
 from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
 from mcal.per_field import PerFieldCalibrator
 from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
+from mcal.regression import RegressionMCGrad
 
 try:
     __version__ = version("mcal")
@@ -43,11 +44,13 @@ __all__ = [
     "NeuCalib",
     "PerFieldCalibrator",
     "PlattScaling",
+    "RegressionMCGrad",
     "SmoothedIsotonic",
     "TemperatureScaling",
     "__version__",
     "load",
     "metrics",
+    "regression",
     "save",
     "segments",
 ]

@@ -8,10 +8,15 @@ alike. It touches data only through an engine's methods:
   (``keep`` says whether the booster outlives the round, as the refit's do, or only predicts the validation part);
 - ``predict_raw(booster, part)``: the booster's raw output on the part (without the init score);
 - ``loss_grad_hess(theta, y, z, w)`` and ``log_loss_sum(y, F, w)``: the sums behind the rescaling
-  Newton step and the validation loss.
+  Newton step and the validation loss (of the engine's ``objective``; the log loss for MCGrad).
 
 :class:`LocalEngine` does this with NumPy arrays; a distributed engine (``lightgbm.dask`` with dask
 reductions) implements the same methods and reuses the loop unchanged.
+
+The loss is an object (:class:`LogLoss`, :class:`SquaredError`, :class:`TweedieLoss`) that gives the link
+between predictions and the boosted score ``F``, LightGBM's objective, and the per-block sums of the loss
+and its derivatives in the rescaling factor: the same rounds serve MCGrad (log loss on logits) and
+RegressionMCGrad (squared error on the prediction, or a Poisson/Tweedie deviance on its logarithm).
 """
 
 from __future__ import annotations
@@ -28,10 +33,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import expit, logit
+from scipy.special import expit, logit, xlogy
 
 from mcal._optional import import_optional
 from mcal._progress import progress
+from mcal._validation import logit as _clipped_logit
 
 #: |z| bound inside the rescaling objective, so that a few extreme logits cannot drive theta (as in the
 #: reference implementation, mcgrad 0.1.5 ``MCGrad.UNSHRINK_LOGIT_EPSILON``).
@@ -63,15 +69,20 @@ class LocalEngine:
         Trees per round (LightGBM's ``num_boost_round``).
     categorical : list of int
         Indices of the categorical columns of the encoded features.
+    objective : LogLoss, SquaredError or TweedieLoss, default=LOG_LOSS
+        The loss of the rounds; ``params`` must hold its LightGBM objective (``objective.lightgbm_params``).
     """
 
-    def __init__(self, params: dict[str, Any], n_estimators: int, categorical: list[int]) -> None:
+    def __init__(
+        self, params: dict[str, Any], n_estimators: int, categorical: list[int], objective: Any = None
+    ) -> None:
         self.params = params
         self.n_estimators = n_estimators
         self.categorical = categorical
+        self.objective = LOG_LOSS if objective is None else objective
 
     def fit_round(self, part: Part, keep: bool = True) -> tuple[Any, NDArray[np.float64]]:
-        """Fit one booster on the part's features plus its logit ``F``, starting from ``F`` as init score.
+        """Fit one booster on the part's features plus its score ``F``, starting from ``F`` as init score.
 
         Returns the booster and ``F + h_t`` on the part's rows, read from LightGBM's training scores
         (``Booster.eval_train``) instead of predicting the rows again. A kept booster is reloaded from its
@@ -95,11 +106,10 @@ class LocalEngine:
         booster.eval_train(feval=lambda preds, _: scores.append(preds) or ("scores", 0.0, False))
         if keep:
             booster = lgb.Booster(model_str=booster.model_to_string())  # drops the training data
-        # The cross-entropy objective reports p = expit(F + h), and logit(p) recovers F + h to 1e-9 while
-        # F + h < 16; rows above (where 1 - p loses digits) or where p underflows are predicted again.
-        with np.errstate(divide="ignore"):
-            z = logit(scores[0], out=scores[0])
-        far = ~(np.isfinite(z) & (z < _EXACT_LOGIT))
+        # LightGBM reports the objective's output (expit or exp of F + h); rows where the link does not recover
+        # F + h to about 1e-9 (the objective's exact_below) or where the output under- or overflows are predicted again.
+        z = self.objective.raw_from_output(scores[0])
+        far = ~(np.isfinite(z) & (z < self.objective.exact_below))
         if far.any():
             X_far = part.X[far if part.rows is None else part.rows[far]]
             z[far] = part.F[far] + self.predict_raw(booster, Part(X_far, None, None, part.F[far]))
@@ -129,26 +139,22 @@ class LocalEngine:
     def loss_grad_hess(
         self, theta: float, y: NDArray[np.float64], z: NDArray[np.float64], w: NDArray[np.float64]
     ) -> tuple[float, float, float]:
-        """Weighted log loss of ``theta * z`` and its first two derivatives in ``theta``.
+        """Weighted loss of ``theta * z`` (the objective's) and its first two derivatives in ``theta``.
 
         Summed over blocks of :data:`_BLOCK` rows, so that the temporaries stay a few MB on any data size.
         """
         sums = np.zeros(3)
         for start in range(0, z.shape[0], _BLOCK):
             rows = slice(start, start + _BLOCK)
-            yb, zb, wb = y[rows], z[rows], w[rows]
-            a = theta * zb
-            p = expit(a)
-            sums += (_wsum(wb, np.logaddexp(0.0, a)) - theta * _wsum(wb, yb * zb),
-                     _wsum(wb, (p - yb) * zb), _wsum(wb, p * (1.0 - p) * zb * zb))
+            sums += self.objective.block_sums(theta, y[rows], z[rows], w[rows])
         return float(sums[0]), float(sums[1]), float(sums[2])
 
     def log_loss_sum(
         self, y: NDArray[np.float64], F: NDArray[np.float64], w: NDArray[np.float64]
     ) -> tuple[float, float]:
-        """``(sum of w * log loss of expit(F), sum of w)``."""
-        with np.errstate(invalid="ignore"):  # a diverged F of +-inf gives NaN, which boost_rounds reports
-            return _wsum(w, np.logaddexp(0.0, F) - y * F), float(w.sum())
+        """``(sum of w * loss of F, sum of w)``: the log loss of ``expit(F)`` for MCGrad, else the objective's."""
+        with np.errstate(invalid="ignore", over="ignore"):  # a diverged F gives NaN or inf, which boost_rounds reports
+            return _wsum(w, self.objective.loss(y, F)), float(w.sum())
 
 
 def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
@@ -161,20 +167,145 @@ def _wsum(w: NDArray[np.float64], x: NDArray[np.float64]) -> float:
     return float(np.einsum("i,i->", w, x))
 
 
+class LogLoss:
+    """The binary log loss on the logit scale: MCGrad's loss (LightGBM's cross-entropy objective).
+
+    Every loss of the rounds has the attributes and methods below; the numeric ones take clean float64 blocks.
+    """
+
+    #: LightGBM's objective parameters, and the ``objective=`` line of its model text.
+    lightgbm_params: dict[str, Any] = {"objective": "cross_entropy"}
+    model_objective = "cross_entropy"
+    #: |z| bound inside the rescaling objective (None: no clip), and the bounds of theta.
+    clip: float | None = LOGIT_CLIP
+    theta_bounds: tuple[float, float] = THETA_BOUNDS
+    #: One Newton step from theta = 1 is the exact rescaling factor (a loss quadratic in theta).
+    closed_form = False
+    #: Scores from which :meth:`raw_from_output` no longer recovers ``F + h`` to about 1e-9.
+    exact_below = _EXACT_LOGIT
+
+    def link(self, y_pred: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The score ``F_0`` of a prediction (the clipped logit)."""
+        return _clipped_logit(y_pred)
+
+    def inverse_link(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The prediction of a score."""
+        return expit(F)
+
+    def raw_from_output(self, output: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``F + h`` from LightGBM's transformed training output (in place)."""
+        with np.errstate(divide="ignore"):
+            return logit(output, out=output)
+
+    def loss(self, y: NDArray[np.float64], F: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Loss of each row (non-negative on 0/1 labels)."""
+        return np.logaddexp(0.0, F) - y * F
+
+    def block_sums(self, theta: float, y: NDArray, z: NDArray, w: NDArray) -> tuple[float, float, float]:
+        """Weighted sums of the loss of ``theta * z`` and of its first two derivatives in ``theta``."""
+        a = theta * z
+        p = expit(a)
+        return (_wsum(w, np.logaddexp(0.0, a)) - theta * _wsum(w, y * z),
+                _wsum(w, (p - y) * z), _wsum(w, p * (1.0 - p) * z * z))
+
+
+class SquaredError(LogLoss):
+    """The squared error on the prediction itself (identity link): LightGBM's ``regression`` objective.
+
+    The rescaling factor minimises ``sum w (y - theta z)^2``: ``theta = sum w z y / sum w z^2``, unbounded, as
+    the reference implementation's least-squares fit without intercept (mcgrad 0.1.5 ``RegressionMCGrad``).
+    """
+
+    lightgbm_params: dict[str, Any] = {"objective": "regression"}
+    model_objective = "regression"
+    clip = None
+    theta_bounds = (-np.inf, np.inf)
+    closed_form = True
+    exact_below = np.inf
+
+    def link(self, y_pred: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+        return y_pred
+
+    def inverse_link(self, F: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+        return F
+
+    def raw_from_output(self, output: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+        return output
+
+    def loss(self, y: NDArray[np.float64], F: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+        return (y - F) ** 2
+
+    def block_sums(self, theta: float, y: NDArray, z: NDArray, w: NDArray) -> tuple[float, float, float]:  # noqa: D102
+        r = theta * z - y
+        return _wsum(w, r * r), 2.0 * _wsum(w, r * z), 2.0 * _wsum(w, z * z)
+
+
+class TweedieLoss(LogLoss):
+    """The Tweedie deviance of power ``p`` in [1, 2) on the log of the prediction; ``p = 1`` is Poisson.
+
+    LightGBM's ``poisson`` (``p = 1``) or ``tweedie`` objective; the score is ``F = log(mean)``. The rescaling
+    minimises the negative log-likelihood ``exp((2-p) a)/(2-p) - y exp((1-p) a)/(1-p)`` (``exp(a) - y a`` for
+    ``p = 1``) of ``a = theta z``, convex in theta for ``y >= 0``, within :data:`THETA_BOUNDS`; the validation
+    loss is the unit deviance, which differs from it by a term of ``y`` alone.
+    """
+
+    clip = None
+    exact_below = np.inf
+
+    def __init__(self, power: float) -> None:
+        self.power = float(power)
+        self.lightgbm_params = ({"objective": "poisson"} if self.power == 1.0 else
+                                {"objective": "tweedie", "tweedie_variance_power": self.power})
+        self.model_objective = "poisson" if self.power == 1.0 else "tweedie"
+
+    def link(self, y_pred: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+        return np.log(y_pred)
+
+    def inverse_link(self, F: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+        return np.exp(F)
+
+    def raw_from_output(self, output: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+        with np.errstate(divide="ignore"):
+            return np.log(output, out=output)
+
+    def loss(self, y: NDArray[np.float64], F: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+        p, mu = self.power, np.exp(F)
+        if p == 1.0:
+            return 2.0 * (xlogy(y, y) - y * F - y + mu)
+        return 2.0 * (y ** (2 - p) / ((1 - p) * (2 - p)) - y * np.exp((1 - p) * F) / (1 - p) + mu ** (2 - p) / (2 - p))
+
+    def block_sums(self, theta: float, y: NDArray, z: NDArray, w: NDArray) -> tuple[float, float, float]:  # noqa: D102
+        p, a = self.power, theta * z
+        with np.errstate(over="ignore"):  # a theta far out gives inf, which the Newton step's halving rejects
+            if p == 1.0:
+                mu = np.exp(a)
+                return _wsum(w, mu - y * a), _wsum(w, (mu - y) * z), _wsum(w, mu * z * z)
+            hi, lo = np.exp((2 - p) * a), y * np.exp((1 - p) * a)
+            return (_wsum(w, hi / (2 - p) - lo / (1 - p)), _wsum(w, (hi - lo) * z),
+                    _wsum(w, ((2 - p) * hi - (1 - p) * lo) * z * z))
+
+
+#: MCGrad's loss.
+LOG_LOSS = LogLoss()
+
+
 def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, max_iter: int = 50) -> float:
     """Rescaling factor of one round: ``argmin_theta sum_i w_i L(theta * clip(z_i, ±10), y_i)``.
 
     Section 3.2 of Tax et al. (2026): ``theta_t = argmin_theta E_D[L(theta (F_{t-1} + h_t), y)]``. The
-    objective is convex in theta, so Newton's method with the iterate projected onto
-    :data:`THETA_BOUNDS` and the step halved whenever the loss rises converges to the exact minimum in a
-    handful of passes (each pass is one ``loss_grad_hess`` reduction).
+    objective is convex in theta, so Newton's method with the iterate projected onto the objective's
+    ``theta_bounds`` (:data:`THETA_BOUNDS` for the log loss) and the step halved whenever the loss rises
+    converges to the exact minimum in a handful of passes (each pass is one ``loss_grad_hess`` reduction).
+    For the squared error (``objective.closed_form``) the loss is quadratic in theta and one Newton step is
+    the closed form ``sum w z y / sum w z^2`` (one pass). The clip of ``z`` is the objective's (±10 for
+    logits, none otherwise).
 
     Parameters
     ----------
     engine : object
-        Provides ``loss_grad_hess(theta, y, z, w)``.
+        Provides ``loss_grad_hess(theta, y, z, w)`` and ``objective`` (the log loss when it has none).
     y, z, w : arrays of shape (n_samples,)
-        Labels in [0, 1], logits ``F_{t-1} + h_t``, non-negative weights.
+        Labels, scores ``F_{t-1} + h_t``, non-negative weights.
     tol : float, default=1e-10
         Relative step size at which the iteration stops.
     max_iter : int, default=50
@@ -183,12 +314,16 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
     Returns
     -------
     theta : float
-        In ``THETA_BOUNDS``; 1.0 when the objective is flat (every weighted ``z`` is 0).
+        In the objective's ``theta_bounds``; 1.0 when the objective is flat (every weighted ``z`` is 0).
     """
-    lo, hi = THETA_BOUNDS
-    z = np.clip(z, -LOGIT_CLIP, LOGIT_CLIP)
+    objective = getattr(engine, "objective", LOG_LOSS)
+    lo, hi = objective.theta_bounds
+    if objective.clip is not None:
+        z = np.clip(z, -objective.clip, objective.clip)
     theta = 1.0
     loss, grad, hess = engine.loss_grad_hess(theta, y, z, w)
+    if objective.closed_form:
+        return min(max(theta - grad / hess, lo), hi) if hess > 0.0 else theta
     for _ in range(max_iter):
         if not hess > 0.0:
             break
@@ -318,7 +453,7 @@ def boost_rounds(
 def _check_finite(t: int, which: str, loss: float) -> None:
     if not np.isfinite(loss):
         raise ValueError(
-            f"MCGrad's rounds must keep the logits finite; got a {which} loss of {loss} after round {t}: the "
+            f"MCGrad's rounds must keep the scores finite; got a {which} loss of {loss} after round {t}: the "
             "boosting diverged (a learning_rate or lightgbm_params value far too large?)"
         )
 

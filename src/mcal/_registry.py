@@ -25,6 +25,9 @@ METHODS: dict[str, str] = {
     "per-field-isotonic": "mcal.per_field:PerFieldCalibrator",
     "hkrr": "mcal.groups:HKRR",
     "dfmc": "mcal.groups:DFMC",
+    "regression-mcgrad": "mcal.regression:RegressionMCGrad",
+    "regression-isotonic": "mcal.regression:IsotonicRecalibration",
+    "regression-linear": "mcal.regression:LinearRecalibration",
 }
 
 
