@@ -349,10 +349,16 @@ def check_consistent(**arrays: object) -> None:
         raise ValueError(f"inputs must have the same number of samples; got {shown}")
 
 
+#: The kinds of outcome a metric takes: binary labels with probabilities, or real outcomes with predictions.
+OUTCOMES = ("classification", "regression")
+
+
 def check_metric_inputs(
-    y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None
+    y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None, outcome: str = "classification"
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Validate the ``(y_true, y_prob, sample_weight)`` triple of a metric.
+
+    ``outcome="regression"`` takes any finite real outcomes and predictions (:func:`check_y_real`).
 
     Returns
     -------
@@ -361,10 +367,15 @@ def check_metric_inputs(
     Raises
     ------
     ValueError
-        As :func:`check_y_true`, :func:`check_y_prob`, :func:`check_sample_weight`, or on mismatched lengths.
+        As :func:`check_y_true`, :func:`check_y_prob`, :func:`check_sample_weight`, or on mismatched lengths, or
+        an unknown ``outcome``.
+    TypeError
+        If ``outcome`` is not a str.
     """
-    y = check_y_true(y_true)
-    p = check_y_prob(y_prob)
+    check_choice("outcome", outcome, OUTCOMES)
+    regression = outcome == "regression"
+    y = check_y_real(y_true, "y_true") if regression else check_y_true(y_true)
+    p = check_y_real(y_prob, "y_prob") if regression else check_y_prob(y_prob)
     check_consistent(y_true=y, y_prob=p)
     w = check_sample_weight(sample_weight, p.shape[0])
     return y, p, w

@@ -1,6 +1,8 @@
 """Calibration and ranking metrics. Metrics never import estimators.
 
-All take ``(y_true, y_prob, *, sample_weight=None, ...)``.
+All take ``(y_true, y_prob, *, sample_weight=None, ...)``; ``ecce``, ``ecce_sigma``, ``ecce_pvalue``, ``mce`` and
+``reliability_curve`` also take real outcomes and predictions with ``outcome="regression"``, and ``mse`` and ``mae``
+take them only.
 """
 
 from mcal.metrics._binned import ReliabilityCurve, ece, reliability_curve
@@ -14,6 +16,7 @@ from mcal.metrics._curves import (
 )
 from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
 from mcal.metrics._multicalibration import MCEResult, mce
+from mcal.metrics._regression import mae, mse
 from mcal.metrics._smooth import max_group_smece, smece
 from mcal.metrics._summary import calibration_summary
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
@@ -34,8 +37,10 @@ __all__ = [
     "f_rce",
     "field_pcoc",
     "log_loss",
+    "mae",
     "max_group_smece",
     "mce",
+    "mse",
     "pcoc",
     "pr_auc",
     "reliability_curve",
