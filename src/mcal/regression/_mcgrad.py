@@ -17,7 +17,7 @@ _LOSS_PARAMS = ("tweedie_variance_power",)
 
 
 class RegressionMCGrad(RegressionCalibrator, MCGrad):
-    r"""MCGrad for a real-valued prediction: multicalibration of means by recursive gradient boosting.
+    """MCGrad for a real-valued prediction: multicalibration of means by recursive gradient boosting.
 
     The rounds of :class:`mcal.MCGrad` (Algorithm 1 of [1]_) with the log loss replaced by a loss for real
     outcomes. Starting from ``F_0 = g(y_pred)`` (``g`` the loss's link), each round fits a LightGBM booster
@@ -84,9 +84,9 @@ lightgbm_params, categorical_features, n_jobs, progress, random_state
 
     .. math::
 
-        h_t = \mathrm{GBDT}\big(\{((x_i, F_{t-1}(x_i)), y_i)\}\big), \quad
-        \theta_t = \arg\min_\theta \sum_i w_i L\big(\theta (F_{t-1} + h_t)(x_i), y_i\big), \quad
-        F_t = \theta_t (F_{t-1} + h_t).
+        h_t = \\mathrm{GBDT}\\big(\\{((x_i, F_{t-1}(x_i)), y_i)\\}\\big), \\quad
+        \\theta_t = \\arg\\min_\\theta \\sum_i w_i L\\big(\\theta (F_{t-1} + h_t)(x_i), y_i\\big), \\quad
+        F_t = \\theta_t (F_{t-1} + h_t).
 
     Weight k equals k copies in the rescaling and the validation loss; LightGBM counts rows (as for
     :class:`mcal.MCGrad`). ``X=None`` fits on the prediction alone.
