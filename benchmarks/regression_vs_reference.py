@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.sizes, args.seeds, args.seeds_large, args.max_rows = [3000], 1, 1, args.max_rows or 3000
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=ROOT).stdout.strip()  # fmt: skip
+                            cwd=ROOT).stdout.strip() or os.environ.get("MCAL_COMMIT", "unknown")  # a copy of the tree
     meta = {"started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": commit, "load_start": os.getloadavg()[0]}  # fmt: skip
     rows: list[dict] = []

@@ -14,6 +14,10 @@ from mcal.regression._base import RegressionCalibrator
 _LOSSES = ("squared_error", "poisson", "tweedie")
 #: LightGBM parameters that ``loss`` and ``tweedie_power`` set.
 _LOSS_PARAMS = ("tweedie_variance_power",)
+#: The defaults that differ from MCGrad's: LightGBM's own, as the reference's RegressionMCGrad (mcgrad 0.1.5) sets
+#: them; measured in benchmarks/results/regression_vs_reference.md against MCGrad's paper defaults.
+_DEFAULTS = {"learning_rate": 0.1, "max_depth": -1, "min_child_samples": 20, "n_estimators": 100, "max_leaves": 31,
+             "l2_regularization": 0.0, "min_gain_to_split": 0.0}
 
 
 class RegressionMCGrad(RegressionCalibrator, MCGrad):
@@ -44,9 +48,12 @@ class RegressionMCGrad(RegressionCalibrator, MCGrad):
     max_rounds, early_stopping, validation_fraction, n_folds, patience, rescale, learning_rate, max_depth, \
 min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split, min_sum_hessian_in_leaf, \
 lightgbm_params, categorical_features, n_jobs, progress, random_state
-        As in :class:`mcal.MCGrad`, with the same defaults (``benchmarks/results/regression_vs_reference.md``
-        compares them with the reference's LightGBM defaults); splits are not stratified unless the outcomes
-        are all 0 or 1. ``min_sum_hessian_in_leaf`` is in units of weight for the squared error (its Hessian
+        As in :class:`mcal.MCGrad`, with the defaults of the reference's ``RegressionMCGrad`` for the boosters
+        (LightGBM's own): learning_rate 0.1, max_depth -1 (no limit), min_child_samples 20, n_estimators 100,
+        max_leaves 31, l2_regularization 0 and min_gain_to_split 0, and MCGrad's for the rest (holdout early
+        stopping). MCGrad's paper defaults chose 10-12 rounds on the 100k synthetic data for a higher
+        regression MCE and a 4-5 times longer fit (``benchmarks/results/regression_vs_reference.md``). Splits are
+        not stratified unless the outcomes are all 0 or 1. ``min_sum_hessian_in_leaf`` is in units of weight for the squared error (its Hessian
         is the weight). ``lightgbm_params`` must not set ``tweedie_variance_power`` (use ``tweedie_power``).
 
     Attributes
@@ -112,7 +119,7 @@ lightgbm_params, categorical_features, n_jobs, progress, random_state
     def __init__(self, *, loss: str = "squared_error", tweedie_power: float = 1.5, **mcgrad_params: Any) -> None:
         # MCGrad's parameters are forwarded (it rejects unknown names); the signature that scikit-learn's get_params
         # reads is spelled out below the class, from MCGrad's, so the two cannot drift apart.
-        super().__init__(**mcgrad_params)
+        super().__init__(**{**_DEFAULTS, **mcgrad_params})
         self.loss = loss
         self.tweedie_power = tweedie_power
 
@@ -139,9 +146,11 @@ lightgbm_params, categorical_features, n_jobs, progress, random_state
 
 
 def _signature() -> inspect.Signature:
-    """MCGrad's ``__init__`` signature with ``loss`` and ``tweedie_power`` in front of its keyword parameters."""
+    """MCGrad's ``__init__`` signature with ``loss`` and ``tweedie_power`` in front of its keyword parameters, and
+    the defaults of :data:`_DEFAULTS`."""
     base = inspect.signature(MCGrad.__init__)
     self_param, *params = base.parameters.values()
+    params = [p.replace(default=_DEFAULTS[p.name]) if p.name in _DEFAULTS else p for p in params]
     extra = [
         inspect.Parameter("loss", inspect.Parameter.KEYWORD_ONLY, default="squared_error", annotation="str"),
         inspect.Parameter("tweedie_power", inspect.Parameter.KEYWORD_ONLY, default=1.5, annotation="float"),
