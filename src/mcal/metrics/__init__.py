@@ -18,7 +18,7 @@ from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
 from mcal.metrics._multicalibration import MCEResult, mce
 from mcal.metrics._regression import mae, mse
 from mcal.metrics._smooth import max_group_smece, smece
-from mcal.metrics._summary import calibration_summary
+from mcal.metrics._summary import calibration_summary, regression_summary
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "pcoc",
     "pr_auc",
     "reliability_curve",
+    "regression_summary",
     "reliability_intervals",
     "roc_auc",
     "smece",

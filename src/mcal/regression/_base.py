@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -24,6 +24,8 @@ class RegressionCalibrator:
     ``_bounds()`` gives the least prediction and outcome allowed, and whether the prediction must exceed it
     (a log link needs positive predictions). Subclasses may override it.
     """
+
+    outcome: ClassVar[str] = "regression"
 
     def _bounds(self) -> tuple[float | None, float | None, bool]:
         """(least prediction or None, least outcome or None, whether predictions must exceed their least value)."""
