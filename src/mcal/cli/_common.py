@@ -295,7 +295,14 @@ def labels_scores_weights(
             raise CLIError(f"--pos-label {pos_label!r} is not a value of the numeric column {label_col!r}") from exc
     else:
         pos = pos_label
-    y = check_y_true(raw, f"label column {label_col!r}", pos_label=pos, allow_soft=allow_soft)
+    try:
+        y = check_y_true(raw, f"label column {label_col!r}", pos_label=pos, allow_soft=allow_soft)
+    except ValueError as exc:
+        if "must be binary" not in str(exc) and "must lie in [0, 1]" not in str(exc):
+            raise
+        raise CLIError(f"{exc}; for a continuous label use --outcome regression (mcal evaluate, mcal report) or a "
+                       "regression method (mcal fit --method regression-mcgrad, regression-isotonic or "
+                       "regression-linear)") from exc
     p = None if score_col is None else score_values(df, score_col, outcome)
     return y, p, _weights(df, weight_col)
 

@@ -137,7 +137,8 @@ def build_estimator(
 
 
 def _soft_methods() -> list[str]:
-    return [name for name in sorted(METHODS) if get_method(name).accepts_soft_labels]
+    return [name for name in sorted(METHODS)
+            if get_method(name).accepts_soft_labels and get_method(name).outcome == "classification"]
 
 
 def _check_soft_labels(df: pd.DataFrame, args, model) -> None:
