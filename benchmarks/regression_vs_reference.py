@@ -49,23 +49,12 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _datasets import CENSUS_COLUMNS  # noqa: E402
 from mcgrad_vs_reference import DATA, LEVELS, _markdown, _paper_splits, _status_mib, _versions  # noqa: E402
+from mcgrad_vs_reference import run_one as run_script, held_out_frame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_ROW, MCAL_ROW = "mcgrad 0.1.5", "mcal"
-CENSUS_COLUMNS = [
-    "age", "class_of_worker", "detailed_industry_recode", "detailed_occupation_recode", "education",
-    "wage_per_hour", "enroll_in_edu_inst_last_wk", "marital_stat", "major_industry_code", "major_occupation_code",
-    "race", "hispanic_origin", "sex", "member_of_a_labor_union", "reason_for_unemployment",
-    "full_or_part_time_employment_stat", "capital_gains", "capital_losses", "dividends_from_stocks",
-    "tax_filer_stat", "region_of_previous_residence", "state_of_previous_residence",
-    "detailed_household_and_family_stat", "detailed_household_summary_in_household", "instance_weight",
-    "migration_code_change_in_msa", "migration_code-change_in_reg", "migration_code-move_within_reg",
-    "live_in_this_house_1_year_ago", "migration_prev_res_in_sunbelt", "num_persons_worked_for_employer",
-    "family_members_under_18", "country_of_birth_father", "country_of_birth_mother", "country_of_birth_self",
-    "citizenship", "own_business_or_self_employed", "fill_inc_questionnaire_for_veteran's_admin",
-    "veterans_benefits", "weeks_worked_in_year", "year", "income_gt_50k",
-]  # fmt: skip
 
 
 # -- data ----------------------------------------------------------------------------------------------------
@@ -182,16 +171,6 @@ def worker(spec: dict) -> None:
                       "fit_added_mib": peak - rss_before}))  # fmt: skip
 
 
-def run_one(spec: dict) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": str(spec["threads"]),
-           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # fmt: skip
-    out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True,
-                         env=env)  # fmt: skip
-    if out.returncode != 0:
-        raise RuntimeError(f"{spec['label']} on {spec['tag']} failed:\n{out.stderr[-3000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def quality(folder: Path, tag: str, label: str, cats: list[str], nums: list[str]) -> dict:
     """Held-out MSE, MAE and the regression MCE (the reference's and mcal's) of one set of predictions."""
     from mcgrad.metrics import MulticalibrationError
@@ -199,13 +178,7 @@ def quality(folder: Path, tag: str, label: str, cats: list[str], nums: list[str]
     from mcal import CalibrationWarning
     from mcal.metrics import mae, mce, mse
 
-    test = pd.read_parquet(folder / f"{tag}_test.parquet")
-    y = test["__label__"].to_numpy()
-    p = test["__score__"].to_numpy() if label == "base" else np.load(folder / f"{tag}_{label}_pred.npy")
-    frame = test[cats + nums].copy()
-    for c in cats:  # the metric buckets categoricals by frequency; it needs plain values
-        frame[c] = frame[c].astype(str)
-    frame["__label__"], frame["__pred__"] = y, p
+    y, p, frame = held_out_frame(folder, tag, label, cats, nums)
     ref = MulticalibrationError(frame, label_column="__label__", score_column="__pred__",
                                 categorical_segment_columns=cats, numerical_segment_columns=nums,
                                 outcome_type="regression")  # fmt: skip
@@ -257,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                     spec = {**info, "folder": str(folder), "threads": args.threads, "label": label, "impl": impl,
                             "seed": seed, "params": {}}  # fmt: skip
                     print(f"{info['tag']}: {label} ...", file=sys.stderr, flush=True)
-                    result = run_one(spec)
+                    result = run_script(sys.executable, spec, __file__)
                     rows.append({**base, "impl": REFERENCE_ROW if impl == "reference" else MCAL_ROW, "seed": seed,
                                  **result, **quality(folder, info["tag"], label, info["cats"], info["nums"])})
             write(rows, args, meta)  # after each data set, so that a partial run keeps its results
