@@ -194,14 +194,14 @@ def test_rows_predicted_again_from_x_give_the_same_model(monkeypatch, segments, 
     # Where LightGBM's training probabilities cannot be inverted exactly, the fit encodes those rows of X
     # again and predicts them. Sending every row down that path (training parts, validation parts, refit)
     # must give the model that the inverted probabilities give.
-    import mcal._mcgrad_engine as engine
+    from mcal._mcgrad_engine import LogLoss
 
     (X, p, y), _ = segments
     X = X.assign(segment=X["segment"].cat.codes.astype(float)).to_numpy() if as_array else X
     params = {**FAST, "early_stopping": early_stopping, "n_folds": 3,
               "categorical_features": [0] if as_array else "from_dtype"}
     expected = MCGrad(**params).fit(p, y, X=X)
-    monkeypatch.setattr(engine, "_EXACT_LOGIT", -np.inf)
+    monkeypatch.setattr(LogLoss, "exact_below", -np.inf)
     again = MCGrad(**params).fit(p, y, X=X)
     assert again.n_rounds_ == expected.n_rounds_ > 0
     np.testing.assert_allclose(again.validation_losses_, expected.validation_losses_, rtol=1e-9)
