@@ -55,6 +55,13 @@ from mcgrad_vs_reference import run_one as run_script, held_out_frame  # noqa: E
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_ROW, MCAL_ROW = "mcgrad 0.1.5", "mcal"
+#: The implementations a run can measure: row name and mcal parameters (None: the reference). "mcal-paper" is mcal
+#: with MCGrad's paper defaults for the boosters instead of the reference's LightGBM defaults, for the choice of
+#: RegressionMCGrad's defaults.
+IMPLS = {"reference": (REFERENCE_ROW, None), "mcal": (MCAL_ROW, {}),
+         "mcal-paper": ("mcal, MCGrad's paper defaults", {"learning_rate": 0.02873, "max_depth": 5,
+                        "min_child_samples": 160, "n_estimators": 94, "max_leaves": 5, "l2_regularization": 0.00913,
+                        "min_gain_to_split": 0.15})}  # fmt: skip
 
 
 # -- data ----------------------------------------------------------------------------------------------------
@@ -198,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds-large", type=int, default=3, help="seeds of both on larger data sets")
     parser.add_argument("--seed-rows", type=int, default=250_000)
     parser.add_argument("--max-rows", type=int, default=None, help="cap the rows read from the real data sets")
+    parser.add_argument("--impls", nargs="+", choices=sorted(IMPLS), default=["reference", "mcal"])
     parser.add_argument("--quick", action="store_true", help="tiny data and one seed (the test suite's run)")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "regression_vs_reference"))
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -225,14 +233,14 @@ def main(argv: list[str] | None = None) -> int:
                          **quality(folder, info["tag"], "base", info["cats"], info["nums"])})  # fmt: skip
             n_seeds = args.seeds if info["n_train"] <= args.seed_rows else args.seeds_large
             for seed in range(n_seeds):
-                for impl in ("reference", "mcal"):
-                    label = f"{impl}_{seed}"
-                    spec = {**info, "folder": str(folder), "threads": args.threads, "label": label, "impl": impl,
-                            "seed": seed, "params": {}}  # fmt: skip
+                for impl in args.impls:
+                    label, (row, params) = f"{impl}_{seed}", IMPLS[impl]
+                    spec = {**info, "folder": str(folder), "threads": args.threads, "label": label, "seed": seed,
+                            "impl": "reference" if params is None else "mcal", "params": params or {}}  # fmt: skip
                     print(f"{info['tag']}: {label} ...", file=sys.stderr, flush=True)
                     result = run_script(sys.executable, spec, __file__)
-                    rows.append({**base, "impl": REFERENCE_ROW if impl == "reference" else MCAL_ROW, "seed": seed,
-                                 **result, **quality(folder, info["tag"], label, info["cats"], info["nums"])})
+                    rows.append({**base, "impl": row, "seed": seed, **result,
+                                 **quality(folder, info["tag"], label, info["cats"], info["nums"])})
             write(rows, args, meta)  # after each data set, so that a partial run keeps its results
     return 0
 
