@@ -93,11 +93,10 @@ def _ridge(features: pd.DataFrame, y: np.ndarray, train: np.ndarray) -> np.ndarr
 
 
 def census(max_rows: int | None) -> tuple:
-    read = lambda name: pd.read_csv(DATA / "census_income_kdd" / name, header=None, names=CENSUS_COLUMNS,
-                                    skipinitialspace=True, na_values="?")  # fmt: skip
-    train, test = read("census_income_1994_1995_train.csv.gz"), read("census_income_1994_1995_test.csv.gz")
-    if max_rows:
-        train, test = train.iloc[:max_rows], test.iloc[: max_rows // 2]
+    read = lambda name, rows: pd.read_csv(DATA / "census_income_kdd" / name, header=None, names=CENSUS_COLUMNS,
+                                          skipinitialspace=True, na_values="?", nrows=rows)  # fmt: skip
+    train = read("census_income_1994_1995_train.csv.gz", max_rows)
+    test = read("census_income_1994_1995_test.csv.gz", max_rows // 2 if max_rows else None)
     df = pd.concat([train, test], ignore_index=True)
     y = df.pop("weeks_worked_in_year").to_numpy(float)
     nums = ["age", "wage_per_hour", "capital_gains", "capital_losses", "dividends_from_stocks",
