@@ -288,26 +288,35 @@ def _compiled_available(python: str) -> bool:
 
 
 # -- driver --------------------------------------------------------------------------------------------------
-def run_one(python: str, spec: dict) -> dict:
+def run_one(python: str, spec: dict, script: str = __file__) -> dict:
+    """Run ``script --worker SPEC`` (this benchmark's worker by default) with ``spec["threads"]`` threads; return
+    the JSON line it prints last."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": str(spec["threads"]),
            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    out = subprocess.run([python, __file__, "--worker", json.dumps(spec)], capture_output=True, text=True, env=env)
+    out = subprocess.run([python, script, "--worker", json.dumps(spec)], capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"{spec['label']} on {spec['tag']} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def held_out_frame(folder: Path, tag: str, label: str, cats: list[str], nums: list[str]) -> tuple:
+    """Labels, predictions (``label``'s saved ones, or the base score) and the test features with ``__label__`` and
+    ``__pred__`` columns, categoricals as strings (the reference metric buckets them by frequency)."""
+    test = pd.read_parquet(folder / f"{tag}_test.parquet")
+    y = test["__label__"].to_numpy()
+    p = test["__score__"].to_numpy() if label == "base" else np.load(folder / f"{tag}_{label}_pred.npy")
+    frame = test[cats + nums].copy()
+    for c in cats:
+        frame[c] = frame[c].astype(str)
+    frame["__label__"], frame["__pred__"] = y, p
+    return y, p, frame
 
 
 def quality(folder: Path, tag: str, label: str, cats: list[str], nums: list[str]) -> dict:
     from mcgrad.metrics import MulticalibrationError
     from sklearn.metrics import average_precision_score, log_loss
 
-    test = pd.read_parquet(folder / f"{tag}_test.parquet")
-    y = test["__label__"].to_numpy()
-    p = test["__score__"].to_numpy() if label == "base" else np.load(folder / f"{tag}_{label}_pred.npy")
-    frame = test[cats + nums].copy()
-    for c in cats:  # the metric buckets categoricals by frequency; it needs plain values
-        frame[c] = frame[c].astype(str)
-    frame["__label__"], frame["__pred__"] = y, p
+    y, p, frame = held_out_frame(folder, tag, label, cats, nums)
     mce = MulticalibrationError(frame, label_column="__label__", score_column="__pred__",
                                 categorical_segment_columns=cats, numerical_segment_columns=nums)
     out = {"log_loss": log_loss(y, np.clip(p, 1e-15, 1 - 1e-15)), "pr_auc": average_precision_score(y, p),

@@ -232,3 +232,25 @@ def test_bootstrap_coverage_quick_run_and_population_values():
     assert coverage.population_values(weighted=True)["brier_score"] == pytest.approx((1 / 6 + 9 * 0.052 / 3) / 2.8)
     table = coverage.main(["--quick"])
     assert len(table) == 10 and table["coverage_percentile"].between(0, 1).all()
+@pytest.mark.slow
+def test_regression_benchmark_quick_mode_writes_both_implementations_on_every_data_set(tmp_path):
+    pytest.importorskip("mcgrad.methods", reason="the regression benchmark compares against mcgrad 0.1.5 (the bench "
+                                                 "dependency group), which is not installed")
+    sys.path.insert(0, str(BENCH))
+    try:
+        bench = importlib.import_module("regression_vs_reference")
+    finally:
+        sys.path.remove(str(BENCH))
+    if not (bench.DATA / "credit_default").exists():
+        pytest.skip(f"shared data not available: {bench.DATA}")
+    out = tmp_path / "regression"
+    assert bench.main(["--quick", "--out", str(out)]) == 0
+    table = pd.read_csv(f"{out}.csv")
+    assert set(table["dataset"]) == {"synthetic_3000", "census_weeks", "credit_limit"}
+    for _, group in table.groupby("dataset"):
+        assert set(group["impl"]) == {"base prediction", "mcgrad 0.1.5", "mcal"}
+        fitted = group[group["impl"] != "base prediction"]
+        assert np.isfinite(fitted[["fit_s", "mse", "mce_sigma", "fit_added_mib"]]).all().all()
+        # both calibrate: the held-out MSE falls below the base prediction's
+        assert (fitted["mse"] < group.loc[group["impl"] == "base prediction", "mse"].iloc[0]).all()
+    assert "| fit time, reference / mcal" in out.with_suffix(".md").read_text()

@@ -195,13 +195,14 @@ def test_rows_predicted_again_from_x_give_the_same_model(monkeypatch, segments, 
     # again and predicts them. Sending every row down that path (training parts, validation parts, refit)
     # must give the model that the inverted probabilities give.
     import mcal.mcgrad.engine as engine
+    from mcal.mcgrad.losses import LogLoss
 
     (X, p, y), _ = segments
     X = X.assign(segment=X["segment"].cat.codes.astype(float)).to_numpy() if as_array else X
     params = {**FAST, "early_stopping": early_stopping, "n_folds": 3,
               "categorical_features": [0] if as_array else "from_dtype"}
     expected = MCGrad(**params).fit(p, y, X=X)
-    monkeypatch.setattr(engine, "_EXACT_LOGIT", -np.inf)
+    monkeypatch.setattr(LogLoss, "exact_below", -np.inf)
     again = MCGrad(**params).fit(p, y, X=X)
     assert again.n_rounds_ == expected.n_rounds_ > 0
     np.testing.assert_allclose(again.validation_losses_, expected.validation_losses_, rtol=1e-9)
@@ -973,7 +974,7 @@ def test_rounds_that_make_the_logits_non_finite_raise_naming_the_divergence(vali
     y = (rng.random(50) < 0.5).astype(float)
     part = lambda: Part(np.zeros((50, 1)), y, np.ones(50), np.zeros(50))  # noqa: E731
     engine = Diverging({}, 1, [])
-    with pytest.raises(ValueError, match=r"must keep the logits finite; got a (validation|training) loss of (inf|nan) "
+    with pytest.raises(ValueError, match=r"must keep the scores finite; got a (validation|training) loss of (inf|nan) "
                                          r"after round 1: the boosting diverged"):
         boost_rounds(engine, [part()], [part()] if validate else None, max_rounds=2, patience=0, rescale=False)
 

@@ -7,7 +7,7 @@ Every calibrator follows one interface: ``fit(y_prob, y, *, X=None, sample_weigh
 
 from importlib.metadata import PackageNotFoundError, version
 
-from mcal import metrics, segments
+from mcal import metrics, regression, segments
 from mcal._base import BaseCalibrator
 from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
@@ -20,6 +20,7 @@ from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIs
 from mcal.field import PerFieldCalibrator
 from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
 from mcal.venn_abers import VennAbers
+from mcal.regression import RegressionMCGrad
 
 try:
     __version__ = version("mcal")
@@ -44,12 +45,14 @@ __all__ = [
     "NeuCalib",
     "PerFieldCalibrator",
     "PlattScaling",
+    "RegressionMCGrad",
     "SmoothedIsotonic",
     "TemperatureScaling",
     "VennAbers",
     "__version__",
     "load",
     "metrics",
+    "regression",
     "save",
     "segments",
 ]

@@ -158,6 +158,8 @@ class BaseCalibrator(BaseEstimator):
     requires_features: ClassVar[bool] = False
     #: Soft labels in [0, 1] are accepted by methods that fit a log loss and set this to True.
     accepts_soft_labels: ClassVar[bool] = False
+    #: "classification" (probabilities of binary labels) or "regression" (real predictions of real outcomes).
+    outcome: ClassVar[str] = "classification"
     #: Names of fitted attributes saved by :meth:`to_dict`; the first one is checked by ``check_is_fitted``.
     _state_attrs: ClassVar[tuple[str, ...]] = ()
     #: Keys of :meth:`_extra_state`, read on load without serializing the state again to learn them.

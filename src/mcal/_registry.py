@@ -26,6 +26,9 @@ METHODS: dict[str, str] = {
     "hkrr": "mcal.groups:HKRR",
     "dfmc": "mcal.groups:DFMC",
     "venn-abers": "mcal.venn_abers:VennAbers",
+    "regression-mcgrad": "mcal.regression:RegressionMCGrad",
+    "regression-isotonic": "mcal.regression:IsotonicRecalibration",
+    "regression-linear": "mcal.regression:LinearRecalibration",
 }
 
 

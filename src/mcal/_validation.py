@@ -33,12 +33,16 @@ def _describe_bad(values: NDArray, mask: NDArray[np.bool_], limit: int = 3) -> s
     return f"{idx.size} value(s): {shown}{more}"
 
 
+#: The score arguments of calibrators, which must be 1-D (features go in X=); labels of shape (n, 1) are flattened.
+_SCORE_NAMES = ("y_prob", "y_pred")
+
+
 def _as_1d(values: ArrayLike, name: str) -> NDArray:
     if isinstance(values, (pd.DataFrame,)):
         if values.shape[1] != 1:
             raise ValueError(
                 f"{name} must be 1-D (n_samples,); got a DataFrame with {values.shape[1]} columns"
-                + ("; pass features as X=" if name == "y_prob" else "")
+                + ("; pass features as X=" if name in _SCORE_NAMES else "")
             )
         values = values.iloc[:, 0]
     if isinstance(values, pd.Series):
@@ -46,10 +50,10 @@ def _as_1d(values: ArrayLike, name: str) -> NDArray:
     if isinstance(values, (str, bytes)) or values is None:
         raise TypeError(f"{name} must be array-like of shape (n_samples,); got {type(values).__name__}")
     arr = np.asarray(values)
-    if arr.ndim == 2 and 1 in arr.shape and arr.size > 0 and name != "y_prob":
+    if arr.ndim == 2 and 1 in arr.shape and arr.size > 0 and name not in _SCORE_NAMES:
         arr = arr.reshape(-1)
     if arr.ndim != 1:
-        hint = "; pass features with the keyword X= and keep y_prob 1-D" if name == "y_prob" else ""
+        hint = f"; pass features with the keyword X= and keep {name} 1-D" if name in _SCORE_NAMES else ""
         raise ValueError(f"{name} must be 1-D of shape (n_samples,); got shape {arr.shape}{hint}")
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty; got 0 samples")
@@ -154,6 +158,46 @@ def check_y_true(
         bad = (arr != 0) & (arr != 1)
         if bad.any():
             raise ValueError(f"{name} must be binary (0 or 1); got {_describe_bad(arr, bad)}")
+    return arr
+
+
+def check_y_real(values: ArrayLike, name: str, *, lower: float | None = None, strict: bool = False) -> NDArray[np.float64]:
+    """Validate real-valued predictions or outcomes (regression) and return them as float64.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,)
+        Numbers (bool counts as 0/1).
+    name : str
+        Argument name used in error messages (``"y_pred"``, ``"y"``, ``"y_true"``).
+    lower : float or None, default=None
+        Least allowed value (e.g. 0 for counts), None for none.
+    strict : bool, default=False
+        The values must exceed ``lower`` (e.g. positive means of a Poisson model).
+
+    Returns
+    -------
+    values : ndarray of shape (n_samples,), float64
+
+    Raises
+    ------
+    ValueError
+        If empty, not 1-D, not numeric, NaN, infinite, or below ``lower``.
+    TypeError
+        If not array-like or complex.
+    """
+    arr = _as_1d(values, name)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{name} must be finite (no NaN or infinity); got {_describe_bad(arr, bad)}")
+    if lower is not None:
+        bad = arr <= lower if strict else arr < lower
+        if bad.any():
+            rule = f"be {'greater than' if strict else 'at least'} {lower:g}"
+            raise ValueError(f"{name} must {rule}; got {_describe_bad(arr, bad)}")
     return arr
 
 
@@ -305,10 +349,16 @@ def check_consistent(**arrays: object) -> None:
         raise ValueError(f"inputs must have the same number of samples; got {shown}")
 
 
+#: The kinds of outcome a metric takes: binary labels with probabilities, or real outcomes with predictions.
+OUTCOMES = ("classification", "regression")
+
+
 def check_metric_inputs(
-    y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None
+    y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None, outcome: str = "classification"
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Validate the ``(y_true, y_prob, sample_weight)`` triple of a metric.
+
+    ``outcome="regression"`` takes any finite real outcomes and predictions (:func:`check_y_real`).
 
     Returns
     -------
@@ -317,10 +367,15 @@ def check_metric_inputs(
     Raises
     ------
     ValueError
-        As :func:`check_y_true`, :func:`check_y_prob`, :func:`check_sample_weight`, or on mismatched lengths.
+        As :func:`check_y_true`, :func:`check_y_prob`, :func:`check_sample_weight`, or on mismatched lengths, or
+        an unknown ``outcome``.
+    TypeError
+        If ``outcome`` is not a str.
     """
-    y = check_y_true(y_true)
-    p = check_y_prob(y_prob)
+    check_choice("outcome", outcome, OUTCOMES)
+    regression = outcome == "regression"
+    y = check_y_real(y_true, "y_true") if regression else check_y_true(y_true)
+    p = check_y_real(y_prob, "y_prob") if regression else check_y_prob(y_prob)
     check_consistent(y_true=y, y_prob=p)
     w = check_sample_weight(sample_weight, p.shape[0])
     return y, p, w

@@ -63,13 +63,16 @@ class IsotonicCalibration(BaseCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("X_thresholds_", "y_thresholds_")
+    #: Fitted values lie in [0, 1] (None: unbounded, for real-valued outcomes).
+    _probabilities: ClassVar[bool] = True
 
     def __init__(self) -> None:
         pass
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         keep = sample_weight > 0
-        iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
+        low, high = (0.0, 1.0) if self._probabilities else (None, None)
+        iso = IsotonicRegression(y_min=low, y_max=high, increasing=True, out_of_bounds="clip")
         iso.fit(y_prob[keep], y[keep], sample_weight=sample_weight[keep])
         self.X_thresholds_ = np.asarray(iso.X_thresholds_, dtype=np.float64)
         self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=np.float64)
@@ -86,7 +89,8 @@ class IsotonicCalibration(BaseCalibrator):
                              f"non-zero lengths; got {self.X_thresholds_.size} and {self.y_thresholds_.size}")
         _check_increasing("X_thresholds_", self.X_thresholds_, strict=True)
         _check_increasing("y_thresholds_", self.y_thresholds_, strict=False)
-        _check_probabilities("y_thresholds_", self.y_thresholds_)
+        if self._probabilities:
+            _check_probabilities("y_thresholds_", self.y_thresholds_)
 
 
 class HistogramBinning(BaseCalibrator):

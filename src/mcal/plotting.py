@@ -42,8 +42,12 @@ def plot_reliability_diagram(
     confidence: float | None = None,
     label: str | None = None,
     ax: Any = None,
+    outcome: str = "classification",
 ) -> Any:
     """Draw a reliability diagram: observed frequency against mean score per bin, with the diagonal.
+
+    With ``outcome="regression"``: mean outcome against mean prediction per bin of real-valued predictions, with
+    the diagonal, on axes that fit the points of every curve drawn on them.
 
     Parameters
     ----------
@@ -64,6 +68,8 @@ def plot_reliability_diagram(
         Legend label of the curve.
     ax : matplotlib Axes, default=None
         Axes to draw on; a new figure is made when None.
+    outcome : {"classification", "regression"}, default="classification"
+        Binary labels with probabilities, or real outcomes with real-valued predictions (no ``confidence``).
 
     Returns
     -------
@@ -72,7 +78,8 @@ def plot_reliability_diagram(
     Raises
     ------
     ValueError
-        On invalid input (see :func:`mcal.metrics.reliability_curve`) or a ``confidence`` outside (0, 1).
+        On invalid input (see :func:`mcal.metrics.reliability_curve`), a ``confidence`` outside (0, 1), or a
+        ``confidence`` with ``outcome="regression"``.
     ImportError
         If matplotlib is not installed (``pip install 'mcal[plot]'``).
     TypeError
@@ -87,6 +94,13 @@ def plot_reliability_diagram(
     >>> len(ax.containers)  # the error bars
     1
     """
+    if outcome == "regression":
+        if confidence is not None:
+            raise ValueError(f"confidence must be None for outcome='regression' (Wilson intervals are for binary "
+                             f"labels); got {confidence!r}")
+        curve = reliability_curve(y_true, y_prob, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy,
+                                  outcome=outcome)  # fmt: skip
+        return _regression_diagram(curve, label, _axes(ax))
     if confidence is None:
         curve, yerr = reliability_curve(y_true, y_prob, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy), None
     else:
@@ -108,6 +122,23 @@ def plot_reliability_diagram(
     ax.set_ylim(0, 1)
     ax.set_xlabel("mean predicted probability")
     ax.set_ylabel("observed frequency of the positive class")
+    if label is not None:
+        ax.legend(loc="upper left")
+    return ax
+
+
+def _regression_diagram(curve: Any, label: str | None, ax: Any) -> Any:
+    """Mean outcome against mean prediction per bin, the diagonal across the range of every point on ``ax``."""
+    keep = ~curve.empty
+    x, y = curve.mean_predicted[keep], curve.mean_outcome[keep]
+    ax.plot(x, y, marker="o", markersize=4, label=label)
+    points = np.concatenate([np.concatenate([line.get_xdata(), line.get_ydata()]) for line in ax.get_lines()])
+    low, high = float(np.min(points)), float(np.max(points))
+    for line in [line for line in ax.get_lines() if line.get_gid() == "diagonal"]:
+        line.remove()
+    ax.plot([low, high], [low, high], linestyle="--", color="grey", linewidth=1, gid="diagonal")
+    ax.set_xlabel("mean prediction")
+    ax.set_ylabel("mean outcome")
     if label is not None:
         ax.legend(loc="upper left")
     return ax

@@ -27,11 +27,14 @@ from mcal._optional import import_optional
 from mcal._persistence.files import atomic_write_bytes
 from mcal._progress import progress as progress_bar
 from mcal._validation import (
+    OUTCOMES,
     check_both_classes,
+    check_choice,
     check_consistent,
     check_positive_int,
     check_sample_weight,
     check_y_prob,
+    check_y_real,
     check_y_true,
 )
 from mcal.metrics import calibration_summary, field_pcoc, mce, reliability_intervals, segment_intervals
@@ -52,6 +55,10 @@ _METRICS: dict[str, tuple[str, str | None]] = {
     "ecce_pvalue": ("ECCE p-value", None),
     "pcoc": ("PCOC", "one"),
     "f_rce": ("F-RCE", "min"),
+    "mse": ("MSE", "min"),
+    "mae": ("MAE", "min"),
+    "mean_prediction": ("mean prediction", None),
+    "mean_outcome": ("mean outcome", None),
 }
 
 #: At most this many field values (the largest by weight) get a row of the per-field table.
@@ -110,6 +117,7 @@ def make_report(
     n_worst_segments: int = 10,
     n_resamples: int = 0,
     progress: bool | None = False,
+    outcome: str = "classification",
 ) -> Path:
     """Write a self-contained HTML report comparing the calibration of several score columns.
 
@@ -159,6 +167,11 @@ def make_report(
         evaluations of its metric.
     progress : bool or None, default=False
         Progress bar on standard error: None shows it on a terminal only (see :mod:`mcal._progress`).
+    outcome : {"classification", "regression"}, default="classification"
+        ``"regression"``: ``y_true`` holds real outcomes and the columns real predictions; the report then shows
+        :func:`mcal.metrics.regression_summary`, a diagram of mean outcome against mean prediction per column
+        (``n_bins`` equal-width bins on the range of the predictions) and, with segments, the regression MCE and
+        the worst segments; ``field`` and ``confidence`` do not apply (``field`` must be None).
 
     Returns
     -------
@@ -209,6 +222,16 @@ def make_report(
     for name, value in (("title", title), ("description", description)):
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a string or None; got {type(value).__name__}")
+    check_choice("outcome", outcome, OUTCOMES)
+    if outcome == "regression":
+        from mcal._report_regression import regression_report
+
+        if field is not None:
+            raise ValueError("field must be None for outcome='regression' (PCOC and F-RCE are for binary labels); "
+                             "got a field")
+        return regression_report(y_true, y_probs, path=path, X=X, segments=segments,
+                                 categorical_features=categorical_features, sample_weight=sample_weight, title=title,
+                                 description=description, n_bins=n_bins, n_worst_segments=n_worst_segments)
     y, probs, w = _check_inputs(y_true, y_probs, sample_weight)
     check_positive_int("n_worst_segments", n_worst_segments)
     check_positive_int("n_resamples", n_resamples, minimum=0)
@@ -255,7 +278,7 @@ def _check_path(path: Any) -> Path:
 
 
 def _check_inputs(
-    y_true: ArrayLike, y_probs: Mapping[str, ArrayLike], sample_weight: ArrayLike | None
+    y_true: ArrayLike, y_probs: Mapping[str, ArrayLike], sample_weight: ArrayLike | None, outcome: str = "classification"
 ) -> tuple[NDArray[np.float64], dict[str, NDArray[np.float64]], NDArray[np.float64]]:
     if not isinstance(y_probs, Mapping):
         raise TypeError(f"y_probs must be a mapping of names to score arrays, e.g. {{'model': p}}; got {type(y_probs).__name__}")
@@ -264,13 +287,16 @@ def _check_inputs(
     bad = [k for k in y_probs if not isinstance(k, str)]
     if bad:
         raise TypeError(f"y_probs keys must be strings (score column names); got {bad[:3]!r}")
-    y = check_y_true(y_true)
+    regression = outcome == "regression"
+    y = check_y_real(y_true, "y_true") if regression else check_y_true(y_true)
     if y.shape[0] < 2:
         raise ValueError(f"y_true must have at least 2 rows for a report; got {y.shape[0]}")
-    probs = {name: check_y_prob(p, f"score column {name!r}") for name, p in y_probs.items()}
+    check = check_y_real if regression else check_y_prob
+    probs = {name: check(p, f"score column {name!r}") for name, p in y_probs.items()}
     check_consistent(y_true=y, **{f"score column {name!r}": p for name, p in probs.items()})
     w = check_sample_weight(sample_weight, y.shape[0])
-    check_both_classes(y, w, "y_true")
+    if not regression:
+        check_both_classes(y, w, "y_true")
     return y, probs, w
 
 
@@ -332,7 +358,7 @@ def _figure_panel(name: str, uri: str, alt: str, extra: str = "") -> str:
 
 def _header(
     title: str, description: str | None, y: NDArray, w: NDArray, weighted: bool, probs: dict,
-    field_name: Any, fields: tuple[NDArray, NDArray] | None, segs: Segments | None,
+    field_name: Any, fields: tuple[NDArray, NDArray] | None, segs: Segments | None, rate: str = "Positive rate",
 ) -> str:
     from mcal import __version__
 
@@ -341,7 +367,7 @@ def _header(
         ("Data", escape(description) if description else '<span class="muted">not described</span>'),
         ("Rows", f"{y.shape[0]:,}"),
         ("Weights", f"sample weights, total {total:,.6g}" if weighted else "none (every row counts once)"),
-        ("Positive rate", f"{float(np.dot(w, y)) / total:.4g}" + (" (weighted)" if weighted else "")),
+        (rate, f"{float(np.dot(w, y)) / total:.4g}" + (" (weighted)" if weighted else "")),
         ("Score columns", ", ".join(escape(n) for n in probs)),
     ]
     if fields is not None:
@@ -356,7 +382,7 @@ def _header(
     return f'<header id="header"><h1>{escape(title)}</h1><dl class="facts">{rows}</dl></header>'
 
 
-def _metrics_section(summary: pd.DataFrame, n_bins: int, ci: dict | None) -> str:
+def _metrics_section(summary: pd.DataFrame, n_bins: int, ci: dict | None = None, note: str | None = None) -> str:
     head = "".join(f"<th>{escape(n)}</th>" for n in summary.index)
     body = []
     for column in summary.columns:
@@ -368,10 +394,12 @@ def _metrics_section(summary: pd.DataFrame, n_bins: int, ci: dict | None) -> str
     return (
         '<section id="metrics"><h2>Core metrics</h2>'
         f'<table class="metrics"><thead><tr><th>metric</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
-        f'<p class="note">From <code>mcal.metrics.calibration_summary</code>. ECE on {n_bins} equal-width bins; '
-        "ECCE is the range of the cumulative differences (no bins), ECCE / σ its size in standard deviations under "
-        "perfect calibration, with its p-value; PCOC is mean score over mean label (1 is calibrated in the large). "
-        f"Bold marks the best column of a row.{_ci_note(ci)}</p></section>"
+        + '<p class="note">'
+        + (note or f"From <code>mcal.metrics.calibration_summary</code>. ECE on {n_bins} equal-width bins; "
+           "ECCE is the range of the cumulative differences (no bins), ECCE / σ its size in standard deviations "
+           "under perfect calibration, with its p-value; PCOC is mean score over mean label (1 is calibrated in the "
+           "large).")
+        + f" Bold marks the best column of a row.{_ci_note(ci)}</p></section>"
     )
 
 

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mcal._persistence.files import atomic_write_bytes, check_output_path
-from mcal._validation import check_sample_weight, check_y_prob, check_y_true
+from mcal._persistence import atomic_write_bytes, check_output_path
+from mcal._validation import check_sample_weight, check_y_prob, check_y_real, check_y_true
 
 _CSV = (".csv", ".csv.gz", ".tsv", ".txt")
 _PARQUET = (".parquet", ".pq")
@@ -281,9 +281,17 @@ def labels_scores_weights(
     weight_col: str | None,
     pos_label: str | None,
     allow_soft: bool = False,
+    outcome: str = "classification",
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Validated labels (0/1, or in [0, 1] with ``allow_soft``), scores (or None) and weights (or None) from the
-    named columns."""
+    named columns; with ``outcome="regression"``, finite real outcomes and predictions."""
+    if outcome == "regression":
+        if pos_label is not None:
+            raise CLIError(f"--pos-label applies to binary labels; got --pos-label {pos_label!r} with a continuous "
+                           f"label column {label_col!r}")  # fmt: skip
+        y = check_y_real(column(df, label_col, "--label-col").to_numpy(), f"label column {label_col!r}")
+        p = None if score_col is None else score_values(df, score_col, outcome)
+        return y, p, _weights(df, weight_col)
     raw = column(df, label_col, "--label-col").to_numpy()
     if pos_label is not None and np.issubdtype(raw.dtype, np.number):
         try:
@@ -292,12 +300,29 @@ def labels_scores_weights(
             raise CLIError(f"--pos-label {pos_label!r} is not a value of the numeric column {label_col!r}") from exc
     else:
         pos = pos_label
-    y = check_y_true(raw, f"label column {label_col!r}", pos_label=pos, allow_soft=allow_soft)
-    p = None if score_col is None else check_y_prob(column(df, score_col, "--score-col").to_numpy(), f"score column {score_col!r}")
-    w = None
-    if weight_col is not None:
-        w = check_sample_weight(column(df, weight_col, "--weight-col").to_numpy(), len(df), f"weight column {weight_col!r}")
-    return y, p, w
+    try:
+        y = check_y_true(raw, f"label column {label_col!r}", pos_label=pos, allow_soft=allow_soft)
+    except ValueError as exc:
+        if "must be binary" not in str(exc) and "must lie in [0, 1]" not in str(exc):
+            raise
+        raise CLIError(f"{exc}; for a continuous label use --outcome regression (mcal evaluate, mcal report) or a "
+                       "regression method (mcal fit --method regression-mcgrad, regression-isotonic or "
+                       "regression-linear)") from exc
+    p = None if score_col is None else score_values(df, score_col, outcome)
+    return y, p, _weights(df, weight_col)
+
+
+def score_values(df: pd.DataFrame, score_col: str, outcome: str = "classification") -> np.ndarray:
+    """The validated score column: probabilities in [0, 1], or finite real predictions for ``"regression"``."""
+    raw = column(df, score_col, "--score-col").to_numpy()
+    name = f"score column {score_col!r}"
+    return check_y_real(raw, name) if outcome == "regression" else check_y_prob(raw, name)
+
+
+def _weights(df: pd.DataFrame, weight_col: str | None) -> np.ndarray | None:
+    if weight_col is None:
+        return None
+    return check_sample_weight(column(df, weight_col, "--weight-col").to_numpy(), len(df), f"weight column {weight_col!r}")
 
 
 class Command:
@@ -324,11 +349,13 @@ def add_data_arguments(parser, *, score_required: bool, multiple_scores: bool = 
     if multiple_scores:
         parser.add_argument(
             "--score-col", action="append", required=score_required, metavar="COL",
-            help="column of probabilities in [0, 1]; repeat the option to compare several columns",
+            help="column of probabilities in [0, 1] (of real predictions with --outcome regression); repeat the "
+                 "option to compare several columns",
         )
     else:
-        parser.add_argument("--score-col", required=score_required, metavar="COL", help="column of probabilities in [0, 1]")
-    label_help = "column of binary labels (0/1, bool, or see --pos-label)"
+        parser.add_argument("--score-col", required=score_required, metavar="COL",
+                            help="column of probabilities in [0, 1] (of real predictions for regression)")
+    label_help = "column of binary labels (0/1, bool, or see --pos-label), or of real outcomes for regression"
     if soft_labels:
         label_help += "; soft labels in [0, 1] for methods that accept them (e.g. mcgrad)"
     parser.add_argument("--label-col", required=True, metavar="COL", help=label_help)

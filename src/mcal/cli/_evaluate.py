@@ -19,7 +19,7 @@ from mcal._features.segment_codes import CATEGORICAL, feature_kind
 from mcal.cli import _dask, _gates
 from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, check_unique_scores, column
 from mcal.cli._common import check_count, labels_scores_weights, read_data, split_names
-from mcal.metrics import calibration_summary, mce, segment_intervals, summary_intervals
+from mcal.metrics import calibration_summary, mce, regression_summary, segment_intervals, summary_intervals
 from mcal.segments import generate_segments
 
 #: Worst segments printed per score column.
@@ -39,6 +39,7 @@ def _configure(parser) -> None:
     )  # fmt: skip
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     add_categorical_argument(parser)
+    add_outcome_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--plot", metavar="OUT.png", help="write a reliability diagram of every score column")
     add_ci_arguments(parser)
@@ -48,6 +49,27 @@ def _configure(parser) -> None:
 
 def _json_safe(value: float) -> float | None:
     return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def add_outcome_argument(parser) -> None:
+    """``--outcome``, of ``mcal evaluate`` and ``mcal report``: binary labels or real outcomes."""
+    parser.add_argument(
+        "--outcome", choices=("classification", "regression"), default="classification",
+        help="classification (default): binary labels and probabilities; regression: a continuous label column and "
+        "real-valued predictions, evaluated by MSE, MAE, mean prediction and outcome, ECCE with its successive-"
+        "differences sigma, and the regression MCE with --segments",
+    )  # fmt: skip
+
+
+def check_regression_options(args) -> None:
+    """Refuse the options that apply to binary labels only, with ``--outcome regression``."""
+    if args.outcome != "regression":
+        return
+    for option, value in (("--field", getattr(args, "field", None)), ("--pos-label", args.pos_label)):
+        if value is not None:
+            raise CLIError(f"{option} applies to binary labels; got {option} {value!r} with --outcome regression")
+    if hasattr(args, "scheduler") and _dask.requested(args):  # mcal report has no Dask options
+        raise CLIError("--outcome regression runs on in-memory data only; drop --scheduler/--dask-workers")
 
 
 def add_categorical_argument(parser) -> None:
@@ -102,19 +124,25 @@ def _run(args) -> int:
     check_ci(args)
     if args.ci is not None and _dask.requested(args):
         raise CLIError("--ci needs the data in memory: it is not available with --scheduler or --dask-workers")
+    check_regression_options(args)
     if _dask.requested(args):
         table, n_rows, total, results = _dask.evaluate(args, _segments)
     else:
         df = read_data(args)
-        y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col, pos_label=args.pos_label)
+        y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col,
+                                        pos_label=args.pos_label, outcome=args.outcome)  # fmt: skip
         scores = {name: column(df, name, "--score-col").to_numpy() for name in args.score_col}
         field = column(df, args.field, "--field").to_numpy() if args.field else None
         segments = _segments(df, args)
-        table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
-        results = {} if segments is None else {name: mce(y, p, segments=segments, sample_weight=w) for name, p in scores.items()}
+        if args.outcome == "regression":
+            table = regression_summary(y, scores, sample_weight=w)
+        else:
+            table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
+        results = {} if segments is None else {name: mce(y, p, segments=segments, sample_weight=w, outcome=args.outcome)
+                                               for name, p in scores.items()}  # fmt: skip
         n_rows, total = len(df), None if w is None else float(w.sum())
         if args.plot:
-            _plot(y, scores, w, args.plot)
+            _plot(y, scores, w, args.plot, args.outcome)
     if results:  # the columns calibration_summary(..., segments=...) adds, from the results printed below
         table["mce_sigma"] = [results[name].mce_sigma for name in table.index]
         table["mce_absolute"] = [results[name].mce_absolute for name in table.index]
@@ -199,7 +227,7 @@ def _check_plot_format(path: str) -> None:
                        f"got {str(path)!r}")
 
 
-def _plot(y, scores, w, path) -> None:
+def _plot(y, scores, w, path, outcome: str = "classification") -> None:
     import io
 
     from mcal._optional import import_optional
@@ -209,7 +237,7 @@ def _plot(y, scores, w, path) -> None:
     fig, ax = plt.subplots(figsize=(6, 6))
     try:
         for name, p in scores.items():
-            plot_reliability_diagram(y, p, sample_weight=w, label=_plain_text(name), ax=ax)
+            plot_reliability_diagram(y, p, sample_weight=w, label=_plain_text(name), ax=ax, outcome=outcome)
         buf = io.BytesIO()
         fig.savefig(buf, format=_plot_format(path), dpi=120)
     finally:
@@ -222,7 +250,9 @@ EVALUATE = Command(
     "Compute log loss, Brier score, ROC-AUC, PR-AUC, ECE, ECCE (with its sigma scale and p-value) and PCOC\n"
     "for each score column; F-RCE with --field; the multicalibration error (MCE) over segments of the\n"
     "feature columns given with --segments, and each score column's ten worst segments; --categorical\n"
-    "declares integer-coded segment columns categorical; --ci adds bootstrap confidence intervals.\n\n"
+    "declares integer-coded segment columns categorical; --ci adds bootstrap confidence intervals. With --outcome
+    "regression (a continuous label): MSE, MAE, mean prediction and outcome, ECCE and its p-value, the regression\n"
+    "MCE with --segments, and a diagram of mean outcome against mean prediction with --plot.\n\n"
     "example: mcal evaluate test.csv --score-col p --score-col p_calibrated --label-col y --plot diagram.png\n"
     "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,region --categorical region\n"
     "         mcal evaluate 'scores/*.parquet' --score-col p --label-col y --scheduler tcp://host:8786",

@@ -13,7 +13,6 @@ from mcal._base import fitted_columns
 from mcal._optional import import_optional
 from mcal._persistence import load, save
 from mcal._registry import METHODS, get_method
-from mcal._validation import check_y_prob
 from mcal.cli import _dask
 from mcal.cli._common import (
     CLIError,
@@ -27,6 +26,7 @@ from mcal.cli._common import (
     labels_scores_weights,
     read_data,
     repeated,
+    score_values,
     split_names,
     write_table,
 )
@@ -137,7 +137,8 @@ def build_estimator(
 
 
 def _soft_methods() -> list[str]:
-    return [name for name in sorted(METHODS) if get_method(name).accepts_soft_labels]
+    return [name for name in sorted(METHODS)
+            if get_method(name).accepts_soft_labels and get_method(name).outcome == "classification"]
 
 
 def _check_soft_labels(df: pd.DataFrame, args, model) -> None:
@@ -205,10 +206,11 @@ def _run_fit(args) -> int:
     if args.dask_timeout is not None:
         raise CLIError("--dask-timeout needs --scheduler or --dask-workers (it limits the steps on a Dask cluster)")
     df = read_data(args, text_columns=[args.field] if args.field else [])  # a field's values are labels, not numbers
-    _check_soft_labels(df, args, model)
+    if model.outcome == "classification":  # the regression methods take any real outcome
+        _check_soft_labels(df, args, model)
     y, p, w = labels_scores_weights(
         df, label_col=args.label_col, score_col=args.score_col, weight_col=args.weight_col, pos_label=args.pos_label,
-        allow_soft=model.accepts_soft_labels,
+        allow_soft=model.accepts_soft_labels, outcome=model.outcome,
     )
     X = feature_frame(df, features, args.field)
     if X is not None and not model.uses_features:
@@ -306,7 +308,7 @@ def _run_predict(args) -> int:
         raise CLIError("--score-col is required: the model file does not record one")
     field = meta.get("field") if "features" in meta else getattr(model, "field", None)
     df = read_data(args, text_columns=[field] if isinstance(field, str) else [])  # read as at fit time
-    p = check_y_prob(column(df, score_col, "--score-col").to_numpy(), f"score column {score_col!r}")
+    p = score_values(df, score_col, model.outcome)
     out_col = args.output_col or f"{score_col}_calibrated"
     if out_col in df.columns:
         raise CLIError(f"--output-col {out_col!r} is already a column of DATA; choose another name")

@@ -1,7 +1,7 @@
 """The Dask engine of MCGrad's round loop: ``lightgbm.dask`` boosters and dask reductions.
 
 :class:`DaskEngine` implements the engine seam of :mod:`mcal.mcgrad.engine` (``fit_round``, ``predict_raw``,
-``loss_grad_hess``, ``log_loss_sum``) on persisted dask Arrays with identical row chunks, so that
+``loss_grad_hess``, ``log_loss_sum``, of any loss of the local engine) on persisted dask Arrays with identical row chunks, so that
 :func:`~mcal.mcgrad.engine.boost_rounds` and :func:`~mcal.mcgrad.engine.rescale_factor` run unchanged:
 
 - each round's booster is fitted by ``lightgbm.dask.DaskLGBMRegressor`` (the cross-entropy objective, as the
@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mcal._lightgbm_checks import INT32_MAX
-from mcal.mcgrad.engine import LocalEngine, Part
+from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part
 from mcal._optional import import_optional
 from mcal.dask._inputs import block_sums, persist
 
@@ -39,8 +39,6 @@ _GRACE = 2.0
 #: LightGBM's largest socket time-out in minutes: it sets the sockets' time-out to ``time_out * 1000 * 60``
 #: milliseconds in a C int, which overflows above this (a larger value failed the fit or aborted the process).
 MAX_SOCKET_MINUTES = INT32_MAX // 60_000
-#: The local engine's sums, applied to one block at a time on the workers.
-_LOCAL = LocalEngine({}, 1, [])
 
 
 class WorkerLostError(RuntimeError):
@@ -62,11 +60,15 @@ class DaskEngine:
         Indices of the categorical columns of the encoded features.
     timeout : float or None
         Most seconds one step (a booster fit, a reduction) may take; None for no limit.
+    objective : LogLoss or another loss of :mod:`mcal.mcgrad.engine`, default=LOG_LOSS
+        The loss of the rounds, whose per-block sums run on the workers.
     """
 
     def __init__(
-        self, client: Any, params: dict[str, Any], n_estimators: int, categorical: list[int], timeout: float | None
+        self, client: Any, params: dict[str, Any], n_estimators: int, categorical: list[int], timeout: float | None,
+        objective: Any = None,
     ) -> None:
+        self.objective = LOG_LOSS if objective is None else objective
         self.client = client
         self.params = {k: v for k, v in params.items() if k != "num_threads"}
         if timeout is not None:  # LightGBM's socket time-out, in whole minutes
@@ -104,22 +106,24 @@ class DaskEngine:
         return persist(self.client, raw_scores(booster, with_score(part.X, part.F)), self.timeout, "a prediction")
 
     def loss_grad_hess(self, theta: float, y: Any, z: Any, w: Any) -> tuple[float, float, float]:
-        """Weighted log loss of ``theta * z`` and its first two derivatives in ``theta``, in one pass."""
-        sums = block_sums(self.client, _loss_grad_hess, [y, z, w], (theta,), self.timeout, "a rescaling step")
+        """Weighted loss of ``theta * z`` and its first two derivatives in ``theta``, in one pass."""
+        sums = block_sums(self.client, _loss_grad_hess, [y, z, w], (theta, self.objective), self.timeout,
+                          "a rescaling step")
         return float(sums[0]), float(sums[1]), float(sums[2])
 
     def log_loss_sum(self, y: Any, F: Any, w: Any) -> tuple[float, float]:
-        """``(sum of w * log loss of expit(F), sum of w)``, in one pass."""
-        sums = block_sums(self.client, _log_loss_sum, [y, F, w], (), self.timeout, "the validation loss")
+        """``(sum of w * loss of F, sum of w)`` (the objective's loss), in one pass."""
+        sums = block_sums(self.client, _log_loss_sum, [y, F, w], (self.objective,), self.timeout,
+                          "the validation loss")
         return float(sums[0]), float(sums[1])
 
 
-def _loss_grad_hess(y: NDArray, z: NDArray, w: NDArray, theta: float) -> NDArray[np.float64]:
-    return np.array(_LOCAL.loss_grad_hess(theta, y, z, w))
+def _loss_grad_hess(y: NDArray, z: NDArray, w: NDArray, theta: float, objective: Any) -> NDArray[np.float64]:
+    return np.array(LocalEngine({}, 1, [], objective).loss_grad_hess(theta, y, z, w))
 
 
-def _log_loss_sum(y: NDArray, F: NDArray, w: NDArray) -> NDArray[np.float64]:
-    return np.array(_LOCAL.log_loss_sum(y, F, w))
+def _log_loss_sum(y: NDArray, F: NDArray, w: NDArray, objective: Any) -> NDArray[np.float64]:
+    return np.array(LocalEngine({}, 1, [], objective).log_loss_sum(y, F, w))
 
 
 def _set_score(x: NDArray[np.float64], f: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -193,7 +193,7 @@ feature_names_in_
         encoder, summaries, (Xe, yy, w, F0, fold) = self._encode(client, blocks, folds, X is not None, split_seed)
         check_per_feature_params(self.lightgbm_params, encoder)
         engine = DaskEngine(client, self._lightgbm_params(lgb_seed), int(self.n_estimators),
-                            np.flatnonzero(encoder.categorical_).tolist(), self.timeout)  # fmt: skip
+                            np.flatnonzero(encoder.categorical_).tolist(), self.timeout, self._loss())  # fmt: skip
 
         def splits() -> tuple[list[Part], list[Part]]:
             kept = [s for s in summaries if s.n > 0]

@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 import pandas as pd
-from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features.encoder import FeatureEncoder
@@ -21,7 +20,7 @@ from mcal._lightgbm_params import (
     check_per_feature_params,
     lightgbm_errors_name_lightgbm_params,
 )
-from mcal.mcgrad.engine import THETA_BOUNDS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
+from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
 from mcal.mcgrad.engine import CompiledForests
 from mcal._progress import check_progress
 from mcal._validation import (
@@ -30,7 +29,6 @@ from mcal._validation import (
     check_positive_int,
     check_random_state_param,
     check_real,
-    logit,
     warn,
 )
 
@@ -39,8 +37,6 @@ from mcal._validation import (
 #: and column-wise 450 MB, against 930 MB for the reference package, at a fit 10 % slower (90 s against 100 s)
 #: (benchmarks/results/mcgrad_vs_reference*.md and the commit history of the 1M file).
 _COL_WISE_FROM_ROWS = 500_000
-#: LightGBM's cross-entropy objective: MCGrad's LightGBM parameter, and the objective= line of its model text.
-_OBJECTIVE = "cross_entropy"
 
 
 class MCGrad(BaseCalibrator):
@@ -293,7 +289,7 @@ class MCGrad(BaseCalibrator):
         """LightGBM's parameters; ``n_rows`` (training rows, None if unknown) picks the histogram layout."""
         layout = "force_col_wise" if n_rows is not None and n_rows >= _COL_WISE_FROM_ROWS else "force_row_wise"
         return {
-            "objective": _OBJECTIVE,  # the binary log loss, also for soft labels
+            **self._loss().lightgbm_params,  # cross entropy: the binary log loss, also for soft labels
             "learning_rate": float(self.learning_rate),
             "max_depth": int(self.max_depth),
             "min_data_in_leaf": int(self.min_child_samples),
@@ -309,6 +305,10 @@ class MCGrad(BaseCalibrator):
             **self._extra_lightgbm_params(),
         }
 
+    def _loss(self) -> Any:
+        """The loss of the rounds (:class:`~mcal.mcgrad.engine.LogLoss`): link, LightGBM objective, rescaling sums."""
+        return LOG_LOSS
+
     # -- fit and predict -------------------------------------------------------------------------------------
     @lightgbm_errors_name_lightgbm_params
     def _fit(self, y_prob, y, sample_weight, X) -> None:
@@ -318,10 +318,10 @@ class MCGrad(BaseCalibrator):
         encoder = FeatureEncoder(self.categorical_features).fit(X)
         check_per_feature_params(self.lightgbm_params, encoder)
         Xe = encoder.transform(X, n_extra_columns=1)
-        F0 = logit(y_prob)
+        F0 = self._loss().link(y_prob)
         engine = LocalEngine(
             self._lightgbm_params(lgb_seed, y_prob.shape[0]), int(self.n_estimators),
-            np.flatnonzero(encoder.categorical_).tolist(),
+            np.flatnonzero(encoder.categorical_).tolist(), self._loss(),
         )
 
         whole = Part(Xe, y, sample_weight, F0)
@@ -388,8 +388,9 @@ class MCGrad(BaseCalibrator):
             return y_prob
         if Xe.shape[0] == 1 and getattr(self, "_single_row", None) is None:
             self._single_row = SingleRowPredictor.create(self.boosters_, Xe.shape[1])
-        return expit(predict_logit(
-            self.boosters_, self.rescale_factors_, Xe, logit(y_prob),
+        loss = self._loss()
+        return loss.inverse_link(predict_logit(
+            self.boosters_, self.rescale_factors_, Xe, loss.link(y_prob),
             lightgbm_threads(self.n_jobs, Xe.shape[0]),
             getattr(self, "_single_row", None), getattr(self, "_compiled", None),
         ))
@@ -487,7 +488,7 @@ class MCGrad(BaseCalibrator):
         self.encoder_ = FeatureEncoder.from_dict(state.get("encoder"))
         self._single_row = self._compiled = None
         kinds = [*self.encoder_.categorical_, False]  # the score column is numerical
-        self.boosters_ = [booster_from_text(text, f"state.boosters[{i}]", _OBJECTIVE, kinds)
+        self.boosters_ = [booster_from_text(text, f"state.boosters[{i}]", self._loss().model_objective, kinds)
                           for i, text in enumerate(texts)]
         self._set_feature_attrs()
 
@@ -506,7 +507,7 @@ class MCGrad(BaseCalibrator):
                     f"model data field state.boosters[{i}] must use {d + 1} features (the encoder's {d} and the "
                     f"score); got {booster.num_feature()}"
                 )
-        lo, hi = THETA_BOUNDS
+        lo, hi = self._loss().theta_bounds
         checks = (
             ("rescale_factors_", (T,), lambda a: np.all((a >= lo) & (a <= hi)), f"in [{lo}, {hi}]"),
             ("validation_losses_", None, lambda a: (a.size == 0 or a.size > T) and np.all(a >= 0),

@@ -8,10 +8,15 @@ alike. It touches data only through an engine's methods:
   (``keep`` says whether the booster outlives the round, as the refit's do, or only predicts the validation part);
 - ``predict_raw(booster, part)``: the booster's raw output on the part (without the init score);
 - ``loss_grad_hess(theta, y, z, w)`` and ``log_loss_sum(y, F, w)``: the sums behind the rescaling
-  Newton step and the validation loss.
+  Newton step and the validation loss (of the engine's ``objective``; the log loss for MCGrad).
 
 :class:`LocalEngine` does this with NumPy arrays; a distributed engine (``lightgbm.dask`` with dask
 reductions) implements the same methods and reuses the loop unchanged.
+
+The loss is an object (:mod:`mcal.mcgrad.losses`: ``LogLoss``, ``SquaredError``, ``TweedieLoss``) that gives the link
+between predictions and the boosted score ``F``, LightGBM's objective, and the per-block sums of the loss
+and its derivatives in the rescaling factor: the same rounds serve MCGrad (log loss on logits) and
+RegressionMCGrad (squared error on the prediction, or a Poisson/Tweedie deviance on its logarithm).
 """
 
 from __future__ import annotations
@@ -28,22 +33,19 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import expit, logit
+from scipy.special import logit
 
 from mcal._optional import import_optional
+from mcal.mcgrad.losses import LOG_LOSS, LOGIT_CLIP, THETA_BOUNDS, LogLoss, SquaredError, TweedieLoss, wsum as _wsum
 from mcal._progress import progress
 
-#: |z| bound inside the rescaling objective, so that a few extreme logits cannot drive theta (as in the
-#: reference implementation, mcgrad 0.1.5 ``MCGrad.UNSHRINK_LOGIT_EPSILON``).
-LOGIT_CLIP = 10.0
-#: Up to this logit, ``logit(expit(z))`` recovers ``z`` to about 1e-9; training rows above are predicted again.
-_EXACT_LOGIT = 16.0
+__all__ = ["LOGIT_CLIP", "LOG_LOSS", "THETA_BOUNDS", "LocalEngine", "LogLoss", "SquaredError", "TweedieLoss",
+           "boost_rounds", "predict_logit", "rescale_factor"]
+
 #: LightGBM major versions whose private C handles :class:`SingleRowPredictor` was tested with.
 _FAST_PATH_LIGHTGBM = ("4",)
 #: Rows per block of the rescaling sums.
 _BLOCK = 1 << 16
-#: Bounds of the rescaling factor theta (as in the reference implementation).
-THETA_BOUNDS = (1e-8, 50.0)
 #: Rows per thread of a compiled batch predict (:class:`CompiledForests`).
 _ROWS_PER_THREAD = 10_000
 
@@ -63,15 +65,20 @@ class LocalEngine:
         Trees per round (LightGBM's ``num_boost_round``).
     categorical : list of int
         Indices of the categorical columns of the encoded features.
+    objective : LogLoss, SquaredError or TweedieLoss, default=LOG_LOSS
+        The loss of the rounds; ``params`` must hold its LightGBM objective (``objective.lightgbm_params``).
     """
 
-    def __init__(self, params: dict[str, Any], n_estimators: int, categorical: list[int]) -> None:
+    def __init__(
+        self, params: dict[str, Any], n_estimators: int, categorical: list[int], objective: Any = None
+    ) -> None:
         self.params = params
         self.n_estimators = n_estimators
         self.categorical = categorical
+        self.objective = LOG_LOSS if objective is None else objective
 
     def fit_round(self, part: Part, keep: bool = True) -> tuple[Any, NDArray[np.float64]]:
-        """Fit one booster on the part's features plus its logit ``F``, starting from ``F`` as init score.
+        """Fit one booster on the part's features plus its score ``F``, starting from ``F`` as init score.
 
         Returns the booster and ``F + h_t`` on the part's rows, read from LightGBM's training scores
         (``Booster.eval_train``) instead of predicting the rows again. A kept booster is reloaded from its
@@ -95,11 +102,10 @@ class LocalEngine:
         booster.eval_train(feval=lambda preds, _: scores.append(preds) or ("scores", 0.0, False))
         if keep:
             booster = lgb.Booster(model_str=booster.model_to_string())  # drops the training data
-        # The cross-entropy objective reports p = expit(F + h), and logit(p) recovers F + h to 1e-9 while
-        # F + h < 16; rows above (where 1 - p loses digits) or where p underflows are predicted again.
-        with np.errstate(divide="ignore"):
-            z = logit(scores[0], out=scores[0])
-        far = ~(np.isfinite(z) & (z < _EXACT_LOGIT))
+        # LightGBM reports the objective's output (expit or exp of F + h); rows where the link does not recover
+        # F + h to about 1e-9 (the objective's exact_below) or where the output under- or overflows are predicted again.
+        z = self.objective.raw_from_output(scores[0])
+        far = ~(np.isfinite(z) & (z < self.objective.exact_below))
         if far.any():
             X_far = part.X[far if part.rows is None else part.rows[far]]
             z[far] = part.F[far] + self.predict_raw(booster, Part(X_far, None, None, part.F[far]))
@@ -129,26 +135,22 @@ class LocalEngine:
     def loss_grad_hess(
         self, theta: float, y: NDArray[np.float64], z: NDArray[np.float64], w: NDArray[np.float64]
     ) -> tuple[float, float, float]:
-        """Weighted log loss of ``theta * z`` and its first two derivatives in ``theta``.
+        """Weighted loss of ``theta * z`` (the objective's) and its first two derivatives in ``theta``.
 
         Summed over blocks of :data:`_BLOCK` rows, so that the temporaries stay a few MB on any data size.
         """
         sums = np.zeros(3)
         for start in range(0, z.shape[0], _BLOCK):
             rows = slice(start, start + _BLOCK)
-            yb, zb, wb = y[rows], z[rows], w[rows]
-            a = theta * zb
-            p = expit(a)
-            sums += (_wsum(wb, np.logaddexp(0.0, a)) - theta * _wsum(wb, yb * zb),
-                     _wsum(wb, (p - yb) * zb), _wsum(wb, p * (1.0 - p) * zb * zb))
+            sums += self.objective.block_sums(theta, y[rows], z[rows], w[rows])
         return float(sums[0]), float(sums[1]), float(sums[2])
 
     def log_loss_sum(
         self, y: NDArray[np.float64], F: NDArray[np.float64], w: NDArray[np.float64]
     ) -> tuple[float, float]:
-        """``(sum of w * log loss of expit(F), sum of w)``."""
-        with np.errstate(invalid="ignore"):  # a diverged F of +-inf gives NaN, which boost_rounds reports
-            return _wsum(w, np.logaddexp(0.0, F) - y * F), float(w.sum())
+        """``(sum of w * loss of F, sum of w)``: the log loss of ``expit(F)`` for MCGrad, else the objective's."""
+        with np.errstate(invalid="ignore", over="ignore"):  # a diverged F gives NaN or inf, which boost_rounds reports
+            return _wsum(w, self.objective.loss(y, F)), float(w.sum())
 
 
 def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
@@ -156,25 +158,27 @@ def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
     return None if w.min() == 1.0 == w.max() else w
 
 
-def _wsum(w: NDArray[np.float64], x: NDArray[np.float64]) -> float:
-    # einsum rather than np.dot: a multi-threaded BLAS dot on a busy machine costs up to 1000x more here.
-    return float(np.einsum("i,i->", w, x))
+
+
 
 
 def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, max_iter: int = 50) -> float:
     """Rescaling factor of one round: ``argmin_theta sum_i w_i L(theta * clip(z_i, ±10), y_i)``.
 
     Section 3.2 of Tax et al. (2026): ``theta_t = argmin_theta E_D[L(theta (F_{t-1} + h_t), y)]``. The
-    objective is convex in theta, so Newton's method with the iterate projected onto
-    :data:`THETA_BOUNDS` and the step halved whenever the loss rises converges to the exact minimum in a
-    handful of passes (each pass is one ``loss_grad_hess`` reduction).
+    objective is convex in theta, so Newton's method with the iterate projected onto the objective's
+    ``theta_bounds`` (:data:`THETA_BOUNDS` for the log loss) and the step halved whenever the loss rises
+    converges to the exact minimum in a handful of passes (each pass is one ``loss_grad_hess`` reduction).
+    For the squared error (``objective.closed_form``) the loss is quadratic in theta and one Newton step is
+    the closed form ``sum w z y / sum w z^2`` (one pass). The clip of ``z`` is the objective's (±10 for
+    logits, none otherwise).
 
     Parameters
     ----------
     engine : object
-        Provides ``loss_grad_hess(theta, y, z, w)``.
+        Provides ``loss_grad_hess(theta, y, z, w)`` and ``objective`` (the log loss when it has none).
     y, z, w : arrays of shape (n_samples,)
-        Labels in [0, 1], logits ``F_{t-1} + h_t``, non-negative weights.
+        Labels, scores ``F_{t-1} + h_t``, non-negative weights.
     tol : float, default=1e-10
         Relative step size at which the iteration stops.
     max_iter : int, default=50
@@ -183,12 +187,16 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
     Returns
     -------
     theta : float
-        In ``THETA_BOUNDS``; 1.0 when the objective is flat (every weighted ``z`` is 0).
+        In the objective's ``theta_bounds``; 1.0 when the objective is flat (every weighted ``z`` is 0).
     """
-    lo, hi = THETA_BOUNDS
-    z = np.clip(z, -LOGIT_CLIP, LOGIT_CLIP)
+    objective = getattr(engine, "objective", LOG_LOSS)
+    lo, hi = objective.theta_bounds
+    if objective.clip is not None:
+        z = np.clip(z, -objective.clip, objective.clip)
     theta = 1.0
     loss, grad, hess = engine.loss_grad_hess(theta, y, z, w)
+    if objective.closed_form:
+        return min(max(theta - grad / hess, lo), hi) if hess > 0.0 else theta
     for _ in range(max_iter):
         if not hess > 0.0:
             break
@@ -318,7 +326,7 @@ def boost_rounds(
 def _check_finite(t: int, which: str, loss: float) -> None:
     if not np.isfinite(loss):
         raise ValueError(
-            f"MCGrad's rounds must keep the logits finite; got a {which} loss of {loss} after round {t}: the "
+            f"MCGrad's rounds must keep the scores finite; got a {which} loss of {loss} after round {t}: the "
             "boosting diverged (a learning_rate or lightgbm_params value far too large?)"
         )
 

@@ -1,7 +1,8 @@
 """Calibration and ranking metrics. Metrics never import estimators.
 
 All take ``(y_true, y_prob, *, sample_weight=None, ...)``; :func:`bootstrap` takes the metric first and gives an
-interval of any of them.
+interval of any of them. ``ecce``, ``ecce_sigma``, ``ecce_pvalue``, ``mce`` and ``reliability_curve`` also take real
+outcomes and predictions with ``outcome="regression"``, and ``mse`` and ``mae`` take them only.
 """
 
 from mcal.metrics._binned import ReliabilityCurve, ece, reliability_curve
@@ -16,8 +17,9 @@ from mcal.metrics._curves import (
 )
 from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
 from mcal.metrics._multicalibration import MCEResult, mce
+from mcal.metrics._regression import mae, mse
 from mcal.metrics._smooth import max_group_smece, smece
-from mcal.metrics._summary import calibration_summary, segment_intervals, summary_intervals
+from mcal.metrics._summary import calibration_summary, regression_summary, segment_intervals, summary_intervals
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 
 __all__ = [
@@ -38,11 +40,14 @@ __all__ = [
     "f_rce",
     "field_pcoc",
     "log_loss",
+    "mae",
     "max_group_smece",
     "mce",
+    "mse",
     "pcoc",
     "pr_auc",
     "reliability_curve",
+    "regression_summary",
     "reliability_intervals",
     "roc_auc",
     "segment_intervals",

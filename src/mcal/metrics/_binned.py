@@ -27,7 +27,8 @@ class ReliabilityCurve:
     mean_predicted : ndarray of shape (n_bins,)
         Weighted mean score per bin; NaN for an empty bin.
     fraction_positive : ndarray of shape (n_bins,)
-        Weighted fraction of positives per bin; NaN for an empty bin.
+        Weighted fraction of positives per bin (the weighted mean outcome, for regression; also
+        :attr:`mean_outcome`); NaN for an empty bin.
     weight : ndarray of shape (n_bins,)
         Total sample weight per bin.
     count : ndarray of shape (n_bins,)
@@ -39,6 +40,11 @@ class ReliabilityCurve:
     fraction_positive: NDArray[np.float64]
     weight: NDArray[np.float64]
     count: NDArray[np.int64]
+
+    @property
+    def mean_outcome(self) -> NDArray[np.float64]:
+        """Weighted mean outcome per bin, shape (n_bins,): ``fraction_positive`` under its name for real outcomes."""
+        return self.fraction_positive
 
     @property
     def empty(self) -> NDArray[np.bool_]:
@@ -85,6 +91,7 @@ def reliability_curve(
     sample_weight: ArrayLike | None = None,
     n_bins: int = 10,
     strategy: str = "uniform",
+    outcome: str = "classification",
 ) -> ReliabilityCurve:
     """Reliability curve: weighted mean score and observed frequency per score bin, empty bins kept.
 
@@ -99,7 +106,11 @@ def reliability_curve(
     n_bins : int, default=10
         Number of bins.
     strategy : {"uniform", "quantile"}, default="uniform"
-        Equal-width bins on [0, 1], or equal-weight bins with edges at weighted score quantiles.
+        Equal-width bins on [0, 1] (for regression, on the range of the predictions), or equal-weight bins with
+        edges at weighted score quantiles.
+    outcome : {"classification", "regression"}, default="classification"
+        Binary labels with probabilities, or real outcomes with real-valued predictions: the binned reliability
+        table of mean prediction against mean outcome (``curve.mean_outcome``).
 
     Returns
     -------
@@ -126,9 +137,11 @@ def reliability_curve(
     ([0.0, 1.0], [1, 2])
     """
     check_bins(n_bins, strategy)
-    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
-    edges = bin_edges(p, w, n_bins, strategy)
-    idx = bin_ids(p, w, n_bins, strategy).astype(np.intp)
+    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight, outcome)
+    low, width = (p.min(), p.max() - p.min()) if outcome == "regression" and strategy == "uniform" else (0.0, 1.0)
+    unit = (p - low) / width if width > 0 else np.zeros_like(p)  # scores on [0, 1] for the uniform bins
+    edges = low + width * bin_edges(unit, w, n_bins, strategy) if width > 0 else np.full(n_bins + 1, low)
+    idx = bin_ids(unit, w, n_bins, strategy).astype(np.intp)
     weight = np.bincount(idx, weights=w, minlength=n_bins)
     sum_p = np.bincount(idx, weights=w * p, minlength=n_bins)
     sum_y = np.bincount(idx, weights=w * y, minlength=n_bins)

@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._validation import check_metric_inputs
+from mcal.metrics._regression import regression_sigma
 
 #: p-values of the Brownian range below this are not resolvable in float64 and are reported as 0.0.
 _PVALUE_FLOOR = 1e-15
@@ -61,6 +62,11 @@ def _sigma(p: NDArray[np.float64], w: NDArray[np.float64]) -> float:
     return float(np.sqrt(np.sum(w**2 * p * (1.0 - p))) / w.sum())
 
 
+def outcome_sigma(y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], outcome: str) -> float:
+    """The scale of ECCE: from the probabilities for binary labels, from the residuals for real outcomes."""
+    return regression_sigma(y, p, w) if outcome == "regression" else _sigma(p, w)
+
+
 def sigma_scale(stat: float, sigma: float) -> float:
     """``stat / sigma``, and for ``sigma == 0`` (every score 0 or 1) 0.0 when ``stat`` is 0 and ``inf`` otherwise,
     the limits that :func:`ecce_pvalue` (1.0 and 0.0) and the MCE table use."""
@@ -69,7 +75,9 @@ def sigma_scale(stat: float, sigma: float) -> float:
     return float("inf") if stat > 0 else 0.0
 
 
-def ecce(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+def ecce(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
+) -> float:
     """Estimated cumulative calibration error (ECCE), range form: the range of the cumulative differences.
 
     Parameters
@@ -80,11 +88,13 @@ def ecce(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | Non
         Probabilities in [0, 1].
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
+    outcome : {"classification", "regression"}, default="classification"
+        Binary labels with probabilities, or real outcomes with real-valued predictions (any finite numbers).
 
     Returns
     -------
     ecce : float
-        In probability units: ``max_k C_k - min_k C_k`` with ``C_0 = 0``.
+        In probability units (the outcome's units for regression): ``max_k C_k - min_k C_k`` with ``C_0 = 0``.
 
     Raises
     ------
@@ -110,11 +120,13 @@ def ecce(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | Non
     >>> round(ecce([0, 1, 0, 1], [0.1, 0.3, 0.6, 0.9]), 6)
     0.175
     """
-    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
+    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight, outcome)
     return _ecce(y, p, w)
 
 
-def ecce_sigma(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+def ecce_sigma(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
+) -> float:
     """Standard deviation scale of ECCE under perfect calibration.
 
     Parameters
@@ -125,11 +137,14 @@ def ecce_sigma(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike
         Probabilities in [0, 1].
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
+    outcome : {"classification", "regression"}, default="classification"
+        Binary labels with probabilities, or real outcomes with real-valued predictions (any finite numbers).
 
     Returns
     -------
     sigma : float
-        :math:`\\sigma = \\sqrt{\\sum_j w_j^2 p_j (1 - p_j)} / W`, in probability units.
+        :math:`\\sigma = \\sqrt{\\sum_j w_j^2 p_j (1 - p_j)} / W`, in probability units; for regression the
+        successive-differences estimate of Guy et al. (2025, eq. 6), in the outcome's units (see Notes).
 
     Raises
     ------
@@ -143,16 +158,28 @@ def ecce_sigma(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike
     ----------
     .. [1] Arrieta-Ibarra et al., JMLR 23(351), 2022; MCGrad paper, section 2.
 
+    Notes
+    -----
+    For regression, with rows sorted by prediction (rows of equal prediction in their input order) and residuals
+    :math:`r_j = y_j - p_j`,
+    :math:`\\sigma^2 = \\sum_j (r_{j+1} - r_j)^2 (w_j + w_{j+1})^2 / (4 W (w_1 + w_n + 2 \\sum_{j=2}^{n-1} w_j))`,
+    as the reference implementation computes it (mcgrad 0.1.5,
+    ``mcgrad.metrics._ecce_regression_standard_deviation_per_segment``).
+
     Examples
     --------
     >>> ecce_sigma([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5])
     0.25
+    >>> round(ecce_sigma([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], outcome="regression"), 6)
+    0.645497
     """
-    _, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
-    return _sigma(p, w)
+    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight, outcome)
+    return outcome_sigma(y, p, w, outcome)
 
 
-def ecce_pvalue(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+def ecce_pvalue(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
+) -> float:
     """p-value of ECCE under the null hypothesis of perfect calibration.
 
     Parameters
@@ -163,6 +190,8 @@ def ecce_pvalue(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLik
         Probabilities in [0, 1].
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
+    outcome : {"classification", "regression"}, default="classification"
+        Binary labels with probabilities, or real outcomes with real-valued predictions (any finite numbers).
 
     Returns
     -------
@@ -194,5 +223,5 @@ def ecce_pvalue(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLik
     >>> round(ecce_pvalue([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5]), 4)
     1.0
     """
-    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
-    return float(brownian_range_sf(sigma_scale(_ecce(y, p, w), _sigma(p, w)))[0])
+    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight, outcome)
+    return float(brownian_range_sf(sigma_scale(_ecce(y, p, w), outcome_sigma(y, p, w, outcome)))[0])

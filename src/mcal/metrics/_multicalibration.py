@@ -14,7 +14,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._validation import check_metric_inputs
-from mcal.metrics._cumulative import _sigma, brownian_range_sf
+from mcal.metrics._cumulative import brownian_range_sf, outcome_sigma
+from mcal.metrics._regression import successive_difference_sigmas
 from mcal.segments import Segments, from_masks, generate_segments
 
 #: The minimum detectable error is this many global sigmas (Guy et al. 2025; ``mcgrad`` ``mde``).
@@ -39,7 +40,7 @@ class MCEResult:
         ``mce_sigma * sigma``, rescaled to probability units with the global sigma (MCGrad paper section 2).
         This is not the largest absolute ECCE of a segment; that one is in ``table``.
     mce_relative : float
-        ``mce_absolute / minority_prevalence``, a fraction (``mcgrad`` reports it in percent).
+        ``mce_absolute / minority_prevalence``, a fraction (``mcgrad`` reports it in percent); NaN for regression.
     pvalue : float
         Brownian-range tail probability of ``mce_sigma`` (not adjusted for multiple testing; 0.0 below 1e-15).
     mde : float
@@ -156,27 +157,34 @@ def walk_extremes(
 
 
 def segment_ecce(
-    y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], segments: Segments
+    y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], segments: Segments,
+    outcome: str = "classification",
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float]:
     """Absolute ECCE, sigma and total weight of every segment, and the global ECCE, from one sort of the scores.
 
-    Inputs are clean float64 arrays. Segments of zero weight get NaN ECCE and sigma.
+    Inputs are clean float64 arrays. Segments of zero weight get NaN ECCE and sigma. For ``outcome="regression"``
+    sigma is the successive-differences estimate within the segment (:func:`successive_difference_sigmas`).
     """
     order = np.argsort(p, kind="stable")
     p_sorted, w_sorted = p[order], w[order]
     residuals = w_sorted * (y[order] - p_sorted)
-    variance_terms = w_sorted * w_sorted * p_sorted * (1.0 - p_sorted)
+    regression = outcome == "regression"
+    raw = y[order] - p_sorted if regression else None
+    variance_terms = None if regression else w_sorted * w_sorted * p_sorted * (1.0 - p_sorted)
     ties = p_sorted if np.any(p_sorted[1:] == p_sorted[:-1]) else None
-    ranges, weight, variance = np.zeros((3, segments.n_segments))
+    ranges, weight, sigma = np.zeros((3, segments.n_segments))
     workspace = np.empty(p.size)
     for block in segments._blocks(order):
         ranges[block.ids] = walk_ranges(residuals, ties, block.positions, block.starts, workspace)[block.group]
         weight[block.ids] = block.sums(w_sorted)[block.group]
-        variance[block.ids] = block.sums(variance_terms)[block.group]
+        if regression:
+            sigma[block.ids] = successive_difference_sigmas(raw, w_sorted, block.positions, block.starts)[block.group]
+        else:
+            sigma[block.ids] = np.sqrt(block.sums(variance_terms)[block.group])
     with np.errstate(divide="ignore", invalid="ignore"):
         positive = weight > 0
         ecce = np.where(positive, ranges / weight, np.nan)
-        sigma = np.where(positive, np.sqrt(variance) / weight, np.nan)
+        sigma = np.where(positive, sigma if regression else sigma / weight, np.nan)
     global_ecce = float(walk_ranges(residuals, ties, None, np.zeros(1, dtype=np.intp), workspace)[0] / w.sum())
     return ecce, sigma, weight, global_ecce
 
@@ -240,6 +248,7 @@ def mce(
     segments: Any = None,
     sample_weight: ArrayLike | None = None,
     categorical_features: Any = "from_dtype",
+    outcome: str = "classification",
 ) -> MCEResult:
     """Multicalibration error (MCE): the largest sigma-scaled ECCE over segments, with a per-segment table.
 
@@ -262,6 +271,12 @@ def mce(
         than per quantile range), as in :class:`mcal.MCGrad`: ``"from_dtype"`` (object, string, category and
         bool columns), None (none), or column positions, a boolean mask of shape (n_features,) or column names,
         e.g. to declare an integer-coded column categorical. Only with ``X`` (not with ``segments``).
+    outcome : {"classification", "regression"}, default="classification"
+        Binary labels with probabilities, or real outcomes with real-valued predictions (any finite numbers). For
+        regression each segment's sigma is estimated from successive differences of its residuals in score order
+        (Guy et al. 2025, eq. 6; see :func:`mcal.metrics.ecce_sigma`), as the reference implementation does with
+        ``outcome_type="regression"``, and the relative scales (``mce_relative``, ``mde_relative``,
+        ``minority_prevalence``) are NaN: there is no prevalence.
 
     Returns
     -------
@@ -311,11 +326,12 @@ def mce(
     >>> round(result.mce_sigma, 4), result.table["segment"].tolist()
     (1.2247, [1, 0])
     """
-    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
+    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight, outcome)
     segs = _resolve_segments(X, segments, y.shape[0], categorical_features)
-    ecce, sigma, weight, global_ecce = segment_ecce(y, p, w, segs)
-    return mce_result(ecce, sigma, weight, global_ecce, segments=segs, sizes=segs.sizes, global_sigma=_sigma(p, w),
-                      rate=float(np.dot(w, y) / w.sum()))  # fmt: skip
+    ecce, sigma, weight, global_ecce = segment_ecce(y, p, w, segs, outcome)
+    rate = np.nan if outcome == "regression" else float(np.dot(w, y) / w.sum())
+    return mce_result(ecce, sigma, weight, global_ecce, segments=segs, sizes=segs.sizes,
+                      global_sigma=outcome_sigma(y, p, w, outcome), rate=rate)  # fmt: skip
 
 
 def mce_result(

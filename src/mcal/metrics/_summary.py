@@ -10,12 +10,15 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from mcal._validation import check_both_classes, check_metric_inputs, check_sample_weight, check_y_true
+import numpy as np
+
+from mcal._validation import check_both_classes, check_metric_inputs, check_sample_weight, check_y_real, check_y_true
 from mcal.metrics._binned import ece
 from mcal.metrics._bootstrap import bootstrap
 from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma, sigma_scale
 from mcal.metrics._field import f_rce, pcoc
 from mcal.metrics._multicalibration import mce
+from mcal.metrics._regression import mae, mse
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 from mcal.segments import Segments
 
@@ -63,7 +66,7 @@ def calibration_summary(
         If ``y_probs`` is not a mapping, ``n_bins`` is not an integer, or ``y_true``, a score column, ``field``
         or ``sample_weight`` is not array-like (None, a string, or a scalar weight), or holds complex numbers.
     """
-    _check_score_mapping(y_probs)
+    _check_mapping("y_probs", y_probs)
     y = check_y_true(y_true)
     w = check_sample_weight(sample_weight, y.shape[0])
     check_both_classes(y, w, "y_true")
@@ -87,14 +90,6 @@ def calibration_summary(
             row |= {"mce_sigma": result.mce_sigma, "mce_absolute": result.mce_absolute, "mce_pvalue": result.pvalue}
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index")
-
-
-def _check_score_mapping(y_probs: Any) -> None:
-    if not isinstance(y_probs, Mapping):
-        raise TypeError(f"y_probs must be a mapping of names to score arrays, e.g. {{'model': p}}; got "
-                        f"{type(y_probs).__name__}")
-    if not y_probs:
-        raise ValueError("y_probs must name at least one score column; got none")
 
 
 def _ecce_sigma_scale(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
@@ -144,7 +139,7 @@ def summary_intervals(
     ValueError, TypeError
         As :func:`calibration_summary` and :func:`bootstrap` (a metric undefined on a resample included).
     """
-    _check_score_mapping(y_probs)
+    _check_mapping("y_probs", y_probs)
     metrics: dict[str, tuple[Callable[..., float], dict[str, Any] | None]] = {
         "log_loss": (log_loss, None), "brier_score": (brier_score, None), "roc_auc": (roc_auc, None),
         "pr_auc": (pr_auc, None), "ece": (partial(ece, n_bins=n_bins), None), "ecce": (ecce, None),
@@ -212,3 +207,68 @@ def segment_intervals(
         except ValueError:  # a segment too small or of one class: no interval rather than no table
             out[k] = (np.nan, np.nan)
     return pd.DataFrame.from_dict(out, orient="index", columns=["ecce_sigma_low", "ecce_sigma_high"])
+def _check_mapping(name: str, scores: Any) -> None:
+    if not isinstance(scores, Mapping):
+        raise TypeError(f"{name} must be a mapping of names to score arrays, e.g. {{'model': p}}; got "
+                        f"{type(scores).__name__}")
+    if not scores:
+        raise ValueError(f"{name} must name at least one score column; got none")
+
+
+def regression_summary(
+    y_true: ArrayLike,
+    y_preds: Mapping[str, ArrayLike],
+    *,
+    sample_weight: ArrayLike | None = None,
+    segments: Any = None,
+) -> pd.DataFrame:
+    """Every core metric of real-valued predictions, for each named prediction column.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Real outcomes, finite.
+    y_preds : mapping of str to array-like of shape (n_samples,)
+        Prediction columns (finite real numbers) by name.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    segments : Segments or array-like of bool of shape (n_samples, n_segments), default=None
+        Segments; adds ``mce_sigma``, ``mce_absolute`` and ``mce_pvalue`` (:func:`mcal.metrics.mce` with
+        ``outcome="regression"``) when given.
+
+    Returns
+    -------
+    table : DataFrame of shape (len(y_preds), n_metrics)
+        One row per prediction column (index = names); columns ``mse``, ``mae``, ``mean_prediction``,
+        ``mean_outcome`` (weighted means), ``ecce`` (in the outcome's units), ``ecce_sigma_scale`` (ECCE over its
+        successive-differences sigma), ``ecce_pvalue``, and the MCE columns when segments are given.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite values, mismatched lengths, negative or all-zero weights, or an empty mapping.
+    TypeError
+        If ``y_preds`` is not a mapping, or an input is not array-like or holds complex numbers.
+
+    Examples
+    --------
+    >>> table = regression_summary([1.0, 2.0, 4.0], {"model": [1.0, 3.0, 2.0]})
+    >>> table.loc["model", ["mse", "mae"]].round(4).tolist()
+    [1.6667, 1.0]
+    """
+    _check_mapping("y_preds", y_preds)
+    y = check_y_real(y_true, "y_true")
+    w = check_sample_weight(sample_weight, y.shape[0])
+    regression = {"sample_weight": w, "outcome": "regression"}
+    rows = {}
+    for name, p in y_preds.items():
+        row = {"mse": mse(y, p, sample_weight=w), "mae": mae(y, p, sample_weight=w),
+               "mean_prediction": float(np.dot(w, check_y_real(p, f"y_preds[{name!r}]")) / w.sum()),
+               "mean_outcome": float(np.dot(w, y) / w.sum()), "ecce": ecce(y, p, **regression)}
+        row["ecce_sigma_scale"] = sigma_scale(row["ecce"], ecce_sigma(y, p, **regression))
+        row["ecce_pvalue"] = ecce_pvalue(y, p, **regression)
+        if segments is not None:
+            result = mce(y, p, segments=segments, **regression)
+            row |= {"mce_sigma": result.mce_sigma, "mce_absolute": result.mce_absolute, "mce_pvalue": result.pvalue}
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
