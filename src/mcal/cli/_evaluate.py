@@ -250,9 +250,9 @@ EVALUATE = Command(
     "Compute log loss, Brier score, ROC-AUC, PR-AUC, ECE, ECCE (with its sigma scale and p-value) and PCOC\n"
     "for each score column; F-RCE with --field; the multicalibration error (MCE) over segments of the\n"
     "feature columns given with --segments, and each score column's ten worst segments; --categorical\n"
-    "declares integer-coded segment columns categorical; --ci adds bootstrap confidence intervals. With --outcome
-    "regression (a continuous label): MSE, MAE, mean prediction and outcome, ECCE and its p-value, the regression\n"
-    "MCE with --segments, and a diagram of mean outcome against mean prediction with --plot.\n\n"
+    "declares integer-coded segment columns categorical; --ci adds bootstrap confidence intervals.\n"
+    "With --outcome regression (a continuous label): MSE, MAE, mean prediction and outcome, ECCE and its\n"
+    "p-value, the regression MCE with --segments, and a diagram of mean outcome against mean prediction with --plot.\n\n"
     "example: mcal evaluate test.csv --score-col p --score-col p_calibrated --label-col y --plot diagram.png\n"
     "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,region --categorical region\n"
     "         mcal evaluate 'scores/*.parquet' --score-col p --label-col y --scheduler tcp://host:8786",
