@@ -41,7 +41,7 @@ def regression_report(
     segs = None if X is None and segments is None else _resolve_segments(X, segments, y.shape[0], categorical_features)
     Figure = import_optional("matplotlib.figure").Figure
     weighted = sample_weight is not None
-    sections = [_metrics_section(regression_summary(y, preds, sample_weight=w), n_bins, _NOTE),
+    sections = [_metrics_section(regression_summary(y, preds, sample_weight=w), n_bins, note=_NOTE),
                 _reliability_section(Figure, y, preds, w, n_bins)]  # fmt: skip
     if segs is not None:
         sections.append(_segments_section(y, preds, w, segs, n_worst_segments))
