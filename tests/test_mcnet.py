@@ -109,7 +109,7 @@ def test_field_balance_regularizer_lowers_the_per_field_pcoc_spread():
     p, X = 1 / (1 + np.exp(-s)), pd.DataFrame({"f": f})
 
     def spread(alpha):
-        kw = dict(SMALL, balance_field="f", validation_fraction=0.0, max_epochs=6)
+        kw = dict(SMALL, balance_field="f", validation_fraction=0.0, max_epochs=20)
         model = MCNet(**kw, alpha=alpha).fit(p, y, X=X)
         q = model.predict(p)
         return np.std([pcoc(y[f == c], q[f == c]) for c in range(3)])
@@ -360,16 +360,20 @@ def test_fit_uses_n_threads_and_restores_torch_threads(log_data, monkeypatch):
     p, y, _, _ = log_data
     seen = []
     monkeypatch.setattr("mcal.mcnet._estimator.train", lambda torch_, *a, **k: seen.append(torch.get_num_threads()) or {
-        "n_epochs": 0, "best_epoch": 0, "loss_curve": [], "validation_loss_curve": []})
+        "n_epochs": 0, "best_epoch": 0, "n_steps": 0, "best_step": 0, "loss_curve": [], "validation_loss_curve": []})
     MCNet(**SMALL, n_threads=2).fit(p, y)
     assert seen == [2] and torch.get_num_threads() == 1
 
 
-def test_without_a_held_out_part_every_epoch_is_run(log_data):
+def test_without_a_held_out_part_every_step_of_the_budget_is_run(log_data):
     p, y, X, _ = log_data
     model = MCNet(**{**SMALL, "max_epochs": 2}, validation_fraction=0.0).fit(p, y, X=X)
+    steps = 2 * -(-p.size // SMALL["batch_size"])  # two passes of 256-row batches over 3,000 rows: 24 steps
     assert (model.n_epochs_, model.best_epoch_, model.validation_loss_curve_.size) == (2, 2, 0)
-    assert model.loss_curve_.shape == (2,)
+    assert (model.n_steps_, model.best_step_) == (steps, steps)
+    assert model.loss_curve_.shape == (1,)  # one reading per 25 steps, and one at the end of the budget
+    capped = MCNet(**{**SMALL, "max_epochs": 2}, max_steps=5, validation_fraction=0.0).fit(p, y, X=X)
+    assert (capped.n_steps_, capped.n_epochs_) == (5, 1)
 
 
 @pytest.mark.parametrize(
@@ -486,8 +490,8 @@ def test_cli_fits_and_applies_mcnet_with_a_field(tmp_path, log_data, capsys):
     capsys.readouterr()
 
 
-def test_progress_bar_counts_the_epochs_run(monkeypatch):
-    # the bar is driven by the epoch loop: one update per epoch actually run
+def test_progress_bar_counts_the_steps_run(monkeypatch):
+    # the bar is driven by the step loop: one update per optimizer step actually run
     import mcal.mcnet._training as training
 
     updates = []
@@ -498,7 +502,7 @@ def test_progress_bar_counts_the_epochs_run(monkeypatch):
 
     class Ctx:
         def __init__(self, total, desc, *, enabled=None, unit="step"):
-            assert enabled is True and unit == "epoch" and total == 3
+            assert enabled is True and unit == "step" and total == 3  # 3 epochs of one 540-row batch
 
         def __enter__(self):
             return Bar()
@@ -512,7 +516,7 @@ def test_progress_bar_counts_the_epochs_run(monkeypatch):
     y = (rng.uniform(size=600) < p).astype(float)
     est = MCNet(hidden_sizes=(8, 8), embedding_dim=4, n_bins=4, n_nodes=10, max_epochs=3, patience=5,
                 progress=True, random_state=0).fit(p, y)
-    assert len(updates) == est.n_epochs_ and all("loss" in u for u in updates)
+    assert len(updates) == est.n_steps_ and all("loss" in u for u in updates)
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e300])
@@ -774,23 +778,32 @@ def test_slopes_inside_the_monotone_region_are_kept():
     np.testing.assert_array_equal(_limit_slopes(values, slopes, np.array([1.0]))[0, 0], [[1.0, 4.0]])
 
 
-#: A learning rate at which the held-out loss rises after the first epoch on click_log(0, 3000).
-NOISY = dict(SMALL, field="f", validation_fraction=0.3, max_epochs=8, patience=2, learning_rate=0.01)
+#: A learning rate at which the held-out loss rises after its minimum on click_log(0, 3000); no order penalty, so
+#: that the held-out criterion is the held-out log loss.
+NOISY = dict(SMALL, field="f", validation_fraction=0.3, max_epochs=400, min_steps=50, patience=50, beta=0.0,
+             learning_rate=0.01)
 
 
-def test_best_epoch_has_the_lowest_held_out_loss_and_training_stops_patience_epochs_later(log_data):
+def test_best_step_has_the_lowest_held_out_loss_and_training_stops_patience_steps_later(log_data):
     p, y, X, _ = log_data
     model = MCNet(**NOISY).fit(p, y, X=X)
     curve = model.validation_loss_curve_
-    assert 0 < model.best_epoch_ < model.n_epochs_ < NOISY["max_epochs"]
-    assert curve[model.best_epoch_] == curve.min()
-    assert model.n_epochs_ == model.best_epoch_ + NOISY["patience"]
+    interval = 25  # steps between held-out readings (held-out rows < 25 batches)
+    assert 0 < model.best_step_ < model.n_steps_ < NOISY["max_epochs"] * 9  # 2,100 training rows: 9 steps a pass
+    assert curve[model.best_step_ // interval] == curve.min()
+    assert model.n_steps_ == max(NOISY["min_steps"], model.best_step_ + NOISY["patience"])
+    assert model.best_epoch_ == -(-model.best_step_ // 9)
 
 
-def test_the_weights_kept_are_those_of_the_best_epoch(log_data):
-    # The same seed draws the same batches, so a fit stopped at the best epoch ends on the weights kept.
+def test_the_weights_kept_are_those_of_the_best_step(log_data):
+    # The held-out rows are the first draw of the seeded generator; with beta = 0 the criterion is their log loss.
+    from mcal.mcnet._training import split_rows
+
     p, y, X, _ = log_data
     model = MCNet(**NOISY).fit(p, y, X=X)
-    assert model.best_epoch_ < model.n_epochs_
-    stopped = MCNet(**{**NOISY, "max_epochs": model.best_epoch_}).fit(p, y, X=X)
-    np.testing.assert_array_equal(model.predict(p, X=X), stopped.predict(p, X=X))
+    _, held = split_rows(y.astype(float), np.ones(p.size), 0.3, np.random.default_rng(NOISY["random_state"]))
+    q = model.predict(p[held], X=X.iloc[held])
+    held_loss = -np.mean(y[held] * np.log(q) + (1 - y[held]) * np.log(1 - q))
+    curve = model.validation_loss_curve_
+    assert held_loss == pytest.approx(curve.min(), rel=1e-5)
+    assert curve[-1] > curve.min() + 1e-4  # the last weights are not those kept

@@ -35,7 +35,7 @@ from mcal.mcnet._network import (
     to_parameters,
     warm_start_bias,
 )
-from mcal.mcnet._training import EVAL_CHUNK, Data, Spec, calibrated_logits, split_rows, train
+from mcal.mcnet._training import EVAL_CHUNK, Data, Schedule, Spec, calibrated_logits, split_rows, train
 
 #: The outer bin edges, in logit units: every score, once clipped to [EPS, 1 - EPS], lies between them.
 LOGIT_BOUND = float(logit(np.array([1.0]))[0])
@@ -246,6 +246,8 @@ class MCNet(BaseCalibrator):
         "auxiliary_scale_",
         "n_epochs_",
         "best_epoch_",
+        "n_steps_",
+        "best_step_",
         "loss_curve_",
         "validation_loss_curve_",
     )
@@ -254,19 +256,21 @@ class MCNet(BaseCalibrator):
         self,
         *,
         n_bins: int = 20,
-        n_nodes: int = 50,
-        hidden_sizes: tuple[int, ...] = (64, 64),
+        n_nodes: int = 25,
+        hidden_sizes: tuple[int, ...] = (32, 32),
         embedding_dim: int = 64,
-        beta: float = 1.0,
+        beta: float = 0.1,
         alpha: float = 0.0,
         field: str | int | None = None,
         balance_field: str | int | None = None,
         auxiliary_features: tuple[str | int, ...] | None = None,
         auxiliary_hidden_size: int = 64,
-        learning_rate: float = 1e-3,
+        learning_rate: float = 3e-3,
         batch_size: int = 2048,
-        max_epochs: int = 10,
-        patience: int = 2,
+        max_epochs: int = 1000,
+        max_steps: int = 3000,
+        min_steps: int = 500,
+        patience: int = 500,
         validation_fraction: float = 0.1,
         memory_efficient: bool = False,
         random_state: int | None = None,
@@ -289,6 +293,8 @@ class MCNet(BaseCalibrator):
         self.learning_rate = learning_rate
         self.batch_size = batch_size
         self.max_epochs = max_epochs
+        self.max_steps = max_steps
+        self.min_steps = min_steps
         self.patience = patience
         self.validation_fraction = validation_fraction
         self.memory_efficient = memory_efficient
@@ -395,11 +401,13 @@ class MCNet(BaseCalibrator):
             x=tensor(x), y=tensor(y), w=tensor(sample_weight), bins=bins, contexts=contexts,
             groups=tensor(groups, torch.long), n_groups=n_groups, aux=tensor(aux),
         )
-        run = dict(
-            train_rows=train_rows, validation_rows=validation_rows, learning_rate=float(self.learning_rate),
-            batch_size=int(self.batch_size), max_epochs=int(self.max_epochs), patience=int(self.patience), rng=rng,
-            show_progress=self.progress,
+        schedule = Schedule.build(
+            train_rows.size, validation_rows.size, learning_rate=float(self.learning_rate),
+            batch_size=int(self.batch_size), max_epochs=int(self.max_epochs), max_steps=int(self.max_steps),
+            min_steps=int(self.min_steps), patience=int(self.patience),
         )  # fmt: skip
+        run = dict(train_rows=train_rows, validation_rows=validation_rows, schedule=schedule, rng=rng,
+                   show_progress=self.progress)  # fmt: skip
         geometry_t = {k: tensor(v) for k, v in geometry.items()}
         if self.n_processes == 1:
             history = train(torch, P, self._spec(arch), geometry_t, data, **run)
@@ -410,6 +418,7 @@ class MCNet(BaseCalibrator):
             torch, {k: v.detach().cpu().numpy() for k, v in P.items()}, device="cpu", dtype=torch.float32
         )
         self.n_epochs_, self.best_epoch_ = int(history["n_epochs"]), int(history["best_epoch"])
+        self.n_steps_, self.best_step_ = int(history["n_steps"]), int(history["best_step"])
         self.loss_curve_ = np.asarray(history["loss_curve"], dtype=np.float64)
         self.validation_loss_curve_ = np.asarray(history["validation_loss_curve"], dtype=np.float64)
         self._compile(torch)
