@@ -215,3 +215,23 @@ def test_input_safety_counts_a_message_without_the_keywords_as_unclear(input_saf
     assert input_safety.outcome(fails, case, None, None)["outcome"] == "unclear error"
     assert input_safety.outcome(names_it, case, None, None)["outcome"] == "error"
     assert input_safety.verdict(case, {"outcome": "accepted", "detail": "finite predictions", "nan": 0}) == "no"
+
+
+@pytest.mark.slow
+def test_mcnet_synthetic_quick_mode_runs_end_to_end(tmp_path):
+    # benchmarks/mcnet_synthetic.py --quick: two tiny logs, every method, the tables and the raw CSV
+    sys.path.insert(0, str(BENCH))
+    try:
+        module = importlib.import_module("mcnet_synthetic")
+    finally:
+        sys.path.remove(str(BENCH))
+    assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
+    header, raw = _csv(tmp_path / "mcnet_synthetic.csv")
+    assert {"mcal version", "git commit", "date (UTC)", "seeds", "cores"} <= set(header)
+    assert set(raw["case"]) == set(module.QUICK_CASES)
+    field_case = raw[raw["generator"] == "power"]
+    assert {"MCNet-Field", "PerField-Isotonic", "NeuCalib", "AdaCalib", "MCGrad"} <= set(field_case["method"])
+    assert np.isfinite(raw[["msd_truth", "log_loss", "roc_auc"]]).all().all()
+    nets = raw[raw["method"].str.startswith("MCNet")]
+    assert (nets["field_auc_drop"].abs() < 1e-12).all()  # monotone in the score within every field
+    assert "## Targets" in (tmp_path / "mcnet_synthetic.md").read_text(encoding="utf-8")

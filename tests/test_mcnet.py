@@ -71,17 +71,39 @@ def test_map_is_increasing_within_every_bin_for_every_field_on_random_scores():
             assert np.all(np.diff(out)[same_bin] >= 0)
 
 
-def test_order_regularizer_makes_the_map_monotone_across_bins_on_monotone_data(log_data):
+@pytest.mark.parametrize("settings", [
+    {},  # the defaults, on a short budget
+    {"beta": 0.0, "learning_rate": 0.05, "n_bins": 40, "hidden_sizes": (4,), "batch_size": 64},  # no order penalty
+    {"beta": 100.0, "learning_rate": 0.03, "n_bins": 2, "n_nodes": 2, "embedding_dim": 1},
+])
+@pytest.mark.parametrize("inference", ["exact", "compiled"])
+def test_map_is_monotone_in_the_score_for_every_field_across_bins_too(log_data, settings, inference):
+    # within a bin by construction (f1 > 0); at a bin edge the next bin's bias term is raised to where the bin
+    # before ends, so no training setting can make the map drop, with or without eq. 10's penalty
     p, y, X, _ = log_data
     for field in ("f", None):
-        kw = dict(SMALL, field=field, validation_fraction=0.0, max_epochs=6)
-        with_order = MCNet(**kw, beta=1.0).fit(p, y, X=X)
-        without = MCNet(**kw, beta=0.0).fit(p, y, X=X)
-        # eq. 10 is a hinge penalty, not a constraint: a residual of order lr may remain at a boundary
-        _, curves = grid_per_field(with_order)
-        assert min(np.diff(c).min() for c in curves) > -1e-3
-        _, curves = grid_per_field(without)
-        assert min(np.diff(c).min() for c in curves) < -1e-2  # the regularizer is what makes the difference
+        model = MCNet(field=field, max_steps=150, validation_fraction=0.0, random_state=0, inference=inference,
+                      **settings).fit(p, y, X=X)
+        _, curves = grid_per_field(model, n=20001)
+        assert min(np.diff(c).min() for c in curves) >= 0.0
+
+
+def test_order_penalty_is_zero_on_an_already_monotone_network():
+    # the warm start is one line per field, continuous across bins; raising later bins keeps the order too
+    from mcal.mcnet._network import ordered_tables
+    from mcal.mcnet._training import order_penalty
+
+    targets = np.array([[-1.0, 0.5, -3.0], [0.0, 1.5, -2.0]])  # f^1(b_1, c) = f2^1(c) + 0.5 * 2 = f2^2(c)
+    P, geometry = hand_network(0.5, targets)
+    with torch.no_grad():
+        offset, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+        assert float(order_penalty(torch, raw, gaps)) == pytest.approx(0.0, abs=1e-12)
+        np.testing.assert_allclose(bias.numpy(), targets, atol=1e-12)  # nothing to raise
+        with torch.no_grad():
+            P["f2_out_b"][1] += 0.7  # bin 2 starts higher: a jump up, still in order
+        _, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+    assert float(order_penalty(torch, raw, gaps)) == 0.0
+    np.testing.assert_allclose(bias.numpy(), targets + [[0.0], [0.7]], atol=1e-12)
 
 
 def test_output_is_strictly_inside_the_unit_interval(field_model):
@@ -685,23 +707,27 @@ def test_warm_start_is_the_per_field_platt_line_continuous_across_bins():
 def test_eq10_order_penalty_sums_the_hinge_of_probabilities_over_contexts_at_the_inner_edge():
     from scipy.special import expit
 
-    from mcal.mcnet._network import context_tables
+    from mcal.mcnet._network import ordered_tables
     from mcal.mcnet._training import order_penalty
 
     P, geometry = hand_network(0.5, TARGETS)
     with torch.no_grad():
-        got = float(order_penalty(torch, P, hand_spec(), geometry, context_tables(torch, P, 1)))
+        _, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+        got = float(order_penalty(torch, raw, gaps))
     # f^1(b_1, c) = f2^1(c) + 0.5 * (0 - (-2)) = [0, 1.5, -2]; f^2(b_1, c) = f2^2(c) = [0.5, 0, -2.5]
     expected = 0.0 + (expit(1.5) - expit(0.0)) + (expit(-2.0) - expit(-2.5))
     assert got == pytest.approx(expected, rel=1e-12)
+    # the map itself starts bin 2 where bin 1 ends, or higher: max([0.5, 0, -2.5], [0, 1.5, -2])
+    np.testing.assert_allclose(bias.numpy(), [TARGETS[0], [0.5, 1.5, -2.0]], atol=1e-12)
 
 
 def test_eq10_order_penalty_of_one_bin_is_zero():
-    from mcal.mcnet._network import context_tables
+    from mcal.mcnet._network import ordered_tables
     from mcal.mcnet._training import order_penalty
 
     P, geometry = hand_network(0.5, TARGETS[:1], edges=(-3.0, 3.0), anchor=(-2.0,))
-    assert float(order_penalty(torch, P, hand_spec(), geometry, context_tables(torch, P, 1))) == 0.0
+    _, _, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+    assert float(order_penalty(torch, raw, gaps)) == 0.0
 
 
 def test_eq11_12_balance_penalty_is_the_population_std_of_diff_over_the_whole_batch_weight():
@@ -727,7 +753,8 @@ def test_eq13_objective_is_log_loss_plus_beta_order_plus_alpha_balance():
                 groups=torch.as_tensor(contexts - 1), n_groups=2, aux=None)
     with torch.no_grad():
         got = float(objective(torch, P, hand_spec(beta=0.7, alpha=0.3), geometry, data, np.arange(6), contexts))
-    logits = TARGETS[bins, contexts] + 0.5 * (x - np.array([-2.0, 0.0])[bins])
+    start = np.array([TARGETS[0], [0.5, 1.5, -2.0]])  # bin 2 raised to where bin 1 ends (eq. 10's hinge is > 0)
+    logits = start[bins, contexts] + 0.5 * (x - np.array([-2.0, 0.0])[bins])
     log_loss = np.sum(w * (np.logaddexp(0.0, logits) - y * logits)) / w.sum()
     order = (expit(1.5) - expit(0.0)) + (expit(-2.0) - expit(-2.5))
     diff = np.bincount(contexts - 1, weights=w * (expit(logits) - y)) / w.sum()

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mcal._progress import progress
-from mcal.mcnet._network import auxiliary, context_tables, integrate_rows
+from mcal.mcnet._network import auxiliary, integrate_rows, ordered_tables
 
 #: Fraction of training rows whose context is replaced by the no-context code in each epoch, so that the
 #: no-context function (the fallback for fields unseen at fit time) is trained on the same data.
@@ -104,21 +104,25 @@ def calibrated_logits(
     return out if aux is None else out + auxiliary(torch, P, aux)
 
 
-def order_penalty(torch: Any, P: Any, spec: Spec, geometry: dict[str, Any], tables: tuple[Any, Any]) -> Any:
-    """Eq. 10: the sum over contexts and inner bin boundaries of max(f^k(b_k, c) - f^{k+1}(b_k, c), 0).
+def order_penalty(torch: Any, raw_bias: Any, gaps: Any) -> Any:
+    """Eq. 10: the sum over contexts and inner bin edges of max(f^k(b_k, c) - f^{k+1}(b_k, c), 0), on probabilities.
 
-    Computed on probabilities, as in the paper. Bin k+1 integrates from b_k, so f^{k+1}(b_k, c) is its bias.
+    Bin k+1 integrates from b_k, so f^{k+1}(b_k, c) is its bias term and f^k(b_k, c) = f2^k(c) + gaps[k, c]
+    (:func:`mcal.mcnet._network.ordered_tables`); read on the network's own bias terms, before they are raised.
+    The value is eq. 10's; its gradient reaches only the lower bias term f2^{k+1}: the map never drops (its bias
+    terms are raised), so pulling f^k(b_k, c) down would bend the map to suit a bias term the map does not use.
     """
-    offset, bias = tables
-    K, n_ctx = bias.shape
-    if K < 2:
-        return bias.new_zeros(())
-    bins = np.repeat(np.arange(K - 1), n_ctx)
-    ctx = np.tile(np.arange(n_ctx), K - 1)
-    upper = geometry["edges"][1:-1][torch.as_tensor(bins, device=bias.device)]
-    left = calibrated_logits(torch, P, spec, geometry, tables, upper, bins, ctx, None)
-    right = bias[1:].reshape(-1)
-    return torch.relu(torch.sigmoid(left) - torch.sigmoid(right)).sum()
+    if raw_bias.shape[0] < 2:
+        return raw_bias.new_zeros(())
+    return torch.relu(torch.sigmoid(raw_bias[:-1] + gaps).detach() - torch.sigmoid(raw_bias[1:])).sum()
+
+
+def model_tables(torch: Any, P: Any, spec: Spec, geometry: dict[str, Any]) -> tuple[tuple[Any, Any], Any]:
+    """The (offset, bias) tables of the monotone map (:func:`mcal.mcnet._network.ordered_tables`) and eq. 10's
+    order penalty of the network."""
+    offset, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=spec.n_hidden, n_nodes=spec.n_nodes,
+                                             memory_efficient=spec.memory_efficient)  # fmt: skip
+    return (offset, bias), order_penalty(torch, raw, gaps)
 
 
 def balance_penalty(torch: Any, p: Any, y: Any, w: Any, groups: Any, n_groups: int) -> Any:
@@ -140,7 +144,7 @@ def objective(
     ``batch_weight`` and ``1 / n_processes`` as ``penalty_share``, so that the processes' values add up to the
     batch's (the balance penalty, not additive, is left to single-process fits).
     """
-    tables = context_tables(torch, P, spec.n_hidden)
+    tables, order = model_tables(torch, P, spec, geometry)
     r = torch.as_tensor(rows, device=data.x.device)
     aux = None if data.aux is None else data.aux[r]
     if torch.is_grad_enabled():
@@ -158,7 +162,7 @@ def objective(
         w.sum() if batch_weight is None else batch_weight
     )
     if spec.beta > 0:
-        loss = loss + penalty_share * spec.beta * order_penalty(torch, P, spec, geometry, tables)
+        loss = loss + penalty_share * spec.beta * order
     if spec.alpha > 0 and data.groups is not None:
         loss = loss + spec.alpha * balance_penalty(torch, torch.sigmoid(logits), y, w, data.groups[r], data.n_groups)
     return loss
@@ -224,9 +228,11 @@ def train(
 ) -> dict[str, Any]:
     """Mini-batch Adam on eq. 13 with early stopping on held-out data; the best checkpoint's weights are restored.
 
-    The held-out criterion is eq. 13 itself (log loss + beta * order penalty + alpha * balance) on the
-    held-out rows: what the fit minimizes. The warm start has no order penalty, so a fit that breaks the
-    order across bins must buy it with a lower held-out log loss.
+    The held-out criterion is eq. 13 of the map on the held-out rows: log loss + alpha * balance, plus beta
+    times eq. 10 of the map, which is zero because the map's bias terms are raised to keep it in order
+    (:func:`mcal.mcnet._network.ordered_tables`). The training loss's eq. 10 is read on the network's own bias
+    terms, which the map does not use where they are out of order; counting them in the criterion would
+    always favour the warm start, whose bias terms are in order.
 
     With ``shard`` (a :class:`mcal.mcnet._distributed.Shard`), this process computes its share of every
     mini-batch and of the held-out loss, and the gradients and losses are summed across the processes before
@@ -240,13 +246,14 @@ def train(
         (held-out criterion at the warm start and at each check).
     """
     optimizer = torch.optim.Adam(P.parameters(), lr=schedule.learning_rate)
+    held_out_spec = Spec(spec.n_hidden, spec.n_nodes, 0.0, spec.alpha, spec.memory_efficient)
     lr_schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule.factor)
 
     def held_out() -> float:
         with torch.no_grad():
             if shard is None:
-                return float(objective(torch, P, spec, geometry, data, validation_rows, data.contexts))
-            share = objective(torch, P, spec, geometry, data, shard.rows(validation_rows), data.contexts,
+                return float(objective(torch, P, held_out_spec, geometry, data, validation_rows, data.contexts))
+            share = objective(torch, P, held_out_spec, geometry, data, shard.rows(validation_rows), data.contexts,
                               batch_weight=data.w[torch.as_tensor(validation_rows)].sum(),
                               penalty_share=1 / shard.world)  # fmt: skip
             return float(shard.all_sum(torch, [share.reshape(1)])[0])
