@@ -133,7 +133,7 @@ def context_tables(torch: Any, P: Any, n_hidden: int) -> tuple[Any, Any]:
 def ordered_tables(
     torch: Any, P: Any, geometry: dict[str, Any], *, n_hidden: int, n_nodes: int, memory_efficient: bool = False
 ) -> tuple[Any, Any, Any, Any]:
-    """:func:`context_tables` with eq. 7's bias terms raised, where needed, so that the map never drops at a bin edge.
+    r""":func:`context_tables` with eq. 7's bias terms raised, where needed, so that the map never drops at a bin edge.
 
     Bin k+1 starts where bin k ends or higher: :math:`\tilde f_2^{k+1}(c) = \max(f_2^{k+1}(c), \tilde f_2^k(c) +
     I^k(c))`, with :math:`I^k(c)` the integral of f1 over bin k from its anchor to its upper edge. With the prefix
