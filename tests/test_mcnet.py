@@ -22,12 +22,7 @@ torch = pytest.importorskip("torch")
 SMALL = dict(n_bins=5, hidden_sizes=(16, 16), embedding_dim=4, n_nodes=20, batch_size=256, max_epochs=4, random_state=0)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def click_log(seed, n, n_fields=3):

@@ -11,12 +11,7 @@ from mcal import MCNet
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def field_log(seed, n):
