@@ -216,7 +216,7 @@ class MCNet(BaseCalibrator):
       the map is non-decreasing in the score for every field whatever the training did, and ROC-AUC within a
       field equals the base score's. Eq. 10 (weight ``beta``) is kept on the network's own bias terms, so that
       a bias term pushed below its bin's start, which the maximum hides from the log loss, is pulled back.
-    * **Unseen fields.** Each epoch 10% of the training rows get the no-context code (h = 0), so the
+    * **Unseen fields.** Each pass 10% of the training rows get the no-context code (h = 0), so the
       no-context function is a trained MCNet-None; unseen fields at predict time use it, with one warning.
       Eq. 10 covers it too.
     * **Width, step size, training length.** Every row costs T network passes, so width and T set the
@@ -227,11 +227,11 @@ class MCNet(BaseCalibrator):
       the held-out rows: log loss and alpha times the balance term; eq. 10 of the map is zero by
       construction, and the penalty on the network's own bias terms, which the map does not use where they
       are out of order, is left out (counted, it made every fit keep the warm start). It cannot stop before
-      ``min_steps``; the weights of the best reading are kept, the warm start included. The defaults come from measurements at 5k, 50k, 200k and 1M rows
-      (``benchmarks/results/mcnet_synthetic.md``, section "Choice of the defaults"): with eq. 10 as a
-      penalty (``beta`` 0.1 or the paper's 1, summed over every bin edge and field) the held-out loss rose
-      in the first few hundred steps and early stopping often kept the warm start; with the construction
-      above and ``beta=0`` every fit left it. Appendix B.4's :math:`L_2`
+      ``min_steps``; the weights of the best reading are kept, the warm start included. The defaults come
+      from measurements at 5k to 1M rows (``benchmarks/results/mcnet_synthetic.md``, "Choice of the
+      defaults"): with eq. 10 as a penalty (``beta`` 0.1 or the paper's 1, summed over every bin edge and
+      field) the held-out loss rose in the first few hundred steps and early stopping often kept the warm
+      start; with the construction above and ``beta=0`` the fits left it. Appendix B.4's :math:`L_2`
       regularization (weight not reported) is not applied; early stopping is the guard against overfitting.
     * **Precision.** Training runs in float32 (twice as fast on CPU; Adam's noise dwarfs the rounding);
       exact inference and the compiled tables use float64, so outputs are monotone to rounding.
