@@ -8,6 +8,16 @@ matplotlib.use("Agg")
 
 
 @pytest.fixture
+def one_torch_thread():
+    """Run the test with one torch intra-op thread (the MCNet tests; reproducible sums, no contention)."""
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(12345)
 

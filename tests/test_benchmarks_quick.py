@@ -232,6 +232,8 @@ def test_bootstrap_coverage_quick_run_and_population_values():
     assert coverage.population_values(weighted=True)["brier_score"] == pytest.approx((1 / 6 + 9 * 0.052 / 3) / 2.8)
     table = coverage.main(["--quick"])
     assert len(table) == 10 and table["coverage_percentile"].between(0, 1).all()
+
+
 @pytest.mark.slow
 def test_regression_benchmark_quick_mode_writes_both_implementations_on_every_data_set(tmp_path):
     pytest.importorskip("mcgrad.methods", reason="the regression benchmark compares against mcgrad 0.1.5 (the bench "
@@ -254,3 +256,23 @@ def test_regression_benchmark_quick_mode_writes_both_implementations_on_every_da
         # both calibrate: the held-out MSE falls below the base prediction's
         assert (fitted["mse"] < group.loc[group["impl"] == "base prediction", "mse"].iloc[0]).all()
     assert "| fit time, reference / mcal" in out.with_suffix(".md").read_text()
+
+
+@pytest.mark.slow
+def test_mcnet_synthetic_quick_mode_runs_end_to_end(tmp_path):
+    # benchmarks/mcnet_synthetic.py --quick: two tiny logs, every method, the tables and the raw CSV
+    sys.path.insert(0, str(BENCH))
+    try:
+        module = importlib.import_module("mcnet_synthetic")
+    finally:
+        sys.path.remove(str(BENCH))
+    assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
+    header, raw = _csv(tmp_path / "mcnet_synthetic.csv")
+    assert {"mcal version", "git commit", "date (UTC)", "seeds", "cores"} <= set(header)
+    assert set(raw["case"]) == set(module.QUICK_CASES)
+    field_case = raw[raw["generator"] == "power"]
+    assert {"MCNet-Field", "PerField-Isotonic", "NeuCalib", "AdaCalib", "MCGrad"} <= set(field_case["method"])
+    assert np.isfinite(raw[["msd_truth", "log_loss", "roc_auc"]]).all().all()
+    nets = raw[raw["method"].str.startswith("MCNet")]
+    assert (nets["field_auc_drop"].abs() < 1e-12).all()  # monotone in the score within every field
+    assert "## Targets" in (tmp_path / "mcnet_synthetic.md").read_text(encoding="utf-8")

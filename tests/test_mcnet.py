@@ -22,12 +22,7 @@ torch = pytest.importorskip("torch")
 SMALL = dict(n_bins=5, hidden_sizes=(16, 16), embedding_dim=4, n_nodes=20, batch_size=256, max_epochs=4, random_state=0)
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def click_log(seed, n, n_fields=3):
@@ -71,17 +66,39 @@ def test_map_is_increasing_within_every_bin_for_every_field_on_random_scores():
             assert np.all(np.diff(out)[same_bin] >= 0)
 
 
-def test_order_regularizer_makes_the_map_monotone_across_bins_on_monotone_data(log_data):
+@pytest.mark.parametrize("settings", [
+    {},  # the defaults, on a short budget
+    {"beta": 0.0, "learning_rate": 0.05, "n_bins": 40, "hidden_sizes": (4,), "batch_size": 64},  # no order penalty
+    {"beta": 100.0, "learning_rate": 0.03, "n_bins": 2, "n_nodes": 2, "embedding_dim": 1},
+])
+@pytest.mark.parametrize("inference", ["exact", "compiled"])
+def test_map_is_monotone_in_the_score_for_every_field_across_bins_too(log_data, settings, inference):
+    # within a bin by construction (f1 > 0); at a bin edge the next bin's bias term is raised to where the bin
+    # before ends, so no training setting can make the map drop, with or without eq. 10's penalty
     p, y, X, _ = log_data
     for field in ("f", None):
-        kw = dict(SMALL, field=field, validation_fraction=0.0, max_epochs=6)
-        with_order = MCNet(**kw, beta=1.0).fit(p, y, X=X)
-        without = MCNet(**kw, beta=0.0).fit(p, y, X=X)
-        # eq. 10 is a hinge penalty, not a constraint: a residual of order lr may remain at a boundary
-        _, curves = grid_per_field(with_order)
-        assert min(np.diff(c).min() for c in curves) > -1e-3
-        _, curves = grid_per_field(without)
-        assert min(np.diff(c).min() for c in curves) < -1e-2  # the regularizer is what makes the difference
+        model = MCNet(field=field, max_steps=150, validation_fraction=0.0, random_state=0, inference=inference,
+                      **settings).fit(p, y, X=X)
+        _, curves = grid_per_field(model, n=20001)
+        assert min(np.diff(c).min() for c in curves) >= 0.0
+
+
+def test_order_penalty_is_zero_on_an_already_monotone_network():
+    # the warm start is one line per field, continuous across bins; raising later bins keeps the order too
+    from mcal.mcnet._network import ordered_tables
+    from mcal.mcnet._training import order_penalty
+
+    targets = np.array([[-1.0, 0.5, -3.0], [0.0, 1.5, -2.0]])  # f^1(b_1, c) = f2^1(c) + 0.5 * 2 = f2^2(c)
+    P, geometry = hand_network(0.5, targets)
+    with torch.no_grad():
+        offset, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+        assert float(order_penalty(torch, raw, gaps)) == pytest.approx(0.0, abs=1e-12)
+        np.testing.assert_allclose(bias.numpy(), targets, atol=1e-12)  # nothing to raise
+        with torch.no_grad():
+            P["f2_out_b"][1] += 0.7  # bin 2 starts higher: a jump up, still in order
+        _, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+    assert float(order_penalty(torch, raw, gaps)) == 0.0
+    np.testing.assert_allclose(bias.numpy(), targets + [[0.0], [0.7]], atol=1e-12)
 
 
 def test_output_is_strictly_inside_the_unit_interval(field_model):
@@ -109,7 +126,7 @@ def test_field_balance_regularizer_lowers_the_per_field_pcoc_spread():
     p, X = 1 / (1 + np.exp(-s)), pd.DataFrame({"f": f})
 
     def spread(alpha):
-        kw = dict(SMALL, balance_field="f", validation_fraction=0.0, max_epochs=6)
+        kw = dict(SMALL, balance_field="f", validation_fraction=0.0, max_epochs=20)
         model = MCNet(**kw, alpha=alpha).fit(p, y, X=X)
         q = model.predict(p)
         return np.std([pcoc(y[f == c], q[f == c]) for c in range(3)])
@@ -360,16 +377,20 @@ def test_fit_uses_n_threads_and_restores_torch_threads(log_data, monkeypatch):
     p, y, _, _ = log_data
     seen = []
     monkeypatch.setattr("mcal.mcnet._estimator.train", lambda torch_, *a, **k: seen.append(torch.get_num_threads()) or {
-        "n_epochs": 0, "best_epoch": 0, "loss_curve": [], "validation_loss_curve": []})
+        "n_epochs": 0, "best_epoch": 0, "n_steps": 0, "best_step": 0, "loss_curve": [], "validation_loss_curve": []})
     MCNet(**SMALL, n_threads=2).fit(p, y)
     assert seen == [2] and torch.get_num_threads() == 1
 
 
-def test_without_a_held_out_part_every_epoch_is_run(log_data):
+def test_without_a_held_out_part_every_step_of_the_budget_is_run(log_data):
     p, y, X, _ = log_data
     model = MCNet(**{**SMALL, "max_epochs": 2}, validation_fraction=0.0).fit(p, y, X=X)
+    steps = 2 * -(-p.size // SMALL["batch_size"])  # two passes of 256-row batches over 3,000 rows: 24 steps
     assert (model.n_epochs_, model.best_epoch_, model.validation_loss_curve_.size) == (2, 2, 0)
-    assert model.loss_curve_.shape == (2,)
+    assert (model.n_steps_, model.best_step_) == (steps, steps)
+    assert model.loss_curve_.shape == (1,)  # one reading per 25 steps, and one at the end of the budget
+    capped = MCNet(**{**SMALL, "max_epochs": 2}, max_steps=5, validation_fraction=0.0).fit(p, y, X=X)
+    assert (capped.n_steps_, capped.n_epochs_) == (5, 1)
 
 
 @pytest.mark.parametrize(
@@ -486,8 +507,8 @@ def test_cli_fits_and_applies_mcnet_with_a_field(tmp_path, log_data, capsys):
     capsys.readouterr()
 
 
-def test_progress_bar_counts_the_epochs_run(monkeypatch):
-    # the bar is driven by the epoch loop: one update per epoch actually run
+def test_progress_bar_counts_the_steps_run(monkeypatch):
+    # the bar is driven by the step loop: one update per optimizer step actually run
     import mcal.mcnet._training as training
 
     updates = []
@@ -498,7 +519,7 @@ def test_progress_bar_counts_the_epochs_run(monkeypatch):
 
     class Ctx:
         def __init__(self, total, desc, *, enabled=None, unit="step"):
-            assert enabled is True and unit == "epoch" and total == 3
+            assert enabled is True and unit == "step" and total == 3  # 3 epochs of one 540-row batch
 
         def __enter__(self):
             return Bar()
@@ -512,7 +533,7 @@ def test_progress_bar_counts_the_epochs_run(monkeypatch):
     y = (rng.uniform(size=600) < p).astype(float)
     est = MCNet(hidden_sizes=(8, 8), embedding_dim=4, n_bins=4, n_nodes=10, max_epochs=3, patience=5,
                 progress=True, random_state=0).fit(p, y)
-    assert len(updates) == est.n_epochs_ and all("loss" in u for u in updates)
+    assert len(updates) == est.n_steps_ and all("loss" in u for u in updates)
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e300])
@@ -681,23 +702,27 @@ def test_warm_start_is_the_per_field_platt_line_continuous_across_bins():
 def test_eq10_order_penalty_sums_the_hinge_of_probabilities_over_contexts_at_the_inner_edge():
     from scipy.special import expit
 
-    from mcal.mcnet._network import context_tables
+    from mcal.mcnet._network import ordered_tables
     from mcal.mcnet._training import order_penalty
 
     P, geometry = hand_network(0.5, TARGETS)
     with torch.no_grad():
-        got = float(order_penalty(torch, P, hand_spec(), geometry, context_tables(torch, P, 1)))
+        _, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+        got = float(order_penalty(torch, raw, gaps))
     # f^1(b_1, c) = f2^1(c) + 0.5 * (0 - (-2)) = [0, 1.5, -2]; f^2(b_1, c) = f2^2(c) = [0.5, 0, -2.5]
     expected = 0.0 + (expit(1.5) - expit(0.0)) + (expit(-2.0) - expit(-2.5))
     assert got == pytest.approx(expected, rel=1e-12)
+    # the map itself starts bin 2 where bin 1 ends, or higher: max([0.5, 0, -2.5], [0, 1.5, -2])
+    np.testing.assert_allclose(bias.numpy(), [TARGETS[0], [0.5, 1.5, -2.0]], atol=1e-12)
 
 
 def test_eq10_order_penalty_of_one_bin_is_zero():
-    from mcal.mcnet._network import context_tables
+    from mcal.mcnet._network import ordered_tables
     from mcal.mcnet._training import order_penalty
 
     P, geometry = hand_network(0.5, TARGETS[:1], edges=(-3.0, 3.0), anchor=(-2.0,))
-    assert float(order_penalty(torch, P, hand_spec(), geometry, context_tables(torch, P, 1))) == 0.0
+    _, _, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+    assert float(order_penalty(torch, raw, gaps)) == 0.0
 
 
 def test_eq11_12_balance_penalty_is_the_population_std_of_diff_over_the_whole_batch_weight():
@@ -723,7 +748,8 @@ def test_eq13_objective_is_log_loss_plus_beta_order_plus_alpha_balance():
                 groups=torch.as_tensor(contexts - 1), n_groups=2, aux=None)
     with torch.no_grad():
         got = float(objective(torch, P, hand_spec(beta=0.7, alpha=0.3), geometry, data, np.arange(6), contexts))
-    logits = TARGETS[bins, contexts] + 0.5 * (x - np.array([-2.0, 0.0])[bins])
+    start = np.array([TARGETS[0], [0.5, 1.5, -2.0]])  # bin 2 raised to where bin 1 ends (eq. 10's hinge is > 0)
+    logits = start[bins, contexts] + 0.5 * (x - np.array([-2.0, 0.0])[bins])
     log_loss = np.sum(w * (np.logaddexp(0.0, logits) - y * logits)) / w.sum()
     order = (expit(1.5) - expit(0.0)) + (expit(-2.0) - expit(-2.5))
     diff = np.bincount(contexts - 1, weights=w * (expit(logits) - y)) / w.sum()
@@ -774,23 +800,32 @@ def test_slopes_inside_the_monotone_region_are_kept():
     np.testing.assert_array_equal(_limit_slopes(values, slopes, np.array([1.0]))[0, 0], [[1.0, 4.0]])
 
 
-#: A learning rate at which the held-out loss rises after the first epoch on click_log(0, 3000).
-NOISY = dict(SMALL, field="f", validation_fraction=0.3, max_epochs=8, patience=2, learning_rate=0.01)
+#: A learning rate at which the held-out loss rises after its minimum on click_log(0, 3000); no order penalty, so
+#: that the held-out criterion is the held-out log loss.
+NOISY = dict(SMALL, field="f", validation_fraction=0.3, max_epochs=400, min_steps=50, patience=50, beta=0.0,
+             learning_rate=0.01)
 
 
-def test_best_epoch_has_the_lowest_held_out_loss_and_training_stops_patience_epochs_later(log_data):
+def test_best_step_has_the_lowest_held_out_loss_and_training_stops_patience_steps_later(log_data):
     p, y, X, _ = log_data
     model = MCNet(**NOISY).fit(p, y, X=X)
     curve = model.validation_loss_curve_
-    assert 0 < model.best_epoch_ < model.n_epochs_ < NOISY["max_epochs"]
-    assert curve[model.best_epoch_] == curve.min()
-    assert model.n_epochs_ == model.best_epoch_ + NOISY["patience"]
+    interval = 25  # steps between held-out readings (held-out rows < 25 batches)
+    assert 0 < model.best_step_ < model.n_steps_ < NOISY["max_epochs"] * 9  # 2,100 training rows: 9 steps a pass
+    assert curve[model.best_step_ // interval] == curve.min()
+    assert model.n_steps_ == max(NOISY["min_steps"], model.best_step_ + NOISY["patience"])
+    assert model.best_epoch_ == -(-model.best_step_ // 9)
 
 
-def test_the_weights_kept_are_those_of_the_best_epoch(log_data):
-    # The same seed draws the same batches, so a fit stopped at the best epoch ends on the weights kept.
+def test_the_weights_kept_are_those_of_the_best_step(log_data):
+    # The held-out rows are the first draw of the seeded generator; with beta = 0 the criterion is their log loss.
+    from mcal.mcnet._training import split_rows
+
     p, y, X, _ = log_data
     model = MCNet(**NOISY).fit(p, y, X=X)
-    assert model.best_epoch_ < model.n_epochs_
-    stopped = MCNet(**{**NOISY, "max_epochs": model.best_epoch_}).fit(p, y, X=X)
-    np.testing.assert_array_equal(model.predict(p, X=X), stopped.predict(p, X=X))
+    _, held = split_rows(y.astype(float), np.ones(p.size), 0.3, np.random.default_rng(NOISY["random_state"]))
+    q = model.predict(p[held], X=X.iloc[held])
+    held_loss = -np.mean(y[held] * np.log(q) + (1 - y[held]) * np.log(1 - q))
+    curve = model.validation_loss_curve_
+    assert held_loss == pytest.approx(curve.min(), rel=1e-5)
+    assert curve[-1] > curve.min() + 1e-4  # the last weights are not those kept

@@ -92,7 +92,8 @@ def check_params(est: Any) -> None:
         If a parameter of the right type is out of its range, or the parameters contradict each other.
     """
     for name, minimum in (("n_bins", 1), ("n_nodes", 2), ("embedding_dim", 1), ("auxiliary_hidden_size", 1),
-                          ("batch_size", 1), ("max_epochs", 1), ("patience", 1), ("n_processes", 1)):
+                          ("batch_size", 1), ("max_epochs", 1), ("max_steps", 1), ("min_steps", 0), ("patience", 1),
+                          ("n_processes", 1)):
         check_positive_int(name, getattr(est, name), minimum=minimum)
     check_positive_ints("hidden_sizes", est.hidden_sizes)
     _check_real("beta", est.beta, low=0.0)
@@ -145,7 +146,7 @@ def check_fitted_structure(est: Any, logit_bound: float) -> None:
             raise ValueError(f"model data field state.{name} must have one entry per auxiliary feature ({n_aux})")
     if scale is not None and np.any(scale <= 0):
         raise ValueError("model data field state.auxiliary_scale_ must be positive")
-    for name in ("n_epochs_", "best_epoch_"):
+    for name in ("n_epochs_", "best_epoch_", "n_steps_", "best_step_"):
         if not is_int(getattr(est, name)) or getattr(est, name) < 0:
             raise ValueError(f"model data field state.{name} must be a non-negative integer")
     for name in ("loss_curve_", "validation_loss_curve_"):

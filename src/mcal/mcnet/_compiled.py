@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mcal.mcnet._network import context_tables, integrand
+from mcal.mcnet._network import integrand, ordered_tables
 from mcal.mcnet._quadrature import clenshaw_curtis
 
 #: Grid points per (context, bin).
@@ -49,8 +49,8 @@ def build_tables(
         Number of hidden layers of f1 and f2.
     edges : ndarray of shape (K + 1,)
         Bin edges in logit units, outer ones included; bin k is tabulated over ``[edges[k], edges[k+1]]``.
-    geometry : dict of str to ndarray of shape (K,)
-        ``anchor``, ``center``, ``half_width`` of each bin, in logit units.
+    geometry : dict of str to ndarray
+        ``edges`` (K + 1,) and ``anchor``, ``center``, ``half_width`` (K,) of each bin, in logit units.
     n_nodes : int
         Clenshaw-Curtis nodes of the exact mode, used for the integral from the grid start to the anchor.
 
@@ -72,7 +72,10 @@ def build_tables(
     points = np.concatenate([grid, cells.reshape(K, -1), to_anchor], axis=1)
     u = (points - geometry["center"][:, None]) / geometry["half_width"][:, None]
     with torch.no_grad():
-        offset, bias = context_tables(torch, P, n_hidden)  # (K, C + 1, H0), (K, C + 1)
+        dtype = P["f1_out_b"].dtype
+        geometry_t = {k: torch.as_tensor(v, dtype=dtype, device=P["f1_out_b"].device) for k, v in geometry.items()}
+        # (K, C + 1, H0), (K, C + 1): the bias terms raised so that the map never drops at a bin edge
+        offset, bias, _, _ = ordered_tables(torch, P, geometry_t, n_hidden=n_hidden, n_nodes=n_nodes)
         n_ctx = offset.shape[1]
         bins = torch.arange(K, device=offset.device)
         u_t = torch.as_tensor(u, dtype=offset.dtype, device=offset.device)
@@ -94,6 +97,8 @@ def build_tables(
     start_to_anchor = (f1[..., G + (G - 1) * CELL_NODES :] @ start_weights) * ((geometry["anchor"] - edges[:-1]) / 2.0)
     values = np.concatenate([np.zeros((n_ctx, K, 1)), np.cumsum(cell_integrals, axis=-1)], axis=-1)
     values += (bias - start_to_anchor)[..., None]
+    for k in range(1, K):  # the tables' own integrals may end a bin above the T-node quadrature's: close that gap
+        values[:, k] += np.maximum(values[:, k - 1, -1] - values[:, k, 0], 0.0)[:, None]
     return values, _limit_slopes(values, slope_at_grid, step)
 
 

@@ -130,6 +130,44 @@ def context_tables(torch: Any, P: Any, n_hidden: int) -> tuple[Any, Any]:
     return offset, (z * P["f2_out_w"][:, None, :]).sum(-1) + P["f2_out_b"][:, None]
 
 
+def ordered_tables(
+    torch: Any, P: Any, geometry: dict[str, Any], *, n_hidden: int, n_nodes: int, memory_efficient: bool = False
+) -> tuple[Any, Any, Any, Any]:
+    r""":func:`context_tables` with eq. 7's bias terms raised, where needed, so that the map never drops at a bin edge.
+
+    Bin k+1 starts where bin k ends or higher: :math:`\tilde f_2^{k+1}(c) = \max(f_2^{k+1}(c), \tilde f_2^k(c) +
+    I^k(c))`, with :math:`I^k(c)` the integral of f1 over bin k from its anchor to its upper edge. With the prefix
+    sums :math:`S_k = \sum_{j<k} I^j` this is :math:`S_k + \mathrm{cummax}_k(f_2^k - S_k)`, differentiable
+    almost everywhere. Where the bins are already in order (eq. 10's penalty is zero) nothing changes.
+
+    Parameters
+    ----------
+    geometry : dict of str to tensor
+        ``edges`` (K + 1,), ``anchor``, ``center``, ``half_width`` (K,), in logit units.
+
+    Returns
+    -------
+    offset : tensor of shape (K, C + 1, H_0)
+    bias : tensor of shape (K, C + 1)
+        The raised bias terms: the map's value at each bin's anchor, in logit units.
+    raw_bias : tensor of shape (K, C + 1)
+        :math:`f_2^k(h^k(c))` as the network gives it (eq. 10's penalty reads it).
+    gaps : tensor of shape (K - 1, C + 1)
+        :math:`I^k(c)`: the rise of bin k's map from its anchor to its upper edge.
+    """
+    offset, raw = context_tables(torch, P, n_hidden)
+    K, n_ctx = raw.shape
+    if K < 2:
+        return offset, raw, raw, raw.new_zeros(0, n_ctx)
+    bins = np.repeat(np.arange(K - 1), n_ctx)
+    b = torch.as_tensor(bins, device=raw.device)
+    c = torch.as_tensor(np.tile(np.arange(n_ctx), K - 1), device=raw.device)
+    gaps = integrate_rows(torch, P, geometry, geometry["edges"][1:-1][b], bins, offset[b, c], n_hidden=n_hidden,
+                          n_nodes=n_nodes, memory_efficient=memory_efficient).reshape(K - 1, n_ctx)
+    rise = torch.cat([raw.new_zeros(1, n_ctx), torch.cumsum(gaps, dim=0)])
+    return offset, rise + torch.cummax(raw - rise, dim=0).values, raw, gaps
+
+
 def warm_start_bias(torch: Any, P: Any, n_hidden: int, targets: NDArray[np.float64]) -> None:
     """Set f2's output layer, in place, so that :math:`f_2^k(h^k(c))` equals ``targets[k, c]`` at the current weights.
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from mcal._progress import progress
-from mcal.mcnet._network import auxiliary, context_tables, integrate_rows
+from mcal.mcnet._network import auxiliary, integrate_rows, ordered_tables
 
 #: Fraction of training rows whose context is replaced by the no-context code in each epoch, so that the
 #: no-context function (the fallback for fields unseen at fit time) is trained on the same data.
@@ -19,6 +20,12 @@ FALLBACK_RATE = 0.1
 TOL = 1e-5
 #: Rows per forward pass when no gradient is needed (bounds the memory of the T-node activations).
 EVAL_CHUNK = 1024
+#: Fewest optimizer steps between two readings of the held-out loss.
+VALIDATION_EVERY = 25
+#: Most steps of the linear learning-rate warm-up (a tenth of the budget when that is fewer).
+WARMUP_STEPS = 100
+#: The cosine schedule's final learning rate, as a fraction of ``learning_rate``.
+FINAL_LR_FACTOR = 0.05
 
 
 @dataclass(frozen=True)
@@ -97,21 +104,25 @@ def calibrated_logits(
     return out if aux is None else out + auxiliary(torch, P, aux)
 
 
-def order_penalty(torch: Any, P: Any, spec: Spec, geometry: dict[str, Any], tables: tuple[Any, Any]) -> Any:
-    """Eq. 10: the sum over contexts and inner bin boundaries of max(f^k(b_k, c) - f^{k+1}(b_k, c), 0).
+def order_penalty(torch: Any, raw_bias: Any, gaps: Any) -> Any:
+    """Eq. 10: the sum over contexts and inner bin edges of max(f^k(b_k, c) - f^{k+1}(b_k, c), 0), on probabilities.
 
-    Computed on probabilities, as in the paper. Bin k+1 integrates from b_k, so f^{k+1}(b_k, c) is its bias.
+    Bin k+1 integrates from b_k, so f^{k+1}(b_k, c) is its bias term and f^k(b_k, c) = f2^k(c) + gaps[k, c]
+    (:func:`mcal.mcnet._network.ordered_tables`); read on the network's own bias terms, before they are raised.
+    The value is eq. 10's; its gradient reaches only the lower bias term f2^{k+1}: the map never drops (its bias
+    terms are raised), so pulling f^k(b_k, c) down would bend the map to suit a bias term the map does not use.
     """
-    offset, bias = tables
-    K, n_ctx = bias.shape
-    if K < 2:
-        return bias.new_zeros(())
-    bins = np.repeat(np.arange(K - 1), n_ctx)
-    ctx = np.tile(np.arange(n_ctx), K - 1)
-    upper = geometry["edges"][1:-1][torch.as_tensor(bins, device=bias.device)]
-    left = calibrated_logits(torch, P, spec, geometry, tables, upper, bins, ctx, None)
-    right = bias[1:].reshape(-1)
-    return torch.relu(torch.sigmoid(left) - torch.sigmoid(right)).sum()
+    if raw_bias.shape[0] < 2:
+        return raw_bias.new_zeros(())
+    return torch.relu(torch.sigmoid(raw_bias[:-1] + gaps).detach() - torch.sigmoid(raw_bias[1:])).sum()
+
+
+def model_tables(torch: Any, P: Any, spec: Spec, geometry: dict[str, Any]) -> tuple[tuple[Any, Any], Any]:
+    """The (offset, bias) tables of the monotone map (:func:`mcal.mcnet._network.ordered_tables`) and eq. 10's
+    order penalty of the network."""
+    offset, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=spec.n_hidden, n_nodes=spec.n_nodes,
+                                             memory_efficient=spec.memory_efficient)  # fmt: skip
+    return (offset, bias), order_penalty(torch, raw, gaps)
 
 
 def balance_penalty(torch: Any, p: Any, y: Any, w: Any, groups: Any, n_groups: int) -> Any:
@@ -133,7 +144,7 @@ def objective(
     ``batch_weight`` and ``1 / n_processes`` as ``penalty_share``, so that the processes' values add up to the
     batch's (the balance penalty, not additive, is left to single-process fits).
     """
-    tables = context_tables(torch, P, spec.n_hidden)
+    tables, order = model_tables(torch, P, spec, geometry)
     r = torch.as_tensor(rows, device=data.x.device)
     aux = None if data.aux is None else data.aux[r]
     if torch.is_grad_enabled():
@@ -151,22 +162,77 @@ def objective(
         w.sum() if batch_weight is None else batch_weight
     )
     if spec.beta > 0:
-        loss = loss + penalty_share * spec.beta * order_penalty(torch, P, spec, geometry, tables)
+        loss = loss + penalty_share * spec.beta * order
     if spec.alpha > 0 and data.groups is not None:
         loss = loss + spec.alpha * balance_penalty(torch, torch.sigmoid(logits), y, w, data.groups[r], data.n_groups)
     return loss
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """How long and how fast to train, in optimizer steps (one step = one mini-batch).
+
+    ``budget`` is the most steps (``max_steps``, capped at ``max_epochs`` passes over the training part);
+    early stopping may end a fit after ``min_steps`` once the held-out loss has not improved for ``patience``
+    steps. The step size rises linearly over ``warmup`` steps, then follows a cosine from ``learning_rate`` to
+    :data:`FINAL_LR_FACTOR` times it at ``budget``. The held-out loss is read every ``interval`` steps.
+    """
+
+    learning_rate: float
+    batch_size: int
+    budget: int
+    min_steps: int
+    patience: int
+    interval: int
+    warmup: int
+    steps_per_epoch: int
+
+    @classmethod
+    def build(cls, n_train: int, n_validation: int, *, learning_rate: float, batch_size: int, max_epochs: int,
+              max_steps: int, min_steps: int, patience: int) -> Schedule:
+        """The schedule of a training part of ``n_train`` rows and a held-out part of ``n_validation`` rows."""
+        per_epoch = -(-n_train // batch_size)
+        budget = min(max_steps, max_epochs * per_epoch)
+        # reading the held-out loss costs about a third of a step per held-out batch: at most ~1/3 of the time
+        interval = min(budget, max(VALIDATION_EVERY, -(-n_validation // batch_size)))
+        return cls(learning_rate, batch_size, budget, min(min_steps, budget), patience, interval,
+                   max(1, min(WARMUP_STEPS, budget // 10)), per_epoch)
+
+    def factor(self, step: int) -> float:
+        """Learning-rate multiplier of optimizer step ``step`` (0-based)."""
+        if step < self.warmup:
+            return (step + 1) / self.warmup
+        done = min(1.0, (step - self.warmup) / max(1, self.budget - self.warmup))
+        return FINAL_LR_FACTOR + (1.0 - FINAL_LR_FACTOR) * 0.5 * (1.0 + np.cos(np.pi * done))
+
+    def epoch_of(self, step: int) -> int:
+        """The pass over the training part that step ``step`` (1-based; 0 = the warm start) belongs to."""
+        return -(-step // self.steps_per_epoch)
+
+
+def batches(rows: NDArray[np.intp], contexts: NDArray[np.intp], batch_size: int, has_fields: bool,
+            rng: np.random.Generator) -> Iterator[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+    """Endless mini-batches of ``rows``: a fresh permutation each pass, and each pass a fresh
+    :data:`FALLBACK_RATE` of the rows given the no-context code; yields (rows, contexts of all rows)."""
+    while True:
+        ctx = np.where(rng.random(contexts.size) < FALLBACK_RATE, 0, contexts) if has_fields else contexts
+        order = rng.permutation(rows)
+        for start in range(0, order.size, batch_size):
+            yield order[start : start + batch_size], ctx
+
+
 def train(
     torch: Any, P: Any, spec: Spec, geometry: dict[str, Any], data: Data, *,
-    train_rows: NDArray[np.intp], validation_rows: NDArray[np.intp], learning_rate: float, batch_size: int,
-    max_epochs: int, patience: int, rng: np.random.Generator, show_progress: bool | None = False, shard: Any = None,
+    train_rows: NDArray[np.intp], validation_rows: NDArray[np.intp], schedule: Schedule,
+    rng: np.random.Generator, show_progress: bool | None = False, shard: Any = None,
 ) -> dict[str, Any]:
-    """Mini-batch Adam on eq. 13 with early stopping on held-out data; the best epoch's weights are restored.
+    """Mini-batch Adam on eq. 13 with early stopping on held-out data; the best checkpoint's weights are restored.
 
-    The held-out criterion is eq. 13 without the order penalty (log loss + alpha * balance): the penalty
-    measures the function, not the data, and its transient values after the first steps would otherwise
-    always favour the warm start.
+    The held-out criterion is eq. 13 of the map on the held-out rows: log loss + alpha * balance, plus beta
+    times eq. 10 of the map, which is zero because the map's bias terms are raised to keep it in order
+    (:func:`mcal.mcnet._network.ordered_tables`). The training loss's eq. 10 is read on the network's own bias
+    terms, which the map does not use where they are out of order; counting them in the criterion would
+    always favour the warm start, whose bias terms are in order.
 
     With ``shard`` (a :class:`mcal.mcnet._distributed.Shard`), this process computes its share of every
     mini-batch and of the held-out loss, and the gradients and losses are summed across the processes before
@@ -175,59 +241,58 @@ def train(
     Returns
     -------
     history : dict
-        ``n_epochs`` (epochs run), ``best_epoch`` (0 = the warm start), ``loss_curve`` (mean training loss
-        per epoch) and ``validation_loss_curve`` (held-out criterion, starting with the warm start's).
+        ``n_steps``, ``best_step`` (0 = the warm start), ``n_epochs`` and ``best_epoch`` (the passes those steps
+        fall in), ``loss_curve`` (mean training loss between held-out checks) and ``validation_loss_curve``
+        (held-out criterion at the warm start and at each check).
     """
-    optimizer = torch.optim.Adam(P.parameters(), lr=learning_rate)
-    warmup = max(1, -(-train_rows.size // batch_size))  # one epoch of linear warm-up
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup))
-    has_fields = "embedding" in P
+    optimizer = torch.optim.Adam(P.parameters(), lr=schedule.learning_rate)
     held_out_spec = Spec(spec.n_hidden, spec.n_nodes, 0.0, spec.alpha, spec.memory_efficient)
+    lr_schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule.factor)
 
     def held_out() -> float:
         with torch.no_grad():
             if shard is None:
                 return float(objective(torch, P, held_out_spec, geometry, data, validation_rows, data.contexts))
             share = objective(torch, P, held_out_spec, geometry, data, shard.rows(validation_rows), data.contexts,
-                              batch_weight=data.w[torch.as_tensor(validation_rows)].sum())  # fmt: skip
+                              batch_weight=data.w[torch.as_tensor(validation_rows)].sum(),
+                              penalty_share=1 / shard.world)  # fmt: skip
             return float(shard.all_sum(torch, [share.reshape(1)])[0])
 
     validate = validation_rows.size > 0
     val_curve = [held_out()] if validate else []
-    best, best_epoch, best_state = (val_curve[0] if validate else np.inf), 0, copy.deepcopy(P.state_dict())
+    best, best_step, best_state = (val_curve[0] if validate else np.inf), 0, copy.deepcopy(P.state_dict())
     loss_curve: list[float] = []
-    epoch = 0
-    with progress(max_epochs, "MCNet epochs", enabled=show_progress, unit="epoch") as bar:
-        for epoch in range(1, max_epochs + 1):
-            contexts = data.contexts
-            if has_fields:
-                contexts = np.where(rng.random(contexts.size) < FALLBACK_RATE, 0, contexts)
-            order = rng.permutation(train_rows)
-            total = 0.0
-            for start in range(0, order.size, batch_size):
-                batch = order[start : start + batch_size]
-                if shard is None:
-                    loss = objective(torch, P, spec, geometry, data, batch, contexts)
-                else:
-                    loss = objective(torch, P, spec, geometry, data, shard.rows(batch), contexts,
-                                     batch_weight=data.w[torch.as_tensor(batch)].sum(), penalty_share=1 / shard.world)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                if shard is not None:
-                    loss = shard.sum_gradients(torch, P, loss)
-                optimizer.step()
-                schedule.step()
-                total += float(loss.detach()) * batch.size
-            loss_curve.append(total / order.size)
-            bar.update(loss=loss_curve[-1])
+    stream = batches(train_rows, data.contexts, schedule.batch_size, "embedding" in P, rng)
+    step, total, n_rows = 0, 0.0, 0
+    with progress(schedule.budget, "MCNet steps", enabled=show_progress, unit="step") as bar:
+        while step < schedule.budget:
+            batch, contexts = next(stream)
+            if shard is None:
+                loss = objective(torch, P, spec, geometry, data, batch, contexts)
+            else:
+                loss = objective(torch, P, spec, geometry, data, shard.rows(batch), contexts,
+                                 batch_weight=data.w[torch.as_tensor(batch)].sum(), penalty_share=1 / shard.world)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if shard is not None:
+                loss = shard.sum_gradients(torch, P, loss)
+            optimizer.step()
+            lr_schedule.step()
+            step, total, n_rows = step + 1, total + float(loss.detach()) * batch.size, n_rows + batch.size
+            bar.update(loss=float(loss.detach()))
+            if step % schedule.interval and step < schedule.budget:
+                continue
+            loss_curve.append(total / n_rows)
+            total, n_rows = 0.0, 0
             if not validate:
-                best_epoch = epoch
+                best_step = step
                 continue
             val_curve.append(held_out())
             if val_curve[-1] < best - TOL:
-                best, best_epoch, best_state = val_curve[-1], epoch, copy.deepcopy(P.state_dict())
-            elif epoch - best_epoch >= patience:
+                best, best_step, best_state = val_curve[-1], step, copy.deepcopy(P.state_dict())
+            elif step >= schedule.min_steps and step - best_step >= schedule.patience:
                 break
     if validate:
         P.load_state_dict(best_state)
-    return {"n_epochs": epoch, "best_epoch": best_epoch, "loss_curve": loss_curve, "validation_loss_curve": val_curve}
+    return {"n_steps": step, "best_step": best_step, "n_epochs": schedule.epoch_of(step),
+            "best_epoch": schedule.epoch_of(best_step), "loss_curve": loss_curve, "validation_loss_curve": val_curve}
