@@ -18,7 +18,7 @@ from mcal import metrics as M
 #: of a seed, so differences are paired) and label redraws of the noise floor.
 N_BOOT = 200
 N_REDRAW = 200
-EPS = 1e-15
+EPS = np.finfo(np.float64).eps  # scikit-learn's clip in mcal.metrics.log_loss
 F_RCE_EPSILON = 0.01
 
 

@@ -75,6 +75,8 @@ def arm_table(ok: pd.DataFrame, arm: str, floor: dict) -> str:
 
 
 def _verdict(d: dict) -> str:
+    if d["diff"] == d["lo"] == d["hi"] == 0:
+        return "no (identical predictions)"
     if d["hi"] < 0:
         return "yes"
     if d["lo"] > 0:
