@@ -84,6 +84,14 @@ def _verdict(d: dict) -> str:
     return "not resolved (interval holds 0)"
 
 
+def _lowest_verdict(mcnet_lowest: bool, d: dict | None) -> str:
+    if d is None:
+        return "n/a"
+    if mcnet_lowest:
+        return "yes" if d["hi"] < 0 else "partly (lowest, interval holds 0)"
+    return "no (reversed)" if d["lo"] > 0 else "no (not lowest; interval holds 0)"
+
+
 def _cmp(boot, ok, arm, a, b, metric) -> dict | None:
     stats = boot.get(arm)
     means = _means(ok, arm)
@@ -129,8 +137,7 @@ def effects(ok, boot, arms) -> str:
         recs.append({"effect (paper)": "an MCNet variant has the lowest F-RCE", "arm": arm,
                      "measured": f"lowest: {lowest} ({means.loc[lowest, 'f_rce']:.3f} %); {best_mc} - {best}: "
                                  f"{_fmt_cmp(d)}",
-                     "reproduces?": ("yes" if lowest.startswith("MCNet") and d and d["hi"] < 0 else
-                                     "partly (lowest, not resolved)" if lowest.startswith("MCNet") else "no")})
+                     "reproduces?": _lowest_verdict(lowest.startswith("MCNet"), d)})
     if "A" in arms:
         d = _cmp(boot, ok, "A", "MCNet-Field", "MCNet-None", "f_rce")
         recs.append({"effect (paper)": "MCNet-Field beats MCNet-None (F-RCE)", "arm": "A",

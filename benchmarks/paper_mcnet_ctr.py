@@ -132,6 +132,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-cache", action="store_true", help="refit everything (and store nothing)")
     parser.add_argument("--n-boot", type=int, default=S.N_BOOT, help="bootstrap replicates")
     parser.add_argument("--out-dir", type=Path, default=C.RESULTS)
+    parser.add_argument("--note", help="a line for the results header (e.g. which code the stored fits ran)")
     args = parser.parse_args(argv)
     arms = args.arms.split(",")
     if set(arms) - set(ARMS):
@@ -169,6 +170,7 @@ def main(argv=None) -> int:
         "threads": f"{N_THREADS} (torch.set_num_threads, LightGBM n_jobs, OMP_NUM_THREADS as set by the caller)",
         "wall time": f"{time.perf_counter() - start:.0f} s" + (" (report only)" if args.report_only else ""),
         "MCNet defaults": R.mcnet_defaults(),
+        **({"note": args.note} if args.note else {}),
     })
     md, csv = C.write_results("paper_mcnet_ctr", header, sections, raw, args.out_dir)
     print(f"wrote {md} and {csv}")
