@@ -68,7 +68,8 @@ def arm_table(ok: pd.DataFrame, arm: str, floor: dict) -> str:
         info = base[[c for c in base if c.startswith("base_val_log_loss") or c == "base_epochs"]].mean()
         if len(info):
             text.insert(2, "The MLP's held-out log loss (a tenth of the 1994 training rows) was lowest at epoch "
-                        f"{info.get('base_val_log_loss_min_epoch', np.nan):.1f} ({info.get('base_val_log_loss_min', np.nan):.4f}) "
+                        f"{info.get('base_val_log_loss_min_epoch', np.nan):.1f} "
+                        f"({info.get('base_val_log_loss_min', np.nan):.4f}) "
                         f"and {info.get('base_val_log_loss_last', np.nan):.4f} at the last epoch, "
                         f"{info.get('base_epochs', np.nan):.0f} (means over seeds): the base is over-confident.")
     return "\n".join(text)
@@ -168,7 +169,8 @@ def diagnosis(ok, arms) -> str:
         for m, g in sub.groupby("method", sort=False):
             if "best_epoch" not in g:
                 continue
-            recs.append({"arm": arm, "method": m, "fits": len(g), "fits that kept epoch 0": int((g["best_epoch"] == 0).sum()),
+            recs.append({"arm": arm, "method": m, "fits": len(g),
+                         "fits that kept epoch 0": int((g["best_epoch"] == 0).sum()),
                          "mean epochs run": g["n_epochs"].mean(), "mean fit s": g["fit_s"].mean()})
     return ("## MCNet's training, per fit\n\nAn MCNet fit that keeps epoch 0 returns its warm start (a Platt-like "
             "map), where neither the field input nor the regularizers have acted; such fits cannot show the "
