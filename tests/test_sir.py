@@ -26,7 +26,7 @@ def test_knots_match_a_hand_computed_example_with_a_pooled_violator():
     # -> a rate of 1 repeats the anchor (1, 1) and is dropped.
     p = np.array([0.1, 0.2, 0.3, 0.4, 0.55, 0.65, 0.85, 0.95])
     y = np.array([0, 1, 0, 0, 0, 1, 1, 1])
-    cal = SmoothedIsotonic(n_bins=4).fit(p, y)
+    cal = SmoothedIsotonic(n_bins=4, strategy="uniform").fit(p, y)
     assert np.allclose(cal.knots_x_, [0.0, 0.25, 0.6, 1.0])
     assert np.allclose(cal.knots_y_, [0.0, 0.25, 0.5, 1.0])
     assert np.allclose(cal.predict(np.array([0.125, 0.425, 0.8])), [0.125, 0.375, 0.75])
@@ -110,11 +110,12 @@ def test_saturated_scores_pooled_with_lower_bins_are_mapped_to_the_anchor(rng):
     # with the bins below (rates near 0.9) and the map still sends a score of 1 to 1
     p = np.r_[rng.uniform(0.85, 0.95, 500), np.ones(100)]
     y = np.r_[(rng.random(500) < 0.9).astype(float), np.tile([1.0, 0.0, 0.0, 0.0, 0.0], 20)]
-    cal = SmoothedIsotonic().fit(p, y)
+    cal = SmoothedIsotonic(strategy="uniform").fit(p, y)
     assert cal.knots_x_[-1] == 1.0 and cal.knots_y_[-1] == 1.0 and cal.knots_x_[-2] < 0.95
     assert cal.predict(np.array([1.0])).tolist() == [1.0]
     # while the same rows alone in their block keep their rate
-    alone = SmoothedIsotonic().fit(np.r_[rng.uniform(0.05, 0.15, 500), np.ones(100)], np.r_[np.zeros(450), np.ones(50), y[500:]])
+    alone = SmoothedIsotonic(strategy="uniform").fit(np.r_[rng.uniform(0.05, 0.15, 500), np.ones(100)],
+                                                     np.r_[np.zeros(450), np.ones(50), y[500:]])
     assert alone.predict(np.array([1.0])).tolist() == [0.2]
 
 
@@ -123,7 +124,7 @@ def test_a_score_on_a_bin_edge_falls_in_the_bin_it_closes():
     # lies below the score 5/6 = 0.8333333333333334, which joined the bin of the score 1
     p = np.repeat(np.arange(1, 7) / 6, 10)
     y = np.concatenate([np.r_[np.ones(j), np.zeros(10 - j)] for j in range(1, 7)])
-    cal = SmoothedIsotonic(n_bins=6).fit(p, y)
+    cal = SmoothedIsotonic(n_bins=6, strategy="uniform").fit(p, y)
     np.testing.assert_allclose(cal.knots_x_, np.arange(7) / 6, rtol=0, atol=1e-15)
     np.testing.assert_allclose(cal.knots_y_, np.r_[0.0, np.arange(1, 7) / 10], rtol=0, atol=1e-15)
 
@@ -132,7 +133,8 @@ def test_more_bins_than_memory_holds_give_the_knots_of_one_score_per_bin():
     # one array entry per bin was allocated: n_bins = 10**12 asked numpy for terabytes
     p = np.repeat(np.arange(1, 100) / 100, 3)
     y = (np.random.default_rng(0).random(p.size) < p).astype(float)
-    huge, fine = SmoothedIsotonic(n_bins=10**12).fit(p, y), SmoothedIsotonic(n_bins=1000).fit(p, y)
+    huge = SmoothedIsotonic(n_bins=10**12, strategy="uniform").fit(p, y)
+    fine = SmoothedIsotonic(n_bins=1000, strategy="uniform").fit(p, y)
     np.testing.assert_array_equal(huge.knots_x_, fine.knots_x_)
     np.testing.assert_array_equal(huge.knots_y_, fine.knots_y_)
 
@@ -140,14 +142,66 @@ def test_more_bins_than_memory_holds_give_the_knots_of_one_score_per_bin():
 def test_pooled_knot_sits_at_the_weight_averaged_bin_midpoint():
     # bins (0, .5], (.5, 1]: rates 1 (weight 2, midpoint .2) and .75 (weight 4, midpoint .7) violate the order and
     # pool to 5/6 at (2 * .2 + 4 * .7) / 6
-    model = SmoothedIsotonic(n_bins=2).fit(np.array([0.1, 0.3, 0.6, 0.8]), np.array([1.0, 1.0, 0.0, 1.0]),
-                                           sample_weight=np.array([1.0, 1.0, 1.0, 3.0]))  # fmt: skip
+    model = SmoothedIsotonic(n_bins=2, strategy="uniform").fit(np.array([0.1, 0.3, 0.6, 0.8]),
+                                                               np.array([1.0, 1.0, 0.0, 1.0]),
+                                                               sample_weight=np.array([1.0, 1.0, 1.0, 3.0]))
     np.testing.assert_allclose(model.knots_x_, [0.0, 3.2 / 6.0, 1.0], rtol=1e-14)
     np.testing.assert_allclose(model.knots_y_, [0.0, 5.0 / 6.0, 1.0], rtol=1e-14)
 
 
 def test_a_score_on_a_bin_edge_belongs_to_the_bin_below_it():
     # 0.14 * 100 rounds to 14.000000000000002; 0.14 closes the bin (0.13, 0.14] that also holds 0.135
-    model = SmoothedIsotonic(n_bins=100).fit(np.array([0.135, 0.14, 0.5]), np.array([0.0, 1.0, 1.0]))
+    model = SmoothedIsotonic(n_bins=100, strategy="uniform").fit(np.array([0.135, 0.14, 0.5]),
+                                                                 np.array([0.0, 1.0, 1.0]))
     np.testing.assert_allclose(model.knots_x_, [0.0, 0.1375, 1.0], rtol=1e-14)
     np.testing.assert_allclose(model.knots_y_, [0.0, 0.5, 1.0], rtol=1e-14)
+
+
+def over_confident(rng, n, sharpness=4.0):
+    """True log-odds z ~ N(-1, 1.5^2); the base model reports expit(sharpness * z) (log loss about 0.87)."""
+    z = rng.normal(-1.0, 1.5, n)
+    return expit(sharpness * z), (rng.random(n) < expit(z)).astype(float)
+
+
+@pytest.mark.parametrize("sharpness", [3.0, 4.0, 5.0])
+def test_sir_is_close_to_isotonic_on_an_over_confident_base_model(rng, sharpness):
+    # equal-width bins put the outer knots at the middle of the two outer bins, which hold most of the rows, and
+    # the segments to the anchors (0, 0) and (1, 1) pulled every row beyond them toward 0 or 1: held-out log loss
+    # 0.55 / 0.65 / 0.78 against isotonic's 0.48 for the three sharpnesses
+    p, y = over_confident(rng, 40_000, sharpness)
+    pt, yt = over_confident(rng, 40_000, sharpness)
+    iso = log_loss(yt, IsotonicCalibration().fit(p, y).predict(pt))
+    sir = SmoothedIsotonic().fit(p, y)
+    assert log_loss(yt, pt) > 0.7
+    assert log_loss(yt, sir.predict(pt)) < iso + 0.01
+    assert roc_auc(yt, sir.predict(pt)) == pytest.approx(roc_auc(yt, pt), abs=1e-12)  # still strictly increasing
+
+
+def test_uniform_bins_leave_most_over_confident_rows_on_the_anchor_segments(rng):
+    # the cause above, kept as a choice (strategy="uniform"): the reference code's bins on [0, 1]
+    p, y = over_confident(rng, 40_000)
+    sir = SmoothedIsotonic(strategy="uniform").fit(p, y)
+    beyond = (p < sir.knots_x_[1]) | (p > sir.knots_x_[-2])
+    assert beyond.mean() > 0.4
+    quantile = SmoothedIsotonic().fit(p, y)
+    assert ((p < quantile.knots_x_[1]) | (p > quantile.knots_x_[-2])).mean() < 0.1  # the outer bins, pooled
+
+
+def test_quantile_knots_match_a_hand_computed_example():
+    # n_bins=2 on 6 equal-weight scores: the median edge is the third score, 0.3; bins {0.1, 0.2, 0.3} (rate 1/3,
+    # midpoint 0.2) and {0.7, 0.8, 0.9} (rate 2/3, midpoint 0.8); uniform bins would split at 0.5 the same way
+    p = np.array([0.1, 0.2, 0.3, 0.7, 0.8, 0.9])
+    y = np.array([0, 1, 0, 1, 0, 1])
+    cal = SmoothedIsotonic(n_bins=2).fit(p, y)
+    np.testing.assert_allclose(cal.knots_x_, [0.0, 0.2, 0.8, 1.0], rtol=1e-14)
+    np.testing.assert_allclose(cal.knots_y_, [0.0, 1 / 3, 2 / 3, 1.0], rtol=1e-14)
+    # scores all below 0.5: uniform bins see one bin, quantile bins two
+    q = np.array([0.1, 0.2, 0.3, 0.35, 0.4, 0.45])
+    assert SmoothedIsotonic(n_bins=2, strategy="uniform").fit(q, y).knots_x_.size == 3
+    np.testing.assert_allclose(SmoothedIsotonic(n_bins=2).fit(q, y).knots_x_, [0.0, 0.2, 0.4, 1.0], rtol=1e-14)
+
+
+@pytest.mark.parametrize(("strategy", "error"), [("equal", ValueError), (None, TypeError)])
+def test_bad_strategy_raises(strategy, error):
+    with pytest.raises(error, match="strategy must be 'quantile' or 'uniform'"):
+        SmoothedIsotonic(strategy=strategy).fit([0.2, 0.7], [0, 1])

@@ -10,7 +10,7 @@ from sklearn.isotonic import IsotonicRegression, isotonic_regression
 
 from mcal._base import BaseCalibrator, check_state_array
 from mcal._binning import assign_bins, equal_frequency_edges, right_closed_bin_ids
-from mcal._validation import check_positive_int
+from mcal._validation import check_choice, check_positive_int
 
 
 def _check_vectors(**arrays: object) -> None:
@@ -164,7 +164,11 @@ class HistogramBinning(BaseCalibrator):
 
 
 def smoothed_isotonic_knots(
-    y_prob: NDArray[np.float64], y: NDArray[np.float64], sample_weight: NDArray[np.float64], n_bins: int
+    y_prob: NDArray[np.float64],
+    y: NDArray[np.float64],
+    sample_weight: NDArray[np.float64],
+    n_bins: int,
+    strategy: str = "quantile",
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Knots of the smoothed isotonic regression (SIR) map, strictly increasing in both coordinates.
 
@@ -173,7 +177,9 @@ def smoothed_isotonic_knots(
     y_prob, y, sample_weight : ndarray of shape (n_samples,)
         Clean scores in [0, 1], labels and non-negative weights (positive total).
     n_bins : int
-        Number of equal-width score bins on [0, 1].
+        Number of score bins.
+    strategy : {"quantile", "uniform"}, default="quantile"
+        Equal-weight bins (weighted quantiles of the scores) or equal-width bins on [0, 1].
 
     Returns
     -------
@@ -184,9 +190,13 @@ def smoothed_isotonic_knots(
     """
     keep = sample_weight > 0
     p, yy, w = y_prob[keep], y[keep], sample_weight[keep]
-    # bin k is (k / n_bins, (k + 1) / n_bins], edges rounded to float (a score of 0 is in the first); only the
-    # occupied bins are counted, so time and memory do not grow with n_bins (no scores part beyond 2**53 bins)
-    _, idx = np.unique(right_closed_bin_ids(p, n_bins), return_inverse=True)
+    if strategy == "quantile":  # bin k is (edge_{k-1}, edge_k], every bin holds weight
+        idx = assign_bins(p, equal_frequency_edges(p, w, n_bins))
+    else:
+        # bin k is (k / n_bins, (k + 1) / n_bins], edges rounded to float (a score of 0 is in the first); only
+        # the occupied bins are counted, so time and memory do not grow with n_bins (no scores part beyond 2**53)
+        idx = right_closed_bin_ids(p, n_bins)
+    _, idx = np.unique(idx, return_inverse=True)
     weight = np.bincount(idx, weights=w)
     positives = np.bincount(idx, weights=w * yy)
     low, high = np.full(weight.size, np.inf), np.full(weight.size, -np.inf)
@@ -216,8 +226,12 @@ class SmoothedIsotonic(BaseCalibrator):
     Parameters
     ----------
     n_bins : int, default=20
-        Number of equal-width score bins on [0, 1] (20, as for every binning method in the MCNet paper's
-        experiments). Empty bins are skipped.
+        Number of score bins (20, as for every binning method in the MCNet paper's experiments). Empty bins are
+        skipped; tied scores can leave fewer quantile bins.
+    strategy : {"quantile", "uniform"}, default="quantile"
+        Equal-weight bins (weighted quantiles of the calibration scores, the MCNet paper's binning phase) or
+        equal-width bins on [0, 1] (the reference code of REFERENCES.md, UMC). See Notes for why quantile is
+        the default.
 
     Attributes
     ----------
@@ -231,11 +245,11 @@ class SmoothedIsotonic(BaseCalibrator):
     ------
     ValueError, TypeError
         From :meth:`fit`, as for :class:`HistogramBinning`: ``n_bins`` below 1 (``ValueError``) or not an
-        integer (``TypeError``), or invalid input.
+        integer (``TypeError``), ``strategy`` not one of the two names, or invalid input.
 
     Notes
     -----
-    Deng et al. (2021): each non-empty bin gives a point (midpoint of its smallest and largest score,
+    Deng et al. (2020): each non-empty bin gives a point (midpoint of its smallest and largest score,
     weighted positive rate); adjacent bins whose rates are not increasing are pooled (pool adjacent
     violators, weighted by the bins' weights; the pooled point sits at the weight-averaged midpoint); the
     anchors (0, 0) and (1, 1) are added, and the map is the piecewise-linear interpolation of these points
@@ -245,7 +259,14 @@ class SmoothedIsotonic(BaseCalibrator):
     order of scores within a bin is kept and ROC-AUC is unchanged. Ties between adjacent rates are pooled,
     and a pooled rate of exactly 0 (or 1) is dropped in favour of the anchor it would repeat, so that
     strictness holds on any data.
-    Beyond the outermost knots the map runs linearly to the anchors, so a score of exactly 1 (or 0) is
+    Beyond the outermost knots the map runs linearly to the anchors. With equal-width bins the outermost
+    knots of an over-confident base model (scores piled near 0 and 1) sit at the middle of the outer bins,
+    which hold most rows, and every row beyond them is pulled toward 0 or 1: on held-out data such a model
+    (log loss 0.87) ended at log loss 0.65 where isotonic regression reached 0.48. Equal-weight bins put the
+    outermost knots inside the first and last ``1 / n_bins`` of the rows (more where pooling merges the outer
+    bins), so the anchor segments touch few rows (8 % instead of 45 % on that model), and SIR lands within 0.01
+    of isotonic regression (test ``test_sir_is_close_to_isotonic_on_an_over_confident_base_model``). So a score
+    of exactly 1 (or 0) is
     mapped to 1 (or 0) unless the outermost pooled block holds only such scores. When a base model puts
     many rows at exactly 1 with a low positive rate (a saturated logistic regression), pooling joins them
     with the bins below and they are predicted 1, with infinite log loss on their negatives; clip such
@@ -270,14 +291,18 @@ class SmoothedIsotonic(BaseCalibrator):
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("knots_x_", "knots_y_")
 
-    def __init__(self, *, n_bins: int = 20) -> None:
+    def __init__(self, *, n_bins: int = 20, strategy: str = "quantile") -> None:
         self.n_bins = n_bins
+        self.strategy = strategy
 
     def _validate_params_values(self) -> None:
         check_positive_int("n_bins", self.n_bins)
+        check_choice("strategy", self.strategy, ("quantile", "uniform"))
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
-        self.knots_x_, self.knots_y_ = smoothed_isotonic_knots(y_prob, y, sample_weight, int(self.n_bins))
+        self.knots_x_, self.knots_y_ = smoothed_isotonic_knots(
+            y_prob, y, sample_weight, int(self.n_bins), self.strategy
+        )
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         return np.interp(y_prob, self.knots_x_, self.knots_y_)
