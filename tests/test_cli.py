@@ -475,3 +475,13 @@ def test_a_group_method_without_features_is_still_refused(csv, tmp_path, capsys)
     assert main(_fit_args(csv, tmp_path / "m.json", "--method", "hkrr")) == 1
     assert "method 'hkrr' needs feature columns: pass --features A,B,C" in capsys.readouterr().err
     assert not (tmp_path / "m.json").exists()
+
+
+def test_demo_default_methods_are_the_classifier_calibrators_only():
+    from mcal._registry import METHODS
+    from mcal.demo import default_methods
+
+    names = default_methods()
+    assert {"mcgrad", "mcnet", "venn-abers", "isotonic"} <= set(names)
+    assert not {"regression-mcgrad", "regression-isotonic", "regression-linear"} & set(names)
+    assert len(names) == len(METHODS) - 3

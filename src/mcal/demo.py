@@ -107,6 +107,15 @@ def _features(model: Any, df: pd.DataFrame) -> pd.DataFrame | None:
     return df[BANK_CATEGORICAL + BANK_NUMERICAL]
 
 
+def default_methods() -> list[str]:
+    """The registered methods the demo fits by default: those that calibrate a classifier's probability.
+
+    Methods for real-valued outcomes (class attribute ``outcome = "regression"``) are left out, since the demo's
+    scores are probabilities of a binary label.
+    """
+    return [name for name in METHODS if getattr(get_method(name), "outcome", None) != "regression"]
+
+
 def run_demo(
     output_dir: str | Path = "mcal-demo",
     *,
@@ -140,7 +149,7 @@ def run_demo(
         If a name in ``methods`` is not a registered method.
     """
     out = stream if stream is not None else sys.stdout
-    names = list(METHODS) if methods is None else list(methods)
+    names = default_methods() if methods is None else list(methods)
     for name in names:
         get_method(name)  # raises on unknown names before any work
     output_dir = Path(output_dir)
