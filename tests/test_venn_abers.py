@@ -4,6 +4,7 @@ calibrated data, weights, model files and bad input."""
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.isotonic import IsotonicRegression
 
@@ -63,10 +64,12 @@ def test_agrees_with_the_venn_abers_package_ivap(rng):
         np.testing.assert_allclose(model.predict(tests), merged[:, 1], rtol=0, atol=1e-9)
 
 
-class _ScoreAsProbability:
-    """A "classifier" whose probability of class 1 is its single feature: venn-abers' CVAP on given scores."""
+class _ScoreAsProbability(ClassifierMixin, BaseEstimator):
+    """A "classifier" whose probability of class 1 is its single feature: venn-abers' CVAP on given scores
+    (an estimator, since venn-abers 1.5.4 clones it)."""
 
     def fit(self, X, y):
+        self.classes_ = np.unique(y)
         return self
 
     def predict_proba(self, X):
