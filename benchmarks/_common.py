@@ -7,22 +7,22 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-from importlib import metadata
 import os
 import platform
 import subprocess
 import warnings
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import sklearn
+from _datasets import DataUnavailable
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 import mcal
-from _datasets import DataUnavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -35,12 +35,17 @@ BASE_BLAS_THREADS = 2
 
 def git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                             check=True, timeout=10)
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True, timeout=10
+        )
         # results files written earlier in the same run (run_all.py) are not changes to the code
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                ":(exclude)benchmarks/results"], cwd=ROOT, capture_output=True, text=True,
-                               timeout=10).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)benchmarks/results"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
         return out.stdout.strip() + ("+uncommitted changes" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -58,8 +63,10 @@ def mcal_version() -> str:
 
 def run_header(title: str, seeds, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The facts every results file starts with."""
-    versions = f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, " \
-               f"scikit-learn {sklearn.__version__}"
+    versions = (
+        f"python {platform.python_version()}, numpy {np.__version__}, pandas {pd.__version__}, "
+        f"scikit-learn {sklearn.__version__}"
+    )
     for dist in ("lightgbm", "torch"):
         try:
             versions += f", {dist} {metadata.version(dist)}"
@@ -79,9 +86,17 @@ def run_header(title: str, seeds, extra: dict[str, str] | None = None) -> dict[s
     return head
 
 
-def base_model_scores(ds, train: np.ndarray, parts: dict[str, np.ndarray], *, cache_key: str,
-                      max_iter: int = 5000, solver: str = "lbfgs", blas_threads: int = BASE_BLAS_THREADS,
-                      cache: Path | None = CACHE) -> tuple[dict[str, np.ndarray], dict]:
+def base_model_scores(
+    ds,
+    train: np.ndarray,
+    parts: dict[str, np.ndarray],
+    *,
+    cache_key: str,
+    max_iter: int = 5000,
+    solver: str = "lbfgs",
+    blas_threads: int = BASE_BLAS_THREADS,
+    cache: Path | None = CACHE,
+) -> tuple[dict[str, np.ndarray], dict]:
     """Fit the protocol's base model, ``LogisticRegression(C=ds.C, max_iter=5000)``, and score ``parts``.
 
     Scores are cached under ``benchmarks/.cache`` keyed by the data, the rows, the settings and the
@@ -101,8 +116,11 @@ def base_model_scores(ds, train: np.ndarray, parts: dict[str, np.ndarray], *, ca
     path = None if cache is None else cache / f"{cache_key}-{digest.hexdigest()[:16]}.npz"
     if path is not None and path.exists():
         with np.load(path) as z:
-            return {k: z[k] for k in parts}, {"n_iter": int(z["_n_iter"]), "converged": bool(z["_converged"]),
-                                             "fit_s": 0.0}
+            return {k: z[k] for k in parts}, {
+                "n_iter": int(z["_n_iter"]),
+                "converged": bool(z["_converged"]),
+                "fit_s": 0.0,
+            }
     X = ds.X.to_numpy()
     start = _dt.datetime.now()
     with threadpool_limits(limits=blas_threads, user_api="blas"), warnings.catch_warnings():
@@ -121,8 +139,10 @@ def base_model_scores(ds, train: np.ndarray, parts: dict[str, np.ndarray], *, ca
 def cache_note(fit_seconds: pd.Series) -> str:
     """How many base-model fits came from the cache (fit time 0) and how long the others took."""
     cached = int((fit_seconds == 0).sum())
-    return (f"{len(fit_seconds)} fits, {cached} read from benchmarks/.cache (fitted by an earlier run with the same "
-            f"data, rows, settings and scikit-learn), the others took {fit_seconds.sum():.0f} s in this run")
+    return (
+        f"{len(fit_seconds)} fits, {cached} read from benchmarks/.cache (fitted by an earlier run with the same "
+        f"data, rows, settings and scikit-learn), the others took {fit_seconds.sum():.0f} s in this run"
+    )
 
 
 def add_run_options(parser) -> None:
@@ -132,10 +152,17 @@ def add_run_options(parser) -> None:
     parser.add_argument("--max-rows", type=int, help="sample every dataset down to this many rows")
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
     parser.add_argument("--no-cache", action="store_true", help="refit the base models")
-    parser.add_argument("--blas-threads", type=int, default=BASE_BLAS_THREADS,
-                        help="BLAS threads of the base model (2 reproduces the paper; 1 is faster on tiny data)")
-    parser.add_argument("--smoke", action="store_true",
-                        help="cap training epochs/iterations: exercises every code path, numbers meaningless (tests)")
+    parser.add_argument(
+        "--blas-threads",
+        type=int,
+        default=BASE_BLAS_THREADS,
+        help="BLAS threads of the base model (2 reproduces the paper; 1 is faster on tiny data)",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="cap training epochs/iterations: exercises every code path, numbers meaningless (tests)",
+    )
 
 
 def run_datasets(keys, run_one, max_rows_for) -> tuple[list[dict], list[dict], dict[str, str]]:
@@ -179,8 +206,12 @@ def md_table(df: pd.DataFrame, digits: int = 4) -> str:
     cols = list(df.columns)
     lines = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
     for row in df.itertuples(index=False):
-        cells = [fmt(v, digits) if isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, bool)
-                 else ("" if v is None else str(v)) for v in row]
+        cells = [
+            fmt(v, digits)
+            if isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, bool)
+            else ("" if v is None else str(v))
+            for v in row
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -190,8 +221,9 @@ def implementation_section(implementation: dict[str, str]) -> str:
     return "## Which code computed each number\n\n" + md_table(table)
 
 
-def write_results(name: str, header: dict[str, str], sections: list[str], raw: pd.DataFrame,
-                  out_dir: Path = RESULTS) -> tuple[Path, Path]:
+def write_results(
+    name: str, header: dict[str, str], sections: list[str], raw: pd.DataFrame, out_dir: Path = RESULTS
+) -> tuple[Path, Path]:
     """Write ``<name>.md`` (header + sections) and ``<name>.csv`` (header as ``# key: value`` lines + rows)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     md = out_dir / f"{name}.md"

@@ -12,10 +12,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import _datasets as D
 import numpy as np
 import pandas as pd
-
-import _datasets as D
 
 CACHE = Path(__file__).resolve().parent / ".cache" / "paper_mcnet_ctr"
 #: The field: ``class_of_worker`` (9 values) collapsed to four groups, each with hundreds of positives per half
@@ -23,16 +22,29 @@ CACHE = Path(__file__).resolve().parent / ".cache" / "paper_mcnet_ctr"
 FIELD = "worker_group"
 WORKER_GROUPS = {
     "Private": "private",
-    "Self-employed-not incorporated": "self_employed", "Self-employed-incorporated": "self_employed",
-    "Local government": "government", "State government": "government", "Federal government": "government",
-    "Not in universe": "not_working", "Without pay": "not_working", "Never worked": "not_working",
+    "Self-employed-not incorporated": "self_employed",
+    "Self-employed-incorporated": "self_employed",
+    "Local government": "government",
+    "State government": "government",
+    "Federal government": "government",
+    "Not in universe": "not_working",
+    "Without pay": "not_working",
+    "Never worked": "not_working",
 }
 #: Share of the negatives kept in the base model's training rows, per field group (positives are all kept);
 #: the base model is not corrected for it, as ads systems train on sampled logs.
 KEEP_NEGATIVES = {"private": 0.6, "government": 0.8, "not_working": 1.0, "self_employed": 0.4}
 #: LightGBM base model (arms A, C1, C2).
-LGBM_PARAMS = {"n_estimators": 300, "learning_rate": 0.05, "num_leaves": 31, "min_child_samples": 50,
-               "subsample": 0.8, "subsample_freq": 1, "colsample_bytree": 0.8, "verbose": -1}
+LGBM_PARAMS = {
+    "n_estimators": 300,
+    "learning_rate": 0.05,
+    "num_leaves": 31,
+    "min_child_samples": 50,
+    "subsample": 0.8,
+    "subsample_freq": 1,
+    "colsample_bytree": 0.8,
+    "verbose": -1,
+}
 #: PyTorch MLP base model (arm B): trained for ``epochs`` epochs, far past its validation minimum.
 MLP = {"hidden": (256, 256), "lr": 2e-3, "batch_size": 256, "epochs": 40, "val_fraction": 0.1}
 BASE_VERSION = "1"
@@ -55,10 +67,16 @@ def load(max_rows: int | None = None, random_state: int = 0) -> tuple[D.Dataset,
     ``max_rows`` draws a seeded sample (the quick mode).
     """
     ds = D.load("census_kdd")
-    year = np.concatenate([
-        pd.read_csv(D.data_dir() / "census_income_kdd" / f"census_income_1994_1995_{part}.csv.gz", header=None,
-                    usecols=[40]).iloc[:, 0].to_numpy()
-        for part in ("train", "test")])
+    year = np.concatenate(
+        [
+            pd.read_csv(
+                D.data_dir() / "census_income_kdd" / f"census_income_1994_1995_{part}.csv.gz", header=None, usecols=[40]
+            )
+            .iloc[:, 0]
+            .to_numpy()
+            for part in ("train", "test")
+        ]
+    )
     if year.shape[0] != ds.n:
         raise D.DataUnavailable(f"census year column has {year.shape[0]} rows, the data {ds.n}")
     ds.frame[FIELD] = ds.frame["class_of_worker"].astype(str).map(WORKER_GROUPS).astype("category")
@@ -143,11 +161,17 @@ def fit_mlp(ds: D.Dataset, train: np.ndarray, targets: dict, seed: int, n_thread
         with torch.no_grad():
             history.append(_log_loss_t(torch, net(xv).squeeze(1), yv))
     with torch.no_grad():
-        scores = {k: torch.sigmoid(net(torch.from_numpy(X[r])).squeeze(1)).numpy().astype(np.float64)
-                  for k, r in targets.items()}
+        scores = {
+            k: torch.sigmoid(net(torch.from_numpy(X[r])).squeeze(1)).numpy().astype(np.float64)
+            for k, r in targets.items()
+        }
     best = int(np.argmin(history))
-    return scores, {"val_log_loss_min": history[best], "val_log_loss_min_epoch": best + 1,
-                    "val_log_loss_last": history[-1], "epochs": MLP["epochs"]}
+    return scores, {
+        "val_log_loss_min": history[best],
+        "val_log_loss_min_epoch": best + 1,
+        "val_log_loss_last": history[-1],
+        "epochs": MLP["epochs"],
+    }
 
 
 BASES = {"lightgbm": fit_lightgbm, "mlp": fit_mlp}
@@ -158,14 +182,22 @@ def _cache_path(key: dict) -> Path:
     return CACHE / f"{key['arm']}-seed{key['seed']}-{digest}.npz"
 
 
-def split_for(ds: D.Dataset, year: np.ndarray, arm_name: str, arm: dict, seed: int, *, use_cache: bool,
-              n_threads: int, log=print) -> Split:
+def split_for(
+    ds: D.Dataset, year: np.ndarray, arm_name: str, arm: dict, seed: int, *, use_cache: bool, n_threads: int, log=print
+) -> Split:
     """Calibration and test data of one arm and seed, with the base model's scores (cached on disk)."""
     train, cal, test = rows_for(arm, year, seed)
     if arm["sampling"]:
         train = sampled(ds, train, seed)
-    key = {"arm": arm_name, "seed": seed, "n": ds.n, "arm_def": arm, "version": BASE_VERSION,
-           "params": LGBM_PARAMS if arm["base"] == "lightgbm" else MLP, "keep": KEEP_NEGATIVES}
+    key = {
+        "arm": arm_name,
+        "seed": seed,
+        "n": ds.n,
+        "arm_def": arm,
+        "version": BASE_VERSION,
+        "params": LGBM_PARAMS if arm["base"] == "lightgbm" else MLP,
+        "keep": KEEP_NEGATIVES,
+    }
     path = _cache_path(key)
     if use_cache and path.exists():
         with np.load(path, allow_pickle=False) as z:
@@ -174,8 +206,11 @@ def split_for(ds: D.Dataset, year: np.ndarray, arm_name: str, arm: dict, seed: i
     else:
         start = time.perf_counter()
         scores, info = BASES[arm["base"]](ds, train, {"cal": cal, "test": test}, seed, n_threads)
-        info |= {"fit_s": time.perf_counter() - start, "n_train": int(train.shape[0]),
-                 "train_prevalence": float(ds.y[train].mean())}
+        info |= {
+            "fit_s": time.perf_counter() - start,
+            "n_train": int(train.shape[0]),
+            "train_prevalence": float(ds.y[train].mean()),
+        }
         p_cal, p_test = scores["cal"], scores["test"]
         if use_cache:
             path.parent.mkdir(parents=True, exist_ok=True)

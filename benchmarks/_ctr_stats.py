@@ -31,9 +31,14 @@ def metrics(y, p, field) -> dict[str, float]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CalibrationWarning)
         per_field = M.field_pcoc(y, p, field=field)
-    return {"pcoc": M.pcoc(y, p), "f_rce": 100 * M.f_rce(y, p, field=field), "auc": M.roc_auc(y, p),
-            "log_loss": M.log_loss(y, p), "pcoc_field_std": per_field.std,
-            **{f"pcoc[{k}]": float(v) for k, v in per_field.per_field.items()}}
+    return {
+        "pcoc": M.pcoc(y, p),
+        "f_rce": 100 * M.f_rce(y, p, field=field),
+        "auc": M.roc_auc(y, p),
+        "log_loss": M.log_loss(y, p),
+        "pcoc_field_std": per_field.std,
+        **{f"pcoc[{k}]": float(v) for k, v in per_field.per_field.items()},
+    }
 
 
 class Resampler:
@@ -51,8 +56,9 @@ class Resampler:
     def stats(self, p: np.ndarray) -> dict[str, np.ndarray]:
         """F-RCE (%), log loss and per-field PCOC STD of scores ``p`` under every weighting, shape (n_boot,)."""
         p_g = self.W @ (self.onehot * p[:, None])
-        frce = 100 * (np.abs(self.y_g - p_g) / (self.y_g + F_RCE_EPSILON * self.n_g) * self.n_g).sum(1) \
-            / self.n_g.sum(1)
+        frce = (
+            100 * (np.abs(self.y_g - p_g) / (self.y_g + F_RCE_EPSILON * self.n_g) * self.n_g).sum(1) / self.n_g.sum(1)
+        )
         q = np.clip(p, EPS, 1 - EPS)
         ll = self.W @ -(self.y * np.log(q) + (1 - self.y) * np.log1p(-q)) / self.W.sum(1)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -72,8 +78,9 @@ def check_against_mcal(y, p, field) -> None:
             raise AssertionError(f"bootstrap {key} {got[key][0]} differs from mcal.metrics {want[key]}")
 
 
-def boot_stats(preds: dict[str, np.ndarray], y: np.ndarray, field: np.ndarray, n_boot: int,
-               seed: int) -> dict[str, dict[str, np.ndarray]]:
+def boot_stats(
+    preds: dict[str, np.ndarray], y: np.ndarray, field: np.ndarray, n_boot: int, seed: int
+) -> dict[str, dict[str, np.ndarray]]:
     """``{method: {metric: values under each of the seed's n_boot weightings}}`` for every prediction vector."""
     resampler = Resampler(y, field, n_boot, seed)
     return {name: resampler.stats(p) for name, p in preds.items()}

@@ -97,10 +97,18 @@ class Dataset:
     def subset(self, rows: np.ndarray) -> Dataset:
         """The same dataset restricted to ``rows`` (groups keep their definition, no re-filtering)."""
         return Dataset(
-            self.name, self.y[rows], self.X.iloc[rows].reset_index(drop=True),
-            self.frame.iloc[rows].reset_index(drop=True), self.categorical, self.numerical,
-            {k: v[rows] for k, v in self.groups.items()}, dict(self.dropped_groups), self.C, self.field,
-            self.source, list(self.notes),
+            self.name,
+            self.y[rows],
+            self.X.iloc[rows].reset_index(drop=True),
+            self.frame.iloc[rows].reset_index(drop=True),
+            self.categorical,
+            self.numerical,
+            {k: v[rows] for k, v in self.groups.items()},
+            dict(self.dropped_groups),
+            self.C,
+            self.field,
+            self.source,
+            list(self.notes),
         )
 
     def group_frame(self) -> pd.DataFrame:
@@ -156,8 +164,9 @@ def _build(name, y, raw, groups, categorical, numerical, C, field_col, source, *
     frame[list(numerical)] = frame[list(numerical)].astype(float)
     if X is None:
         X = _encode(raw, categorical, numerical)
-    return Dataset(name, y, X, frame, tuple(categorical), tuple(numerical), kept, dropped, C, field_col, source,
-                   list(notes))
+    return Dataset(
+        name, y, X, frame, tuple(categorical), tuple(numerical), kept, dropped, C, field_col, source, list(notes)
+    )
 
 
 # -- the protocol's two datasets -----------------------------------------------------------------------------
@@ -182,15 +191,38 @@ def load_bank_marketing() -> Dataset:
     g |= {f"education={e}": df["education"].eq(e) for e in ("primary", "secondary", "tertiary")}
     g |= {f"housing={h}": df["housing"].eq(h) for h in ("yes", "no")}
     g |= {"age<30": df["age"] < 30, "30<=age<40": (df["age"] >= 30) & (df["age"] < 40), "age>=50": df["age"] >= 50}
-    X = pd.concat([df[list(BANK_NUMERICAL)].astype(float),
-                   pd.get_dummies(df[list(BANK_CATEGORICAL)], drop_first=True, dtype=float)], axis=1)
-    return _build("BankMarketing", y, df, {k: v.to_numpy() for k, v in g.items()}, BANK_CATEGORICAL, BANK_NUMERICAL,
-                  2.0, "month", "MCGrad benchmark protocol, sections 1-3", X=X)
+    X = pd.concat(
+        [
+            df[list(BANK_NUMERICAL)].astype(float),
+            pd.get_dummies(df[list(BANK_CATEGORICAL)], drop_first=True, dtype=float),
+        ],
+        axis=1,
+    )
+    return _build(
+        "BankMarketing",
+        y,
+        df,
+        {k: v.to_numpy() for k, v in g.items()},
+        BANK_CATEGORICAL,
+        BANK_NUMERICAL,
+        2.0,
+        "month",
+        "MCGrad benchmark protocol, sections 1-3",
+        X=X,
+    )
 
 
 _CREDIT_BUCKETED = ("LIMIT_BAL", "AGE", *(f"BILL_AMT{i}" for i in range(1, 7)), *(f"PAY_AMT{i}" for i in range(1, 7)))
-CREDIT_CATEGORICAL = ("LIMIT_BAL", "AGE", "EDUCATION", "MARRIAGE", "PAY_0", *(f"PAY_{i}" for i in range(2, 7)),
-                      *(f"BILL_AMT{i}" for i in range(1, 7)), *(f"PAY_AMT{i}" for i in range(1, 7)))
+CREDIT_CATEGORICAL = (
+    "LIMIT_BAL",
+    "AGE",
+    "EDUCATION",
+    "MARRIAGE",
+    "PAY_0",
+    *(f"PAY_{i}" for i in range(2, 7)),
+    *(f"BILL_AMT{i}" for i in range(1, 7)),
+    *(f"PAY_AMT{i}" for i in range(1, 7)),
+)
 
 
 def load_credit_default() -> Dataset:
@@ -208,12 +240,21 @@ def load_credit_default() -> Dataset:
     y = raw.pop("default.payment.next.month").to_numpy()
     sex, age, edu, mar = raw["SEX"], raw["AGE"], raw["EDUCATION"], raw["MARRIAGE"]
     g = {
-        "male & age<30": (sex == 1) & (age < 30), "single": mar == 2, "single & age>30": (mar == 2) & (age > 30),
-        "female": sex == 2, "female & age>65": (sex == 2) & (age > 65), "married & age<30": (mar == 1) & (age < 30),
-        "married & age>60": (mar == 1) & (age > 60), "education=other": edu == 4, "education=high school": edu == 3,
-        "high school & married": (edu == 3) & (mar == 1), "high school & age>40": (edu == 3) & (age > 40),
-        "university & age<25": (edu == 2) & (age < 25), "female & university": (sex == 2) & (edu == 2),
-        "education=graduate school": edu == 1, "female & graduate school": (sex == 2) & (edu == 1),
+        "male & age<30": (sex == 1) & (age < 30),
+        "single": mar == 2,
+        "single & age>30": (mar == 2) & (age > 30),
+        "female": sex == 2,
+        "female & age>65": (sex == 2) & (age > 65),
+        "married & age<30": (mar == 1) & (age < 30),
+        "married & age>60": (mar == 1) & (age > 60),
+        "education=other": edu == 4,
+        "education=high school": edu == 3,
+        "high school & married": (edu == 3) & (mar == 1),
+        "high school & age>40": (edu == 3) & (age > 40),
+        "university & age<25": (edu == 2) & (age < 25),
+        "female & university": (sex == 2) & (edu == 2),
+        "education=graduate school": edu == 1,
+        "female & graduate school": (sex == 2) & (edu == 1),
     }
     df = raw.copy()
     for col in _CREDIT_BUCKETED:
@@ -221,29 +262,89 @@ def load_credit_default() -> Dataset:
     # get_dummies on the interval and integer columns themselves, as the authors' code does: the column order
     # (intervals in increasing order, PAY_x codes in numeric order) changes where lbfgs stops in the last digits.
     X = pd.get_dummies(df, columns=list(CREDIT_CATEGORICAL), dtype=float)
-    return _build("CreditDefault", y, df, {k: v.to_numpy() for k, v in g.items()}, CREDIT_CATEGORICAL, ("SEX",),
-                  4.0, "EDUCATION", "MCGrad benchmark protocol, sections 1-3", X=X)
+    return _build(
+        "CreditDefault",
+        y,
+        df,
+        {k: v.to_numpy() for k, v in g.items()},
+        CREDIT_CATEGORICAL,
+        ("SEX",),
+        4.0,
+        "EDUCATION",
+        "MCGrad benchmark protocol, sections 1-3",
+        X=X,
+    )
 
 
 # -- the other datasets we hold: groups defined here ---------------------------------------------------------
 CENSUS_COLUMNS = [
-    "age", "class_of_worker", "detailed_industry_recode", "detailed_occupation_recode", "education",
-    "wage_per_hour", "enroll_in_edu_inst_last_wk", "marital_stat", "major_industry_code", "major_occupation_code",
-    "race", "hispanic_origin", "sex", "member_of_a_labor_union", "reason_for_unemployment",
-    "full_or_part_time_employment_stat", "capital_gains", "capital_losses", "dividends_from_stocks",
-    "tax_filer_stat", "region_of_previous_residence", "state_of_previous_residence",
-    "detailed_household_and_family_stat", "detailed_household_summary_in_household", "instance_weight",
-    "migration_code_change_in_msa", "migration_code-change_in_reg", "migration_code-move_within_reg",
-    "live_in_this_house_1_year_ago", "migration_prev_res_in_sunbelt", "num_persons_worked_for_employer",
-    "family_members_under_18", "country_of_birth_father", "country_of_birth_mother", "country_of_birth_self",
-    "citizenship", "own_business_or_self_employed", "fill_inc_questionnaire_for_veteran's_admin",
-    "veterans_benefits", "weeks_worked_in_year", "year", "income_gt_50k",
+    "age",
+    "class_of_worker",
+    "detailed_industry_recode",
+    "detailed_occupation_recode",
+    "education",
+    "wage_per_hour",
+    "enroll_in_edu_inst_last_wk",
+    "marital_stat",
+    "major_industry_code",
+    "major_occupation_code",
+    "race",
+    "hispanic_origin",
+    "sex",
+    "member_of_a_labor_union",
+    "reason_for_unemployment",
+    "full_or_part_time_employment_stat",
+    "capital_gains",
+    "capital_losses",
+    "dividends_from_stocks",
+    "tax_filer_stat",
+    "region_of_previous_residence",
+    "state_of_previous_residence",
+    "detailed_household_and_family_stat",
+    "detailed_household_summary_in_household",
+    "instance_weight",
+    "migration_code_change_in_msa",
+    "migration_code-change_in_reg",
+    "migration_code-move_within_reg",
+    "live_in_this_house_1_year_ago",
+    "migration_prev_res_in_sunbelt",
+    "num_persons_worked_for_employer",
+    "family_members_under_18",
+    "country_of_birth_father",
+    "country_of_birth_mother",
+    "country_of_birth_self",
+    "citizenship",
+    "own_business_or_self_employed",
+    "fill_inc_questionnaire_for_veteran's_admin",
+    "veterans_benefits",
+    "weeks_worked_in_year",
+    "year",
+    "income_gt_50k",
 ]
-CENSUS_NUMERICAL = ("age", "wage_per_hour", "capital_gains", "capital_losses", "dividends_from_stocks",
-                    "num_persons_worked_for_employer", "weeks_worked_in_year")
-CENSUS_CATEGORICAL = ("class_of_worker", "education", "marital_stat", "major_industry_code", "major_occupation_code",
-                      "race", "hispanic_origin", "sex", "tax_filer_stat", "region_of_previous_residence",
-                      "detailed_household_summary_in_household", "citizenship", "full_or_part_time_employment_stat")
+CENSUS_NUMERICAL = (
+    "age",
+    "wage_per_hour",
+    "capital_gains",
+    "capital_losses",
+    "dividends_from_stocks",
+    "num_persons_worked_for_employer",
+    "weeks_worked_in_year",
+)
+CENSUS_CATEGORICAL = (
+    "class_of_worker",
+    "education",
+    "marital_stat",
+    "major_industry_code",
+    "major_occupation_code",
+    "race",
+    "hispanic_origin",
+    "sex",
+    "tax_filer_stat",
+    "region_of_previous_residence",
+    "detailed_household_summary_in_household",
+    "citizenship",
+    "full_or_part_time_employment_stat",
+)
 
 
 def load_census_kdd() -> Dataset:
@@ -257,35 +358,81 @@ def load_census_kdd() -> Dataset:
     25 <= age < 45; age >= 65; female & Black; never married; foreign born, not a citizen; native-born
     citizen & age >= 65. Field: ``class_of_worker``.
     """
-    frames = [pd.read_csv(_path("census_income_kdd", f"census_income_1994_1995_{part}.csv.gz"), header=None,
-                          names=CENSUS_COLUMNS, skipinitialspace=True, na_values="?")
-              for part in ("train", "test")]
+    frames = [
+        pd.read_csv(
+            _path("census_income_kdd", f"census_income_1994_1995_{part}.csv.gz"),
+            header=None,
+            names=CENSUS_COLUMNS,
+            skipinitialspace=True,
+            na_values="?",
+        )
+        for part in ("train", "test")
+    ]
     df = pd.concat(frames, ignore_index=True)
     y = df["income_gt_50k"].eq("50000+.").to_numpy()
     race, age = df["race"], df["age"]
     hispanic = ~df["hispanic_origin"].isin(["All other", "Do not know", "NA"]) & df["hispanic_origin"].notna()
     g = {
-        "female": df["sex"].eq("Female"), "race=Black": race.eq("Black"),
+        "female": df["sex"].eq("Female"),
+        "race=Black": race.eq("Black"),
         "race=Asian or Pacific Islander": race.eq("Asian or Pacific Islander"),
-        "race=Amer Indian Aleut or Eskimo": race.eq("Amer Indian Aleut or Eskimo"), "hispanic": hispanic,
-        "age<25": age < 25, "25<=age<45": (age >= 25) & (age < 45), "age>=65": age >= 65,
-        "female & Black": df["sex"].eq("Female") & race.eq("Black"), "never married": df["marital_stat"].eq(
-            "Never married"), "foreign born, not a citizen": df["citizenship"].str.strip().eq(
-            "Foreign born- Not a citizen of U S"),
+        "race=Amer Indian Aleut or Eskimo": race.eq("Amer Indian Aleut or Eskimo"),
+        "hispanic": hispanic,
+        "age<25": age < 25,
+        "25<=age<45": (age >= 25) & (age < 45),
+        "age>=65": age >= 65,
+        "female & Black": df["sex"].eq("Female") & race.eq("Black"),
+        "never married": df["marital_stat"].eq("Never married"),
+        "foreign born, not a citizen": df["citizenship"].str.strip().eq("Foreign born- Not a citizen of U S"),
         "native citizen & age>=65": df["citizenship"].eq("Native- Born in the United States") & (age >= 65),
     }
     df[list(CENSUS_CATEGORICAL)] = df[list(CENSUS_CATEGORICAL)].fillna("missing")
-    return _build("CensusKDD", y, df, {k: v.to_numpy() for k, v in g.items()}, CENSUS_CATEGORICAL, CENSUS_NUMERICAL,
-                  1.0, "class_of_worker", "defined here (protected attributes)",
-                  notes=["instance_weight ignored (UCI: not a feature); duplicates kept as UCI ships them"])
+    return _build(
+        "CensusKDD",
+        y,
+        df,
+        {k: v.to_numpy() for k, v in g.items()},
+        CENSUS_CATEGORICAL,
+        CENSUS_NUMERICAL,
+        1.0,
+        "class_of_worker",
+        "defined here (protected attributes)",
+        notes=["instance_weight ignored (UCI: not a feature); duplicates kept as UCI ships them"],
+    )
 
 
-GERMAN_COLUMNS = ["status", "duration", "credit_history", "purpose", "amount", "savings", "employment",
-                  "installment_rate", "personal_status", "other_debtors", "residence_since", "property", "age",
-                  "other_plans", "housing", "existing_credits", "job", "people_liable", "telephone",
-                  "foreign_worker", "label"]
-GERMAN_NUMERICAL = ("duration", "amount", "installment_rate", "residence_since", "age", "existing_credits",
-                    "people_liable")
+GERMAN_COLUMNS = [
+    "status",
+    "duration",
+    "credit_history",
+    "purpose",
+    "amount",
+    "savings",
+    "employment",
+    "installment_rate",
+    "personal_status",
+    "other_debtors",
+    "residence_since",
+    "property",
+    "age",
+    "other_plans",
+    "housing",
+    "existing_credits",
+    "job",
+    "people_liable",
+    "telephone",
+    "foreign_worker",
+    "label",
+]
+GERMAN_NUMERICAL = (
+    "duration",
+    "amount",
+    "installment_rate",
+    "residence_since",
+    "age",
+    "existing_credits",
+    "people_liable",
+)
 
 
 def load_german_credit() -> Dataset:
@@ -299,17 +446,42 @@ def load_german_credit() -> Dataset:
     df = pd.read_csv(_path("german_credit", "german.data"), sep=" ", header=None, names=GERMAN_COLUMNS)
     y = df["label"].eq(2).to_numpy()
     ps, age = df["personal_status"], df["age"]
-    g = {"female": ps.eq("A92"), "male single": ps.eq("A93"), "age<=25": age <= 25, "age>60": age > 60,
-         "foreign worker": df["foreign_worker"].eq("A201"), "not foreign worker": df["foreign_worker"].eq("A202"),
-         "female & age<=25": ps.eq("A92") & (age <= 25), "housing=rent": df["housing"].eq("A151")}
+    g = {
+        "female": ps.eq("A92"),
+        "male single": ps.eq("A93"),
+        "age<=25": age <= 25,
+        "age>60": age > 60,
+        "foreign worker": df["foreign_worker"].eq("A201"),
+        "not foreign worker": df["foreign_worker"].eq("A202"),
+        "female & age<=25": ps.eq("A92") & (age <= 25),
+        "housing=rent": df["housing"].eq("A151"),
+    }
     categorical = tuple(c for c in GERMAN_COLUMNS[:-1] if c not in GERMAN_NUMERICAL)
-    return _build("GermanCredit", y, df, {k: v.to_numpy() for k, v in g.items()}, categorical, GERMAN_NUMERICAL,
-                  1.0, "purpose", "defined here (protected attributes)")
+    return _build(
+        "GermanCredit",
+        y,
+        df,
+        {k: v.to_numpy() for k, v in g.items()},
+        categorical,
+        GERMAN_NUMERICAL,
+        1.0,
+        "purpose",
+        "defined here (protected attributes)",
+    )
 
 
-SHOPPERS_NUMERICAL = ("Administrative", "Administrative_Duration", "Informational", "Informational_Duration",
-                      "ProductRelated", "ProductRelated_Duration", "BounceRates", "ExitRates", "PageValues",
-                      "SpecialDay")
+SHOPPERS_NUMERICAL = (
+    "Administrative",
+    "Administrative_Duration",
+    "Informational",
+    "Informational_Duration",
+    "ProductRelated",
+    "ProductRelated_Duration",
+    "BounceRates",
+    "ExitRates",
+    "PageValues",
+    "SpecialDay",
+)
 SHOPPERS_CATEGORICAL = ("Month", "OperatingSystems", "Browser", "Region", "TrafficType", "VisitorType", "Weekend")
 
 
@@ -325,14 +497,26 @@ def load_online_shoppers() -> Dataset:
     df = df.dropna(subset=list(SHOPPERS_NUMERICAL)).reset_index(drop=True)
     y = df["Revenue"].astype(bool).to_numpy()
     vt = df["VisitorType"]
-    g = {"visitor=returning": vt.eq("Returning_Visitor"), "visitor=new": vt.eq("New_Visitor"),
-         "weekend": df["Weekend"].astype(bool)}
+    g = {
+        "visitor=returning": vt.eq("Returning_Visitor"),
+        "visitor=new": vt.eq("New_Visitor"),
+        "weekend": df["Weekend"].astype(bool),
+    }
     g |= {f"region={r}": df["Region"].eq(r) for r in (1, 3)}
     g |= {f"month={m}": df["Month"].eq(m) for m in ("Nov", "May", "Mar", "Dec")}
     g |= {f"traffic={t}": df["TrafficType"].eq(t) for t in (1, 2, 3)}
     g |= {"new visitor & weekend": vt.eq("New_Visitor") & df["Weekend"].astype(bool)}
-    return _build("OnlineShoppers", y, df, {k: v.to_numpy() for k, v in g.items()}, SHOPPERS_CATEGORICAL,
-                  SHOPPERS_NUMERICAL, 1.0, "TrafficType", "defined here (user-context columns)")
+    return _build(
+        "OnlineShoppers",
+        y,
+        df,
+        {k: v.to_numpy() for k, v in g.items()},
+        SHOPPERS_CATEGORICAL,
+        SHOPPERS_NUMERICAL,
+        1.0,
+        "TrafficType",
+        "defined here (user-context columns)",
+    )
 
 
 HMDA_NUMERICAL = ("pirat", "hirat", "lvrat", "chist", "mhist", "unemp")
@@ -349,16 +533,29 @@ def load_hmda_boston() -> Dataset:
     """
     df = pd.read_csv(_path("hmda_boston_aer", "HMDA.csv"), index_col=0)
     y = df["deny"].eq("yes").to_numpy()
-    g = {"afam": df["afam"].eq("yes"), "not afam": df["afam"].eq("no"), "single": df["single"].eq("yes"),
-         "self-employed": df["selfemp"].eq("yes"), "no high school": df["hschool"].eq("no"),
-         "afam & single": df["afam"].eq("yes") & df["single"].eq("yes")}
-    return _build("HMDABoston", y, df, {k: v.to_numpy() for k, v in g.items()}, HMDA_CATEGORICAL, HMDA_NUMERICAL,
-                  1.0, None, "defined here (protected attribute afam)")
+    g = {
+        "afam": df["afam"].eq("yes"),
+        "not afam": df["afam"].eq("no"),
+        "single": df["single"].eq("yes"),
+        "self-employed": df["selfemp"].eq("yes"),
+        "no high school": df["hschool"].eq("no"),
+        "afam & single": df["afam"].eq("yes") & df["single"].eq("yes"),
+    }
+    return _build(
+        "HMDABoston",
+        y,
+        df,
+        {k: v.to_numpy() for k, v in g.items()},
+        HMDA_CATEGORICAL,
+        HMDA_NUMERICAL,
+        1.0,
+        None,
+        "defined here (protected attribute afam)",
+    )
 
 
 ACS_NUMERICAL = ("age", "hrs_work", "time_to_work")
-ACS_CATEGORICAL = ("employment", "race", "gender", "citizen", "lang", "married", "edu", "disability",
-                   "birth_qrtr")
+ACS_CATEGORICAL = ("employment", "race", "gender", "citizen", "lang", "married", "edu", "disability", "birth_qrtr")
 
 
 def load_acs12() -> Dataset:
@@ -376,12 +573,28 @@ def load_acs12() -> Dataset:
     for col in ACS_NUMERICAL:
         df[col] = df[col].fillna(df[col].median())
     df[list(ACS_CATEGORICAL)] = df[list(ACS_CATEGORICAL)].astype(object).fillna("missing")
-    g = {"women": df["gender"].eq("female"), "race=black": df["race"].eq("black"),
-         "race=asian": df["race"].eq("asian"), "not citizen": df["citizen"].eq("no"), "age<30": df["age"] < 30,
-         "age>=65": df["age"] >= 65, "disabled": df["disability"].eq("yes"),
-         "black women": df["gender"].eq("female") & df["race"].eq("black"), "not married": df["married"].eq("no")}
-    return _build("ACS12", y, df, {k: v.to_numpy() for k, v in g.items()}, ACS_CATEGORICAL, ACS_NUMERICAL, 1.0,
-                  "race", "defined here (protected attributes)")
+    g = {
+        "women": df["gender"].eq("female"),
+        "race=black": df["race"].eq("black"),
+        "race=asian": df["race"].eq("asian"),
+        "not citizen": df["citizen"].eq("no"),
+        "age<30": df["age"] < 30,
+        "age>=65": df["age"] >= 65,
+        "disabled": df["disability"].eq("yes"),
+        "black women": df["gender"].eq("female") & df["race"].eq("black"),
+        "not married": df["married"].eq("no"),
+    }
+    return _build(
+        "ACS12",
+        y,
+        df,
+        {k: v.to_numpy() for k, v in g.items()},
+        ACS_CATEGORICAL,
+        ACS_NUMERICAL,
+        1.0,
+        "race",
+        "defined here (protected attributes)",
+    )
 
 
 def load_open_bandit() -> Dataset:
@@ -405,8 +618,17 @@ def load_open_bandit() -> Dataset:
     g |= {f"position={p}": df["position"].eq(p) for p in (1, 2, 3)}
     g |= {"policy=bts": df["policy"].eq("bts")}
     categorical = ("campaign", "position", "policy", "item_id", *(f"user_feature_{i}" for i in range(4)))
-    return _build("OpenBandit", y, df, {k: v.to_numpy() for k, v in g.items()}, categorical, ("propensity_score",),
-                  1.0, "campaign", "defined here (campaign, position, policy)")
+    return _build(
+        "OpenBandit",
+        y,
+        df,
+        {k: v.to_numpy() for k, v in g.items()},
+        categorical,
+        ("propensity_score",),
+        1.0,
+        "campaign",
+        "defined here (campaign, position, policy)",
+    )
 
 
 LOADERS = {

@@ -80,19 +80,39 @@ _ES = {"max_rounds": 10, "early_stopping": "kfold", "n_folds": 5, "n_jobs": N_JO
 
 #: Section 4 of the protocol: the rows of Tables 5 and 6, in the paper's order, then every other calibrator.
 MCGRAD_PAPER_METHODS = (
-    Method("MCGrad_msh_20", "MCGrad", {**_ES, "min_sum_hessian_in_leaf": 20.0}, "features", "MCGrad_msh_20",
-           "fixed"),
+    Method("MCGrad_msh_20", "MCGrad", {**_ES, "min_sum_hessian_in_leaf": 20.0}, "features", "MCGrad_msh_20", "fixed"),
     Method("MCGrad", "MCGrad", {**_ES, "min_sum_hessian_in_leaf": 1e-3}, "features", "MCGrad", "fixed"),
-    Method("MCGrad_group_features", "MCGrad", {**_ES, "max_rounds": 30}, "groups", "MCGrad_group_features",
-           "fixed"),
+    Method("MCGrad_group_features", "MCGrad", {**_ES, "max_rounds": 30}, "groups", "MCGrad_group_features", "fixed"),
     Method("MCGrad_no_unshrink", "MCGrad", {**_ES, "rescale": False}, "features", "MCGrad_no_unshrink", "fixed"),
-    Method("MCGrad_one_round", "MCGrad", {"max_rounds": 1, "early_stopping": None, "n_jobs": N_JOBS}, "features",
-           "MCGrad_one_round", "fixed"),
+    Method(
+        "MCGrad_one_round",
+        "MCGrad",
+        {"max_rounds": 1, "early_stopping": None, "n_jobs": N_JOBS},
+        "features",
+        "MCGrad_one_round",
+        "fixed",
+    ),
     # The authors' DFMC: MCGrad's machinery on the group indicators, one round, no rescaling, depth-2 trees.
-    Method("DFMC_protocol", "MCGrad", {"max_rounds": 1, "early_stopping": None, "rescale": False,
-                                       "learning_rate": 0.1, "max_leaves": 31, "n_estimators": 100, "max_depth": 2,
-                                       "min_child_samples": 20, "l2_regularization": 0.0, "min_gain_to_split": 0.0,
-                                       "n_jobs": N_JOBS}, "groups", "DFMC", "fixed"),
+    Method(
+        "DFMC_protocol",
+        "MCGrad",
+        {
+            "max_rounds": 1,
+            "early_stopping": None,
+            "rescale": False,
+            "learning_rate": 0.1,
+            "max_leaves": 31,
+            "n_estimators": 100,
+            "max_depth": 2,
+            "min_child_samples": 20,
+            "l2_regularization": 0.0,
+            "min_gain_to_split": 0.0,
+            "n_jobs": N_JOBS,
+        },
+        "groups",
+        "DFMC",
+        "fixed",
+    ),
     Method("DFMC", "DFMC", {"n_jobs": N_JOBS}, "groups", "DFMC", "fixed"),
     *(Method(f"HKRR_alpha={a}", "HKRR", {"lam": 0.1, "alpha": a}, "groups", None, "run") for a in HKRR_ALPHAS),
     Method("Isotonic", "IsotonicCalibration", {}, "score", "Isotonic"),
@@ -104,8 +124,9 @@ MCGRAD_PAPER_METHODS = (
     Method("GaussianScaling", "GaussianScaling"),
     Method("GammaScaling", "GammaScaling"),
     Method("MCNet-None", "MCNet", {}, "score", None, "run"),
-    Method("PerField-Isotonic", "PerFieldCalibrator", {"field": FIELD}, "field", None, None,
-           ("IsotonicCalibration", {})),
+    Method(
+        "PerField-Isotonic", "PerFieldCalibrator", {"field": FIELD}, "field", None, None, ("IsotonicCalibration", {})
+    ),
 )
 
 #: MCNet paper, Table 1: its calibrators in its order, plus MCGrad on the field and the features.
@@ -128,8 +149,7 @@ MCNET_TABLE2 = (
     Method("NeuCalib-Aux", "NeuCalib", {"field": FIELD, "auxiliary_features": "all"}, "field+features", None, "run"),
     Method("AdaCalib-Aux", "AdaCalib", {"field": FIELD, "auxiliary_features": "all"}, "field+features", None, "run"),
     Method("MCNet-None-Aux", "MCNet", {"auxiliary_features": "all"}, "field+features", None, "run"),
-    Method("MCNet-Field-Aux", "MCNet", {"field": FIELD, "auxiliary_features": "all"}, "field+features", None,
-           "run"),
+    Method("MCNet-Field-Aux", "MCNet", {"field": FIELD, "auxiliary_features": "all"}, "field+features", None, "run"),
 )
 
 #: MCNet paper, Table 3: the field-balance regularizer off / on (alpha of eq. 13).
@@ -150,7 +170,7 @@ def with_registered(methods: tuple[Method, ...]) -> tuple[Method, ...]:
     """``methods`` plus every method of ``mcal._registry.METHODS`` whose class none of them uses (defaults)."""
     used = {m.cls for m in methods} | {m.nested[0] for m in methods if m.nested}
     extra = []
-    for key, target in _registry.METHODS.items():
+    for _key, target in _registry.METHODS.items():
         cls = target.rpartition(":")[2]
         if cls not in used:
             used.add(cls)

@@ -62,7 +62,10 @@ _TABLE6 = {
 
 #: PAPER_MCGRAD[dataset][row][metric] for every metric column of Tables 5 and 6.
 PAPER_MCGRAD: dict[str, dict[str, dict[str, float]]] = {
-    ds: {row: dict(zip(_T5_COLS, _TABLE5[ds][row])) | dict(zip(_T6_COLS, _TABLE6[ds][row])) for row in _TABLE5[ds]}
+    ds: {
+        row: dict(zip(_T5_COLS, _TABLE5[ds][row], strict=False)) | dict(zip(_T6_COLS, _TABLE6[ds][row], strict=False))
+        for row in _TABLE5[ds]
+    }
     for ds in _TABLE5
 }
 #: Tolerances of the base-model replay on Bank Marketing (issue 7).
@@ -71,59 +74,112 @@ BASE_TOLERANCE = {"log_loss": 0.001, "pr_auc": 0.002}
 #: Table 2: average value and average rank over the paper's 11 datasets (MCE = unspecified groups).
 PAPER_TABLE2 = {
     "MCGrad": {"mce_sigma_u": (6.60, 1.18), "log_loss": (0.375, 1.00), "pr_auc": (0.714, 1.00), "ecce": (1.97, 2.27)},
-    "Isotonic": {"mce_sigma_u": (24.00, 2.91), "log_loss": (0.410, 3.27), "pr_auc": (0.662, 3.91),
-                 "ecce": (1.53, 1.54)},
+    "Isotonic": {
+        "mce_sigma_u": (24.00, 2.91),
+        "log_loss": (0.410, 3.27),
+        "pr_auc": (0.662, 3.91),
+        "ecce": (1.53, 1.54),
+    },
     "DFMC": {"mce_sigma_u": (24.95, 3.00), "log_loss": (0.408, 2.27), "pr_auc": (0.671, 2.18), "ecce": (2.20, 2.91)},
     "HKRR": {"mce_sigma_u": (25.74, 3.73), "log_loss": (0.414, 4.00), "pr_auc": (0.637, 5.00), "ecce": (3.29, 3.54)},
-    "BasePred": {"mce_sigma_u": (29.07, 4.18), "log_loss": (0.414, 4.45), "pr_auc": (0.668, 2.91),
-                 "ecce": (4.66, 4.73)},
+    "BasePred": {
+        "mce_sigma_u": (29.07, 4.18),
+        "log_loss": (0.414, 4.45),
+        "pr_auc": (0.668, 2.91),
+        "ecce": (4.66, 4.73),
+    },
 }
 #: Table 2's method names -> rows of Tables 5/6 (the paper's "MCGrad" is the msh_20 row; protocol section 4).
-TABLE2_ROWS = {"MCGrad": "MCGrad_msh_20", "Isotonic": "Isotonic", "DFMC": "DFMC", "HKRR": "HKRR",
-               "BasePred": "base_model"}
+TABLE2_ROWS = {
+    "MCGrad": "MCGrad_msh_20",
+    "Isotonic": "Isotonic",
+    "DFMC": "DFMC",
+    "HKRR": "HKRR",
+    "BasePred": "base_model",
+}
 
 # -- MCNet ---------------------------------------------------------------------------------------------------
 #: Table 1, CTR and CVR on AliExpress: (PCOC, F-RCE %, AUC) per method, mean over three runs.
 PAPER_MCNET_T1 = {
     "AliExpress CTR": {
-        "Base": (0.7727, 16.10, 0.7216), "Histogram Binning": (0.8467, 10.86, 0.7198),
-        "Isotonic Regression": (0.8482, 10.74, 0.7215), "Platt Scaling": (0.8441, 11.03, 0.7216),
-        "Gaussian Scaling": (0.8440, 11.05, 0.7216), "Gamma Scaling": (0.8484, 10.73, 0.7216),
-        "SIR": (0.7821, 15.44, 0.7216), "NeuCalib": (0.8472, 10.82, 0.7216), "AdaCalib": (0.8599, 9.93, 0.7217),
-        "MCNet-None": (0.9745, 1.77, 0.7215), "MCNet-Field": (0.8642, 9.63, 0.7215),
+        "Base": (0.7727, 16.10, 0.7216),
+        "Histogram Binning": (0.8467, 10.86, 0.7198),
+        "Isotonic Regression": (0.8482, 10.74, 0.7215),
+        "Platt Scaling": (0.8441, 11.03, 0.7216),
+        "Gaussian Scaling": (0.8440, 11.05, 0.7216),
+        "Gamma Scaling": (0.8484, 10.73, 0.7216),
+        "SIR": (0.7821, 15.44, 0.7216),
+        "NeuCalib": (0.8472, 10.82, 0.7216),
+        "AdaCalib": (0.8599, 9.93, 0.7217),
+        "MCNet-None": (0.9745, 1.77, 0.7215),
+        "MCNet-Field": (0.8642, 9.63, 0.7215),
     },
     "AliExpress CVR": {
-        "Base": (1.4324, 34.21, 0.7892), "Histogram Binning": (1.1966, 16.04, 0.7865),
-        "Isotonic Regression": (1.1989, 16.18, 0.7883), "Platt Scaling": (1.3700, 29.39, 0.7892),
-        "Gaussian Scaling": (1.3092, 24.75, 0.7892), "Gamma Scaling": (1.2720, 21.77, 0.7892),
-        "SIR": (1.1913, 15.60, 0.7892), "NeuCalib": (1.1798, 14.66, 0.7892), "AdaCalib": (1.1892, 15.21, 0.7880),
-        "MCNet-None": (1.1094, 10.07, 0.7892), "MCNet-Field": (1.1728, 14.03, 0.7877),
+        "Base": (1.4324, 34.21, 0.7892),
+        "Histogram Binning": (1.1966, 16.04, 0.7865),
+        "Isotonic Regression": (1.1989, 16.18, 0.7883),
+        "Platt Scaling": (1.3700, 29.39, 0.7892),
+        "Gaussian Scaling": (1.3092, 24.75, 0.7892),
+        "Gamma Scaling": (1.2720, 21.77, 0.7892),
+        "SIR": (1.1913, 15.60, 0.7892),
+        "NeuCalib": (1.1798, 14.66, 0.7892),
+        "AdaCalib": (1.1892, 15.21, 0.7880),
+        "MCNet-None": (1.1094, 10.07, 0.7892),
+        "MCNet-Field": (1.1728, 14.03, 0.7877),
     },
     "Huawei CTR": {
-        "Base": (1.0750, 3.18, 0.8758), "Histogram Binning": (0.9634, 2.15, 0.8687),
-        "Isotonic Regression": (0.9701, 0.76, 0.8758), "Platt Scaling": (0.9692, 0.83, 0.8758),
-        "Gaussian Scaling": (0.9638, 1.11, 0.8758), "Gamma Scaling": (0.9670, 1.10, 0.8758),
-        "SIR": (0.9448, 1.51, 0.8758), "NeuCalib": (0.9902, 1.27, 0.8758), "AdaCalib": (0.9746, 1.14, 0.8757),
-        "MCNet-None": (0.9721, 0.92, 0.8758), "MCNet-Field": (0.9804, 0.83, 0.8757),
+        "Base": (1.0750, 3.18, 0.8758),
+        "Histogram Binning": (0.9634, 2.15, 0.8687),
+        "Isotonic Regression": (0.9701, 0.76, 0.8758),
+        "Platt Scaling": (0.9692, 0.83, 0.8758),
+        "Gaussian Scaling": (0.9638, 1.11, 0.8758),
+        "Gamma Scaling": (0.9670, 1.10, 0.8758),
+        "SIR": (0.9448, 1.51, 0.8758),
+        "NeuCalib": (0.9902, 1.27, 0.8758),
+        "AdaCalib": (0.9746, 1.14, 0.8757),
+        "MCNet-None": (0.9721, 0.92, 0.8758),
+        "MCNet-Field": (0.9804, 0.83, 0.8757),
     },
     "Huawei CVR": {
-        "Base": (0.9814, 1.60, 0.8500), "Histogram Binning": (1.0042, 0.80, 0.8493),
-        "Isotonic Regression": (1.0037, 0.81, 0.8499), "Platt Scaling": (1.0030, 0.95, 0.8500),
-        "Gaussian Scaling": (1.0045, 0.93, 0.8500), "Gamma Scaling": (1.0064, 1.13, 0.8500),
-        "SIR": (1.0037, 0.82, 0.8500), "NeuCalib": (1.0050, 0.87, 0.8500), "AdaCalib": (1.0071, 1.04, 0.8499),
-        "MCNet-None": (1.0059, 0.96, 0.8499), "MCNet-Field": (1.0056, 0.61, 0.8500),
+        "Base": (0.9814, 1.60, 0.8500),
+        "Histogram Binning": (1.0042, 0.80, 0.8493),
+        "Isotonic Regression": (1.0037, 0.81, 0.8499),
+        "Platt Scaling": (1.0030, 0.95, 0.8500),
+        "Gaussian Scaling": (1.0045, 0.93, 0.8500),
+        "Gamma Scaling": (1.0064, 1.13, 0.8500),
+        "SIR": (1.0037, 0.82, 0.8500),
+        "NeuCalib": (1.0050, 0.87, 0.8500),
+        "AdaCalib": (1.0071, 1.04, 0.8499),
+        "MCNet-None": (1.0059, 0.96, 0.8499),
+        "MCNet-Field": (1.0056, 0.61, 0.8500),
     },
 }
 #: Table 2: auxiliary network variants, (PCOC, F-RCE %, AUC).
 PAPER_MCNET_T2 = {
-    "AliExpress CTR": {"NeuCalib-Aux": (0.8966, 7.33, 0.7258), "AdaCalib-Aux": (0.8920, 7.65, 0.7244),
-                       "MCNet-None-Aux": (0.8857, 8.10, 0.7261), "MCNet-Field-Aux": (0.8908, 7.73, 0.7254)},
-    "AliExpress CVR": {"NeuCalib-Aux": (1.1175, 9.58, 0.7850), "AdaCalib-Aux": (0.9597, 2.73, 0.7873),
-                       "MCNet-None-Aux": (1.0168, 2.58, 0.7894), "MCNet-Field-Aux": (1.0122, 1.94, 0.7870)},
-    "Huawei CTR": {"NeuCalib-Aux": (1.0334, 1.24, 0.8814), "AdaCalib-Aux": (1.0042, 0.22, 0.8847),
-                   "MCNet-None-Aux": (1.0273, 1.19, 0.8854), "MCNet-Field-Aux": (1.0002, 0.20, 0.8829)},
-    "Huawei CVR": {"NeuCalib-Aux": (1.0060, 0.62, 0.8515), "AdaCalib-Aux": (1.0187, 2.00, 0.8519),
-                   "MCNet-None-Aux": (1.0061, 1.40, 0.8536), "MCNet-Field-Aux": (0.9949, 0.60, 0.8522)},
+    "AliExpress CTR": {
+        "NeuCalib-Aux": (0.8966, 7.33, 0.7258),
+        "AdaCalib-Aux": (0.8920, 7.65, 0.7244),
+        "MCNet-None-Aux": (0.8857, 8.10, 0.7261),
+        "MCNet-Field-Aux": (0.8908, 7.73, 0.7254),
+    },
+    "AliExpress CVR": {
+        "NeuCalib-Aux": (1.1175, 9.58, 0.7850),
+        "AdaCalib-Aux": (0.9597, 2.73, 0.7873),
+        "MCNet-None-Aux": (1.0168, 2.58, 0.7894),
+        "MCNet-Field-Aux": (1.0122, 1.94, 0.7870),
+    },
+    "Huawei CTR": {
+        "NeuCalib-Aux": (1.0334, 1.24, 0.8814),
+        "AdaCalib-Aux": (1.0042, 0.22, 0.8847),
+        "MCNet-None-Aux": (1.0273, 1.19, 0.8854),
+        "MCNet-Field-Aux": (1.0002, 0.20, 0.8829),
+    },
+    "Huawei CVR": {
+        "NeuCalib-Aux": (1.0060, 0.62, 0.8515),
+        "AdaCalib-Aux": (1.0187, 2.00, 0.8519),
+        "MCNet-None-Aux": (1.0061, 1.40, 0.8536),
+        "MCNet-Field-Aux": (0.9949, 0.60, 0.8522),
+    },
 }
 #: Table 3 (AliExpress CTR): field-balance regularizer off/on -> (F-RCE %, AUC, PCOC all, PCOC STD %).
 PAPER_MCNET_T3 = {

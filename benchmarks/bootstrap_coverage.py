@@ -31,9 +31,9 @@ import pandas as pd
 from scipy import integrate
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import md_table, run_header, write_results  # noqa: E402
+from _common import md_table, run_header, write_results
 
-from mcal.metrics import bootstrap, brier_score, ece, log_loss, pcoc, roc_auc  # noqa: E402
+from mcal.metrics import bootstrap, brier_score, ece, log_loss, pcoc, roc_auc
 
 SEED = 2026
 LEVEL = 0.95
@@ -54,7 +54,7 @@ def _auc(weighted: bool) -> float:
     """P(score of a positive > score of a negative), rows weighted: positives have density w(a) a, negatives
     w(b) (1 - b)."""
     w = (lambda p: float(weight(p))) if weighted else (lambda p: 1.0)
-    below = lambda a: integrate.quad(lambda b: w(b) * (1 - b), 0, a, points=[0.2] if a > 0.2 else None)[0]  # noqa: E731
+    below = lambda a: integrate.quad(lambda b: w(b) * (1 - b), 0, a, points=[0.2] if a > 0.2 else None)[0]
     top = integrate.quad(lambda a: w(a) * a * below(a), 0, 1, points=[0.2])[0]
     pos = integrate.quad(lambda a: w(a) * a, 0, 1, points=[0.2])[0]
     neg = integrate.quad(lambda b: w(b) * (1 - b), 0, 1, points=[0.2])[0]
@@ -62,7 +62,7 @@ def _auc(weighted: bool) -> float:
 
 
 def population_values(weighted: bool) -> dict[str, float]:
-    entropy = lambda p: -(p * np.log(p) + (1 - p) * np.log1p(-p)) if 0 < p < 1 else 0.0  # noqa: E731
+    entropy = lambda p: -(p * np.log(p) + (1 - p) * np.log1p(-p)) if 0 < p < 1 else 0.0
     return {
         "brier_score": _mean(lambda p: p * (1 - p), weighted),
         "log_loss": _mean(entropy, weighted),
@@ -72,8 +72,13 @@ def population_values(weighted: bool) -> dict[str, float]:
     }
 
 
-METRICS = {"brier_score": brier_score, "log_loss": log_loss, "roc_auc": roc_auc, "pcoc": pcoc,
-           "ece": partial(ece, n_bins=10)}
+METRICS = {
+    "brier_score": brier_score,
+    "log_loss": log_loss,
+    "roc_auc": roc_auc,
+    "pcoc": pcoc,
+    "ece": partial(ece, n_bins=10),
+}
 
 
 def run(sizes: list[int], reps: int, n_resamples: int) -> pd.DataFrame:
@@ -89,12 +94,31 @@ def run(sizes: list[int], reps: int, n_resamples: int) -> pd.DataFrame:
                 seed = int(rng.integers(2**32))
                 for name, metric in METRICS.items():
                     start = time.perf_counter()
-                    res = bootstrap(metric, y, p, sample_weight=w, n_resamples=n_resamples, confidence_level=LEVEL,
-                                    random_state=seed)
+                    res = bootstrap(
+                        metric,
+                        y,
+                        p,
+                        sample_weight=w,
+                        n_resamples=n_resamples,
+                        confidence_level=LEVEL,
+                        random_state=seed,
+                    )
                     basic = (2 * res.estimate - res.high, 2 * res.estimate - res.low)
-                    rows.append({"metric": name, "weighted": weighted, "n": n, "rep": rep, "truth": truth[name],
-                                 "estimate": res.estimate, "low": res.low, "high": res.high, "basic_low": basic[0],
-                                 "basic_high": basic[1], "seconds": time.perf_counter() - start})
+                    rows.append(
+                        {
+                            "metric": name,
+                            "weighted": weighted,
+                            "n": n,
+                            "rep": rep,
+                            "truth": truth[name],
+                            "estimate": res.estimate,
+                            "low": res.low,
+                            "high": res.high,
+                            "basic_low": basic[0],
+                            "basic_high": basic[1],
+                            "seconds": time.perf_counter() - start,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -105,8 +129,12 @@ def summarize(raw: pd.DataFrame) -> pd.DataFrame:
         width=raw["high"] - raw["low"],
     )
     table = raw.groupby(["metric", "weighted", "n"], sort=False).agg(
-        truth=("truth", "first"), coverage_percentile=("percentile", "mean"), coverage_basic=("basic", "mean"),
-        mean_width=("width", "mean"), mean_seconds=("seconds", "mean"), reps=("rep", "count"),
+        truth=("truth", "first"),
+        coverage_percentile=("percentile", "mean"),
+        coverage_basic=("basic", "mean"),
+        mean_width=("width", "mean"),
+        mean_seconds=("seconds", "mean"),
+        reps=("rep", "count"),
     )
     return table.reset_index()
 
@@ -118,25 +146,30 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     parser.add_argument("--sizes", default="300,3000")
     parser.add_argument("--quick", action="store_true", help="3 replicates of 100 rows, 20 resamples; no files")
     args = parser.parse_args(argv)
-    sizes, reps, n_resamples = ([100], 3, 20) if args.quick else ([int(s) for s in args.sizes.split(",")],
-                                                                   args.reps, args.n_resamples)
+    sizes, reps, n_resamples = (
+        ([100], 3, 20) if args.quick else ([int(s) for s in args.sizes.split(",")], args.reps, args.n_resamples)
+    )
     raw = run(sizes, reps, n_resamples)
     table = summarize(raw)
     if args.quick:
         return table
     se = np.sqrt(LEVEL * (1 - LEVEL) / reps)
-    header = run_header("Coverage of bootstrap intervals on metrics", [SEED], {
-        "command": "python benchmarks/bootstrap_coverage.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "design": f"{reps} replicate data sets per (metric, weighting, n); {n_resamples} resamples; level {LEVEL}; "
-                  "OMP_NUM_THREADS=1",
-    })
+    header = run_header(
+        "Coverage of bootstrap intervals on metrics",
+        [SEED],
+        {
+            "command": "python benchmarks/bootstrap_coverage.py "
+            + " ".join(argv if argv is not None else sys.argv[1:]),
+            "design": f"{reps} replicate data sets per (metric, weighting, n); {n_resamples} resamples; level {LEVEL}; "
+            "OMP_NUM_THREADS=1",
+        },
+    )
     sections = [
         "## Coverage of the population value\n\n"
         f"Nominal {LEVEL}; binomial standard error of a coverage at the nominal rate: {se:.3f}. ECE's population "
         "value is 0 (the scores are calibrated): its estimate is biased upwards, so the percentile interval never "
         "covers 0, as the bootstrap docstring says; the basic interval, reflected around the estimate, reaches below "
-        "0 (a value ECE cannot take) and holds 0 in part of the data sets for that reason only.\n\n"
-        + md_table(table),
+        "0 (a value ECE cannot take) and holds 0 in part of the data sets for that reason only.\n\n" + md_table(table),
     ]
     write_results("bootstrap_coverage", header, sections, raw)
     print(md_table(table))

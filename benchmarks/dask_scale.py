@@ -177,9 +177,13 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=20)
     parser.add_argument("--test-rows", type=int, default=1_000_000)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--local-threads", type=int, default=1,
-                        help="LightGBM threads of the single-machine path (default 1: on a shared 2-core machine, "
-                             "2 OpenMP threads stall under load)")
+    parser.add_argument(
+        "--local-threads",
+        type=int,
+        default=1,
+        help="LightGBM threads of the single-machine path (default 1: on a shared 2-core machine, "
+        "2 OpenMP threads stall under load)",
+    )
     parser.add_argument("--max-rounds", type=int, default=5)
     parser.add_argument("--engines", default="local,dask")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
@@ -198,7 +202,10 @@ def main() -> None:
         write_data(folder, args.rows, args.partitions, args.test_rows)
         print(f"data written in {time.perf_counter() - t:.0f} s", file=sys.stderr)
         test = pd.read_parquet(folder / "test.parquet")
-        base = {"engine": "input scores", "log_loss": float(np.mean(-(test["y"] * np.log(test["p"]) + (1 - test["y"]) * np.log1p(-test["p"]))))}
+        base = {
+            "engine": "input scores",
+            "log_loss": float(np.mean(-(test["y"] * np.log(test["p"]) + (1 - test["y"]) * np.log1p(-test["p"])))),
+        }
         rows.append(base)
         for engine in args.engines.split(","):
             record_path = folder / f"{engine}.record"

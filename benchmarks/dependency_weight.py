@@ -85,8 +85,9 @@ def measure(name: str, workdir: Path, repeats: int) -> dict:
     before_dists, before_bytes = distributions(python), disk_bytes(venv)
     start = time.perf_counter()
     for requirements in steps:
-        subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements],
-                       check=True)
+        subprocess.run(
+            [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements], check=True
+        )
     install_s = time.perf_counter() - start
     added = sorted(distributions(python) - before_dists)
     bare = best_start(python, ["-c", "pass"], repeats)
@@ -106,10 +107,12 @@ def measure(name: str, workdir: Path, repeats: int) -> dict:
 
 def git_commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                             check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True).stdout.strip()
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        )
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
         return out.stdout.strip() + ("+uncommitted changes" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -119,14 +122,16 @@ def write(rows: list[dict], repeats: int) -> None:
     import pandas as pd  # the benchmark's own interpreter, not the measured venvs
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from _common import md_table  # noqa: PLC0415
+    from _common import md_table
 
     frame = pd.DataFrame(rows)
     mine, ref = frame.set_index("environment").loc["mcal[mcgrad]"], frame.set_index("environment").loc["mcgrad 0.1.5"]
-    ratios = pd.DataFrame([
-        {"quantity": q, "mcgrad 0.1.5 / mcal[mcgrad]": ref[q] / mine[q]}
-        for q in ("distributions_added", "disk_mib", "install_s", "import_s", "import_peak_rss_mib")
-    ])
+    ratios = pd.DataFrame(
+        [
+            {"quantity": q, "mcgrad 0.1.5 / mcal[mcgrad]": ref[q] / mine[q]}
+            for q in ("distributions_added", "disk_mib", "install_s", "import_s", "import_peak_rss_mib")
+        ]
+    )
     header = [
         f"- date: {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC; mcal commit {git_commit()}; "
         f"{os.cpu_count()} cores ({platform.machine()}), Python {platform.python_version()}",
@@ -139,10 +144,17 @@ def write(rows: list[dict], repeats: int) -> None:
     statements = "\n".join(f"- `{r['environment']}`: `{r['statement']}`" for r in rows)
     added = "\n".join(f"- `{r['environment']}` ({r['distributions_added']}): {r['added']}" for r in rows)
     text = (
-        "# Dependency weight: mcal against the reference package mcgrad 0.1.5\n\n" + "\n".join(header)
-        + "\n\n## Per environment\n\n" + table + "\n\nImport statements:\n\n" + statements
-        + "\n\n## Ratios, reference over mcal[mcgrad]\n\n" + md_table(ratios, digits=3)
-        + "\n\n## Distributions each install added\n\n" + added + "\n"
+        "# Dependency weight: mcal against the reference package mcgrad 0.1.5\n\n"
+        + "\n".join(header)
+        + "\n\n## Per environment\n\n"
+        + table
+        + "\n\nImport statements:\n\n"
+        + statements
+        + "\n\n## Ratios, reference over mcal[mcgrad]\n\n"
+        + md_table(ratios, digits=3)
+        + "\n\n## Distributions each install added\n\n"
+        + added
+        + "\n"
     )
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "dependency_weight.md").write_text(text, encoding="utf-8")

@@ -120,11 +120,21 @@ def run(n_rows: int, n_test: int, group_counts: list[int], repeats: int) -> pd.D
             fit_X, test_X = (masks[:, :g], masks_t[:, :g]) if kind == "groups" else (X, Xt)
             fit_s, predict_s, q = timed(factory, p, y, fit_X, pt, test_X, repeats)
             mce = group_mce(yt, q, masks_t[:, :g])
-            rows.append({"method": name, "n_groups": g, "fit_s": fit_s, "predict_s": predict_s,
-                         "fit_us_per_row": 1e6 * fit_s / n_rows, "predict_us_per_row": 1e6 * predict_s / n_test,
-                         "test_group_mce": mce, "base_group_mce": group_mce(yt, pt, masks_t[:, :g])})
-            print(f"{name:7s} G={g:5d}  fit {fit_s:8.2f} s  predict {predict_s:7.2f} s  group MCE {mce:6.2f}",
-                  flush=True)
+            rows.append(
+                {
+                    "method": name,
+                    "n_groups": g,
+                    "fit_s": fit_s,
+                    "predict_s": predict_s,
+                    "fit_us_per_row": 1e6 * fit_s / n_rows,
+                    "predict_us_per_row": 1e6 * predict_s / n_test,
+                    "test_group_mce": mce,
+                    "base_group_mce": group_mce(yt, pt, masks_t[:, :g]),
+                }
+            )
+            print(
+                f"{name:7s} G={g:5d}  fit {fit_s:8.2f} s  predict {predict_s:7.2f} s  group MCE {mce:6.2f}", flush=True
+            )
     return pd.DataFrame(rows)
 
 
@@ -135,8 +145,12 @@ def group_mce(y: np.ndarray, p: np.ndarray, masks: np.ndarray) -> float:
 
 def header(args: argparse.Namespace) -> list[str]:
     root = Path(__file__).resolve().parent.parent
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "src"], cwd=root, capture_output=True, text=True).stdout
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "src"], cwd=root, capture_output=True, text=True
+    ).stdout
     return [
         f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- mcal commit: {commit}{' (with uncommitted changes in src)' if dirty.strip() else ''}",
@@ -151,8 +165,10 @@ def header(args: argparse.Namespace) -> list[str]:
 def markdown(frame: pd.DataFrame, digits: int = 2) -> str:
     """A pipe table of ``frame`` with its index as the first column."""
     cols = [str(frame.index.name or "")] + [str(c) for c in frame.columns]
-    body = [[str(i)] + [f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row]
-            for i, row in zip(frame.index, frame.itertuples(index=False))]
+    body = [
+        [str(i)] + [f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row]
+        for i, row in zip(frame.index, frame.itertuples(index=False), strict=False)
+    ]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---:" for _ in cols) + "|"]
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in body])
 
@@ -167,15 +183,16 @@ def write(table: pd.DataFrame, args: argparse.Namespace) -> None:
         lines += [f"## {what.replace('_', ' ')}", "", markdown(wide), ""]
         if "MCGrad" in wide:
             ratio = wide.drop(columns="MCGrad").div(wide["MCGrad"], axis=0)
-            lines += [f"Ratio to MCGrad at the same number of groups ({what.split('_')[0]}):", "",
-                      markdown(ratio), ""]
+            lines += [f"Ratio to MCGrad at the same number of groups ({what.split('_')[0]}):", "", markdown(ratio), ""]
         growth = wide.iloc[-1] / wide.iloc[0]
-        lines += [f"Growth from {wide.index[0]} to {wide.index[-1]} groups: "
-                  + ", ".join(f"{m} x{v:.1f}" for m, v in growth.items()), ""]
+        lines += [
+            f"Growth from {wide.index[0]} to {wide.index[-1]} groups: "
+            + ", ".join(f"{m} x{v:.1f}" for m, v in growth.items()),
+            "",
+        ]
     mce = table.pivot(index="n_groups", columns="method", values="test_group_mce")
     mce["base scores"] = table.groupby("n_groups")["base_group_mce"].first()
-    lines += ["## test MCE over the prespecified groups (max ECCE/sigma; lower is better)", "",
-              markdown(mce), ""]
+    lines += ["## test MCE over the prespecified groups (max ECCE/sigma; lower is better)", "", markdown(mce), ""]
     if "MCGrad" not in table["method"].unique():
         lines += ["MCGrad is not in this mcal build (it lands from the `mcgrad` branch); rerun when it does.", ""]
     (RESULTS / "groups_scaling.md").write_text("\n".join(lines))

@@ -28,15 +28,15 @@ from __future__ import annotations
 import logging
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import md_table, run_header, write_results  # noqa: E402
+from _common import md_table, run_header, write_results
 
 CATS, NUMS = ["c0", "c1"], ["x0", "x1"]
 N_TRAIN, N_TEST = 2000, 500
@@ -46,12 +46,14 @@ def data(seed: int = 0) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Train and test frames: features, ``score`` (miscalibrated by ``c0``), ``label`` and ``w``."""
     rng = np.random.default_rng(seed)
     n = N_TRAIN + N_TEST
-    frame = pd.DataFrame({
-        "c0": rng.choice(["a", "b", "c"], n),
-        "c1": pd.Categorical(rng.choice(["u", "v", "w", "z"], n)),
-        "x0": rng.normal(size=n),
-        "x1": rng.normal(size=n),
-    })
+    frame = pd.DataFrame(
+        {
+            "c0": rng.choice(["a", "b", "c"], n),
+            "c1": pd.Categorical(rng.choice(["u", "v", "w", "z"], n)),
+            "x0": rng.normal(size=n),
+            "x1": rng.normal(size=n),
+        }
+    )
     frame["score"] = 1.0 / (1.0 + np.exp(-(frame["x0"] * 1.5)))
     shift = frame["c0"].map({"a": -0.8, "b": 0.0, "c": 0.8}).to_numpy()
     frame["label"] = (rng.random(n) < 1.0 / (1.0 + np.exp(-(frame["x0"] + shift)))).astype(float)
@@ -77,6 +79,7 @@ def _set(column: str, value, rows=slice(0, 1)) -> Callable[[pd.DataFrame], pd.Da
             frame[column] = frame[column].astype(object)
         frame.loc[frame.index[rows], column] = value
         return frame
+
     return change
 
 
@@ -89,7 +92,9 @@ CASES = [
     Case("score inf (fit)", "refuse", ("score", "y_prob", "prediction"), train=_set("score", np.inf)),
     Case("score 1.5 (fit)", "refuse", ("score", "y_prob", "prediction"), train=_set("score", 1.5)),
     Case("score -0.1 (fit)", "refuse", ("score", "y_prob", "prediction"), train=_set("score", -0.1)),
-    Case("scores exactly 0 and 1", "accept", (), train=lambda f: _set("score", 1.0, slice(1, 2))(_set("score", 0.0)(f))),
+    Case(
+        "scores exactly 0 and 1", "accept", (), train=lambda f: _set("score", 1.0, slice(1, 2))(_set("score", 0.0)(f))
+    ),
     Case("label 2", "refuse", ("label", "y "), train=_set("label", 2.0)),
     Case("label NaN", "refuse", ("label", "y "), train=_set("label", np.nan)),
     Case("single class", "refuse", ("label", "class", "y "), train=_set("label", 0.0, slice(None))),
@@ -107,8 +112,12 @@ CASES = [
     Case("score 1.5 (predict)", "refuse", ("score", "y_prob", "prediction"), test=_set("score", 1.5)),
     Case("unseen category (predict)", "accept", (), test=_set("c0", "never seen", slice(0, 10))),
     Case("feature column missing (predict)", "refuse", ("x1",), test=lambda f: f.drop(columns="x1")),
-    Case("numeric feature holding text (predict)", "refuse", ("x0",),
-         test=lambda f: _set("x0", "abc")(f.assign(x0=f["x0"].astype(str)))),
+    Case(
+        "numeric feature holding text (predict)",
+        "refuse",
+        ("x0",),
+        test=lambda f: _set("x0", "abc")(f.assign(x0=f["x0"].astype(str))),
+    ),
 ]
 
 
@@ -129,8 +138,14 @@ def run_reference(case: Case, train: pd.DataFrame, test: pd.DataFrame) -> np.nda
     from mcgrad.methods import MCGrad as Reference
 
     model = Reference(lightgbm_params={"num_threads": 1})
-    model.fit(train, "score", "label", weight_column_name="w" if case.weights else None,
-              categorical_feature_column_names=CATS, numerical_feature_column_names=NUMS)
+    model.fit(
+        train,
+        "score",
+        "label",
+        weight_column_name="w" if case.weights else None,
+        categorical_feature_column_names=CATS,
+        numerical_feature_column_names=NUMS,
+    )
     return model.predict(test, "score", CATS, NUMS)
 
 
@@ -153,7 +168,7 @@ def outcome(run: Callable, case: Case, train: pd.DataFrame, test: pd.DataFrame) 
             warnings.simplefilter("always")
             try:
                 pred = np.asarray(run(case, train, test), dtype=float)
-            except Exception as exc:  # noqa: BLE001 - every failure is an outcome to record
+            except Exception as exc:
                 message = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
                 clear = any(k in message.lower() for k in case.keywords)
                 return {"outcome": "error" if clear else "unclear error", "detail": message[:160]}
@@ -192,25 +207,43 @@ def main() -> None:
             else:
                 result = outcome(run, case, train, test)
                 ok = verdict(case, result)
-            rows.append({"case": case.name, "expected": case.expected, "impl": impl, "outcome": result["outcome"],
-                         "as_expected": ok, "detail": result["detail"].replace("|", "/")})
+            rows.append(
+                {
+                    "case": case.name,
+                    "expected": case.expected,
+                    "impl": impl,
+                    "outcome": result["outcome"],
+                    "as_expected": ok,
+                    "detail": result["detail"].replace("|", "/"),
+                }
+            )
             print(f"{case.name:40s} {impl:14s} {result['outcome']:14s} {result['detail'][:90]}", flush=True)
     frame = pd.DataFrame(rows)
     wide = frame.pivot(index="case", columns="impl", values="as_expected").reindex([c.name for c in CASES])
-    summary = pd.DataFrame([
-        {"impl": impl, "cases": int((frame["impl"] == impl).sum() - (frame.query("impl == @impl")["outcome"] == "n/a").sum()),
-         "as expected": int(((frame["impl"] == impl) & (frame["as_expected"] == "yes")).sum()),
-         "unclear error": int(((frame["impl"] == impl) & (frame["outcome"] == "unclear error")).sum()),
-         "accepted bad input": int(((frame["impl"] == impl) & (frame["outcome"] == "accepted")
-                                    & (frame["expected"] == "refuse")).sum())}
-        for impl in ("mcal", "mcgrad 0.1.5")
-    ])
-    header = run_header("Bad input to MCGrad: mcal against mcgrad 0.1.5", [0], {
-        "data": f"{N_TRAIN} training and {N_TEST} test rows; features {CATS + NUMS}; both at their defaults "
-                "(LightGBM 1 thread)",
-        "outcome": "error = an exception naming the column or argument at fault; unclear error = one that names "
-                   "neither; accepted = no exception (NaN predictions, warnings and log messages recorded)",
-    })
+    summary = pd.DataFrame(
+        [
+            {
+                "impl": impl,
+                "cases": int((frame["impl"] == impl).sum() - (frame.query("impl == @impl")["outcome"] == "n/a").sum()),
+                "as expected": int(((frame["impl"] == impl) & (frame["as_expected"] == "yes")).sum()),
+                "unclear error": int(((frame["impl"] == impl) & (frame["outcome"] == "unclear error")).sum()),
+                "accepted bad input": int(
+                    ((frame["impl"] == impl) & (frame["outcome"] == "accepted") & (frame["expected"] == "refuse")).sum()
+                ),
+            }
+            for impl in ("mcal", "mcgrad 0.1.5")
+        ]
+    )
+    header = run_header(
+        "Bad input to MCGrad: mcal against mcgrad 0.1.5",
+        [0],
+        {
+            "data": f"{N_TRAIN} training and {N_TEST} test rows; features {CATS + NUMS}; both at their defaults "
+            "(LightGBM 1 thread)",
+            "outcome": "error = an exception naming the column or argument at fault; unclear error = one that names "
+            "neither; accepted = no exception (NaN predictions, warnings and log messages recorded)",
+        },
+    )
     sections = [
         "## Summary\n\n" + md_table(summary),
         "## As expected, per case\n\n" + md_table(wide.reset_index().rename_axis(columns=None)),

@@ -41,9 +41,7 @@ RESULTS = Path(__file__).parent / "results"
 def make_data(n_rows: int) -> pd.DataFrame:
     rng = np.random.default_rng(SEED)
     values = np.array(["a", "b", "c", "d", "e", "f"], dtype=object)
-    frame = {
-        f"cat{j}": rng.choice(values, n_rows, p=[0.3, 0.25, 0.2, 0.1, 0.1, 0.05]) for j in range(N_CATEGORICAL)
-    }
+    frame = {f"cat{j}": rng.choice(values, n_rows, p=[0.3, 0.25, 0.2, 0.1, 0.1, 0.05]) for j in range(N_CATEGORICAL)}
     frame |= {f"num{j}": rng.normal(size=n_rows) for j in range(N_NUMERICAL)}
     score = rng.uniform(0.01, 0.99, n_rows)
     shift = np.where(frame["cat0"] == "b", 0.03, 0.0)

@@ -43,14 +43,18 @@ import pandas as pd
 from sklearn.metrics import log_loss
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, git_commit, md_table  # noqa: E402
-from mcgrad_vs_reference import prepare  # noqa: E402
+from _common import RESULTS, git_commit, md_table
+from mcgrad_vs_reference import prepare
 
-from mcal import MCGrad  # noqa: E402
-from mcal.metrics import mce  # noqa: E402
+from mcal import MCGrad
+from mcal.metrics import mce
 
-RULES = {"holdout 0.1": dict(validation_fraction=0.1), "holdout 0.2": dict(validation_fraction=0.2),
-         "holdout 0.3": dict(validation_fraction=0.3), "kfold 5": dict(early_stopping="kfold", n_folds=5)}
+RULES = {
+    "holdout 0.1": dict(validation_fraction=0.1),
+    "holdout 0.2": dict(validation_fraction=0.2),
+    "holdout 0.3": dict(validation_fraction=0.3),
+    "kfold 5": dict(early_stopping="kfold", n_folds=5),
+}
 MAX_T = 20
 LONG_PATIENCE = 6
 
@@ -89,16 +93,19 @@ def _run_dataset(name: str, seeds: int, kfold_seeds: int, folder: Path) -> tuple
     for T in range(MAX_T + 1):  # the refit with T rounds: what any rule gets when it picks T
         model = MCGrad(early_stopping=None, max_rounds=T, **base).fit(p, y, X=X)
         pred = model.predict(test["__score__"].to_numpy(), X=test[cats + nums])
-        quality[T] = (float(mce(test["__label__"].to_numpy(), pred, X=segments_X).mce_sigma),
-                      log_loss(test["__label__"].to_numpy(), pred))
+        quality[T] = (
+            float(mce(test["__label__"].to_numpy(), pred, X=segments_X).mce_sigma),
+            log_loss(test["__label__"].to_numpy(), pred),
+        )
         print(f"{name} T={T}: mce {quality[T][0]:.4f} log loss {quality[T][1]:.5f}", flush=True)
     rows = []
     for rule, kwargs in RULES.items():
         share = (1 - kwargs["validation_fraction"]) if "validation_fraction" in kwargs else kwargs["n_folds"] - 1
         for seed in range(kfold_seeds if rule.startswith("kfold") else seeds):
             start = time.perf_counter()
-            model = MCGrad(random_state=seed, patience=LONG_PATIENCE, max_rounds=MAX_T + LONG_PATIENCE + 1,
-                           **base, **kwargs).fit(p, y, X=X)
+            model = MCGrad(
+                random_state=seed, patience=LONG_PATIENCE, max_rounds=MAX_T + LONG_PATIENCE + 1, **base, **kwargs
+            ).fit(p, y, X=X)
             losses = list(model.validation_losses_)
             print(f"{name} {rule} seed={seed}: {time.perf_counter() - start:.1f}s", flush=True)
             for patience in (0, 1, 2):
@@ -138,8 +145,11 @@ def main() -> None:
     for table, quality in results:
         if not table.empty:
             tables.append(table)
-            by_t = pd.DataFrame([{"T": T, "mce_sigma": m, "log_loss": ll}
-                                 for T, (m, ll) in quality.items()]).set_index("T").T
+            by_t = (
+                pd.DataFrame([{"T": T, "mce_sigma": m, "log_loss": ll} for T, (m, ll) in quality.items()])
+                .set_index("T")
+                .T
+            )
             sections += [f"## {table.dataset.iloc[0]}", "", "Held-out quality of the refit with T rounds:", "",
                          md_table(by_t.reset_index(names="T"), 4), "", "Early-stopping rules over seeds:", "",
                          md_table(summary(table), 4), ""]  # fmt: skip

@@ -35,11 +35,11 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, md_table, run_header, write_results  # noqa: E402
-from mcgrad_vs_reference import synthetic  # noqa: E402
+from _common import RESULTS, md_table, run_header, write_results
+from mcgrad_vs_reference import synthetic
 
-from mcal import MCGrad  # noqa: E402
-from mcal._lightgbm_checks import lightgbm_threads  # noqa: E402
+from mcal import MCGrad
+from mcal._lightgbm_checks import lightgbm_threads
 
 
 @contextlib.contextmanager
@@ -83,22 +83,27 @@ def main() -> None:
         frame, p, y, cats, _ = synthetic(n, seed=0)
         for condition in ("idle", f"{args.busy} core(s) busy"):
             with busy_cores(args.busy) if condition != "idle" else contextlib.nullcontext():
-                times = {label: timings(frame, p, y, cats, n_jobs, args.repeats)
-                         for label, n_jobs in (("1", 1), (str(cores), cores), ("default", None))}
-            row = {"rows": n, "condition": condition,
-                   "default_threads": lightgbm_threads(None, n)}
+                times = {
+                    label: timings(frame, p, y, cats, n_jobs, args.repeats)
+                    for label, n_jobs in (("1", 1), (str(cores), cores), ("default", None))
+                }
+            row = {"rows": n, "condition": condition, "default_threads": lightgbm_threads(None, n)}
             for k, what in enumerate(("fit", "predict")):
                 row |= {f"{what}_s_{label}": t[k] for label, t in times.items()}
                 row |= {f"{what}_{label}_over_1": t[k] / times["1"][k] for label, t in times.items() if label != "1"}
             rows.append(row)
             print(rows[-1], flush=True)
-    header = run_header("MCGrad fit and predict time by LightGBM threads, idle and with a busy core", [0], {
-        "protocol": f"two MCGrad rounds (188 trees) on the synthetic data of `mcgrad_vs_reference.py`, then a batch "
-                    f"predict of the same rows; median of {args.repeats} of each; busy = {args.busy} subprocess(es) "
-                    "spinning on a core",
-        "load average": f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end",
-        "default": "`n_jobs=None`, whose threads (`default_threads`) mcal picks from the rows",
-    })
+    header = run_header(
+        "MCGrad fit and predict time by LightGBM threads, idle and with a busy core",
+        [0],
+        {
+            "protocol": f"two MCGrad rounds (188 trees) on the synthetic data of `mcgrad_vs_reference.py`, then a batch "
+            f"predict of the same rows; median of {args.repeats} of each; busy = {args.busy} subprocess(es) "
+            "spinning on a core",
+            "load average": f"{load_start:.2f} at start, {os.getloadavg()[0]:.2f} at end",
+            "default": "`n_jobs=None`, whose threads (`default_threads`) mcal picks from the rows",
+        },
+    )
     out = Path(args.out)
     md, _ = write_results(out.name, header, [md_table(pd.DataFrame(rows), 3)], pd.DataFrame(rows), out.parent)
     print(f"wrote {md}")

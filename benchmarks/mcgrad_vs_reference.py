@@ -45,8 +45,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -133,7 +133,7 @@ def credit() -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str], list[str]
     features = pd.get_dummies(df, columns=cats, drop_first=False)
     train, test = _paper_splits(len(df))
     p = _logistic_base(features, y, train, C=4.0)
-    return df[cats + ["SEX"]], p, y, cats, ["SEX"], train, test
+    return df[[*cats, "SEX"]], p, y, cats, ["SEX"], train, test
 
 
 def prepare(name: str, size: int | None, folder: Path) -> dict | None:
@@ -221,8 +221,9 @@ def worker(args: argparse.Namespace) -> None:
     rss_before = _status_mib("VmRSS")
     if spec["impl"] == "reference":
         model = Reference(lightgbm_params={"num_threads": threads}, **spec.get("params", {}))
-        fit = lambda: model.fit(train, "__score__", "__label__", categorical_feature_column_names=cats,
-                                numerical_feature_column_names=nums)
+        fit = lambda: model.fit(
+            train, "__score__", "__label__", categorical_feature_column_names=cats, numerical_feature_column_names=nums
+        )
         prepare_input = lambda frame: frame
         predict = lambda frame: model.predict(frame, "__score__", cats, nums)
         rounds = lambda: len(model.mr)
@@ -250,11 +251,21 @@ def worker(args: argparse.Namespace) -> None:
 
         mcal.mcgrad.engine._FAST_PATH_LIGHTGBM, model._single_row, model._compiled = (), None, None
         extra["one_row_public_ms"] = _one_row_ms(predict, one)  # through Booster.predict
-    print(json.dumps({**extra,
-        "fit_s": fit_s, "lgb_train_s": inside[0], "rounds": int(rounds()),
-        "batch_us_per_row": batch_s / len(test) * 1e6, "one_row_ms": single_ms,
-        "import_mib": import_mib, "peak_rss_mib": peak_fit, "fit_added_mib": peak_fit - rss_before,
-    }))
+    print(
+        json.dumps(
+            {
+                **extra,
+                "fit_s": fit_s,
+                "lgb_train_s": inside[0],
+                "rounds": int(rounds()),
+                "batch_us_per_row": batch_s / len(test) * 1e6,
+                "one_row_ms": single_ms,
+                "import_mib": import_mib,
+                "peak_rss_mib": peak_fit,
+                "fit_added_mib": peak_fit - rss_before,
+            }
+        )
+    )
 
 
 def compiled_timings(model, predict, test_input, one) -> dict:
@@ -278,8 +289,12 @@ def compiled_timings(model, predict, test_input, one) -> dict:
             engine._FAST_PATH_LIGHTGBM, model._single_row = versions, single_row
             times[name].append(_block_median(predict, one))
     engine._FAST_PATH_LIGHTGBM, model._single_row = paths["one_row_ms"]
-    return {"compile_s": compile_s, "batch_us_per_row": batch_s / len(pred) * 1e6,
-            **{name: min(t) * 1e3 for name, t in times.items()}, "pred": np.asarray(pred, dtype=np.float64)}
+    return {
+        "compile_s": compile_s,
+        "batch_us_per_row": batch_s / len(pred) * 1e6,
+        **{name: min(t) * 1e3 for name, t in times.items()},
+        "pred": np.asarray(pred, dtype=np.float64),
+    }
 
 
 def _compiled_available(python: str) -> bool:
@@ -291,8 +306,13 @@ def _compiled_available(python: str) -> bool:
 def run_one(python: str, spec: dict, script: str = __file__) -> dict:
     """Run ``script --worker SPEC`` (this benchmark's worker by default) with ``spec["threads"]`` threads; return
     the JSON line it prints last."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OMP_NUM_THREADS": str(spec["threads"]),
-           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT / "src"),
+        "OMP_NUM_THREADS": str(spec["threads"]),
+        "OPENBLAS_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
     out = subprocess.run([python, script, "--worker", json.dumps(spec)], capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"{spec['label']} on {spec['tag']} failed:\n{out.stderr[-3000:]}")
@@ -317,10 +337,18 @@ def quality(folder: Path, tag: str, label: str, cats: list[str], nums: list[str]
     from sklearn.metrics import average_precision_score, log_loss
 
     y, p, frame = held_out_frame(folder, tag, label, cats, nums)
-    mce = MulticalibrationError(frame, label_column="__label__", score_column="__pred__",
-                                categorical_segment_columns=cats, numerical_segment_columns=nums)
-    out = {"log_loss": log_loss(y, np.clip(p, 1e-15, 1 - 1e-15)), "pr_auc": average_precision_score(y, p),
-           "mce_sigma": float(mce.mce_sigma)}
+    mce = MulticalibrationError(
+        frame,
+        label_column="__label__",
+        score_column="__pred__",
+        categorical_segment_columns=cats,
+        numerical_segment_columns=nums,
+    )
+    out = {
+        "log_loss": log_loss(y, np.clip(p, 1e-15, 1 - 1e-15)),
+        "pr_auc": average_precision_score(y, p),
+        "mce_sigma": float(mce.mce_sigma),
+    }
     try:  # mcal's own MCE (segments from mcal.segments; categoricals as strings, as above)
         from mcal.metrics import mce as mcal_mce
     except ImportError:  # an mcal without it
@@ -360,14 +388,24 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--datasets", nargs="+", default=["synthetic", "bank", "credit"])
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--reference-python", default=sys.executable,
-                        help="interpreter with mcgrad 0.1.5 importable (default: this one)")
+    parser.add_argument(
+        "--reference-python",
+        default=sys.executable,
+        help="interpreter with mcgrad 0.1.5 importable (default: this one)",
+    )
     parser.add_argument("--make-venv", metavar="DIR", help=f"create DIR as a venv with {TORCH} and {REFERENCE}")
-    parser.add_argument("--variants-max-rows", type=int, default=100_000,
-                        help="run the extra mcal variants and the extra seeds only on data sets with at most "
-                             "this many rows")
-    parser.add_argument("--seeds", type=int, default=5,
-                        help="seeds of both implementations on those data sets (the targets compare means)")
+    parser.add_argument(
+        "--variants-max-rows",
+        type=int,
+        default=100_000,
+        help="run the extra mcal variants and the extra seeds only on data sets with at most this many rows",
+    )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=5,
+        help="seeds of both implementations on those data sets (the targets compare means)",
+    )
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "mcgrad_vs_reference"))
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -401,22 +439,42 @@ def main() -> None:
             rows.append({**base, "impl": "base score", **base_quality})
             for label, params in labels.items():
                 reference = label.startswith("reference")
-                spec = {**info, "folder": str(folder), "threads": args.threads,
-                        "label": label.replace(" ", "_").replace("=", ""),
-                        "impl": "reference" if reference else "mcal", "params": params or {},
-                        "compile": compile_rows and (label == MCAL_ROW or label.startswith(f"{MCAL_ROW} seed="))}
+                spec = {
+                    **info,
+                    "folder": str(folder),
+                    "threads": args.threads,
+                    "label": label.replace(" ", "_").replace("=", ""),
+                    "impl": "reference" if reference else "mcal",
+                    "params": params or {},
+                    "compile": compile_rows and (label == MCAL_ROW or label.startswith(f"{MCAL_ROW} seed=")),
+                }
                 print(f"{info['tag']}: {label} ...", file=sys.stderr, flush=True)
                 result = run_one(ref_python if reference else sys.executable, spec)
                 compiled = result.pop("compiled", None)
-                rows.append({**base, "impl": label.replace("reference", REFERENCE_ROW), **result,
-                             **quality(folder, info["tag"], spec["label"], info["cats"], info["nums"])})
+                rows.append(
+                    {
+                        **base,
+                        "impl": label.replace("reference", REFERENCE_ROW),
+                        **result,
+                        **quality(folder, info["tag"], spec["label"], info["cats"], info["nums"]),
+                    }
+                )
                 if compiled is not None:
                     name = f"{spec['label']}_compiled"
-                    gap = np.abs(np.load(folder / f"{info['tag']}_{name}_pred.npy")
-                                 - np.load(folder / f"{info['tag']}_{spec['label']}_pred.npy")).max()
-                    rows.append({**base, "impl": f"{label} compiled", "rounds": result["rounds"], **compiled,
-                                 "max_abs_diff": float(gap),
-                                 **quality(folder, info["tag"], name, info["cats"], info["nums"])})
+                    gap = np.abs(
+                        np.load(folder / f"{info['tag']}_{name}_pred.npy")
+                        - np.load(folder / f"{info['tag']}_{spec['label']}_pred.npy")
+                    ).max()
+                    rows.append(
+                        {
+                            **base,
+                            "impl": f"{label} compiled",
+                            "rounds": result["rounds"],
+                            **compiled,
+                            "max_abs_diff": float(gap),
+                            **quality(folder, info["tag"], name, info["cats"], info["nums"]),
+                        }
+                    )
             write(rows, args, commit, started, load_start)  # after each data set, so partial runs keep results
 
 
@@ -489,9 +547,25 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
     ]
     for dataset, group in table.groupby("dataset", sort=False):
         lines += [f"## {dataset} (train {int(group.n_train.iloc[0]):,} rows, test {int(group.n_test.iloc[0]):,})", ""]
-        cols = ["impl", "rounds", "fit_s", "lgb_train_s", "compile_s", "batch_us_per_row", "one_row_ms",
-                "one_row_public_ms", "one_row_lleaves_ms", "import_mib", "peak_rss_mib", "fit_added_mib", "log_loss", "pr_auc", "mce_sigma",
-                "mce_sigma_mcal", "max_abs_diff"]
+        cols = [
+            "impl",
+            "rounds",
+            "fit_s",
+            "lgb_train_s",
+            "compile_s",
+            "batch_us_per_row",
+            "one_row_ms",
+            "one_row_public_ms",
+            "one_row_lleaves_ms",
+            "import_mib",
+            "peak_rss_mib",
+            "fit_added_mib",
+            "log_loss",
+            "pr_auc",
+            "mce_sigma",
+            "mce_sigma_mcal",
+            "max_abs_diff",
+        ]
         shown = group[[c for c in cols if c in group]].copy()
         if "lgb_train_s" in shown:
             shown.insert(4, "in_lgb_train", shown["lgb_train_s"] / shown["fit_s"])
@@ -501,25 +575,48 @@ def write(rows: list[dict], args: argparse.Namespace, commit: str, started: str,
             b, b_name = (fast, "mcal compiled") if fast is not None else (o, "mcal (not compiled: no lleaves)")
             checks = [
                 ("fit time, reference / mcal (target >= 5)", r.fit_s / o.fit_s, r.fit_s / o.fit_s >= 5),
-                ("log loss, mcal - reference (target <= 0.001)", o.log_loss - r.log_loss,
-                 o.log_loss - r.log_loss <= 0.001),
-                ("MCE, mcal - reference (target <= 0; below 0.001, the shown precision, counts as equal)",
-                 o.mce_sigma - r.mce_sigma, o.mce_sigma - r.mce_sigma < 0.001),
-                (f"batch predict per row, {b_name} / reference (target <= 0.5)",
-                 b.batch_us_per_row / r.batch_us_per_row, b.batch_us_per_row <= 0.5 * r.batch_us_per_row),
-                ("batch predict per row, mcal through LightGBM / reference (same target)",
-                 o.batch_us_per_row / r.batch_us_per_row, o.batch_us_per_row <= 0.5 * r.batch_us_per_row),
+                (
+                    "log loss, mcal - reference (target <= 0.001)",
+                    o.log_loss - r.log_loss,
+                    o.log_loss - r.log_loss <= 0.001,
+                ),
+                (
+                    "MCE, mcal - reference (target <= 0; below 0.001, the shown precision, counts as equal)",
+                    o.mce_sigma - r.mce_sigma,
+                    o.mce_sigma - r.mce_sigma < 0.001,
+                ),
+                (
+                    f"batch predict per row, {b_name} / reference (target <= 0.5)",
+                    b.batch_us_per_row / r.batch_us_per_row,
+                    b.batch_us_per_row <= 0.5 * r.batch_us_per_row,
+                ),
+                (
+                    "batch predict per row, mcal through LightGBM / reference (same target)",
+                    o.batch_us_per_row / r.batch_us_per_row,
+                    o.batch_us_per_row <= 0.5 * r.batch_us_per_row,
+                ),
                 ("one-row predict, mcal ms (target < 0.2)", o.one_row_ms, o.one_row_ms < 0.2),
-                ("peak memory of the process, mcal / reference (target <= 0.5)", o.peak_rss_mib / r.peak_rss_mib,
-                 o.peak_rss_mib <= 0.5 * r.peak_rss_mib),
-                ("memory added by fit, mcal / reference (same target)", o.fit_added_mib / r.fit_added_mib,
-                 o.fit_added_mib <= 0.5 * r.fit_added_mib),
+                (
+                    "peak memory of the process, mcal / reference (target <= 0.5)",
+                    o.peak_rss_mib / r.peak_rss_mib,
+                    o.peak_rss_mib <= 0.5 * r.peak_rss_mib,
+                ),
+                (
+                    "memory added by fit, mcal / reference (same target)",
+                    o.fit_added_mib / r.fit_added_mib,
+                    o.fit_added_mib <= 0.5 * r.fit_added_mib,
+                ),
             ]
-            se = np.sqrt(r.mce_sd ** 2 / r.n_seeds + o.mce_sd ** 2 / o.n_seeds)
-            lines += ["", f"Targets on the means over {int(r.n_seeds)} seed(s) of each implementation "
-                          f"(MCE sd over seeds: reference {r.mce_sd:.3g}, mcal {o.mce_sd:.3g}; standard error "
-                          f"of the difference of the means {se:.3g}):",
-                      "", "| target | value | met |", "|---|---|---|"]
+            se = np.sqrt(r.mce_sd**2 / r.n_seeds + o.mce_sd**2 / o.n_seeds)
+            lines += [
+                "",
+                f"Targets on the means over {int(r.n_seeds)} seed(s) of each implementation "
+                f"(MCE sd over seeds: reference {r.mce_sd:.3g}, mcal {o.mce_sd:.3g}; standard error "
+                f"of the difference of the means {se:.3g}):",
+                "",
+                "| target | value | met |",
+                "|---|---|---|",
+            ]
             lines += [f"| {name} | {value:.4g} | {'yes' if ok else 'no'} |" for name, value, ok in checks]
         lines.append("")
     Path(args.out + ".md").write_text("\n".join(lines))

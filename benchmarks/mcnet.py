@@ -107,7 +107,9 @@ def base_model_split(df: pd.DataFrame, label: str) -> tuple[pd.DataFrame, pd.Dat
     model = HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=SEED)
     model.fit(train[features], train[label])
     cal, test = cal.reset_index(drop=True), test.reset_index(drop=True)
-    return cal.assign(score=model.predict_proba(cal[features])[:, 1]), test.assign(score=model.predict_proba(test[features])[:, 1])
+    return cal.assign(score=model.predict_proba(cal[features])[:, 1]), test.assign(
+        score=model.predict_proba(test[features])[:, 1]
+    )
 
 
 # -- methods and metrics --------------------------------------------------------------------------------------
@@ -159,19 +161,39 @@ def run_dataset(name: str, cal: pd.DataFrame, test: pd.DataFrame, field: str, tr
         fit_s = time.perf_counter() - start
         X_test = test[[field]] if model.uses_features else None
         p, us = timed_predict(model, test["score"].to_numpy(), X_test)
-        row = {"dataset": name, "method": method, "n_cal": len(cal), "n_test": len(test), "fit_s": fit_s,
-               **scores(y_test, p, test[field].to_numpy(), truth), "infer_us_per_row": us}
+        row = {
+            "dataset": name,
+            "method": method,
+            "n_cal": len(cal),
+            "n_test": len(test),
+            "fit_s": fit_s,
+            **scores(y_test, p, test[field].to_numpy(), truth),
+            "infer_us_per_row": us,
+        }
         if isinstance(model, MCNet):
             model.set_params(inference="compiled")
             p_compiled, us_compiled = timed_predict(model, test["score"].to_numpy(), X_test)
-            row |= {"epochs": model.n_epochs_, "best_epoch": model.best_epoch_, "fit_s_per_epoch": fit_s / model.n_epochs_,
-                    "infer_us_per_row_compiled": us_compiled, "compiled_speedup": us / us_compiled,
-                    "max_abs_diff_exact_compiled": float(np.abs(p - p_compiled).max()),
-                    "worst_boundary_drop": worst_boundary_drop(model, field, np.unique(test[field]))}
+            row |= {
+                "epochs": model.n_epochs_,
+                "best_epoch": model.best_epoch_,
+                "fit_s_per_epoch": fit_s / model.n_epochs_,
+                "infer_us_per_row_compiled": us_compiled,
+                "compiled_speedup": us / us_compiled,
+                "max_abs_diff_exact_compiled": float(np.abs(p - p_compiled).max()),
+                "worst_boundary_drop": worst_boundary_drop(model, field, np.unique(test[field])),
+            }
         rows.append(row)
         print(f"  {name:<16s} {method:<20s} fit {fit_s:7.2f} s  log loss {row['log_loss']:.4f}", flush=True)
-    rows.insert(0, {"dataset": name, "method": "uncalibrated", "n_cal": len(cal), "n_test": len(test),
-                    **scores(y_test, test["score"].to_numpy(), test[field].to_numpy(), truth)})
+    rows.insert(
+        0,
+        {
+            "dataset": name,
+            "method": "uncalibrated",
+            "n_cal": len(cal),
+            "n_test": len(test),
+            **scores(y_test, test["score"].to_numpy(), test[field].to_numpy(), truth),
+        },
+    )
     return rows
 
 
@@ -184,8 +206,9 @@ def memory_probe(memory_efficient: bool, width: int) -> dict[str, float]:
 
     torch.set_num_threads(1)
     rng = np.random.default_rng(SEED)
-    arch = Architecture(n_bins=20, n_fields=5, hidden_sizes=(width, width), embedding_dim=width, n_auxiliary=0,
-                        auxiliary_hidden_size=1)
+    arch = Architecture(
+        n_bins=20, n_fields=5, hidden_sizes=(width, width), embedding_dim=width, n_auxiliary=0, auxiliary_hidden_size=1
+    )
     P = to_parameters(torch, initial_weights(arch, rng, slope=1.0), device="cpu", dtype=torch.float32)
     geometry = {"anchor": torch.arange(20.0), "center": torch.arange(20.0) + 0.5, "half_width": torch.full((20,), 0.5)}
     bins, codes = rng.integers(0, 20, 2048), rng.integers(0, 6, 2048)
@@ -194,11 +217,16 @@ def memory_probe(memory_efficient: bool, width: int) -> dict[str, float]:
     before = _status_kib("VmRSS")
     start = time.perf_counter()
     offset, bias = context_tables(torch, P, 2)
-    out = integrate_rows(torch, P, geometry, x, bins, offset[bins, codes], n_hidden=2, n_nodes=50,
-                         memory_efficient=memory_efficient)
+    out = integrate_rows(
+        torch, P, geometry, x, bins, offset[bins, codes], n_hidden=2, n_nodes=50, memory_efficient=memory_efficient
+    )
     (bias[bins, codes] + out).sum().backward()
     seconds = time.perf_counter() - start
-    return {"rss_before_mib": before / 1024, "peak_growth_mib": (_status_kib("VmHWM") - before) / 1024, "step_s": seconds}
+    return {
+        "rss_before_mib": before / 1024,
+        "peak_growth_mib": (_status_kib("VmHWM") - before) / 1024,
+        "step_s": seconds,
+    }
 
 
 def _status_kib(key: str) -> int:
@@ -210,11 +238,18 @@ def memory_rows() -> list[dict]:
     rows = []
     for width in (64, 128):
         for efficient in (False, True):
-            code = (f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import mcnet; "
-                    f"print(json.dumps(mcnet.memory_probe({efficient}, {width})))")
+            code = (
+                f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import mcnet; "
+                f"print(json.dumps(mcnet.memory_probe({efficient}, {width})))"
+            )
             res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-            rows.append({"hidden": f"({width}, {width})", "backward": "memory-efficient" if efficient else "autograd",
-                         **json.loads(res.stdout.strip().splitlines()[-1])})
+            rows.append(
+                {
+                    "hidden": f"({width}, {width})",
+                    "backward": "memory-efficient" if efficient else "autograd",
+                    **json.loads(res.stdout.strip().splitlines()[-1]),
+                }
+            )
     return rows
 
 
@@ -272,15 +307,42 @@ def main(argv: list[str] | None = None) -> None:
     RESULTS.mkdir(exist_ok=True)
     table.to_csv(RESULTS / "mcnet.csv", index=False)
     quality = ["dataset", "method", "l2_truth", "pcoc", "f_rce", "field_pcoc_std", "log_loss", "roc_auc"]
-    cost = ["dataset", "method", "n_cal", "fit_s", "epochs", "best_epoch", "fit_s_per_epoch", "infer_us_per_row",
-            "infer_us_per_row_compiled", "compiled_speedup", "max_abs_diff_exact_compiled", "worst_boundary_drop"]
-    lines = ["# MCNet vs the classic calibrators", "", *header(args), *notes, "", "## Calibration quality (test rows)", "",
-             to_markdown(table[quality]), "", "## Cost (MCNet rows: exact and compiled inference)", "",
-             to_markdown(table.loc[table["method"].str.startswith("MCNet"), cost])]
+    cost = [
+        "dataset",
+        "method",
+        "n_cal",
+        "fit_s",
+        "epochs",
+        "best_epoch",
+        "fit_s_per_epoch",
+        "infer_us_per_row",
+        "infer_us_per_row_compiled",
+        "compiled_speedup",
+        "max_abs_diff_exact_compiled",
+        "worst_boundary_drop",
+    ]
+    lines = [
+        "# MCNet vs the classic calibrators",
+        "",
+        *header(args),
+        *notes,
+        "",
+        "## Calibration quality (test rows)",
+        "",
+        to_markdown(table[quality]),
+        "",
+        "## Cost (MCNet rows: exact and compiled inference)",
+        "",
+        to_markdown(table.loc[table["method"].str.startswith("MCNet"), cost]),
+    ]
     if not memory.empty:
-        lines += ["", "## One training step (2,048 rows, 20 bins, 5 fields, T = 50): peak resident memory growth (VmHWM "
-                  "reset before the step, fresh process each)", "",
-                  to_markdown(memory)]
+        lines += [
+            "",
+            "## One training step (2,048 rows, 20 bins, 5 fields, T = 50): peak resident memory growth (VmHWM "
+            "reset before the step, fresh process each)",
+            "",
+            to_markdown(memory),
+        ]
     (RESULTS / "mcnet.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {RESULTS / 'mcnet.md'} and {RESULTS / 'mcnet.csv'}")
 

@@ -37,16 +37,16 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-from scipy.special import expit, logit  # noqa: E402
-from sklearn.metrics import roc_auc_score  # noqa: E402
+import numpy as np
+import pandas as pd
+from scipy.special import expit, logit
+from sklearn.metrics import roc_auc_score
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import md_table, results_frame, run_header, write_results  # noqa: E402
+from _common import md_table, results_frame, run_header, write_results
 
-import mcal  # noqa: E402
-from mcal.metrics import log_loss  # noqa: E402
+import mcal
+from mcal.metrics import log_loss
 
 SEED = 3
 N_GRID = 101
@@ -79,12 +79,24 @@ def _generators() -> dict[str, Generator]:
     ra, rb, phase = r.uniform(0.6, 1.4, 50), r.uniform(-1.0, 1.0, 50), r.uniform(0, 2 * np.pi, 50)
     zipf = 1.0 / np.arange(1, 51) ** 0.8
     return {
-        "power": Generator(3, lambda s, f: logit(np.clip(expit(s) ** gamma[f], 1e-12, 1 - 1e-12)),
-                           np.array([0.5, 0.3, 0.2]), np.array([-0.5, -1.0, 0.0])),
-        "kinked": Generator(10, lambda s, f: a[f] * s + b[f] + (a2[f] - a[f]) * np.maximum(s - kink[f], 0.0),
-                            np.full(10, 0.1), np.linspace(-2.0, -0.5, 10)),
-        "ripple": Generator(50, lambda s, f: ra[f] * s + rb[f] + 0.35 * ra[f] * np.sin(2.0 * s + phase[f]),
-                            zipf / zipf.sum(), r.uniform(-2.0, 0.0, 50)),
+        "power": Generator(
+            3,
+            lambda s, f: logit(np.clip(expit(s) ** gamma[f], 1e-12, 1 - 1e-12)),
+            np.array([0.5, 0.3, 0.2]),
+            np.array([-0.5, -1.0, 0.0]),
+        ),
+        "kinked": Generator(
+            10,
+            lambda s, f: a[f] * s + b[f] + (a2[f] - a[f]) * np.maximum(s - kink[f], 0.0),
+            np.full(10, 0.1),
+            np.linspace(-2.0, -0.5, 10),
+        ),
+        "ripple": Generator(
+            50,
+            lambda s, f: ra[f] * s + rb[f] + 0.35 * ra[f] * np.sin(2.0 * s + phase[f]),
+            zipf / zipf.sum(),
+            r.uniform(-2.0, 0.0, 50),
+        ),
         "global": Generator(1, lambda s, f: 0.8 * s + 0.5 * np.sin(1.5 * s) + 0.3, np.ones(1), np.array([-1.0])),
     }
 
@@ -134,8 +146,11 @@ def truth_distance(model, gen: Generator, cal: pd.DataFrame, uses_field: bool) -
 
 def field_auc_drop(test: pd.DataFrame, pred: np.ndarray) -> float:
     """Largest fall, over fields with both classes, of the within-field ROC-AUC against the base score's."""
-    drops = [roc_auc_score(g["y"], g["score"]) - roc_auc_score(g["y"], pred[g.index])
-             for _, g in test.groupby(FIELD) if 0 < g["y"].sum() < len(g)]
+    drops = [
+        roc_auc_score(g["y"], g["score"]) - roc_auc_score(g["y"], pred[g.index])
+        for _, g in test.groupby(FIELD)
+        if 0 < g["y"].sum() < len(g)
+    ]
     return float(max(drops))
 
 
@@ -149,18 +164,27 @@ def run_case(case: str, rng_seed: int) -> list[dict]:
     for method, (make, uses_field) in methods(gen.n_fields > 1).items():
         model = make()
         start = time.perf_counter()
-        model.fit(cal["score"].to_numpy(), cal["y"].to_numpy(), X=_X(cal[FIELD], gen.n_fields) if uses_field
-                  else None)
+        model.fit(cal["score"].to_numpy(), cal["y"].to_numpy(), X=_X(cal[FIELD], gen.n_fields) if uses_field else None)
         fit_s = time.perf_counter() - start
         pred = model.predict(test["score"].to_numpy(), X=_X(test[FIELD], gen.n_fields) if uses_field else None)
         msd, worst = truth_distance(model, gen, cal, uses_field)
-        row = base | {"method": method, "msd_truth": msd, "msd_truth_worst": worst,
-                      "log_loss": log_loss(test["y"].to_numpy(), pred), "roc_auc": roc_auc_score(test["y"], pred),
-                      "field_auc_drop": field_auc_drop(test, pred), "fit_s": fit_s}
+        row = base | {
+            "method": method,
+            "msd_truth": msd,
+            "msd_truth_worst": worst,
+            "log_loss": log_loss(test["y"].to_numpy(), pred),
+            "roc_auc": roc_auc_score(test["y"], pred),
+            "field_auc_drop": field_auc_drop(test, pred),
+            "fit_s": fit_s,
+        }
         if isinstance(model, mcal.MCNet):
-            row |= {"steps": model.n_steps_, "best_step": model.best_step_, "best_epoch": model.best_epoch_,
-                    "warm_start_val_loss": model.validation_loss_curve_[0],
-                    "best_val_loss": model.validation_loss_curve_.min()}
+            row |= {
+                "steps": model.n_steps_,
+                "best_step": model.best_step_,
+                "best_epoch": model.best_epoch_,
+                "warm_start_val_loss": model.validation_loss_curve_[0],
+                "best_val_loss": model.validation_loss_curve_.min(),
+            }
         out.append(row)
         print(f"{case:>16} {method:>18} msd={msd:.2e} fit={fit_s:.1f}s", flush=True)
     return out
@@ -177,15 +201,24 @@ def speed_rows(n: int, n_steps: int) -> list[dict]:
     for threads in (1, 2):
         seconds = []
         for steps in (n_steps, 2 * n_steps):
-            model = mcal.MCNet(field=FIELD, random_state=SEED, validation_fraction=0.0, max_steps=steps,
-                               min_steps=0, n_threads=threads)
+            model = mcal.MCNet(
+                field=FIELD, random_state=SEED, validation_fraction=0.0, max_steps=steps, min_steps=0, n_threads=threads
+            )
             start = time.perf_counter()
             model.fit(cal["score"].to_numpy(), cal["y"].to_numpy(), X=X)
             seconds.append(time.perf_counter() - start)
-        out.append({"n_rows": n, "n_threads": threads, "extra_steps": n_steps, "batch_size": model.batch_size,
-                    "fit_s_short": seconds[0], "fit_s_long": seconds[1],
-                    "train_rows_per_s": n_steps * model.batch_size / (seconds[1] - seconds[0]),
-                    "load_average": os.getloadavg()[0]})
+        out.append(
+            {
+                "n_rows": n,
+                "n_threads": threads,
+                "extra_steps": n_steps,
+                "batch_size": model.batch_size,
+                "fit_s_short": seconds[0],
+                "fit_s_long": seconds[1],
+                "train_rows_per_s": n_steps * model.batch_size / (seconds[1] - seconds[0]),
+                "load_average": os.getloadavg()[0],
+            }
+        )
     return out
 
 
@@ -198,13 +231,17 @@ def verdicts(raw: pd.DataFrame) -> list[str]:
         if "MCNet-Field" in d:
             rivals = d[["PerField-Isotonic", "NeuCalib", "AdaCalib"]]
             ok = d["MCNet-Field"] < rivals.min() if n >= 50_000 else d["MCNet-Field"] <= rivals.min() * 1.0 + 1e-12
-            lines.append(f"- {case}: MCNet-Field {d['MCNet-Field']:.2e} vs best of per-field isotonic / NeuCalib / "
-                         f"AdaCalib {rivals.min():.2e} ({rivals.idxmin()}): {'met' if ok else 'NOT met'}")
+            lines.append(
+                f"- {case}: MCNet-Field {d['MCNet-Field']:.2e} vs best of per-field isotonic / NeuCalib / "
+                f"AdaCalib {rivals.min():.2e} ({rivals.idxmin()}): {'met' if ok else 'NOT met'}"
+            )
         else:
             rivals = d[["Isotonic", "Platt"]]
             ok = d["MCNet-None"] < rivals.min()
-            lines.append(f"- {case}: MCNet-None {d['MCNet-None']:.2e} vs best of isotonic / Platt {rivals.min():.2e}"
-                         f": {'met' if ok else 'NOT met'}")
+            lines.append(
+                f"- {case}: MCNet-None {d['MCNet-None']:.2e} vs best of isotonic / Platt {rivals.min():.2e}"
+                f": {'met' if ok else 'NOT met'}"
+            )
     nets = raw[raw["method"].str.startswith("MCNet")]
     left = int((nets["best_step"] > 0).sum())
     lines.append(f"- MCNet fits that leave the warm start (best step > 0): {left} of {len(nets)}")
@@ -218,8 +255,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed-rows", type=int, default=1_000_000, help="rows of the speed section (0: skip)")
     parser.add_argument("--speed-steps", type=int, default=300, help="optimizer steps timed per thread count")
     parser.add_argument("--out-dir", type=Path, default=Path(__file__).parent / "results")
-    parser.add_argument("--merge", type=Path, nargs="+", help="only write the tables from the raw CSV files of "
-                        "earlier runs (e.g. cases run in parallel processes), each with its _speed.csv if any")
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        nargs="+",
+        help="only write the tables from the raw CSV files of "
+        "earlier runs (e.g. cases run in parallel processes), each with its _speed.csv if any",
+    )
     args = parser.parse_args(argv)
     if args.merge:
         raw = pd.concat([pd.read_csv(f, comment="#") for f in args.merge], ignore_index=True)
@@ -234,8 +276,11 @@ def main(argv: list[str] | None = None) -> int:
         MCNET_EXTRA.update(QUICK_MCNET)
     cases = QUICK_CASES if args.quick else tuple(args.cases.split(",")) if args.cases else CASES
     raw = results_frame([row for case in cases for row in run_case(case, SEED)])
-    speed = pd.DataFrame() if args.quick or args.speed_rows == 0 else pd.DataFrame(
-        speed_rows(args.speed_rows, args.speed_steps))
+    speed = (
+        pd.DataFrame()
+        if args.quick or args.speed_rows == 0
+        else pd.DataFrame(speed_rows(args.speed_rows, args.speed_steps))
+    )
     write_tables(raw, speed, args.out_dir, "quick" if args.quick else "full")
     return 0
 
@@ -284,14 +329,17 @@ these 2 shared cores (load 9 from other jobs) a 1M-row MCNet fit takes several m
 
 def write_tables(raw: pd.DataFrame, speed: pd.DataFrame, out_dir: Path, mode: str) -> None:
     """Write the Markdown tables and the raw CSV (and the speed CSV when there is a speed section)."""
-    header = run_header("MCNet on synthetic logs with a known calibration map", [SEED], {
-        "threads": "torch.set_num_threads(1), OMP_NUM_THREADS=1, LightGBM n_jobs=1 (speed section: 1 and 2)",
-        "load average at the end": f"{os.getloadavg()[0]:.1f} (2 shared cores)",
-        "mode": mode,
-    })
+    header = run_header(
+        "MCNet on synthetic logs with a known calibration map",
+        [SEED],
+        {
+            "threads": "torch.set_num_threads(1), OMP_NUM_THREADS=1, LightGBM n_jobs=1 (speed section: 1 and 2)",
+            "load average at the end": f"{os.getloadavg()[0]:.1f} (2 shared cores)",
+            "mode": mode,
+        },
+    )
     cols = ["case", "method", "msd_truth", "msd_truth_worst", "log_loss", "roc_auc", "field_auc_drop", "fit_s"]
-    mcnet_cols = ["case", "method", "steps", "best_step", "best_epoch", "warm_start_val_loss", "best_val_loss",
-                  "fit_s"]
+    mcnet_cols = ["case", "method", "steps", "best_step", "best_epoch", "warm_start_val_loss", "best_val_loss", "fit_s"]
     nets = raw[raw["method"].str.startswith("MCNet")].astype({"steps": int, "best_step": int, "best_epoch": int})
     sections = [
         "## Targets\n\n" + "\n".join(verdicts(raw)),

@@ -23,11 +23,11 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _common as C  # noqa: E402
-import _datasets as D  # noqa: E402
-import _evaluation as E  # noqa: E402
-import _methods as MT  # noqa: E402
-import _report_mcgrad as R  # noqa: E402
+import _common as C
+import _datasets as D
+import _evaluation as E
+import _methods as MT
+import _report_mcgrad as R
 
 PAPER_DATASETS = ("bank_marketing", "credit_default")
 OTHER_DATASETS = ("census_kdd", "german_credit", "online_shoppers", "hmda_boston", "acs12")
@@ -43,27 +43,55 @@ def _row(ds_name, seed, method, status, metrics=None, **info) -> dict:
     return {"dataset": ds_name, "seed": seed, "method": method, "status": status, **info, **(metrics or {})}
 
 
-def run_dataset(key: str, seeds, methods, *, max_rows=None, cache=C.CACHE, blas_threads=C.BASE_BLAS_THREADS,
-                log=print) -> tuple[list[dict], dict]:
+def run_dataset(
+    key: str, seeds, methods, *, max_rows=None, cache=C.CACHE, blas_threads=C.BASE_BLAS_THREADS, log=print
+) -> tuple[list[dict], dict]:
     """All methods on one dataset for every seed; returns the result rows and the dataset's description."""
     ds = D.load(key, max_rows=max_rows)
-    desc = {"name": ds.name, "n": ds.n, "seeds": tuple(seeds), "features": ds.X.shape[1], "groups": list(ds.groups),
-            "dropped": ds.dropped_groups, "source": ds.source, "notes": ds.notes, "field": ds.field,
-            "prevalence": float(ds.y.mean())}
+    desc = {
+        "name": ds.name,
+        "n": ds.n,
+        "seeds": tuple(seeds),
+        "features": ds.X.shape[1],
+        "groups": list(ds.groups),
+        "dropped": ds.dropped_groups,
+        "source": ds.source,
+        "notes": ds.notes,
+        "field": ds.field,
+        "prevalence": float(ds.y.mean()),
+    }
     rows = []
     for seed in seeds:
         tr, va, te = D.protocol_split(ds.n, seed)
-        scores, info = C.base_model_scores(ds, tr, {"train": tr, "val": va, "test": te},
-                                           cache_key=f"{key}-{max_rows}-{seed}", cache=cache,
-                                           blas_threads=blas_threads)
+        scores, info = C.base_model_scores(
+            ds,
+            tr,
+            {"train": tr, "val": va, "test": te},
+            cache_key=f"{key}-{max_rows}-{seed}",
+            cache=cache,
+            blas_threads=blas_threads,
+        )
         parts = {"train": ds.subset(tr), "val": ds.subset(va), "test": ds.subset(te)}
         y = {k: v.y for k, v in parts.items()}
         t0 = time.perf_counter()
         base = E.mcgrad_table_metrics(y["test"], scores["test"], parts["test"])
-        rows.append(_row(ds.name, seed, "base_model", "ok", base, fit_s=info["fit_s"], n_iter=info["n_iter"],
-                         converged=info["converged"], paper_row="base_model"))
-        log(f"  {ds.name} seed {seed}: base model ({info['n_iter']} lbfgs iterations, "
-            f"{info['fit_s']:.0f} s fit, metrics {time.perf_counter() - t0:.1f} s)")
+        rows.append(
+            _row(
+                ds.name,
+                seed,
+                "base_model",
+                "ok",
+                base,
+                fit_s=info["fit_s"],
+                n_iter=info["n_iter"],
+                converged=info["converged"],
+                paper_row="base_model",
+            )
+        )
+        log(
+            f"  {ds.name} seed {seed}: base model ({info['n_iter']} lbfgs iterations, "
+            f"{info['fit_s']:.0f} s fit, metrics {time.perf_counter() - t0:.1f} s)"
+        )
         for m in methods:
             targets = {"test": (parts["test"], scores["test"])}
             if m.cls == "HKRR":
@@ -71,13 +99,15 @@ def run_dataset(key: str, seeds, methods, *, max_rows=None, cache=C.CACHE, blas_
             try:
                 preds, fit_info = MT.fit_predict(m, parts["train"], y["train"], scores["train"], targets, seed)
             except MT.Unavailable as exc:
-                rows.append(_row(ds.name, seed, m.name, "not available in this run", reason=str(exc),
-                                 paper_row=m.paper))
+                rows.append(
+                    _row(ds.name, seed, m.name, "not available in this run", reason=str(exc), paper_row=m.paper)
+                )
                 continue
             metrics = E.mcgrad_table_metrics(y["test"], preds["test"], parts["test"])
             if "val" in preds:
-                metrics["val_max_smece_p"] = E.prespecified_block(y["val"], preds["val"],
-                                                                  parts["val"].groups)["max_smece_p"]
+                metrics["val_max_smece_p"] = E.prespecified_block(y["val"], preds["val"], parts["val"].groups)[
+                    "max_smece_p"
+                ]
             rows.append(_row(ds.name, seed, m.name, "ok", metrics, paper_row=m.paper, **fit_info))
             log(f"    {m.name}: fit {fit_info['fit_s']:.1f} s")
         rows.extend(_select_hkrr(ds.name, seed, rows))
@@ -86,11 +116,16 @@ def run_dataset(key: str, seeds, methods, *, max_rows=None, cache=C.CACHE, blas_
 
 def _select_hkrr(ds_name, seed, rows) -> list[dict]:
     """The paper's HKRR row: of the four alphas, the one with the lowest validation max smECE (Hansen et al.)."""
-    cands = [r for r in rows if r["dataset"] == ds_name and r["seed"] == seed and r["method"].startswith("HKRR_")
-             and r["status"] == "ok"]
+    cands = [
+        r
+        for r in rows
+        if r["dataset"] == ds_name and r["seed"] == seed and r["method"].startswith("HKRR_") and r["status"] == "ok"
+    ]
     if not cands:
-        reason = next((r.get("reason") for r in rows if r["dataset"] == ds_name and r["method"].startswith("HKRR_")),
-                      "no HKRR run")
+        reason = next(
+            (r.get("reason") for r in rows if r["dataset"] == ds_name and r["method"].startswith("HKRR_")),
+            "no HKRR run",
+        )
         return [_row(ds_name, seed, "HKRR", "not available in this run", reason=reason, paper_row="HKRR")]
     best = min(cands, key=lambda r: r["val_max_smece_p"])
     return [{**best, "method": "HKRR", "selected": best["method"], "paper_row": "HKRR"}]
@@ -99,18 +134,29 @@ def _select_hkrr(ds_name, seed, rows) -> list[dict]:
 def base_sensitivity(cache=C.CACHE) -> pd.DataFrame:
     """Base row on the paper's split under other solver settings: why the last digits move (milestone 1)."""
     out = []
-    variants = (("lbfgs, max_iter=5000, 2 BLAS threads (protocol; used)", {}),
-                ("lbfgs, max_iter=5000, 1 BLAS thread", {"blas_threads": 1}),
-                ("newton-cholesky to convergence (the exact optimum)", {"solver": "newton-cholesky", "max_iter": 100}))
+    variants = (
+        ("lbfgs, max_iter=5000, 2 BLAS threads (protocol; used)", {}),
+        ("lbfgs, max_iter=5000, 1 BLAS thread", {"blas_threads": 1}),
+        ("newton-cholesky to convergence (the exact optimum)", {"solver": "newton-cholesky", "max_iter": 100}),
+    )
     for key in PAPER_DATASETS:
         ds = D.load(key)
         tr, va, te = D.protocol_split(ds.n, D.PAPER_SEED)
         for label, kw in variants:  # same parts and key as run_dataset, so the protocol fit comes from the cache
-            scores, info = C.base_model_scores(ds, tr, {"train": tr, "val": va, "test": te},
-                                               cache_key=f"{key}-None-{D.PAPER_SEED}", cache=cache, **kw)
+            scores, info = C.base_model_scores(
+                ds, tr, {"train": tr, "val": va, "test": te}, cache_key=f"{key}-None-{D.PAPER_SEED}", cache=cache, **kw
+            )
             y, p = ds.y[te], scores["test"]
-            out.append({"dataset": ds.name, "fit": label, "lbfgs iterations": info["n_iter"],
-                        "log loss": E.M.log_loss(y, p), "PR-AUC": E.M.pr_auc(y, p), "ECCE": E.M.ecce(y, p)})
+            out.append(
+                {
+                    "dataset": ds.name,
+                    "fit": label,
+                    "lbfgs iterations": info["n_iter"],
+                    "log loss": E.M.log_loss(y, p),
+                    "PR-AUC": E.M.pr_auc(y, p),
+                    "ECCE": E.M.ecce(y, p),
+                }
+            )
     return pd.DataFrame(out)
 
 
@@ -123,32 +169,47 @@ def main(argv=None) -> int:
     MT.set_smoke(args.smoke)
 
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else ((D.PAPER_SEED,) if args.quick else D.SEEDS)
-    keys = tuple(args.datasets.split(",")) if args.datasets else (QUICK_DATASETS if args.quick else
-                                                                  PAPER_DATASETS + OTHER_DATASETS)
+    keys = (
+        tuple(args.datasets.split(","))
+        if args.datasets
+        else (QUICK_DATASETS if args.quick else PAPER_DATASETS + OTHER_DATASETS)
+    )
     cache = None if args.no_cache else C.CACHE
     methods = MT.with_registered(MT.MCGRAD_PAPER_METHODS)
     start = time.perf_counter()
+
     def seeds_for(key):
         return seeds if args.seeds or args.quick or key in PAPER_DATASETS else OTHER_SEEDS
 
     rows, descs, skipped = C.run_datasets(
-        keys, lambda key, n: run_dataset(key, seeds_for(key), methods, max_rows=n, cache=cache,
-                                         blas_threads=args.blas_threads),
-        lambda key: args.max_rows or (QUICK_MAX_ROWS if args.quick else FULL_MAX_ROWS.get(key)))
+        keys,
+        lambda key, n: run_dataset(
+            key, seeds_for(key), methods, max_rows=n, cache=cache, blas_threads=args.blas_threads
+        ),
+        lambda key: args.max_rows or (QUICK_MAX_ROWS if args.quick else FULL_MAX_ROWS.get(key)),
+    )
     raw = C.results_frame(rows)
     sensitivity = None
-    if not args.quick and not args.max_rows and args.blas_threads == C.BASE_BLAS_THREADS \
-            and set(PAPER_DATASETS) <= set(keys) - skipped.keys():
+    if (
+        not args.quick
+        and not args.max_rows
+        and args.blas_threads == C.BASE_BLAS_THREADS
+        and set(PAPER_DATASETS) <= set(keys) - skipped.keys()
+    ):
         sensitivity = base_sensitivity(cache)
-    header = C.run_header("MCGrad paper, Tables 2, 5 and 6, replayed with mcal", seeds, {
-        "seeds per dataset": ", ".join(f"{d['name']} {','.join(map(str, d['seeds']))}" for d in descs),
-        "datasets": ", ".join(d["name"] for d in descs) or "none",
-        "mode": ("smoke (training capped, numbers meaningless) + " if args.smoke else "")
-                + ("quick" if args.quick else "full"),
-        "row caps": ", ".join(f"{d['name']} {d['n']}" for d in descs),
-        "wall time": f"{time.perf_counter() - start:.0f} s",
-        "base models": C.cache_note(raw[raw["method"] == "base_model"]["fit_s"]) if len(raw) else "none",
-    })
+    header = C.run_header(
+        "MCGrad paper, Tables 2, 5 and 6, replayed with mcal",
+        seeds,
+        {
+            "seeds per dataset": ", ".join(f"{d['name']} {','.join(map(str, d['seeds']))}" for d in descs),
+            "datasets": ", ".join(d["name"] for d in descs) or "none",
+            "mode": ("smoke (training capped, numbers meaningless) + " if args.smoke else "")
+            + ("quick" if args.quick else "full"),
+            "row caps": ", ".join(f"{d['name']} {d['n']}" for d in descs),
+            "wall time": f"{time.perf_counter() - start:.0f} s",
+            "base models": C.cache_note(raw[raw["method"] == "base_model"]["fit_s"]) if len(raw) else "none",
+        },
+    )
     sections = R.build_sections(raw, descs, skipped, sensitivity)
     md, csv = C.write_results("paper_mcgrad", header, sections, raw, args.out_dir)
     print(f"wrote {md} and {csv}")

@@ -25,15 +25,19 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _common as C  # noqa: E402
-import _datasets as D  # noqa: E402
-import _evaluation as E  # noqa: E402
-import _methods as MT  # noqa: E402
-import _report_mcnet as R  # noqa: E402
+import _common as C
+import _datasets as D
+import _evaluation as E
+import _methods as MT
+import _report_mcnet as R
 
 #: Dataset key -> field column (the issue's choices).
-DATASETS = {"census_kdd": "class_of_worker", "online_shoppers": "TrafficType", "bank_marketing": "month",
-            "open_bandit": "campaign"}
+DATASETS = {
+    "census_kdd": "class_of_worker",
+    "online_shoppers": "TrafficType",
+    "bank_marketing": "month",
+    "open_bandit": "campaign",
+}
 #: Row caps of the full run (the 1-hour budget on 2 cores): Census-Income KDD is sampled.
 FULL_MAX_ROWS = {"census_kdd": 30_000}
 QUICK_MAX_ROWS = 6_000
@@ -41,35 +45,67 @@ QUICK_DATASETS = ("online_shoppers", "bank_marketing")
 SPLIT_SEED = D.PAPER_SEED
 
 
-def run_dataset(key: str, runs: dict[str, int], tables: dict, *, max_rows=None, cache=C.CACHE,
-                blas_threads=C.BASE_BLAS_THREADS, log=print) -> tuple[list[dict], dict]:
+def run_dataset(
+    key: str,
+    runs: dict[str, int],
+    tables: dict,
+    *,
+    max_rows=None,
+    cache=C.CACHE,
+    blas_threads=C.BASE_BLAS_THREADS,
+    log=print,
+) -> tuple[list[dict], dict]:
     """Every method of ``tables`` (name -> methods) on one dataset, ``runs[table]`` calibrator seeds each."""
     ds = D.load(key, max_rows=max_rows)
     ds.field = DATASETS[key]
     tr, va, te = D.protocol_split(ds.n, SPLIT_SEED)
-    scores, info = C.base_model_scores(ds, tr, {"train": tr, "val": va, "test": te},
-                                       cache_key=f"{key}-{max_rows}-{SPLIT_SEED}", cache=cache,
-                                       blas_threads=blas_threads)
+    scores, info = C.base_model_scores(
+        ds,
+        tr,
+        {"train": tr, "val": va, "test": te},
+        cache_key=f"{key}-{max_rows}-{SPLIT_SEED}",
+        cache=cache,
+        blas_threads=blas_threads,
+    )
     val, test = ds.subset(va), ds.subset(te)
     field_test = test.frame[ds.field].astype(str).to_numpy()
-    desc = {"name": ds.name, "n": ds.n, "field": ds.field, "n_fields": int(pd.Series(field_test).nunique()),
-            "prevalence": float(ds.y.mean()), "notes": ds.notes, "val": len(va), "test": len(te),
-            "val_prevalence": float(val.y.mean()), "test_prevalence": float(test.y.mean()),
-            "base_val_pcoc": float(E.M.pcoc(val.y, scores["val"]))}
+    desc = {
+        "name": ds.name,
+        "n": ds.n,
+        "field": ds.field,
+        "n_fields": int(pd.Series(field_test).nunique()),
+        "prevalence": float(ds.y.mean()),
+        "notes": ds.notes,
+        "val": len(va),
+        "test": len(te),
+        "val_prevalence": float(val.y.mean()),
+        "test_prevalence": float(test.y.mean()),
+        "base_val_pcoc": float(E.M.pcoc(val.y, scores["val"])),
+    }
 
     def metrics(p):
         return E.mcnet_table_metrics(test.y, p, field_test, test)
 
-    rows = [{"dataset": ds.name, "table": "all", "method": "Base", "run": 0, "status": "ok",
-             "fit_s": info["fit_s"], **metrics(scores["test"])}]
+    rows = [
+        {
+            "dataset": ds.name,
+            "table": "all",
+            "method": "Base",
+            "run": 0,
+            "status": "ok",
+            "fit_s": info["fit_s"],
+            **metrics(scores["test"]),
+        }
+    ]
     log(f"  {ds.name}: base model ({info['n_iter']} lbfgs iterations); field {ds.field}")
     for table, methods in tables.items():
         for m in methods:
             for run in range(runs[table] if m.seeded == "run" else 1):
                 row = {"dataset": ds.name, "table": table, "method": m.name, "run": run}
                 try:
-                    preds, fit_info = MT.fit_predict(m, val, val.y, scores["val"], {"test": (test, scores["test"])},
-                                                     run)
+                    preds, fit_info = MT.fit_predict(
+                        m, val, val.y, scores["val"], {"test": (test, scores["test"])}, run
+                    )
                 except MT.Unavailable as exc:
                     rows.append({**row, "status": "not available in this run", "reason": str(exc)})
                     break
@@ -82,8 +118,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     C.add_run_options(parser)
     parser.add_argument("--runs", type=int, help="calibrator seeds per method of Table 1 (default 3; 1 with --quick)")
-    parser.add_argument("--ablation-runs", type=int, default=1,
-                        help="calibrator seeds per method of Tables 2 and 3 (default 1: the paper reports no spread)")
+    parser.add_argument(
+        "--ablation-runs",
+        type=int,
+        default=1,
+        help="calibrator seeds per method of Tables 2 and 3 (default 1: the paper reports no spread)",
+    )
     args = parser.parse_args(argv)
     MT.limit_threads()
     MT.set_smoke(args.smoke)
@@ -98,18 +138,24 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     cache = None if args.no_cache else C.CACHE
     rows, descs, skipped = C.run_datasets(
-        keys, lambda key, n: run_dataset(key, runs, tables, max_rows=n, cache=cache, blas_threads=args.blas_threads),
-        lambda key: args.max_rows or (QUICK_MAX_ROWS if args.quick else FULL_MAX_ROWS.get(key)))
+        keys,
+        lambda key, n: run_dataset(key, runs, tables, max_rows=n, cache=cache, blas_threads=args.blas_threads),
+        lambda key: args.max_rows or (QUICK_MAX_ROWS if args.quick else FULL_MAX_ROWS.get(key)),
+    )
     raw = C.results_frame(rows)
-    header = C.run_header("MCNet paper, Tables 1-3, replayed with mcal on field-bearing data", range(n_runs), {
-        "seeds": f"calibrator random_state 0..{n_runs - 1} (Table 1), 0..{args.ablation_runs - 1} (Tables 2-3); "
-                 f"data split seed {SPLIT_SEED} (test seed {D.TEST_SEED})",
-        "datasets": ", ".join(f"{d['name']} (field {d['field']}, {d['n']} rows)" for d in descs) or "none",
-        "mode": ("smoke (training capped, numbers meaningless) + " if args.smoke else "")
-                + ("quick" if args.quick else "full"),
-        "wall time": f"{time.perf_counter() - start:.0f} s",
-        "base models": C.cache_note(raw[raw["method"] == "Base"]["fit_s"]) if len(raw) else "none",
-    })
+    header = C.run_header(
+        "MCNet paper, Tables 1-3, replayed with mcal on field-bearing data",
+        range(n_runs),
+        {
+            "seeds": f"calibrator random_state 0..{n_runs - 1} (Table 1), 0..{args.ablation_runs - 1} (Tables 2-3); "
+            f"data split seed {SPLIT_SEED} (test seed {D.TEST_SEED})",
+            "datasets": ", ".join(f"{d['name']} (field {d['field']}, {d['n']} rows)" for d in descs) or "none",
+            "mode": ("smoke (training capped, numbers meaningless) + " if args.smoke else "")
+            + ("quick" if args.quick else "full"),
+            "wall time": f"{time.perf_counter() - start:.0f} s",
+            "base models": C.cache_note(raw[raw["method"] == "Base"]["fit_s"]) if len(raw) else "none",
+        },
+    )
     md, csv = C.write_results("paper_mcnet", header, R.build_sections(raw, descs, skipped), raw, args.out_dir)
     print(f"wrote {md} and {csv}")
     return 0

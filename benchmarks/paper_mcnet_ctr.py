@@ -37,11 +37,11 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _common as C  # noqa: E402
-import _ctr_data as CD  # noqa: E402
-import _ctr_stats as S  # noqa: E402
-import _methods as MT  # noqa: E402
-import _report_mcnet_ctr as R  # noqa: E402
+import _common as C
+import _ctr_data as CD
+import _ctr_stats as S
+import _methods as MT
+import _report_mcnet_ctr as R
 
 ARMS = {
     "A": {"base": "lightgbm", "sampling": True, "split": "period"},
@@ -62,16 +62,24 @@ def run_split(arm: str, seed: int, split: CD.Split, done: set, log=print) -> tup
     field = S.field_of(split.test)
     rows, preds = [], {"Base": split.p_test}
     if "Base" not in done:
-        rows.append({"arm": arm, "seed": seed, "method": "Base", "status": "ok",
-                     **{f"base_{k}": v for k, v in split.info.items() if not isinstance(v, (list, dict))},
-                     **S.metrics(split.test.y, split.p_test, field)})
+        rows.append(
+            {
+                "arm": arm,
+                "seed": seed,
+                "method": "Base",
+                "status": "ok",
+                **{f"base_{k}": v for k, v in split.info.items() if not isinstance(v, (list, dict))},
+                **S.metrics(split.test.y, split.p_test, field),
+            }
+        )
     for m in METHODS:
         if m.name in done:
             continue
         row = {"arm": arm, "seed": seed, "method": m.name}
         try:
-            out, info = MT.fit_predict(m, split.cal, split.cal.y, split.p_cal, {"test": (split.test, split.p_test)},
-                                       seed)
+            out, info = MT.fit_predict(
+                m, split.cal, split.cal.y, split.p_cal, {"test": (split.test, split.p_test)}, seed
+            )
         except MT.Unavailable as exc:
             rows.append({**row, "status": "not available in this run", "reason": str(exc)})
             continue
@@ -102,8 +110,12 @@ def run_arm_seed(ds, year, arm: str, seed: int, *, quick: bool, use_cache: bool,
     rows += new_rows
     preds |= new_preds
     store.mkdir(parents=True, exist_ok=True)
-    np.savez(store / "preds.tmp.npz", y=split.test.y, field=S.field_of(split.test),
-             **{k: np.asarray(v, dtype=np.float64) for k, v in preds.items()})
+    np.savez(
+        store / "preds.tmp.npz",
+        y=split.test.y,
+        field=S.field_of(split.test),
+        **{k: np.asarray(v, dtype=np.float64) for k, v in preds.items()},
+    )
     (store / "preds.tmp.npz").replace(store / "preds.npz")
     (store / "rows.json").write_text(json.dumps(rows, default=float))
 
@@ -150,6 +162,7 @@ def main(argv=None) -> int:
         CD.MLP = {**mlp, "epochs": 3}
     if args.no_cache:  # a throwaway store: the quick test must not touch or reuse the real one
         import tempfile
+
         CD.CACHE = Path(tempfile.mkdtemp(prefix="paper_mcnet_ctr-"))
     try:
         if not args.report_only:
@@ -163,15 +176,18 @@ def main(argv=None) -> int:
         sections = R.build_sections(raw, preds, plan, n_boot=args.n_boot)
     finally:
         CD.CACHE, CD.MLP = store_root, mlp
-    header = C.run_header("MCNet in its paper's setting: Census-KDD as a click log (issue #17)",
-                          sorted({s for v in plan.values() for s in v}), {
-        "seeds": "; ".join(f"arm {a}: {', '.join(map(str, s))}" for a, s in plan.items()),
-        "mode": ("quick (sampled rows, capped training: numbers meaningless)" if args.quick else "full"),
-        "threads": f"{N_THREADS} (torch.set_num_threads, LightGBM n_jobs, OMP_NUM_THREADS as set by the caller)",
-        "wall time": f"{time.perf_counter() - start:.0f} s" + (" (report only)" if args.report_only else ""),
-        "MCNet defaults": R.mcnet_defaults(),
-        **({"note": args.note} if args.note else {}),
-    })
+    header = C.run_header(
+        "MCNet in its paper's setting: Census-KDD as a click log (issue #17)",
+        sorted({s for v in plan.values() for s in v}),
+        {
+            "seeds": "; ".join(f"arm {a}: {', '.join(map(str, s))}" for a, s in plan.items()),
+            "mode": ("quick (sampled rows, capped training: numbers meaningless)" if args.quick else "full"),
+            "threads": f"{N_THREADS} (torch.set_num_threads, LightGBM n_jobs, OMP_NUM_THREADS as set by the caller)",
+            "wall time": f"{time.perf_counter() - start:.0f} s" + (" (report only)" if args.report_only else ""),
+            "MCNet defaults": R.mcnet_defaults(),
+            **({"note": args.note} if args.note else {}),
+        },
+    )
     md, csv = C.write_results("paper_mcnet_ctr", header, sections, raw, args.out_dir)
     print(f"wrote {md} and {csv}")
     return 0

@@ -49,9 +49,9 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _datasets import CENSUS_COLUMNS  # noqa: E402
-from mcgrad_vs_reference import DATA, LEVELS, _markdown, _paper_splits, _status_mib, _versions  # noqa: E402
-from mcgrad_vs_reference import run_one as run_script, held_out_frame  # noqa: E402
+from _datasets import CENSUS_COLUMNS
+from mcgrad_vs_reference import DATA, LEVELS, _markdown, _paper_splits, _status_mib, _versions, held_out_frame
+from mcgrad_vs_reference import run_one as run_script
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_ROW, MCAL_ROW = "mcgrad 0.1.5", "mcal"
@@ -119,7 +119,7 @@ def credit(max_rows: int | None) -> tuple:
         df[c] = df[c].astype(str)
     train, test = _paper_splits(len(df))
     p = _ridge(df[amounts], y, train)
-    return df[cats + ["AGE"] + amounts], p, y, cats, ["AGE"] + amounts, train, test
+    return df[[*cats, "AGE", *amounts]], p, y, cats, ["AGE", *amounts], train, test
 
 
 def prepare(name: str, size: int | None, folder: Path, max_rows: int | None) -> dict | None:
@@ -214,8 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.quick:
         args.sizes, args.seeds, args.seeds_large, args.max_rows = [3000], 1, 1, args.max_rows or 3000
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            cwd=ROOT).stdout.strip() or os.environ.get("MCAL_COMMIT", "unknown")  # a copy of the tree
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip() or os.environ.get("MCAL_COMMIT", "unknown")  # a copy of the tree
     meta = {"started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "commit": commit, "load_start": os.getloadavg()[0]}  # fmt: skip
     rows: list[dict] = []
@@ -238,8 +239,15 @@ def main(argv: list[str] | None = None) -> int:
                             "impl": "reference" if params is None else "mcal", "params": params or {}}  # fmt: skip
                     print(f"{info['tag']}: {label} ...", file=sys.stderr, flush=True)
                     result = run_script(sys.executable, spec, __file__)
-                    rows.append({**base, "impl": row, "seed": seed, **result,
-                                 **quality(folder, info["tag"], label, info["cats"], info["nums"])})
+                    rows.append(
+                        {
+                            **base,
+                            "impl": row,
+                            "seed": seed,
+                            **result,
+                            **quality(folder, info["tag"], label, info["cats"], info["nums"]),
+                        }
+                    )
             write(rows, args, meta)  # after each data set, so that a partial run keeps its results
     return 0
 
@@ -253,16 +261,27 @@ def compare(group: pd.DataFrame) -> tuple[list[tuple[str, float, bool]], str]:
     se = diff.std(ddof=1) / np.sqrt(diff.size) if diff.size > 1 else np.nan
     mse_gap = o.mse.mean() / r.mse.mean() - 1.0
     checks = [
-        (f"fit time, reference / mcal (target >= {speed_target:g})", r.fit_s.mean() / o.fit_s.mean(),
-         r.fit_s.mean() / o.fit_s.mean() >= speed_target),
+        (
+            f"fit time, reference / mcal (target >= {speed_target:g})",
+            r.fit_s.mean() / o.fit_s.mean(),
+            r.fit_s.mean() / o.fit_s.mean() >= speed_target,
+        ),
         ("held-out MSE, mcal / reference - 1 (target <= 0.005)", mse_gap, mse_gap <= 0.005),
-        ("regression MCE (reference's), mean of mcal - reference paired by seed (target <= one standard error)",
-         diff.mean(), bool(diff.mean() <= (se if np.isfinite(se) else 0.0))),
-        ("memory added by fit, mcal / reference (target <= 0.5)", o.fit_added_mib.mean() / r.fit_added_mib.mean(),
-         o.fit_added_mib.mean() <= 0.5 * r.fit_added_mib.mean()),
+        (
+            "regression MCE (reference's), mean of mcal - reference paired by seed (target <= one standard error)",
+            diff.mean(),
+            bool(diff.mean() <= (se if np.isfinite(se) else 0.0)),
+        ),
+        (
+            "memory added by fit, mcal / reference (target <= 0.5)",
+            o.fit_added_mib.mean() / r.fit_added_mib.mean(),
+            o.fit_added_mib.mean() <= 0.5 * r.fit_added_mib.mean(),
+        ),
     ]
-    note = (f"{diff.size} seed(s); MCE difference: mean {diff.mean():.3g}, standard error {se:.3g}; mean MCE "
-            f"reference {r.mce_sigma.mean():.3g}, mcal {o.mce_sigma.mean():.3g}")
+    note = (
+        f"{diff.size} seed(s); MCE difference: mean {diff.mean():.3g}, standard error {se:.3g}; mean MCE "
+        f"reference {r.mce_sigma.mean():.3g}, mcal {o.mce_sigma.mean():.3g}"
+    )
     return checks, note
 
 

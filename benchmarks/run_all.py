@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _common as C  # noqa: E402
-import paper_mcgrad  # noqa: E402
-import paper_mcnet  # noqa: E402
+import _common as C
+import paper_mcgrad
+import paper_mcnet
 
 
 def main(argv=None) -> int:

@@ -20,8 +20,10 @@ def bench():
     """The benchmark modules, imported from the benchmarks folder (they are scripts, not part of mcal)."""
     sys.path.insert(0, str(BENCH))
     try:
-        mods = {name: importlib.import_module(name) for name in ("_datasets", "_evaluation", "_methods",
-                                                                  "_common", "run_all")}
+        mods = {
+            name: importlib.import_module(name)
+            for name in ("_datasets", "_evaluation", "_methods", "_common", "run_all")
+        }
     finally:
         sys.path.remove(str(BENCH))
     return mods
@@ -49,7 +51,7 @@ def test_protocol_split_sizes_and_fixed_test_rows(bench):
     tr, va, te = split(45_211, 15)
     assert (len(tr), len(va), len(te)) == (27_127, 9_042, 9_042)  # the protocol's Bank Marketing sizes
     assert len(np.intersect1d(tr, va)) == len(np.intersect1d(tr, te)) == len(np.intersect1d(va, te)) == 0
-    tr2, va2, te2 = split(45_211, 25)
+    _tr2, va2, te2 = split(45_211, 25)
     assert np.array_equal(te, te2) and not np.array_equal(va, va2)  # test fixed by seed 42, validation by the seed
 
 
@@ -80,21 +82,23 @@ def test_credit_default_keeps_thirteen_groups_and_118_features(bench):
 def test_credit_default_base_model_reproduces_the_paper_row(bench):
     """Tables 5/6 base row, Credit Default (paper: log loss 0.4333, PR-AUC 0.5319, ECCE 0.0077, MCE u 3.5652)."""
     ds = _load(bench, "credit_default")
-    tr, va, te = bench["_datasets"].protocol_split(ds.n, 15)
+    tr, _va, te = bench["_datasets"].protocol_split(ds.n, 15)
     scores, info = bench["_common"].base_model_scores(ds, tr, {"test": te}, cache_key="test", cache=None)
     assert info["converged"]
     y, p = ds.y[te], scores["test"]
     ev = bench["_evaluation"]
     assert abs(ev.M.log_loss(y, p) - 0.4333) < 5e-4 and abs(ev.M.pr_auc(y, p) - 0.5319) < 5e-4
     assert abs(ev.M.ecce(y, p) - 0.0077) < 5e-4
-    assert abs(ev.unspecified_block(y, p, ds.frame.iloc[te], ds.categorical, ds.numerical)["mce_sigma_u"]
-               - 3.5652) < 0.05
+    assert (
+        abs(ev.unspecified_block(y, p, ds.frame.iloc[te], ds.categorical, ds.numerical)["mce_sigma_u"] - 3.5652) < 0.05
+    )
 
 
 def test_protocol_segments_follow_the_reference_rule(bench, rng):
     """Hand-checkable case: one categorical with 4 values (top 2 + other) and one numerical cut at tertiles."""
-    frame = pd.DataFrame({"c": pd.Categorical(rng.choice(list("abcd"), 300, p=[0.4, 0.3, 0.2, 0.1])),
-                          "x": rng.normal(size=300)})
+    frame = pd.DataFrame(
+        {"c": pd.Categorical(rng.choice(list("abcd"), 300, p=[0.4, 0.3, 0.2, 0.1])), "x": rng.normal(size=300)}
+    )
     masks, names = bench["_evaluation"].protocol_segments(frame, ["c"], ["x"], rng.random(300), max_depth=1)
     assert names[0] == "all" and len(masks) == 1 + 3 + 3
     assert {n for n in names if n.startswith("c=")} == {"c=a", "c=b", "c=__OTHER"}
@@ -111,14 +115,21 @@ def test_protocol_segments_stop_at_the_reference_cap(bench, rng):
 def test_unspecified_mce_agrees_with_reference_package(bench, rng):
     mc = pytest.importorskip("mcgrad.metrics")
     n = 3000
-    frame = pd.DataFrame({"c": rng.choice(["u", "v", "w", "z"], n), "k": rng.choice(["p", "q"], n),
-                          "x": rng.normal(size=n)})
+    frame = pd.DataFrame(
+        {"c": rng.choice(["u", "v", "w", "z"], n), "k": rng.choice(["p", "q"], n), "x": rng.normal(size=n)}
+    )
     p = rng.uniform(0.02, 0.98, n)
     y = (rng.random(n) < np.clip(p + 0.1 * (frame["c"] == "u"), 0, 1)).astype(int)
-    ours = bench["_evaluation"].unspecified_block(y, p, frame.astype({"c": "category", "k": "category"}),
-                                                  ["c", "k"], ["x"])
-    ref = mc.MulticalibrationError(df=frame.assign(label=y, score=p), label_column="label", score_column="score",
-                                   categorical_segment_columns=["c", "k"], numerical_segment_columns=["x"])
+    ours = bench["_evaluation"].unspecified_block(
+        y, p, frame.astype({"c": "category", "k": "category"}), ["c", "k"], ["x"]
+    )
+    ref = mc.MulticalibrationError(
+        df=frame.assign(label=y, score=p),
+        label_column="label",
+        score_column="score",
+        categorical_segment_columns=["c", "k"],
+        numerical_segment_columns=["x"],
+    )
     assert ours["mce_sigma_u"] == pytest.approx(float(ref.mce_sigma), rel=1e-4)
     assert ours["n_segments_u"] == ref.total_number_segments  # known once the reference has computed
     assert ours["mce_abs_u"] == pytest.approx(float(ref.mce), rel=1e-4)
@@ -133,7 +144,7 @@ def test_prespecified_block_is_the_maximum_over_groups(bench, rng):
     y = (rng.random(n) < np.clip(p + 0.15 * groups["a"], 0, 1)).astype(int)
     out = bench["_evaluation"].prespecified_block(y, p, groups)
     ecce = [M.ecce(y[m], p[m]) for m in groups.values()]
-    ratio = [e / M.ecce_sigma(y[m], p[m]) for e, m in zip(ecce, groups.values())]
+    ratio = [e / M.ecce_sigma(y[m], p[m]) for e, m in zip(ecce, groups.values(), strict=False)]
     assert out["mce_sigma_p"] == pytest.approx(max(ratio), rel=1e-9)
     assert out["mce_abs_p"] == pytest.approx(max(ecce), rel=1e-9)
     assert out["max_smece_p"] == round(max(M.smece(y[m], p[m]) for m in groups.values()), 4)
@@ -156,9 +167,23 @@ def test_field_methods_are_unavailable_on_data_without_a_field(bench):
 @pytest.mark.slow
 def test_quick_benchmarks_run_end_to_end(bench, tmp_path):
     _load(bench, "bank_marketing")
-    status = bench["run_all"].main(["--quick", "--smoke", "--max-rows", "1000", "--mcgrad-datasets",
-                                    "bank_marketing,hmda_boston", "--mcnet-datasets", "online_shoppers",
-                                    "--out-dir", str(tmp_path), "--no-cache", "--blas-threads", "1"])
+    status = bench["run_all"].main(
+        [
+            "--quick",
+            "--smoke",
+            "--max-rows",
+            "1000",
+            "--mcgrad-datasets",
+            "bank_marketing,hmda_boston",
+            "--mcnet-datasets",
+            "online_shoppers",
+            "--out-dir",
+            str(tmp_path),
+            "--no-cache",
+            "--blas-threads",
+            "1",
+        ]
+    )
     assert status == 0
     for name in ("paper_mcgrad", "paper_mcnet"):
         header, raw = _csv(tmp_path / f"{name}.csv")
@@ -236,8 +261,11 @@ def test_bootstrap_coverage_quick_run_and_population_values():
 
 @pytest.mark.slow
 def test_regression_benchmark_quick_mode_writes_both_implementations_on_every_data_set(tmp_path):
-    pytest.importorskip("mcgrad.methods", reason="the regression benchmark compares against mcgrad 0.1.5 (the bench "
-                                                 "dependency group), which is not installed")
+    pytest.importorskip(
+        "mcgrad.methods",
+        reason="the regression benchmark compares against mcgrad 0.1.5 (the bench "
+        "dependency group), which is not installed",
+    )
     sys.path.insert(0, str(BENCH))
     try:
         bench = importlib.import_module("regression_vs_reference")
@@ -297,9 +325,13 @@ def test_ctr_benchmark_quick_mode_runs_every_method_and_states_each_effect(bench
     base, platt = (ok[(ok["arm"] == "A") & (ok["method"] == m)].iloc[0] for m in ("Base", "Platt Scaling"))
     assert platt["auc"] == pytest.approx(base["auc"], abs=1e-12)  # a strictly monotone map keeps the AUC
     md = (tmp_path / "paper_mcnet_ctr.md").read_text(encoding="utf-8")
-    for claim in ("an MCNet variant has the lowest F-RCE", "MCNet-Field beats MCNet-None",
-                  "the field-balance regularizer lowers the per-field PCOC STD", "MCNet-None beats NeuCalib",
-                  "Noise floor"):
+    for claim in (
+        "an MCNet variant has the lowest F-RCE",
+        "MCNet-Field beats MCNet-None",
+        "the field-balance regularizer lowers the per-field PCOC STD",
+        "MCNet-None beats NeuCalib",
+        "Noise floor",
+    ):
         assert claim in md
 
 

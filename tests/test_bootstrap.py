@@ -126,22 +126,25 @@ def test_a_metric_undefined_on_some_resamples_is_a_clear_error(rng):
         bootstrap(roc_auc, y, p, n_resamples=100, random_state=0)
 
 
-@pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"metric": "log_loss"}, TypeError, "metric must be callable"),
-    ({"y_prob": [0.1, np.nan, 0.3, 0.4]}, ValueError, "y_prob"),
-    ({"y_prob": [0.1, 1.2, 0.3, 0.4]}, ValueError, "y_prob"),
-    ({"y_prob": [[0.1, 0.2], [0.3, 0.4]]}, ValueError, "y_prob"),
-    ({"y_true": [0, 1, 1]}, ValueError, "same number of samples"),
-    ({"y_true": [1, 1, 1, 1], "metric": roc_auc}, ValueError, "both classes"),
-    ({"n_resamples": 1}, ValueError, "n_resamples must be an integer >= 2; got 1"),
-    ({"n_resamples": 10.0}, TypeError, "n_resamples must be an integer >= 2"),
-    ({"confidence_level": 1.0}, ValueError, r"confidence_level must be a number in \(0, 1\); got 1.0"),
-    ({"confidence_level": "0.9"}, TypeError, "confidence_level must be a number"),
-    ({"method": "bootstrap-t"}, ValueError, "method must be 'percentile', 'basic' or 'bca'"),
-    ({"row_args": {"field": [1, 2]}}, ValueError, r"row_args\['field'\] must have 4 rows"),
-    ({"row_args": [("field", [1, 2, 3, 4])]}, TypeError, "row_args must be a mapping"),
-    ({"sample_weight": [1, -1, 1, 1]}, ValueError, "sample_weight"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"metric": "log_loss"}, TypeError, "metric must be callable"),
+        ({"y_prob": [0.1, np.nan, 0.3, 0.4]}, ValueError, "y_prob"),
+        ({"y_prob": [0.1, 1.2, 0.3, 0.4]}, ValueError, "y_prob"),
+        ({"y_prob": [[0.1, 0.2], [0.3, 0.4]]}, ValueError, "y_prob"),
+        ({"y_true": [0, 1, 1]}, ValueError, "same number of samples"),
+        ({"y_true": [1, 1, 1, 1], "metric": roc_auc}, ValueError, "both classes"),
+        ({"n_resamples": 1}, ValueError, "n_resamples must be an integer >= 2; got 1"),
+        ({"n_resamples": 10.0}, TypeError, "n_resamples must be an integer >= 2"),
+        ({"confidence_level": 1.0}, ValueError, r"confidence_level must be a number in \(0, 1\); got 1.0"),
+        ({"confidence_level": "0.9"}, TypeError, "confidence_level must be a number"),
+        ({"method": "bootstrap-t"}, ValueError, "method must be 'percentile', 'basic' or 'bca'"),
+        ({"row_args": {"field": [1, 2]}}, ValueError, r"row_args\['field'\] must have 4 rows"),
+        ({"row_args": [("field", [1, 2, 3, 4])]}, TypeError, "row_args must be a mapping"),
+        ({"sample_weight": [1, -1, 1, 1]}, ValueError, "sample_weight"),
+    ],
+)
 def test_bad_input_is_a_clear_error(kwargs, error, match):
     args = {"metric": log_loss, "y_true": [0, 1, 0, 1], "y_prob": [0.1, 0.8, 0.3, 0.6], "n_resamples": 10} | kwargs
     with pytest.raises(error, match=match):
@@ -198,13 +201,34 @@ def test_evaluate_ci_adds_interval_columns_equal_to_summary_intervals(scores_tab
 
     from mcal.cli import main
 
-    assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y", "--weight-col", "w",
-                 "--segments", "a", "--ci", "0.9", "--n-resamples", "40", "--json"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(scores_table),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--weight-col",
+                "w",
+                "--segments",
+                "a",
+                "--ci",
+                "0.9",
+                "--n-resamples",
+                "40",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     df = pd.read_csv(scores_table)
     segments = generate_segments(df[["a"]], max_depth=3)
-    expected = summary_intervals(df["y"], {"p": df["p"]}, sample_weight=df["w"], segments=segments, n_resamples=40,
-                                 confidence_level=0.9)
+    expected = summary_intervals(
+        df["y"], {"p": df["p"]}, sample_weight=df["w"], segments=segments, n_resamples=40, confidence_level=0.9
+    )
     metrics = out["metrics"]["p"]
     keys = list(metrics)
     assert keys.index("log_loss_low") == keys.index("log_loss") + 1 and "ecce_pvalue_low" not in metrics
@@ -222,12 +246,15 @@ def test_evaluate_without_ci_has_no_interval_columns(scores_table, capsys):
     assert "_low" not in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    (["--ci", "1.5"], "--ci must be a confidence level between 0 and 1, e.g. 0.95; got 1.5"),
-    (["--n-resamples", "50"], "--n-resamples needs --ci"),
-    (["--ci", "--n-resamples", "1"], "--n-resamples must be an integer >= 2; got 1"),
-    (["--ci", "--scheduler", "tcp://127.0.0.1:1"], "--ci needs the data in memory"),
-])
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--ci", "1.5"], "--ci must be a confidence level between 0 and 1, e.g. 0.95; got 1.5"),
+        (["--n-resamples", "50"], "--n-resamples needs --ci"),
+        (["--ci", "--n-resamples", "1"], "--n-resamples must be an integer >= 2; got 1"),
+        (["--ci", "--scheduler", "tcp://127.0.0.1:1"], "--ci needs the data in memory"),
+    ],
+)
 def test_evaluate_ci_bad_options_fail_with_a_message(scores_table, capsys, extra, message):
     from mcal.cli import main
 
@@ -239,8 +266,27 @@ def test_report_shows_intervals_for_metrics_mce_and_worst_segments(scores_table,
     from mcal.cli import main
 
     out = tmp_path / "r.html"
-    assert main(["report", str(scores_table), "--score-col", "p", "--label-col", "y", "--segments", "a", "--ci",
-                 "--n-resamples", "30", "--quiet", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(scores_table),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--segments",
+                "a",
+                "--ci",
+                "--n-resamples",
+                "30",
+                "--quiet",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     html = out.read_text()
     # 8 core metrics, the MCE, and the 4 segments of column a (all among the worst 10)
     assert html.count('<span class="ci">') == 8 + 1 + 4

@@ -95,13 +95,24 @@ def test_multiplying_every_weight_by_a_constant_changes_nothing(cls, rng):
 def test_gaussian_and_gamma_are_invariant_to_row_order(cls, miscalibrated, rng):
     p, y = miscalibrated
     perm = rng.permutation(p.size)
-    np.testing.assert_allclose(cls().fit(p[perm], y[perm]).predict(GRID), cls().fit(p, y).predict(GRID),
-                               rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(
+        cls().fit(p[perm], y[perm]).predict(GRID), cls().fit(p, y).predict(GRID), rtol=1e-6, atol=1e-9
+    )
 
 
-@pytest.mark.parametrize("cls, tol", [(PlattScaling, 0.01), (TemperatureScaling, 0.01), (BetaCalibration, 0.01),
-                                      (mcal.GaussianScaling, 0.01), (mcal.GammaScaling, 0.01),
-                                      (IsotonicCalibration, 0.05), (HistogramBinning, 0.05), (mcal.SmoothedIsotonic, 0.05)])
+@pytest.mark.parametrize(
+    "cls, tol",
+    [
+        (PlattScaling, 0.01),
+        (TemperatureScaling, 0.01),
+        (BetaCalibration, 0.01),
+        (mcal.GaussianScaling, 0.01),
+        (mcal.GammaScaling, 0.01),
+        (IsotonicCalibration, 0.05),
+        (HistogramBinning, 0.05),
+        (mcal.SmoothedIsotonic, 0.05),
+    ],
+)
 def test_map_is_near_the_identity_on_calibrated_data(cls, tol, rng):
     # parametric families contain the identity; binned ones are within a bin's noise of it
     p = rng.uniform(0.02, 0.98, 100_000)
@@ -161,8 +172,9 @@ def test_temperature_solves_the_score_equation_of_the_inverse_temperature(miscal
     assert 1.0 / TemperatureScaling().fit(p, y).temperature_ == pytest.approx(t, rel=1e-6)
 
 
-@pytest.mark.parametrize("abc", [(0.6, 1.4, 0.2), (-0.3, 1.0, 0.0), (1.2, -0.4, 0.1)],
-                         ids=["both-positive", "a-dropped", "b-dropped"])
+@pytest.mark.parametrize(
+    "abc", [(0.6, 1.4, 0.2), (-0.3, 1.0, 0.0), (1.2, -0.4, 0.1)], ids=["both-positive", "a-dropped", "b-dropped"]
+)
 def test_beta_agrees_with_the_authors_betacal_package(rng, abc):
     # betacal 1.1.0 (Kull et al.) fits an almost unpenalised sklearn logistic regression and refits without a
     # feature whose coefficient is negative; its lbfgs stops at tol 1e-4, so mcal (the exact constrained
@@ -185,8 +197,12 @@ def test_isotonic_pools_ties_and_violators_as_computed_by_hand():
     p = np.array([0.1, 0.2, 0.2, 0.3, 0.4])
     y = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
     cal = IsotonicCalibration().fit(p, y, sample_weight=np.array([1.0, 1.0, 1.0, 2.0, 1.0]))
-    np.testing.assert_allclose(cal.predict(np.array([0.0, 0.1, 0.2, 0.3, 0.35, 0.4, 1.0])),
-                               [0.4, 0.4, 0.4, 0.4, 0.7, 1.0, 1.0], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        cal.predict(np.array([0.0, 0.1, 0.2, 0.3, 0.35, 0.4, 1.0])),
+        [0.4, 0.4, 0.4, 0.4, 0.7, 1.0, 1.0],
+        rtol=0,
+        atol=1e-15,
+    )
 
 
 def test_temperature_recovers_inverse_slope(rng):
@@ -218,8 +234,9 @@ def test_histogram_binning_hand_computed():
 
 def test_histogram_binning_weighted_rates_hand_computed():
     # W = 8, the median level 4 is first reached at 0.2 (cumulative 3, 4, 5, 8): bins {0.1, 0.2} and {0.3, 0.4}
-    cal = HistogramBinning(n_bins=2).fit(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 1, 0, 1]),
-                                         sample_weight=np.array([3.0, 1.0, 1.0, 3.0]))
+    cal = HistogramBinning(n_bins=2).fit(
+        np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 1, 0, 1]), sample_weight=np.array([3.0, 1.0, 1.0, 3.0])
+    )
     np.testing.assert_allclose(cal.bin_edges_, [0.2])
     np.testing.assert_allclose(cal.bin_values_, [1 / 4, 3 / 4])
 
@@ -309,8 +326,13 @@ def test_two_dimensional_scores_raise_with_hint(cls):
         ([0.2, 1.5], [0, 1], None, r"\[0, 1\]"),
         ([0.2, 0.4], [0, 3], None, "binary"),
         ([0.2, 0.4], ["a", "b"], None, "0/1 or bool"),
-        ([0.2, 0.4, 0.5], [True, None, False], None, r"y must not contain missing values; got 1 missing value\(s\), "
-                                                   "the first at index 1"),
+        (
+            [0.2, 0.4, 0.5],
+            [True, None, False],
+            None,
+            r"y must not contain missing values; got 1 missing value\(s\), "
+            "the first at index 1",
+        ),
         ([0.2, 0.4, 0.5], [0, 1], None, "same number"),
         ([], [], None, "empty"),
         ([0.2, 0.4], [0, 1], [1, -1], "non-negative"),
@@ -344,14 +366,27 @@ def test_bad_n_bins_raises():
         HistogramBinning(n_bins=0).fit([0.2, 0.4], [0, 1])
 
 
-@pytest.mark.parametrize("make", [mcal.MCGrad, mcal.DFMC, mcal.HKRR, mcal.MCNet, lambda: mcal.PerFieldCalibrator(field="a"),
-                                  lambda: mcal.NeuCalib(field="a"), lambda: mcal.AdaCalib(field="a")])
-@pytest.mark.parametrize("X, shown", [
-    ({"a": [1, 2, 1, 2]}, r"dict; pandas.DataFrame\(X\) makes a frame of a dict of columns"),  # len() counted keys
-    ("abcd", "str$"),  # len() counted characters
-    (scipy.sparse.csr_matrix(np.ones((4, 1))), r"csr_matrix; pass X.toarray\(\) or a DataFrame"),
-    (iter(np.ones((4, 1))), r"iterator; pass list\(X\) or numpy.asarray\(X\)"),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        mcal.MCGrad,
+        mcal.DFMC,
+        mcal.HKRR,
+        mcal.MCNet,
+        lambda: mcal.PerFieldCalibrator(field="a"),
+        lambda: mcal.NeuCalib(field="a"),
+        lambda: mcal.AdaCalib(field="a"),
+    ],
+)
+@pytest.mark.parametrize(
+    "X, shown",
+    [
+        ({"a": [1, 2, 1, 2]}, r"dict; pandas.DataFrame\(X\) makes a frame of a dict of columns"),  # len() counted keys
+        ("abcd", "str$"),  # len() counted characters
+        (scipy.sparse.csr_matrix(np.ones((4, 1))), r"csr_matrix; pass X.toarray\(\) or a DataFrame"),
+        (iter(np.ones((4, 1))), r"iterator; pass list\(X\) or numpy.asarray\(X\)"),
+    ],
+)
 def test_x_that_is_not_a_table_raises_naming_its_type(make, X, shown):
     with pytest.raises(TypeError, match=rf"X must be a DataFrame or a 2-D array-like; got {shown}"):
         make().fit([0.2, 0.4, 0.6, 0.8], [0, 1, 0, 1], X=X)
@@ -368,13 +403,16 @@ def _encoded(values, dtype="float64", shape=None):
     return {"__ndarray__": values, "dtype": dtype, "shape": [len(values)] if shape is None else shape}
 
 
-@pytest.mark.parametrize("cls, field, value, rule", [
-    (PlattScaling, "slope_", -0.5, ">= 0"),
-    (TemperatureScaling, "temperature_", 0.0, "> 0"),
-    (TemperatureScaling, "temperature_", -2.0, "> 0"),
-    (BetaCalibration, "a_", -1.0, ">= 0"),
-    (BetaCalibration, "b_", -1.0, ">= 0"),
-])
+@pytest.mark.parametrize(
+    "cls, field, value, rule",
+    [
+        (PlattScaling, "slope_", -0.5, ">= 0"),
+        (TemperatureScaling, "temperature_", 0.0, "> 0"),
+        (TemperatureScaling, "temperature_", -2.0, "> 0"),
+        (BetaCalibration, "a_", -1.0, ">= 0"),
+        (BetaCalibration, "b_", -1.0, ">= 0"),
+    ],
+)
 def test_model_file_whose_parameters_make_the_map_decreasing_is_rejected(miscalibrated, cls, field, value, rule):
     # a negative Platt slope loaded and predicted a decreasing map; temperature 0 predicted NaN at p = 0.5
     p, y = miscalibrated
@@ -382,8 +420,15 @@ def test_model_file_whose_parameters_make_the_map_decreasing_is_rejected(miscali
         _reloaded(cls().fit(p, y), field, value)
 
 
-@pytest.mark.parametrize("cls, field", [(PlattScaling, "slope_"), (TemperatureScaling, "temperature_"),
-                                        (BetaCalibration, "c_"), (mcal.GaussianScaling, "score_min_")])
+@pytest.mark.parametrize(
+    "cls, field",
+    [
+        (PlattScaling, "slope_"),
+        (TemperatureScaling, "temperature_"),
+        (BetaCalibration, "c_"),
+        (mcal.GaussianScaling, "score_min_"),
+    ],
+)
 def test_model_file_with_an_array_where_a_number_belongs_is_rejected(miscalibrated, cls, field):
     # a one-element array was broadcast silently, a longer one failed at predict
     p, y = miscalibrated
@@ -391,16 +436,26 @@ def test_model_file_with_an_array_where_a_number_belongs_is_rejected(miscalibrat
         _reloaded(cls().fit(p, y), field, _encoded([1.0]))
 
 
-@pytest.mark.parametrize("cls, field", [(IsotonicCalibration, "X_thresholds_"), (IsotonicCalibration, "y_thresholds_"),
-                                        (HistogramBinning, "bin_edges_"), (HistogramBinning, "bin_values_"),
-                                        (mcal.SmoothedIsotonic, "knots_x_")])
-@pytest.mark.parametrize("value, got", [
-    (0.5, "float"),
-    ([0.1, 0.2], "list"),
-    (_encoded(["a", "b"], "str"), r"shape \(2,\), dtype <U1"),
-    (_encoded([False, True], "bool"), r"shape \(2,\), dtype bool"),
-    (_encoded([0.1, 0.2], shape=[1, 2]), r"shape \(1, 2\), dtype float64"),
-])
+@pytest.mark.parametrize(
+    "cls, field",
+    [
+        (IsotonicCalibration, "X_thresholds_"),
+        (IsotonicCalibration, "y_thresholds_"),
+        (HistogramBinning, "bin_edges_"),
+        (HistogramBinning, "bin_values_"),
+        (mcal.SmoothedIsotonic, "knots_x_"),
+    ],
+)
+@pytest.mark.parametrize(
+    "value, got",
+    [
+        (0.5, "float"),
+        ([0.1, 0.2], "list"),
+        (_encoded(["a", "b"], "str"), r"shape \(2,\), dtype <U1"),
+        (_encoded([False, True], "bool"), r"shape \(2,\), dtype bool"),
+        (_encoded([0.1, 0.2], shape=[1, 2]), r"shape \(1, 2\), dtype float64"),
+    ],
+)
 def test_model_file_with_a_non_vector_where_an_array_belongs_is_rejected(miscalibrated, cls, field, value, got):
     # a number or a list raised AttributeError, which mcal.load let through
     p, y = miscalibrated

@@ -28,8 +28,12 @@ _CHECKED = [
     CalibratedClassifier(DecisionTreeClassifier(max_depth=3), HistogramBinning(n_bins=5)),
 ]
 if importlib.util.find_spec("lightgbm") is not None:
-    _CHECKED.append(CalibratedClassifier(LogisticRegression(), MCGrad(
-        max_rounds=2, n_estimators=3, min_child_samples=2, early_stopping=None, n_jobs=1)))
+    _CHECKED.append(
+        CalibratedClassifier(
+            LogisticRegression(),
+            MCGrad(max_rounds=2, n_estimators=3, min_child_samples=2, early_stopping=None, n_jobs=1),
+        )
+    )
 
 _HOLDOUT_WEIGHTS = (
     "prefit=False splits the rows at random into a part that fits the base model and a part that fits the "
@@ -42,8 +46,10 @@ _HOLDOUT_WEIGHTS = (
 def _expected_failed_checks(estimator):
     if estimator.prefit:
         return {}
-    return {"check_sample_weight_equivalence_on_dense_data": _HOLDOUT_WEIGHTS,
-            "check_sample_weight_equivalence_on_sparse_data": _HOLDOUT_WEIGHTS}
+    return {
+        "check_sample_weight_equivalence_on_dense_data": _HOLDOUT_WEIGHTS,
+        "check_sample_weight_equivalence_on_sparse_data": _HOLDOUT_WEIGHTS,
+    }
 
 
 @pytest.fixture
@@ -82,7 +88,9 @@ def test_prefit_uses_the_given_model_unchanged(data):
 
 def test_works_inside_cross_validation(data):
     X, y = data
-    scores = cross_val_score(CalibratedClassifier(LogisticRegression(), random_state=0), X, y, cv=3, scoring="neg_log_loss")
+    scores = cross_val_score(
+        CalibratedClassifier(LogisticRegression(), random_state=0), X, y, cv=3, scoring="neg_log_loss"
+    )
     assert np.all(scores > -0.7)
 
 
@@ -227,8 +235,9 @@ def test_scikit_learn_estimator_checks_pass_except_the_declared_holdout_weight_c
 def test_holdout_sample_weights_travel_with_their_rows_of_the_seeded_stratified_split(data):
     X, y = data
     w = np.random.default_rng(3).integers(0, 4, len(y)).astype(float)
-    clf = CalibratedClassifier(LogisticRegression(), HistogramBinning(n_bins=8), calibration_fraction=0.25,
-                               random_state=7).fit(X, y, sample_weight=w)
+    clf = CalibratedClassifier(
+        LogisticRegression(), HistogramBinning(n_bins=8), calibration_fraction=0.25, random_state=7
+    ).fit(X, y, sample_weight=w)
     y01 = (y == "yes").astype(float)
     fit, cal = train_test_split(np.arange(len(y)), test_size=0.25, stratify=y01, random_state=7)
     base = LogisticRegression().fit(X[fit], y[fit], sample_weight=w[fit])
@@ -238,15 +247,21 @@ def test_holdout_sample_weights_travel_with_their_rows_of_the_seeded_stratified_
 
 def test_y_none_raises_a_value_error_with_scikit_learns_phrase(data):
     X, _ = data
-    with pytest.raises(ValueError, match=r"y must be array-like .*got None \(CalibratedClassifier requires y to be "
-                                         r"passed, but the target y is None\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"y must be array-like .*got None \(CalibratedClassifier requires y to be "
+        r"passed, but the target y is None\)",
+    ):
         CalibratedClassifier(LogisticRegression()).fit(X, None)
 
 
 def test_complex_labels_raise_a_value_error_saying_complex_data_not_supported(data):
     X, y = data
-    with pytest.raises(ValueError, match=r"y must hold real numbers; got dtype complex128 \(Complex data not "
-                                         r"supported\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"y must hold real numbers; got dtype complex128 \(Complex data not "
+        r"supported\)",
+    ):
         CalibratedClassifier(LogisticRegression()).fit(X, (y == "yes") + 1j)
 
 
@@ -260,8 +275,11 @@ def test_column_vector_y_warns_data_conversion_and_fits_as_the_1d_labels(data):
 
 def test_multiclass_labels_raise_with_scikit_learns_binary_only_sentence(data):
     X, _ = data
-    with pytest.raises(ValueError, match=r"got 3 classes: \[0, 1, 2\]\. Only binary classification is supported\. "
-                                         r"The type of the target is multiclass\."):
+    with pytest.raises(
+        ValueError,
+        match=r"got 3 classes: \[0, 1, 2\]\. Only binary classification is supported\. "
+        r"The type of the target is multiclass\.",
+    ):
         CalibratedClassifier(LogisticRegression()).fit(X, np.arange(len(X)) % 3)
 
 
@@ -279,8 +297,11 @@ def test_predict_is_the_argmax_of_predict_proba_and_a_tie_at_one_half_predicts_t
 def test_sparse_X_with_a_calibrator_that_uses_features_raises_before_fitting_naming_sparse(data):
     X, y = data
     groups = scipy.sparse.csr_matrix(X > 0)
-    with pytest.raises(TypeError, match=r"X must be dense .* for HKRR, a calibrator that uses features; got sparse "
-                                        r"csr_matrix; pass X.toarray\(\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"X must be dense .* for HKRR, a calibrator that uses features; got sparse "
+        r"csr_matrix; pass X.toarray\(\)",
+    ):
         CalibratedClassifier(LogisticRegression(), HKRR()).fit(groups, y)
 
 

@@ -15,7 +15,9 @@ from mcal.cli import main
 def table(rng):
     p = rng.uniform(0.01, 0.99, 3000)
     y = rng.uniform(size=p.size) < expit(0.5 * logit(p) + 0.2)
-    return pd.DataFrame({"p": p, "y": np.where(y, "yes", "no"), "w": rng.uniform(0.5, 2, p.size), "f": rng.integers(0, 3, p.size)})
+    return pd.DataFrame(
+        {"p": p, "y": np.where(y, "yes", "no"), "w": rng.uniform(0.5, 2, p.size), "f": rng.integers(0, 3, p.size)}
+    )
 
 
 @pytest.fixture
@@ -27,16 +29,53 @@ def csv(table, tmp_path):
 
 def test_fit_predict_evaluate_round_trip(csv, tmp_path, capsys):
     model = tmp_path / "model.json"
-    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes",
-                 "--weight-col", "w", "--method", "platt", "-o", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--pos-label",
+                "yes",
+                "--weight-col",
+                "w",
+                "--method",
+                "platt",
+                "-o",
+                str(model),
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "out.parquet"
     assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
     df = pd.read_parquet(out)
     cal = mcal.load(model)
     np.testing.assert_allclose(df["p_calibrated"], cal.predict(df["p"].to_numpy()))
     capsys.readouterr()
-    assert main(["evaluate", str(out), "--score-col", "p", "--score-col", "p_calibrated", "--label-col", "y",
-                 "--pos-label", "yes", "--field", "f", "--json"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(out),
+                "--score-col",
+                "p",
+                "--score-col",
+                "p_calibrated",
+                "--label-col",
+                "y",
+                "--pos-label",
+                "yes",
+                "--field",
+                "f",
+                "--json",
+            ]
+        )
+        == 0
+    )
     res = json.loads(capsys.readouterr().out)
     assert set(res["metrics"]) == {"p", "p_calibrated"}
     assert res["metrics"]["p_calibrated"]["log_loss"] < res["metrics"]["p"]["log_loss"]
@@ -45,7 +84,10 @@ def test_fit_predict_evaluate_round_trip(csv, tmp_path, capsys):
 
 def test_evaluate_prints_a_table_and_writes_a_plot(csv, tmp_path, capsys):
     png = tmp_path / "d.png"
-    assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--plot", str(png)]) == 0
+    assert (
+        main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--plot", str(png)])
+        == 0
+    )
     out = capsys.readouterr().out
     assert "log_loss" in out and "ecce_pvalue" in out
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -58,38 +100,87 @@ def test_text_labels_without_pos_label_fail_clearly(csv, tmp_path, capsys):
     assert not model.exists()
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.assign(p=d["p"].where(d.index != 5, np.nan)), "finite"),
-    (lambda d: d.assign(p=d["p"] + 1), r"[0, 1]"),
-    (lambda d: d.assign(y="maybe"), "binary"),  # with --pos-label yes every row is negative: one class
-    (lambda d: d.drop(columns="p"), "'p' is not a column"),
-    (lambda d: d.iloc[:0], "no rows"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda d: d.assign(p=d["p"].where(d.index != 5, np.nan)), "finite"),
+        (lambda d: d.assign(p=d["p"] + 1), r"[0, 1]"),
+        (lambda d: d.assign(y="maybe"), "binary"),  # with --pos-label yes every row is negative: one class
+        (lambda d: d.drop(columns="p"), "'p' is not a column"),
+        (lambda d: d.iloc[:0], "no rows"),
+    ],
+)
 def test_bad_data_fails_with_message_and_no_output(table, tmp_path, capsys, mutate, message):
     bad = tmp_path / "bad.csv"
     mutate(table).to_csv(bad, index=False)
     model = tmp_path / "m.json"
-    code = main(["fit", str(bad), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "isotonic", "-o", str(model)])
+    code = main(
+        [
+            "fit",
+            str(bad),
+            "--score-col",
+            "p",
+            "--label-col",
+            "y",
+            "--pos-label",
+            "yes",
+            "--method",
+            "isotonic",
+            "-o",
+            str(model),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1 and err.startswith("mcal: error:")
-    assert message in err or message == "binary" and "both classes" in err
+    assert message in err or (message == "binary" and "both classes" in err)
     assert not model.exists()
 
 
 def test_a_pos_label_that_is_not_a_label_fails_naming_the_labels(csv, tmp_path, capsys):
     model = tmp_path / "m.json"
-    code = main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "Yes", "--method", "platt",
-                 "-o", str(model)])
+    code = main(
+        [
+            "fit",
+            str(csv),
+            "--score-col",
+            "p",
+            "--label-col",
+            "y",
+            "--pos-label",
+            "Yes",
+            "--method",
+            "platt",
+            "-o",
+            str(model),
+        ]
+    )
     assert code == 1 and not model.exists()
     assert "pos_label must be one of the labels of label column 'y' ['no', 'yes']; got 'Yes'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", [
-    ["fit", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "platt", "-o", "{out}"],
-    ["predict", "{model}", "{csv}", "-o", "{out}"],
-    ["evaluate", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--plot", "{out}"],
-    ["report", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "-o", "{out}"],
-], ids=["fit", "predict", "evaluate", "report"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        [
+            "fit",
+            "{csv}",
+            "--score-col",
+            "p",
+            "--label-col",
+            "y",
+            "--pos-label",
+            "yes",
+            "--method",
+            "platt",
+            "-o",
+            "{out}",
+        ],
+        ["predict", "{model}", "{csv}", "-o", "{out}"],
+        ["evaluate", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--plot", "{out}"],
+        ["report", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "-o", "{out}"],
+    ],
+    ids=["fit", "predict", "evaluate", "report"],
+)
 def test_an_output_in_a_missing_folder_fails_naming_the_option_and_writes_nothing(csv, tmp_path, capsys, command):
     model = tmp_path / "m.json"
     mcal.save(mcal.PlattScaling(), model)
@@ -106,8 +197,27 @@ def test_bad_weights_are_reported_under_the_weight_column_name(table, tmp_path, 
     bad = tmp_path / "bad.csv"
     table.assign(w=table["w"].where(table.index != 7, -1.0)).to_csv(bad, index=False)
     model = tmp_path / "m.json"
-    assert main(["fit", str(bad), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--weight-col", "w",
-                 "--method", "platt", "-o", str(model)]) == 1
+    assert (
+        main(
+            [
+                "fit",
+                str(bad),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--pos-label",
+                "yes",
+                "--weight-col",
+                "w",
+                "--method",
+                "platt",
+                "-o",
+                str(model),
+            ]
+        )
+        == 1
+    )
     assert "weight column 'w' must be non-negative; got 1 value(s)" in capsys.readouterr().err
     assert not model.exists()
 
@@ -116,8 +226,27 @@ def test_bad_weights_are_reported_under_the_weight_column_name(table, tmp_path, 
 def field_model(csv, tmp_path):
     """A per-field isotonic model on the field column f, fitted through the command line."""
     model = tmp_path / "field_model.json"
-    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method",
-                 "per-field-isotonic", "--field", "f", "-o", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--pos-label",
+                "yes",
+                "--method",
+                "per-field-isotonic",
+                "--field",
+                "f",
+                "-o",
+                str(model),
+            ]
+        )
+        == 0
+    )
     return model
 
 
@@ -125,7 +254,10 @@ def test_predict_names_a_column_the_model_needs_that_data_lacks(field_model, tab
     model, out, lacking = field_model, tmp_path / "o.csv", tmp_path / "lacking.csv"
     table.drop(columns="f").to_csv(lacking, index=False)
     assert main(["predict", str(model), str(lacking), "-o", str(out)]) == 1
-    assert "the model was fitted with --features/--field; its column 'f' is not a column of DATA" in capsys.readouterr().err
+    assert (
+        "the model was fitted with --features/--field; its column 'f' is not a column of DATA"
+        in capsys.readouterr().err
+    )
     assert not out.exists()
 
 
@@ -195,19 +327,56 @@ def test_predict_with_a_version_1_model_warns_and_writes_its_output(table, csv, 
     assert out.exists()
 
 
-def test_a_fit_whose_model_file_cannot_be_written_leaves_neither_it_nor_its_weights(csv, tmp_path, capsys,
-                                                                                     disk_full_on_model_files):
+def test_a_fit_whose_model_file_cannot_be_written_leaves_neither_it_nor_its_weights(
+    csv, tmp_path, capsys, disk_full_on_model_files
+):
     pytest.importorskip("torch")
     model = tmp_path / "m.json"
-    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "neucalib",
-                 "--field", "f", "--param", "max_iter=5", "-o", str(model)]) == 1
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--pos-label",
+                "yes",
+                "--method",
+                "neucalib",
+                "--field",
+                "f",
+                "--param",
+                "max_iter=5",
+                "-o",
+                str(model),
+            ]
+        )
+        == 1
+    )
     assert "No space left on device" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.csv"]
 
 
 def test_predict_refuses_to_overwrite_an_existing_column(csv, tmp_path, capsys):
     model = tmp_path / "m.json"
-    main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "isotonic", "-o", str(model)])
+    main(
+        [
+            "fit",
+            str(csv),
+            "--score-col",
+            "p",
+            "--label-col",
+            "y",
+            "--pos-label",
+            "yes",
+            "--method",
+            "isotonic",
+            "-o",
+            str(model),
+        ]
+    )
     out = tmp_path / "o.csv"
     assert main(["predict", str(model), str(csv), "-o", str(out), "--output-col", "w"]) == 1
     assert "already a column" in capsys.readouterr().err and not out.exists()
@@ -215,38 +384,113 @@ def test_predict_refuses_to_overwrite_an_existing_column(csv, tmp_path, capsys):
 
 def test_unknown_method_is_a_usage_error(csv, tmp_path):
     with pytest.raises(SystemExit) as exc:
-        main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--method", "magic", "-o", str(tmp_path / "m.json")])
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                "magic",
+                "-o",
+                str(tmp_path / "m.json"),
+            ]
+        )
     assert exc.value.code == 2
 
 
 def test_features_for_a_univariate_method_are_rejected(csv, tmp_path, capsys):
-    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "platt",
-                 "--features", "f", "-o", str(tmp_path / "m.json")]) == 1
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--pos-label",
+                "yes",
+                "--method",
+                "platt",
+                "--features",
+                "f",
+                "-o",
+                str(tmp_path / "m.json"),
+            ]
+        )
+        == 1
+    )
     assert "drop --features" in capsys.readouterr().err
 
 
 def test_a_feature_named_twice_is_refused_naming_the_option(csv, tmp_path, capsys):
     # it reached the model as X with a repeated column and failed with "X column names must be unique"
-    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "mcgrad",
-                 "--features", "f,w,f", "-o", str(tmp_path / "m.json")]) == 1
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--pos-label",
+                "yes",
+                "--method",
+                "mcgrad",
+                "--features",
+                "f,w,f",
+                "-o",
+                str(tmp_path / "m.json"),
+            ]
+        )
+        == 1
+    )
     assert "--features must name each entry once; got ['f'] more than once in 'f,w,f'" in capsys.readouterr().err
     assert not (tmp_path / "m.json").exists()
 
 
-@pytest.mark.parametrize("option", [["--method", "mcgrad", "--features", "f,y"], ["--method", "mcnet", "--field", "y"]],
-                         ids=["features", "field"])
+@pytest.mark.parametrize(
+    "option",
+    [["--method", "mcgrad", "--features", "f,y"], ["--method", "mcnet", "--field", "y"]],
+    ids=["features", "field"],
+)
 def test_the_label_column_as_a_feature_is_rejected_and_nothing_is_written(csv, tmp_path, capsys, option):
     model = tmp_path / "m.json"
-    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", *option,
-                 "-o", str(model)]) == 1
+    assert (
+        main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", *option, "-o", str(model)])
+        == 1
+    )
     assert f"{option[2]} must not name the label column (--label-col); got 'y'" in capsys.readouterr().err
     assert not model.exists()
 
 
 def test_param_sets_a_method_parameter(csv, tmp_path):
     model = tmp_path / "m.json"
-    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "histogram",
-                 "--param", "n_bins=5", "-o", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--pos-label",
+                "yes",
+                "--method",
+                "histogram",
+                "--param",
+                "n_bins=5",
+                "-o",
+                str(model),
+            ]
+        )
+        == 0
+    )
     assert mcal.load(model).n_bins == 5
 
 
@@ -269,9 +513,34 @@ def test_demo_quick_writes_metrics_and_figure(tmp_path, capsys):
 
 def test_features_of_mcnet_feed_its_auxiliary_network(csv, tmp_path):
     model = tmp_path / "m.json"
-    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--method", "mcnet",
-                 "--field", "f", "--features", "w", "--param", "max_epochs=1", "--param", "hidden_sizes=[8, 8]",
-                 "--quiet", "-o", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(csv),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--pos-label",
+                "yes",
+                "--method",
+                "mcnet",
+                "--field",
+                "f",
+                "--features",
+                "w",
+                "--param",
+                "max_epochs=1",
+                "--param",
+                "hidden_sizes=[8, 8]",
+                "--quiet",
+                "-o",
+                str(model),
+            ]
+        )
+        == 0
+    )
     assert list(mcal.load(model).auxiliary_features) == ["w"]
 
 
@@ -302,14 +571,24 @@ def test_a_param_set_twice_is_refused_naming_it(csv, tmp_path, capsys):
     assert not model.exists()
 
 
-@pytest.mark.parametrize("extra, name, option", [
-    (["--method", "mcgrad", "--features", "f", "--random-state", "5", "--param", "random_state=3"], "random_state",
-     "--random-state N"),
-    (["--method", "mcgrad", "--features", "f", "--param", "random_state=3"], "random_state", "--random-state N"),
-    (["--method", "per-field-isotonic", "--param", "field=f"], "field", "--field COL"),
-    (["--method", "mcnet", "--field", "f", "--param", 'auxiliary_features=["w"]'], "auxiliary_features",
-     "--features A,B,C"),
-], ids=["random_state-with-its-option", "random_state", "field", "auxiliary_features"])
+@pytest.mark.parametrize(
+    "extra, name, option",
+    [
+        (
+            ["--method", "mcgrad", "--features", "f", "--random-state", "5", "--param", "random_state=3"],
+            "random_state",
+            "--random-state N",
+        ),
+        (["--method", "mcgrad", "--features", "f", "--param", "random_state=3"], "random_state", "--random-state N"),
+        (["--method", "per-field-isotonic", "--param", "field=f"], "field", "--field COL"),
+        (
+            ["--method", "mcnet", "--field", "f", "--param", 'auxiliary_features=["w"]'],
+            "auxiliary_features",
+            "--features A,B,C",
+        ),
+    ],
+    ids=["random_state-with-its-option", "random_state", "field", "auxiliary_features"],
+)
 def test_a_param_that_has_its_own_option_is_refused(csv, tmp_path, capsys, extra, name, option):
     model = tmp_path / "m.json"
     assert main(_fit_args(csv, model, *extra)) == 1
@@ -320,7 +599,9 @@ def test_a_param_that_has_its_own_option_is_refused(csv, tmp_path, capsys, extra
 
 def test_param_progress_contradicting_quiet_is_refused(csv, tmp_path, capsys):
     model = tmp_path / "m.json"
-    assert main(_fit_args(csv, model, "--method", "mcgrad", "--features", "f", "--quiet", "--param", "progress=true")) == 1
+    assert (
+        main(_fit_args(csv, model, "--method", "mcgrad", "--features", "f", "--quiet", "--param", "progress=true")) == 1
+    )
     assert "--param progress must be left out with --quiet, which sets progress=false; got --param progress=true" in (
         capsys.readouterr().err
     )
@@ -342,8 +623,28 @@ def test_mcgrad_fits_soft_labels_as_in_python(soft_csv, tmp_path):
     model = tmp_path / "m.json"
     params = {"max_rounds": 2, "early_stopping": None, "min_child_samples": 20, "n_jobs": 1}
     options = [a for k, v in params.items() for a in ("--param", f"{k}={json.dumps(v)}")]
-    assert main(["fit", str(soft_csv), "--score-col", "p", "--label-col", "y", "--method", "mcgrad", "--features", "x",
-                 "--random-state", "0", *options, "-o", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(soft_csv),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                "mcgrad",
+                "--features",
+                "x",
+                "--random-state",
+                "0",
+                *options,
+                "-o",
+                str(model),
+            ]
+        )
+        == 0
+    )
     df = pd.read_csv(soft_csv)
     assert ((df["y"] > 0) & (df["y"] < 1)).mean() > 0.3  # soft labels indeed
     expected = mcal.MCGrad(random_state=0, **params).fit(df["p"], df["y"], X=df[["x"]]).predict(df["p"], X=df[["x"]])
@@ -354,9 +655,13 @@ def test_soft_labels_for_a_method_without_them_name_the_methods_that_take_them(s
     model = tmp_path / "m.json"
     labels = pd.read_csv(soft_csv)["y"]
     n_soft = int(((labels > 0) & (labels < 1)).sum())
-    assert main(["fit", str(soft_csv), "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", str(model)]) == 1
+    assert (
+        main(["fit", str(soft_csv), "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", str(model)]) == 1
+    )
     err = capsys.readouterr().err
-    assert f"label column 'y' must hold 0/1 labels for method 'platt'; got {n_soft} soft label(s) strictly between" in err
+    assert (
+        f"label column 'y' must hold 0/1 labels for method 'platt'; got {n_soft} soft label(s) strictly between" in err
+    )
     assert err.rstrip().endswith("methods that accept soft labels: mcgrad")
     assert not model.exists()
 
@@ -375,12 +680,16 @@ def test_predict_with_a_model_fitted_on_an_array_asks_for_features(array_model, 
     out = tmp_path / "o.csv"
     assert main(["predict", str(array_model), str(csv), "--score-col", "p", "-o", str(out)]) == 1
     err = capsys.readouterr().err
-    assert "mcal: error: --features must name the model's feature columns of DATA, in the order of the array it was " \
-           "fitted on: the model has no feature names (it was fitted in Python on an array without column names)" in err
+    assert (
+        "mcal: error: --features must name the model's feature columns of DATA, in the order of the array it was "
+        "fitted on: the model has no feature names (it was fitted in Python on an array without column names)" in err
+    )
     assert not out.exists()
     assert main(["predict", str(array_model), str(csv), "--score-col", "p", "--features", "w,f", "-o", str(out)]) == 1
-    assert "--features must name the model's 1 feature column(s), in the order of the array it was fitted on; " \
-           "got 2: ['w', 'f']" in capsys.readouterr().err
+    assert (
+        "--features must name the model's 1 feature column(s), in the order of the array it was fitted on; "
+        "got 2: ['w', 'f']" in capsys.readouterr().err
+    )
     assert not out.exists()
 
 
@@ -391,12 +700,17 @@ def test_predict_features_feed_a_model_fitted_on_an_array_in_order(array_model, 
     np.testing.assert_allclose(pd.read_parquet(out)["p_calibrated"], expected, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("fixture, message", [
-    ("field_model", "--features must be left out: the model reads the columns ['f'] of DATA by name; got ['f']"),
-    ("platt_model", "--features must be left out: the model, a PlattScaling, uses only the scores; got ['f']"),
-], ids=["named-columns", "univariate"])
-def test_predict_features_are_refused_for_a_model_that_names_its_columns_or_has_none(request, csv, tmp_path, capsys,
-                                                                                    fixture, message):
+@pytest.mark.parametrize(
+    "fixture, message",
+    [
+        ("field_model", "--features must be left out: the model reads the columns ['f'] of DATA by name; got ['f']"),
+        ("platt_model", "--features must be left out: the model, a PlattScaling, uses only the scores; got ['f']"),
+    ],
+    ids=["named-columns", "univariate"],
+)
+def test_predict_features_are_refused_for_a_model_that_names_its_columns_or_has_none(
+    request, csv, tmp_path, capsys, fixture, message
+):
     model, out = request.getfixturevalue(fixture), tmp_path / "o.csv"
     assert main(["predict", str(model), str(csv), "--score-col", "p", "--features", "f", "-o", str(out)]) == 1
     assert message in capsys.readouterr().err
@@ -415,7 +729,9 @@ def test_predict_reads_the_columns_of_a_field_model_fitted_in_python_on_a_datafr
     cal = mcal.PerFieldCalibrator(field="f").fit(table["p"], table["y"] == "yes", X=table[["f"]])
     mcal.save(cal, model)
     assert main(["predict", str(model), str(csv), "--score-col", "p", "-o", str(out)]) == 0
-    np.testing.assert_allclose(pd.read_parquet(out)["p_calibrated"], cal.predict(table["p"], X=table[["f"]]), atol=1e-12)
+    np.testing.assert_allclose(
+        pd.read_parquet(out)["p_calibrated"], cal.predict(table["p"], X=table[["f"]]), atol=1e-12
+    )
 
 
 def test_evaluate_plot_draws_a_score_column_named_like_mathtext(tmp_path, capsys):
@@ -430,8 +746,10 @@ def test_evaluate_plot_draws_a_score_column_named_like_mathtext(tmp_path, capsys
 
 
 def _generated_group_models():
-    return [mcal.HKRR(groups="generated", random_state=0),
-            mcal.DFMC(groups="generated", n_estimators=5, n_jobs=1, random_state=0)]
+    return [
+        mcal.HKRR(groups="generated", random_state=0),
+        mcal.DFMC(groups="generated", n_estimators=5, n_jobs=1, random_state=0),
+    ]
 
 
 @pytest.mark.parametrize("cal", _generated_group_models(), ids=["hkrr", "dfmc"])
@@ -459,8 +777,16 @@ def test_predict_features_feed_a_generated_group_model_fitted_on_an_array_in_ord
 def test_mcgrad_without_features_fits_on_the_score_alone_as_in_python(csv, table, tmp_path):
     # `mcal fit --method mcgrad` without --features was refused, though MCGrad fits with X=None in Python
     model, out = tmp_path / "m.json", tmp_path / "out.csv"
-    params = ["--param", "max_rounds=2", "--param", "n_estimators=10", "--param", "n_jobs=1",
-              "--param", "early_stopping=null"]
+    params = [
+        "--param",
+        "max_rounds=2",
+        "--param",
+        "n_estimators=10",
+        "--param",
+        "n_jobs=1",
+        "--param",
+        "early_stopping=null",
+    ]
     assert main(_fit_args(csv, model, "--method", "mcgrad", "--random-state", "0", "--quiet", *params)) == 0
     assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
     p, y = table["p"].to_numpy(), (table["y"] == "yes").to_numpy()

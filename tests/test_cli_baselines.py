@@ -50,8 +50,26 @@ def table(tmp_path):
 def test_fit_then_predict_through_the_command_line_matches_the_python_api(table, tmp_path, method, extra):
     model = tmp_path / "model.json"
     out = tmp_path / "out.csv"
-    assert main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", method, "-o", str(model),
-                 "--random-state", "0", *extra]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(table),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                method,
+                "-o",
+                str(model),
+                "--random-state",
+                "0",
+                *extra,
+            ]
+        )
+        == 0
+    )
     assert main(["predict", str(model), str(table), "-o", str(out)]) == 0
     df, written = pd.read_csv(table), pd.read_csv(out)
     cal = load(model)
@@ -62,8 +80,20 @@ def test_fit_then_predict_through_the_command_line_matches_the_python_api(table,
 
 
 def test_a_field_method_without_field_fails_with_a_clear_message(table, tmp_path, capsys):
-    status = main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "adacalib",
-                   "-o", str(tmp_path / "m.json")])
+    status = main(
+        [
+            "fit",
+            str(table),
+            "--score-col",
+            "p",
+            "--label-col",
+            "y",
+            "--method",
+            "adacalib",
+            "-o",
+            str(tmp_path / "m.json"),
+        ]
+    )
     assert status == 1
     assert "needs --field COL" in capsys.readouterr().err
 
@@ -77,8 +107,24 @@ def test_demo_runs_every_baseline_with_its_inputs(tmp_path, capsys):
 
 
 def test_features_of_per_field_isotonic_are_rejected_as_it_reads_only_its_field(table, tmp_path, capsys):
-    status = main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "per-field-isotonic", "--field", "f",
-                   "--features", "w", "-o", str(tmp_path / "m.json")])
+    status = main(
+        [
+            "fit",
+            str(table),
+            "--score-col",
+            "p",
+            "--label-col",
+            "y",
+            "--method",
+            "per-field-isotonic",
+            "--field",
+            "f",
+            "--features",
+            "w",
+            "-o",
+            str(tmp_path / "m.json"),
+        ]
+    )
     assert status == 1
     assert "reads only its --field column" in capsys.readouterr().err
 
@@ -121,8 +167,30 @@ def test_requires_features_says_whether_python_fits_without_x(method):
 def test_mcnet_without_field_fits_one_context_on_the_score_alone(table, tmp_path):
     # `mcal fit --method mcnet` without --field was refused, though MCNet's field is optional in Python
     model, out = tmp_path / "m.json", tmp_path / "out.csv"
-    assert main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "mcnet", "--random-state", "0",
-                 "--param", "max_epochs=2", "--param", "hidden_sizes=[8]", "--quiet", "-o", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(table),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                "mcnet",
+                "--random-state",
+                "0",
+                "--param",
+                "max_epochs=2",
+                "--param",
+                "hidden_sizes=[8]",
+                "--quiet",
+                "-o",
+                str(model),
+            ]
+        )
+        == 0
+    )
     assert main(["predict", str(model), str(table), "-o", str(out)]) == 0
     fitted, df = load(model), pd.read_csv(table)
     assert fitted.field is None and fitted.field_values_ is None

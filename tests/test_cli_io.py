@@ -50,17 +50,23 @@ def test_an_output_extension_that_cannot_be_written_fails_before_the_model_is_re
     absent_model = tmp_path / "absent.json"  # read only after the output is checked
     assert main(["predict", str(absent_model), str(csv), "-o", str(out)]) == 1
     err = capsys.readouterr().err
-    assert f"mcal: error: -o/--output must end in one of .csv, .csv.gz, .tsv, .parquet, .pq (the format written); " \
-           f"got '{out}'" in err
+    assert (
+        f"mcal: error: -o/--output must end in one of .csv, .csv.gz, .tsv, .parquet, .pq (the format written); "
+        f"got '{out}'" in err
+    )
     assert not out.exists()
 
 
-@pytest.mark.parametrize("command", [
-    ["fit", "{csv}", "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", "{out}"],
-    ["predict", "{model}", "{csv}", "-o", "{out}"],
-    ["evaluate", "{csv}", "--score-col", "p", "--label-col", "y", "--plot", "{out}"],
-    ["report", "{csv}", "--score-col", "p", "--label-col", "y", "-o", "{out}"],
-], ids=["fit", "predict", "evaluate", "report"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["fit", "{csv}", "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", "{out}"],
+        ["predict", "{model}", "{csv}", "-o", "{out}"],
+        ["evaluate", "{csv}", "--score-col", "p", "--label-col", "y", "--plot", "{out}"],
+        ["report", "{csv}", "--score-col", "p", "--label-col", "y", "-o", "{out}"],
+    ],
+    ids=["fit", "predict", "evaluate", "report"],
+)
 @pytest.mark.parametrize("link", [False, True], ids=["same-path", "symlink"])
 def test_an_output_that_is_the_data_file_is_refused_and_the_data_kept(csv, model, tmp_path, capsys, command, link):
     out = csv
@@ -70,8 +76,10 @@ def test_an_output_that_is_the_data_file_is_refused_and_the_data_kept(csv, model
     before = csv.read_bytes()
     assert main([a.format(csv=csv, model=model, out=out) for a in command]) == 1
     option = "--plot" if command[0] == "evaluate" else "-o/--output"
-    assert f"mcal: error: {option} must differ from DATA, which it would overwrite; got '{out}', the same file as " \
-           f"DATA '{csv}'" in capsys.readouterr().err
+    assert (
+        f"mcal: error: {option} must differ from DATA, which it would overwrite; got '{out}', the same file as "
+        f"DATA '{csv}'" in capsys.readouterr().err
+    )
     assert csv.read_bytes() == before
 
 
@@ -100,12 +108,7 @@ def country_csv(tmp_path):
     values that pandas reads as missing by default (null, None)."""
     path = tmp_path / "countries.csv"
     path.write_text(
-        "country,x,note,p,y\n"
-        "NA,1.5,null,0.2,0\n"
-        "US,,None,0.7,1\n"
-        "NA,,ok,0.4,1\n"
-        "US,NA,ok,0.6,0\n"
-        "US,2.5,,0.3,0\n"
+        "country,x,note,p,y\nNA,1.5,null,0.2,0\nUS,,None,0.7,1\nNA,,ok,0.4,1\nUS,NA,ok,0.6,0\nUS,2.5,,0.3,0\n"
     )
     return path
 
@@ -140,17 +143,37 @@ def test_empty_na_values_make_only_empty_cells_missing(country_csv, model, tmp_p
 
 def test_a_country_feature_keeps_its_na_level_through_fit_and_predict(country_csv, tmp_path):
     model, out = tmp_path / "m.json", tmp_path / "out.csv"
-    assert main(["fit", str(country_csv), "--score-col", "p", "--label-col", "y", "--method", "per-field-isotonic",
-                 "--field", "country", "-o", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(country_csv),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                "per-field-isotonic",
+                "--field",
+                "country",
+                "-o",
+                str(model),
+            ]
+        )
+        == 0
+    )
     assert sorted(mcal.load(model).field_values_) == ["NA", "US"]
     assert main(["predict", str(model), str(country_csv), "-o", str(out)]) == 0
     assert pd.read_csv(out, keep_default_na=False)["country"].tolist() == ["NA", "US", "NA", "US", "US"]
 
 
-@pytest.mark.parametrize("cells, expected", [
-    (["NA", "NA", "NA"], [np.nan, np.nan, np.nan]),  # markers only: a missing numeric column (it was read as text)
-    (["TRUE", "FALSE", "NA"], [True, False, np.nan]),  # R's logical with NA (it was text, all levels unseen)
-])
+@pytest.mark.parametrize(
+    "cells, expected",
+    [
+        (["NA", "NA", "NA"], [np.nan, np.nan, np.nan]),  # markers only: a missing numeric column (it was read as text)
+        (["TRUE", "FALSE", "NA"], [True, False, np.nan]),  # R's logical with NA (it was text, all levels unseen)
+    ],
+)
 def test_pandas_markers_are_missing_in_a_column_of_markers_only_or_of_true_false(tmp_path, cells, expected):
     path = tmp_path / "d.csv"
     pd.DataFrame({"c": cells, "t": ["a", "NA", "b"]}).to_csv(path, index=False)
@@ -167,7 +190,9 @@ def yes_no_na_csv(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("command", [["fit", "--method", "platt", "-o", "m.json"], ["evaluate"]], ids=["fit", "evaluate"])
+@pytest.mark.parametrize(
+    "command", [["fit", "--method", "platt", "-o", "m.json"], ["evaluate"]], ids=["fit", "evaluate"]
+)
 def test_na_beside_two_text_labels_is_reported_as_missing_labels(yes_no_na_csv, tmp_path, capsys, command):
     args = [command[0], str(yes_no_na_csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes"]
     assert main(args + [str(tmp_path / a) if a.endswith(".json") else a for a in command[1:]]) == 1
@@ -179,8 +204,25 @@ def test_na_beside_two_text_labels_is_reported_as_missing_labels(yes_no_na_csv, 
 def test_na_beside_one_other_text_label_stays_a_label(tmp_path):
     path, model = tmp_path / "regions.csv", tmp_path / "m.json"
     path.write_text("p,y\n0.2,EU\n0.7,NA\n0.4,NA\n0.6,EU\n0.3,NA\n")
-    assert main(["fit", str(path), "--score-col", "p", "--label-col", "y", "--pos-label", "NA", "--method", "platt",
-                 "-o", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(path),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--pos-label",
+                "NA",
+                "--method",
+                "platt",
+                "-o",
+                str(model),
+            ]
+        )
+        == 0
+    )
     expected = mcal.PlattScaling().fit([0.2, 0.7, 0.4, 0.6, 0.3], [0, 1, 1, 0, 1])
     assert mcal.load(model).slope_ == expected.slope_
 

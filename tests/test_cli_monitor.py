@@ -60,8 +60,11 @@ def test_monitor_gates_name_each_window_where_a_condition_held(scores, folder, c
     status, _, err = run(argv, capsys)
     assert status == 1
     lines = [line for line in err.splitlines() if "held for window" in line]
-    assert lines == [f"mcal: fail-if: ecce_sigma > 3 held for window {start} (ecce_sigma = "
-                     f"{table.loc[table['window_start'] == start, 'ecce_sigma_scale'].iloc[0]:.6g})" for start in held]
+    assert lines == [
+        f"mcal: fail-if: ecce_sigma > 3 held for window {start} (ecce_sigma = "
+        f"{table.loc[table['window_start'] == start, 'ecce_sigma_scale'].iloc[0]:.6g})"
+        for start in held
+    ]
     assert f"{len(held)} condition(s) held; exit status 1" in err
 
 

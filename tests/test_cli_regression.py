@@ -30,8 +30,27 @@ def table(tmp_path_factory):
 def test_fit_and_predict_a_regression_method_lower_the_mse(table, tmp_path, method, capsys):
     path, df = table
     features = ["--features", "g,x"] if method == "regression-mcgrad" else []
-    assert main(["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", method, *features,
-                 "--random-state", "0", "--quiet", "-o", str(tmp_path / "m.json")]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(path),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                method,
+                *features,
+                "--random-state",
+                "0",
+                "--quiet",
+                "-o",
+                str(tmp_path / "m.json"),
+            ]
+        )
+        == 0
+    )
     assert main(["predict", str(tmp_path / "m.json"), str(path), "-o", str(tmp_path / "out.csv")]) == 0
     out = pd.read_csv(tmp_path / "out.csv")
     model = mcal.load(tmp_path / "m.json")
@@ -42,8 +61,24 @@ def test_fit_and_predict_a_regression_method_lower_the_mse(table, tmp_path, meth
 
 def test_evaluate_regression_prints_the_metrics_and_the_mce_as_json(table, capsys):
     path, df = table
-    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--outcome", "regression",
-                 "--segments", "g", "--json"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(path),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--outcome",
+                "regression",
+                "--segments",
+                "g",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     row = out["metrics"]["p"]
     assert row["mse"] == pytest.approx(mse(df["y"], df["p"]), rel=1e-12)
@@ -55,11 +90,44 @@ def test_evaluate_regression_prints_the_metrics_and_the_mce_as_json(table, capsy
 def test_evaluate_plot_and_report_with_a_continuous_label(table, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     path, _ = table
-    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--outcome", "regression",
-                 "--plot", str(tmp_path / "r.png")]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                str(path),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--outcome",
+                "regression",
+                "--plot",
+                str(tmp_path / "r.png"),
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
-    assert main(["report", str(path), "--score-col", "p", "--label-col", "y", "--outcome", "regression",
-                 "--segments", "g,x", "--quiet", "-o", str(tmp_path / "r.html")]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(path),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--outcome",
+                "regression",
+                "--segments",
+                "g,x",
+                "--quiet",
+                "-o",
+                str(tmp_path / "r.html"),
+            ]
+        )
+        == 0
+    )
     html = (tmp_path / "r.html").read_text()
     for part in ('data-metric="mse"', 'id="reliability"', 'id="multicalibration"', "Mean outcome"):
         assert part in html
@@ -69,16 +137,35 @@ def test_evaluate_plot_and_report_with_a_continuous_label(table, tmp_path, capsy
     "argv, match",
     [
         (["evaluate", "--score-col", "p", "--label-col", "y"], "must be binary.*use --outcome regression"),
-        (["evaluate", "--score-col", "p", "--label-col", "y", "--outcome", "regression", "--field", "g"],
-         "--field applies to binary labels"),
-        (["report", "--score-col", "p", "--label-col", "y", "--outcome", "regression", "--pos-label", "1", "-o",
-          "r.html"], "--pos-label applies to binary labels"),
-        (["fit", "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", "m.json"],
-         "regression method.*regression-mcgrad"),
+        (
+            ["evaluate", "--score-col", "p", "--label-col", "y", "--outcome", "regression", "--field", "g"],
+            "--field applies to binary labels",
+        ),
+        (
+            [
+                "report",
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--outcome",
+                "regression",
+                "--pos-label",
+                "1",
+                "-o",
+                "r.html",
+            ],
+            "--pos-label applies to binary labels",
+        ),
+        (
+            ["fit", "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", "m.json"],
+            "regression method.*regression-mcgrad",
+        ),
     ],
 )
-def test_binary_only_options_and_continuous_labels_for_binary_methods_are_refused(table, tmp_path, argv, match,
-                                                                                  capsys, monkeypatch):
+def test_binary_only_options_and_continuous_labels_for_binary_methods_are_refused(
+    table, tmp_path, argv, match, capsys, monkeypatch
+):
     path, _ = table
     monkeypatch.chdir(tmp_path)
     assert main([argv[0], str(path), *argv[1:]]) != 0
@@ -92,7 +179,7 @@ def test_regression_reliability_diagram_draws_bin_means_and_a_diagonal_over_ever
     ax = Figure().add_subplot()
     plot_reliability_diagram([1.0, 3.0, 5.0, 13.0], [0.0, 2.0, 6.0, 10.0], n_bins=2, outcome="regression", ax=ax)
     plot_reliability_diagram([1.0, 3.0, 5.0, 13.0], [1.0, 3.0, 7.0, 20.0], n_bins=2, outcome="regression", ax=ax)
-    first, second, diagonal = ax.get_lines()
+    first, _second, diagonal = ax.get_lines()
     assert first.get_xydata().tolist() == [[1.0, 2.0], [8.0, 9.0]]  # bins [0, 5) and [5, 10] by hand
     assert diagonal.get_xydata().tolist() == [[1.0, 1.0], [20.0, 20.0]]  # one diagonal, over both curves
     with pytest.raises(ValueError, match="confidence must be None for outcome='regression'"):

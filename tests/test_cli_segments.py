@@ -134,10 +134,14 @@ def test_declaring_one_column_leaves_the_others_of_the_kind_segments_give_them(c
     ("extra", "message"),
     [
         (["--categorical", "job"], "--categorical needs --segments"),
-        (["--segments", "job,age", "--categorical", "age,q"],
-         "--categorical must name columns given with --segments ('job,age'); got ['q']"),
-        (["--segments", "job,age", "--categorical", "age,age"],
-         "--categorical must name each entry once; got ['age'] more than once in 'age,age'"),
+        (
+            ["--segments", "job,age", "--categorical", "age,q"],
+            "--categorical must name columns given with --segments ('job,age'); got ['q']",
+        ),
+        (
+            ["--segments", "job,age", "--categorical", "age,age"],
+            "--categorical must name each entry once; got ['age'] more than once in 'age,age'",
+        ),
         (["--segments", "job,age", "--categorical", "age,"], "--categorical must not hold an empty name; got 'age,'"),
     ],
 )

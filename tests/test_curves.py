@@ -98,8 +98,10 @@ def test_empty_bins_have_nan_intervals_and_are_not_covered():
     assert not iv.covers(0.5)[1:9].any()
 
 
-@pytest.mark.parametrize(("confidence", "error"), [(0, ValueError), (1, ValueError), (1.5, ValueError),
-                                                  (-0.1, ValueError), (True, TypeError), ("0.9", TypeError)])
+@pytest.mark.parametrize(
+    ("confidence", "error"),
+    [(0, ValueError), (1, ValueError), (1.5, ValueError), (-0.1, ValueError), (True, TypeError), ("0.9", TypeError)],
+)
 def test_bad_confidence_is_rejected(confidence, error):
     with pytest.raises(error, match="confidence must be a number in \\(0, 1\\)"):
         reliability_intervals([0, 1], [0.2, 0.8], confidence=confidence)
@@ -133,8 +135,9 @@ def test_thinned_cumulative_curve_keeps_the_ecce_range_and_the_ends(rng, max_poi
     np.testing.assert_array_equal(full.difference[idx], c.difference)
 
 
-@pytest.mark.parametrize(("max_points", "error"), [(3, ValueError), (0, ValueError), (2.5, TypeError),
-                                                  (True, TypeError), ("10", TypeError)])
+@pytest.mark.parametrize(
+    ("max_points", "error"), [(3, ValueError), (0, ValueError), (2.5, TypeError), (True, TypeError), ("10", TypeError)]
+)
 def test_bad_max_points_is_a_value_or_type_error(max_points, error):
     # a float, bool or string max_points was a ValueError; STYLE.md: TypeError for a bad type
     with pytest.raises(error, match=rf"^max_points must be an integer >= 4; got {re.escape(repr(max_points))}"):

@@ -135,8 +135,8 @@ def test_dask_mcgrad_has_the_parameters_and_defaults_of_mcgrad_plus_client_and_t
 def test_rescaling_factor_from_dask_reductions_equals_numpy(client):
     import dask.array as da
 
-    from mcal.mcgrad.engine import LocalEngine, rescale_factor
     from mcal.dask._engine import DaskEngine
+    from mcal.mcgrad.engine import LocalEngine, rescale_factor
 
     rng = np.random.default_rng(3)
     z = rng.normal(0, 3, 5000)
@@ -147,7 +147,9 @@ def test_rescaling_factor_from_dask_reductions_equals_numpy(client):
     dy, dz, dw = (da.from_array(v, chunks=1200) for v in (y, z, w))
     assert abs(rescale_factor(engine, dy, dz, dw) - local) < 1e-9
     assert abs(local - 0.6) < 0.1  # the data's own factor, so the comparison is not between two defaults
-    np.testing.assert_allclose(engine.log_loss_sum(dy, dz, dw), LocalEngine({}, 1, []).log_loss_sum(y, z, w), rtol=1e-12)
+    np.testing.assert_allclose(
+        engine.log_loss_sum(dy, dz, dw), LocalEngine({}, 1, []).log_loss_sum(y, z, w), rtol=1e-12
+    )
 
 
 def _inconsistent_partitions(seed):
@@ -189,7 +191,9 @@ def test_categories_that_differ_between_partitions_are_encoded_once_globally(cli
     for level in "abcdefgh":
         rows = (test["level"] == level).to_numpy()
         assert abs(got[rows].mean() - expected[rows].mean()) < 0.01, level
-        assert abs(got[rows].mean() - test["y"][rows].mean()) < 0.06, level  # calibrated: the input is off by up to 0.17
+        assert abs(got[rows].mean() - test["y"][rows].mean()) < 0.06, (
+            level
+        )  # calibrated: the input is off by up to 0.17
 
 
 def test_partitions_that_disagree_on_a_columns_kind_are_rejected(client):
@@ -285,10 +289,14 @@ def test_dask_mcgrad_rejects_weights_outside_float32_across_partitions(client, w
     w = np.r_[np.zeros(50), np.ones(100)]
     w[row] = weight
     low, high = (weight, 1.0) if weight < 1 else (1.0, weight)
-    with pytest.raises(ValueError, match=rf"sample_weight must have its positive weights in \[1.175e-38, 3.403e\+38\], "
-                                         rf"LightGBM's float32 range; got weights from {re.escape(f'{low:.4g}')} to {re.escape(f'{high:.4g}')}"):
+    with pytest.raises(
+        ValueError,
+        match=rf"sample_weight must have its positive weights in \[1.175e-38, 3.403e\+38\], "
+        rf"LightGBM's float32 range; got weights from {re.escape(f'{low:.4g}')} to {re.escape(f'{high:.4g}')}",
+    ):
         DaskMCGrad(client=client, early_stopping=None, **FAST).fit(
-            da.from_array(p, chunks=50), da.from_array(y, chunks=50), sample_weight=da.from_array(w, chunks=50))
+            da.from_array(p, chunks=50), da.from_array(y, chunks=50), sample_weight=da.from_array(w, chunks=50)
+        )
 
 
 def test_dask_mcgrad_fits_with_a_large_weight_on_one_positive_row(client):
@@ -301,7 +309,8 @@ def test_dask_mcgrad_fits_with_a_large_weight_on_one_positive_row(client):
     w = np.ones(200)
     w[1] = 1e20
     model = DaskMCGrad(client=client, early_stopping=None, **{**FAST, "max_rounds": 1}).fit(
-        da.from_array(p, chunks=100), da.from_array(y, chunks=100), sample_weight=da.from_array(w, chunks=100))
+        da.from_array(p, chunks=100), da.from_array(y, chunks=100), sample_weight=da.from_array(w, chunks=100)
+    )
     assert model.n_rounds_ == 1
 
 
@@ -328,7 +337,9 @@ def test_dask_mcgrad_checks_monotone_constraints_before_lightgbm(client, frames)
 
     df = dd.from_pandas(frames[0], npartitions=2)
     model = DaskMCGrad(client=client, **{**FAST, "lightgbm_params": {"monotone_constraints": [1, 0, 1]}})
-    with pytest.raises(ValueError, match=r"monotone_constraints'\] must hold 3 values.*categorical columns \['level'\]"):
+    with pytest.raises(
+        ValueError, match=r"monotone_constraints'\] must hold 3 values.*categorical columns \['level'\]"
+    ):
         model.fit(df["p"], df["y"], X=df[["level", "x"]])
 
 
@@ -368,8 +379,17 @@ def test_a_worker_that_dies_mid_fit_gives_a_clear_error_not_a_hang():
     X = rng.normal(size=(n, 4))
     p = expit(rng.normal(size=n))
     y = (rng.random(n) < expit(X[:, 0])).astype(float)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  host="127.0.0.1", memory_limit="2GiB") as cluster, distributed.Client(cluster) as c:
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            host="127.0.0.1",
+            memory_limit="2GiB",
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
         pids = c.run(os.getpid)
         victim = pids[sorted(pids)[1]]
         training = threading.Event()
@@ -385,7 +405,9 @@ def test_a_worker_that_dies_mid_fit_gives_a_clear_error_not_a_hang():
                            min_child_samples=20, timeout=60)  # fmt: skip
         start = time.monotonic()
         with pytest.raises(WorkerLostError, match="left the cluster during LightGBM's distributed fit"):
-            model.fit(da.from_array(p, chunks=5000), da.from_array(y, chunks=5000), X=da.from_array(X, chunks=(5000, 4)))
+            model.fit(
+                da.from_array(p, chunks=5000), da.from_array(y, chunks=5000), X=da.from_array(X, chunks=(5000, 4))
+            )
         assert training.is_set() and time.monotonic() - start < 60
 
 
@@ -485,7 +507,9 @@ def test_distributed_f_rce_and_summary_equal_local(client, scored):
 
     y, p, w, field = scored
     local = mcal.metrics.f_rce(y, p, field=field, sample_weight=w)
-    assert abs(dmetrics.f_rce(_chunked(y), _chunked(p), field=_chunked(field), sample_weight=_chunked(w)) - local) < 1e-9
+    assert (
+        abs(dmetrics.f_rce(_chunked(y), _chunked(p), field=_chunked(field), sample_weight=_chunked(w)) - local) < 1e-9
+    )
     q = np.clip(p * 0.8, 0, 1)
     expected = mcal.metrics.calibration_summary(y, {"p": p, "q": q}, sample_weight=w, field=field)
     got = dmetrics.calibration_summary(_chunked(y), {"p": _chunked(p), "q": _chunked(q)}, sample_weight=_chunked(w),
@@ -577,7 +601,10 @@ def test_cli_pos_label_that_is_not_a_label_fails_naming_the_labels(client, tmp_p
         frame.iloc[k * 50 : (k + 1) * 50].to_parquet(folder / f"part-{k}.parquet", index=False)
     args = [str(folder), "--score-col", "p", "--label-col", "y", "--scheduler", client.scheduler.address]
     assert main(["evaluate", *args, "--pos-label", "nope"]) == 1
-    assert "--pos-label must be one of the two labels of label column 'y' ['no', 'yes']; got 'nope'" in capsys.readouterr().err
+    assert (
+        "--pos-label must be one of the two labels of label column 'y' ['no', 'yes']; got 'nope'"
+        in capsys.readouterr().err
+    )
     assert main(["evaluate", *args, "--pos-label", "yes", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n_samples"] == 100
 
@@ -620,12 +647,10 @@ def test_connect_and_read_parquet_reject_bad_arguments(tmp_path):
     pytest.importorskip("distributed")
     from mcal.dask import connect, read_parquet
 
-    with pytest.raises(ValueError, match="exactly one of scheduler"):
-        with connect():
-            pass
-    with pytest.raises(ValueError, match="n_workers must be a positive integer; got 0$"):
-        with connect(n_workers=0):
-            pass
+    with pytest.raises(ValueError, match="exactly one of scheduler"), connect():
+        pass
+    with pytest.raises(ValueError, match="n_workers must be a positive integer; got 0$"), connect(n_workers=0):
+        pass
     with pytest.raises(FileNotFoundError, match="does not exist"):
         read_parquet(tmp_path / "absent")
     with pytest.raises(FileNotFoundError, match="no file matches"):
@@ -646,9 +671,8 @@ def test_connect_arguments_of_a_bad_type_raise_type_error_before_starting_anythi
     pytest.importorskip("distributed")
     from mcal.dask import connect
 
-    with pytest.raises(TypeError, match=match):
-        with connect(**kwargs):
-            pass
+    with pytest.raises(TypeError, match=match), connect(**kwargs):
+        pass
 
 
 def _closed_port():
@@ -739,8 +763,9 @@ def test_cli_fit_reports_a_lost_worker_and_a_step_timeout_as_errors(client, tmp_
     assert "mcal: error: Dask worker(s) ['tcp://w'] left the cluster" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("timeout", "minutes"), [(59.0, 1), (35_791 * 60.0, 35_791), (35_791 * 60.0 + 1, 35_791),
-                                                  (1e300, 35_791)])
+@pytest.mark.parametrize(
+    ("timeout", "minutes"), [(59.0, 1), (35_791 * 60.0, 35_791), (35_791 * 60.0 + 1, 35_791), (1e300, 35_791)]
+)
 def test_lightgbm_socket_time_out_stays_within_what_lightgbm_can_hold(timeout, minutes):
     from mcal.dask._engine import DaskEngine
 
@@ -808,8 +833,11 @@ def test_dask_mcgrad_rejects_x_partitions_without_a_column_of_its_metadata(clien
     data = table(200, 3)
     X = _lacking(data[["level", "x"]], "x")  # before, fitted silently on the column level alone
     ddf = _lacking(data, "x")
-    with pytest.raises(ValueError, match=r"X must hold in every partition the columns of its metadata \['level', 'x'\]; "
-                                         r"partition [01] has \['level'\] \(missing \['x'\], unexpected \[\]\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"X must hold in every partition the columns of its metadata \['level', 'x'\]; "
+        r"partition [01] has \['level'\] \(missing \['x'\], unexpected \[\]\)",
+    ):
         DaskMCGrad(client=client, early_stopping=None, **FAST).fit(ddf["p"], ddf["y"], X=X)
 
 
@@ -817,8 +845,11 @@ def test_dask_mcgrad_names_a_column_selected_from_partitions_that_lack_it(client
     from mcal.dask import DaskMCGrad
 
     ddf = _lacking(table(200, 3), "p")  # before, pandas' bare KeyError: 'p'
-    with pytest.raises(ValueError, match=r"every partition of a dask input must hold the columns its metadata lists; "
-                                         r"got pandas' KeyError 'p' on a worker"):
+    with pytest.raises(
+        ValueError,
+        match=r"every partition of a dask input must hold the columns its metadata lists; "
+        r"got pandas' KeyError 'p' on a worker",
+    ):
         DaskMCGrad(client=client, early_stopping=None, **FAST).fit(ddf["p"], ddf["y"], X=ddf[["level", "x"]])
 
 
@@ -842,14 +873,18 @@ def test_lazy_predict_names_the_fitted_columns_missing_from_the_metadata_before_
     import dask.dataframe as dd
 
     data = table(300, 5)
-    model = mcal.MCGrad(**{**FAST, "max_rounds": 1}, early_stopping=None).fit(data["p"], data["y"],
-                                                                             X=data[["level", "x"]])
+    model = mcal.MCGrad(**{**FAST, "max_rounds": 1}, early_stopping=None).fit(
+        data["p"], data["y"], X=data[["level", "x"]]
+    )
     ddf = dd.from_pandas(data, npartitions=2)
     message = r"X must hold the columns MCGrad was fitted on \['level', 'x'\]; got a dask DataFrame with the columns "
     with pytest.raises(ValueError, match=message + r"\['level', 'p'\], missing \['x'\]"):
         mcal.dask.predict(model, ddf["p"], X=ddf[["level", "p"]])
-    with pytest.raises(ValueError, match=r"X must hold the columns MCGrad was fitted on \['level', 'x'\]; got None, "
-                                         r"missing \['level', 'x'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"X must hold the columns MCGrad was fitted on \['level', 'x'\]; got None, "
+        r"missing \['level', 'x'\]",
+    ):
         mcal.dask.predict(model, ddf["p"])
     with pytest.raises(ValueError, match=r"got a dask Series with the columns \['x'\], missing \['level'\]"):
         mcal.dask.predict(model, ddf["p"], X=ddf["x"])
@@ -861,8 +896,11 @@ def test_lazy_predict_of_a_field_model_checks_its_field_column_by_metadata():
     data = table(300, 6).assign(f=lambda d: d["level"].astype(str))
     model = mcal.PerFieldCalibrator(field="f", min_samples_per_field=10).fit(data["p"], data["y"], X=data[["f"]])
     ddf = dd.from_pandas(data, npartitions=2)
-    with pytest.raises(ValueError, match=r"fitted on \['f'\]; got a dask DataFrame with the columns \['x'\], "
-                                         r"missing \['f'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"fitted on \['f'\]; got a dask DataFrame with the columns \['x'\], "
+        r"missing \['f'\]",
+    ):
         mcal.dask.predict(model, ddf["p"], X=ddf[["x"]])
     out = mcal.dask.predict(model, ddf["p"], X=ddf[["x", "f"]]).compute(scheduler="synchronous")  # extra columns pass
     np.testing.assert_array_equal(out.to_numpy(), model.predict(data["p"], X=data[["f"]]))
@@ -873,8 +911,9 @@ def test_lazy_predict_refuses_columns_mcgrad_refuses_before_computing_with_its_m
     import dask.dataframe as dd
 
     data = table(300, 5)
-    model = mcal.MCGrad(**{**FAST, "max_rounds": 1}, early_stopping=None).fit(data["p"], data["y"],
-                                                                             X=data[["level", "x"]])
+    model = mcal.MCGrad(**{**FAST, "max_rounds": 1}, early_stopping=None).fit(
+        data["p"], data["y"], X=data[["level", "x"]]
+    )
     ddf = dd.from_pandas(data, npartitions=2)
     for columns, detail in ((["level", "x", "p"], "unexpected ['p']"), (["x", "level"], "in another order")):
         with pytest.raises(ValueError) as local:
@@ -890,8 +929,11 @@ def test_lazy_predict_of_hkrr_on_group_columns_refuses_extra_columns_before_comp
     data = table(300, 7).assign(a=lambda d: d["level"] == "a", b=lambda d: d["x"] > 0)
     model = mcal.HKRR(lam=0.1).fit(data["p"], data["y"], X=data[["a", "b"]])
     ddf = dd.from_pandas(data, npartitions=2)
-    with pytest.raises(ValueError, match=r"group columns seen at fit, in the same order \['a', 'b'\]; "
-                                         r"got columns \['a', 'b', 'x'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"group columns seen at fit, in the same order \['a', 'b'\]; "
+        r"got columns \['a', 'b', 'x'\]",
+    ):
         mcal.dask.predict(model, ddf["p"], X=ddf[["a", "b", "x"]])
     out = mcal.dask.predict(model, ddf["p"], X=ddf[["a", "b"]]).compute(scheduler="synchronous")
     np.testing.assert_array_equal(out.to_numpy(), model.predict(data["p"], X=data[["a", "b"]]))

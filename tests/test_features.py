@@ -171,8 +171,9 @@ TEMPORAL = {
 def test_dates_and_durations_are_refused_unless_declared_categorical(name, declared):
     # objects holding dates were categories by text, one per timestamp; datetime64 was refused even where declared
     column, hint, got = TEMPORAL[name]
-    message = (f"X column 't' must be converted to numbers (e.g. {hint}) or declared in categorical_features; "
-               f"got dtype {got}")
+    message = (
+        f"X column 't' must be converted to numbers (e.g. {hint}) or declared in categorical_features; got dtype {got}"
+    )
     with pytest.raises(TypeError, match=re.escape(message)):
         FeatureEncoder(categorical_features=declared).fit(pd.DataFrame({"t": column}))
 
@@ -230,8 +231,11 @@ def test_an_arrow_null_column_is_numerical_and_missing_as_an_all_none_object_col
 @pytest.mark.parametrize("dtype", [object, complex])
 def test_a_column_of_complex_numbers_raises_type_error(dtype):
     # in an object column they became a categorical of their printed values, "(1+2j)"
-    with pytest.raises(TypeError, match=r"X column 'c' must be numeric, bool, string or category; got dtype "
-                                        r"(object holding complex values|complex128)$"):
+    with pytest.raises(
+        TypeError,
+        match=r"X column 'c' must be numeric, bool, string or category; got dtype "
+        r"(object holding complex values|complex128)$",
+    ):
         FeatureEncoder().fit(pd.DataFrame({"c": pd.Series([1 + 2j, 3 + 0j], dtype=dtype)}))
 
 
@@ -389,7 +393,9 @@ def test_non_string_column_labels_must_be_the_positions_in_order():
     X = pd.DataFrame(np.arange(8.0).reshape(4, 2))  # labels 0, 1
     enc = FeatureEncoder().fit(X)
     np.testing.assert_array_equal(enc.transform(X), X.to_numpy())
-    with pytest.raises(ValueError, match=r"names must be strings, or the positions 0, 1, ... in order .*; got \[1, 0\]"):
+    with pytest.raises(
+        ValueError, match=r"names must be strings, or the positions 0, 1, ... in order .*; got \[1, 0\]"
+    ):
         enc.transform(X[[1, 0]])
     with pytest.raises(ValueError, match=r"got \[5, 7\]"):
         FeatureEncoder().fit(X.set_axis([5, 7], axis=1))
@@ -470,13 +476,20 @@ _TWO_COLUMNS = pd.DataFrame({"a": np.arange(12) % 6, "b": np.linspace(0.0, 1.0, 
 BAD_SPECS = [
     # (spec, error, message): each was read otherwise by the segments' own parser (a scalar as [5], a 2-D array
     # flattened, a float as the name "0.5", [0, "a"] and [0, 0] accepted, True beside an index as the name 'True')
-    (1, TypeError, "must be 'from_dtype', None, or a 1-D array of column indices, a boolean mask or column names; "
-                   "got 1 of type int"),
+    (
+        1,
+        TypeError,
+        "must be 'from_dtype', None, or a 1-D array of column indices, a boolean mask or column names; "
+        "got 1 of type int",
+    ),
     (np.int64(0), TypeError, "(0) of type int64"),
     (np.array(1), TypeError, "got array(1) of type ndarray"),
     ({"a": True}, TypeError, "got {'a': True} of type dict"),
-    ([0.5], TypeError, "categorical_features must hold column indices, a boolean mask or column names; "
-                       "got 0.5 of type float"),
+    (
+        [0.5],
+        TypeError,
+        "categorical_features must hold column indices, a boolean mask or column names; got 0.5 of type float",
+    ),
     ("auto", ValueError, "categorical_features must be 'from_dtype', None, or a 1-D array"),
     ([[0, 1]], ValueError, "column names; got [[0, 1]]"),
     (np.array([[True, False]]), ValueError, "column names; got array([[ True, False]])"),
@@ -549,8 +562,9 @@ def test_an_empty_categorical_features_declares_no_column_for_the_encoder_and_fo
     from mcal.segments import generate_segments
 
     assert FeatureEncoder(categorical_features=[]).fit(_TWO_COLUMNS).categorical_ == [False, False]
-    segs = generate_segments(_TWO_COLUMNS, max_depth=1, min_samples_per_segment=1,
-                             categorical_features=np.array([], dtype=int))
+    segs = generate_segments(
+        _TWO_COLUMNS, max_depth=1, min_samples_per_segment=1, categorical_features=np.array([], dtype=int)
+    )
     assert "a <= 1.66667" in segs.descriptions
 
 

@@ -59,7 +59,9 @@ def test_data_is_miscalibrated_globally_and_per_field(rng):
     ],
     ids=["neucalib", "adacalib", "per-field-platt"],
 )
-def test_field_calibrators_recover_the_planted_map_better_than_the_identity(rng, make_cal, ll_margin, ece_bound, frce_bound):
+def test_field_calibrators_recover_the_planted_map_better_than_the_identity(
+    rng, make_cal, ll_margin, ece_bound, frce_bound
+):
     p, y, X, _ = fit_data(rng)
     pt, yt, Xt, truth = make(rng, {"a": 3000, "b": 3000, "c": 3000})
     q = make_cal().fit(p, y, X=X).predict(pt, X=Xt)
@@ -73,14 +75,14 @@ def test_field_calibrators_recover_the_planted_map_better_than_the_identity(rng,
 def test_a_field_with_ten_rows_uses_the_fallback_fitted_on_all_rows(rng, cls):
     p, y, X, _ = fit_data(rng)
     cal = cls(field="f", **FAST).fit(p, y, X=X)
-    assert dict(zip(cal.field_values_, cal.field_slots_.tolist())) == {"a": 0, "b": 1, "c": 2, "rare": -1}
+    assert dict(zip(cal.field_values_, cal.field_slots_.tolist(), strict=False)) == {"a": 0, "b": 1, "c": 2, "rare": -1}
     grid = np.linspace(0.02, 0.98, 30)
     rare = cal.predict(grid, X=pd.DataFrame({"f": ["rare"] * 30}))
     with pytest.warns(CalibrationWarning, match="unseen"):
         unseen = cal.predict(grid, X=pd.DataFrame({"f": ["zz"] * 30}))
     assert np.array_equal(rare, unseen)
     # the fallback is a global calibration: on the pooled fields it beats the identity
-    pt, yt, Xt, _ = make(rng, {"a": 3000, "b": 3000, "c": 3000})
+    pt, yt, _Xt, _ = make(rng, {"a": 3000, "b": 3000, "c": 3000})
     pooled = cal.predict(pt, X=pd.DataFrame({"f": ["rare"] * pt.size}))
     assert log_loss(yt, pooled) < log_loss(yt, pt) - 0.05
 
@@ -138,7 +140,11 @@ def test_integer_weights_equal_duplicated_rows(rng, make_cal):
 
 @pytest.mark.parametrize(
     "make_cal",
-    [lambda: NeuCalib(field="f", **FAST), lambda: AdaCalib(field="f", **FAST), lambda: PerFieldCalibrator(PlattScaling(), field="f")],
+    [
+        lambda: NeuCalib(field="f", **FAST),
+        lambda: AdaCalib(field="f", **FAST),
+        lambda: PerFieldCalibrator(PlattScaling(), field="f"),
+    ],
     ids=["neucalib", "adacalib", "per-field-platt"],
 )
 def test_save_load_round_trip_is_exact(rng, tmp_path, make_cal):
@@ -238,15 +244,26 @@ def test_bad_parameters_raise_clear_errors(rng, cal, match):
 #: One row per kind of parameter: a value of the wrong type raises TypeError naming the parameter (bools are not
 #: integers nor numbers, as everywhere in mcal).
 WRONG_TYPES = {
-    "integer": [(NeuCalib, "n_knots", "20"), (NeuCalib, "max_iter", 2.5), (AdaCalib, "hidden_dim", True),
-                (AdaCalib, "min_samples_per_bin", 20.0), (PerFieldCalibrator, "min_samples_per_field", "100"),
-                (NeuCalib, "n_threads", 1.0)],
+    "integer": [
+        (NeuCalib, "n_knots", "20"),
+        (NeuCalib, "max_iter", 2.5),
+        (AdaCalib, "hidden_dim", True),
+        (AdaCalib, "min_samples_per_bin", 20.0),
+        (PerFieldCalibrator, "min_samples_per_field", "100"),
+        (NeuCalib, "n_threads", 1.0),
+    ],
     "real": [(NeuCalib, "learning_rate", [0.1]), (AdaCalib, "alpha", "1"), (NeuCalib, "monotonic_penalty", None)],
-    "integer sequence": [(AdaCalib, "bin_counts", 5), (AdaCalib, "bin_counts", "5,10"),
-                         (AdaCalib, "bin_counts[1]", (5, 10.0))],
+    "integer sequence": [
+        (AdaCalib, "bin_counts", 5),
+        (AdaCalib, "bin_counts", "5,10"),
+        (AdaCalib, "bin_counts[1]", (5, 10.0)),
+    ],
     "column": [(NeuCalib, "field", 1.5), (AdaCalib, "field", True), (PerFieldCalibrator, "field", None)],
-    "column sequence": [(NeuCalib, "auxiliary_features", "w"), (AdaCalib, "auxiliary_features", 3),
-                        (NeuCalib, "auxiliary_features[0]", [None])],
+    "column sequence": [
+        (NeuCalib, "auxiliary_features", "w"),
+        (AdaCalib, "auxiliary_features", 3),
+        (NeuCalib, "auxiliary_features[0]", [None]),
+    ],
     "seed": [(AdaCalib, "random_state", 1.5)],
 }
 
@@ -278,7 +295,7 @@ def test_seen_values_raise_no_warning_at_predict(rng):
 
 def with_feature(rng, counts):
     """The planted data plus a numeric column w that moves the true logit by 0.8 w."""
-    p, y, X, truth = make(rng, counts)
+    p, _y, X, truth = make(rng, counts)
     w = rng.normal(size=p.size)
     truth = expit(np.log(truth / (1 - truth)) + 0.8 * w)
     return p, (rng.random(p.size) < truth).astype(float), X.assign(w=w), truth
@@ -331,8 +348,11 @@ def test_adacalib_with_auxiliary_features_stays_increasing_in_the_score(rng):
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
 @pytest.mark.parametrize(
     ("aux", "match"),
-    [([], "auxiliary_features must be None or a non-empty sequence"),
-     (["f"], "auxiliary feature columns must be numeric"), (["zz"], "auxiliary feature columns \\['zz'\\]")],
+    [
+        ([], "auxiliary_features must be None or a non-empty sequence"),
+        (["f"], "auxiliary feature columns must be numeric"),
+        (["zz"], "auxiliary feature columns \\['zz'\\]"),
+    ],
 )
 def test_bad_auxiliary_features_raise_clear_errors(rng, aux, match, cls):
     p, y, X, _ = with_feature(rng, {"a": 200, "b": 200})
@@ -363,8 +383,9 @@ def test_field_balance_penalty_lowers_the_spread_of_per_field_errors(rng, cls):
 
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
 @pytest.mark.parametrize("param", ["alpha", "auxiliary_l2"])
-@pytest.mark.parametrize(("value", "error"), [(-1.0, ValueError), (np.nan, ValueError), ("1", TypeError),
-                                              (True, TypeError)])
+@pytest.mark.parametrize(
+    ("value", "error"), [(-1.0, ValueError), (np.nan, ValueError), ("1", TypeError), (True, TypeError)]
+)
 def test_bad_penalty_weights_raise_a_clear_error(rng, cls, param, value, error):
     p, y, X, _ = make(rng, {"a": 200, "b": 200})
     with pytest.raises(error, match=f"{param} must be a non-negative finite number"):
@@ -385,8 +406,9 @@ def test_fit_and_predict_restore_the_torch_thread_setting(rng, cls):
 
 
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
-@pytest.mark.parametrize(("fraction", "error"), [(1.0, ValueError), (-0.1, ValueError), ("0.2", TypeError),
-                                                 (True, TypeError)])
+@pytest.mark.parametrize(
+    ("fraction", "error"), [(1.0, ValueError), (-0.1, ValueError), ("0.2", TypeError), (True, TypeError)]
+)
 def test_bad_validation_fraction_raises_a_clear_error(rng, cls, fraction, error):
     p, y, X, _ = make(rng, {"a": 200, "b": 200})
     with pytest.raises(error, match="validation_fraction must be None or a number in \\[0, 1\\)"):
@@ -417,13 +439,21 @@ def test_a_diverging_fit_is_a_value_error_naming_the_learning_rate():
 
     module = make_parameters({"x": np.zeros(())})
     with pytest.raises(ValueError, match=r"learning_rate must be low enough .*; got 100\.0, with which the loss"):
-        train_full_batch(module, lambda: -module["x"] + 0.0 * torch.sqrt(50.0 - module["x"]), learning_rate=100.0, max_iter=50)
+        train_full_batch(
+            module, lambda: -module["x"] + 0.0 * torch.sqrt(50.0 - module["x"]), learning_rate=100.0, max_iter=50
+        )
 
 
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
 @pytest.mark.parametrize(
-    ("seed", "error"), [(-1, ValueError), (1.5, TypeError), (True, TypeError), ("0", TypeError),
-                        (np.random.default_rng(0), TypeError)]  # a Generator: the fitted model could not be saved
+    ("seed", "error"),
+    [
+        (-1, ValueError),
+        (1.5, TypeError),
+        (True, TypeError),
+        ("0", TypeError),
+        (np.random.default_rng(0), TypeError),
+    ],  # a Generator: the fitted model could not be saved
 )
 def test_a_bad_random_state_raises_a_clear_error(rng, cls, seed, error):
     p, y, X, _ = fit_data(rng)
@@ -456,7 +486,9 @@ def test_load_rejects_weights_of_another_dtype(rng, dtype):
     cal = NeuCalib(field="f", max_iter=5).fit(p, y, X=X)
     tensors = cal._get_tensors()
     tensors["knot_values"] = tensors["knot_values"].astype(dtype)
-    with pytest.raises(ValueError, match=f"weight 'knot_values' must be float64, as mcal.save writes it; got {np.dtype(dtype)}"):
+    with pytest.raises(
+        ValueError, match=f"weight 'knot_values' must be float64, as mcal.save writes it; got {np.dtype(dtype)}"
+    ):
         NeuCalib.from_dict(cal.to_dict(), tensors)
 
 
@@ -482,8 +514,25 @@ def test_cli_reads_field_codes_as_text_so_that_digit_codes_keep_their_leading_ze
     new = pd.DataFrame({"p": p, "f": codes})[codes.isin(["01", "02"])]  # digits only: read as numbers, 01 became 1
     new.to_csv(tmp_path / "new.csv", index=False)
     model_path = tmp_path / "m.json"
-    assert main(["fit", str(tmp_path / "fit.csv"), "--score-col", "p", "--label-col", "y", "--method",
-                 "per-field-isotonic", "--field", "f", "-o", str(model_path)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(tmp_path / "fit.csv"),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                "per-field-isotonic",
+                "--field",
+                "f",
+                "-o",
+                str(model_path),
+            ]
+        )
+        == 0
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no value is unseen
         assert main(["predict", str(model_path), str(tmp_path / "new.csv"), "-o", str(tmp_path / "out.csv")]) == 0

@@ -250,9 +250,12 @@ def test_an_optimiser_that_stops_short_warns_with_scipys_message(rng, monkeypatc
     # L-BFGS-B's failure with a finite loss was silent: the parameters where it stopped were the fit
     p, y, _ = miscalibrated(rng, 500)
     _one_iteration(monkeypatch)
-    with pytest.warns(CalibrationWarning, match=r"^the logistic calibration fit did not converge: L-BFGS-B stopped "
-                                                r"after 1 iteration\(s\) with 'STOP: TOTAL NO. OF ITERATIONS REACHED "
-                                                r"LIMIT'; its parameters there are returned$"):
+    with pytest.warns(
+        CalibrationWarning,
+        match=r"^the logistic calibration fit did not converge: L-BFGS-B stopped "
+        r"after 1 iteration\(s\) with 'STOP: TOTAL NO. OF ITERATIONS REACHED "
+        r"LIMIT'; its parameters there are returned$",
+    ):
         cal = cls().fit(p, y)
     assert np.all(np.isfinite(cal.predict(p)))
 
@@ -270,8 +273,11 @@ def test_the_constrained_optimiser_that_stops_short_warns_with_scipys_message(rn
         return minimize(*args, method=method, options=capped, **kwargs)
 
     monkeypatch.setattr(parametric, "minimize", slsqp_limited)
-    with pytest.warns(CalibrationWarning, match=r"^the constrained logistic calibration fit did not converge: SLSQP "
-                                                r"stopped after 1 iteration\(s\) with 'Iteration limit reached'"):
+    with pytest.warns(
+        CalibrationWarning,
+        match=r"^the constrained logistic calibration fit did not converge: SLSQP "
+        r"stopped after 1 iteration\(s\) with 'Iteration limit reached'",
+    ):
         GaussianScaling().fit(p, y)
 
 

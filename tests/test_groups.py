@@ -48,8 +48,9 @@ def test_hkrr_leaves_no_checked_cell_above_alpha_on_its_calibration_data(rng):
     w = np.ones_like(p)
     alpha, n_levels = 0.05, 10
     members = [np.flatnonzero(m) for m in masks.T]
-    result = hkrr_multicalibrate(p, y, w, members, n_levels=n_levels, alpha=alpha, oracle=True,
-                                 rng=np.random.default_rng(0), max_iter=1000)
+    result = hkrr_multicalibrate(
+        p, y, w, members, n_levels=n_levels, alpha=alpha, oracle=True, rng=np.random.default_rng(0), max_iter=1000
+    )
     assert result.converged and result.update_deltas.size > 0
     q = result.predictions
     level = np.clip(np.ceil(q * n_levels) - 1, 0, n_levels - 1)
@@ -71,8 +72,11 @@ def worst_checked_cell(y, q, masks, alpha, n_levels):
     """Largest |mean(y) - mean(q)| over (group, level) cells holding at least alpha / n_levels of their group."""
     level = np.clip(np.ceil(q * n_levels) - 1, 0, n_levels - 1)
     cells = [m & (level == v) for m in masks.T for v in range(n_levels)]
-    return max(abs(y[c].mean() - q[c].mean()) for c, m in zip(cells, np.repeat(masks.T, n_levels, axis=0))
-               if c.any() and c.sum() >= alpha / n_levels * m.sum())
+    return max(
+        abs(y[c].mean() - q[c].mean())
+        for c, m in zip(cells, np.repeat(masks.T, n_levels, axis=0), strict=False)
+        if c.any() and c.sum() >= alpha / n_levels * m.sum()
+    )
 
 
 def test_hkrr_without_snap_leaves_no_cell_above_alpha_in_its_predictions_on_the_calibration_data(rng):
@@ -88,8 +92,17 @@ def test_hkrr_without_snap_leaves_no_cell_above_alpha_in_its_predictions_on_the_
 def test_hkrr_replay_reproduces_the_calibration_predictions_exactly(rng):
     p, y, masks, _ = make(rng, 5_000)
     members = [np.flatnonzero(m) for m in masks.T]
-    result = hkrr_multicalibrate(p, y, np.ones_like(p), members, n_levels=10, alpha=0.05, oracle=True,
-                                 rng=np.random.default_rng(1), max_iter=1000)
+    result = hkrr_multicalibrate(
+        p,
+        y,
+        np.ones_like(p),
+        members,
+        n_levels=10,
+        alpha=0.05,
+        oracle=True,
+        rng=np.random.default_rng(1),
+        max_iter=1000,
+    )
     replayed = hkrr_replay(p, members, result.update_groups, result.update_levels, result.update_deltas, 10)
     assert np.array_equal(replayed, result.predictions)
 
@@ -99,8 +112,9 @@ def test_hkrr_fit_time_scores_of_zero_weight_rows_equal_their_replay_and_predict
     p, y, masks, _ = make(rng, 5_000)
     w = np.where(rng.random(p.size) < 0.2, 0.0, rng.uniform(0.5, 2.0, p.size))
     members = [np.flatnonzero(m) for m in masks.T]
-    result = hkrr_multicalibrate(p, y, w, members, n_levels=10, alpha=0.05, oracle=True,
-                                 rng=np.random.default_rng(3), max_iter=1000)
+    result = hkrr_multicalibrate(
+        p, y, w, members, n_levels=10, alpha=0.05, oracle=True, rng=np.random.default_rng(3), max_iter=1000
+    )
     zero = w == 0
     assert np.any(result.predictions[zero] != p[zero])  # zero-weight rows are patched with their cells
     replayed = hkrr_replay(p, members, result.update_groups, result.update_levels, result.update_deltas, 10)
@@ -115,8 +129,9 @@ def test_hkrr_fit_time_score_of_a_row_does_not_depend_on_its_weight(rng):
     p2, y2, m2 = np.concatenate([p, p]), np.concatenate([y, y]), np.concatenate([masks, masks])
     w2 = np.concatenate([np.ones_like(p), np.zeros_like(p)])
     members = [np.flatnonzero(m) for m in m2.T]
-    result = hkrr_multicalibrate(p2, y2, w2, members, n_levels=10, alpha=0.05, oracle=True,
-                                 rng=np.random.default_rng(4), max_iter=1000)
+    result = hkrr_multicalibrate(
+        p2, y2, w2, members, n_levels=10, alpha=0.05, oracle=True, rng=np.random.default_rng(4), max_iter=1000
+    )
     np.testing.assert_array_equal(result.predictions[: p.size], result.predictions[p.size :])
 
 
@@ -186,8 +201,11 @@ def test_dfmc_one_tree_on_one_group_is_the_newton_step_of_the_log_loss_in_each_g
     p = np.full(group.size, 0.3)  # one score: the tree can split on the group only
     y = (rng.random(group.size) < np.where(group, 0.6, 0.3)).astype(float)
     w = rng.integers(1, 3, group.size).astype(float)
-    q = DFMC(n_estimators=1, learning_rate=1.0, n_jobs=1, random_state=0).fit(
-        p, y, X=group[:, None].astype(float), sample_weight=w).predict(p, X=group[:, None].astype(float))
+    q = (
+        DFMC(n_estimators=1, learning_rate=1.0, n_jobs=1, random_state=0)
+        .fit(p, y, X=group[:, None].astype(float), sample_weight=w)
+        .predict(p, X=group[:, None].astype(float))
+    )
     for m in (group, ~group):
         step = np.sum(w[m] * (y[m] - p[m])) / np.sum(w[m] * p[m] * (1 - p[m]))  # -gradient / hessian at logit(p)
         assert np.allclose(q[m], expit(logit(0.3) + step), rtol=0, atol=1e-6)  # LightGBM sums in float32
@@ -239,7 +257,9 @@ def test_hkrr_rejects_group_columns_reordered_or_renamed_after_fit(rng, tmp_path
     cal = HKRR(random_state=0).fit(p, y, X=frame)
     save(cal, tmp_path / "m.json")
     for model in (cal, load(tmp_path / "m.json")):
-        with pytest.raises(ValueError, match="X must be a DataFrame with the group columns seen at fit, in the same order"):
+        with pytest.raises(
+            ValueError, match="X must be a DataFrame with the group columns seen at fit, in the same order"
+        ):
             model.predict(p, X=frame[frame.columns[::-1]])  # same shape: would patch the wrong groups
         with pytest.raises(ValueError, match="got an array without column names"):
             model.predict(p, X=masks)
@@ -302,7 +322,10 @@ def test_dfmc_load_checks_the_trees_before_lightgbm_parses_them(rng, old, new, m
         (np.array([["a", "b"]] * 4), "boolean group indicators"),
         (np.array([[0.5, 1.0]] * 4), "column '0' holds values such as \\[0.5\\]"),
         (np.empty((4, 0)), "at least one group-indicator column"),
-        (np.array([[1 + 1j], [0j], [1 + 0j], [0j]]), "column '0' holds values such as \\[\\(1\\+1j\\)"),  # was cast to 1
+        (
+            np.array([[1 + 1j], [0j], [1 + 0j], [0j]]),
+            "column '0' holds values such as \\[\\(1\\+1j\\)",
+        ),  # was cast to 1
     ],
 )
 def test_hkrr_rejects_anything_but_indicator_columns(X, match):
@@ -360,8 +383,11 @@ def test_bad_parameter_values_raise_value_error_naming_them(cal, match):
         (HKRR(snap=1), "snap must be True or False; got 1 of type int"),
         (HKRR(max_iter=2.0), "max_iter must be a positive integer; got 2.0 of type float"),
         (HKRR(groups=None), "groups must be 'columns' or 'generated'; got None of type NoneType"),
-        (HKRR(segment_params=[("max_depth", 2)]), r"segment_params must be None or a dict .*; got \[\('max_depth', "
-                                                  r"2\)\] of type list"),
+        (
+            HKRR(segment_params=[("max_depth", 2)]),
+            r"segment_params must be None or a dict .*; got \[\('max_depth', "
+            r"2\)\] of type list",
+        ),
         (DFMC(n_estimators=10.0), "n_estimators must be an integer >= 1 .*; got 10.0 of type float"),
         (DFMC(max_depth=True), "max_depth must be an integer >= 1 .*; got True of type bool"),
         (DFMC(max_leaves="31"), "max_leaves must be an integer >= 2 .*; got '31' of type str"),
@@ -379,9 +405,7 @@ def test_parameters_of_a_bad_type_raise_type_error_naming_them(cal, match):
 
 
 @pytest.mark.parametrize("cls", [HKRR, DFMC])
-@pytest.mark.parametrize(
-    ("seed", "error"), [(-1, ValueError), (1.5, TypeError), (True, TypeError), ("0", TypeError)]
-)
+@pytest.mark.parametrize(("seed", "error"), [(-1, ValueError), (1.5, TypeError), (True, TypeError), ("0", TypeError)])
 def test_random_state_must_be_none_or_a_non_negative_integer(cls, seed, error):
     # -1, 1.5 and "0" failed inside numpy without naming random_state; True fitted as the seed 1
     with pytest.raises(error, match=f"random_state must be None or a non-negative integer; got {seed!r}"):
@@ -424,10 +448,21 @@ def test_bank_marketing_groups_match_the_benchmark_protocol_counts():
     counts = bank_marketing_groups(load_bank_marketing()).sum().to_dict()
     # group sizes of the MCGrad benchmark (Hansen et al.'s dataloader), recounted on the whole dataset
     assert counts == {
-        "job=management": 9458, "job=technician": 7597, "job=entrepreneur": 1487, "job=blue-collar": 9732,
-        "job=retired": 2264, "marital=married": 27214, "marital=single": 12790, "education=primary": 6851,
-        "education=secondary": 23202, "education=tertiary": 13301, "housing=yes": 25130, "housing=no": 20081,
-        "age<30": 3050, "30<=age<40": 17359, "age>=50": 12185,
+        "job=management": 9458,
+        "job=technician": 7597,
+        "job=entrepreneur": 1487,
+        "job=blue-collar": 9732,
+        "job=retired": 2264,
+        "marital=married": 27214,
+        "marital=single": 12790,
+        "education=primary": 6851,
+        "education=secondary": 23202,
+        "education=tertiary": 13301,
+        "housing=yes": 25130,
+        "housing=no": 20081,
+        "age<30": 3050,
+        "30<=age<40": 17359,
+        "age>=50": 12185,
     }
 
 
@@ -501,8 +536,11 @@ def test_load_rejects_segment_columns_that_are_not_the_features_of_the_segments(
     p, y, X = feature_data(rng, 2_000)
     data = cls(groups="generated", random_state=0).fit(p, y, X=X).to_dict()
     data["state"]["segment_columns"] = ["job", "income"]
-    with pytest.raises(ValueError, match=r"state.segment_columns must be null or the names of the features that "
-                                         r"state.segments_ reads, \['job', 'age'\]; got \['job', 'income'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"state.segment_columns must be null or the names of the features that "
+        r"state.segments_ reads, \['job', 'age'\]; got \['job', 'income'\]",
+    ):
         cls.from_dict(data)
 
 
@@ -542,7 +580,9 @@ def test_group_methods_refuse_a_column_of_date_objects_as_the_segments_do(rng, m
     p, y, masks, _ = make(rng, 400)
     days = [datetime.date(2024, 1, 1) + datetime.timedelta(days=int(d)) for d in rng.integers(0, 30, p.size)]
     X = pd.DataFrame({"day": pd.Series(days, dtype=object), "g": masks[:, 0]})
-    with pytest.raises(TypeError, match=r"X column 'day' must be converted to numbers .* or declared in "
-                                        r"categorical_features; got dtype object holding date values"):
+    with pytest.raises(
+        TypeError,
+        match=r"X column 'day' must be converted to numbers .* or declared in "
+        r"categorical_features; got dtype object holding date values",
+    ):
         make_cal().fit(p, y, X=X)
-

@@ -19,12 +19,13 @@ import pytest
 
 pytest.importorskip("lightgbm")
 
-import mcal  # noqa: E402
-from mcal import DFMC, MCGrad  # noqa: E402
-from mcal._optional import is_available  # noqa: E402
+import mcal
+from mcal import DFMC, MCGrad
+from mcal._optional import is_available
 
-FAST = dict(n_estimators=3, learning_rate=0.2, min_child_samples=20, max_rounds=2, early_stopping=None, n_jobs=1,
-            random_state=0)
+FAST = dict(
+    n_estimators=3, learning_rate=0.2, min_child_samples=20, max_rounds=2, early_stopping=None, n_jobs=1, random_state=0
+)
 
 
 def make_data(n=1500, seed=0):
@@ -85,7 +86,7 @@ def in_tree_0(pattern, new):
 
 
 def first_numerical_threshold_to_zero(text):
-    tree = text[text.index("Tree=0\n"):text.index("Tree=1\n")]
+    tree = text[text.index("Tree=0\n") : text.index("Tree=1\n")]
     decision = [int(v) for v in re.search(r"^decision_type=(.*)$", tree, re.MULTILINE).group(1).split()]
     j = next(j for j, d in enumerate(decision) if d & 1 == 0)
     threshold = re.search(r"^threshold=(.*)$", tree, re.MULTILINE).group(1).split()
@@ -98,30 +99,39 @@ HEADER_EDITS = {
     # an empty objective crashed the process (segfault); a missing one made lleaves raise RuntimeError
     "objective empty": (sub(r"^objective=.*$", "objective="), "objective= holds 'cross_entropy'; got ''"),
     "objective missing": (sub(r"^objective=.*\n", ""), "objective= holds 'cross_entropy'; got no such line"),
-    "objective other": (sub(r"^objective=.*$", "objective=binary sigmoid:1"),
-                        "objective= holds 'cross_entropy'; got 'binary"),
+    "objective other": (
+        sub(r"^objective=.*$", "objective=binary sigmoid:1"),
+        "objective= holds 'cross_entropy'; got 'binary",
+    ),
     "version": (sub(r"^version=.*$", "version=v3"), r"version= holds v4 \(the LightGBM 4 model format\); got 'v3'"),
-    "trees per iteration": (sub(r"^num_tree_per_iteration=.*$", "num_tree_per_iteration=2"),
-                            "num_tree_per_iteration= holds 1"),
+    "trees per iteration": (
+        sub(r"^num_tree_per_iteration=.*$", "num_tree_per_iteration=2"),
+        "num_tree_per_iteration= holds 1",
+    ),
     "label_index": (sub(r"^label_index=.*$", "label_index=-1"), "label_index= holds a non-negative integer; got '-1'"),
     "max_feature_idx": (sub(r"^max_feature_idx=.*$", "max_feature_idx=2x"), "max_feature_idx= holds a non-negative"),
-    "feature count": (sub(r"^max_feature_idx=.*$", "max_feature_idx=3"),
-                      r"feature_names= holds 4 entries \(max_feature_idx \+ 1\)"),
+    "feature count": (
+        sub(r"^max_feature_idx=.*$", "max_feature_idx=3"),
+        r"feature_names= holds 4 entries \(max_feature_idx \+ 1\)",
+    ),
     "feature name with =": (sub(r"^feature_names=Column_0", "feature_names=Col=umn_0"), "feature_names= holds max"),
     "feature names spaced": (sub(r"^feature_names=", "feature_names= "), "feature_names= holds"),
     # an odd feature_infos entry made lleaves fail with "LLVM IR parsing error"
     "feature info": (sub(r"^(feature_infos=.*) \S+$", r"\1 1e308"), "feature_infos= holds .*'none', \\[min:max\\] or"),
     "feature infos count": (sub(r"^(feature_infos=.*) \S+$", r"\1"), "feature_infos= holds 3 entries"),
-    "monotone value": (sub(r"^(feature_infos=.*)$", r"monotone_constraints=0 1 2\n\1"),
-                       r"monotone_constraints= holds .*\{-1, 0, 1\}"),
-    "monotone count": (sub(r"^(feature_infos=.*)$", r"monotone_constraints=0 1\n\1"),
-                       "monotone_constraints= holds 3 entries"),
+    "monotone value": (
+        sub(r"^(feature_infos=.*)$", r"monotone_constraints=0 1 2\n\1"),
+        r"monotone_constraints= holds .*\{-1, 0, 1\}",
+    ),
+    "monotone count": (
+        sub(r"^(feature_infos=.*)$", r"monotone_constraints=0 1\n\1"),
+        "monotone_constraints= holds 3 entries",
+    ),
     "tree_sizes count": (sub(r"^tree_sizes=", "tree_sizes=1 "), "tree_sizes= holds 3 sizes, one per tree; got '1 "),
     "tree_sizes missing": (sub(r"^tree_sizes=.*\n", ""), "tree_sizes= holds .*; got no such line"),
     "unknown line": (sub(r"^(version=.*)$", r"\1\naverage_output"), "unknown or repeated header line 'average_output'"),
     "repeated line": (sub(r"^(num_class=.*)$", r"\1\n\1"), "unknown or repeated header line 'num_class=1'"),
-    "not ASCII": (sub(r"^feature_names=Column_0", "feature_names=Colümn_0"),
-                  "must be ASCII text up to 'end of trees'"),
+    "not ASCII": (sub(r"^feature_names=Column_0", "feature_names=Colümn_0"), "must be ASCII text up to 'end of trees'"),
 }
 
 
@@ -133,20 +143,30 @@ def test_header_lines_are_checked_before_lightgbm_parses_them(fitted, edit, matc
 
 # -- the trees ----------------------------------------------------------------------------------------------
 TREE_EDITS = {
-    "numbering": (replace("\nTree=1\n", "\nTree=7\n"),
-                  "must number its trees from 0 in order; got 'Tree=7' for tree 1"),
-    "end of trees": (replace("\nend of trees\n", "\nend of tree\n"),
-                     "must follow its trees with the line 'end of trees'; got 'end of tree'"),
-    "cut after the trees": (lambda t: t[:t.index("\nend of trees\n") + 1],
-                            "must follow its trees with the line 'end of trees'; got the end"),
+    "numbering": (
+        replace("\nTree=1\n", "\nTree=7\n"),
+        "must number its trees from 0 in order; got 'Tree=7' for tree 1",
+    ),
+    "end of trees": (
+        replace("\nend of trees\n", "\nend of tree\n"),
+        "must follow its trees with the line 'end of trees'; got 'end of tree'",
+    ),
+    "cut after the trees": (
+        lambda t: t[: t.index("\nend of trees\n") + 1],
+        "must follow its trees with the line 'end of trees'; got the end",
+    ),
     # lleaves raised "Decision type 13 not yet tested for"; LightGBM writes 0 to 11
-    "decision_type": (in_tree_0(r"^decision_type=(.*) \d+$", r"decision_type=\1 13"),
-                      r"decision_type must hold integers in \[0, 11\]"),
+    "decision_type": (
+        in_tree_0(r"^decision_type=(.*) \d+$", r"decision_type=\1 13"),
+        r"decision_type must hold integers in \[0, 11\]",
+    ),
     "shrinkage": (in_tree_0(r"^shrinkage=.*$", "shrinkage=x"), "shrinkage must hold finite numbers"),
     # without decision_type LightGBM reads numerical splits, also on the categorical column (lleaves then
     # failed an assert); and a categorical column given a numerical range
-    "decision_type missing": (in_tree_0(r"^decision_type=.*\n", ""),
-                              "a numerical decision_type 0 on feature 0, which feature_infos gives as categorical"),
+    "decision_type missing": (
+        in_tree_0(r"^decision_type=.*\n", ""),
+        "a numerical decision_type 0 on feature 0, which feature_infos gives as categorical",
+    ),
     "feature info of another kind": (
         sub(r"^feature_infos=\S+", "feature_infos=[0:2]"),
         "a categorical decision_type 1 on feature 0, which feature_infos gives as numerical",
@@ -165,12 +185,12 @@ def test_tree_lines_are_checked_against_each_other_and_the_header(fitted, edit, 
     "edit",
     [
         replace("[verbosity: -1]", "[verbosity: -1]\nfoo"),  # a line without brackets: segfault
-        lambda t: t[:t.index("[verbosity") + 4],  # cut inside the parameters section: segfault
+        lambda t: t[: t.index("[verbosity") + 4],  # cut inside the parameters section: segfault
         replace("end of parameters", ""),
         replace("pandas_categorical:null", "pandas_categorical:" + "[" * 100_000),  # RecursionError in LightGBM
         replace("pandas_categorical:null", 'pandas_categorical:[["x", "y"]]'),
         replace("\nfeature_importances:\n", "\nfeature_importances:\nColumn_0=x=y\n"),
-        lambda t: t[:t.index("\nend of trees\n") + len("\nend of trees\n")],
+        lambda t: t[: t.index("\nend of trees\n") + len("\nend of trees\n")],
     ],
 )
 def test_text_after_end_of_trees_is_left_out_and_predictions_stay_bit_identical(fitted, data, edit):
@@ -199,7 +219,7 @@ def test_dfmc_checks_its_own_objective_and_leaves_out_the_text_after_the_trees(d
     state["state"]["booster"] = text.replace("objective=binary sigmoid:1", "objective=cross_entropy")
     with pytest.raises(ValueError, match="state.booster .*objective= holds 'binary sigmoid:1'; got 'cross_entropy'"):
         DFMC.from_dict(state)
-    state["state"]["booster"] = text[:text.index("[verbosity") + 4]
+    state["state"]["booster"] = text[: text.index("[verbosity") + 4]
     np.testing.assert_array_equal(DFMC.from_dict(state).predict(p, X=X), model.predict(p, X=X))
 
 
@@ -210,19 +230,65 @@ def test_compile_of_text_that_lightgbm_accepts_and_lleaves_rejects_is_a_value_er
     # lleaves 1.3 asserts that a numerical threshold is not 0 (AssertionError); LightGBM predicts with it
     loaded = load_edited(fitted, first_numerical_threshold_to_zero)
     assert loaded.predict(p, X=X).shape == p.shape
-    with pytest.raises(ValueError, match=r"boosters_\[0\] must be LightGBM model text that lleaves .* can compile; "
-                                         r"got text that lleaves rejected \(AssertionError"):
+    with pytest.raises(
+        ValueError,
+        match=r"boosters_\[0\] must be LightGBM model text that lleaves .* can compile; "
+        r"got text that lleaves rejected \(AssertionError",
+    ):
         loaded.compile(n_jobs=1)
 
 
 # -- fuzz -----------------------------------------------------------------------------------------------------
-VALUES = ["0", "-1", "1", "2", "3", "7", "100", "-100", "2147483647", "-2147483648", "99999999999", "1e308",
-          "-1e308", "nan", "inf", "-inf", "", " ", "x", "0.5", "1e-320", "4294967295", "9223372036854775807", "[",
-          ":", "=", "none", "[0:1]", "-1:0:1"]
-LINES = ["average_output", "linear_tree", "end of trees", "Tree=9", "is_linear=1", "num_cat=2",
-         "pandas_categorical:null", "[objective: binary]", "feature_infos=none none none", "monotone_constraints=1 1 1",
-         "parameters:",
-         "end of parameters", "foo", "", "tree_sizes=1", "objective=", "num_leaves=3"]
+VALUES = [
+    "0",
+    "-1",
+    "1",
+    "2",
+    "3",
+    "7",
+    "100",
+    "-100",
+    "2147483647",
+    "-2147483648",
+    "99999999999",
+    "1e308",
+    "-1e308",
+    "nan",
+    "inf",
+    "-inf",
+    "",
+    " ",
+    "x",
+    "0.5",
+    "1e-320",
+    "4294967295",
+    "9223372036854775807",
+    "[",
+    ":",
+    "=",
+    "none",
+    "[0:1]",
+    "-1:0:1",
+]
+LINES = [
+    "average_output",
+    "linear_tree",
+    "end of trees",
+    "Tree=9",
+    "is_linear=1",
+    "num_cat=2",
+    "pandas_categorical:null",
+    "[objective: binary]",
+    "feature_infos=none none none",
+    "monotone_constraints=1 1 1",
+    "parameters:",
+    "end of parameters",
+    "foo",
+    "",
+    "tree_sizes=1",
+    "objective=",
+    "num_leaves=3",
+]
 
 
 def random_edit(text, rng):

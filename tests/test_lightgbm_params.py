@@ -21,8 +21,12 @@ FAST = dict(n_estimators=3, max_rounds=1, early_stopping=None, n_jobs=1, random_
 
 #: A value on each side of every range rule: (rejected, accepted).
 BOUNDARY = {
-    "> 0": ([0], [1]), ">= 0": ([-1], [0]), "> 1": ([1], [2]),
-    "in (0, 1]": ([0.0, 1.5], [1.0]), "in [0, 1]": ([-0.5, 1.5], [0.0, 1.0]), "in [1, 2)": ([0.5, 2.0], [1.0]),
+    "> 0": ([0], [1]),
+    ">= 0": ([-1], [0]),
+    "> 1": ([1], [2]),
+    "in (0, 1]": ([0.0, 1.5], [1.0]),
+    "in [0, 1]": ([-0.5, 1.5], [0.0, 1.0]),
+    "in [1, 2)": ([0.5, 2.0], [1.0]),
 }
 
 
@@ -144,8 +148,11 @@ def test_an_error_lightgbm_still_raises_names_the_parameters(data, monkeypatch):
         raise lgb.basic.LightGBMError("No OpenCL device found")
 
     monkeypatch.setattr(lgb, "train", refuse)
-    with pytest.raises(ValueError, match=r"lightgbm_params must be parameters that LightGBM accepts for these data; "
-                                         r"got \{'device_type': 'gpu'\}, which LightGBM rejected: No OpenCL"):
+    with pytest.raises(
+        ValueError,
+        match=r"lightgbm_params must be parameters that LightGBM accepts for these data; "
+        r"got \{'device_type': 'gpu'\}, which LightGBM rejected: No OpenCL",
+    ):
         MCGrad(**FAST, lightgbm_params={"device_type": "gpu"}).fit(p, y, X=X)
 
 
@@ -161,8 +168,11 @@ def test_tuples_and_1d_arrays_pass_as_lists_as_lightgbm_reads_them(data, lightgb
     # LightGBM joins a list, a tuple or a 1-D array with commas alike; mcal refused the last two with a TypeError
     p, y, X = data
     rng = np.random.default_rng(1)
-    lgb.train({"objective": "cross_entropy", "verbosity": -1, "num_threads": 1, **lightgbm_params},
-              lgb.Dataset(rng.normal(size=(50, 3)), (rng.random(50) < 0.5).astype(float)), 1)
+    lgb.train(
+        {"objective": "cross_entropy", "verbosity": -1, "num_threads": 1, **lightgbm_params},
+        lgb.Dataset(rng.normal(size=(50, 3)), (rng.random(50) < 0.5).astype(float)),
+        1,
+    )
     model = MCGrad(**FAST, lightgbm_params=lightgbm_params).fit(p, y, X=X)
     mcal.save(model, tmp_path / "m.json")
     loaded = mcal.load(tmp_path / "m.json")
@@ -196,8 +206,9 @@ def test_monotone_constraints_refuse_bools_and_fractions_that_lightgbm_reads_as_
         MCGrad(**FAST, lightgbm_params={"monotone_constraints": value}).fit(p, y, X=X)
 
 
-@pytest.mark.parametrize("lightgbm_params", [{"lambda_l1": 2**31}, {"cegb_tradeoff": 10**10},
-                                             {"feature_contri": [2**31, 1, 1]}], ids=str)
+@pytest.mark.parametrize(
+    "lightgbm_params", [{"lambda_l1": 2**31}, {"cegb_tradeoff": 10**10}, {"feature_contri": [2**31, 1, 1]}], ids=str
+)
 def test_an_integer_beyond_int32_passes_for_a_real_valued_parameter_as_lightgbm_reads_it(data, lightgbm_params):
     # LightGBM reads a real-valued parameter as a double, whatever its digits; mcal refused such integers as int32
     p, y, X = data

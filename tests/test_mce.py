@@ -68,7 +68,9 @@ def test_agrees_with_stored_reference_values(case):
         assert ours == pytest.approx(case[key], rel=1e-6), key
     assert result.pvalue == pytest.approx(case["pvalue"], rel=1e-6, abs=1e-12)
     table = result.table.set_index("description")
-    expected = pd.DataFrame.from_dict(case["segments"], orient="index", columns=["ecce", "sigma", "ecce_sigma", "pvalue"])
+    expected = pd.DataFrame.from_dict(
+        case["segments"], orient="index", columns=["ecce", "sigma", "ecce_sigma", "pvalue"]
+    )
     got = table.loc[expected.index, expected.columns]
     np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), rtol=1e-6, atol=1e-12)
 
@@ -261,8 +263,11 @@ def test_bad_segments_raise(rng):
 @pytest.mark.parametrize("segments, shown", [("job", "str"), (3, "int"), ({"a": [True] * 4}, "dict")])
 def test_segments_that_are_not_segments_or_an_array_raise_type_error(segments, shown):
     # these were a ValueError about the shape () of the array numpy made of them
-    with pytest.raises(TypeError, match=rf"^segments must be a Segments or a boolean array of shape \(n_samples, "
-                                        rf"n_segments\); got {shown}$"):
+    with pytest.raises(
+        TypeError,
+        match=rf"^segments must be a Segments or a boolean array of shape \(n_samples, "
+        rf"n_segments\); got {shown}$",
+    ):
         mce([0, 1, 0, 1], [0.2, 0.4, 0.6, 0.8], segments=segments)
 
 
@@ -351,8 +356,11 @@ def test_integer_column_declared_categorical_gives_the_mce_of_its_strings(rng):
 
 def test_categorical_features_without_generated_segments_is_refused(rng):
     ints, _, y, p = _coded(rng, 300)
-    with pytest.raises(ValueError, match=r"pass either segments or categorical_features, not both; got segments and "
-                                         r"categorical_features=\['code'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"pass either segments or categorical_features, not both; got segments and "
+        r"categorical_features=\['code'\]",
+    ):
         mce(y, p, segments=generate_segments(ints), categorical_features=["code"])
     with pytest.raises(ValueError, match=r"categorical_features applies only to segments generated from X; got X=None"):
         mce(y, p, categorical_features=["code"])

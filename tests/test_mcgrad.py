@@ -12,9 +12,9 @@ from sklearn.exceptions import NotFittedError
 
 pytest.importorskip("lightgbm")
 
-import mcal  # noqa: E402
-from mcal import DFMC, CalibrationWarning, MCGrad  # noqa: E402
-from mcal.mcgrad.engine import LOGIT_CLIP, THETA_BOUNDS, LocalEngine, rescale_factor  # noqa: E402
+import mcal
+from mcal import DFMC, CalibrationWarning, MCGrad
+from mcal.mcgrad.engine import LOGIT_CLIP, THETA_BOUNDS, LocalEngine, rescale_factor
 
 # Small, fast boosters for tests; the paper's defaults are exercised by the benchmark.
 FAST = dict(n_estimators=20, learning_rate=0.2, min_child_samples=20, max_rounds=5, n_jobs=1, random_state=0)
@@ -50,8 +50,15 @@ def fitted(segments):
 
 # Exact-equivalence fits: one row per bin, no row floor, and stumps (LightGBM 4.7 itself grows different
 # trees for weight k and for k copies of a row beyond a tree's first split).
-EXACT = {**FAST, "early_stopping": None, "max_rounds": 2, "min_child_samples": 0, "max_leaves": 2,
-         "n_estimators": 5, "lightgbm_params": {"min_data_in_bin": 1, "max_bin": 1023}}
+EXACT = {
+    **FAST,
+    "early_stopping": None,
+    "max_rounds": 2,
+    "min_child_samples": 0,
+    "max_leaves": 2,
+    "n_estimators": 5,
+    "lightgbm_params": {"min_data_in_bin": 1, "max_bin": 1023},
+}
 
 
 def segment_errors(X, p, y):
@@ -194,13 +201,16 @@ def test_rows_predicted_again_from_x_give_the_same_model(monkeypatch, segments, 
     # Where LightGBM's training probabilities cannot be inverted exactly, the fit encodes those rows of X
     # again and predicts them. Sending every row down that path (training parts, validation parts, refit)
     # must give the model that the inverted probabilities give.
-    import mcal.mcgrad.engine as engine
     from mcal.mcgrad.losses import LogLoss
 
     (X, p, y), _ = segments
     X = X.assign(segment=X["segment"].cat.codes.astype(float)).to_numpy() if as_array else X
-    params = {**FAST, "early_stopping": early_stopping, "n_folds": 3,
-              "categorical_features": [0] if as_array else "from_dtype"}
+    params = {
+        **FAST,
+        "early_stopping": early_stopping,
+        "n_folds": 3,
+        "categorical_features": [0] if as_array else "from_dtype",
+    }
     expected = MCGrad(**params).fit(p, y, X=X)
     monkeypatch.setattr(LogLoss, "exact_below", -np.inf)
     again = MCGrad(**params).fit(p, y, X=X)
@@ -283,8 +293,14 @@ def test_validation_logits_take_the_rescaled_round_of_the_training_part():
     engine = _ShiftEngine()
     theta = rescale_factor(engine, y_train, F_train + 1.0, w_train)
     assert abs(theta - 1.0) > 0.3  # the round is far from its rescaled value
-    path = boost_rounds(engine, [Part(None, y_train, w_train, F_train.copy())],
-                        [Part(None, y_valid, w_valid, F_valid.copy())], max_rounds=1, patience=0, rescale=True)
+    path = boost_rounds(
+        engine,
+        [Part(None, y_train, w_train, F_train.copy())],
+        [Part(None, y_valid, w_valid, F_valid.copy())],
+        max_rounds=1,
+        patience=0,
+        rescale=True,
+    )
     want = sk_log_loss(y_valid, expit(theta * (F_valid + 1.0)), sample_weight=w_valid)
     assert path.losses[1] == pytest.approx(want, rel=1e-12)
 
@@ -294,8 +310,14 @@ def test_a_round_that_only_ties_the_best_validation_loss_is_not_the_best_round()
 
     engine = _ShiftEngine(losses=[1.0, 0.8, 0.8, 0.9, 0.85, 0.95, 0.97, 0.99])
     part = Part(None, np.array([0.0, 1.0]), np.ones(2), np.zeros(2))
-    path = boost_rounds(engine, [part], [Part(None, np.array([0.0, 1.0]), np.ones(2), np.zeros(2))],
-                        max_rounds=8, patience=2, rescale=False)
+    path = boost_rounds(
+        engine,
+        [part],
+        [Part(None, np.array([0.0, 1.0]), np.ones(2), np.zeros(2))],
+        max_rounds=8,
+        patience=2,
+        rescale=False,
+    )
     assert path.best_round == 1
     assert path.losses == [1.0, 0.8, 0.8, 0.9, 0.85]  # three rounds past the best, then stop
 
@@ -333,7 +355,9 @@ def test_column_wise_histograms_of_large_data_give_the_same_model(fitted, segmen
     (X, p, y), (Xt, pt, _) = segments
     monkeypatch.setattr(mcal.mcgrad._estimator, "_COL_WISE_FROM_ROWS", 1)
     col_wise = MCGrad(**FAST).fit(p, y, X=X)
-    assert col_wise._lightgbm_params(0, len(p))["force_col_wise"] and fitted._lightgbm_params(0, len(p))["force_col_wise"]
+    assert (
+        col_wise._lightgbm_params(0, len(p))["force_col_wise"] and fitted._lightgbm_params(0, len(p))["force_col_wise"]
+    )
     monkeypatch.undo()
     assert fitted._lightgbm_params(0, len(p))["force_row_wise"]
     np.testing.assert_array_equal(col_wise.validation_losses_, fitted.validation_losses_)
@@ -458,20 +482,33 @@ def _corrupt(fitted, change):
     "change, match",
     [
         (lambda s: s["boosters"].pop(), "must hold n_rounds_"),
-        (lambda s: s["boosters"].__setitem__(0, "not a model"),
-         r"boosters\[0\] must be LightGBM model text \(from 'tree'.*got 'not a model'"),
+        (
+            lambda s: s["boosters"].__setitem__(0, "not a model"),
+            r"boosters\[0\] must be LightGBM model text \(from 'tree'.*got 'not a model'",
+        ),
         (lambda s: s.__setitem__("boosters", "text"), "must be a list of LightGBM model strings"),
         (lambda s: s["rescale_factors_"]["__ndarray__"].__setitem__(0, 99.0), "rescale_factors_ must hold values in"),
         (lambda s: s.__setitem__("n_rounds_", -1), "n_rounds_ must be a non-negative int"),
         (lambda s: s["feature_importances_"].update(__ndarray__=[1.0], shape=[1]), "must have shape"),
-        (lambda s: s["encoder"].update(n_features=3, categorical=[True, False, False], feature_names=None,
-                                       categories=[["a", "b", "c"], None, None]), "must use 4 features"),
+        (
+            lambda s: s["encoder"].update(
+                n_features=3,
+                categorical=[True, False, False],
+                feature_names=None,
+                categories=[["a", "b", "c"], None, None],
+            ),
+            "must use 4 features",
+        ),
         (lambda s: s.pop("encoder"), "encoder' must be a dict"),
         # an encoder edited to the other kind of column: the trees then read numbers as codes, or codes as numbers
-        (lambda s: s["encoder"].update(categorical=[False, False], categories=[None, None]),
-         r"boosters\[0\] must treat feature 0 as numerical, as the encoder does; .* gives it as categorical"),
-        (lambda s: s["encoder"].update(categorical=[True, True], categories=[["a", "b", "c"], ["0", "1"]]),
-         r"boosters\[0\] must treat feature 1 as categorical, as the encoder does; .* gives it as numerical"),
+        (
+            lambda s: s["encoder"].update(categorical=[False, False], categories=[None, None]),
+            r"boosters\[0\] must treat feature 0 as numerical, as the encoder does; .* gives it as categorical",
+        ),
+        (
+            lambda s: s["encoder"].update(categorical=[True, True], categories=[["a", "b", "c"], ["0", "1"]]),
+            r"boosters\[0\] must treat feature 1 as categorical, as the encoder does; .* gives it as numerical",
+        ),
     ],
 )
 def test_loading_rejects_malformed_state(fitted, change, match):
@@ -485,7 +522,7 @@ def _edit_first_tree(old, new):
     def change(state):
         text = state["boosters"][0]
         start = text.index("Tree=0\n")
-        assert old in text[start:text.index("Tree=1\n")]
+        assert old in text[start : text.index("Tree=1\n")]
         state["boosters"][0] = text[:start] + text[start:].replace(old, new, 1)
 
     return change
@@ -495,20 +532,35 @@ def _edit_first_tree(old, new):
     "change, match",
     [
         # a line of another length: the header's tree_sizes no longer matched and LightGBM aborted the process
-        (_edit_first_tree("leaf_value=", "leaf_value=0 "), r"boosters\[0\] has a malformed tree 0: leaf_value must hold 5"),
+        (
+            _edit_first_tree("leaf_value=", "leaf_value=0 "),
+            r"boosters\[0\] has a malformed tree 0: leaf_value must hold 5",
+        ),
         (_edit_first_tree("leaf_value=-0.1", "leaf_value=nan"), "leaf_value must hold finite numbers"),
-        (_edit_first_tree("is_linear=0", "is_linear 0"), r"line 'is_linear 0' in tree 0"),  # LightGBM read past the text
+        (
+            _edit_first_tree("is_linear=0", "is_linear 0"),
+            r"line 'is_linear 0' in tree 0",
+        ),  # LightGBM read past the text
         (_edit_first_tree("shrinkage=", "foo=1\nshrinkage="), "unknown or repeated line 'foo=1'"),
         (_edit_first_tree("num_cat=2", "num_cat=3"), "cat_boundaries must hold 4 value"),
-        (_edit_first_tree("split_feature=0 0 2 2", "split_feature=0 0 2 9"), r"split_feature must hold integers in \[0, 2\]"),
+        (
+            _edit_first_tree("split_feature=0 0 2 2", "split_feature=0 0 2 9"),
+            r"split_feature must hold integers in \[0, 2\]",
+        ),
         # a child index out of range (predict read out of bounds) and a loop (predict never returned)
         (_edit_first_tree("left_child=-1 2 3 -2", "left_child=-1 2 30 -2"), "must form a binary tree"),
         (_edit_first_tree("left_child=-1 2 3 -2", "left_child=-1 2 1 -2"), "must form a binary tree"),
         (_edit_first_tree("threshold=0 1", "threshold=0 7"), "must index one of num_cat=2 category sets"),
-        (lambda s: s.__setitem__("boosters", [s["boosters"][0].replace("num_class=1", "num_class=3", 1)]
-                                 + s["boosters"][1:]), r"header line num_class= holds 1 \(a single-output model\); got '3'"),
-        (lambda s: s["boosters"].__setitem__(0, s["boosters"][0].split("\nend of trees")[0].rstrip("\n")),
-         "must end each tree with an empty line"),  # cut after a tree's last line: LightGBM read past the text
+        (
+            lambda s: s.__setitem__(
+                "boosters", [s["boosters"][0].replace("num_class=1", "num_class=3", 1), *s["boosters"][1:]]
+            ),
+            r"header line num_class= holds 1 \(a single-output model\); got '3'",
+        ),
+        (
+            lambda s: s["boosters"].__setitem__(0, s["boosters"][0].split("\nend of trees")[0].rstrip("\n")),
+            "must end each tree with an empty line",
+        ),  # cut after a tree's last line: LightGBM read past the text
     ],
 )
 def test_loading_rejects_malformed_lightgbm_text_without_crashing(fitted, change, match):
@@ -524,8 +576,11 @@ def test_a_tree_edited_to_another_length_still_loads(fitted, segments, tmp_path)
     np.testing.assert_array_equal(model.predict(pt, X=Xt), fitted.predict(pt, X=Xt))
 
 
-@pytest.mark.parametrize("kwargs", [{"lightgbm_params": {"linear_tree": True}}, {"min_gain_to_split": 1e300}],
-                         ids=["linear trees", "one-leaf trees"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"lightgbm_params": {"linear_tree": True}}, {"min_gain_to_split": 1e300}],
+    ids=["linear trees", "one-leaf trees"],
+)
 def test_save_and_load_of_linear_and_one_leaf_trees(segments, tmp_path, kwargs):
     (X, p, y), (Xt, pt, _) = segments
     model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 2, **kwargs}).fit(p, y, X=X)
@@ -540,9 +595,31 @@ def test_command_line_fit_and_predict_with_feature_columns(tmp_path):
     table = X.assign(segment=X["segment"].astype(str), p=p, y=y.astype(int))
     table.to_csv(tmp_path / "train.csv", index=False)
     model = tmp_path / "model.json"
-    assert main(["fit", str(tmp_path / "train.csv"), "--score-col", "p", "--label-col", "y", "--method", "mcgrad",
-                 "--features", "segment,x", "--param", "min_child_samples=20", "--param", "n_jobs=1",
-                 "--random-state", "0", "-o", str(model)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(tmp_path / "train.csv"),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                "mcgrad",
+                "--features",
+                "segment,x",
+                "--param",
+                "min_child_samples=20",
+                "--param",
+                "n_jobs=1",
+                "--random-state",
+                "0",
+                "-o",
+                str(model),
+            ]
+        )
+        == 0
+    )
     assert main(["predict", str(model), str(tmp_path / "train.csv"), "-o", str(tmp_path / "out.csv")]) == 0
     out = pd.read_csv(tmp_path / "out.csv")
     loaded = mcal.load(model)
@@ -558,8 +635,20 @@ def test_command_line_predicts_with_a_model_saved_from_python_by_its_feature_nam
     _, (Xt, pt, _) = segments
     Xt.assign(p=pt).to_csv(tmp_path / "new.csv", index=False)
     mcal.save(fitted, tmp_path / "model.json")
-    assert main(["predict", str(tmp_path / "model.json"), str(tmp_path / "new.csv"), "--score-col", "p",
-                 "-o", str(tmp_path / "out.csv")]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                str(tmp_path / "model.json"),
+                str(tmp_path / "new.csv"),
+                "--score-col",
+                "p",
+                "-o",
+                str(tmp_path / "out.csv"),
+            ]
+        )
+        == 0
+    )
     out = pd.read_csv(tmp_path / "out.csv")
     np.testing.assert_allclose(out["p_calibrated"], fitted.predict(pt, X=Xt), rtol=0, atol=1e-12)
 
@@ -571,9 +660,29 @@ def test_command_line_reports_lightgbm_params_that_lightgbm_rejects_and_writes_n
     X, p, y = segment_data(500, seed=16)
     X.assign(p=p, y=y.astype(int)).to_csv(tmp_path / "train.csv", index=False)
     model = tmp_path / "model.json"
-    assert main(["fit", str(tmp_path / "train.csv"), "--score-col", "p", "--label-col", "y", "--method", "mcgrad",
-                 "--features", "segment,x", "--param", "n_jobs=1", "--param", 'lightgbm_params={"max_bin": 1}',
-                 "-o", str(model)]) == 1
+    assert (
+        main(
+            [
+                "fit",
+                str(tmp_path / "train.csv"),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                "mcgrad",
+                "--features",
+                "segment,x",
+                "--param",
+                "n_jobs=1",
+                "--param",
+                'lightgbm_params={"max_bin": 1}',
+                "-o",
+                str(model),
+            ]
+        )
+        == 1
+    )
     assert "mcal: error: lightgbm_params['max_bin'] must be an integer > 1; got 1" in capsys.readouterr().err
     assert not model.exists()
 
@@ -635,8 +744,11 @@ def test_bad_training_data_raise(y_prob, y, weight, match):
 def test_weights_outside_lightgbm_float32_range_raise(segments, weight):
     # LightGBM turned them into 0 ("sum of weights is zero") or into infinity (a model fitted on inf weights)
     (X, p, y), _ = segments
-    with pytest.raises(ValueError, match=r"sample_weight must have its positive weights in \[1.175e-38, 3.403e\+38\], "
-                                         r"LightGBM's float32 range; got weights from 1e[-+]300 to 1e[-+]300"):
+    with pytest.raises(
+        ValueError,
+        match=r"sample_weight must have its positive weights in \[1.175e-38, 3.403e\+38\], "
+        r"LightGBM's float32 range; got weights from 1e[-+]300 to 1e[-+]300",
+    ):
         MCGrad(**FAST).fit(p, y, X=X, sample_weight=np.full(p.size, weight))
 
 
@@ -660,7 +772,9 @@ def test_tiny_data_raises_for_early_stopping_and_fits_with_fixed_rounds():
 @pytest.mark.parametrize("fraction, rows", [(1e-6, "test_size = 1"), (0.999999, "train set will be empty")])
 def test_a_validation_fraction_that_leaves_a_side_empty_names_it(segments, fraction, rows):
     (X, p, y), _ = segments
-    with pytest.raises(ValueError, match=rf"early_stopping='holdout' with validation_fraction={fraction} of 6000 rows: .*{rows}"):
+    with pytest.raises(
+        ValueError, match=rf"early_stopping='holdout' with validation_fraction={fraction} of 6000 rows: .*{rows}"
+    ):
         MCGrad(**{**FAST, "validation_fraction": fraction}).fit(p, y, X=X)
 
 
@@ -691,8 +805,12 @@ def test_predict_before_fit_raises():
         ("learning_rate", 0.0, "learning_rate must be a finite number > 0"),
         ("l2_regularization", -1.0, "l2_regularization must be a finite number >= 0"),
         ("min_sum_hessian_in_leaf", np.nan, "min_sum_hessian_in_leaf must be a finite number >= 0"),
-        ("n_jobs", 0, r"n_jobs must be None, an integer >= 1, or a negative integer counting back from the cores "
-                      r"\(-1: all\); got 0"),
+        (
+            "n_jobs",
+            0,
+            r"n_jobs must be None, an integer >= 1, or a negative integer counting back from the cores "
+            r"\(-1: all\); got 0",
+        ),
         ("random_state", -1, "random_state must be None or a non-negative integer; got -1$"),
         ("lightgbm_params", {"num_leaves": 7}, "must not set 'num_leaves'.*use the argument max_leaves="),
         ("lightgbm_params", {"nthread": 2}, "must not set 'nthread'.*use the argument n_jobs="),
@@ -700,10 +818,18 @@ def test_predict_before_fit_raises():
         # options of LightGBM's binary objective, silently ignored by the cross-entropy one
         ("lightgbm_params", {"is_unbalance": True}, "must not set 'is_unbalance', which LightGBM ignores under"),
         ("lightgbm_params", {"scale_pos_weight": 3.0}, "must not set 'scale_pos_weight'.*sample_weight"),
-        ("lightgbm_params", {"pos_bagging_fraction": 0.5}, "must not set 'pos_bagging_fraction', which LightGBM ignores"),
+        (
+            "lightgbm_params",
+            {"pos_bagging_fraction": 0.5},
+            "must not set 'pos_bagging_fraction', which LightGBM ignores",
+        ),
         # LightGBM ignores names it does not know (its warning is silenced by verbosity=-1)
-        ("lightgbm_params", {"max_bn": 63}, r"got 'max_bn', which LightGBM does not know and would ignore "
-                                              r"\(did you mean 'max_bin'"),
+        (
+            "lightgbm_params",
+            {"max_bn": 63},
+            r"got 'max_bn', which LightGBM does not know and would ignore "
+            r"\(did you mean 'max_bin'",
+        ),
         ("lightgbm_params", {"zzqq": 1}, r"got 'zzqq', which LightGBM does not know and would ignore$"),
         # aliases of reserved names, from LightGBM's own table (they changed the model past the reservation)
         ("lightgbm_params", {"bagging_fraction_seed": 1}, "must not set 'bagging_fraction_seed'.*random_state="),
@@ -716,17 +842,32 @@ def test_predict_before_fit_raises():
         ("lightgbm_params", {"max_bin": 2**32 + 15}, r"lightgbm_params\['max_bin'\] must fit LightGBM's int32"),
         ("lightgbm_params", {"max_bin": "63 num_iterations=3"}, "must be a string without whitespace or '='"),
         # a NaN reached LightGBM's JSON reader; an inf fitted a model that could not be saved
-        ("lightgbm_params", {"max_delta_step": np.nan}, r"lightgbm_params\['max_delta_step'\] must hold finite numbers"),
+        (
+            "lightgbm_params",
+            {"max_delta_step": np.nan},
+            r"lightgbm_params\['max_delta_step'\] must hold finite numbers",
+        ),
         ("lightgbm_params", {"lambda_l1": np.inf}, r"lightgbm_params\['lambda_l1'\] must hold finite numbers; got inf"),
         # LightGBM checks it against one Dataset's columns; the score column is binned apart
-        ("lightgbm_params", {"max_bin_by_feature": [63, 63, 63]}, "must not set 'max_bin_by_feature', which MCGrad "
-                                                                 "cannot pass on.*use max_bin"),
+        (
+            "lightgbm_params",
+            {"max_bin_by_feature": [63, 63, 63]},
+            "must not set 'max_bin_by_feature', which MCGrad cannot pass on.*use max_bin",
+        ),
         # LightGBM reads these as int32: larger values wrapped around (min_child_samples=2**40 became 0),
         # hung (n_estimators); num_leaves is capped at 131072
-        ("min_child_samples", 2**40, r"min_child_samples must be an integer >= 0 and <= 2147483647 \(LightGBM's int32\)"),
+        (
+            "min_child_samples",
+            2**40,
+            r"min_child_samples must be an integer >= 0 and <= 2147483647 \(LightGBM's int32\)",
+        ),
         ("n_estimators", 2**40, r"n_estimators must be an integer >= 1 and <= 2147483647"),
-        ("max_depth", 2**40, r"max_depth must be an integer >= -2147483647 and <= 2147483647 \(LightGBM's int32; "
-                             r"<= 0 for no limit\); got 1099511627776"),
+        (
+            "max_depth",
+            2**40,
+            r"max_depth must be an integer >= -2147483647 and <= 2147483647 \(LightGBM's int32; "
+            r"<= 0 for no limit\); got 1099511627776",
+        ),
         ("max_leaves", 131073, "max_leaves must be an integer >= 2 and <= 131072; got 131073"),
     ],
 )
@@ -774,14 +915,24 @@ def test_parameters_of_a_bad_type_raise_type_error_naming_them(param, value, rul
 def test_integral_numpy_parameters_are_accepted_as_integers():
     # numpy integers are integers (a grid search hands them over), numpy bools are bools
     p, y, X = np.array([0.2, 0.8] * 20), np.array([0, 1] * 20), np.zeros((40, 1))
-    model = MCGrad(**{**FAST, "max_rounds": np.int64(1), "n_estimators": np.int32(2), "max_leaves": np.int64(3),
-                      "n_jobs": np.int64(1), "random_state": np.int64(0), "rescale": np.bool_(True),
-                      "early_stopping": None}).fit(p, y, X=X)
+    model = MCGrad(
+        **{
+            **FAST,
+            "max_rounds": np.int64(1),
+            "n_estimators": np.int32(2),
+            "max_leaves": np.int64(3),
+            "n_jobs": np.int64(1),
+            "random_state": np.int64(0),
+            "rescale": np.bool_(True),
+            "early_stopping": None,
+        }
+    ).fit(p, y, X=X)
     assert model.n_rounds_ == 1
 
 
-@pytest.mark.parametrize("n_jobs, threads", [(None, 0), (3, 3), (-1, 4), (-2, 3), (-4, 1), (-5, 1), (-16, 1), (5, 4),
-                                             (10**10, 4)])
+@pytest.mark.parametrize(
+    "n_jobs, threads", [(None, 0), (3, 3), (-1, 4), (-2, 3), (-4, 1), (-5, 1), (-16, 1), (5, 4), (10**10, 4)]
+)
 def test_n_jobs_follows_scikit_learn_negative_values_counting_back_from_the_cores(monkeypatch, n_jobs, threads):
     # joblib's rule, n_cpus + 1 + n_jobs and at least 1 (a model saved with -16 on a server loads on a laptop),
     # here on 4 cores; more than the cores are the cores (LightGBM crashed on
@@ -808,28 +959,39 @@ def test_predict_threads_are_one_per_10k_rows_by_default(monkeypatch, segments, 
     model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, y, X=X)
     model.set_params(n_jobs=n_jobs)
     seen = []
-    monkeypatch.setattr(type(model.boosters_[0]), "predict",
-                        lambda self, data, **kw: seen.append(kw["num_threads"]) or np.zeros(data.shape[0]))
+    monkeypatch.setattr(
+        type(model.boosters_[0]),
+        "predict",
+        lambda self, data, **kw: seen.append(kw["num_threads"]) or np.zeros(data.shape[0]),
+    )
     rows = np.resize(np.arange(len(p)), n_rows)
     model.predict(p[rows], X=X.iloc[rows] if hasattr(X, "iloc") else X[rows])
     assert seen == [threads]
 
 
 @pytest.mark.parametrize(
-    "value, match", [([("max_bin", 63)], "must be a dict or None"),
-                     ({"max_bin": object()}, r"must be a bool, number or string, a list \(tuple or 1-D numpy array\) "
-                                             r"of them, or a list of such"),
-                     ({"max_bin": None}, r"lightgbm_params\['max_bin'\] must be a bool, number or string.*; got None"),
-                     ({"interaction_constraints": [[[0]]]}, "must be a bool, number or string"),
-                     ({1: 2}, "lightgbm_params keys must be strings; got 1")]
+    "value, match",
+    [
+        ([("max_bin", 63)], "must be a dict or None"),
+        (
+            {"max_bin": object()},
+            r"must be a bool, number or string, a list \(tuple or 1-D numpy array\) "
+            r"of them, or a list of such",
+        ),
+        ({"max_bin": None}, r"lightgbm_params\['max_bin'\] must be a bool, number or string.*; got None"),
+        ({"interaction_constraints": [[[0]]]}, "must be a bool, number or string"),
+        ({1: 2}, "lightgbm_params keys must be strings; got 1"),
+    ],
 )
 def test_bad_lightgbm_params_types_raise_type_error(value, match):
     with pytest.raises(TypeError, match=match):
         MCGrad(lightgbm_params=value).fit(np.array([0.2, 0.8]), np.array([0, 1]), X=np.zeros((2, 1)))
 
 
-_MONOTONE_RULE = (r"lightgbm_params\['(monotone_constraints|mc|monotonic_cst)'\] must hold 3 values in "
-                  r"\{-1, 0, 1\}.* categorical columns \['segment'\]; got")
+_MONOTONE_RULE = (
+    r"lightgbm_params\['(monotone_constraints|mc|monotonic_cst)'\] must hold 3 values in "
+    r"\{-1, 0, 1\}.* categorical columns \['segment'\]; got"
+)
 
 
 @pytest.mark.parametrize(
@@ -851,8 +1013,9 @@ def test_lightgbm_params_checked_at_fit_raise_value_error_naming_them(segments, 
 
 def test_monotone_constraint_on_the_score_makes_each_round_increasing_in_it(segments):
     (X, p, y), _ = segments
-    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1,
-                      "lightgbm_params": {"monotone_constraints": [0, 0, 1]}}).fit(p, y, X=X)
+    model = MCGrad(
+        **{**FAST, "early_stopping": None, "max_rounds": 1, "lightgbm_params": {"monotone_constraints": [0, 0, 1]}}
+    ).fit(p, y, X=X)
     rows = np.repeat(model.encoder_.transform(X.iloc[:50], n_extra_columns=1), 30, axis=0)
     rows[:, -1] = np.tile(np.linspace(-4, 4, 30), 50)
     raw = model.boosters_[0].predict(rows, raw_score=True).reshape(50, 30)
@@ -862,16 +1025,28 @@ def test_monotone_constraint_on_the_score_makes_each_round_increasing_in_it(segm
 def test_numpy_scalars_in_lightgbm_params_reach_the_boosters(segments):
     # np.float64 was accepted and np.int64 rejected as "not a scalar"
     (X, p, y), _ = segments
-    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1,
-                      "lightgbm_params": {"max_bin": np.int64(15), "linear_tree": np.bool_(True)}}).fit(p, y, X=X)
+    model = MCGrad(
+        **{
+            **FAST,
+            "early_stopping": None,
+            "max_rounds": 1,
+            "lightgbm_params": {"max_bin": np.int64(15), "linear_tree": np.bool_(True)},
+        }
+    ).fit(p, y, X=X)
     text = model.boosters_[0].model_to_string()
     assert "[max_bin: 15]" in text and "[linear_tree: 1]" in text
 
 
 def test_interaction_constraints_as_a_list_of_lists_reach_the_boosters(segments):
     (X, p, y), _ = segments
-    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1,
-                      "lightgbm_params": {"interaction_constraints": [[0], [1, 2]]}}).fit(p, y, X=X)
+    model = MCGrad(
+        **{
+            **FAST,
+            "early_stopping": None,
+            "max_rounds": 1,
+            "lightgbm_params": {"interaction_constraints": [[0], [1, 2]]},
+        }
+    ).fit(p, y, X=X)
     assert "[interaction_constraints: [0],[1,2]]" in model.boosters_[0].model_to_string()
 
 
@@ -916,8 +1091,6 @@ def test_progress_bar_counts_every_round_fitted(segments, monkeypatch):
     assert bars[1][1].n == est.n_rounds_
 
 
-
-
 @pytest.mark.parametrize("seed, kind", [(0, "training"), (1, "validation")])
 def test_an_early_stopping_part_without_positive_weight_raises_before_lightgbm(seed, kind):
     # weight on two rows only: the holdout split leaves one part without weight (which part depends on the seed);
@@ -928,8 +1101,11 @@ def test_an_early_stopping_part_without_positive_weight_raises_before_lightgbm(s
     y = (rng.random(n) < 0.5).astype(float)
     w = np.zeros(n)
     w[[np.flatnonzero(y == 1)[0], np.flatnonzero(y == 0)[0]]] = 1.0
-    with pytest.raises(ValueError, match=f"positive weight in every early-stopping part; the {kind} part of the split "
-                                         f"drawn with random_state={seed} has none"):
+    with pytest.raises(
+        ValueError,
+        match=f"positive weight in every early-stopping part; the {kind} part of the split "
+        f"drawn with random_state={seed} has none",
+    ):
         MCGrad(**{**FAST, "random_state": seed}).fit(np.full(n, 0.5), y, X=X, sample_weight=w)
 
 
@@ -941,8 +1117,11 @@ def test_warnings_point_at_the_callers_line_not_into_mcal(segments):
     assert record[0].filename == __file__
 
 
-@pytest.mark.parametrize("declared", [pd.Index(["c"]), pd.Series(["c"]), {"c"}, np.array(["c"], dtype=object)],
-                         ids=["index", "series", "set", "object-array"])
+@pytest.mark.parametrize(
+    "declared",
+    [pd.Index(["c"]), pd.Series(["c"]), {"c"}, np.array(["c"], dtype=object)],
+    ids=["index", "series", "set", "object-array"],
+)
 def test_categorical_features_given_as_an_index_series_or_set_save_and_load(tmp_path, declared):
     # df.columns[...] is the natural way to name columns; it fitted, then mcal.save could not serialize it
     rng = np.random.default_rng(0)
@@ -972,10 +1151,13 @@ def test_rounds_that_make_the_logits_non_finite_raise_naming_the_divergence(vali
 
     rng = np.random.default_rng(0)
     y = (rng.random(50) < 0.5).astype(float)
-    part = lambda: Part(np.zeros((50, 1)), y, np.ones(50), np.zeros(50))  # noqa: E731
+    part = lambda: Part(np.zeros((50, 1)), y, np.ones(50), np.zeros(50))
     engine = Diverging({}, 1, [])
-    with pytest.raises(ValueError, match=r"must keep the scores finite; got a (validation|training) loss of (inf|nan) "
-                                         r"after round 1: the boosting diverged"):
+    with pytest.raises(
+        ValueError,
+        match=r"must keep the scores finite; got a (validation|training) loss of (inf|nan) "
+        r"after round 1: the boosting diverged",
+    ):
         boost_rounds(engine, [part()], [part()] if validate else None, max_rounds=2, patience=0, rescale=False)
 
 
@@ -986,8 +1168,11 @@ def test_a_column_of_date_objects_is_refused_unless_declared_categorical_then_a_
     X, p, y = segment_data(2000, seed=14)
     first = datetime.datetime(2024, 1, 1)
     days = pd.Series([first + datetime.timedelta(days=int(c)) for c in X["segment"].cat.codes], dtype=object)
-    with pytest.raises(TypeError, match=r"X column 'day' must be converted to numbers \(e\.g\. .*\) or declared in "
-                                        r"categorical_features; got dtype object holding datetime values"):
+    with pytest.raises(
+        TypeError,
+        match=r"X column 'day' must be converted to numbers \(e\.g\. .*\) or declared in "
+        r"categorical_features; got dtype object holding datetime values",
+    ):
         MCGrad(**FAST).fit(p, y, X=X[["x"]].assign(day=days))
     as_text = X[["x"]].assign(day=days.astype(str))
     expected = MCGrad(**FAST).fit(p, y, X=as_text).predict(p, X=as_text)

@@ -11,17 +11,25 @@ from sklearn.exceptions import NotFittedError
 
 pytest.importorskip("lightgbm")
 
-import mcal  # noqa: E402
-from mcal import CalibrationWarning, MCGrad  # noqa: E402
-from mcal._optional import is_available  # noqa: E402
-from mcal.cli import main  # noqa: E402
-from test_mcgrad import segment_data  # noqa: E402
+from test_mcgrad import segment_data
+
+import mcal
+from mcal import CalibrationWarning, MCGrad
+from mcal._optional import is_available
+from mcal.cli import main
 
 needs_lleaves = pytest.mark.skipif(not is_available("lleaves"), reason="lleaves is not installed (mcal[compiled])")
 
 # Several rounds of small boosters; early stopping off so that the number of rounds is known.
-FAST = dict(n_estimators=20, learning_rate=0.2, min_child_samples=20, max_rounds=4, early_stopping=None, n_jobs=1,
-            random_state=0)
+FAST = dict(
+    n_estimators=20,
+    learning_rate=0.2,
+    min_child_samples=20,
+    max_rounds=4,
+    early_stopping=None,
+    n_jobs=1,
+    random_state=0,
+)
 
 
 def mixed_data(n, seed):
@@ -87,8 +95,11 @@ def test_unseen_categories_predict_as_missing_on_both_paths(fitted, compiled, da
 
 
 @needs_lleaves
-@pytest.mark.parametrize("extra", [{}, {"zero_as_missing": True}, {"use_missing": False}],
-                         ids=["nan-missing", "zero-as-missing", "no-missing"])
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"zero_as_missing": True}, {"use_missing": False}],
+    ids=["nan-missing", "zero-as-missing", "no-missing"],
+)
 def test_compiled_predict_follows_lightgbm_missing_value_handling(data, extra):
     (X, p, y), (Xt, pt, _) = data
     model = MCGrad(**{**FAST, "max_rounds": 2, "lightgbm_params": extra}).fit(p, y, X=X)
@@ -218,10 +229,32 @@ def table(tmp_path, data):
 
 def _fit_cli(table, tmp_path, method="mcgrad"):
     model = tmp_path / "model.json"
-    extra = ["--features", "segment,x", "--param", "early_stopping=null", "--param", "max_rounds=2",
-             "--param", "n_jobs=1"] if method == "mcgrad" else []
-    assert main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", method, "--quiet",
-                 "--random-state", "0", "-o", str(model), *extra]) == 0
+    extra = (
+        ["--features", "segment,x", "--param", "early_stopping=null", "--param", "max_rounds=2", "--param", "n_jobs=1"]
+        if method == "mcgrad"
+        else []
+    )
+    assert (
+        main(
+            [
+                "fit",
+                str(table),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                method,
+                "--quiet",
+                "--random-state",
+                "0",
+                "-o",
+                str(model),
+                *extra,
+            ]
+        )
+        == 0
+    )
     return model
 
 

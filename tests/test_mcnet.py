@@ -66,19 +66,23 @@ def test_map_is_increasing_within_every_bin_for_every_field_on_random_scores():
             assert np.all(np.diff(out)[same_bin] >= 0)
 
 
-@pytest.mark.parametrize("settings", [
-    {},  # the defaults, on a short budget
-    {"beta": 0.0, "learning_rate": 0.05, "n_bins": 40, "hidden_sizes": (4,), "batch_size": 64},  # no order penalty
-    {"beta": 100.0, "learning_rate": 0.03, "n_bins": 2, "n_nodes": 2, "embedding_dim": 1},
-])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},  # the defaults, on a short budget
+        {"beta": 0.0, "learning_rate": 0.05, "n_bins": 40, "hidden_sizes": (4,), "batch_size": 64},  # no order penalty
+        {"beta": 100.0, "learning_rate": 0.03, "n_bins": 2, "n_nodes": 2, "embedding_dim": 1},
+    ],
+)
 @pytest.mark.parametrize("inference", ["exact", "compiled"])
 def test_map_is_monotone_in_the_score_for_every_field_across_bins_too(log_data, settings, inference):
     # within a bin by construction (f1 > 0); at a bin edge the next bin's bias term is raised to where the bin
     # before ends, so no training setting can make the map drop, with or without eq. 10's penalty
     p, y, X, _ = log_data
     for field in ("f", None):
-        model = MCNet(field=field, max_steps=150, validation_fraction=0.0, random_state=0, inference=inference,
-                      **settings).fit(p, y, X=X)
+        model = MCNet(
+            field=field, max_steps=150, validation_fraction=0.0, random_state=0, inference=inference, **settings
+        ).fit(p, y, X=X)
         _, curves = grid_per_field(model, n=20001)
         assert min(np.diff(c).min() for c in curves) >= 0.0
 
@@ -91,14 +95,14 @@ def test_order_penalty_is_zero_on_an_already_monotone_network():
     targets = np.array([[-1.0, 0.5, -3.0], [0.0, 1.5, -2.0]])  # f^1(b_1, c) = f2^1(c) + 0.5 * 2 = f2^2(c)
     P, geometry = hand_network(0.5, targets)
     with torch.no_grad():
-        offset, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+        _offset, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
         assert float(order_penalty(torch, raw, gaps)) == pytest.approx(0.0, abs=1e-12)
         np.testing.assert_allclose(bias.numpy(), targets, atol=1e-12)  # nothing to raise
         with torch.no_grad():
             P["f2_out_b"][1] += 0.7  # bin 2 starts higher: a jump up, still in order
         _, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
     assert float(order_penalty(torch, raw, gaps)) == 0.0
-    np.testing.assert_allclose(bias.numpy(), targets + [[0.0], [0.7]], atol=1e-12)
+    np.testing.assert_allclose(bias.numpy(), [*targets, [0.0], [0.7]], atol=1e-12)
 
 
 def test_output_is_strictly_inside_the_unit_interval(field_model):
@@ -171,7 +175,9 @@ def test_memory_efficient_backward_integrates_the_same_gradient(n_nodes):
     from mcal.mcnet._network import Architecture, context_tables, initial_weights, integrate_rows, to_parameters
 
     rng = np.random.default_rng(0)
-    arch = Architecture(n_bins=4, n_fields=3, hidden_sizes=(8, 8), embedding_dim=3, n_auxiliary=0, auxiliary_hidden_size=4)
+    arch = Architecture(
+        n_bins=4, n_fields=3, hidden_sizes=(8, 8), embedding_dim=3, n_auxiliary=0, auxiliary_hidden_size=4
+    )
     weights = initial_weights(arch, rng, slope=1.0)
     weights["f1_out_w"] = rng.normal(size=weights["f1_out_w"].shape).astype(np.float32)  # a non-constant integrand
     P = to_parameters(torch, weights, device="cpu", dtype=torch.float64)
@@ -183,8 +189,17 @@ def test_memory_efficient_backward_integrates_the_same_gradient(n_nodes):
     def grads(memory_efficient):
         P.zero_grad()
         offset, bias = context_tables(torch, P, 2)
-        out = integrate_rows(torch, P, geometry, x, bins, offset[bins, codes], n_hidden=2, n_nodes=n_nodes,
-                             memory_efficient=memory_efficient)
+        out = integrate_rows(
+            torch,
+            P,
+            geometry,
+            x,
+            bins,
+            offset[bins, codes],
+            n_hidden=2,
+            n_nodes=n_nodes,
+            memory_efficient=memory_efficient,
+        )
         ((bias[bins, codes] + out) ** 2).sum().backward()
         return out.detach().clone(), {k: v.grad.clone() for k, v in P.items()}
 
@@ -196,11 +211,20 @@ def test_memory_efficient_backward_integrates_the_same_gradient(n_nodes):
 
 
 def test_batched_integral_over_bin_blocks_matches_a_per_row_quadrature():
-    from mcal.mcnet._network import Architecture, context_tables, initial_weights, integrand, integrate_rows, to_parameters
+    from mcal.mcnet._network import (
+        Architecture,
+        context_tables,
+        initial_weights,
+        integrand,
+        integrate_rows,
+        to_parameters,
+    )
     from mcal.mcnet._quadrature import integrate
 
     rng = np.random.default_rng(1)
-    arch = Architecture(n_bins=6, n_fields=2, hidden_sizes=(8, 8), embedding_dim=3, n_auxiliary=0, auxiliary_hidden_size=4)
+    arch = Architecture(
+        n_bins=6, n_fields=2, hidden_sizes=(8, 8), embedding_dim=3, n_auxiliary=0, auxiliary_hidden_size=4
+    )
     weights = initial_weights(arch, rng, slope=0.7)
     weights["f1_out_w"] = rng.normal(size=weights["f1_out_w"].shape).astype(np.float32)
     P = to_parameters(torch, weights, device="cpu", dtype=torch.float64)
@@ -211,8 +235,17 @@ def test_batched_integral_over_bin_blocks_matches_a_per_row_quadrature():
     x = bins + rng.uniform(-0.5, 1.5, bins.size)
     with torch.no_grad():
         offset, _ = context_tables(torch, P, 2)
-        got = integrate_rows(torch, P, geometry, torch.as_tensor(x), bins, offset[bins, codes], n_hidden=2, n_nodes=40,
-                             memory_efficient=False).numpy()
+        got = integrate_rows(
+            torch,
+            P,
+            geometry,
+            torch.as_tensor(x),
+            bins,
+            offset[bins, codes],
+            n_hidden=2,
+            n_nodes=40,
+            memory_efficient=False,
+        ).numpy()
         for i in range(bins.size):
             k, c = bins[i], codes[i]
 
@@ -334,8 +367,9 @@ def test_a_weights_file_from_another_model_of_the_same_shape_is_rejected(tmp_pat
 
     st = pytest.importorskip("safetensors.numpy")
     p, y, X, _ = log_data
-    first, second = (MCNet(**{**SMALL, "max_epochs": 1, "random_state": seed}, field="f").fit(p, y, X=X)
-                     for seed in (1, 2))
+    first, second = (
+        MCNet(**{**SMALL, "max_epochs": 1, "random_state": seed}, field="f").fit(p, y, X=X) for seed in (1, 2)
+    )
     path, weights = mcal.save(first, tmp_path / "a.json"), tmp_path / "a.safetensors"
     mcal.save(second, tmp_path / "b.json")
     other = (tmp_path / "b.safetensors").read_bytes()
@@ -376,8 +410,20 @@ def test_float32_scores_give_float32_output(field_model):
 def test_fit_uses_n_threads_and_restores_torch_threads(log_data, monkeypatch):
     p, y, _, _ = log_data
     seen = []
-    monkeypatch.setattr("mcal.mcnet._estimator.train", lambda torch_, *a, **k: seen.append(torch.get_num_threads()) or {
-        "n_epochs": 0, "best_epoch": 0, "n_steps": 0, "best_step": 0, "loss_curve": [], "validation_loss_curve": []})
+    monkeypatch.setattr(
+        "mcal.mcnet._estimator.train",
+        lambda torch_, *a, **k: (
+            seen.append(torch.get_num_threads())
+            or {
+                "n_epochs": 0,
+                "best_epoch": 0,
+                "n_steps": 0,
+                "best_step": 0,
+                "loss_curve": [],
+                "validation_loss_curve": [],
+            }
+        ),
+    )
     MCNet(**SMALL, n_threads=2).fit(p, y)
     assert seen == [2] and torch.get_num_threads() == 1
 
@@ -435,11 +481,21 @@ def test_contradicting_parameters_raise_value_error_naming_them(log_data):
 #: One row per kind of parameter: a value of the wrong type raises TypeError naming the parameter. Bools are not
 #: integers (nor numbers) here, as everywhere in mcal (``_validation.check_positive_int``), and 0/1 are not bools.
 WRONG_TYPES = {
-    "integer": [("n_bins", "10"), ("max_epochs", 2.5), ("patience", True), ("batch_size", np.float64(64)),
-                ("n_threads", 1.0), ("n_processes", None)],
+    "integer": [
+        ("n_bins", "10"),
+        ("max_epochs", 2.5),
+        ("patience", True),
+        ("batch_size", np.float64(64)),
+        ("n_threads", 1.0),
+        ("n_processes", None),
+    ],
     "real": [("learning_rate", [0.1]), ("beta", "1"), ("alpha", True), ("validation_fraction", None)],
-    "integer sequence": [("hidden_sizes", 64), ("hidden_sizes", "64"), ("hidden_sizes[1]", (8, 2.5)),
-                         ("hidden_sizes[0]", [False])],
+    "integer sequence": [
+        ("hidden_sizes", 64),
+        ("hidden_sizes", "64"),
+        ("hidden_sizes[1]", (8, 2.5)),
+        ("hidden_sizes[0]", [False]),
+    ],
     "column": [("field", 1.5), ("balance_field", True)],
     "column sequence": [("auxiliary_features", "z"), ("auxiliary_features", 3), ("auxiliary_features[0]", [None])],
     "bool": [("memory_efficient", 1), ("memory_efficient", "yes")],
@@ -497,9 +553,38 @@ def test_cli_fits_and_applies_mcnet_with_a_field(tmp_path, log_data, capsys):
     data = tmp_path / "scores.csv"
     pd.DataFrame({"p": p, "y": y, "f": X["f"]}).to_csv(data, index=False)
     model_path, out = tmp_path / "m.json", tmp_path / "out.csv"
-    params = ["--param", "hidden_sizes=[8]", "--param", "embedding_dim=4", "--param", "n_bins=5", "--param", "max_epochs=1"]
-    assert main(["fit", str(data), "--score-col", "p", "--label-col", "y", "--method", "mcnet", "--field", "f",
-                 *params, "--random-state", "0", "-o", str(model_path)]) == 0
+    params = [
+        "--param",
+        "hidden_sizes=[8]",
+        "--param",
+        "embedding_dim=4",
+        "--param",
+        "n_bins=5",
+        "--param",
+        "max_epochs=1",
+    ]
+    assert (
+        main(
+            [
+                "fit",
+                str(data),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                "mcnet",
+                "--field",
+                "f",
+                *params,
+                "--random-state",
+                "0",
+                "-o",
+                str(model_path),
+            ]
+        )
+        == 0
+    )
     assert main(["predict", str(model_path), str(data), "-o", str(out)]) == 0
     model = mcal.load(model_path)
     assert model.field == "f" and model.field_values_ == ["0", "1", "2"]
@@ -531,8 +616,16 @@ def test_progress_bar_counts_the_steps_run(monkeypatch):
     rng = np.random.default_rng(0)
     p = rng.uniform(0.05, 0.95, 600)
     y = (rng.uniform(size=600) < p).astype(float)
-    est = MCNet(hidden_sizes=(8, 8), embedding_dim=4, n_bins=4, n_nodes=10, max_epochs=3, patience=5,
-                progress=True, random_state=0).fit(p, y)
+    est = MCNet(
+        hidden_sizes=(8, 8),
+        embedding_dim=4,
+        n_bins=4,
+        n_nodes=10,
+        max_epochs=3,
+        patience=5,
+        progress=True,
+        random_state=0,
+    ).fit(p, y)
     assert len(updates) == est.n_steps_ and all("loss" in u for u in updates)
 
 
@@ -550,7 +643,9 @@ def test_a_held_out_part_of_zero_weight_raises(log_data):
     held = np.sort(np.random.default_rng(0).permutation(p.size)[: round(0.1 * p.size)])  # the split of random_state=0
     w = np.ones(p.size)
     w[held] = 0.0
-    with pytest.raises(ValueError, match="validation_fraction=0.1 must leave held-out rows of positive weight; got 300"):
+    with pytest.raises(
+        ValueError, match="validation_fraction=0.1 must leave held-out rows of positive weight; got 300"
+    ):
         MCNet(**SMALL, field="f").fit(p, y, X=X, sample_weight=w)
 
 
@@ -559,13 +654,17 @@ def test_a_training_part_of_one_class_raises(log_data):
     held = np.zeros(p.size, dtype=bool)
     held[np.random.default_rng(0).permutation(p.size)[: round(0.1 * p.size)]] = True  # the split of random_state=0
     w = np.where(held | (y == 0), 1.0, 0.0)  # the positives all lie in the held-out part
-    with pytest.raises(ValueError, match=r"must leave both classes \(with positive weight\) in the training part; got "
-                                         r"only class 0 in its 2700 row\(s\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"must leave both classes \(with positive weight\) in the training part; got "
+        r"only class 0 in its 2700 row\(s\)",
+    ):
         MCNet(**SMALL, field="f").fit(p, y, X=X, sample_weight=w)
 
 
-@pytest.mark.parametrize(("name", "dtype"), [("net.f1_out_b", np.float64), ("net.f1_out_b", np.float16),
-                                             ("compiled.values", np.float32)])
+@pytest.mark.parametrize(
+    ("name", "dtype"), [("net.f1_out_b", np.float64), ("net.f1_out_b", np.float16), ("compiled.values", np.float32)]
+)
 def test_load_rejects_weights_of_another_dtype(field_model, name, dtype):
     tensors = field_model._get_tensors()
     tensors[name] = tensors[name].astype(dtype)
@@ -595,8 +694,9 @@ def hand_network(slope, targets, *, edges=(-3.0, 0.0, 3.0), anchor=(-2.0, 0.0), 
     from mcal.mcnet._network import MIN_SLOPE, Architecture, initial_weights, to_parameters, warm_start_bias
 
     K, n_ctx = targets.shape
-    arch = Architecture(n_bins=K, n_fields=n_ctx - 1, hidden_sizes=(8,), embedding_dim=3, n_auxiliary=0,
-                        auxiliary_hidden_size=4)
+    arch = Architecture(
+        n_bins=K, n_fields=n_ctx - 1, hidden_sizes=(8,), embedding_dim=3, n_auxiliary=0, auxiliary_hidden_size=4
+    )
     rng = np.random.default_rng(5)
     weights = {k: v.astype(np.float64) for k, v in initial_weights(arch, rng, slope=slope).items()}
     weights["f1_out_b"] = np.full(K, np.log(np.expm1(slope - MIN_SLOPE)))
@@ -622,8 +722,9 @@ def hand_logits(P, geometry, x, bins, contexts, n_nodes=50):
     with torch.no_grad():
         tables = context_tables(torch, P, 1)
         xt = torch.as_tensor(np.asarray(x, dtype=np.float64))
-        return calibrated_logits(torch, P, hand_spec(n_nodes=n_nodes), geometry, tables, xt, np.asarray(bins),
-                                 np.asarray(contexts), None).numpy()
+        return calibrated_logits(
+            torch, P, hand_spec(n_nodes=n_nodes), geometry, tables, xt, np.asarray(bins), np.asarray(contexts), None
+        ).numpy()
 
 
 TARGETS = np.array([[-1.0, 0.5, -3.0], [0.5, 0.0, -2.5]])  # f2^k(c): 2 bins, no-context code 0 and 2 fields
@@ -657,8 +758,18 @@ def test_eq7_derivative_of_the_map_in_the_score_is_f1():
     with torch.no_grad():
         offset, _ = context_tables(torch, P, 1)
         u = (x - geometry["center"].numpy()[bins]) / geometry["half_width"].numpy()[bins]
-        f1 = integrand(torch, P, 1, torch.as_tensor(u).reshape(-1, 1, 1), offset[bins, contexts][:, None],
-                       torch.as_tensor(bins)).numpy().ravel()
+        f1 = (
+            integrand(
+                torch,
+                P,
+                1,
+                torch.as_tensor(u).reshape(-1, 1, 1),
+                offset[bins, contexts][:, None],
+                torch.as_tensor(bins),
+            )
+            .numpy()
+            .ravel()
+        )
     assert np.ptp(f1) > 0.05  # a non-constant integrand
     np.testing.assert_allclose(slope, f1, rtol=1e-6)
 
@@ -679,8 +790,9 @@ def test_warm_start_is_the_per_field_platt_line_continuous_across_bins():
 
     a, b = 0.8, np.array([0.1, -0.7, 1.3])
     anchor = np.array([-4.0, -1.0, 0.5])
-    arch = Architecture(n_bins=3, n_fields=2, hidden_sizes=(8, 8), embedding_dim=3, n_auxiliary=0,
-                        auxiliary_hidden_size=4)
+    arch = Architecture(
+        n_bins=3, n_fields=2, hidden_sizes=(8, 8), embedding_dim=3, n_auxiliary=0, auxiliary_hidden_size=4
+    )
     weights = initial_weights(arch, np.random.default_rng(0), slope=a)
     P = to_parameters(torch, weights, device="cpu", dtype=torch.float64)
     warm_start_bias(torch, P, 2, a * anchor[:, None] + b[None, :])
@@ -694,8 +806,9 @@ def test_warm_start_is_the_per_field_platt_line_continuous_across_bins():
 
     with torch.no_grad():
         spec = Spec(n_hidden=2, n_nodes=20, beta=0.0, alpha=0.0, memory_efficient=False)
-        got = calibrated_logits(torch, P, spec, geometry, context_tables(torch, P, 2), torch.as_tensor(x), bins,
-                                contexts, None).numpy()
+        got = calibrated_logits(
+            torch, P, spec, geometry, context_tables(torch, P, 2), torch.as_tensor(x), bins, contexts, None
+        ).numpy()
     np.testing.assert_allclose(got, a * x + b[contexts], rtol=0, atol=1e-6)  # f1's bias is stored as float32
 
 
@@ -744,8 +857,16 @@ def test_eq13_objective_is_log_loss_plus_beta_order_plus_alpha_balance():
     x = np.array([-2.5, -1.0, -0.2, 0.3, 1.5, 2.0])
     bins, contexts = np.array([0, 0, 0, 1, 1, 1]), np.array([1, 2, 1, 2, 1, 2])
     y, w = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 0.0]), np.array([1.0, 0.5, 2.0, 1.0, 1.0, 3.0])
-    data = Data(x=torch.as_tensor(x), y=torch.as_tensor(y), w=torch.as_tensor(w), bins=bins, contexts=contexts,
-                groups=torch.as_tensor(contexts - 1), n_groups=2, aux=None)
+    data = Data(
+        x=torch.as_tensor(x),
+        y=torch.as_tensor(y),
+        w=torch.as_tensor(w),
+        bins=bins,
+        contexts=contexts,
+        groups=torch.as_tensor(contexts - 1),
+        n_groups=2,
+        aux=None,
+    )
     with torch.no_grad():
         got = float(objective(torch, P, hand_spec(beta=0.7, alpha=0.3), geometry, data, np.arange(6), contexts))
     start = np.array([TARGETS[0], [0.5, 1.5, -2.0]])  # bin 2 raised to where bin 1 ends (eq. 10's hinge is > 0)
@@ -760,8 +881,9 @@ def test_fit_forms_equal_frequency_bins_and_anchors_the_first_at_the_smallest_sc
     rng = np.random.default_rng(4)
     p = rng.uniform(0.05, 0.95, 400)
     y = rng.binomial(1, p)
-    model = MCNet(n_bins=4, hidden_sizes=(4,), embedding_dim=2, n_nodes=5, max_epochs=1, validation_fraction=0.0,
-                  random_state=0).fit(p, y)
+    model = MCNet(
+        n_bins=4, hidden_sizes=(4,), embedding_dim=2, n_nodes=5, max_epochs=1, validation_fraction=0.0, random_state=0
+    ).fit(p, y)
     x = mcal._validation.logit(p)
     counts = np.bincount(np.searchsorted(model.bin_edges_[1:-1], x, side="left"), minlength=4)
     assert counts.tolist() == [100, 100, 100, 100]
@@ -774,8 +896,9 @@ def test_separable_labels_give_a_finite_step_like_map():
     # and f1 = inf * 0 = nan made every prediction nan
     p = np.random.default_rng(4).uniform(0.05, 0.95, 400)
     y = (p > 0.5).astype(float)
-    model = MCNet(n_bins=4, hidden_sizes=(4,), embedding_dim=2, n_nodes=5, max_epochs=1, validation_fraction=0.0,
-                  random_state=0).fit(p, y)
+    model = MCNet(
+        n_bins=4, hidden_sizes=(4,), embedding_dim=2, n_nodes=5, max_epochs=1, validation_fraction=0.0, random_state=0
+    ).fit(p, y)
     for inference in ("exact", "compiled"):
         out = model.set_params(inference=inference).predict(np.array([0.1, 0.45, 0.55, 0.9]))
         assert np.all(out[:2] < 0.01) and np.all(out[2:] > 0.99), (inference, out)
@@ -788,8 +911,9 @@ def test_compiled_slopes_are_limited_to_the_monotone_region_of_the_cubic():
     values = np.array([0.0, 1.0, 2.0]).reshape(1, 1, 3)
     slopes = np.array([10.0, 10.0, 1.0]).reshape(1, 1, 3)
     got = _limit_slopes(values, slopes, np.array([1.0]))
-    np.testing.assert_allclose(got[0, 0], [[3.0 / np.sqrt(2.0)] * 2, [10.0 * 3.0 / np.sqrt(101.0), 3.0 / np.sqrt(101.0)]],
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        got[0, 0], [[3.0 / np.sqrt(2.0)] * 2, [10.0 * 3.0 / np.sqrt(101.0), 3.0 / np.sqrt(101.0)]], rtol=1e-14
+    )
 
 
 def test_slopes_inside_the_monotone_region_are_kept():
@@ -802,8 +926,9 @@ def test_slopes_inside_the_monotone_region_are_kept():
 
 #: A learning rate at which the held-out loss rises after its minimum on click_log(0, 3000); no order penalty, so
 #: that the held-out criterion is the held-out log loss.
-NOISY = dict(SMALL, field="f", validation_fraction=0.3, max_epochs=400, min_steps=50, patience=50, beta=0.0,
-             learning_rate=0.01)
+NOISY = dict(
+    SMALL, field="f", validation_fraction=0.3, max_epochs=400, min_steps=50, patience=50, beta=0.0, learning_rate=0.01
+)
 
 
 def test_best_step_has_the_lowest_held_out_loss_and_training_stops_patience_steps_later(log_data):

@@ -29,7 +29,7 @@ def data():
     n = 800
     f = rng.choice(["a", "b"], n)
     p = rng.uniform(0.02, 0.98, n)
-    y = rng.binomial(1, np.clip(p ** 1.5 + np.where(f == "a", 0.05, -0.05), 0, 1))
+    y = rng.binomial(1, np.clip(p**1.5 + np.where(f == "a", 0.05, -0.05), 0, 1))
     return p, y, pd.DataFrame({"f": f})
 
 
@@ -59,8 +59,9 @@ def recorded_as_cuda(tmp_path, rewrite_model):
 
 
 @pytest.mark.parametrize("inference", ["exact", "compiled"])
-def test_a_model_file_recording_cuda_predicts_on_the_cpu_exactly_as_the_cpu_model(data, cpu_model, recorded_as_cuda,
-                                                                                 inference):
+def test_a_model_file_recording_cuda_predicts_on_the_cpu_exactly_as_the_cpu_model(
+    data, cpu_model, recorded_as_cuda, inference
+):
     p, _, X = data
     model = variant(cpu_model, inference=inference)
     loaded = mcal.load(recorded_as_cuda(model))
@@ -77,8 +78,10 @@ def test_the_training_device_recorded_in_the_parameters_does_not_change_predicti
 @no_cuda
 def test_fit_on_an_unavailable_cuda_device_raises_naming_it(data):
     p, y, X = data
-    with pytest.raises(ValueError, match="^device must name a device available on this machine; got 'cuda', but "
-                                         "torch.cuda.is_available"):
+    with pytest.raises(
+        ValueError,
+        match="^device must name a device available on this machine; got 'cuda', but torch.cuda.is_available",
+    ):
         MCNet(**TINY, device="cuda").fit(p, y, X=X)
 
 
@@ -93,13 +96,17 @@ def test_a_cuda_index_beyond_the_devices_torch_sees_raises_naming_it(data, cpu_m
     p, _, X = data
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
-    with pytest.raises(ValueError, match="^device must name a device available on this machine; got 'cuda:3', but "
-                                         "torch sees 1 CUDA device\\(s\\), cuda:0 to cuda:0"):
+    with pytest.raises(
+        ValueError,
+        match="^device must name a device available on this machine; got 'cuda:3', but "
+        "torch sees 1 CUDA device\\(s\\), cuda:0 to cuda:0",
+    ):
         cpu_model.predict(p, X=X, device="cuda:3")
 
 
-@pytest.mark.parametrize(("device", "error"), [(0, TypeError), (None, TypeError), ("gpu", ValueError),
-                                               ("CUDA", ValueError)])
+@pytest.mark.parametrize(
+    ("device", "error"), [(0, TypeError), (None, TypeError), ("gpu", ValueError), ("CUDA", ValueError)]
+)
 def test_predict_device_of_the_wrong_type_or_value_raises_naming_it(data, cpu_model, device, error):
     p, _, X = data
     with pytest.raises(error, match="^device must be 'cpu', 'cuda' or 'cuda:N'"):
@@ -148,8 +155,7 @@ def table(data, tmp_path_factory):
 
 
 def fit_args(table, model, *extra):
-    return ["fit", str(table), "--score-col", "p", "--label-col", "y", "-o", str(model), "--random-state", "0",
-            *extra]
+    return ["fit", str(table), "--score-col", "p", "--label-col", "y", "-o", str(model), "--random-state", "0", *extra]
 
 
 def test_cli_fit_and_predict_take_a_device_and_give_the_python_api_values(table, data, tmp_path):
@@ -171,8 +177,7 @@ def test_cli_predicts_with_a_model_file_recording_cuda_on_the_cpu(table, cpu_mod
 
 @no_cuda
 @pytest.mark.parametrize("command", ["fit", "predict"])
-def test_cli_device_cuda_without_cuda_is_a_clear_error_naming_the_option(table, cpu_model, tmp_path, capsys,
-                                                                          command):
+def test_cli_device_cuda_without_cuda_is_a_clear_error_naming_the_option(table, cpu_model, tmp_path, capsys, command):
     if command == "fit":
         args = fit_args(table, tmp_path / "m.json", "--method", "mcnet", "--field", "f", "--device", "cuda")
     else:
@@ -190,12 +195,16 @@ def test_cli_device_cuda_without_cuda_is_a_clear_error_naming_the_option(table, 
     [
         (["--method", "mcnet", "--field", "f", "--device", "gpu"], "--device must be 'cpu', 'cuda' or 'cuda:N'"),
         (["--method", "mcnet", "--field", "f", "--device", "cuda:x"], "--device must be 'cpu', 'cuda' or 'cuda:N'"),
-        (["--method", "neucalib", "--field", "f", "--device", "cpu"],
-         "--device is not used by method 'neucalib', which trains on the CPU; methods trained on a chosen device: "
-         "mcnet"),
+        (
+            ["--method", "neucalib", "--field", "f", "--device", "cpu"],
+            "--device is not used by method 'neucalib', which trains on the CPU; methods trained on a chosen device: "
+            "mcnet",
+        ),
         (["--method", "isotonic", "--device", "cpu"], "--device is not used by method 'isotonic'"),
-        (["--method", "mcnet", "--field", "f", "--param", "device=cpu"],
-         "--param must not set device, which has its own option --device DEV"),
+        (
+            ["--method", "mcnet", "--field", "f", "--param", "device=cpu"],
+            "--param must not set device, which has its own option --device DEV",
+        ),
     ],
 )
 def test_cli_fit_rejects_a_bad_or_misplaced_device_naming_the_option(table, tmp_path, capsys, extra, message):
@@ -215,4 +224,5 @@ def test_cli_predict_device_applies_to_exact_mcnet_models_only(table, data, cpu_
     out = str(tmp_path / "o.csv")
     assert main(["predict", str(tmp_path / "m.json"), str(table), "-o", out, "--device", "cpu"]) == 1
     assert f"--device applies to MCNet models with inference='exact' only; {tmp_path / 'm.json'} holds {shown}" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )

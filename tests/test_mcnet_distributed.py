@@ -7,7 +7,7 @@ from scipy.special import expit, logit
 
 pytest.importorskip("torch")
 
-from mcal import MCNet  # noqa: E402
+from mcal import MCNet
 
 pytestmark = pytest.mark.timeout(300)
 

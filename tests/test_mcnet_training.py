@@ -47,8 +47,16 @@ def test_defaults_leave_the_warm_start_and_beat_it_on_held_out_log_loss():
 
 def test_a_fit_runs_at_least_min_steps_and_at_most_the_budget():
     p, y, X = field_log(2, 3000)
-    model = MCNet(field="f", hidden_sizes=(8,), n_nodes=10, learning_rate=0.05, min_steps=200, patience=25,
-                  max_steps=400, random_state=0).fit(p, y, X=X)
+    model = MCNet(
+        field="f",
+        hidden_sizes=(8,),
+        n_nodes=10,
+        learning_rate=0.05,
+        min_steps=200,
+        patience=25,
+        max_steps=400,
+        random_state=0,
+    ).fit(p, y, X=X)
     assert 200 <= model.n_steps_ <= 400
     short = MCNet(field="f", hidden_sizes=(8,), n_nodes=10, max_epochs=3, random_state=0).fit(p, y, X=X)
     assert short.n_steps_ == 3 * 2  # 2,700 training rows in batches of 2,048: 2 steps a pass, budget 6 steps
@@ -57,12 +65,14 @@ def test_a_fit_runs_at_least_min_steps_and_at_most_the_budget():
 def test_the_learning_rate_warms_up_then_falls_along_a_cosine():
     from mcal.mcnet._training import FINAL_LR_FACTOR, Schedule
 
-    s = Schedule.build(100_000, 10_000, learning_rate=1.0, batch_size=100, max_epochs=1000, max_steps=2000,
-                       min_steps=500, patience=500)
+    s = Schedule.build(
+        100_000, 10_000, learning_rate=1.0, batch_size=100, max_epochs=1000, max_steps=2000, min_steps=500, patience=500
+    )
     assert (s.budget, s.warmup, s.interval) == (2000, 100, 100)  # 10,000 held-out rows: 100 batches a reading
     factors = np.array([s.factor(k) for k in range(s.budget)])
     np.testing.assert_allclose(factors[:100], np.arange(1, 101) / 100)
     assert np.all(np.diff(factors[100:]) <= 0) and factors[-1] == pytest.approx(FINAL_LR_FACTOR, abs=1e-5)
-    small = Schedule.build(4500, 500, learning_rate=1.0, batch_size=2048, max_epochs=1000, max_steps=3000,
-                           min_steps=500, patience=500)
+    small = Schedule.build(
+        4500, 500, learning_rate=1.0, batch_size=2048, max_epochs=1000, max_steps=3000, min_steps=500, patience=500
+    )
     assert (small.steps_per_epoch, small.budget, small.interval) == (3, 3000, 25)  # 1,000 passes of 3 steps

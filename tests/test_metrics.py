@@ -8,13 +8,14 @@ from scipy.special import expit
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import average_precision_score, roc_auc_score
 
+from mcal._binning import quantile_bin_ids, uniform_bin_ids, weighted_quantiles
 from mcal.metrics import (
     brier_score,
     calibration_summary,
-    ece,
     ecce,
     ecce_pvalue,
     ecce_sigma,
+    ece,
     f_rce,
     log_loss,
     pcoc,
@@ -22,7 +23,6 @@ from mcal.metrics import (
     reliability_curve,
     roc_auc,
 )
-from mcal._binning import quantile_bin_ids, uniform_bin_ids, weighted_quantiles
 from mcal.metrics._cumulative import brownian_range_sf
 
 Y = np.array([1, 0, 0, 0, 1, 1])
@@ -85,7 +85,7 @@ def test_quantile_ece_agrees_with_sklearn_calibration_curve(rng, n, n_bins):
     assert ece(y, p, n_bins=n_bins, strategy="quantile") == pytest.approx(np.mean(np.abs(frac - mean)), rel=1e-12)
 
 
-@pytest.mark.parametrize("n", list(range(1, 60)) + [97, 1000, 1024, 10**6 + 3])
+@pytest.mark.parametrize("n", [*list(range(1, 60)), 97, 1000, 1024, 10**6 + 3])
 def test_uniform_bin_ids_equal_searchsorted_on_linspace_edges(rng, n):
     edges = np.linspace(0.0, 1.0, n + 1)
     p = np.clip(np.concatenate([rng.uniform(size=50), edges, np.nextafter(edges, 2), np.nextafter(edges, -1)]), 0, 1)
@@ -156,7 +156,8 @@ def test_brownian_range_series_matches_reference_thresholds():
 def test_brownian_range_tail_of_huge_ranges_is_zero_without_the_series():
     # the series needs about 4x terms: ECCE/sigma of 1e8 (a near-zero sigma) once asked for 1.25 TiB
     assert brownian_range_sf(np.array([8.0, 19.99, 20.0, 1e8, np.inf])).tolist() == pytest.approx(
-        [brownian_range_sf(8.0)[0], 0.0, 0.0, 0.0, 0.0])
+        [brownian_range_sf(8.0)[0], 0.0, 0.0, 0.0, 0.0]
+    )
     assert 0.0 < brownian_range_sf(8.0)[0] < 1e-14  # the last value above the 1e-15 floor
 
 
@@ -216,7 +217,9 @@ def test_weighted_metrics_equal_duplicated_rows(rng):
         if fn is ecce_sigma:  # sigma uses sum w^2 p(1-p): weights are not frequency weights there
             b = np.sqrt(np.sum(k**2 * p * (1 - p))) / k.sum()
         assert a == pytest.approx(b, rel=1e-10), fn.__name__
-    assert f_rce(y, p, field=field, sample_weight=k.astype(float)) == pytest.approx(f_rce(y[rep], p[rep], field=field[rep]))
+    assert f_rce(y, p, field=field, sample_weight=k.astype(float)) == pytest.approx(
+        f_rce(y[rep], p[rep], field=field[rep])
+    )
 
 
 def test_metrics_are_permutation_invariant(rng):
@@ -267,7 +270,9 @@ def test_bad_input_is_rejected_with_a_clear_message(y_true, y_prob, match):
             fn(y_true, y_prob)
 
 
-@pytest.mark.parametrize("w, match", [([1, -1], "non-negative"), ([0, 0], "positive sum"), ([1], "length 2"), ([1, np.nan], "finite")])
+@pytest.mark.parametrize(
+    "w, match", [([1, -1], "non-negative"), ([0, 0], "positive sum"), ([1], "length 2"), ([1, np.nan], "finite")]
+)
 def test_bad_weights_are_rejected(w, match):
     with pytest.raises(ValueError, match=match):
         ece([0, 1], [0.2, 0.8], sample_weight=w)
@@ -288,8 +293,17 @@ def test_f_rce_rejects_missing_field_values():
         f_rce([0, 1], [0.2, 0.3], field=["a", None])
 
 
-@pytest.mark.parametrize(("epsilon", "error"), [("0.1", TypeError), (None, TypeError), (True, TypeError),
-                                                (-0.1, ValueError), (np.nan, ValueError), (np.inf, ValueError)])
+@pytest.mark.parametrize(
+    ("epsilon", "error"),
+    [
+        ("0.1", TypeError),
+        (None, TypeError),
+        (True, TypeError),
+        (-0.1, ValueError),
+        (np.nan, ValueError),
+        (np.inf, ValueError),
+    ],
+)
 def test_f_rce_rejects_an_epsilon_that_is_not_a_non_negative_finite_number(epsilon, error):
     # strings and None reached numpy's isfinite (a TypeError about ufunc casting); True counted as 1
     with pytest.raises(error, match=rf"epsilon must be a non-negative finite number; got {re.escape(repr(epsilon))}"):
@@ -303,8 +317,10 @@ def test_n_bins_of_a_bad_value_or_type_is_a_value_or_type_error(n_bins, error):
         ece([0, 1], [0.2, 0.3], n_bins=n_bins)
 
 
-@pytest.mark.parametrize(("strategy", "error"), [("kmeans", ValueError), ("Uniform", ValueError), (None, TypeError),
-                                                (0, TypeError), (["uniform"], TypeError)])
+@pytest.mark.parametrize(
+    ("strategy", "error"),
+    [("kmeans", ValueError), ("Uniform", ValueError), (None, TypeError), (0, TypeError), (["uniform"], TypeError)],
+)
 @pytest.mark.parametrize("metric", [ece, reliability_curve])
 def test_bad_strategy_is_a_value_or_type_error(metric, strategy, error):
     # a strategy that is not a string was a ValueError
@@ -333,7 +349,9 @@ def test_summary_sigma_scale_with_certain_scores_is_zero_or_infinite_as_its_pval
 @pytest.mark.parametrize("y_probs", [[0.2, 0.8], ([0.2, 0.8],), np.array([0.2, 0.8])], ids=["list", "tuple", "array"])
 def test_calibration_summary_of_scores_not_given_by_name_is_a_type_error(y_probs):
     # a list raised AttributeError ('list' object has no attribute 'items'), an array numpy's ambiguous truth value
-    with pytest.raises(TypeError, match=r"y_probs must be a mapping of names to score arrays.*; got (list|tuple|ndarray)"):
+    with pytest.raises(
+        TypeError, match=r"y_probs must be a mapping of names to score arrays.*; got (list|tuple|ndarray)"
+    ):
         calibration_summary([0, 1], y_probs)
 
 

@@ -22,7 +22,8 @@ def test_ecce_sigma_of_real_outcomes_is_the_successive_difference_estimate_by_ha
     assert ecce_sigma([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], **R) == pytest.approx(np.sqrt(20 / 48), rel=1e-15)
     # weights 1, 2, 1: (1 * 3)^2 + (2 * 3)^2 = 45 over 4 * 4 * (1 + 1 + 2 * 2) = 96
     assert ecce_sigma([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], sample_weight=[1, 2, 1], **R) == pytest.approx(
-        np.sqrt(45 / 96), rel=1e-15)
+        np.sqrt(45 / 96), rel=1e-15
+    )
     assert ecce_sigma([5.0], [1.0], **R) == 0.0  # one row: no difference
 
 
@@ -54,20 +55,33 @@ def test_mce_segment_sigma_uses_only_the_segment_rows_in_prediction_order():
 @pytest.mark.parametrize("weights", [False, True])
 def test_regression_mce_agrees_with_mcgrad(rng, weights):
     reference = pytest.importorskip(
-        "mcgrad.metrics", reason="mcgrad 0.1.5 (the bench dependency group) is not installed: no reference to agree with")
+        "mcgrad.metrics",
+        reason="mcgrad 0.1.5 (the bench dependency group) is not installed: no reference to agree with",
+    )
     n = 2000
     df = pd.DataFrame({"a": rng.choice(["x", "y", "z"], n), "b": rng.normal(size=n), "p": rng.normal(size=n) * 3})
     df["y"] = df["p"] + 0.4 * (df["a"] == "x") + rng.normal(size=n)
     df["w"] = rng.choice([0.5, 1.0, 2.0], n) if weights else 1.0
     ref = reference.MulticalibrationError(
-        df, label_column="y", score_column="p", weight_column="w" if weights else None,
-        categorical_segment_columns=["a"], numerical_segment_columns=["b"], precision_dtype="float64",
+        df,
+        label_column="y",
+        score_column="p",
+        weight_column="w" if weights else None,
+        categorical_segment_columns=["a"],
+        numerical_segment_columns=["b"],
+        precision_dtype="float64",
         outcome_type="regression",
     )
     segs = generate_segments(df[["a", "b"]])
     ours = mce(df["y"], df["p"], segments=segs, sample_weight=df["w"] if weights else None, **R)
-    for got, key in [(ours.mce_sigma, "mce_sigma"), (ours.mce_absolute, "mce"), (ours.pvalue, "mce_pvalue"),
-                     (ours.mde, "mde"), (ours.global_ecce, "global_ecce"), (ours.global_ecce_sigma, "global_ecce_sigma")]:
+    for got, key in [
+        (ours.mce_sigma, "mce_sigma"),
+        (ours.mce_absolute, "mce"),
+        (ours.pvalue, "mce_pvalue"),
+        (ours.mde, "mde"),
+        (ours.global_ecce, "global_ecce"),
+        (ours.global_ecce_sigma, "global_ecce_sigma"),
+    ]:
         assert got == pytest.approx(float(getattr(ref, key)), rel=1e-9), key
     assert ours.n_segments == ref.total_number_segments
     np.testing.assert_allclose(np.sort(ours.table["ecce_sigma"]), np.sort(ref.segments_ecce_sigma), rtol=1e-9)
@@ -98,8 +112,13 @@ def test_reliability_table_of_real_predictions_by_hand():
     [
         ([1.0, np.nan], [0.0, 1.0], R, ValueError, r"y_true must be finite \(no NaN or infinity\)"),
         ([1.0, 2.0], [0.0, np.inf], R, ValueError, r"y_prob must be finite \(no NaN or infinity\)"),
-        ([1.0, 2.0], [0.0, 1.0], {"outcome": "continuous"}, ValueError,
-         "outcome must be 'classification' or 'regression'; got 'continuous'"),
+        (
+            [1.0, 2.0],
+            [0.0, 1.0],
+            {"outcome": "continuous"},
+            ValueError,
+            "outcome must be 'classification' or 'regression'; got 'continuous'",
+        ),
         ([1.0, 2.0], [0.0, 1.0], {"outcome": None}, TypeError, "outcome must be 'classification' or 'regression'"),
         ([1.0, 2.5], [0.0, 1.0], {}, ValueError, r"y_true must be binary \(0 or 1\)"),
     ],

@@ -58,16 +58,29 @@ def _public_callables():
     """Every public function and class, and the public methods mcal defines on the public classes."""
     import mcal.dask
     import mcal.datasets
-    import mcal.plotting
     import mcal.monitor
+    import mcal.plotting
     import mcal.report
 
-    modules = [(mcal, mcal.__all__), (mcal.metrics, mcal.metrics.__all__), (mcal.segments, mcal.segments.__all__),
-               (mcal.dask, mcal.dask.__all__), (mcal.dask.metrics, mcal.dask.metrics.__all__),
-               (mcal.monitor, mcal.monitor.__all__)]
+    modules = [
+        (mcal, mcal.__all__),
+        (mcal.metrics, mcal.metrics.__all__),
+        (mcal.segments, mcal.segments.__all__),
+        (mcal.dask, mcal.dask.__all__),
+        (mcal.dask.metrics, mcal.dask.metrics.__all__),
+        (mcal.monitor, mcal.monitor.__all__),
+    ]
     for mod in (mcal.report, mcal.plotting, mcal.datasets):
-        modules.append((mod, [n for n, o in vars(mod).items() if not n.startswith("_") and inspect.isfunction(o)
-                              and o.__module__ == mod.__name__]))
+        modules.append(
+            (
+                mod,
+                [
+                    n
+                    for n, o in vars(mod).items()
+                    if not n.startswith("_") and inspect.isfunction(o) and o.__module__ == mod.__name__
+                ],
+            )
+        )
     out = {}
     for mod, names in modules:
         for n in names:
@@ -96,9 +109,13 @@ def _validates(obj) -> bool:
         return hook is not None and _validates(hook)
     tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
     for node in ast.walk(tree.body[0]):
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and isinstance(node.exc.func, ast.Name):
-            if node.exc.func.id in ("ValueError", "TypeError"):
-                return True
+        if (
+            isinstance(node, ast.Raise)
+            and isinstance(node.exc, ast.Call)
+            and isinstance(node.exc.func, ast.Name)
+            and node.exc.func.id in ("ValueError", "TypeError")
+        ):
+            return True
         if isinstance(node, ast.Call):
             name = getattr(node.func, "id", getattr(node.func, "attr", ""))
             if name.lstrip("_").startswith("check_"):

@@ -10,8 +10,14 @@ import pandas as pd
 import pytest
 
 import mcal
-from mcal import (BetaCalibration, CalibrationWarning, HistogramBinning, IsotonicCalibration, PlattScaling,
-                  TemperatureScaling)
+from mcal import (
+    BetaCalibration,
+    CalibrationWarning,
+    HistogramBinning,
+    IsotonicCalibration,
+    PlattScaling,
+    TemperatureScaling,
+)
 from mcal._registry import METHODS, get_method
 
 ALL = [PlattScaling, TemperatureScaling, BetaCalibration, IsotonicCalibration, HistogramBinning]
@@ -64,8 +70,10 @@ def test_model_file_is_versioned_json(tmp_path, miscalibrated):
         (lambda d: d["model"]["state"]["y_thresholds_"].update(shape=[3]), "matching shape"),
         (lambda d: d["model"]["state"]["y_thresholds_"].update(dtype="object"), "dtype"),
         (lambda d: d["model"]["state"]["y_thresholds_"].update(dtype="str"), r"y_thresholds_' must hold strings"),
-        (lambda d: d["model"].update({"class": "HistogramBinning", "params": {"n_bins": -3}, "state": None}),
-         "invalid parameters for HistogramBinning: n_bins must be a positive integer; got -3"),
+        (
+            lambda d: d["model"].update({"class": "HistogramBinning", "params": {"n_bins": -3}, "state": None}),
+            "invalid parameters for HistogramBinning: n_bins must be a positive integer; got -3",
+        ),
     ],
 )
 def test_tampered_model_file_is_rejected(tmp_path, miscalibrated, rewrite_model, mutate, match):
@@ -121,8 +129,11 @@ def test_from_dict_of_data_nested_too_deeply_is_a_value_error(where):
         data["params"]["lightgbm_params"] = {"learning_rate": _nested(100_000)}
     else:
         data["state"]["slope_"] = _nested(100_000)
-    with pytest.raises(ValueError, match=r"model data must be nested no deeper than Python's recursion limit \(\d+\) "
-                                         "lets mcal decode, as to_dict writes it; got data nested too deeply"):
+    with pytest.raises(
+        ValueError,
+        match=r"model data must be nested no deeper than Python's recursion limit \(\d+\) "
+        "lets mcal decode, as to_dict writes it; got data nested too deeply",
+    ):
         cls.from_dict(data)
 
 
@@ -155,7 +166,9 @@ def test_saving_into_a_missing_folder_names_the_path_and_writes_nothing(tmp_path
         mcal.save(PlattScaling().fit(p, y), tmp_path / "nope" / "m.json")
     assert list(tmp_path.iterdir()) == []
     (tmp_path / "dir.json").mkdir()
-    with pytest.raises(IsADirectoryError, match="path must be a file, not a folder; got .*dir.json', which is a folder"):
+    with pytest.raises(
+        IsADirectoryError, match="path must be a file, not a folder; got .*dir.json', which is a folder"
+    ):
         mcal.save(PlattScaling().fit(p, y), tmp_path / "dir.json")
     assert [x.name for x in tmp_path.iterdir()] == ["dir.json"]
 
@@ -189,16 +202,23 @@ def test_written_files_get_the_usual_permissions(tmp_path, miscalibrated):
 def test_a_parameter_made_invalid_after_fit_is_refused_at_save_and_nothing_is_written(tmp_path):
     # the file was written, and load refused it
     cal = mcal.MCGrad(n_jobs=1, early_stopping=None, max_rounds=1, min_child_samples=2).fit(
-        np.linspace(0.1, 0.9, 40), np.tile([0, 1], 20), X=np.linspace(0, 1, 40).reshape(-1, 1))
+        np.linspace(0.1, 0.9, 40), np.tile([0, 1], 20), X=np.linspace(0, 1, 40).reshape(-1, 1)
+    )
     cal.set_params(max_rounds=-1)
-    with pytest.raises(ValueError, match="MCGrad holds an invalid parameter, which a model file cannot load: "
-                                         "max_rounds must be an integer >= 0; got -1"):
+    with pytest.raises(
+        ValueError,
+        match="MCGrad holds an invalid parameter, which a model file cannot load: "
+        "max_rounds must be an integer >= 0; got -1",
+    ):
         mcal.save(cal, tmp_path / "m.json")
     assert not (tmp_path / "m.json").exists()
 
 
-@pytest.mark.parametrize("model", [PlattScaling(), IsotonicCalibration(), mcal.MCGrad(n_jobs=1, early_stopping=None, max_rounds=1)],
-                         ids=["platt", "isotonic", "mcgrad"])
+@pytest.mark.parametrize(
+    "model",
+    [PlattScaling(), IsotonicCalibration(), mcal.MCGrad(n_jobs=1, early_stopping=None, max_rounds=1)],
+    ids=["platt", "isotonic", "mcgrad"],
+)
 def test_state_entries_the_class_does_not_write_are_rejected(miscalibrated, model):
     # a Platt file carrying an isotonic 'thresholds_x_' (or any stray entry) is not the file mcal wrote
     p, y = miscalibrated
@@ -209,10 +229,15 @@ def test_state_entries_the_class_does_not_write_are_rejected(miscalibrated, mode
         type(model).from_dict(data)
 
 
-@pytest.mark.parametrize("make", [lambda: mcal.MCGrad(n_jobs=1, early_stopping=None, max_rounds=1),
-                                  lambda: mcal.HKRR(random_state=0),
-                                  lambda: mcal.DFMC(n_estimators=3, n_jobs=1, random_state=0)],
-                         ids=["mcgrad", "hkrr", "dfmc"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: mcal.MCGrad(n_jobs=1, early_stopping=None, max_rounds=1),
+        lambda: mcal.HKRR(random_state=0),
+        lambda: mcal.DFMC(n_estimators=3, n_jobs=1, random_state=0),
+    ],
+    ids=["mcgrad", "hkrr", "dfmc"],
+)
 def test_declared_extra_state_keys_are_the_keys_to_dict_writes(miscalibrated, make):
     # loading refuses state entries outside _state_attrs and _extra_state_keys, so the declaration must match
     p, y = miscalibrated
@@ -262,8 +287,18 @@ def _fit_registered(name):
         pytest.importorskip("torch").set_num_threads(1)
     setup = {
         "mcgrad": ({"n_jobs": 1, "early_stopping": None, "max_rounds": 2}, frame.astype("category")),
-        "mcnet": ({"field": "f", "n_bins": 5, "hidden_sizes": (8,), "embedding_dim": 2, "n_nodes": 10,
-                   "max_epochs": 1, "random_state": 0}, frame),
+        "mcnet": (
+            {
+                "field": "f",
+                "n_bins": 5,
+                "hidden_sizes": (8,),
+                "embedding_dim": 2,
+                "n_nodes": 10,
+                "max_epochs": 1,
+                "random_state": 0,
+            },
+            frame,
+        ),
         "neucalib": ({"field": "f", "max_iter": 10, "random_state": 0}, frame),
         "adacalib": ({"field": "f", "max_iter": 10, "random_state": 0}, frame),
         "per-field-isotonic": ({"field": "f"}, frame),
@@ -305,8 +340,10 @@ def _edit_keeping_the_digest(path, edit):
 
 
 def _mismatch(path, recorded):
-    return (rf"{path.name}: the content does not match its SHA-256 digest \(the file is corrupt or was edited\): "
-            rf"expected {recorded[:16]}\.\.\., got [0-9a-f]{{16}}\.\.\.$")
+    return (
+        rf"{path.name}: the content does not match its SHA-256 digest \(the file is corrupt or was edited\): "
+        rf"expected {recorded[:16]}\.\.\., got [0-9a-f]{{16}}\.\.\.$"
+    )
 
 
 def _caught_by_the_digest_alone(path, edit, rewrite_model):
@@ -326,7 +363,7 @@ def _flip_a_leaf_digit(doc):
     row = next(i for i, line in enumerate(lines) if line.startswith("leaf_value="))
     position = next(i for i, c in enumerate(lines[row]) if c.isdigit())
     digit = lines[row][position]
-    lines[row] = lines[row][:position] + str((int(digit) + 1) % 10) + lines[row][position + 1:]
+    lines[row] = lines[row][:position] + str((int(digit) + 1) % 10) + lines[row][position + 1 :]
     doc["model"]["state"]["boosters"][0] = "\n".join(lines)
 
 
@@ -337,7 +374,8 @@ def _swap_the_first_two_rounds(doc):
 
 @pytest.mark.parametrize("edit", [_flip_a_leaf_digit, _swap_the_first_two_rounds], ids=["leaf-digit", "swapped-rounds"])
 def test_an_mcgrad_file_with_one_leaf_digit_changed_or_two_rounds_swapped_fails_its_digest(
-        tmp_path, small_mcgrad, rewrite_model, edit):
+    tmp_path, small_mcgrad, rewrite_model, edit
+):
     path = mcal.save(small_mcgrad, tmp_path / "m.json")
     edited = _caught_by_the_digest_alone(path, edit, rewrite_model)
     p, _, field = _small_data()
@@ -349,13 +387,22 @@ def _next_float(value):
     return float(np.nextafter(value, np.inf))
 
 
-@pytest.mark.parametrize("cls, edit", [
-    (IsotonicCalibration, lambda s: s["y_thresholds_"]["__ndarray__"].__setitem__(1, _next_float(
-        s["y_thresholds_"]["__ndarray__"][1]))),
-    (PlattScaling, lambda s: s.update(slope_=_next_float(s["slope_"]))),
-], ids=["isotonic", "platt"])
+@pytest.mark.parametrize(
+    "cls, edit",
+    [
+        (
+            IsotonicCalibration,
+            lambda s: s["y_thresholds_"]["__ndarray__"].__setitem__(
+                1, _next_float(s["y_thresholds_"]["__ndarray__"][1])
+            ),
+        ),
+        (PlattScaling, lambda s: s.update(slope_=_next_float(s["slope_"]))),
+    ],
+    ids=["isotonic", "platt"],
+)
 def test_a_calibration_map_with_one_float_changed_in_its_last_bit_fails_its_digest(
-        tmp_path, miscalibrated, rewrite_model, cls, edit):
+    tmp_path, miscalibrated, rewrite_model, cls, edit
+):
     p, y = miscalibrated
     model = cls().fit(p, y)
     path = mcal.save(model, tmp_path / "m.json")
@@ -399,8 +446,9 @@ def test_extreme_floats_and_non_string_keys_round_trip_exactly_under_the_digest(
     assert loaded.slope_ == 5e-324 and math.copysign(1.0, loaded.intercept_) == -1.0
 
 
-@pytest.mark.parametrize("make", [lambda: PlattScaling().fit([0.2, 0.8, 0.3, 0.6], [0, 1, 0, 1]), None],
-                         ids=["platt", "mcgrad"])
+@pytest.mark.parametrize(
+    "make", [lambda: PlattScaling().fit([0.2, 0.8, 0.3, 0.6], [0, 1, 0, 1]), None], ids=["platt", "mcgrad"]
+)
 def test_the_same_model_saved_twice_has_the_same_digest(tmp_path, small_mcgrad, make):
     model = small_mcgrad if make is None else make()
     (tmp_path / "a").mkdir()
@@ -410,16 +458,20 @@ def test_the_same_model_saved_twice_has_the_same_digest(tmp_path, small_mcgrad, 
     assert first.read_bytes() == second.read_bytes()
 
 
-def test_a_version_1_file_loads_with_a_warning_that_its_content_cannot_be_checked(tmp_path, miscalibrated,
-                                                                                  rewrite_model):
+def test_a_version_1_file_loads_with_a_warning_that_its_content_cannot_be_checked(
+    tmp_path, miscalibrated, rewrite_model
+):
     # a file as mcal wrote it before the digest: this save minus the digest, with schema_version 1
     p, y = miscalibrated
     model = IsotonicCalibration().fit(p, y)
     path = mcal.save(model, tmp_path / "old.json")
     rewrite_model(path, lambda doc: doc.update(schema_version=1), digest=False)
     assert "content_sha256" not in json.loads(path.read_text())
-    with pytest.warns(CalibrationWarning, match=r"old.json is a schema-version-1 model file, which has no digest: "
-                                                r"mcal cannot check that its content is not corrupt or edited"):
+    with pytest.warns(
+        CalibrationWarning,
+        match=r"old.json is a schema-version-1 model file, which has no digest: "
+        r"mcal cannot check that its content is not corrupt or edited",
+    ):
         loaded = mcal.load(path)
     np.testing.assert_array_equal(loaded.predict(GRID), model.predict(GRID))
     mcal.save(loaded, path)  # saving it again upgrades it
@@ -432,23 +484,35 @@ def test_a_version_1_file_loads_with_a_warning_that_its_content_cannot_be_checke
 def test_a_version_1_file_still_gets_the_structural_checks(tmp_path, miscalibrated, rewrite_model):
     p, y = miscalibrated
     path = mcal.save(IsotonicCalibration().fit(p, y), tmp_path / "old.json")
-    rewrite_model(path, lambda doc: (doc.update(schema_version=1), doc["model"].update({"class": "Popen"})),
-                  digest=False)
+    rewrite_model(
+        path, lambda doc: (doc.update(schema_version=1), doc["model"].update({"class": "Popen"})), digest=False
+    )
     with pytest.warns(CalibrationWarning), pytest.raises(ValueError, match="registered mcal calibrator"):
         mcal.load(path)
 
 
-@pytest.mark.parametrize("value, got", [
-    (None, "None"), ("abc", "'abc'"), (5, "5"), ("A" * 64, "'A{64}'"), ("0" * 63 + "g", "'0{63}g'"),
-    ("f" * 200, "'f{79}$"),
-])
+@pytest.mark.parametrize(
+    "value, got",
+    [
+        (None, "None"),
+        ("abc", "'abc'"),
+        (5, "5"),
+        ("A" * 64, "'A{64}'"),
+        ("0" * 63 + "g", "'0{63}g'"),
+        ("f" * 200, "'f{79}$"),
+    ],
+)
 def test_a_version_2_file_without_a_well_formed_digest_is_rejected(tmp_path, miscalibrated, value, got):
     p, y = miscalibrated
     path = mcal.save(PlattScaling().fit(p, y), tmp_path / "m.json")
-    _edit_keeping_the_digest(path, lambda doc: doc.update(content_sha256=value) if value is not None
-                             else doc.pop("content_sha256"))
-    with pytest.raises(ValueError, match=r"m.json: 'content_sha256' must be the 64 lowercase hex digits of the "
-                                         rf"SHA-256 of the file's content, as mcal.save writes it; got {got}"):
+    _edit_keeping_the_digest(
+        path, lambda doc: doc.update(content_sha256=value) if value is not None else doc.pop("content_sha256")
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"m.json: 'content_sha256' must be the 64 lowercase hex digits of the "
+        rf"SHA-256 of the file's content, as mcal.save writes it; got {got}",
+    ):
         mcal.load(path)
 
 

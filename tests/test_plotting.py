@@ -95,8 +95,9 @@ def test_cumulative_plot_of_a_large_sample_draws_a_bounded_number_of_points(rng)
     assert len(ax.lines[1].get_xdata()) <= 2000
 
 
-@pytest.mark.parametrize(("alpha", "error"), [(0, ValueError), (1, ValueError), (-0.5, ValueError),
-                                            ("0.05", TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    ("alpha", "error"), [(0, ValueError), (1, ValueError), (-0.5, ValueError), ("0.05", TypeError), (True, TypeError)]
+)
 def test_bad_alpha_is_rejected(alpha, error):
     with pytest.raises(error, match="alpha must be a number in \\(0, 1\\)"):
         plot_cumulative_differences([0, 1], [0.2, 0.8], alpha=alpha, ax=_ax())

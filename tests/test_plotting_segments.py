@@ -52,7 +52,9 @@ def test_worst_segment_curves_compute_the_result_when_missing(sample):
     y, p, segs, _ = sample
     ax = plot_worst_segment_curves(y, p, segments=segs, k=1)
     try:
-        assert [line.get_label() for line in ax.lines if not line.get_label().startswith("_")][0].startswith("job=admin")
+        assert next(line.get_label() for line in ax.lines if not line.get_label().startswith("_")).startswith(
+            "job=admin"
+        )
     finally:
         plt.close(ax.figure)
 

@@ -139,6 +139,17 @@ def test_mcal_fit_shows_a_method_progress_on_a_terminal_unless_quiet(tmp_path, m
     pd.DataFrame({"p": np.linspace(0.1, 0.9, 20), "y": [0, 1] * 10}).to_csv(data, index=False)
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    args = ["fit", str(data), "--score-col", "p", "--label-col", "y", "--method", "looping", "-o", str(tmp_path / "m.json")]
+    args = [
+        "fit",
+        str(data),
+        "--score-col",
+        "p",
+        "--label-col",
+        "y",
+        "--method",
+        "looping",
+        "-o",
+        str(tmp_path / "m.json"),
+    ]
     assert main(args + (["--quiet"] if quiet else [])) == 0
     assert ("looping steps" in terminal.getvalue()) is not quiet

@@ -10,11 +10,12 @@ from sklearn.exceptions import NotFittedError
 
 pytest.importorskip("lightgbm")
 
-import mcal  # noqa: E402
-import test_mcgrad  # noqa: E402  (MCGrad's lists of bad parameters, applied here unchanged)
-from mcal.mcgrad.engine import LocalEngine, SquaredError, TweedieLoss, rescale_factor  # noqa: E402
-from mcal._registry import class_by_name, get_method  # noqa: E402
-from mcal.regression import IsotonicRecalibration, LinearRecalibration, RegressionMCGrad  # noqa: E402
+import test_mcgrad
+
+import mcal
+from mcal._registry import class_by_name, get_method
+from mcal.mcgrad.engine import LocalEngine, SquaredError, TweedieLoss, rescale_factor
+from mcal.regression import IsotonicRecalibration, LinearRecalibration, RegressionMCGrad
 
 FAST = test_mcgrad.FAST
 EXACT = test_mcgrad.EXACT
@@ -34,7 +35,7 @@ def segment_data(n, seed, shift=SHIFT, noise=1.0):
 
 def count_data(n, seed):
     rng = np.random.default_rng(seed)
-    X, y_pred, _ = segment_data(n, seed)
+    X, _y_pred, _ = segment_data(n, seed)
     mean = np.exp(0.3 * X["x"].to_numpy())
     factor = np.array([0.5, 1.0, 1.8])[X["segment"].cat.codes.to_numpy()]
     return X, mean, rng.poisson(mean * factor).astype(float)
@@ -184,8 +185,9 @@ def test_bad_parameters_raise_value_error_naming_them_as_mcgrad_does(param, valu
         RegressionMCGrad(**{**FAST, param: value}).fit(np.array([0.2, 0.8]), np.array([0.0, 1.0]), X=np.zeros((2, 1)))
 
 
-@pytest.mark.parametrize("param, value, rule",
-                         _cases(test_mcgrad.test_parameters_of_a_bad_type_raise_type_error_naming_them))
+@pytest.mark.parametrize(
+    "param, value, rule", _cases(test_mcgrad.test_parameters_of_a_bad_type_raise_type_error_naming_them)
+)
 def test_parameters_of_a_bad_type_raise_type_error_naming_them_as_mcgrad_does(param, value, rule):
     with pytest.raises(TypeError, match=rf"^{param} must be {rule}; got {re.escape(repr(value))}"):
         RegressionMCGrad(**{**FAST, param: value}).fit(np.array([0.2, 0.8]), np.array([0.0, 1.0]), X=np.zeros((2, 1)))
@@ -198,8 +200,12 @@ def test_parameters_of_a_bad_type_raise_type_error_naming_them_as_mcgrad_does(pa
         ("loss", None, TypeError, "loss must be 'squared_error', 'poisson' or 'tweedie'; got None"),
         ("tweedie_power", 2.0, ValueError, r"tweedie_power must be a number in \[1, 2\); got 2.0"),
         ("tweedie_power", "1.5", TypeError, r"tweedie_power must be a number in \[1, 2\); got '1.5'"),
-        ("lightgbm_params", {"tweedie_variance_power": 1.2}, ValueError,
-         "must not set 'tweedie_variance_power', which RegressionMCGrad controls; use the argument tweedie_power="),
+        (
+            "lightgbm_params",
+            {"tweedie_variance_power": 1.2},
+            ValueError,
+            "must not set 'tweedie_variance_power', which RegressionMCGrad controls; use the argument tweedie_power=",
+        ),
     ],
 )
 def test_bad_loss_parameters_raise_naming_them(param, value, error, match):
@@ -210,27 +216,62 @@ def test_bad_loss_parameters_raise_naming_them(param, value, error, match):
 @pytest.mark.parametrize(
     "y_pred, y, weight, loss, error, match",
     [
-        ([0.2, np.nan, 0.5, 0.6], [0, 1, 0, 1], None, "squared_error", ValueError,
-         r"y_pred must be finite \(no NaN or infinity\); got 1 value\(s\): .*nan.* at index 1"),
+        (
+            [0.2, np.nan, 0.5, 0.6],
+            [0, 1, 0, 1],
+            None,
+            "squared_error",
+            ValueError,
+            r"y_pred must be finite \(no NaN or infinity\); got 1 value\(s\): .*nan.* at index 1",
+        ),
         ([0.2, np.inf, 0.5, 0.6], [0, 1, 0, 1], None, "squared_error", ValueError, "y_pred must be finite"),
         ([0.2, 0.3, 0.5, 0.6], [0, -np.inf, 0, 1], None, "squared_error", ValueError, "y must be finite"),
         ([0.2, 0.3, 0.5, 0.6], [0, np.nan, 0, 1], None, "squared_error", ValueError, "y must be finite"),
-        ([0.2, 0.3, 0.5, 0.6], [0, 1, 0, 1], [0, 0, 0, 0], "squared_error", ValueError,
-         "sample_weight must have a positive sum"),
-        ([0.2, 0.3, 0.5, 0.6], [0, 1, 0, 1], [1, -1, 1, 1], "squared_error", ValueError,
-         "sample_weight must be non-negative"),
-        ([0.2, 0.3, 0.5, 0.6], [3, 3, 3, 3], None, "squared_error", ValueError,
-         "y must hold at least two distinct values with positive weight; got only 3.0"),
-        ([0.2, 0.3, 0.5, 0.6], [1, 2, 3, 4], [0, 0, 1, 0], "squared_error", ValueError,
-         "y must hold at least two distinct values with positive weight; got only 3.0"),
-        ([0.2, 0.3, 0.5], [0, 1, 0, 1], None, "squared_error", ValueError,
-         "inputs must have the same number of samples; got y_pred has 3, y has 4"),
+        (
+            [0.2, 0.3, 0.5, 0.6],
+            [0, 1, 0, 1],
+            [0, 0, 0, 0],
+            "squared_error",
+            ValueError,
+            "sample_weight must have a positive sum",
+        ),
+        (
+            [0.2, 0.3, 0.5, 0.6],
+            [0, 1, 0, 1],
+            [1, -1, 1, 1],
+            "squared_error",
+            ValueError,
+            "sample_weight must be non-negative",
+        ),
+        (
+            [0.2, 0.3, 0.5, 0.6],
+            [3, 3, 3, 3],
+            None,
+            "squared_error",
+            ValueError,
+            "y must hold at least two distinct values with positive weight; got only 3.0",
+        ),
+        (
+            [0.2, 0.3, 0.5, 0.6],
+            [1, 2, 3, 4],
+            [0, 0, 1, 0],
+            "squared_error",
+            ValueError,
+            "y must hold at least two distinct values with positive weight; got only 3.0",
+        ),
+        (
+            [0.2, 0.3, 0.5],
+            [0, 1, 0, 1],
+            None,
+            "squared_error",
+            ValueError,
+            "inputs must have the same number of samples; got y_pred has 3, y has 4",
+        ),
         ([0.2, 0.3, 0.5, 0.6], ["a", "b", "a", "b"], None, "squared_error", ValueError, "y must be numeric"),
         ([0.2, 0.3, 0.5, 0.6], [0, 1j, 0, 1], None, "squared_error", TypeError, "y must hold real numbers"),
         (None, [0, 1, 0, 1], None, "squared_error", TypeError, "y_pred must be array-like"),
         ([[0.2, 0.3], [0.5, 0.6]], [0, 1], None, "squared_error", ValueError, "y_pred must be 1-D.*keyword X="),
-        ([0.2, 0.0, 0.5, 0.6], [0, 1, 0, 1], None, "poisson", ValueError,
-         "y_pred must be greater than 0; got 1 value"),
+        ([0.2, 0.0, 0.5, 0.6], [0, 1, 0, 1], None, "poisson", ValueError, "y_pred must be greater than 0; got 1 value"),
         ([0.2, 0.3, 0.5, 0.6], [0, -1, 0, 1], None, "tweedie", ValueError, "y must be at least 0; got 1 value"),
     ],
 )
@@ -257,7 +298,9 @@ def test_non_finite_predictions_at_predict_raise(fitted, data):
     _, (Xt, pt, _) = data
     bad = pt.copy()
     bad[3] = np.nan
-    with pytest.raises(ValueError, match=r"y_pred must be finite \(no NaN or infinity\); got 1 value\(s\): .*nan.* at index 3"):
+    with pytest.raises(
+        ValueError, match=r"y_pred must be finite \(no NaN or infinity\); got 1 value\(s\): .*nan.* at index 3"
+    ):
         fitted.predict(bad, X=Xt)
 
 

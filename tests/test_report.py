@@ -78,8 +78,17 @@ def data():
 def report(data, tmp_path_factory):
     y, probs, field, w, X = data
     path = tmp_path_factory.mktemp("report") / "report.html"
-    out = make_report(y, probs, path=path, X=X, field=pd.Series(field, name="region"), sample_weight=w,
-                      title="Test <report>", description="fixed sample & friends", n_worst_segments=4)
+    out = make_report(
+        y,
+        probs,
+        path=path,
+        X=X,
+        field=pd.Series(field, name="region"),
+        sample_weight=w,
+        title="Test <report>",
+        description="fixed sample & friends",
+        n_worst_segments=4,
+    )
     return out, _Page(out.read_text(encoding="utf-8"))
 
 
@@ -94,7 +103,7 @@ def test_report_has_every_section(report):
 
 
 def test_metrics_table_holds_the_numbers_of_calibration_summary(report, data):
-    y, probs, field, w, X = data
+    y, probs, field, w, _X = data
     _, page = report
     expected = calibration_summary(y, probs, sample_weight=w, field=field)
     assert set(page.metrics) == set(expected.columns)
@@ -144,7 +153,7 @@ def test_mce_section_holds_the_numbers_of_mce_and_its_worst_segments(report, dat
     summary = {row[0][1]: [float(v) for v, _ in row[1:]] for row in page.table("mce")[0][1:]}
     tables = page.table("segments")
     assert len(tables) == 2
-    for k, (p, rows) in enumerate(zip(probs.values(), tables)):
+    for k, (p, rows) in enumerate(zip(probs.values(), tables, strict=False)):
         result = mce(y, p, X=X, sample_weight=w)
         assert summary["MCE (ECCE / σ of the worst segment)"][k] == result.mce_sigma
         assert summary["p-value"][k] == result.pvalue
@@ -165,7 +174,7 @@ def test_sections_without_segments_or_field_are_left_out(tmp_path, data):
 def test_per_bin_tables_hold_the_wilson_intervals(report, data):
     y, probs, _, w, _ = data
     _, page = report
-    for rows, p in zip(page.table("bins"), probs.values()):
+    for rows, p in zip(page.table("bins"), probs.values(), strict=False):
         iv = reliability_intervals(y, p, sample_weight=w, n_bins=10, confidence=0.95)
         body = rows[1:]
         assert len(body) == 10
@@ -198,14 +207,14 @@ def test_calibrated_column_stays_on_the_diagonal_within_its_intervals(report):
 
 
 def test_field_section_holds_pcoc_per_field_and_f_rce(report, data):
-    y, probs, field, w, X = data
+    y, probs, field, w, _X = data
     _, page = report
     rows = page.table("fields")[0][1:]
     assert sorted(r[0][1] for r in rows) == ["<east>", "north", "south"]
     for r in rows:
         rows_k = field == r[0][1]
         assert float(r[1][0]) == pytest.approx(w[rows_k].sum(), rel=1e-12)
-        for cell, p in zip(r[2:], probs.values()):
+        for cell, p in zip(r[2:], probs.values(), strict=False):
             assert float(cell[0]) == pytest.approx(pcoc(y[rows_k], p[rows_k], sample_weight=w[rows_k]), rel=1e-12)
     frce, spread = page.table("frce")[0][1:]
     np.testing.assert_array_equal([float(v) for v, _ in frce[1:]], page.metrics["f_rce"])
@@ -218,8 +227,14 @@ def test_user_strings_are_escaped(tmp_path):
     p = rng.uniform(size=200)
     y = rng.uniform(size=200) < p
     name = "<script>alert(1)</script>"
-    out = make_report(y, {name: p}, path=tmp_path / "r.html", field=np.where(p > 0.5, "<b>x</b>", "y"),
-                      title="<i>t</i>", description='"quoted" <tag>')
+    out = make_report(
+        y,
+        {name: p},
+        path=tmp_path / "r.html",
+        field=np.where(p > 0.5, "<b>x</b>", "y"),
+        title="<i>t</i>",
+        description='"quoted" <tag>',
+    )
     raw = out.read_text()
     assert "<script>" not in raw and "<b>x</b>" not in raw and "<i>t</i>" not in raw and "<tag>" not in raw
     text = " ".join(_Page(raw).text)
@@ -280,13 +295,34 @@ def test_progress_bar_on_request(tmp_path, data, capsys):
         ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"confidence": 1.0}, ValueError, "confidence must be a number"),
         ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"n_bins": 0}, ValueError, "n_bins must be a positive integer"),
         ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"title": 3}, TypeError, "title must be a string"),
-        ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"X": [[1], [2], [3]], "segments": np.ones((3, 1), bool)}, ValueError,
-         "either X .* or segments, not both"),
-        ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"segments": np.ones((2, 1), bool)}, ValueError, "segments must cover 3 rows"),
-        ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"X": [[1], [2], [3]], "n_worst_segments": 0}, ValueError,
-         "n_worst_segments must be a positive integer"),
-        ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"X": [[1], [2], [3]], "n_worst_segments": 2.0}, TypeError,
-         "n_worst_segments must be a positive integer; got 2.0 of type float"),
+        (
+            [0, 1, 1],
+            {"p": [0.2, 0.4, 0.5]},
+            {"X": [[1], [2], [3]], "segments": np.ones((3, 1), bool)},
+            ValueError,
+            "either X .* or segments, not both",
+        ),
+        (
+            [0, 1, 1],
+            {"p": [0.2, 0.4, 0.5]},
+            {"segments": np.ones((2, 1), bool)},
+            ValueError,
+            "segments must cover 3 rows",
+        ),
+        (
+            [0, 1, 1],
+            {"p": [0.2, 0.4, 0.5]},
+            {"X": [[1], [2], [3]], "n_worst_segments": 0},
+            ValueError,
+            "n_worst_segments must be a positive integer",
+        ),
+        (
+            [0, 1, 1],
+            {"p": [0.2, 0.4, 0.5]},
+            {"X": [[1], [2], [3]], "n_worst_segments": 2.0},
+            TypeError,
+            "n_worst_segments must be a positive integer; got 2.0 of type float",
+        ),
     ],
 )
 def test_bad_input_raises_clearly_and_writes_no_file(tmp_path, y, probs, kwargs, error, match):
@@ -308,8 +344,17 @@ def test_a_missing_folder_is_reported_before_any_work(tmp_path):
 @pytest.fixture
 def csv(data, tmp_path):
     y, probs, field, w, X = data
-    df = pd.DataFrame({"y": np.where(y == 1, "yes", "no"), **probs, "region": field, "w": w, "bad": np.nan,
-                       "age": X["age"], "device": X["device"]})
+    df = pd.DataFrame(
+        {
+            "y": np.where(y == 1, "yes", "no"),
+            **probs,
+            "region": field,
+            "w": w,
+            "bad": np.nan,
+            "age": X["age"],
+            "device": X["device"],
+        }
+    )
     path = tmp_path / "scores.csv"
     df.to_csv(path, index=False)
     return path
@@ -317,9 +362,33 @@ def csv(data, tmp_path):
 
 def test_cli_report_writes_the_report_and_prints_its_path(csv, tmp_path, data, capsys):
     out = tmp_path / "report.html"
-    assert main(["report", str(csv), "--label-col", "y", "--pos-label", "yes", "--score-col", "calibrated",
-                 "--score-col", "distorted", "--field", "region", "--weight-col", "w", "--segments", "age,device",
-                 "--max-depth", "1", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                str(csv),
+                "--label-col",
+                "y",
+                "--pos-label",
+                "yes",
+                "--score-col",
+                "calibrated",
+                "--score-col",
+                "distorted",
+                "--field",
+                "region",
+                "--weight-col",
+                "w",
+                "--segments",
+                "age,device",
+                "--max-depth",
+                "1",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.strip() == f"wrote {out}"
     page = _Page(out.read_text())
     assert page.sections == ["header", "metrics", "reliability", "cumulative", "multicalibration", "fields", "notes"]
@@ -345,12 +414,18 @@ def test_cli_report_writes_the_report_and_prints_its_path(csv, tmp_path, data, c
         (["--score-col", "calibrated", "--segments", "age,"], "--segments must not hold an empty name"),
         (["--score-col", "calibrated", "--max-depth", "2"], "--max-depth needs --segments"),
         (["--score-col", "calibrated", "--categorical", "age"], "--categorical needs --segments"),
-        (["--score-col", "calibrated", "--segments", "age", "--categorical", "device"],
-         "--categorical must name columns given with --segments ('age'); got ['device']"),
-        (["--score-col", "calibrated", "--segments", "age", "--categorical", "age,age"],
-         "--categorical must name each entry once"),
-        (["--score-col", "calibrated", "--segments", "age", "--categorical", ","],
-         "--categorical must not hold an empty"),
+        (
+            ["--score-col", "calibrated", "--segments", "age", "--categorical", "device"],
+            "--categorical must name columns given with --segments ('age'); got ['device']",
+        ),
+        (
+            ["--score-col", "calibrated", "--segments", "age", "--categorical", "age,age"],
+            "--categorical must name each entry once",
+        ),
+        (
+            ["--score-col", "calibrated", "--segments", "age", "--categorical", ","],
+            "--categorical must not hold an empty",
+        ),
     ],
 )
 def test_cli_bad_input_fails_clearly_and_writes_no_file(csv, tmp_path, capsys, args, match):
@@ -386,17 +461,30 @@ def _chromium():
         found = shutil.which(name)
         if found:
             return found
-    pytest.skip("chromium not found: .ci/run installs Debian's chromium (apt-get install chromium); "
-                "install it to run the browser check")
+    pytest.skip(
+        "chromium not found: .ci/run installs Debian's chromium (apt-get install chromium); "
+        "install it to run the browser check"
+    )
 
 
 @pytest.mark.slow
 def test_headless_browser_renders_the_figures(report, tmp_path):
     out, _ = report
     png = tmp_path / "shot.png"
-    cmd = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
-           f"--screenshot={png}", "--window-size=1200,2000", out.resolve().as_uri()]
+    cmd = [
+        _chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--screenshot={png}",
+        "--window-size=1200,2000",
+        out.resolve().as_uri(),
+    ]
     subprocess.run(cmd, capture_output=True, timeout=120, check=True)
     image = matplotlib.image.imread(png)[..., :3]  # floats in [0, 1]
     assert image.shape[:2] == (2000, 1200)

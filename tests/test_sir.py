@@ -74,7 +74,9 @@ def test_fit_is_invariant_to_row_order(rng):
     p, y, _ = miscalibrated(rng, 2_000)
     order = rng.permutation(p.size)
     a, b = SmoothedIsotonic().fit(p, y), SmoothedIsotonic().fit(p[order], y[order])
-    assert np.allclose(a.knots_x_, b.knots_x_, rtol=0, atol=1e-12) and np.allclose(a.knots_y_, b.knots_y_, rtol=0, atol=1e-12)
+    assert np.allclose(a.knots_x_, b.knots_x_, rtol=0, atol=1e-12) and np.allclose(
+        a.knots_y_, b.knots_y_, rtol=0, atol=1e-12
+    )
 
 
 def test_save_load_round_trip_is_exact(rng, tmp_path):
@@ -114,8 +116,9 @@ def test_saturated_scores_pooled_with_lower_bins_are_mapped_to_the_anchor(rng):
     assert cal.knots_x_[-1] == 1.0 and cal.knots_y_[-1] == 1.0 and cal.knots_x_[-2] < 0.95
     assert cal.predict(np.array([1.0])).tolist() == [1.0]
     # while the same rows alone in their block keep their rate
-    alone = SmoothedIsotonic(strategy="uniform").fit(np.r_[rng.uniform(0.05, 0.15, 500), np.ones(100)],
-                                                     np.r_[np.zeros(450), np.ones(50), y[500:]])
+    alone = SmoothedIsotonic(strategy="uniform").fit(
+        np.r_[rng.uniform(0.05, 0.15, 500), np.ones(100)], np.r_[np.zeros(450), np.ones(50), y[500:]]
+    )
     assert alone.predict(np.array([1.0])).tolist() == [0.2]
 
 
@@ -142,17 +145,18 @@ def test_more_bins_than_memory_holds_give_the_knots_of_one_score_per_bin():
 def test_pooled_knot_sits_at_the_weight_averaged_bin_midpoint():
     # bins (0, .5], (.5, 1]: rates 1 (weight 2, midpoint .2) and .75 (weight 4, midpoint .7) violate the order and
     # pool to 5/6 at (2 * .2 + 4 * .7) / 6
-    model = SmoothedIsotonic(n_bins=2, strategy="uniform").fit(np.array([0.1, 0.3, 0.6, 0.8]),
-                                                               np.array([1.0, 1.0, 0.0, 1.0]),
-                                                               sample_weight=np.array([1.0, 1.0, 1.0, 3.0]))
+    model = SmoothedIsotonic(n_bins=2, strategy="uniform").fit(
+        np.array([0.1, 0.3, 0.6, 0.8]), np.array([1.0, 1.0, 0.0, 1.0]), sample_weight=np.array([1.0, 1.0, 1.0, 3.0])
+    )
     np.testing.assert_allclose(model.knots_x_, [0.0, 3.2 / 6.0, 1.0], rtol=1e-14)
     np.testing.assert_allclose(model.knots_y_, [0.0, 5.0 / 6.0, 1.0], rtol=1e-14)
 
 
 def test_a_score_on_a_bin_edge_belongs_to_the_bin_below_it():
     # 0.14 * 100 rounds to 14.000000000000002; 0.14 closes the bin (0.13, 0.14] that also holds 0.135
-    model = SmoothedIsotonic(n_bins=100, strategy="uniform").fit(np.array([0.135, 0.14, 0.5]),
-                                                                 np.array([0.0, 1.0, 1.0]))
+    model = SmoothedIsotonic(n_bins=100, strategy="uniform").fit(
+        np.array([0.135, 0.14, 0.5]), np.array([0.0, 1.0, 1.0])
+    )
     np.testing.assert_allclose(model.knots_x_, [0.0, 0.1375, 1.0], rtol=1e-14)
     np.testing.assert_allclose(model.knots_y_, [0.0, 0.5, 1.0], rtol=1e-14)
 

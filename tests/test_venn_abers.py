@@ -152,7 +152,7 @@ def test_weight_k_equals_k_copies(rng):
     tests = rng.uniform(0, 1, 200)
     weighted = VennAbers().fit(p, y, sample_weight=k.astype(float))
     copies = VennAbers().fit(np.repeat(p, k), np.repeat(y, k))
-    for got, expected in zip(weighted.predict_interval(tests), copies.predict_interval(tests)):
+    for got, expected in zip(weighted.predict_interval(tests), copies.predict_interval(tests), strict=False):
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
 
 
@@ -172,15 +172,18 @@ def test_save_load_reproduces_predictions_exactly(rng, tmp_path, n_splits):
     loaded = mcal.load(mcal.save(model, tmp_path / "va.json"))
     tests = rng.uniform(0, 1, 500)
     np.testing.assert_array_equal(loaded.predict(tests), model.predict(tests))
-    for got, expected in zip(loaded.predict_interval(tests), model.predict_interval(tests)):
+    for got, expected in zip(loaded.predict_interval(tests), model.predict_interval(tests), strict=False):
         np.testing.assert_array_equal(got, expected)
 
 
-@pytest.mark.parametrize(("edit", "match"), [
-    (lambda s: s["f0_"].pop(), "list of 1 arrays"),
-    (lambda s: s["calibration_scores_"][0]["__ndarray__"].reverse(), "strictly increasing"),
-    (lambda s: s["f1_"][0]["__ndarray__"].__setitem__(0, 1.0), "non-decreasing probabilities"),
-])
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda s: s["f0_"].pop(), "list of 1 arrays"),
+        (lambda s: s["calibration_scores_"][0]["__ndarray__"].reverse(), "strictly increasing"),
+        (lambda s: s["f1_"][0]["__ndarray__"].__setitem__(0, 1.0), "non-decreasing probabilities"),
+    ],
+)
 def test_load_refuses_a_malformed_state(rng, tmp_path, rewrite_model, edit, match):
     p, y = _data(rng, 100)
     path = mcal.save(VennAbers().fit(p, y), tmp_path / "va.json")
@@ -223,18 +226,21 @@ def test_unfitted_use_raises():
         VennAbers().predict_interval([0.5])
 
 
-@pytest.mark.parametrize(("kwargs", "fit", "error", "match"), [
-    ({}, {"y_prob": [0.1, np.nan, 0.3]}, ValueError, "y_prob"),
-    ({}, {"y_prob": [0.1, 1.5, 0.3]}, ValueError, "y_prob"),
-    ({}, {"y": [1, 1, 1]}, ValueError, "both classes"),
-    ({}, {"y": [0, 2, 1]}, ValueError, "y"),
-    ({}, {"y_prob": [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]}, ValueError, "y_prob"),
-    ({}, {"y_prob": [0.1, 0.2]}, ValueError, "same number of samples"),
-    ({"n_splits": 1}, {}, ValueError, "n_splits must be None or an integer >= 2; got 1"),
-    ({"n_splits": 2.0}, {}, TypeError, "n_splits must be None or an integer >= 2"),
-    ({"n_splits": 3}, {}, ValueError, "n_splits must be at most the number of rows .* of either class, 1; got 3"),
-    ({"random_state": -1}, {}, ValueError, "random_state"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "fit", "error", "match"),
+    [
+        ({}, {"y_prob": [0.1, np.nan, 0.3]}, ValueError, "y_prob"),
+        ({}, {"y_prob": [0.1, 1.5, 0.3]}, ValueError, "y_prob"),
+        ({}, {"y": [1, 1, 1]}, ValueError, "both classes"),
+        ({}, {"y": [0, 2, 1]}, ValueError, "y"),
+        ({}, {"y_prob": [[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]]}, ValueError, "y_prob"),
+        ({}, {"y_prob": [0.1, 0.2]}, ValueError, "same number of samples"),
+        ({"n_splits": 1}, {}, ValueError, "n_splits must be None or an integer >= 2; got 1"),
+        ({"n_splits": 2.0}, {}, TypeError, "n_splits must be None or an integer >= 2"),
+        ({"n_splits": 3}, {}, ValueError, "n_splits must be at most the number of rows .* of either class, 1; got 3"),
+        ({"random_state": -1}, {}, ValueError, "random_state"),
+    ],
+)
 def test_bad_input_is_a_clear_error(kwargs, fit, error, match):
     args = {"y_prob": [0.1, 0.2, 0.3], "y": [0, 1, 1]} | fit
     with pytest.raises(error, match=match):
@@ -256,8 +262,28 @@ def test_command_line_fit_gives_the_python_model(rng, tmp_path):
     table = tmp_path / "t.csv"
     pd.DataFrame({"p": p, "y": y.astype(int)}).to_csv(table, index=False)
     path = tmp_path / "va.json"
-    assert main(["fit", str(table), "--score-col", "p", "--label-col", "y", "--method", "venn-abers",
-                 "--param", "n_splits=3", "--random-state", "0", "--quiet", "-o", str(path)]) == 0
+    assert (
+        main(
+            [
+                "fit",
+                str(table),
+                "--score-col",
+                "p",
+                "--label-col",
+                "y",
+                "--method",
+                "venn-abers",
+                "--param",
+                "n_splits=3",
+                "--random-state",
+                "0",
+                "--quiet",
+                "-o",
+                str(path),
+            ]
+        )
+        == 0
+    )
     expected = VennAbers(n_splits=3, random_state=0).fit(p, y).predict(p)
     np.testing.assert_allclose(mcal.load(path).predict(p), expected, rtol=0, atol=1e-15)
 
@@ -269,7 +295,7 @@ def test_pickle_round_trip_and_inputs_not_mutated(rng):
     w = rng.uniform(0.5, 2, p.size)
     copies = p.copy(), y.copy(), w.copy()
     model = VennAbers(n_splits=2, random_state=0).fit(p, y, sample_weight=w)
-    for before, after in zip(copies, (p, y, w)):
+    for before, after in zip(copies, (p, y, w), strict=False):
         np.testing.assert_array_equal(before, after)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(p), model.predict(p))
 

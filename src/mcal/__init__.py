@@ -12,15 +12,14 @@ from mcal._base import BaseCalibrator
 from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
 from mcal.classifier import CalibratedClassifier
-from mcal.field import AdaCalib, NeuCalib
+from mcal.field import AdaCalib, NeuCalib, PerFieldCalibrator
 from mcal.groups import DFMC, HKRR
 from mcal.mcgrad import MCGrad
 from mcal.mcnet import MCNet
 from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
-from mcal.field import PerFieldCalibrator
 from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
-from mcal.venn_abers import VennAbers
 from mcal.regression import RegressionMCGrad
+from mcal.venn_abers import VennAbers
 
 try:
     __version__ = version("mcal")
@@ -28,16 +27,16 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree wi
     __version__ = "0.0.0+unknown"
 
 __all__ = [
+    "DFMC",
     "EPS",
+    "HKRR",
     "AdaCalib",
     "BaseCalibrator",
     "BetaCalibration",
     "CalibratedClassifier",
     "CalibrationWarning",
-    "DFMC",
     "GammaScaling",
     "GaussianScaling",
-    "HKRR",
     "HistogramBinning",
     "IsotonicCalibration",
     "MCGrad",

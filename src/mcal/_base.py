@@ -15,8 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 from mcal._validation import (
     check_both_classes,
     check_consistent,
-    check_X_type,
     check_sample_weight,
+    check_X_type,
     check_y_prob,
     check_y_true,
     output_dtype,
@@ -255,7 +255,9 @@ class BaseCalibrator(BaseEstimator):
         """Check hyperparameters; subclasses raise ``TypeError`` for a wrong type and ``ValueError`` for a wrong
         value, naming the parameter (the ``check_*`` helpers of :mod:`mcal._validation`)."""
 
-    def _fit(self, y_prob: NDArray[np.float64], y: NDArray[np.float64], sample_weight: NDArray[np.float64], X: Any) -> None:
+    def _fit(
+        self, y_prob: NDArray[np.float64], y: NDArray[np.float64], sample_weight: NDArray[np.float64], X: Any
+    ) -> None:
         raise NotImplementedError
 
     def _predict(self, y_prob: NDArray[np.float64], X: Any) -> NDArray[np.float64]:
@@ -290,7 +292,7 @@ class BaseCalibrator(BaseEstimator):
         if not hasattr(self, self._state_attrs[0]):  # sklearn's check (and its message) only when it fails
             check_is_fitted(self, self._state_attrs[0])
 
-    def __sklearn_tags__(self):  # noqa: D105
+    def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.one_d_array = True
         tags.input_tags.two_d_array = False
@@ -316,8 +318,9 @@ class BaseCalibrator(BaseEstimator):
         try:
             self._validate_params_values()
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{type(self).__name__} holds an invalid parameter, which a model file cannot load: "
-                             f"{exc}") from exc
+            raise ValueError(
+                f"{type(self).__name__} holds an invalid parameter, which a model file cannot load: {exc}"
+            ) from exc
         state = None
         if self.__sklearn_is_fitted__():
             state = {k: encode_value(getattr(self, k)) for k in self._state_attrs}
@@ -352,9 +355,11 @@ class BaseCalibrator(BaseEstimator):
         try:
             return cls._from_dict(data, tensors)
         except RecursionError as exc:
-            raise ValueError(f"model data must be nested no deeper than Python's recursion limit "
-                             f"({sys.getrecursionlimit()}) lets mcal decode, as to_dict writes it; got data nested "
-                             "too deeply") from exc
+            raise ValueError(
+                f"model data must be nested no deeper than Python's recursion limit "
+                f"({sys.getrecursionlimit()}) lets mcal decode, as to_dict writes it; got data nested "
+                "too deeply"
+            ) from exc
 
     @classmethod
     def _from_dict(cls, data: dict[str, Any], tensors: dict[str, NDArray] | None) -> Self:

@@ -34,10 +34,28 @@ MAX_LEAVES = 131072
 
 # The lines of a tree section as LightGBM 4 writes them (its parser reads at most 22 lines per tree).
 _TREE_KEYS = {
-    "num_leaves", "num_cat", "split_feature", "split_gain", "threshold", "decision_type", "left_child",
-    "right_child", "leaf_value", "leaf_weight", "leaf_count", "internal_value", "internal_weight",
-    "internal_count", "cat_boundaries", "cat_threshold", "is_linear", "leaf_const", "num_features",
-    "leaf_features", "leaf_coeff", "shrinkage",
+    "num_leaves",
+    "num_cat",
+    "split_feature",
+    "split_gain",
+    "threshold",
+    "decision_type",
+    "left_child",
+    "right_child",
+    "leaf_value",
+    "leaf_weight",
+    "leaf_count",
+    "internal_value",
+    "internal_weight",
+    "internal_count",
+    "cat_boundaries",
+    "cat_threshold",
+    "is_linear",
+    "leaf_const",
+    "num_features",
+    "leaf_features",
+    "leaf_coeff",
+    "shrinkage",
 }
 _INT = re.compile(r"-?\d{1,18}")  # within int64
 _FINITE = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
@@ -59,12 +77,16 @@ _HEADER = {
     "num_tree_per_iteration": (re.compile("1"), "1 (a single-output model)"),
     "label_index": (re.compile(r"\d{1,9}"), "a non-negative integer"),
     "max_feature_idx": (re.compile(r"\d{1,9}"), "a non-negative integer"),
-    "feature_names": (_listed(_NAME), "max_feature_idx + 1 names (no spaces, '=' or JSON punctuation), "
-                      "separated by single spaces"),
-    "monotone_constraints": (_listed("-1|0|1"), "max_feature_idx + 1 values in {-1, 0, 1}, separated by single "
-                             "spaces"),
-    "feature_infos": (_listed(_INFO), "max_feature_idx + 1 entries separated by single spaces, each 'none', "
-                      "[min:max] or colon-separated category integers"),
+    "feature_names": (
+        _listed(_NAME),
+        "max_feature_idx + 1 names (no spaces, '=' or JSON punctuation), separated by single spaces",
+    ),
+    "monotone_constraints": (_listed("-1|0|1"), "max_feature_idx + 1 values in {-1, 0, 1}, separated by single spaces"),
+    "feature_infos": (
+        _listed(_INFO),
+        "max_feature_idx + 1 entries separated by single spaces, each 'none', "
+        "[min:max] or colon-separated category integers",
+    ),
     "tree_sizes": (re.compile(r"(?:\d{1,18}(?: \d{1,18})*)?"), "one size per tree, separated by single spaces"),
 }
 _OPTIONAL_HEADER = {"monotone_constraints"}
@@ -140,7 +162,7 @@ def _sections(text: str, field: str) -> tuple[dict[str, str], list[dict[str, str
     i, header = 1, {}
     while i < len(lines) and not lines[i].startswith("Tree=") and lines[i] != "end of trees":
         key, eq, value = lines[i].partition("=")
-        if lines[i] and (not eq or key not in _HEADER and key != "objective" or key in header):
+        if lines[i] and (not eq or (key not in _HEADER and key != "objective") or key in header):
             raise ValueError(
                 f"model data field {field} has an unknown or repeated header line {lines[i][:40]!r}; each header "
                 f"line must be one of LightGBM's KEY=VALUE lines {sorted([*_HEADER, 'objective'])}"
@@ -151,8 +173,10 @@ def _sections(text: str, field: str) -> tuple[dict[str, str], list[dict[str, str
     trees = []
     while i < len(lines) and lines[i].startswith("Tree="):
         if lines[i] != f"Tree={len(trees)}":
-            raise ValueError(f"model data field {field} must number its trees from 0 in order; got "
-                             f"{lines[i][:40]!r} for tree {len(trees)}")
+            raise ValueError(
+                f"model data field {field} must number its trees from 0 in order; got "
+                f"{lines[i][:40]!r} for tree {len(trees)}"
+            )
         i += 1
         tree: dict[str, str] = {}
         while i < len(lines) and lines[i]:
@@ -176,8 +200,10 @@ def _sections(text: str, field: str) -> tuple[dict[str, str], list[dict[str, str
         got = repr(lines[i][:40]) if i < len(lines) else "the end of the text"
         raise ValueError(f"model data field {field} must follow its trees with the line 'end of trees'; got {got}")
     if not all(line.isascii() for line in lines[: i + 1]):
-        raise ValueError(f"model data field {field} must be ASCII text up to 'end of trees', as LightGBM writes it; "
-                         "got other characters")
+        raise ValueError(
+            f"model data field {field} must be ASCII text up to 'end of trees', as LightGBM writes it; "
+            "got other characters"
+        )
     return header, trees, lines[: i + 1]
 
 
@@ -189,8 +215,9 @@ def _check_header(header: dict[str, str], n_trees: int, field: str, objective: s
     def fail(key: str, rule: str) -> None:
         value = header.get(key)
         got = "no such line" if value is None else repr(value[:60]) + ("..." if len(value) > 60 else "")
-        raise ValueError(f"model data field {field} must be LightGBM model text whose header line {key}= holds "
-                         f"{rule}; got {got}")
+        raise ValueError(
+            f"model data field {field} must be LightGBM model text whose header line {key}= holds {rule}; got {got}"
+        )
 
     for key, (pattern, rule) in rules.items():
         value = header.get(key)
@@ -218,8 +245,12 @@ def _check_tree(tree: dict[str, str], kinds: np.ndarray) -> None:
     linear = _ints(tree, "is_linear", 1, low=0, high=1, default="0")[0] == 1
     if n_leaves == 1 and not linear:
         return  # LightGBM reads nothing else of a one-leaf tree
-    for key, size in (("split_gain", n_leaves - 1), ("internal_value", n_leaves - 1),
-                      ("internal_weight", n_leaves - 1), ("leaf_weight", n_leaves)):
+    for key, size in (
+        ("split_gain", n_leaves - 1),
+        ("internal_value", n_leaves - 1),
+        ("internal_weight", n_leaves - 1),
+        ("leaf_weight", n_leaves),
+    ):
         if key in tree:
             _floats(tree, key, size)
     for key, size in (("internal_count", n_leaves - 1), ("leaf_count", n_leaves)):
@@ -230,9 +261,11 @@ def _check_tree(tree: dict[str, str], kinds: np.ndarray) -> None:
     children, parents = np.concatenate([left, right]), np.concatenate([nodes, nodes])
     inner = children >= 0
     # every node but the root, and every leaf, has one parent; an inner node comes after its parent (no loops)
-    if n_leaves > 1 and not (np.array_equal(np.sort(children[inner]), np.arange(1, n_leaves - 1))
-            and np.array_equal(np.sort(~children[~inner]), np.arange(n_leaves))
-            and np.all(children[inner] > parents[inner])):
+    if n_leaves > 1 and not (
+        np.array_equal(np.sort(children[inner]), np.arange(1, n_leaves - 1))
+        and np.array_equal(np.sort(~children[~inner]), np.arange(n_leaves))
+        and np.all(children[inner] > parents[inner])
+    ):
         raise ValueError("left_child and right_child must form a binary tree over the nodes and leaves")
     split = _ints(tree, "split_feature", n_leaves - 1, low=0, high=n_features - 1)
     # bit 0: categorical, bit 1: missing values go left, bits 2-3: missing type 0 (none), 1 (zero) or 2 (NaN)
@@ -242,9 +275,11 @@ def _check_tree(tree: dict[str, str], kinds: np.ndarray) -> None:
     if wrong.size:
         j = wrong[0]
         kind = "a categorical" if categorical[j] else "a numerical"
-        raise ValueError(f"split {j} must be on a feature whose feature_infos entry fits its decision_type; got "
-                         f"{kind} decision_type {decision[j]} on feature {split[j]}, which feature_infos gives as "
-                         f"{('unused', 'numerical', 'categorical')[kinds[split[j]]]}")
+        raise ValueError(
+            f"split {j} must be on a feature whose feature_infos entry fits its decision_type; got "
+            f"{kind} decision_type {decision[j]} on feature {split[j]}, which feature_infos gives as "
+            f"{('unused', 'numerical', 'categorical')[kinds[split[j]]]}"
+        )
     threshold = _floats(tree, "threshold", n_leaves - 1)
     if categorical.any() or n_cat > 0:
         bounds = _ints(tree, "cat_boundaries", n_cat + 1, low=0)
@@ -271,8 +306,15 @@ def _tokens(tree: dict[str, str], key: str, size: int, default: str | None) -> l
     return tokens
 
 
-def _ints(tree: dict[str, str], key: str, size: int, *, low: int | None = None, high: int | None = None,
-          default: str | None = None) -> np.ndarray:
+def _ints(
+    tree: dict[str, str],
+    key: str,
+    size: int,
+    *,
+    low: int | None = None,
+    high: int | None = None,
+    default: str | None = None,
+) -> np.ndarray:
     tokens = _tokens(tree, key, size, default)
     if not all(_INT.fullmatch(t) for t in tokens):
         raise ValueError(f"{key} must hold integers; got {' '.join(tokens)[:60]!r}")
@@ -306,9 +348,12 @@ def check_tree_params(est: Any, *, min_child_samples: int, limited_depth: bool) 
     """
     int32 = " (LightGBM's int32)"
     depth = (1, int32) if limited_depth else (-INT32_MAX, " (LightGBM's int32; <= 0 for no limit)")
-    for name, low, high, note in (("n_estimators", 1, INT32_MAX, int32), ("max_leaves", 2, MAX_LEAVES, ""),
-                                  ("min_child_samples", min_child_samples, INT32_MAX, int32),
-                                  ("max_depth", depth[0], INT32_MAX, depth[1])):
+    for name, low, high, note in (
+        ("n_estimators", 1, INT32_MAX, int32),
+        ("max_leaves", 2, MAX_LEAVES, ""),
+        ("min_child_samples", min_child_samples, INT32_MAX, int32),
+        ("max_depth", depth[0], INT32_MAX, depth[1]),
+    ):
         rule = f"an integer >= {low} and <= {high}{note}"
         check_int(name, getattr(est, name), rule, lambda v, low=low, high=high: low <= v <= high)
     check_real("learning_rate", est.learning_rate, "a finite number > 0", lambda v: v > 0)
@@ -341,8 +386,12 @@ def lightgbm_threads(n_jobs: Any, n_rows: int | None = None) -> int:
     """
     if n_jobs is None:
         return 0 if n_rows is None else max(1, min(_cores(), n_rows // ROWS_PER_THREAD))
-    check_int("n_jobs", n_jobs, "None, an integer >= 1, or a negative integer counting back from the cores (-1: all)",
-              lambda v: v != 0)
+    check_int(
+        "n_jobs",
+        n_jobs,
+        "None, an integer >= 1, or a negative integer counting back from the cores (-1: all)",
+        lambda v: v != 0,
+    )
     # at least one thread, as joblib's effective_n_jobs: a model saved with -16 on a server runs on a laptop
     return min(int(n_jobs), _cores()) if n_jobs > 0 else max(1, _cores() + 1 + int(n_jobs))
 

@@ -30,31 +30,88 @@ _MONOTONE = ("monotone_constraints", "mc", "monotone_constraint", "monotonic_cst
 # LightGBM parameters that MCGrad sets itself, with their LightGBM aliases, and the MCGrad argument to use.
 MCGRAD_RESERVED = {
     "n_jobs": ("num_threads", "num_thread", "nthread", "nthreads", "n_jobs"),
-    "random_state": ("seed", "random_seed", "random_state", "bagging_seed", "feature_fraction_seed",
-                     "data_random_seed", "extra_seed", "drop_seed", "objective_seed"),
-    "n_estimators": ("num_iterations", "num_iteration", "n_iter", "num_tree", "num_trees", "num_round",
-                     "num_rounds", "nrounds", "num_boost_round", "n_estimators", "max_iter"),
+    "random_state": (
+        "seed",
+        "random_seed",
+        "random_state",
+        "bagging_seed",
+        "feature_fraction_seed",
+        "data_random_seed",
+        "extra_seed",
+        "drop_seed",
+        "objective_seed",
+    ),
+    "n_estimators": (
+        "num_iterations",
+        "num_iteration",
+        "n_iter",
+        "num_tree",
+        "num_trees",
+        "num_round",
+        "num_rounds",
+        "nrounds",
+        "num_boost_round",
+        "n_estimators",
+        "max_iter",
+    ),
     "learning_rate": ("learning_rate", "shrinkage_rate", "eta"),
     "max_depth": ("max_depth",),
-    "min_child_samples": ("min_data_in_leaf", "min_data_per_leaf", "min_data", "min_child_samples",
-                          "min_samples_leaf"),
+    "min_child_samples": ("min_data_in_leaf", "min_data_per_leaf", "min_data", "min_child_samples", "min_samples_leaf"),
     "max_leaves": ("num_leaves", "num_leaf", "max_leaves", "max_leaf", "max_leaf_nodes"),
     "l2_regularization": ("lambda_l2", "reg_lambda", "lambda", "l2_regularization"),
     "min_gain_to_split": ("min_gain_to_split", "min_split_gain"),
-    "min_sum_hessian_in_leaf": ("min_sum_hessian_in_leaf", "min_sum_hessian_per_leaf", "min_sum_hessian",
-                                "min_hessian", "min_child_weight"),
-    "categorical_features": ("categorical_feature", "cat_feature", "categorical_column", "cat_column",
-                             "categorical_features"),
+    "min_sum_hessian_in_leaf": (
+        "min_sum_hessian_in_leaf",
+        "min_sum_hessian_per_leaf",
+        "min_sum_hessian",
+        "min_hessian",
+        "min_child_weight",
+    ),
+    "categorical_features": (
+        "categorical_feature",
+        "cat_feature",
+        "categorical_column",
+        "cat_column",
+        "categorical_features",
+    ),
     "early_stopping": ("early_stopping_round", "early_stopping_rounds", "early_stopping", "n_iter_no_change"),
-    "(fixed)": ("objective", "objective_type", "app", "application", "loss", "boosting", "boosting_type", "boost",
-                "num_class", "num_classes", "deterministic", "force_col_wise", "force_row_wise", "verbosity",
-                "verbose", "init_score"),
+    "(fixed)": (
+        "objective",
+        "objective_type",
+        "app",
+        "application",
+        "loss",
+        "boosting",
+        "boosting_type",
+        "boost",
+        "num_class",
+        "num_classes",
+        "deterministic",
+        "force_col_wise",
+        "force_row_wise",
+        "verbosity",
+        "verbose",
+        "init_score",
+    ),
     # one value per column of a single binned Dataset; the score column is binned apart from the features
     "(unsupported)": ("max_bin_by_feature",),
     # parameters of LightGBM's binary objective, which the cross-entropy objective silently ignores
-    "(ignored)": ("is_unbalance", "unbalance", "unbalanced_sets", "scale_pos_weight", "sigmoid",
-                  "boost_from_average", "pos_bagging_fraction", "pos_sub_row", "pos_subsample", "pos_bagging",
-                  "neg_bagging_fraction", "neg_sub_row", "neg_subsample", "neg_bagging"),
+    "(ignored)": (
+        "is_unbalance",
+        "unbalance",
+        "unbalanced_sets",
+        "scale_pos_weight",
+        "sigmoid",
+        "boost_from_average",
+        "pos_bagging_fraction",
+        "pos_sub_row",
+        "pos_subsample",
+        "pos_bagging",
+        "neg_bagging_fraction",
+        "neg_sub_row",
+        "neg_subsample",
+        "neg_bagging",
+    ),
 }
 
 
@@ -66,16 +123,52 @@ def _reserved_names() -> dict[str, str]:
 
 #: LightGBM parameters that are not about training (files, tasks, prediction, evaluation, the network), whose
 #: names LightGBM knows but whose values a training call ignores or reads from disk.
-_NOT_TRAINING = ("task", "config", "data", "valid", "input_model", "output_model", "convert_model",
-                 "convert_model_language", "saved_feature_importance_type", "snapshot_freq", "output_result",
-                 "initscore_filename", "valid_data_initscores", "forcedsplits_filename", "forcedbins_filename",
-                 "header", "label_column", "weight_column", "group_column", "ignore_column", "save_binary",
-                 "parser_config_file", "precise_float_parser", "two_round", "start_iteration_predict",
-                 "num_iteration_predict", "predict_raw_score", "predict_leaf_index", "predict_contrib",
-                 "predict_disable_shape_check", "pred_early_stop", "pred_early_stop_freq", "pred_early_stop_margin",
-                 "metric", "metric_freq", "is_provide_training_metric", "eval_at", "multi_error_top_k",
-                 "auc_mu_weights", "num_machines", "local_listen_port", "time_out", "machine_list_filename",
-                 "machines")
+_NOT_TRAINING = (
+    "task",
+    "config",
+    "data",
+    "valid",
+    "input_model",
+    "output_model",
+    "convert_model",
+    "convert_model_language",
+    "saved_feature_importance_type",
+    "snapshot_freq",
+    "output_result",
+    "initscore_filename",
+    "valid_data_initscores",
+    "forcedsplits_filename",
+    "forcedbins_filename",
+    "header",
+    "label_column",
+    "weight_column",
+    "group_column",
+    "ignore_column",
+    "save_binary",
+    "parser_config_file",
+    "precise_float_parser",
+    "two_round",
+    "start_iteration_predict",
+    "num_iteration_predict",
+    "predict_raw_score",
+    "predict_leaf_index",
+    "predict_contrib",
+    "predict_disable_shape_check",
+    "pred_early_stop",
+    "pred_early_stop_freq",
+    "pred_early_stop_margin",
+    "metric",
+    "metric_freq",
+    "is_provide_training_metric",
+    "eval_at",
+    "multi_error_top_k",
+    "auc_mu_weights",
+    "num_machines",
+    "local_listen_port",
+    "time_out",
+    "machine_list_filename",
+    "machines",
+)
 
 
 @functools.cache
@@ -114,21 +207,29 @@ def check_lightgbm_param(key: Any, value: Any) -> Any:
     if known and key not in known:
         close = difflib.get_close_matches(key, known, n=3)
         hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-        raise ValueError(f"lightgbm_params must hold LightGBM parameters; got {key!r}, which LightGBM does not "
-                         f"know and would ignore{hint}")
+        raise ValueError(
+            f"lightgbm_params must hold LightGBM parameters; got {key!r}, which LightGBM does not "
+            f"know and would ignore{hint}"
+        )
     reserved = _reserved_names()
     if key in reserved:
-        raise ValueError(f"lightgbm_params must not set {key!r}, " + _RESERVED_WHY.get(
-            reserved[key], f"which MCGrad controls; use the argument {reserved[key]}="))
+        raise ValueError(
+            f"lightgbm_params must not set {key!r}, "
+            + _RESERVED_WHY.get(reserved[key], f"which MCGrad controls; use the argument {reserved[key]}=")
+        )
     if key in _not_training_names():
-        raise ValueError(f"lightgbm_params must hold training parameters; got {key!r}, a LightGBM parameter of "
-                         "files, tasks, prediction, evaluation or the network, which MCGrad does not pass on (it "
-                         "reads no files for LightGBM)")
+        raise ValueError(
+            f"lightgbm_params must hold training parameters; got {key!r}, a LightGBM parameter of "
+            "files, tasks, prediction, evaluation or the network, which MCGrad does not pass on (it "
+            "reads no files for LightGBM)"
+        )
     items = _items(value)
     flat = [v for item in items for v in (item if isinstance(item, list) else [item])]
     if not all(isinstance(v, (bool, np.bool_, numbers.Real, str)) for v in flat):
-        raise TypeError(f"lightgbm_params[{key!r}] must be a bool, number or string, a list (tuple or 1-D numpy "
-                        f"array) of them, or a list of such lists; got {value!r:.80}")
+        raise TypeError(
+            f"lightgbm_params[{key!r}] must be a bool, number or string, a list (tuple or 1-D numpy "
+            f"array) of them, or a list of such lists; got {value!r:.80}"
+        )
     real = _canonical(key) in _REAL_VALUED  # LightGBM reads an integer beyond int32 as a double there
     for v in flat:
         integer = isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
@@ -144,7 +245,7 @@ def check_lightgbm_param(key: Any, value: Any) -> Any:
 _RESERVED_WHY = {
     "(fixed)": "which MCGrad controls; it cannot be changed",
     "(ignored)": "which LightGBM ignores under MCGrad's cross-entropy objective (the initial score is the "
-                 "input's logit; weigh classes with sample_weight)",
+    "input's logit; weigh classes with sample_weight)",
     "(unsupported)": "which MCGrad cannot pass on: it bins the score column apart from the features (use max_bin)",
 }
 
@@ -183,26 +284,69 @@ def _alias_groups() -> dict[str, frozenset[str]]:
 #: (checked by :data:`_RULES`; "" for any value) for integers and numbers, the accepted words (in any case) for
 #: choices; bools take True, False or LightGBM's words for them.
 _INTEGERS = {
-    "bagging_freq": "", "bin_construct_sample_cnt": "> 0", "gpu_device_id": "", "gpu_platform_id": "",
-    "lambdarank_truncation_level": "> 0", "max_bin": "> 1", "max_cat_threshold": "> 0", "max_cat_to_onehot": "> 0",
-    "max_drop": "", "min_data_in_bin": "> 0", "min_data_per_group": "> 0", "num_gpu": "> 0",
-    "num_grad_quant_bins": "", "top_k": "> 0",
+    "bagging_freq": "",
+    "bin_construct_sample_cnt": "> 0",
+    "gpu_device_id": "",
+    "gpu_platform_id": "",
+    "lambdarank_truncation_level": "> 0",
+    "max_bin": "> 1",
+    "max_cat_threshold": "> 0",
+    "max_cat_to_onehot": "> 0",
+    "max_drop": "",
+    "min_data_in_bin": "> 0",
+    "min_data_per_group": "> 0",
+    "num_gpu": "> 0",
+    "num_grad_quant_bins": "",
+    "top_k": "> 0",
 }
 _NUMBERS = {
-    "alpha": "> 0", "bagging_fraction": "in (0, 1]", "cat_l2": ">= 0", "cat_smooth": ">= 0",
-    "cegb_penalty_split": ">= 0", "cegb_tradeoff": ">= 0", "drop_rate": "in [0, 1]",
-    "early_stopping_min_delta": ">= 0", "fair_c": "> 0", "feature_fraction": "in (0, 1]",
-    "feature_fraction_bynode": "in (0, 1]", "histogram_pool_size": "", "lambda_l1": ">= 0",
-    "lambdarank_position_bias_regularization": ">= 0", "linear_lambda": ">= 0", "max_delta_step": "",
-    "monotone_penalty": ">= 0", "other_rate": "in [0, 1]", "path_smooth": ">= 0", "poisson_max_delta_step": "> 0",
-    "refit_decay_rate": "in [0, 1]", "skip_drop": "in [0, 1]", "top_rate": "in [0, 1]",
+    "alpha": "> 0",
+    "bagging_fraction": "in (0, 1]",
+    "cat_l2": ">= 0",
+    "cat_smooth": ">= 0",
+    "cegb_penalty_split": ">= 0",
+    "cegb_tradeoff": ">= 0",
+    "drop_rate": "in [0, 1]",
+    "early_stopping_min_delta": ">= 0",
+    "fair_c": "> 0",
+    "feature_fraction": "in (0, 1]",
+    "feature_fraction_bynode": "in (0, 1]",
+    "histogram_pool_size": "",
+    "lambda_l1": ">= 0",
+    "lambdarank_position_bias_regularization": ">= 0",
+    "linear_lambda": ">= 0",
+    "max_delta_step": "",
+    "monotone_penalty": ">= 0",
+    "other_rate": "in [0, 1]",
+    "path_smooth": ">= 0",
+    "poisson_max_delta_step": "> 0",
+    "refit_decay_rate": "in [0, 1]",
+    "skip_drop": "in [0, 1]",
+    "top_rate": "in [0, 1]",
     "tweedie_variance_power": "in [1, 2)",
 }
-_BOOLS = frozenset({
-    "bagging_by_query", "enable_bundle", "extra_trees", "feature_pre_filter", "first_metric_only", "gpu_use_dp",
-    "is_enable_sparse", "lambdarank_norm", "linear_tree", "pre_partition", "quant_train_renew_leaf", "reg_sqrt",
-    "stochastic_rounding", "uniform_drop", "use_missing", "use_quantized_grad", "xgboost_dart_mode", "zero_as_missing",
-})
+_BOOLS = frozenset(
+    {
+        "bagging_by_query",
+        "enable_bundle",
+        "extra_trees",
+        "feature_pre_filter",
+        "first_metric_only",
+        "gpu_use_dp",
+        "is_enable_sparse",
+        "lambdarank_norm",
+        "linear_tree",
+        "pre_partition",
+        "quant_train_renew_leaf",
+        "reg_sqrt",
+        "stochastic_rounding",
+        "uniform_drop",
+        "use_missing",
+        "use_quantized_grad",
+        "xgboost_dart_mode",
+        "zero_as_missing",
+    }
+)
 _CHOICES = {
     "tree_learner": ("serial", "feature", "data", "voting", "feature_parallel", "data_parallel", "voting_parallel"),
     "device_type": ("cpu", "gpu", "cuda"),
@@ -216,8 +360,13 @@ _NUMBER_LISTS = frozenset({"label_gain"})
 #: Free text that LightGBM parses itself (lists of feature indices, device numbers).
 _TEXTS = frozenset({"interaction_constraints", "gpu_device_id_list"})
 _RULES = {
-    "": lambda v: True, "> 0": lambda v: v > 0, ">= 0": lambda v: v >= 0, "> 1": lambda v: v > 1,
-    "in (0, 1]": lambda v: 0 < v <= 1, "in [0, 1]": lambda v: 0 <= v <= 1, "in [1, 2)": lambda v: 1 <= v < 2,
+    "": lambda v: True,
+    "> 0": lambda v: v > 0,
+    ">= 0": lambda v: v >= 0,
+    "> 1": lambda v: v > 1,
+    "in (0, 1]": lambda v: 0 < v <= 1,
+    "in [0, 1]": lambda v: 0 <= v <= 1,
+    "in [1, 2)": lambda v: 1 <= v < 2,
 }
 _TRUE, _FALSE = ("true", "+"), ("false", "-")  # LightGBM's words for a bool, in any case
 _RULED = frozenset((*_INTEGERS, *_NUMBERS, *_BOOLS, *_CHOICES, *_PER_FEATURE, *_NUMBER_LISTS))
@@ -312,9 +461,11 @@ def check_lightgbm_params(params: dict[str, Any]) -> None:
     if value.get("data_sample_strategy") == "goss":
         bagging = value.get("bagging_freq", 0) > 0 and value.get("bagging_fraction", 1.0) != 1.0
         if bagging:
-            raise ValueError("lightgbm_params must not combine data_sample_strategy='goss' with bagging "
-                             "(bagging_freq > 0 and bagging_fraction < 1), which LightGBM refuses; got "
-                             f"{ {names[n]: params[names[n]] for n in ('bagging_freq', 'bagging_fraction')} }")
+            raise ValueError(
+                "lightgbm_params must not combine data_sample_strategy='goss' with bagging "
+                "(bagging_freq > 0 and bagging_fraction < 1), which LightGBM refuses; got "
+                f"{ {names[n]: params[names[n]] for n in ('bagging_freq', 'bagging_fraction')} }"
+            )
         rates = value.get("top_rate", 0.2), value.get("other_rate", 0.1)  # LightGBM's defaults
         if sum(rates) > 1.0:
             raise ValueError(f"lightgbm_params must have top_rate + other_rate <= 1 with data_sample_strategy='goss'; "
@@ -335,8 +486,11 @@ def check_per_feature_params(lightgbm_params: dict[str, Any] | None, encoder: An
         value = extra[key]
         items = value.split(",") if isinstance(value, str) else _items(value)
         signs = [_sign(v) for v in items]
-        if (len(signs) != d + 1 or any(v not in ("-1", "0", "1") for v in signs)
-                or any(v != "0" for v, cat in zip(signs, encoder.categorical_) if cat)):
+        if (
+            len(signs) != d + 1
+            or any(v not in ("-1", "0", "1") for v in signs)
+            or any(v != "0" for v, cat in zip(signs, encoder.categorical_, strict=False) if cat)
+        ):
             columns = encoder.feature_names_in_ or list(range(d))
             cats = [columns[j] for j in np.flatnonzero(encoder.categorical_)]
             raise ValueError(

@@ -63,9 +63,13 @@ def _reliability_section(Figure: Any, y: NDArray, preds: dict, w: NDArray, n_bin
             f'<tr><td class="num">{curve.count[k]:,}</td>' + _num(curve.mean_predicted[k]) + _num(curve.mean_outcome[k])
             + "</tr>" for k in np.flatnonzero(~curve.empty)
         )  # fmt: skip
-        table = ('<details><summary>numbers per bin</summary><table class="bins"><thead><tr><th>rows</th>'
-                 f"<th>mean prediction</th><th>mean outcome</th></tr></thead><tbody>{rows}</tbody></table></details>")
-        panels.append(_figure_panel(name, _svg_uri(ax.figure), f"Mean outcome against mean prediction of {name}", table))
+        table = (
+            '<details><summary>numbers per bin</summary><table class="bins"><thead><tr><th>rows</th>'
+            f"<th>mean prediction</th><th>mean outcome</th></tr></thead><tbody>{rows}</tbody></table></details>"
+        )
+        panels.append(
+            _figure_panel(name, _svg_uri(ax.figure), f"Mean outcome against mean prediction of {name}", table)
+        )
     return (
         '<section id="reliability"><h2>Reliability diagrams</h2>'
         f'<p class="note">Mean outcome against mean prediction in {n_bins} equal-width bins of the prediction range '
@@ -89,9 +93,11 @@ def _segments_section(y: NDArray, preds: dict, w: NDArray, segs: Any, n_worst: i
             + "".join(_num(v) for v in (seg.ecce, seg.ecce_sigma, seg.pvalue)) + "</tr>"
             for rank, seg in enumerate(r.table.head(n_worst).itertuples(index=False), start=1)
         )  # fmt: skip
-        panels.append(f'<figure class="panel" data-score="{escape(name)}"><figcaption>{escape(name)}</figcaption>'
-                      '<table class="segments"><thead><tr><th>#</th><th>segment</th><th>rows</th><th>ECCE</th>'
-                      f"<th>ECCE / σ</th><th>p-value</th></tr></thead><tbody>{rows}</tbody></table></figure>")
+        panels.append(
+            f'<figure class="panel" data-score="{escape(name)}"><figcaption>{escape(name)}</figcaption>'
+            '<table class="segments"><thead><tr><th>#</th><th>segment</th><th>rows</th><th>ECCE</th>'
+            f"<th>ECCE / σ</th><th>p-value</th></tr></thead><tbody>{rows}</tbody></table></figure>"
+        )
     return (
         '<section id="multicalibration"><h2>Multicalibration: the worst segments</h2>'
         f'<table class="mce"><thead><tr><th></th>{head}</tr></thead><tbody>{summary}</tbody></table>'

@@ -10,8 +10,8 @@ import math
 import numbers
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
 import warnings
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 import pandas as pd
@@ -125,8 +125,10 @@ def check_y_true(
     missing = pd.isna(arr) if arr.dtype == object or pos_label is not None else None
     if missing is not None and missing.any():  # numbers have the finiteness check below
         first = int(np.flatnonzero(missing)[0])
-        raise ValueError(f"{name} must not contain missing values; got {int(missing.sum())} missing value(s), "
-                         f"the first at index {first}")
+        raise ValueError(
+            f"{name} must not contain missing values; got {int(missing.sum())} missing value(s), "
+            f"the first at index {first}"
+        )
     if pos_label is not None:
         values = np.unique(arr.astype(str) if arr.dtype == object else arr)
         if len(values) > 2:
@@ -161,7 +163,9 @@ def check_y_true(
     return arr
 
 
-def check_y_real(values: ArrayLike, name: str, *, lower: float | None = None, strict: bool = False) -> NDArray[np.float64]:
+def check_y_real(
+    values: ArrayLike, name: str, *, lower: float | None = None, strict: bool = False
+) -> NDArray[np.float64]:
     """Validate real-valued predictions or outcomes (regression) and return them as float64.
 
     Parameters
@@ -317,8 +321,10 @@ def check_random_state_param(random_state: object) -> None:
         return
     rule = "None or a non-negative integer"
     if isinstance(random_state, np.random.Generator):
-        raise TypeError(f"random_state must be {rule} (a model file records the seed); got a Generator: pass a seed "
-                        "such as int(rng.integers(2**32))")
+        raise TypeError(
+            f"random_state must be {rule} (a model file records the seed); got a Generator: pass a seed "
+            "such as int(rng.integers(2**32))"
+        )
     check_int("random_state", random_state, rule, lambda v: v >= 0)
 
 
@@ -326,9 +332,15 @@ def check_X_type(X: object) -> None:
     """Raise ``TypeError`` for an ``X`` that is not a table: a string, a dict (whose ``len`` counts its keys), a
     sparse matrix, or an iterator (which has no length and is used up by reading it)."""
     if isinstance(X, (str, bytes, Mapping, Iterator)) or scipy.sparse.issparse(X):
-        hint = ("; pandas.DataFrame(X) makes a frame of a dict of columns" if isinstance(X, Mapping) else
-                "; pass X.toarray() or a DataFrame" if scipy.sparse.issparse(X) else
-                "; pass list(X) or numpy.asarray(X)" if isinstance(X, Iterator) else "")
+        hint = (
+            "; pandas.DataFrame(X) makes a frame of a dict of columns"
+            if isinstance(X, Mapping)
+            else "; pass X.toarray() or a DataFrame"
+            if scipy.sparse.issparse(X)
+            else "; pass list(X) or numpy.asarray(X)"
+            if isinstance(X, Iterator)
+            else ""
+        )
         raise TypeError(f"X must be a DataFrame or a 2-D array-like; got {type(X).__name__}{hint}")
 
 

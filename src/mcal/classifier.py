@@ -155,10 +155,16 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         if self.classes_.size != 2:
             k, kind = self.classes_.size, type_of_target(y_arr)
             shown = "continuous values" if kind == "continuous" else f"{k} class{'es' if k > 1 else ''}"
-            sklearn_says = "" if kind == "binary" else (  # scikit-learn's sentence, which its tooling matches
-                f" Only binary classification is supported. The type of the target is {kind}.")
-            raise ValueError(f"y must have exactly two classes (binary classification only); got {shown}: "
-                             f"{self.classes_[:5].tolist()}.{sklearn_says}")
+            sklearn_says = (
+                ""
+                if kind == "binary"
+                # scikit-learn's sentence, which its tooling matches
+                else (f" Only binary classification is supported. The type of the target is {kind}.")
+            )
+            raise ValueError(
+                f"y must have exactly two classes (binary classification only); got {shown}: "
+                f"{self.classes_[:5].tolist()}.{sklearn_says}"
+            )
         y01 = (y_arr == self.classes_[1]).astype(np.float64)
         w = None if sample_weight is None else check_sample_weight(sample_weight, y01.size)
         idx = np.arange(y01.size)
@@ -166,8 +172,10 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             check_is_fitted(self.estimator)
             self.estimator_, cal_idx = self.estimator, idx
             if not set(self.classes_.tolist()) <= set(np.asarray(self.estimator_.classes_).tolist()):
-                raise ValueError(f"y must hold only the classes the prefit estimator was fitted on "
-                                 f"{np.asarray(self.estimator_.classes_).tolist()}; got {self.classes_.tolist()}")
+                raise ValueError(
+                    f"y must hold only the classes the prefit estimator was fitted on "
+                    f"{np.asarray(self.estimator_.classes_).tolist()}; got {self.classes_.tolist()}"
+                )
         else:
             check_real("calibration_fraction", self.calibration_fraction, "in (0, 1)", lambda v: 0.0 < v < 1.0)
             fit_idx, cal_idx = train_test_split(
@@ -177,9 +185,12 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             self.estimator_ = clone(self.estimator).fit(_rows(X, fit_idx), y_arr[fit_idx], **kwargs)
         if w is not None:
             self._check_weighted_classes(y01[cal_idx], w[cal_idx])
-        cal.fit(self._positive_proba(_rows(X, cal_idx)), y01[cal_idx],
-                X=None if X_features is None else _rows(X_features, cal_idx),
-                sample_weight=None if w is None else w[cal_idx])
+        cal.fit(
+            self._positive_proba(_rows(X, cal_idx)),
+            y01[cal_idx],
+            X=None if X_features is None else _rows(X_features, cal_idx),
+            sample_weight=None if w is None else w[cal_idx],
+        )
         self.calibrator_ = cal
         for name in ("n_features_in_", "feature_names_in_"):  # those of an earlier fit are not kept
             if hasattr(self.estimator_, name):
@@ -197,9 +208,11 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         split = (f"the calibration split (calibration_fraction={self.calibration_fraction!r}, "
                  f"random_state={self.random_state!r})" if not self.prefit else "the rows (prefit=True)")  # fmt: skip
         counts = "; ".join(f"class {c!r}: {int(np.count_nonzero(y01 == k))} rows, {n} with positive weight"
-                           for c, k, n in zip(self.classes_.tolist(), (0.0, 1.0), positive))  # fmt: skip
-        raise ValueError(f"sample_weight must leave positive weight on both classes in {split} for the calibrator; "
-                         f"got positive weight on one class only ({counts})")
+                           for c, k, n in zip(self.classes_.tolist(), (0.0, 1.0), positive, strict=False))  # fmt: skip
+        raise ValueError(
+            f"sample_weight must leave positive weight on both classes in {split} for the calibrator; "
+            f"got positive weight on one class only ({counts})"
+        )
 
     def _positive_proba(self, X: Any) -> NDArray[np.float64]:
         proba = self.estimator_.predict_proba(X)
@@ -246,7 +259,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "calibrator_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
-    def __sklearn_tags__(self):  # noqa: D105
+    def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         if self.estimator is not None:  # what X may hold is what the base model (and a feature calibrator) accept
@@ -260,8 +273,10 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
 def _labels(y: ArrayLike, owner: str) -> NDArray:
     """``y`` as a 1-D array, raising and warning with the phrases that scikit-learn's tooling matches."""
     if y is None:
-        raise ValueError(f"y must be array-like of shape (n_samples,); got None ({owner} requires y to be passed, "
-                         f"but the target y is None)")
+        raise ValueError(
+            f"y must be array-like of shape (n_samples,); got None ({owner} requires y to be passed, "
+            f"but the target y is None)"
+        )
     if isinstance(y, (str, bytes)):
         return _as_1d(y, "y")  # raises its TypeError
     arr = y if isinstance(y, (pd.Series, pd.DataFrame)) else np.asarray(y)
@@ -283,6 +298,8 @@ def _calibrator_X(calibrator: BaseCalibrator, X: Any) -> Any:
     if not calibrator.uses_features:
         return None
     if scipy.sparse.issparse(X):
-        raise TypeError(f"X must be dense (a DataFrame or an array) for {type(calibrator).__name__}, a calibrator "
-                        f"that uses features; got sparse {type(X).__name__}; pass X.toarray()")
+        raise TypeError(
+            f"X must be dense (a DataFrame or an array) for {type(calibrator).__name__}, a calibrator "
+            f"that uses features; got sparse {type(X).__name__}; pass X.toarray()"
+        )
     return X if hasattr(X, "iloc") else np.asarray(X)

@@ -200,7 +200,11 @@ def _write_report(
 
     try:
         return make_report(
-            test["y"].to_numpy(), scores, path=output_dir / "report.html", segments=segments, field=test[DEMO_FIELD],
+            test["y"].to_numpy(),
+            scores,
+            path=output_dir / "report.html",
+            segments=segments,
+            field=test[DEMO_FIELD],
             title="mcal demo: Bank Marketing before and after calibration",
             description=f"UCI Bank Marketing (bank-full), held-out test split (random_state={seed})",
         )
@@ -209,7 +213,9 @@ def _write_report(
         return None
 
 
-def _write_outputs(output_dir: Path, table: pd.DataFrame, y: np.ndarray, scores: dict, skipped: dict, seed: int) -> None:
+def _write_outputs(
+    output_dir: Path, table: pd.DataFrame, y: np.ndarray, scores: dict, skipped: dict, seed: int
+) -> None:
     from mcal import __version__
 
     doc = {
@@ -233,7 +239,7 @@ def _write_outputs(output_dir: Path, table: pd.DataFrame, y: np.ndarray, scores:
     nrows = max(1, -(-n // ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 3.2 * nrows), squeeze=False)
     try:
-        for ax, (name, p) in zip(axes.flat, [(k, v) for k, v in scores.items() if k != BASE]):
+        for ax, (name, p) in zip(axes.flat, [(k, v) for k, v in scores.items() if k != BASE], strict=False):
             plot_reliability_diagram(y, scores[BASE], ax=ax, label=BASE)
             plot_reliability_diagram(y, p, ax=ax, label=name)
             ax.set_title(name, fontsize=9)

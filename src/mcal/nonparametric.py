@@ -85,8 +85,10 @@ class IsotonicCalibration(BaseCalibrator):
     def _validate_state(self) -> None:
         _check_vectors(X_thresholds_=self.X_thresholds_, y_thresholds_=self.y_thresholds_)
         if self.X_thresholds_.shape != self.y_thresholds_.shape or self.X_thresholds_.size == 0:
-            raise ValueError("model data fields state.X_thresholds_ and state.y_thresholds_ must have equal, "
-                             f"non-zero lengths; got {self.X_thresholds_.size} and {self.y_thresholds_.size}")
+            raise ValueError(
+                "model data fields state.X_thresholds_ and state.y_thresholds_ must have equal, "
+                f"non-zero lengths; got {self.X_thresholds_.size} and {self.y_thresholds_.size}"
+            )
         _check_increasing("X_thresholds_", self.X_thresholds_, strict=True)
         _check_increasing("y_thresholds_", self.y_thresholds_, strict=False)
         if self._probabilities:
@@ -312,8 +314,10 @@ class SmoothedIsotonic(BaseCalibrator):
         if self.knots_x_.shape != self.knots_y_.shape or self.knots_x_.size < 2:
             raise ValueError("model data fields state.knots_x_ and state.knots_y_ must be equal-length, >= 2 knots")
         if self.knots_x_[0] != 0.0 or self.knots_x_[-1] != 1.0:
-            raise ValueError("model data field state.knots_x_ must run from 0 to 1 (the anchors); got "
-                             f"{float(self.knots_x_[0])!r} to {float(self.knots_x_[-1])!r}")
+            raise ValueError(
+                "model data field state.knots_x_ must run from 0 to 1 (the anchors); got "
+                f"{float(self.knots_x_[0])!r} to {float(self.knots_x_[-1])!r}"
+            )
         _check_increasing("knots_x_", self.knots_x_, strict=True)
         _check_increasing("knots_y_", self.knots_y_, strict=True)
         _check_probabilities("knots_x_", self.knots_x_)

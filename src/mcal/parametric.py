@@ -80,7 +80,9 @@ def fit_logistic_map(
 
     bounds = [(lo if np.isfinite(lo) else None, None) for lo in lower]
     with np.errstate(invalid="ignore", over="ignore"):  # a non-finite loss is reported below
-        res = minimize(loss_grad, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 1000, "gtol": 1e-10})
+        res = minimize(
+            loss_grad, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": 1000, "gtol": 1e-10}
+        )
     if not np.isfinite(res.fun):
         raise ValueError(
             f"the logistic calibration loss must be finite; got {res.fun} at theta = {res.x.tolist()} (the score "
@@ -89,7 +91,11 @@ def fit_logistic_map(
     if not np.all(np.isfinite(res.x)) or constraints is None or np.all(constraints @ res.x >= 0.0):
         return _solution(res, "L-BFGS-B", "logistic calibration")  # its warning only where its result is returned
     res = minimize(
-        loss_grad, x0, jac=True, method="SLSQP", bounds=bounds,
+        loss_grad,
+        x0,
+        jac=True,
+        method="SLSQP",
+        bounds=bounds,
         constraints=[{"type": "ineq", "fun": lambda t: constraints @ t, "jac": lambda t: constraints}],
         options={"maxiter": 1000, "ftol": 1e-14},
     )
@@ -135,11 +141,15 @@ class _ScalarStateCalibrator(BaseCalibrator):
             if isinstance(getattr(self, k), np.ndarray):
                 raise ValueError(f"model data field state.{k} must be a finite number; got an array")
         super()._validate_state()
-        for names, rule, ok in ((self._non_negative, ">= 0", lambda v: v >= 0), (self._positive, "> 0", lambda v: v > 0)):
+        for names, rule, ok in (
+            (self._non_negative, ">= 0", lambda v: v >= 0),
+            (self._positive, "> 0", lambda v: v > 0),
+        ):
             for k in names:
                 if not ok(getattr(self, k)):
-                    raise ValueError(f"model data field state.{k} must be {rule} (a non-decreasing map); "
-                                     f"got {getattr(self, k)!r}")
+                    raise ValueError(
+                        f"model data field state.{k} must be {rule} (a non-decreasing map); got {getattr(self, k)!r}"
+                    )
 
 
 class PlattScaling(_ScalarStateCalibrator):

@@ -18,6 +18,7 @@ from mcal.metrics._cumulative import brownian_range_sf
 from mcal.metrics._curves import check_open_unit
 from mcal.segments import Segments
 
+
 def _plain_text(text: object) -> str:
     """``text`` with its dollar signs escaped, so that matplotlib draws it as written instead of parsing mathtext
     (data such as a segment ``price=$5 to $10`` drew as math, and ``$\\frac{x$`` raised a ParseSyntaxException)."""
@@ -96,13 +97,18 @@ def plot_reliability_diagram(
     """
     if outcome == "regression":
         if confidence is not None:
-            raise ValueError(f"confidence must be None for outcome='regression' (Wilson intervals are for binary "
-                             f"labels); got {confidence!r}")
+            raise ValueError(
+                f"confidence must be None for outcome='regression' (Wilson intervals are for binary "
+                f"labels); got {confidence!r}"
+            )
         curve = reliability_curve(y_true, y_prob, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy,
                                   outcome=outcome)  # fmt: skip
         return _regression_diagram(curve, label, _axes(ax))
     if confidence is None:
-        curve, yerr = reliability_curve(y_true, y_prob, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy), None
+        curve, yerr = (
+            reliability_curve(y_true, y_prob, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy),
+            None,
+        )
     else:
         iv = reliability_intervals(
             y_true, y_prob, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy, confidence=confidence
@@ -277,8 +283,14 @@ def plot_cumulative_differences(
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.plot(curve.fraction, curve.difference, linewidth=1.2, label=text if label is None else f"{label}: {text}")
     bar = _critical_range(alpha) * curve.sigma
-    ax.plot([0, 0], [-bar / 2, bar / 2], color="black", linewidth=3, solid_capstyle="butt",
-            label=f"significant range at {alpha:g}")
+    ax.plot(
+        [0, 0],
+        [-bar / 2, bar / 2],
+        color="black",
+        linewidth=3,
+        solid_capstyle="butt",
+        label=f"significant range at {alpha:g}",
+    )
     ax.set_xlim(0, 1)
     ax.set_xlabel("cumulative share of weight, in score order")
     ax.set_ylabel("cumulative difference (label - score)")
@@ -326,8 +338,13 @@ def plot_segment_errors(result: Any, *, n_labels: int = 5, ax: Any = None) -> An
     ax.scatter(table["size"], table["ecce_sigma"], s=12, alpha=0.6)
     ax.axhline(_critical_range(0.05), linestyle="--", color="grey", linewidth=1, label="p = 0.05 for one segment")
     for row in table.head(n_labels).itertuples():
-        ax.annotate(_plain_text(row.description), (row.size, row.ecce_sigma), fontsize=7, xytext=(3, 3),
-                    textcoords="offset points")
+        ax.annotate(
+            _plain_text(row.description),
+            (row.size, row.ecce_sigma),
+            fontsize=7,
+            xytext=(3, 3),
+            textcoords="offset points",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("segment size (rows)")
     ax.set_ylabel("ECCE / sigma")

@@ -37,8 +37,14 @@ from mcal._validation import (
     check_y_real,
     check_y_true,
 )
-from mcal.metrics import calibration_summary, field_pcoc, mce, reliability_intervals, segment_intervals
-from mcal.metrics import summary_intervals
+from mcal.metrics import (
+    calibration_summary,
+    field_pcoc,
+    mce,
+    reliability_intervals,
+    segment_intervals,
+    summary_intervals,
+)
 from mcal.metrics._field import encode_field
 from mcal.metrics._multicalibration import _resolve_segments, check_categorical_use
 from mcal.segments import Segments
@@ -227,11 +233,22 @@ def make_report(
         from mcal._report_regression import regression_report
 
         if field is not None:
-            raise ValueError("field must be None for outcome='regression' (PCOC and F-RCE are for binary labels); "
-                             "got a field")
-        return regression_report(y_true, y_probs, path=path, X=X, segments=segments,
-                                 categorical_features=categorical_features, sample_weight=sample_weight, title=title,
-                                 description=description, n_bins=n_bins, n_worst_segments=n_worst_segments)
+            raise ValueError(
+                "field must be None for outcome='regression' (PCOC and F-RCE are for binary labels); got a field"
+            )
+        return regression_report(
+            y_true,
+            y_probs,
+            path=path,
+            X=X,
+            segments=segments,
+            categorical_features=categorical_features,
+            sample_weight=sample_weight,
+            title=title,
+            description=description,
+            n_bins=n_bins,
+            n_worst_segments=n_worst_segments,
+        )
     y, probs, w = _check_inputs(y_true, y_probs, sample_weight)
     check_positive_int("n_worst_segments", n_worst_segments)
     check_positive_int("n_resamples", n_resamples, minimum=0)
@@ -278,10 +295,15 @@ def _check_path(path: Any) -> Path:
 
 
 def _check_inputs(
-    y_true: ArrayLike, y_probs: Mapping[str, ArrayLike], sample_weight: ArrayLike | None, outcome: str = "classification"
+    y_true: ArrayLike,
+    y_probs: Mapping[str, ArrayLike],
+    sample_weight: ArrayLike | None,
+    outcome: str = "classification",
 ) -> tuple[NDArray[np.float64], dict[str, NDArray[np.float64]], NDArray[np.float64]]:
     if not isinstance(y_probs, Mapping):
-        raise TypeError(f"y_probs must be a mapping of names to score arrays, e.g. {{'model': p}}; got {type(y_probs).__name__}")
+        raise TypeError(
+            f"y_probs must be a mapping of names to score arrays, e.g. {{'model': p}}; got {type(y_probs).__name__}"
+        )
     if not y_probs:
         raise ValueError("y_probs must name at least one score column; got none")
     bad = [k for k in y_probs if not isinstance(k, str)]
@@ -313,8 +335,10 @@ def _num(value: float, digits: int = 4, css: str = "num", interval: tuple[float,
         return f'<td class="{css}" data-value="{value!r}">{value:.{digits}g}</td>'
     low, high = (float(v) for v in interval)
     shown = "–" if math.isnan(low) else f"{low:.3g} to {high:.3g}"
-    return (f'<td class="{css}" data-value="{value!r}" data-low="{low!r}" data-high="{high!r}">{value:.{digits}g}'
-            f'<br><span class="ci">{shown}</span></td>')
+    return (
+        f'<td class="{css}" data-value="{value!r}" data-low="{low!r}" data-high="{high!r}">{value:.{digits}g}'
+        f'<br><span class="ci">{shown}</span></td>'
+    )
 
 
 def _interval(ci: dict | None, name: str, metric: str) -> tuple[float, float] | None:
@@ -327,9 +351,11 @@ def _interval(ci: dict | None, name: str, metric: str) -> tuple[float, float] | 
 def _ci_note(ci: dict | None) -> str:
     if ci is None:
         return ""
-    return (f" Beneath a value, its {ci['confidence_level']:.0%} bootstrap percentile interval ({ci['n_resamples']} "
-            "resamples of the rows with their weights; <code>mcal.metrics.bootstrap</code>); for ECE, ECCE and MCE, "
-            "which are biased upwards, it shows the statistic's variability, not a range for the true error.")
+    return (
+        f" Beneath a value, its {ci['confidence_level']:.0%} bootstrap percentile interval ({ci['n_resamples']} "
+        "resamples of the rows with their weights; <code>mcal.metrics.bootstrap</code>); for ECE, ECCE and MCE, "
+        "which are biased upwards, it shows the statistic's variability, not a range for the true error."
+    )
 
 
 def _best(values: pd.Series, rule: str | None) -> set[str]:
@@ -357,8 +383,16 @@ def _figure_panel(name: str, uri: str, alt: str, extra: str = "") -> str:
 
 
 def _header(
-    title: str, description: str | None, y: NDArray, w: NDArray, weighted: bool, probs: dict,
-    field_name: Any, fields: tuple[NDArray, NDArray] | None, segs: Segments | None, rate: str = "Positive rate",
+    title: str,
+    description: str | None,
+    y: NDArray,
+    w: NDArray,
+    weighted: bool,
+    probs: dict,
+    field_name: Any,
+    fields: tuple[NDArray, NDArray] | None,
+    segs: Segments | None,
+    rate: str = "Positive rate",
 ) -> str:
     from mcal import __version__
 
@@ -395,10 +429,13 @@ def _metrics_section(summary: pd.DataFrame, n_bins: int, ci: dict | None = None,
         '<section id="metrics"><h2>Core metrics</h2>'
         f'<table class="metrics"><thead><tr><th>metric</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
         + '<p class="note">'
-        + (note or f"From <code>mcal.metrics.calibration_summary</code>. ECE on {n_bins} equal-width bins; "
-           "ECCE is the range of the cumulative differences (no bins), ECCE / σ its size in standard deviations "
-           "under perfect calibration, with its p-value; PCOC is mean score over mean label (1 is calibrated in the "
-           "large).")
+        + (
+            note
+            or f"From <code>mcal.metrics.calibration_summary</code>. ECE on {n_bins} equal-width bins; "
+            "ECCE is the range of the cumulative differences (no bins), ECCE / σ its size in standard deviations "
+            "under perfect calibration, with its p-value; PCOC is mean score over mean label (1 is calibrated in the "
+            "large)."
+        )
         + f" Bold marks the best column of a row.{_ci_note(ci)}</p></section>"
     )
 
@@ -419,12 +456,12 @@ def _bins_table(iv: Any) -> str:
     for k in range(c.weight.size):
         lo, hi = c.bin_edges[k], c.bin_edges[k + 1]
         rows.append(
-            f"<tr><td>[{lo:.{d}f}, {hi:.{d}f}{']' if k == c.weight.size - 1 else ')'}</td><td class=\"num\">{c.count[k]:,}</td>"
+            f'<tr><td>[{lo:.{d}f}, {hi:.{d}f}{"]" if k == c.weight.size - 1 else ")"}</td><td class="num">{c.count[k]:,}</td>'
             + "".join(_num(v) for v in (c.mean_predicted[k], c.fraction_positive[k], iv.lower[k], iv.upper[k]))
             + "</tr>"
         )
     return (
-        "<details><summary>numbers per bin</summary><table class=\"bins\"><thead><tr><th>bin</th><th>rows</th>"
+        '<details><summary>numbers per bin</summary><table class="bins"><thead><tr><th>bin</th><th>rows</th>'
         "<th>mean score</th><th>observed</th><th>lower</th><th>upper</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></details>"
     )
@@ -485,9 +522,7 @@ def _cumulative_section(Figure: Any, y: NDArray, probs: dict, w: NDArray, bar: A
     )
 
 
-def _field_section(
-    y: NDArray, probs: dict, w: NDArray, fields: tuple[NDArray, NDArray], summary: pd.DataFrame
-) -> str:
+def _field_section(y: NDArray, probs: dict, w: NDArray, fields: tuple[NDArray, NDArray], summary: pd.DataFrame) -> str:
     codes, uniques = fields
     weight = np.bincount(codes, weights=w, minlength=len(uniques))
     shown = np.argsort(-weight, kind="stable")[:_MAX_FIELD_ROWS]
@@ -502,7 +537,9 @@ def _field_section(
     )
     frce = "".join(_num(v) for v in summary["f_rce"])
     spread = "".join(_num(r.std) for r in results.values())
-    more = f" The {len(shown):,} largest of {len(uniques):,} field values are listed." if len(uniques) > len(shown) else ""
+    more = (
+        f" The {len(shown):,} largest of {len(uniques):,} field values are listed." if len(uniques) > len(shown) else ""
+    )
     return (
         '<section id="fields"><h2>Calibration per field</h2>'
         f'<table class="frce"><thead><tr><th></th>{head}</tr></thead>'
@@ -529,8 +566,15 @@ def _thumbnail(Figure: Any, y: NDArray, p: NDArray, w: NDArray | None, confidenc
 
 
 def _worst_table(
-    Figure: Any, y: NDArray, p: NDArray, w: NDArray | None, segs: Segments, result: Any, n_worst: int,
-    confidence: float, intervals: pd.DataFrame | None,
+    Figure: Any,
+    y: NDArray,
+    p: NDArray,
+    w: NDArray | None,
+    segs: Segments,
+    result: Any,
+    n_worst: int,
+    confidence: float,
+    intervals: pd.DataFrame | None,
 ) -> str:
     rows = []
     for rank, seg in enumerate(result.table.head(n_worst).itertuples(index=False), start=1):
@@ -539,22 +583,33 @@ def _worst_table(
         thumb = (
             f'<img class="thumb" alt="reliability curve of the segment" '
             f'src="{_thumbnail(Figure, y[idx], p[idx], None if w is None else w[idx], confidence)}">'
-            if seg.weight > 0 else "–"
+            if seg.weight > 0
+            else "–"
         )
         rows.append(
-            f"<tr><td>{rank}</td><td>{escape(str(seg.description))}</td><td class=\"num\">{seg.size:,}</td>"
-            + _num(seg.ecce) + _num(seg.ecce_sigma, interval=interval) + _num(seg.pvalue)
+            f'<tr><td>{rank}</td><td>{escape(str(seg.description))}</td><td class="num">{seg.size:,}</td>'
+            + _num(seg.ecce)
+            + _num(seg.ecce_sigma, interval=interval)
+            + _num(seg.pvalue)
             + f"<td>{thumb}</td></tr>"
         )
     return (
         '<table class="segments"><thead><tr><th>#</th><th>segment</th><th>rows</th><th>ECCE</th>'
-        f'<th>ECCE / σ</th><th>p-value</th><th>reliability</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        f"<th>ECCE / σ</th><th>p-value</th><th>reliability</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
 def _segments_section(
-    Figure: Any, y: NDArray, probs: dict, w: NDArray, weighted: bool, segs: Segments, n_worst: int,
-    confidence: float, bar: Any, ci: dict | None,
+    Figure: Any,
+    y: NDArray,
+    probs: dict,
+    w: NDArray,
+    weighted: bool,
+    segs: Segments,
+    n_worst: int,
+    confidence: float,
+    bar: Any,
+    ci: dict | None,
 ) -> str:
     from mcal.plotting import plot_segment_errors
 
@@ -565,8 +620,10 @@ def _segments_section(
     head = "".join(f"<th>{escape(n)}</th>" for n in probs)
     summary = "".join(
         f'<tr data-metric="{key}"><th scope="row">{label}</th>'
-        + "".join(_num(getattr(r, key), interval=_interval(ci, name, key) if key == "mce_sigma" else None)
-                  for name, r in results.items())  # fmt: skip
+        + "".join(
+            _num(getattr(r, key), interval=_interval(ci, name, key) if key == "mce_sigma" else None)
+            for name, r in results.items()
+        )
         + "</tr>"
         for key, label in _MCE_ROWS
     )
@@ -596,8 +653,13 @@ def _page(title: str, header: str, sections: list[str]) -> str:
 
     nav = "".join(
         f'<a href="#{sid}">{label}</a>'
-        for sid, label in (("metrics", "Metrics"), ("reliability", "Reliability"), ("cumulative", "Cumulative"),
-                           ("multicalibration", "Segments"), ("fields", "Fields"))
+        for sid, label in (
+            ("metrics", "Metrics"),
+            ("reliability", "Reliability"),
+            ("cumulative", "Cumulative"),
+            ("multicalibration", "Segments"),
+            ("fields", "Fields"),
+        )
         if f'<section id="{sid}"' in "".join(sections)
     )
     footer = (

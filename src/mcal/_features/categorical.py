@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-_SPEC_RULE = ("categorical_features must be 'from_dtype', None, or a 1-D array of column indices, a boolean mask "
-              "or column names")
+_SPEC_RULE = (
+    "categorical_features must be 'from_dtype', None, or a 1-D array of column indices, a boolean mask or column names"
+)
 
 
 def declared_categorical(spec: Any, d: int, names: Sequence[str | None] | None) -> NDArray[np.bool_] | None:

@@ -120,8 +120,10 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
         names = cols if cols and all(is_str) else None
         if names is None and cols != list(range(len(cols))):
             # labels that are not strings are not checked between fit and predict, so they must be positions
-            raise ValueError("X column names must be strings, or the positions 0, 1, ... in order (which are not "
-                             f"checked between fit and predict); got {cols[:5]}")
+            raise ValueError(
+                "X column names must be strings, or the positions 0, 1, ... in order (which are not "
+                f"checked between fit and predict); got {cols[:5]}"
+            )
         if names is not None and len(set(names)) != len(names):
             dup = sorted({c for c in names if names.count(c) > 1})
             raise ValueError(f"X column names must be unique; got duplicates {dup[:5]}")
@@ -259,8 +261,11 @@ class FeatureEncoder:
         for j, column in enumerate(columns):
             kind = _column_kind(column)
             if kind == "unsupported":
-                held = (f" holding {pd.api.types.infer_dtype(column, skipna=True)} values"
-                        if pd.api.types.is_object_dtype(column.dtype) else "")
+                held = (
+                    f" holding {pd.api.types.infer_dtype(column, skipna=True)} values"
+                    if pd.api.types.is_object_dtype(column.dtype)
+                    else ""
+                )
                 raise TypeError(
                     f"X column {self._label(j)} must be numeric, bool, string or category; got dtype {column.dtype}{held}"
                 )
@@ -271,7 +276,7 @@ class FeatureEncoder:
             if is_cat:
                 codes, keys = _factorize(column)
                 used = np.bincount(codes[codes >= 0], minlength=len(keys)) > 0
-                self.categories_.append(sorted({k for k, u in zip(keys, used) if u}))
+                self.categories_.append(sorted({k for k, u in zip(keys, used, strict=False) if u}))
             else:
                 self._numeric(column, j)  # validates
                 self.categories_.append(None)
@@ -471,18 +476,14 @@ class FeatureEncoder:
         if isinstance(d, bool) or not isinstance(d, int) or d < 0:
             raise ValueError(f"model data field 'encoder.n_features' must be a non-negative int; got {d!r}")
         names, cat, cats = data["feature_names"], data["categorical"], data["categories"]
-        if names is not None and (
-            not _is_str_list(names, d) or len(set(names)) != len(names)
-        ):
+        if names is not None and (not _is_str_list(names, d) or len(set(names)) != len(names)):
             raise ValueError(f"model data field 'encoder.feature_names' must be null or {d} unique strings")
         if not (isinstance(cat, list) and len(cat) == d and all(isinstance(c, bool) for c in cat)):
             raise ValueError(f"model data field 'encoder.categorical' must be a list of {d} booleans")
         if not (isinstance(cats, list) and len(cats) == d):
             raise ValueError(f"model data field 'encoder.categories' must be a list of {d} entries")
-        for j, (is_cat, levels) in enumerate(zip(cat, cats)):
-            ok = (
-                _is_str_list(levels, None) and levels == sorted(set(levels)) if is_cat else levels is None
-            )
+        for j, (is_cat, levels) in enumerate(zip(cat, cats, strict=False)):
+            ok = _is_str_list(levels, None) and levels == sorted(set(levels)) if is_cat else levels is None
             if not ok:
                 raise ValueError(
                     f"model data field 'encoder.categories[{j}]' must be "
@@ -495,7 +496,5 @@ class FeatureEncoder:
 
 def _is_str_list(value: Any, length: int | None) -> bool:
     return (
-        isinstance(value, list)
-        and (length is None or len(value) == length)
-        and all(isinstance(v, str) for v in value)
+        isinstance(value, list) and (length is None or len(value) == length) and all(isinstance(v, str) for v in value)
     )

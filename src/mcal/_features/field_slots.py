@@ -20,8 +20,9 @@ def check_field_param(field: Any, name: str = "field") -> None:
     """Raise ``TypeError`` unless ``field`` names a column (str) or indexes one (int; bools are not indices
     here), ``ValueError`` for an empty or blank name; ``name`` is the parameter named in the message."""
     if isinstance(field, bool) or not isinstance(field, (str, int, np.integer)):
-        raise TypeError(f"{name} must be a column name (str) or index (int); got {field!r} of type "
-                        f"{type(field).__name__}")
+        raise TypeError(
+            f"{name} must be a column name (str) or index (int); got {field!r} of type {type(field).__name__}"
+        )
     if isinstance(field, str) and not field.strip():
         raise ValueError(f"{name} must be a column name (non-empty str) or index (int); got {field!r}")
 

@@ -89,8 +89,9 @@ class GroupInput:
         state = self.segments_
         if self.groups == "columns":
             if state is not None or self.segment_columns_ is not None:
-                raise ValueError("model data fields state.segments_ and state.segment_columns must be null when "
-                                 "groups='columns'")
+                raise ValueError(
+                    "model data fields state.segments_ and state.segment_columns must be null when groups='columns'"
+                )
             return
         parts = state.get("parts") if isinstance(state, dict) else None
         if not isinstance(parts, list) or not all(isinstance(q, dict) and q.get("kind") == "generated" for q in parts):
@@ -99,8 +100,10 @@ class GroupInput:
             raise ValueError(f"model data field state.segments_ must define {n_groups} segments")
         columns = self.segment_columns_
         if columns is not None and columns != _segment_features(state):
-            raise ValueError("model data field state.segment_columns must be null or the names of the features "
-                             f"that state.segments_ reads, {_segment_features(state)[:10]}; got {columns!r:.200}")
+            raise ValueError(
+                "model data field state.segment_columns must be null or the names of the features "
+                f"that state.segments_ reads, {_segment_features(state)[:10]}; got {columns!r:.200}"
+            )
 
     def _group_input_state(self) -> dict[str, Any]:
         """Extra state of the group input: the columns the generated segments read by name (None otherwise)."""

@@ -46,7 +46,9 @@ def check_output_path(path: str | os.PathLike, name: str = "path") -> Path:
     """
     path = _as_path(path, name)
     if not path.parent.is_dir():
-        raise FileNotFoundError(f"{name} must be a file in an existing folder; got {str(path)!r}, whose folder does not exist")
+        raise FileNotFoundError(
+            f"{name} must be a file in an existing folder; got {str(path)!r}, whose folder does not exist"
+        )
     if path.is_dir():
         raise IsADirectoryError(f"{name} must be a file, not a folder; got {str(path)!r}, which is a folder")
     return path
@@ -235,11 +237,15 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
     if version == SCHEMA_VERSION:
         _check_digest(path, doc)
     elif version == 1:
-        warn(f"{path} is a schema-version-1 model file, which has no digest: mcal cannot check that its content "
-             "is not corrupt or edited. Save the model again to add one")
+        warn(
+            f"{path} is a schema-version-1 model file, which has no digest: mcal cannot check that its content "
+            "is not corrupt or edited. Save the model again to add one"
+        )
     else:
-        raise ValueError(f"{path} has schema_version {version}; this mcal reads schema_version {SCHEMA_VERSION} "
-                         "(and 1, without an integrity check)")
+        raise ValueError(
+            f"{path} has schema_version {version}; this mcal reads schema_version {SCHEMA_VERSION} "
+            "(and 1, without an integrity check)"
+        )
     tensors = None
     if "weights" in doc:
         tensors = _read_weights(path, doc["weights"])
@@ -254,26 +260,34 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
 
 
 def _nested_too_deeply(path: Path) -> ValueError:
-    return ValueError(f"model file {path} must hold JSON nested no deeper than Python's recursion limit "
-                      f"({sys.getrecursionlimit()}) lets mcal read, as mcal.save writes it; got JSON nested too deeply")
+    return ValueError(
+        f"model file {path} must hold JSON nested no deeper than Python's recursion limit "
+        f"({sys.getrecursionlimit()}) lets mcal read, as mcal.save writes it; got JSON nested too deeply"
+    )
 
 
 def _check_digest(path: Path, doc: dict) -> None:
     """Remove ``doc[DIGEST_KEY]`` and check it against the digest of the rest of ``doc``."""
     expected = doc.pop(DIGEST_KEY, None)
     if not isinstance(expected, str) or not re.fullmatch("[0-9a-f]{64}", expected):
-        raise ValueError(f"{path}: {DIGEST_KEY!r} must be the 64 lowercase hex digits of the SHA-256 of the "
-                         f"file's content, as mcal.save writes it; got {expected!r:.80}")
+        raise ValueError(
+            f"{path}: {DIGEST_KEY!r} must be the 64 lowercase hex digits of the SHA-256 of the "
+            f"file's content, as mcal.save writes it; got {expected!r:.80}"
+        )
     try:
         got = content_digest(doc)
     except ValueError as exc:
-        raise ValueError(f"{path} is corrupt or was edited: it holds a number that is not finite (NaN, Infinity "
-                         "or an overflowing literal), which mcal.save never writes") from exc
+        raise ValueError(
+            f"{path} is corrupt or was edited: it holds a number that is not finite (NaN, Infinity "
+            "or an overflowing literal), which mcal.save never writes"
+        ) from exc
     except RecursionError as exc:
         raise _nested_too_deeply(path) from exc
     if got != expected:
-        raise ValueError(f"{path}: the content does not match its SHA-256 digest (the file is corrupt or was "
-                         f"edited): expected {expected[:16]}..., got {got[:16]}...")
+        raise ValueError(
+            f"{path}: the content does not match its SHA-256 digest (the file is corrupt or was "
+            f"edited): expected {expected[:16]}..., got {got[:16]}..."
+        )
 
 
 def _read_weights(path: Path, info: Any) -> dict:

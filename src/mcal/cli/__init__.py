@@ -72,5 +72,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ARG001
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     print(f"mcal: warning: {message}", file=sys.stderr if file is None else file)

@@ -90,10 +90,7 @@ def read_table(
     if kind == "parquet" and sep is not None:
         raise CLIError(f"--sep must be left out for Parquet, which has no field separator; got {path}")
     try:
-        if kind == "parquet":
-            df = pd.read_parquet(path)
-        else:
-            df = _read_csv(path, sep, na_values, text_columns, label_col)
+        df = pd.read_parquet(path) if kind == "parquet" else _read_csv(path, sep, na_values, text_columns, label_col)
     except (ValueError, OSError, pd.errors.ParserError, ImportError) as exc:
         raise CLIError(f"cannot read {path} as {kind}: {exc}") from exc
     if df.shape[0] == 0:
@@ -117,7 +114,7 @@ def _read_csv(
     if not text:
         return df
     typed = pd.read_csv(path, usecols=text, **options)  # pandas' default markers; columns in file order
-    for j, (_, values) in zip(text, typed.items()):
+    for j, (_, values) in zip(text, typed.items(), strict=False):
         # no text left once the markers are missing (numbers, TRUE/FALSE, or markers only), or markers beyond two labels
         if pd.api.types.infer_dtype(values, skipna=True) in _TYPED_KINDS or (
             df.columns[j] == label_col and values.nunique() <= 2 < df.iloc[:, j].nunique()
@@ -156,8 +153,13 @@ def parse_na_values(value: str | None) -> list[str] | None:
 def read_data(args, text_columns: Sequence[str] = ()) -> pd.DataFrame:
     """The DATA table of a command, read with its ``--sep``, ``--na-values`` and (if it has one) ``--label-col``
     (``text_columns``: see :func:`read_table`)."""
-    return read_table(args.data, sep=args.sep, na_values=parse_na_values(args.na_values), text_columns=text_columns,
-                      label_col=getattr(args, "label_col", None))
+    return read_table(
+        args.data,
+        sep=args.sep,
+        na_values=parse_na_values(args.na_values),
+        text_columns=text_columns,
+        label_col=getattr(args, "label_col", None),
+    )
 
 
 def _writable_ending(path: Path, option: str) -> str:
@@ -305,9 +307,11 @@ def labels_scores_weights(
     except ValueError as exc:
         if "must be binary" not in str(exc) and "must lie in [0, 1]" not in str(exc):
             raise
-        raise CLIError(f"{exc}; for a continuous label use --outcome regression (mcal evaluate, mcal report) or a "
-                       "regression method (mcal fit --method regression-mcgrad, regression-isotonic or "
-                       "regression-linear)") from exc
+        raise CLIError(
+            f"{exc}; for a continuous label use --outcome regression (mcal evaluate, mcal report) or a "
+            "regression method (mcal fit --method regression-mcgrad, regression-isotonic or "
+            "regression-linear)"
+        ) from exc
     p = None if score_col is None else score_values(df, score_col, outcome)
     return y, p, _weights(df, weight_col)
 
@@ -322,13 +326,15 @@ def score_values(df: pd.DataFrame, score_col: str, outcome: str = "classificatio
 def _weights(df: pd.DataFrame, weight_col: str | None) -> np.ndarray | None:
     if weight_col is None:
         return None
-    return check_sample_weight(column(df, weight_col, "--weight-col").to_numpy(), len(df), f"weight column {weight_col!r}")
+    return check_sample_weight(
+        column(df, weight_col, "--weight-col").to_numpy(), len(df), f"weight column {weight_col!r}"
+    )
 
 
 class Command:
     """One sub-command: its name, help text, argument set-up and action."""
 
-    def __init__(self, name: str, help: str, description: str, configure, run) -> None:  # noqa: A002
+    def __init__(self, name: str, help: str, description: str, configure, run) -> None:
         self.name, self.help, self.description = name, help, description
         self.configure, self.run = configure, run
 
@@ -337,34 +343,52 @@ class Command:
         import argparse
 
         parser = sub.add_parser(
-            self.name, help=self.help, description=self.description, formatter_class=argparse.RawDescriptionHelpFormatter
+            self.name,
+            help=self.help,
+            description=self.description,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         self.configure(parser)
         parser.set_defaults(run=self.run)
 
 
-def add_data_arguments(parser, *, score_required: bool, multiple_scores: bool = False, soft_labels: bool = False) -> None:
+def add_data_arguments(
+    parser, *, score_required: bool, multiple_scores: bool = False, soft_labels: bool = False
+) -> None:
     """Add DATA, --score-col, --label-col, --weight-col, --pos-label, --sep and --na-values."""
-    parser.add_argument("data", metavar="DATA", help="CSV (.csv, .csv.gz, .tsv, .txt) or Parquet (.parquet, .pq, folder) file")
+    parser.add_argument(
+        "data", metavar="DATA", help="CSV (.csv, .csv.gz, .tsv, .txt) or Parquet (.parquet, .pq, folder) file"
+    )
     if multiple_scores:
         parser.add_argument(
-            "--score-col", action="append", required=score_required, metavar="COL",
+            "--score-col",
+            action="append",
+            required=score_required,
+            metavar="COL",
             help="column of probabilities in [0, 1] (of real predictions with --outcome regression); repeat the "
-                 "option to compare several columns",
+            "option to compare several columns",
         )
     else:
-        parser.add_argument("--score-col", required=score_required, metavar="COL",
-                            help="column of probabilities in [0, 1] (of real predictions for regression)")
+        parser.add_argument(
+            "--score-col",
+            required=score_required,
+            metavar="COL",
+            help="column of probabilities in [0, 1] (of real predictions for regression)",
+        )
     label_help = "column of binary labels (0/1, bool, or see --pos-label), or of real outcomes for regression"
     if soft_labels:
         label_help += "; soft labels in [0, 1] for methods that accept them (e.g. mcgrad)"
     parser.add_argument("--label-col", required=True, metavar="COL", help=label_help)
     parser.add_argument("--weight-col", metavar="COL", help="column of non-negative sample weights (optional)")
-    parser.add_argument("--pos-label", metavar="VALUE", help="label value of the positive class, e.g. yes (needed for text labels)")
+    parser.add_argument(
+        "--pos-label", metavar="VALUE", help="label value of the positive class, e.g. yes (needed for text labels)"
+    )
     add_csv_arguments(parser)
 
 
 def add_csv_arguments(parser) -> None:
     """Add --sep and --na-values, the options of reading a CSV DATA file."""
-    parser.add_argument("--sep", metavar="SEP", help="CSV field separator (default: detected from the header line among , ; tab |)")
+    parser.add_argument(
+        "--sep", metavar="SEP", help="CSV field separator (default: detected from the header line among , ; tab |)"
+    )
     parser.add_argument("--na-values", metavar="A,B", help=NA_HELP)

@@ -13,7 +13,8 @@ from mcal.cli._common import CLIError, split_names
 def add_arguments(parser, *, step_timeout: bool = False) -> None:
     """Add ``--scheduler ADDRESS`` and ``--dask-workers N`` (and ``--dask-timeout SECONDS`` with ``step_timeout``)."""
     group = parser.add_argument_group(
-        "distributed (Dask)", "run on a Dask cluster; DATA is then Parquet: a folder, a file or a glob like 'd/*.parquet'"
+        "distributed (Dask)",
+        "run on a Dask cluster; DATA is then Parquet: a folder, a file or a glob like 'd/*.parquet'",
     )
     where = group.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (tcp://host:8786)")
@@ -68,7 +69,9 @@ def _labels(frame: Any, name: str, pos_label: str | None) -> Any:
         text, target = labels.astype(str), pos_label
     values = sorted(text.dropna().unique().compute().tolist())  # the distinct labels: a few values per partition
     if len(values) != 2 or target not in values:
-        raise CLIError(f"--pos-label must be one of the two labels of label column {name!r} {values[:10]}; got {pos_label!r}")
+        raise CLIError(
+            f"--pos-label must be one of the two labels of label column {name!r} {values[:10]}; got {pos_label!r}"
+        )
     return text == target
 
 

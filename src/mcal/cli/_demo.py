@@ -6,7 +6,9 @@ from mcal.cli._common import Command, check_count, split_names
 
 
 def _configure(parser) -> None:
-    parser.add_argument("--output-dir", default="mcal-demo", metavar="DIR", help="folder for the outputs (default: mcal-demo)")
+    parser.add_argument(
+        "--output-dir", default="mcal-demo", metavar="DIR", help="folder for the outputs (default: mcal-demo)"
+    )
     parser.add_argument("--methods", metavar="A,B", help="run only these methods (default: all)")
     parser.add_argument("--quick", action="store_true", help="a 12,000-row subsample, for a fast check")
     parser.add_argument("--random-state", type=int, default=0, metavar="N", help="seed (default 0)")
@@ -22,9 +24,11 @@ def _run(args) -> int:
 
 
 DEMO = Command(
-    "demo", "calibrate a model on Bank Marketing (shipped with mcal) with every method",
+    "demo",
+    "calibrate a model on Bank Marketing (shipped with mcal) with every method",
     "Train a logistic regression on one split of UCI Bank Marketing, fit every available calibrator on a second\n"
     "split, evaluate all of them on a third, print the table and write metrics.json, reliability.png and the\n"
     "HTML report report.html (whose path it prints).",
-    _configure, _run,
+    _configure,
+    _run,
 )

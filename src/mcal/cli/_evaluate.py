@@ -13,12 +13,22 @@ from pathlib import Path
 
 import pandas as pd
 
-from mcal._persistence.files import atomic_write_bytes
 from mcal._features.encoder import temporal_kind
 from mcal._features.segment_codes import CATEGORICAL, feature_kind
+from mcal._persistence.files import atomic_write_bytes
 from mcal.cli import _dask, _gates
-from mcal.cli._common import CLIError, Command, add_data_arguments, check_output, check_unique_scores, column
-from mcal.cli._common import check_count, labels_scores_weights, read_data, split_names
+from mcal.cli._common import (
+    CLIError,
+    Command,
+    add_data_arguments,
+    check_count,
+    check_output,
+    check_unique_scores,
+    column,
+    labels_scores_weights,
+    read_data,
+    split_names,
+)
 from mcal.metrics import calibration_summary, mce, regression_summary, segment_intervals, summary_intervals
 from mcal.segments import generate_segments
 
@@ -30,7 +40,9 @@ _N_RESAMPLES = 200
 
 def _configure(parser) -> None:
     add_data_arguments(parser, score_required=True, multiple_scores=True)
-    parser.add_argument("--field", metavar="COL", help="field column: adds F-RCE (field-level relative calibration error)")
+    parser.add_argument(
+        "--field", metavar="COL", help="field column: adds F-RCE (field-level relative calibration error)"
+    )
     parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE (default 10)")
     parser.add_argument(
         "--segments", metavar="A,B", help="feature columns to generate segments from: adds the multicalibration "
@@ -210,7 +222,10 @@ def _with_intervals(args, table, tables, y, scores, w, field, segments):
 
 def _records(table) -> list[dict]:
     """Rows of a per-segment table as JSON-safe dicts (non-finite numbers become null)."""
-    return [{k: _json_safe(v.item() if hasattr(v, "item") else v) for k, v in row.items()} for row in table.to_dict("records")]
+    return [
+        {k: _json_safe(v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+        for row in table.to_dict("records")
+    ]
 
 
 def _plot_format(path: str) -> str:
@@ -223,8 +238,9 @@ def _check_plot_format(path: str) -> None:
 
     formats = import_optional("matplotlib.figure").Figure().canvas.get_supported_filetypes()
     if _plot_format(path) not in formats:
-        raise CLIError(f"--plot must end in an image format matplotlib writes ({', '.join(sorted(formats))}); "
-                       f"got {str(path)!r}")
+        raise CLIError(
+            f"--plot must end in an image format matplotlib writes ({', '.join(sorted(formats))}); got {str(path)!r}"
+        )
 
 
 def _plot(y, scores, w, path, outcome: str = "classification") -> None:
@@ -246,7 +262,8 @@ def _plot(y, scores, w, path, outcome: str = "classification") -> None:
 
 
 EVALUATE = Command(
-    "evaluate", "print calibration and ranking metrics of score columns",
+    "evaluate",
+    "print calibration and ranking metrics of score columns",
     "Compute log loss, Brier score, ROC-AUC, PR-AUC, ECE, ECCE (with its sigma scale and p-value) and PCOC\n"
     "for each score column; F-RCE with --field; the multicalibration error (MCE) over segments of the\n"
     "feature columns given with --segments, and each score column's ten worst segments; --categorical\n"
@@ -256,5 +273,6 @@ EVALUATE = Command(
     "example: mcal evaluate test.csv --score-col p --score-col p_calibrated --label-col y --plot diagram.png\n"
     "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,region --categorical region\n"
     "         mcal evaluate 'scores/*.parquet' --score-col p --label-col y --scheduler tcp://host:8786",
-    _configure, _run,
+    _configure,
+    _run,
 )

@@ -35,8 +35,12 @@ from mcal.mcnet._checks import torch_device
 #: Method parameters that an option of ``mcal fit`` sets, so ``--param`` must not: the model file records the
 #: columns of --field and --features for ``mcal predict``, --random-state is the one seed, and --device is checked
 #: before any data is read.
-_OWN_OPTION = {"random_state": "--random-state N", "field": "--field COL", "auxiliary_features": "--features A,B,C",
-               "device": "--device DEV"}
+_OWN_OPTION = {
+    "random_state": "--random-state N",
+    "field": "--field COL",
+    "auxiliary_features": "--features A,B,C",
+    "device": "--device DEV",
+}
 
 
 def _parse_param(text: str) -> tuple[str, object]:
@@ -57,7 +61,7 @@ def _parse_params(params: list[str]) -> dict[str, object]:
     twice = repeated(names)
     if twice:
         raise CLIError(f"--param must set each parameter once; got {twice} more than once")
-    for text, name in zip(params, names):
+    for text, name in zip(params, names, strict=False):
         if name in _OWN_OPTION:
             raise CLIError(f"--param must not set {name}, which has its own option {_OWN_OPTION[name]}; "
                            f"got --param {text}")  # fmt: skip
@@ -137,8 +141,11 @@ def build_estimator(
 
 
 def _soft_methods() -> list[str]:
-    return [name for name in sorted(METHODS)
-            if get_method(name).accepts_soft_labels and get_method(name).outcome == "classification"]
+    return [
+        name
+        for name in sorted(METHODS)
+        if get_method(name).accepts_soft_labels and get_method(name).outcome == "classification"
+    ]
 
 
 def _check_soft_labels(df: pd.DataFrame, args, model) -> None:
@@ -171,8 +178,13 @@ def feature_frame(df: pd.DataFrame, features: list[str], field: str | None) -> p
 
 def _configure_fit(parser) -> None:
     add_data_arguments(parser, score_required=True, soft_labels=True)
-    parser.add_argument("--method", required=True, choices=sorted(METHODS), metavar="NAME",
-                        help="calibration method: " + ", ".join(sorted(METHODS)))
+    parser.add_argument(
+        "--method",
+        required=True,
+        choices=sorted(METHODS),
+        metavar="NAME",
+        help="calibration method: " + ", ".join(sorted(METHODS)),
+    )
     parser.add_argument("--features", metavar="A,B,C",
                         help="feature columns, for methods that use features (e.g. mcgrad, hkrr); mcgrad and mcnet "
                              "also fit without, on the score alone")  # fmt: skip
@@ -186,8 +198,11 @@ def _configure_fit(parser) -> None:
                         help="torch device to train on, for methods with one (mcnet): cpu (default), cuda or cuda:N; "
                              "the model predicts on any machine, by default on the CPU")  # fmt: skip
     parser.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file to write")
-    parser.add_argument("--quiet", action="store_true",
-                        help="no progress bar for methods with rounds or epochs (shown only on a terminal anyway)")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress bar for methods with rounds or epochs (shown only on a terminal anyway)",
+    )
     _dask.add_arguments(parser, step_timeout=True)
 
 
@@ -197,10 +212,19 @@ def _run_fit(args) -> int:
     features = split_names(args.features, "--features")
     for option, names in (("--features", features), ("--field", [args.field] if args.field else [])):
         if args.label_col in names:
-            raise CLIError(f"{option} must not name the label column (--label-col); got {args.label_col!r}, "
-                           "which the model would learn from and which new data does not have")
-    model = build_estimator(args.method, field=args.field, params=args.param, random_state=args.random_state,
-                            quiet=args.quiet, features=features, device=args.device)
+            raise CLIError(
+                f"{option} must not name the label column (--label-col); got {args.label_col!r}, "
+                "which the model would learn from and which new data does not have"
+            )
+    model = build_estimator(
+        args.method,
+        field=args.field,
+        params=args.param,
+        random_state=args.random_state,
+        quiet=args.quiet,
+        features=features,
+        device=args.device,
+    )
     if _dask.requested(args):
         return _dask.fit(args, model, features)
     if args.dask_timeout is not None:
@@ -209,8 +233,13 @@ def _run_fit(args) -> int:
     if model.outcome == "classification":  # the regression methods take any real outcome
         _check_soft_labels(df, args, model)
     y, p, w = labels_scores_weights(
-        df, label_col=args.label_col, score_col=args.score_col, weight_col=args.weight_col, pos_label=args.pos_label,
-        allow_soft=model.accepts_soft_labels, outcome=model.outcome,
+        df,
+        label_col=args.label_col,
+        score_col=args.score_col,
+        weight_col=args.weight_col,
+        pos_label=args.pos_label,
+        allow_soft=model.accepts_soft_labels,
+        outcome=model.outcome,
     )
     X = feature_frame(df, features, args.field)
     if X is not None and not model.uses_features:
@@ -230,17 +259,27 @@ def _run_fit(args) -> int:
 def _configure_predict(parser) -> None:
     parser.add_argument("model", metavar="MODEL", help="model file written by `mcal fit` (or mcal.save)")
     parser.add_argument("data", metavar="DATA", help="CSV or Parquet file with the score column (and features)")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT",
-                        help="output file: .csv or .csv.gz (comma-separated), .tsv (tab-separated), .parquet or .pq")
+    parser.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="output file: .csv or .csv.gz (comma-separated), .tsv (tab-separated), .parquet or .pq",
+    )
     parser.add_argument("--score-col", metavar="COL", help="score column (default: the one used at fit time)")
-    parser.add_argument("--output-col", metavar="COL", help="name of the added column (default: <score-col>_calibrated)")
+    parser.add_argument(
+        "--output-col", metavar="COL", help="name of the added column (default: <score-col>_calibrated)"
+    )
     parser.add_argument("--features", metavar="A,B,C",
                         help="only for a model fitted in Python on an array (no column names): the columns of DATA "
                              "that hold its features, in the order of the array's columns")  # fmt: skip
     add_csv_arguments(parser)
-    parser.add_argument("--compile", action="store_true",
-                        help="MCGrad only: compile the model's LightGBM rounds with lleaves before predicting "
-                             "(faster on large tables; needs `pip install 'mcal[compiled]'`)")
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="MCGrad only: compile the model's LightGBM rounds with lleaves before predicting "
+        "(faster on large tables; needs `pip install 'mcal[compiled]'`)",
+    )
     parser.add_argument("--device", metavar="DEV",
                         help="MCNet with inference='exact' only: torch device of the network pass, cpu (default, "
                              "wherever the model was trained), cuda or cuda:N")  # fmt: skip
@@ -251,7 +290,9 @@ def _named_columns(model, meta: dict) -> tuple[list[str], str] | None:
     the model from the DataFrame it was fitted on in Python. None for a model fitted on an array."""
     if "features" in meta:
         features, field = list(meta["features"] or []), meta.get("field")
-        return features + ([field] if field and field not in features else []), "the model was fitted with --features/--field; its column"
+        return features + (
+            [field] if field and field not in features else []
+        ), "the model was fitted with --features/--field; its column"
     names = fitted_columns(model)
     return None if names is None else (names, "the model was fitted on a DataFrame with the column")
 
@@ -298,8 +339,11 @@ def _run_predict(args) -> int:
     options = {}
     if args.device is not None:
         if not (isinstance(model, MCNet) and model.inference == "exact"):
-            held = (f"an MCNet with inference={model.inference!r}" if isinstance(model, MCNet)
-                    else f"a {type(model).__name__}")
+            held = (
+                f"an MCNet with inference={model.inference!r}"
+                if isinstance(model, MCNet)
+                else f"a {type(model).__name__}"
+            )
             raise CLIError(f"--device applies to MCNet models with inference='exact' only; {args.model} holds {held}")
         check_device_option(args.device)
         options["device"] = args.device
@@ -322,17 +366,21 @@ def _run_predict(args) -> int:
 
 
 FIT = Command(
-    "fit", "fit a calibrator and save it as a model file",
+    "fit",
+    "fit a calibrator and save it as a model file",
     "Fit a calibration method on a table of scores and labels and write a JSON model file.\n\n"
     "example: mcal fit train.csv --score-col p --label-col y --method isotonic -o model.json\n"
     "on a cluster: mcal fit 'data/*.parquet' --score-col p --label-col y --method mcgrad --features a,b \\\n"
     "                --scheduler tcp://host:8786 -o model.json   (or --dask-workers 4 for a local cluster)",
-    _configure_fit, _run_fit,
+    _configure_fit,
+    _run_fit,
 )
 PREDICT = Command(
-    "predict", "add calibrated probabilities to a table",
+    "predict",
+    "add calibrated probabilities to a table",
     "Apply a saved model to a table and write it with a calibrated column added.\n\n"
     "example: mcal predict model.json test.parquet -o test_calibrated.parquet\n"
     "MCGrad models predict faster with --compile (lleaves, the `compiled` extra), same values to 1e-12.",
-    _configure_predict, _run_predict,
+    _configure_predict,
+    _run_predict,
 )

@@ -9,8 +9,16 @@ import numpy as np
 import pandas as pd
 
 from mcal.cli import _dask, _gates
-from mcal.cli._common import CLIError, Command, add_data_arguments, check_count, check_output, column
-from mcal.cli._common import labels_scores_weights, read_data
+from mcal.cli._common import (
+    CLIError,
+    Command,
+    add_data_arguments,
+    check_count,
+    check_output,
+    column,
+    labels_scores_weights,
+    read_data,
+)
 from mcal.cli._evaluate import _segments, add_categorical_argument, segment_features
 
 #: Columns of the per-window table printed on stdout.
@@ -78,7 +86,7 @@ def _run(args) -> int:
         if args.output:
             print(f"wrote {written}")
     records = result.table.to_dict("records")
-    rows = ((f"window {start}", row) for start, row in zip(result.table["window_start"], records))
+    rows = ((f"window {start}", row) for start, row in zip(result.table["window_start"], records, strict=False))
     return _gates.MONITOR.report(args.fail_if, rows)
 
 
@@ -122,7 +130,8 @@ def _json_value(value):
 
 
 MONITOR = Command(
-    "monitor", "calibration per time window, with an anytime-valid drift alarm",
+    "monitor",
+    "calibration per time window, with an anytime-valid drift alarm",
     "Split the rows into time windows (--time-col, --window) and compute per window the log loss and PCOC\n"
     "with 95% intervals, ECCE in sigma and, with --segments, the multicalibration error (MCE). An e-process\n"
     "tests whether the scores stay calibrated and raises the drift alarm when it reaches 1/alpha; its false-alarm\n"
@@ -131,5 +140,6 @@ MONITOR = Command(
     "example: mcal monitor scores.parquet --score-col p --label-col y --time-col t --window 1D -o monitor.html\n"
     "         mcal monitor scores/ --score-col p --label-col y --time-col t --fail-if 'ecce_sigma > 3'\n"
     "         mcal monitor 'scores/*.parquet' --score-col p --label-col y --time-col t --scheduler tcp://host:8786",
-    _configure, _run,
+    _configure,
+    _run,
 )

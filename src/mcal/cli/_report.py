@@ -2,32 +2,42 @@
 
 from __future__ import annotations
 
-from mcal.cli._common import Command, add_data_arguments, check_count, check_output, check_unique_scores, column
-from mcal.cli._common import labels_scores_weights, score_values
-from mcal.cli._common import read_data
+from mcal.cli._common import (
+    Command,
+    add_data_arguments,
+    check_count,
+    check_output,
+    check_unique_scores,
+    column,
+    labels_scores_weights,
+    read_data,
+    score_values,
+)
 
 
 def _configure(parser) -> None:
     from mcal.cli._evaluate import add_categorical_argument, add_ci_arguments, add_outcome_argument
 
     add_data_arguments(parser, score_required=True, multiple_scores=True)
-    parser.add_argument("--segments", metavar="A,B,C",
-                        help="feature columns to generate segments from: adds MCE and the worst segments")
+    parser.add_argument(
+        "--segments", metavar="A,B,C", help="feature columns to generate segments from: adds MCE and the worst segments"
+    )
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     add_categorical_argument(parser)
     add_outcome_argument(parser)
     parser.add_argument("--field", metavar="COL", help="field (context) column: adds F-RCE and PCOC per field value")
     parser.add_argument("--title", metavar="TEXT", help="title of the report (default: Calibration report)")
-    parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE and the diagrams (default 10)")
+    parser.add_argument(
+        "--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE and the diagrams (default 10)"
+    )
     add_ci_arguments(parser)
     parser.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="HTML file to write")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal anyway)")
 
 
 def _run(args) -> int:
-    from mcal.cli._evaluate import _N_RESAMPLES, check_ci
+    from mcal.cli._evaluate import _N_RESAMPLES, check_ci, check_regression_options
     from mcal.cli._evaluate import _segments as segments_from_columns
-    from mcal.cli._evaluate import check_regression_options
     from mcal.report import make_report
 
     check_count(args.n_bins, "--n-bins", 1)
@@ -42,18 +52,31 @@ def _run(args) -> int:
     scores = {name: score_values(df, name, args.outcome) for name in args.score_col}
     field = column(df, args.field, "--field") if args.field else None
     segments = segments_from_columns(df, args)  # as `mcal evaluate --segments` generates them
-    description = f"{args.data}, label column {args.label_col!r}" + (f", weight column {args.weight_col!r}" if w is not None else "")
+    description = f"{args.data}, label column {args.label_col!r}" + (
+        f", weight column {args.weight_col!r}" if w is not None else ""
+    )
     out = make_report(
-        y, scores, path=args.output, segments=segments, field=field, sample_weight=w, title=args.title, description=description,
-        n_bins=args.n_bins, progress=False if args.quiet else None, confidence=0.95 if args.ci is None else args.ci,
-        n_resamples=0 if args.ci is None else args.n_resamples or _N_RESAMPLES, outcome=args.outcome,
+        y,
+        scores,
+        path=args.output,
+        segments=segments,
+        field=field,
+        sample_weight=w,
+        title=args.title,
+        description=description,
+        n_bins=args.n_bins,
+        progress=False if args.quiet else None,
+        confidence=0.95 if args.ci is None else args.ci,
+        n_resamples=0 if args.ci is None else args.n_resamples or _N_RESAMPLES,
+        outcome=args.outcome,
     )
     print(f"wrote {out}")
     return 0
 
 
 REPORT = Command(
-    "report", "write a self-contained HTML calibration report of score columns",
+    "report",
+    "write a self-contained HTML calibration report of score columns",
     "Write one HTML file (figures embedded, no network needed) comparing score columns side by side: the core\n"
     "metrics, reliability diagrams with 95% Wilson intervals per bin over the score histogram, the cumulative\n"
     "differences behind ECCE; MCE and the worst segments with --segments (--categorical declares\n"
@@ -62,5 +85,6 @@ REPORT = Command(
     "bin, and the regression MCE with --segments.\n\n"
     "example: mcal report test.csv --label-col y --score-col p --score-col p_calibrated --segments age,country\n"
     "         -o report.html",
-    _configure, _run,
+    _configure,
+    _run,
 )

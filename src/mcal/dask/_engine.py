@@ -28,9 +28,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mcal._lightgbm_checks import INT32_MAX
-from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part
 from mcal._optional import import_optional
 from mcal.dask._inputs import block_sums, persist
+from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part
 
 #: Seconds between two looks at the cluster while LightGBM trains.
 _POLL = 0.2
@@ -65,7 +65,12 @@ class DaskEngine:
     """
 
     def __init__(
-        self, client: Any, params: dict[str, Any], n_estimators: int, categorical: list[int], timeout: float | None,
+        self,
+        client: Any,
+        params: dict[str, Any],
+        n_estimators: int,
+        categorical: list[int],
+        timeout: float | None,
         objective: Any = None,
     ) -> None:
         self.objective = LOG_LOSS if objective is None else objective
@@ -107,14 +112,14 @@ class DaskEngine:
 
     def loss_grad_hess(self, theta: float, y: Any, z: Any, w: Any) -> tuple[float, float, float]:
         """Weighted loss of ``theta * z`` and its first two derivatives in ``theta``, in one pass."""
-        sums = block_sums(self.client, _loss_grad_hess, [y, z, w], (theta, self.objective), self.timeout,
-                          "a rescaling step")
+        sums = block_sums(
+            self.client, _loss_grad_hess, [y, z, w], (theta, self.objective), self.timeout, "a rescaling step"
+        )
         return float(sums[0]), float(sums[1]), float(sums[2])
 
     def log_loss_sum(self, y: Any, F: Any, w: Any) -> tuple[float, float]:
         """``(sum of w * loss of F, sum of w)`` (the objective's loss), in one pass."""
-        sums = block_sums(self.client, _log_loss_sum, [y, F, w], (self.objective,), self.timeout,
-                          "the validation loss")
+        sums = block_sums(self.client, _log_loss_sum, [y, F, w], (self.objective,), self.timeout, "the validation loss")
         return float(sums[0]), float(sums[1])
 
 

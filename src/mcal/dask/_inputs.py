@@ -97,8 +97,10 @@ def _with_columns(block: Any, columns: list[Any], name: str, index: int) -> Any:
     if got != columns:
         missing, extra = [c for c in columns if c not in got], [c for c in got if c not in columns]
         detail = f"missing {missing[:5]}, unexpected {extra[:5]}" if missing or extra else "in another order"
-        raise ValueError(f"{name} must hold in every partition the columns of its metadata {columns[:10]}; "
-                         f"partition {index} has {got[:10]} ({detail})")
+        raise ValueError(
+            f"{name} must hold in every partition the columns of its metadata {columns[:10]}; "
+            f"partition {index} has {got[:10]} ({detail})"
+        )
     return block
 
 
@@ -291,7 +293,9 @@ def merge_encoders(summaries: list[BlockSummary], categorical_features: Any) -> 
                 f"partition {first_index} has {first['feature_names']}"
             )
         if enc["categorical"] != first["categorical"]:
-            j = next(k for k, (a, b) in enumerate(zip(enc["categorical"], first["categorical"])) if a != b)
+            j = next(
+                k for k, (a, b) in enumerate(zip(enc["categorical"], first["categorical"], strict=False)) if a != b
+            )
             kind = {True: "categorical", False: "numerical"}
             raise ValueError(
                 f"X partitions must agree on which columns are categorical; column {j} is "
@@ -328,7 +332,7 @@ def block_sums(client: Any, func: Any, arrays: list[Any], args: tuple, timeout: 
     """
     dask = import_optional("dask")
     task = dask.delayed(func, pure=True)
-    parts = [task(*blocks, *args) for blocks in zip(*(a.to_delayed().ravel() for a in arrays))]
+    parts = [task(*blocks, *args) for blocks in zip(*(a.to_delayed().ravel() for a in arrays), strict=False)]
     return np.sum(compute(client, parts, timeout, what), axis=0)
 
 
@@ -356,7 +360,7 @@ def stack(blocks: list[Any], sizes: list[int], width: int | None = None, dtype: 
     da = import_optional("dask.array")
     arrays = [
         da.from_delayed(b, shape=(n,) if width is None else (n, width), dtype=dtype)
-        for b, n in zip(blocks, sizes)
+        for b, n in zip(blocks, sizes, strict=False)
         if n > 0
     ]
     if not arrays:

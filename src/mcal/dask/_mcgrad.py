@@ -12,7 +12,6 @@ import pandas as pd
 from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm_checks import check_float32_weight_range
 from mcal._lightgbm_params import check_per_feature_params
-from mcal.mcgrad.engine import Part
 from mcal._optional import import_optional
 from mcal._validation import check_real, logit
 from mcal.dask._engine import DaskEngine
@@ -33,6 +32,7 @@ from mcal.dask._inputs import (
 )
 from mcal.dask._predict import predict
 from mcal.mcgrad import MCGrad
+from mcal.mcgrad.engine import Part
 
 if sys.version_info >= (3, 11):
     from typing import Self
@@ -219,7 +219,7 @@ feature_names_in_
         """
         dask = import_optional("dask")
         dd = import_optional("dask.dataframe")
-        rows = list(enumerate(zip(blocks["y_prob"], blocks["y"], blocks["sample_weight"], blocks["X"])))
+        rows = list(enumerate(zip(blocks["y_prob"], blocks["y"], blocks["sample_weight"], blocks["X"], strict=False)))
         check = dask.delayed(check_block, pure=True)
         try:
             summaries = compute(client, [
@@ -230,12 +230,15 @@ feature_names_in_
         except KeyError as exc:  # the first step that reads the inputs' partitions; check_block raises no KeyError
             raise missing_column_error(exc) from exc
         # the weight range first: a weight past float32 would also swamp the class sums that totals checks
-        check_float32_weight_range(min((s.w_low for s in summaries), default=np.inf),
-                                   max((s.w_high for s in summaries), default=0.0))
+        check_float32_weight_range(
+            min((s.w_low for s in summaries), default=np.inf), max((s.w_high for s in summaries), default=0.0)
+        )
         total = totals(summaries, "y")
         if folds is not None:
             _check_split(total, self.early_stopping, folds)
-        encoder = merge_encoders(summaries, self.categorical_features) if has_X else FeatureEncoder().fit(np.empty((1, 0)))
+        encoder = (
+            merge_encoders(summaries, self.categorical_features) if has_X else FeatureEncoder().fit(np.empty((1, 0)))
+        )
         width = encoder.n_features_in_ + 1
         n_out = max(sum(s.n > 0 for s in summaries), len(client.scheduler_info()["workers"]))
         encode = dask.delayed(_encode_block, pure=True)
@@ -264,7 +267,7 @@ feature_names_in_
         selected = []
         for arr in arrays:
             blocks = arr.to_delayed().ravel()
-            taken = [take(b, f, k, inside) for b, f in zip(blocks, fold_blocks)]
+            taken = [take(b, f, k, inside) for b, f in zip(blocks, fold_blocks, strict=False)]
             selected.append(stack(taken, sizes, arr.shape[1] if arr.ndim == 2 else None))
         return Part(*persist(client, selected, self.timeout, "the early-stopping split"))
 
@@ -378,7 +381,7 @@ def _signature() -> inspect.Signature:
     return base.replace(parameters=[self_param, *extra, *params])
 
 
-setattr(DaskMCGrad.__init__, "__signature__", _signature())
+DaskMCGrad.__init__.__signature__ = _signature()
 
 
 def _check_split(total: BlockSummary, method: str, folds: FoldSpec) -> None:

@@ -84,7 +84,7 @@ def monitor(
     task = dask.delayed(_window_block, pure=True)
     empty_X = None if X is None else X._meta
     meta = _window_block(0, np.empty(0), np.empty(0), np.empty(0), None, empty_X, window, numeric)
-    columns = zip(*(blocks[k] for k in ("y_true", "y_prob", "times", "sample_weight", "X")))
+    columns = zip(*(blocks[k] for k in ("y_true", "y_prob", "times", "sample_weight", "X")), strict=False)
     frame = dd.from_delayed([task(i, y, p, t, w, x, window, numeric) for i, (y, p, t, w, x) in enumerate(columns)],
                             meta=meta)  # fmt: skip
     out_meta = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in summary_columns(segments is not None)},
@@ -102,10 +102,7 @@ def _window_block(index: int, y: Any, p: Any, t: Any, w: Any, X: Any, window: An
         if len(t) != p.size:
             raise ValueError(f"inputs must have the same number of rows in each partition; got times with {len(t)}, "
                              f"y_prob with {p.size}")  # fmt: skip
-        if p.size:
-            starts = window_starts(t, window)
-        else:
-            starts = np.empty(0, dtype=np.float64 if numeric else "datetime64[ns]")
+        starts = window_starts(t, window) if p.size else np.empty(0, dtype=np.float64 if numeric else "datetime64[ns]")
     frame = pd.DataFrame({_WINDOW: starts, "p": p, "y": y, "w": w})
     if X is None:
         return frame

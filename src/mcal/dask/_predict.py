@@ -72,12 +72,17 @@ def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
     series = isinstance(y_prob, (dd.Series, dd.DataFrame))
     shared = dask.delayed(model, pure=False)
     block = dask.delayed(_predict_block, pure=True)
-    parts = [block(i, shared, p, x, dtype, series) for i, (p, x) in enumerate(zip(blocks["y_prob"], blocks["X"]))]
+    parts = [
+        block(i, shared, p, x, dtype, series)
+        for i, (p, x) in enumerate(zip(blocks["y_prob"], blocks["X"], strict=False))
+    ]
     if series:
         name = y_prob.name if isinstance(y_prob, dd.Series) else y_prob.columns[0]
         return dd.from_delayed(parts, meta=pd.Series(dtype=dtype, name=name), divisions=y_prob.divisions)
     sizes = y_prob.chunks[0]
-    return da.concatenate([da.from_delayed(part, shape=(n,), dtype=dtype) for part, n in zip(parts, sizes)])
+    return da.concatenate(
+        [da.from_delayed(part, shape=(n,), dtype=dtype) for part, n in zip(parts, sizes, strict=False)]
+    )
 
 
 def _check_columns(model: BaseCalibrator, X: Any, dd: Any) -> None:

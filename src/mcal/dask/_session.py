@@ -58,8 +58,10 @@ def connect(scheduler: str | None = None, *, n_workers: int | None = None, timeo
     check_real("timeout", timeout, "a positive number of seconds", lambda v: v > 0)
     if scheduler is not None:
         if not isinstance(scheduler, str):
-            raise TypeError(f"scheduler must be an address such as 'tcp://host:8786'; got {scheduler!r} of type "
-                            f"{type(scheduler).__name__}")
+            raise TypeError(
+                f"scheduler must be an address such as 'tcp://host:8786'; got {scheduler!r} of type "
+                f"{type(scheduler).__name__}"
+            )
         with _client(distributed, scheduler, float(timeout)) as client:
             yield client
         return
@@ -143,6 +145,7 @@ def check_parquet_path(path: str) -> None:
         If a file is not Parquet, or two files have different column names.
     """
     import pyarrow.parquet as pq  # a core dependency; imported here to keep `import mcal.dask` light
+
     if glob.has_magic(path):
         files = sorted(glob.glob(path))
         if not files:

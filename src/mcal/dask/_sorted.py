@@ -150,8 +150,8 @@ def walk_range(ordered: Ordered) -> float:
     Divided by the total weight this is the ECCE (the walk read at tie-block ends, from ``C_0 = 0``).
     """
     off = ordered.offsets("total")
-    top = max([0.0] + [o + s.top for o, s in zip(off, ordered.stats) if s.n])
-    bottom = min([0.0] + [o + s.bottom for o, s in zip(off, ordered.stats) if s.n])
+    top = max([0.0] + [o + s.top for o, s in zip(off, ordered.stats, strict=False) if s.n])
+    bottom = min([0.0] + [o + s.bottom for o, s in zip(off, ordered.stats, strict=False) if s.n])
     return top - bottom
 
 
@@ -160,7 +160,7 @@ def roc_auc(ordered: Ordered) -> float:
     stats = ordered.stats
     pos = sum(s.pos for s in stats)
     neg = sum(s.neg for s in stats)
-    count = sum(s.auc + s.pos * off for s, off in zip(stats, ordered.offsets("neg")))
+    count = sum(s.auc + s.pos * off for s, off in zip(stats, ordered.offsets("neg"), strict=False))
     return count / (pos * neg)
 
 
@@ -186,7 +186,7 @@ def average_precision(ordered: Ordered) -> float:
     task = dask.delayed(_ap_part, pure=True)
     parts = [
         task(b, po, no, pos, neg)
-        for b, po, no in zip(ordered.blocks, ordered.offsets("pos"), ordered.offsets("neg"))
+        for b, po, no in zip(ordered.blocks, ordered.offsets("pos"), ordered.offsets("neg"), strict=False)
     ]
     return float(sum(dask.compute(*parts))) / pos
 
@@ -209,7 +209,9 @@ def quantile_steps(ordered: Ordered, n_bins: int) -> tuple[NDArray[np.float64], 
     weight = np.array([s.pos + s.neg for s in ordered.stats])
     offsets = np.concatenate(([0.0], np.cumsum(weight)[:-1]))
     task = dask.delayed(_steps_part, pure=True)
-    parts = dask.compute(*[task(b, off, float(weight.sum()), n_bins) for b, off in zip(ordered.blocks, offsets)])
+    parts = dask.compute(
+        *[task(b, off, float(weight.sum()), n_bins) for b, off in zip(ordered.blocks, offsets, strict=False)]
+    )
     values = np.concatenate([v for v, _ in parts])
     reached = np.maximum.accumulate(np.concatenate([r for _, r in parts]))  # rounding of the offsets never lowers it
     return level_steps(values, reached)

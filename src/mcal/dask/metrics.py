@@ -41,10 +41,10 @@ from mcal.segments import Segments, from_masks, generate_segments
 __all__ = [
     "brier_score",
     "calibration_summary",
-    "ece",
     "ecce",
     "ecce_pvalue",
     "ecce_sigma",
+    "ece",
     "f_rce",
     "log_loss",
     "mce",
@@ -71,7 +71,11 @@ class _Sums:
     fields: Any = None  # DataFrame indexed by field value: weight, gap, denominator
 
     def __add__(self, other: _Sums) -> _Sums:
-        out = {f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self) if f.name not in ("fields", "bins")}
+        out = {
+            f.name: getattr(self, f.name) + getattr(other, f.name)
+            for f in fields(self)
+            if f.name not in ("fields", "bins")
+        }
         out["bins"] = self.bins.add(other.bins, fill_value=0.0)
         frames = [x for x in (self.fields, other.fields) if x is not None]
         out["fields"] = pd.concat(frames).groupby(level=0, sort=False).sum() if frames else None
@@ -121,7 +125,7 @@ def _sums(y_true: Any, y_prob: Any, sample_weight: Any, *, field: Any = None, bi
     dask = import_optional("dask")
     blocks = aligned({"y_true": y_true, "y_prob": y_prob, "sample_weight": sample_weight, "field": field})
     task = dask.delayed(_partition_sums, pure=True)
-    columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["field"])
+    columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["field"], strict=False)
     parts = dask.compute(*[task(i, y, p, w, f, bins) for i, (y, p, w, f) in enumerate(columns)])
     total = sum(parts[1:], parts[0])
     _check_total(total.n, total.w)
@@ -161,7 +165,7 @@ def _ordered(y_true: Any, y_prob: Any, sample_weight: Any, X: Any = None) -> _so
     else:
         empty_X = np.empty((0, X.shape[1]), dtype=X.dtype)
     meta = _frame_block(0, np.empty(0), np.empty(0), None, empty_X)
-    columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["X"])
+    columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["X"], strict=False)
     frame = dd.from_delayed([task(i, y, p, w, x) for i, (y, p, w, x) in enumerate(columns)], meta=meta)
     ordered = _sorted.sort_by_score(frame)
     _check_total(sum(s.n for s in ordered.stats), sum(s.pos + s.neg for s in ordered.stats))
@@ -363,7 +367,12 @@ def _f_rce(s: _Sums, epsilon: float) -> float:
     segment's exact ECCE (MCGrad paper eq. 2).""",
 )  # fmt: skip
 def mce(
-    y_true: Any, y_prob: Any, *, X: Any = None, segments: Any = None, sample_weight: Any = None,
+    y_true: Any,
+    y_prob: Any,
+    *,
+    X: Any = None,
+    segments: Any = None,
+    sample_weight: Any = None,
     categorical_features: Any = "from_dtype",
 ) -> MCEResult:
     if segments is not None and not isinstance(segments, Segments):
@@ -373,8 +382,11 @@ def mce(
     check_categorical_use(categorical_features, X, segments)
     dask = import_optional("dask")
     if segments is None:
-        segments = (generate_segments(X.compute(), categorical_features=categorical_features) if X is not None
-                    else from_masks(np.ones((1, 1), bool), ["all"]))
+        segments = (
+            generate_segments(X.compute(), categorical_features=categorical_features)
+            if X is not None
+            else from_masks(np.ones((1, 1), bool), ["all"])
+        )
     ordered = _ordered(y_true, y_prob, sample_weight, X)
     stats = ordered.stats
     total = sum(s.pos + s.neg for s in stats)

@@ -15,9 +15,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mcal._binning import assign_bins, equal_frequency_edges, weighted_quantiles
-from mcal.field._network import FieldNetwork, check_nonnegative, mlp, mlp_init, mlp_shapes
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_positive_ints, logit
+from mcal.field._network import FieldNetwork, check_nonnegative, mlp, mlp_init, mlp_shapes
 from mcal.parametric import fit_logistic_map
 
 #: ``softplus(x + _SOFTPLUS_ONE) == 1`` at ``x = 0``: slopes start at 1, so the networks start at the identity.
@@ -148,7 +148,11 @@ class NeuCalib(FieldNetwork):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = (
-        "field_values_", "field_slots_", "knots_", "auxiliary_mean_", "auxiliary_scale_",
+        "field_values_",
+        "field_slots_",
+        "knots_",
+        "auxiliary_mean_",
+        "auxiliary_scale_",
     )
     _array_kinds: ClassVar[dict[str, str]] = {**FieldNetwork._array_kinds, "knots_": "f"}
 
@@ -372,11 +376,20 @@ class AdaCalib(FieldNetwork):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = (
-        "field_values_", "field_slots_", "keypoints_", "keypoint_features_", "keypoint_groups_", "candidate_mask_",
-        "auxiliary_mean_", "auxiliary_scale_",
+        "field_values_",
+        "field_slots_",
+        "keypoints_",
+        "keypoint_features_",
+        "keypoint_groups_",
+        "candidate_mask_",
+        "auxiliary_mean_",
+        "auxiliary_scale_",
     )
     _array_kinds: ClassVar[dict[str, str]] = {
-        **FieldNetwork._array_kinds, "keypoints_": "f", "keypoint_features_": "f", "keypoint_groups_": "i",
+        **FieldNetwork._array_kinds,
+        "keypoints_": "f",
+        "keypoint_features_": "f",
+        "keypoint_groups_": "i",
         "candidate_mask_": "b",
     }
     #: Keys of slot/candidate groups are spaced this far apart; clipped logits lie in (-16.2, 16.2).
@@ -451,8 +464,10 @@ class AdaCalib(FieldNetwork):
         h, n_aux = int(self.hidden_dim), self._n_auxiliary()
         aux = mlp_init("aux", n_aux, h, rng) if n_aux else {}
         return {
-            **mlp_init("head", 3, h, rng), **mlp_init("seg", 7, h, rng),
-            "attention": np.zeros(self.candidate_mask_.shape), **aux,
+            **mlp_init("head", 3, h, rng),
+            **mlp_init("seg", 7, h, rng),
+            "attention": np.zeros(self.candidate_mask_.shape),
+            **aux,
         }
 
     def _rows(self, s: NDArray[np.float64], slots: NDArray[np.intp], features: NDArray | None) -> dict[str, Any]:
@@ -503,7 +518,9 @@ class AdaCalib(FieldNetwork):
         kp, feat, groups, mask = self.keypoints_, self.keypoint_features_, self.keypoint_groups_, self.candidate_mask_
         n_groups = (self._n_slots() + 1) * len(self.bin_counts)
         if mask.dtype != bool or mask.shape != (self._n_slots() + 1, len(self.bin_counts)) or not mask[:, 0].all():
-            raise ValueError("model data field state.candidate_mask_ must be boolean (n_slots + 1, n_candidates), column 0 set")
+            raise ValueError(
+                "model data field state.candidate_mask_ must be boolean (n_slots + 1, n_candidates), column 0 set"
+            )
         if feat.shape != (kp.size, 3) or groups.shape != kp.shape or groups.dtype.kind != "i":
             raise ValueError("model data fields state.keypoint_* must describe the same keypoints")
         if not np.array_equal(np.unique(groups), np.arange(n_groups)) or np.any(np.diff(groups) < 0):

@@ -17,10 +17,10 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator, check_state_array
+from mcal._features.field_inputs import feature_matrix
 from mcal._features.field_slots import FieldSlots, check_columns_param, check_field_param
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_random_state_param, check_real, logit
-from mcal._features.field_inputs import feature_matrix
 from mcal.mcnet._training import balance_penalty
 
 
@@ -65,7 +65,11 @@ _PATIENCE = 5
 
 
 def train_full_batch(
-    module: Any, loss_fn: Callable[[], Any], *, learning_rate: float, max_iter: int,
+    module: Any,
+    loss_fn: Callable[[], Any],
+    *,
+    learning_rate: float,
+    max_iter: int,
     held_out: Callable[[], Any] | None = None,
 ) -> None:
     """Run up to ``max_iter`` Adam steps on ``loss_fn()`` over ``module``'s parameters.
@@ -122,9 +126,7 @@ def restore_parameters(cls_name: str, tensors: dict[str, NDArray], shapes: dict[
         If a tensor is missing, extra, of the wrong shape, not float64 or not finite.
     """
     if set(tensors) != set(shapes):
-        raise ValueError(
-            f"{cls_name} weights must be exactly {sorted(shapes)}; got {sorted(tensors)}"
-        )
+        raise ValueError(f"{cls_name} weights must be exactly {sorted(shapes)}; got {sorted(tensors)}")
     for name, shape in shapes.items():
         arr = np.asarray(tensors[name])
         if arr.shape != tuple(shape):
@@ -205,7 +207,9 @@ class FieldNetwork(BaseCalibrator):
         check_nonnegative("alpha", self.alpha)
         check_nonnegative("auxiliary_l2", self.auxiliary_l2)
         if self.validation_fraction is not None:
-            check_real("validation_fraction", self.validation_fraction, "None or a number in [0, 1)", lambda v: 0 <= v < 1)
+            check_real(
+                "validation_fraction", self.validation_fraction, "None or a number in [0, 1)", lambda v: 0 <= v < 1
+            )
         if self.n_threads is not None:
             check_positive_int("n_threads", self.n_threads)
         check_random_state_param(self.random_state)
@@ -229,7 +233,10 @@ class FieldNetwork(BaseCalibrator):
         fallback = self._rows(s, np.full_like(row_slots, slots.n_slots), features)
         held = self._held_out_rows(sample_weight, rng)
         yt = torch.as_tensor(y)
-        wt, wv = torch.as_tensor(np.where(held, 0.0, sample_weight)), torch.as_tensor(np.where(held, sample_weight, 0.0))
+        wt, wv = (
+            torch.as_tensor(np.where(held, 0.0, sample_weight)),
+            torch.as_tensor(np.where(held, sample_weight, 0.0)),
+        )
         alpha = float(self.alpha)
         codes = torch.as_tensor(slots.codes)
 
@@ -247,7 +254,10 @@ class FieldNetwork(BaseCalibrator):
             return value
 
         train_full_batch(
-            module, loss, learning_rate=self.learning_rate, max_iter=self.max_iter,
+            module,
+            loss,
+            learning_rate=self.learning_rate,
+            max_iter=self.max_iter,
             held_out=(lambda: data_loss(wv, self._logits(module, own))) if held.any() else None,
         )
         self.module_ = module
@@ -267,7 +277,7 @@ class FieldNetwork(BaseCalibrator):
         held = np.zeros(n, dtype=bool)
         if fraction == 0:
             return held
-        held[rng.permutation(n)[: int(round(float(fraction) * n))]] = True
+        held[rng.permutation(n)[: round(float(fraction) * n)]] = True
         if not (sample_weight[held].sum() > 0 and sample_weight[~held].sum() > 0):
             raise ValueError(
                 f"validation_fraction={fraction} must leave rows of positive weight on both sides of the split; "

@@ -82,10 +82,19 @@ class PerFieldCalibrator(BaseCalibrator):
 
     uses_features: ClassVar[bool] = True
     requires_features: ClassVar[bool] = True  # the field column
-    _state_attrs: ClassVar[tuple[str, ...]] = ("field_values_", "field_slots_", "field_calibrators_", "global_calibrator_")
+    _state_attrs: ClassVar[tuple[str, ...]] = (
+        "field_values_",
+        "field_slots_",
+        "field_calibrators_",
+        "global_calibrator_",
+    )
 
     def __init__(
-        self, calibrator: BaseCalibrator | None = None, *, field: str | int | None = None, min_samples_per_field: int = 100
+        self,
+        calibrator: BaseCalibrator | None = None,
+        *,
+        field: str | int | None = None,
+        min_samples_per_field: int = 100,
     ) -> None:
         self.calibrator = calibrator
         self.field = field
@@ -110,12 +119,14 @@ class PerFieldCalibrator(BaseCalibrator):
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         def both_classes(rows: NDArray[np.bool_]) -> bool:
-            return float(np.dot(sample_weight[rows], y[rows])) > 0 and float(np.dot(sample_weight[rows], 1 - y[rows])) > 0
+            return (
+                float(np.dot(sample_weight[rows], y[rows])) > 0 and float(np.dot(sample_weight[rows], 1 - y[rows])) > 0
+            )
 
         n_min = int(self.min_samples_per_field)
         slots, row_slots = FieldSlots.fit(X, self.field, sample_weight, n_min, eligible=both_classes)
         values = slots.vocabulary.to_list()
-        single = [v for v, k, c in zip(values, slots.slot_of_value, slots.counts) if k < 0 and c >= n_min]
+        single = [v for v, k, c in zip(values, slots.slot_of_value, slots.counts, strict=False) if k < 0 and c >= n_min]
         if single:
             warn(
                 f"{len(single)} field value(s) have enough rows but a single class (e.g. {single[:3]}); "
@@ -161,8 +172,10 @@ class PerFieldCalibrator(BaseCalibrator):
         """
         self._check_fitted()
         if not hasattr(self.global_calibrator_, "predict_interval"):
-            raise TypeError("predict_interval needs a nested calibrator with intervals, such as VennAbers; got "
-                            f"{type(self.global_calibrator_).__name__}")
+            raise TypeError(
+                "predict_interval needs a nested calibrator with intervals, such as VennAbers; got "
+                f"{type(self.global_calibrator_).__name__}"
+            )
         p = check_y_prob(y_prob)
         X = self._check_X(X, p.shape[0], fitting=False)
         low, high = self._per_slot(p, X, lambda cal, q: cal.predict_interval(q))
@@ -181,7 +194,7 @@ class PerFieldCalibrator(BaseCalibrator):
             if rows.any():
                 values = method(cal, y_prob[rows])
                 out = out or tuple(np.empty_like(y_prob) for _ in values)
-                for target, value in zip(out, values):
+                for target, value in zip(out, values, strict=False):
                     target[rows] = value
         return out
 

@@ -24,11 +24,11 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features.encoder import FeatureEncoder
-from mcal._lightgbm_checks import booster_from_text, check_tree_params, lightgbm_threads
 from mcal._features.groups import GroupInput, group_masks
-from mcal.groups._hkrr import HKRRResult, hkrr_multicalibrate, hkrr_replay, prediction_levels
+from mcal._lightgbm_checks import booster_from_text, check_tree_params, lightgbm_threads
 from mcal._optional import import_optional
 from mcal._validation import check_bool, check_positive_int, check_random_state_param, check_real, logit, warn
+from mcal.groups._hkrr import hkrr_multicalibrate, hkrr_replay, prediction_levels
 
 #: The objective= line of DFMC's LightGBM model text (LightGBM's "binary" objective with its default sigmoid).
 _MODEL_OBJECTIVE = "binary sigmoid:1"
@@ -150,7 +150,13 @@ class HKRR(GroupInput, BaseCalibrator):
     #: ``X`` holds prespecified group indicators (the demo passes the dataset's groups, not its features).
     uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = (
-        "n_groups_", "update_groups_", "update_levels_", "update_deltas_", "level_values_", "level_seen_", "n_passes_",
+        "n_groups_",
+        "update_groups_",
+        "update_levels_",
+        "update_deltas_",
+        "level_values_",
+        "level_seen_",
+        "n_passes_",
         "segments_",
     )
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("group_names", "segment_columns")
@@ -177,7 +183,7 @@ class HKRR(GroupInput, BaseCalibrator):
         self.random_state = random_state
 
     def _n_levels(self) -> int:
-        return int(round(1.0 / self.lam))
+        return round(1.0 / self.lam)
 
     def _validate_params_values(self) -> None:
         for name in ("lam", "alpha"):
@@ -217,8 +223,15 @@ class HKRR(GroupInput, BaseCalibrator):
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         members = self._members(X, y_prob.shape[0], fitting=True)
         result = hkrr_multicalibrate(
-            y_prob, y, sample_weight, members, n_levels=self._n_levels(), alpha=float(self.alpha),
-            oracle=bool(self.oracle), rng=np.random.default_rng(self.random_state), max_iter=int(self.max_iter),
+            y_prob,
+            y,
+            sample_weight,
+            members,
+            n_levels=self._n_levels(),
+            alpha=float(self.alpha),
+            oracle=bool(self.oracle),
+            rng=np.random.default_rng(self.random_state),
+            max_iter=int(self.max_iter),
         )
         if not result.converged:
             warn(f"HKRR stopped after max_iter={self.max_iter} passes with miscalibrated cells left; raise max_iter")
@@ -260,7 +273,9 @@ class HKRR(GroupInput, BaseCalibrator):
         self._check_segments_state(self.n_groups_)
         names = self.group_names_
         if names is not None and (
-            self.groups != "columns" or not isinstance(names, list) or len(names) != self.n_groups_
+            self.groups != "columns"
+            or not isinstance(names, list)
+            or len(names) != self.n_groups_
             or not all(isinstance(c, str) for c in names)
         ):
             raise ValueError(f"model data field state.group_names_ must be null or {self.n_groups_} column names")
@@ -269,7 +284,12 @@ class HKRR(GroupInput, BaseCalibrator):
         if np.any((g < 0) | (g >= self.n_groups_)) or np.any((v < 0) | (v >= n_levels)) or np.any(np.abs(d) > 1):
             raise ValueError("model data fields state.update_* must name existing groups and levels, |delta| <= 1")
         vals, seen = self.level_values_, self.level_seen_
-        if vals.shape != (n_levels,) or seen.shape != (n_levels,) or seen.dtype != bool or np.any((vals < 0) | (vals > 1)):
+        if (
+            vals.shape != (n_levels,)
+            or seen.shape != (n_levels,)
+            or seen.dtype != bool
+            or np.any((vals < 0) | (vals > 1))
+        ):
             raise ValueError(f"model data fields state.level_* must hold {n_levels} probabilities and flags")
 
 
@@ -427,11 +447,18 @@ class DFMC(GroupInput, BaseCalibrator):
     def _params(self, n_rows: int | None = None) -> dict[str, Any]:
         seed = int(np.random.default_rng(self.random_state).integers(2**31 - 1))
         return {
-            "objective": "binary", "learning_rate": float(self.learning_rate), "max_depth": int(self.max_depth),
-            "num_leaves": int(self.max_leaves), "min_data_in_leaf": int(self.min_child_samples),
-            "lambda_l2": float(self.l2_regularization), "min_gain_to_split": float(self.min_gain_to_split),
-            "min_sum_hessian_in_leaf": float(self.min_sum_hessian_in_leaf), "seed": seed, "deterministic": True,
-            "num_threads": lightgbm_threads(self.n_jobs, n_rows), "verbosity": -1,
+            "objective": "binary",
+            "learning_rate": float(self.learning_rate),
+            "max_depth": int(self.max_depth),
+            "num_leaves": int(self.max_leaves),
+            "min_data_in_leaf": int(self.min_child_samples),
+            "lambda_l2": float(self.l2_regularization),
+            "min_gain_to_split": float(self.min_gain_to_split),
+            "min_sum_hessian_in_leaf": float(self.min_sum_hessian_in_leaf),
+            "seed": seed,
+            "deterministic": True,
+            "num_threads": lightgbm_threads(self.n_jobs, n_rows),
+            "verbosity": -1,
         }
 
     def _design(self, y_prob: NDArray[np.float64], X: Any, *, fitting: bool) -> NDArray[np.float64]:
@@ -459,8 +486,12 @@ class DFMC(GroupInput, BaseCalibrator):
         features = self._design(y_prob, X, fitting=True)
         categorical = [] if self.encoder_ is None else np.flatnonzero(self.encoder_.categorical_).tolist()
         data = lgb.Dataset(
-            features, label=y, weight=sample_weight, init_score=features[:, -1].copy(),
-            categorical_feature=categorical, free_raw_data=True,
+            features,
+            label=y,
+            weight=sample_weight,
+            init_score=features[:, -1].copy(),
+            categorical_feature=categorical,
+            free_raw_data=True,
         )
         self.booster_ = lgb.train(self._params(features.shape[0]), data, num_boost_round=int(self.n_estimators))
         self.n_features_in_ = features.shape[1] - 1

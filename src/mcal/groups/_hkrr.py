@@ -144,10 +144,16 @@ def hkrr_multicalibrate(
     sums = np.bincount(level, weights=sample_weight * p, minlength=n_levels)
     seen = weight > 0
     means = np.where(seen, sums / np.where(seen, weight, 1.0), 0.0)
-    g_arr, v_arr, d_arr = (np.array(col) for col in zip(*updates)) if updates else ([], [], [])
+    g_arr, v_arr, d_arr = (np.array(col) for col in zip(*updates, strict=False)) if updates else ([], [], [])
     return HKRRResult(
-        p, np.asarray(g_arr, np.int64), np.asarray(v_arr, np.int64), np.asarray(d_arr, np.float64),
-        means, seen, n_passes, converged,
+        p,
+        np.asarray(g_arr, np.int64),
+        np.asarray(v_arr, np.int64),
+        np.asarray(d_arr, np.float64),
+        means,
+        seen,
+        n_passes,
+        converged,
     )
 
 
@@ -164,7 +170,7 @@ def hkrr_replay(
     ``members`` holds the sorted row indices of each group in the new rows.
     """
     p = y_prob.copy()
-    for g, v, delta in zip(groups, levels, deltas):
+    for g, v, delta in zip(groups, levels, deltas, strict=False):
         rows = members[g]
         idx = rows[prediction_levels(p[rows], n_levels) == v]
         p[idx] = np.clip(p[idx] + delta, 0.0, 1.0)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import numpy as np
-from numpy.typing import NDArray
 import pandas as pd
+from numpy.typing import NDArray
 
 from mcal._base import BaseCalibrator
 from mcal._features.encoder import FeatureEncoder
@@ -20,8 +20,6 @@ from mcal._lightgbm_params import (
     check_per_feature_params,
     lightgbm_errors_name_lightgbm_params,
 )
-from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part, SingleRowPredictor, boost_rounds, predict_logit
-from mcal.mcgrad.engine import CompiledForests
 from mcal._progress import check_progress
 from mcal._validation import (
     check_bool,
@@ -30,6 +28,15 @@ from mcal._validation import (
     check_random_state_param,
     check_real,
     warn,
+)
+from mcal.mcgrad.engine import (
+    LOG_LOSS,
+    CompiledForests,
+    LocalEngine,
+    Part,
+    SingleRowPredictor,
+    boost_rounds,
+    predict_logit,
 )
 
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same
@@ -320,8 +327,10 @@ class MCGrad(BaseCalibrator):
         Xe = encoder.transform(X, n_extra_columns=1)
         F0 = self._loss().link(y_prob)
         engine = LocalEngine(
-            self._lightgbm_params(lgb_seed, y_prob.shape[0]), int(self.n_estimators),
-            np.flatnonzero(encoder.categorical_).tolist(), self._loss(),
+            self._lightgbm_params(lgb_seed, y_prob.shape[0]),
+            int(self.n_estimators),
+            np.flatnonzero(encoder.categorical_).tolist(),
+            self._loss(),
         )
 
         whole = Part(Xe, y, sample_weight, F0)
@@ -332,11 +341,14 @@ class MCGrad(BaseCalibrator):
         del Xe
 
         def splits() -> tuple[list[Part], list[Part]]:
-            rows = [(np.sort(tr), va) for tr, va in
-                    _split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)]
-            return ([Part(whole.X, y[tr], sample_weight[tr], F0[tr], engine.binned_rows(whole, tr), tr)
-                     for tr, _ in rows],
-                    [Part(whole.X[va], y[va], sample_weight[va], F0[va]) for _, va in rows])
+            rows = [
+                (np.sort(tr), va)
+                for tr, va in _split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
+            ]
+            return (
+                [Part(whole.X, y[tr], sample_weight[tr], F0[tr], engine.binned_rows(whole, tr), tr) for tr, _ in rows],
+                [Part(whole.X[va], y[va], sample_weight[va], F0[va]) for _, va in rows],
+            )
 
         self._fit_rounds(engine, encoder, whole, splits)
 
@@ -358,14 +370,30 @@ class MCGrad(BaseCalibrator):
         if self.early_stopping is not None and n_rounds > 0:
             train, valid = splits()
             _check_split_weights(engine, train, valid, self.random_state)
-            path = boost_rounds(engine, train, valid, max_rounds=n_rounds, patience=int(self.patience),
-                                rescale=bool(self.rescale), show_progress=self.progress, desc="MCGrad early stopping")
+            path = boost_rounds(
+                engine,
+                train,
+                valid,
+                max_rounds=n_rounds,
+                patience=int(self.patience),
+                rescale=bool(self.rescale),
+                show_progress=self.progress,
+                desc="MCGrad early stopping",
+            )
             del train, valid
             losses, n_rounds = path.losses, path.best_round
             if n_rounds == self.max_rounds:
                 warn(f"early stopping chose max_rounds={self.max_rounds} rounds; a larger max_rounds may fit better")
-        final = boost_rounds(engine, [whole], None, max_rounds=n_rounds, patience=0,
-                             rescale=bool(self.rescale), show_progress=self.progress, desc="MCGrad refit")
+        final = boost_rounds(
+            engine,
+            [whole],
+            None,
+            max_rounds=n_rounds,
+            patience=0,
+            rescale=bool(self.rescale),
+            show_progress=self.progress,
+            desc="MCGrad refit",
+        )
         self.encoder_ = encoder
         self._single_row = self._compiled = None  # both belong to the previous boosters
         self.boosters_ = final.boosters
@@ -389,11 +417,17 @@ class MCGrad(BaseCalibrator):
         if Xe.shape[0] == 1 and getattr(self, "_single_row", None) is None:
             self._single_row = SingleRowPredictor.create(self.boosters_, Xe.shape[1])
         loss = self._loss()
-        return loss.inverse_link(predict_logit(
-            self.boosters_, self.rescale_factors_, Xe, loss.link(y_prob),
-            lightgbm_threads(self.n_jobs, Xe.shape[0]),
-            getattr(self, "_single_row", None), getattr(self, "_compiled", None),
-        ))
+        return loss.inverse_link(
+            predict_logit(
+                self.boosters_,
+                self.rescale_factors_,
+                Xe,
+                loss.link(y_prob),
+                lightgbm_threads(self.n_jobs, Xe.shape[0]),
+                getattr(self, "_single_row", None),
+                getattr(self, "_compiled", None),
+            )
+        )
 
     def compile(self, n_jobs: int | None = None) -> MCGrad:
         """Compile the fitted rounds to native code with lleaves, for faster batch :meth:`predict`.
@@ -488,8 +522,10 @@ class MCGrad(BaseCalibrator):
         self.encoder_ = FeatureEncoder.from_dict(state.get("encoder"))
         self._single_row = self._compiled = None
         kinds = [*self.encoder_.categorical_, False]  # the score column is numerical
-        self.boosters_ = [booster_from_text(text, f"state.boosters[{i}]", self._loss().model_objective, kinds)
-                          for i, text in enumerate(texts)]
+        self.boosters_ = [
+            booster_from_text(text, f"state.boosters[{i}]", self._loss().model_objective, kinds)
+            for i, text in enumerate(texts)
+        ]
         self._set_feature_attrs()
 
     def _validate_state(self) -> None:
@@ -510,8 +546,12 @@ class MCGrad(BaseCalibrator):
         lo, hi = self._loss().theta_bounds
         checks = (
             ("rescale_factors_", (T,), lambda a: np.all((a >= lo) & (a <= hi)), f"in [{lo}, {hi}]"),
-            ("validation_losses_", None, lambda a: (a.size == 0 or a.size > T) and np.all(a >= 0),
-             f"non-negative, and none or more than n_rounds_={T} of them"),
+            (
+                "validation_losses_",
+                None,
+                lambda a: (a.size == 0 or a.size > T) and np.all(a >= 0),
+                f"non-negative, and none or more than n_rounds_={T} of them",
+            ),
             ("feature_importances_", (d + 1,), lambda a: np.all(a >= 0), "non-negative"),
         )
         for name, shape, rule, text in checks:
@@ -558,7 +598,7 @@ def _split_rows(
     ValueError
         If there are too few rows (of each class, for 0/1 labels) to split.
     """
-    from sklearn.model_selection import KFold, StratifiedKFold, StratifiedShuffleSplit, ShuffleSplit
+    from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
 
     binary = bool(np.all((y == 0) | (y == 1)))
     need = n_folds if method == "kfold" else 2
@@ -579,6 +619,9 @@ def _split_rows(
     try:
         return list(splitter.split(rows, y if binary else None))
     except ValueError as exc:
-        what = (f"validation_fraction={validation_fraction} of {y.size} rows" if method == "holdout"
-                else f"n_folds={n_folds}")
+        what = (
+            f"validation_fraction={validation_fraction} of {y.size} rows"
+            if method == "holdout"
+            else f"n_folds={n_folds}"
+        )
         raise ValueError(f"y cannot be split for early_stopping={method!r} with {what}: {exc}") from exc

@@ -33,14 +33,24 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import logit
 
 from mcal._optional import import_optional
-from mcal.mcgrad.losses import LOG_LOSS, LOGIT_CLIP, THETA_BOUNDS, LogLoss, SquaredError, TweedieLoss, wsum as _wsum
 from mcal._progress import progress
+from mcal.mcgrad.losses import LOG_LOSS, LOGIT_CLIP, THETA_BOUNDS, LogLoss, SquaredError, TweedieLoss
+from mcal.mcgrad.losses import wsum as _wsum
 
-__all__ = ["LOGIT_CLIP", "LOG_LOSS", "THETA_BOUNDS", "LocalEngine", "LogLoss", "SquaredError", "TweedieLoss",
-           "boost_rounds", "predict_logit", "rescale_factor"]
+__all__ = [
+    "LOGIT_CLIP",
+    "LOG_LOSS",
+    "THETA_BOUNDS",
+    "LocalEngine",
+    "LogLoss",
+    "SquaredError",
+    "TweedieLoss",
+    "boost_rounds",
+    "predict_logit",
+    "rescale_factor",
+]
 
 #: LightGBM major versions whose private C handles :class:`SingleRowPredictor` was tested with.
 _FAST_PATH_LIGHTGBM = ("4",)
@@ -114,10 +124,17 @@ class LocalEngine:
     def binned(self, part: Part) -> Any:
         """The part's feature columns binned by LightGBM (a constructed ``Dataset`` with labels and weights), cached."""
         if part.binned is None:  # column-major X (FeatureEncoder's output) is read without a copy
-            part.binned = import_optional("lightgbm").Dataset(
-                part.X[:, :-1], label=part.y, weight=_lightgbm_weight(part.w),
-                categorical_feature=self.categorical, params=self.params,
-            ).construct()
+            part.binned = (
+                import_optional("lightgbm")
+                .Dataset(
+                    part.X[:, :-1],
+                    label=part.y,
+                    weight=_lightgbm_weight(part.w),
+                    categorical_feature=self.categorical,
+                    params=self.params,
+                )
+                .construct()
+            )
         return part.binned
 
     def binned_rows(self, part: Part, rows: NDArray[np.intp]) -> Any:
@@ -156,10 +173,6 @@ class LocalEngine:
 def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
     """The weights LightGBM is given: None when all are 1 (the same trees, without a float32 copy per dataset)."""
     return None if w.min() == 1.0 == w.max() else w
-
-
-
-
 
 
 def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, max_iter: int = 50) -> float:
@@ -390,11 +403,18 @@ class SingleRowPredictor:
         raw_score, float64 = 1, 1  # C_API_PREDICT_RAW_SCORE, C_API_DTYPE_FLOAT64 in LightGBM's c_api.h
         for booster in boosters:
             config = ctypes.c_void_p()
-            safe_call(lib.LGBM_BoosterPredictForMatSingleRowFastInit(
-                booster._handle, ctypes.c_int(raw_score), ctypes.c_int(0), ctypes.c_int(-1),
-                ctypes.c_int(float64), ctypes.c_int32(n_columns), ctypes.c_char_p(b"num_threads=1"),
-                ctypes.byref(config),
-            ))
+            safe_call(
+                lib.LGBM_BoosterPredictForMatSingleRowFastInit(
+                    booster._handle,
+                    ctypes.c_int(raw_score),
+                    ctypes.c_int(0),
+                    ctypes.c_int(-1),
+                    ctypes.c_int(float64),
+                    ctypes.c_int32(n_columns),
+                    ctypes.c_char_p(b"num_threads=1"),
+                    ctypes.byref(config),
+                )
+            )
             self._configs.append(config)
         self._out = np.empty(1, dtype=np.float64)
         self._out_ptr = self._out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
@@ -416,11 +436,13 @@ class SingleRowPredictor:
         """Apply every round to one C-contiguous float64 row whose last entry is the score slot."""
         data = row.ctypes.data_as(ctypes.c_void_p)
         with self._lock:
-            for config, theta in zip(self._configs, factors):
+            for config, theta in zip(self._configs, factors, strict=False):
                 row[-1] = F
-                self._safe_call(self._lib.LGBM_BoosterPredictForMatSingleRowFast(
-                    config, data, ctypes.byref(self._out_len), self._out_ptr
-                ))
+                self._safe_call(
+                    self._lib.LGBM_BoosterPredictForMatSingleRowFast(
+                        config, data, ctypes.byref(self._out_len), self._out_ptr
+                    )
+                )
                 F = float(theta) * (F + self._out[0])
         return F
 

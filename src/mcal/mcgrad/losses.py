@@ -6,7 +6,7 @@ and the per-block sums of the loss and its derivatives in the rescaling factor (
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,7 +35,7 @@ class LogLoss:
     """
 
     #: LightGBM's objective parameters, and the ``objective=`` line of its model text.
-    lightgbm_params: dict[str, Any] = {"objective": "cross_entropy"}
+    lightgbm_params: ClassVar[dict[str, Any]] = {"objective": "cross_entropy"}
     model_objective = "cross_entropy"
     #: |z| bound inside the rescaling objective (None: no clip), and the bounds of theta.
     clip: float | None = LOGIT_CLIP
@@ -66,8 +66,11 @@ class LogLoss:
         """Weighted sums of the loss of ``theta * z`` and of its first two derivatives in ``theta``."""
         a = theta * z
         p = expit(a)
-        return (wsum(w, np.logaddexp(0.0, a)) - theta * wsum(w, y * z),
-                wsum(w, (p - y) * z), wsum(w, p * (1.0 - p) * z * z))
+        return (
+            wsum(w, np.logaddexp(0.0, a)) - theta * wsum(w, y * z),
+            wsum(w, (p - y) * z),
+            wsum(w, p * (1.0 - p) * z * z),
+        )
 
 
 class SquaredError(LogLoss):
@@ -77,26 +80,26 @@ class SquaredError(LogLoss):
     the reference implementation's least-squares fit without intercept (mcgrad 0.1.5 ``RegressionMCGrad``).
     """
 
-    lightgbm_params: dict[str, Any] = {"objective": "regression"}
+    lightgbm_params: ClassVar[dict[str, Any]] = {"objective": "regression"}
     model_objective = "regression"
     clip = None
     theta_bounds = (-np.inf, np.inf)
     closed_form = True
     exact_below = np.inf
 
-    def link(self, y_pred: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+    def link(self, y_pred: NDArray[np.float64]) -> NDArray[np.float64]:
         return y_pred
 
-    def inverse_link(self, F: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+    def inverse_link(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         return F
 
-    def raw_from_output(self, output: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+    def raw_from_output(self, output: NDArray[np.float64]) -> NDArray[np.float64]:
         return output
 
-    def loss(self, y: NDArray[np.float64], F: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+    def loss(self, y: NDArray[np.float64], F: NDArray[np.float64]) -> NDArray[np.float64]:
         return (y - F) ** 2
 
-    def block_sums(self, theta: float, y: NDArray, z: NDArray, w: NDArray) -> tuple[float, float, float]:  # noqa: D102
+    def block_sums(self, theta: float, y: NDArray, z: NDArray, w: NDArray) -> tuple[float, float, float]:
         r = theta * z - y
         return wsum(w, r * r), 2.0 * wsum(w, r * z), 2.0 * wsum(w, z * z)
 
@@ -115,35 +118,41 @@ class TweedieLoss(LogLoss):
 
     def __init__(self, power: float) -> None:
         self.power = float(power)
-        self.lightgbm_params = ({"objective": "poisson"} if self.power == 1.0 else
-                                {"objective": "tweedie", "tweedie_variance_power": self.power})
+        self.lightgbm_params = (
+            {"objective": "poisson"}
+            if self.power == 1.0
+            else {"objective": "tweedie", "tweedie_variance_power": self.power}
+        )
         self.model_objective = "poisson" if self.power == 1.0 else "tweedie"
 
-    def link(self, y_pred: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+    def link(self, y_pred: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.log(y_pred)
 
-    def inverse_link(self, F: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+    def inverse_link(self, F: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.exp(F)
 
-    def raw_from_output(self, output: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+    def raw_from_output(self, output: NDArray[np.float64]) -> NDArray[np.float64]:
         with np.errstate(divide="ignore"):
             return np.log(output, out=output)
 
-    def loss(self, y: NDArray[np.float64], F: NDArray[np.float64]) -> NDArray[np.float64]:  # noqa: D102
+    def loss(self, y: NDArray[np.float64], F: NDArray[np.float64]) -> NDArray[np.float64]:
         p, mu = self.power, np.exp(F)
         if p == 1.0:
             return 2.0 * (xlogy(y, y) - y * F - y + mu)
         return 2.0 * (y ** (2 - p) / ((1 - p) * (2 - p)) - y * np.exp((1 - p) * F) / (1 - p) + mu ** (2 - p) / (2 - p))
 
-    def block_sums(self, theta: float, y: NDArray, z: NDArray, w: NDArray) -> tuple[float, float, float]:  # noqa: D102
+    def block_sums(self, theta: float, y: NDArray, z: NDArray, w: NDArray) -> tuple[float, float, float]:
         p, a = self.power, theta * z
         with np.errstate(over="ignore"):  # a theta far out gives inf, which the Newton step's halving rejects
             if p == 1.0:
                 mu = np.exp(a)
                 return wsum(w, mu - y * a), wsum(w, (mu - y) * z), wsum(w, mu * z * z)
             hi, lo = np.exp((2 - p) * a), y * np.exp((1 - p) * a)
-            return (wsum(w, hi / (2 - p) - lo / (1 - p)), wsum(w, (hi - lo) * z),
-                    wsum(w, ((2 - p) * hi - (1 - p) * lo) * z * z))
+            return (
+                wsum(w, hi / (2 - p) - lo / (1 - p)),
+                wsum(w, (hi - lo) * z),
+                wsum(w, ((2 - p) * hi - (1 - p) * lo) * z * z),
+            )
 
 
 #: MCGrad's loss.

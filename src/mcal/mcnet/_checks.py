@@ -70,12 +70,16 @@ def torch_device(torch: Any, name: str, device: Any) -> Any:
     if device == "cpu":
         return torch.device("cpu")
     if not torch.cuda.is_available():
-        raise ValueError(f"{name} must name a device available on this machine; got {device!r}, but "
-                         "torch.cuda.is_available() is False (no CUDA GPU or driver, or a CPU-only torch build)")
+        raise ValueError(
+            f"{name} must name a device available on this machine; got {device!r}, but "
+            "torch.cuda.is_available() is False (no CUDA GPU or driver, or a CPU-only torch build)"
+        )
     resolved, count = torch.device(device), torch.cuda.device_count()
     if resolved.index is not None and resolved.index >= count:
-        raise ValueError(f"{name} must name a device available on this machine; got {device!r}, but torch sees "
-                         f"{count} CUDA device(s), cuda:0 to cuda:{count - 1}")
+        raise ValueError(
+            f"{name} must name a device available on this machine; got {device!r}, but torch sees "
+            f"{count} CUDA device(s), cuda:0 to cuda:{count - 1}"
+        )
     return resolved
 
 
@@ -91,9 +95,18 @@ def check_params(est: Any) -> None:
     ValueError
         If a parameter of the right type is out of its range, or the parameters contradict each other.
     """
-    for name, minimum in (("n_bins", 1), ("n_nodes", 2), ("embedding_dim", 1), ("auxiliary_hidden_size", 1),
-                          ("batch_size", 1), ("max_epochs", 1), ("max_steps", 1), ("min_steps", 0), ("patience", 1),
-                          ("n_processes", 1)):
+    for name, minimum in (
+        ("n_bins", 1),
+        ("n_nodes", 2),
+        ("embedding_dim", 1),
+        ("auxiliary_hidden_size", 1),
+        ("batch_size", 1),
+        ("max_epochs", 1),
+        ("max_steps", 1),
+        ("min_steps", 0),
+        ("patience", 1),
+        ("n_processes", 1),
+    ):
         check_positive_int(name, getattr(est, name), minimum=minimum)
     check_positive_ints("hidden_sizes", est.hidden_sizes)
     _check_real("beta", est.beta, low=0.0)
@@ -134,8 +147,8 @@ def check_fitted_structure(est: Any, logit_bound: float) -> None:
         raise ValueError("model data field state.score_range_ must reach into the first and the last bin")
     fv = est.field_values_
     if (est.field is None) != (fv is None) or (
-        fv is not None and (not isinstance(fv, list) or not fv or not all(isinstance(v, str) for v in fv)
-                            or len(set(fv)) != len(fv))
+        fv is not None
+        and (not isinstance(fv, list) or not fv or not all(isinstance(v, str) for v in fv) or len(set(fv)) != len(fv))
     ):
         raise ValueError("model data field state.field_values_ must be distinct strings with a field, null without")
     mean, scale = est.auxiliary_mean_, est.auxiliary_scale_
@@ -154,8 +167,9 @@ def check_fitted_structure(est: Any, logit_bound: float) -> None:
             raise ValueError(f"model data field state.{name} must be a 1-D array")
 
 
-def check_weight_tensors(tensors: dict[str, np.ndarray], layout: dict[str, Any], *, n_bins: int,
-                         n_contexts: int) -> None:
+def check_weight_tensors(
+    tensors: dict[str, np.ndarray], layout: dict[str, Any], *, n_bins: int, n_contexts: int
+) -> None:
     """Check the weights file of a model file: exactly the network's tensors (``layout``: name to (shape, ...))
     in float32 and the compiled tables in float64, each of its shape and finite; ``ValueError`` names the tensor."""
     expected = {f"net.{k}": shape for k, (shape, _) in layout.items()}
@@ -165,12 +179,13 @@ def check_weight_tensors(tensors: dict[str, np.ndarray], layout: dict[str, Any],
         raise ValueError(f"model weights must hold exactly the MCNet tensors; missing {missing}, unexpected {extra}")
     for name, shape in expected.items():
         arr = tensors[name]
-        if arr.ndim != len(shape) or any(s is not None and a != s for a, s in zip(arr.shape, shape)):
+        if arr.ndim != len(shape) or any(s is not None and a != s for a, s in zip(arr.shape, shape, strict=False)):
             raise ValueError(f"model weights tensor {name!r} must have shape {shape}; got {arr.shape}")
         dtype = np.float32 if name.startswith("net.") else np.float64
         if arr.dtype != dtype:
-            raise ValueError(f"model weights tensor {name!r} must be {np.dtype(dtype)}, as mcal.save writes it; "
-                             f"got {arr.dtype}")
+            raise ValueError(
+                f"model weights tensor {name!r} must be {np.dtype(dtype)}, as mcal.save writes it; got {arr.dtype}"
+            )
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"model weights tensor {name!r} must hold finite values")
 

@@ -138,7 +138,7 @@ def evaluate_tables(
     -------
     logits : ndarray of shape (n,)
     """
-    n_ctx, K, G = values.shape
+    _n_ctx, K, G = values.shape
     lower = edges[:-1][bins]
     step = ((edges[1:] - edges[:-1]) / (G - 1))[bins]
     s = (x - lower) / step

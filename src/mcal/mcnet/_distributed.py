@@ -67,7 +67,7 @@ class Shard:
         params = list(P.values())
         grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in params]
         *summed, total = self.all_sum(torch, [*grads, loss.reshape(1)])
-        for p, g in zip(params, summed):
+        for p, g in zip(params, summed, strict=False):
             p.grad = g
         return total[0]
 

@@ -12,10 +12,10 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._binning import assign_bins, equal_frequency_edges
+from mcal._features.field_inputs import feature_matrix, field_column
 from mcal._features.fields import UNSEEN, FieldVocabulary
 from mcal._optional import import_optional
 from mcal._validation import EPS, logit
-from mcal.parametric import fit_logistic_map
 from mcal.mcnet._checks import (
     check_compiled_tables,
     check_device,
@@ -26,7 +26,6 @@ from mcal.mcnet._checks import (
 )
 from mcal.mcnet._compiled import build_tables, check_tables, evaluate_tables
 from mcal.mcnet._distributed import train_in_processes
-from mcal._features.field_inputs import feature_matrix, field_column
 from mcal.mcnet._network import (
     Architecture,
     auxiliary,
@@ -44,6 +43,7 @@ from mcal.mcnet._training import (
     split_rows,
     train,
 )
+from mcal.parametric import fit_logistic_map
 
 #: The outer bin edges, in logit units: every score, once clipped to [EPS, 1 - EPS], lies between them.
 LOGIT_BOUND = float(logit(np.array([1.0]))[0])
@@ -424,8 +424,14 @@ class MCNet(BaseCalibrator):
             return None if a is None else torch.as_tensor(a, dtype=dtype, device=device)
 
         data = Data(
-            x=tensor(x), y=tensor(y), w=tensor(sample_weight), bins=bins, contexts=contexts,
-            groups=tensor(groups, torch.long), n_groups=n_groups, aux=tensor(aux),
+            x=tensor(x),
+            y=tensor(y),
+            w=tensor(sample_weight),
+            bins=bins,
+            contexts=contexts,
+            groups=tensor(groups, torch.long),
+            n_groups=n_groups,
+            aux=tensor(aux),
         )
         schedule = Schedule.build(
             train_rows.size, validation_rows.size, learning_rate=float(self.learning_rate),
@@ -483,8 +489,11 @@ class MCNet(BaseCalibrator):
 
     def _spec(self, arch: Architecture) -> Spec:
         return Spec(
-            n_hidden=len(arch.hidden_sizes), n_nodes=int(self.n_nodes), beta=float(self.beta),
-            alpha=float(self.alpha), memory_efficient=self.memory_efficient,
+            n_hidden=len(arch.hidden_sizes),
+            n_nodes=int(self.n_nodes),
+            beta=float(self.beta),
+            alpha=float(self.alpha),
+            memory_efficient=self.memory_efficient,
         )
 
     def _float64_weights(self, torch: Any, device: Any) -> dict[str, Any]:
@@ -493,8 +502,12 @@ class MCNet(BaseCalibrator):
     def _compile(self, torch: Any) -> None:
         P = self._float64_weights(torch, torch.device("cpu"))
         self.compiled_values_, self.compiled_slopes_ = build_tables(
-            torch, P, n_hidden=len(self._architecture().hidden_sizes), edges=self.bin_edges_,
-            geometry=self._geometry(), n_nodes=int(self.n_nodes),
+            torch,
+            P,
+            n_hidden=len(self._architecture().hidden_sizes),
+            edges=self.bin_edges_,
+            geometry=self._geometry(),
+            n_nodes=int(self.n_nodes),
         )
 
     # -- predict ----------------------------------------------------------------------------------------
@@ -529,8 +542,10 @@ class MCNet(BaseCalibrator):
         """
         check_device("device", device)
         if device != "cpu" and self.inference == "compiled":
-            raise ValueError(f"device must be 'cpu' with inference='compiled', whose tables are evaluated with numpy "
-                             f"on the CPU; got device={device!r}")
+            raise ValueError(
+                f"device must be 'cpu' with inference='compiled', whose tables are evaluated with numpy "
+                f"on the CPU; got device={device!r}"
+            )
         return self._checked_predict(y_prob, X, lambda p, X_: self._predict(p, X_, device=device))
 
     def _predict(self, y_prob, X, device: str = "cpu") -> NDArray[np.float64]:
@@ -562,8 +577,15 @@ class MCNet(BaseCalibrator):
             tables, _ = model_tables(torch, P, spec, geometry)
             parts = [
                 calibrated_logits(
-                    torch, P, spec, geometry, tables, xt[s : s + EVAL_CHUNK], bins[s : s + EVAL_CHUNK],
-                    contexts[s : s + EVAL_CHUNK], None if at is None else at[s : s + EVAL_CHUNK],
+                    torch,
+                    P,
+                    spec,
+                    geometry,
+                    tables,
+                    xt[s : s + EVAL_CHUNK],
+                    bins[s : s + EVAL_CHUNK],
+                    contexts[s : s + EVAL_CHUNK],
+                    None if at is None else at[s : s + EVAL_CHUNK],
                 )
                 for s in range(0, x.size, EVAL_CHUNK)
             ]
@@ -584,8 +606,12 @@ class MCNet(BaseCalibrator):
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         check_fitted_structure(self, LOGIT_BOUND)
-        check_weight_tensors(tensors, self._architecture().layout(), n_bins=self.bin_edges_.size - 1,
-                             n_contexts=len(self.field_values_ or []) + 1)
+        check_weight_tensors(
+            tensors,
+            self._architecture().layout(),
+            n_bins=self.bin_edges_.size - 1,
+            n_contexts=len(self.field_values_ or []) + 1,
+        )
         torch = import_optional("torch")
         weights = {k[4:]: tensors[k] for k in tensors if k.startswith("net.")}
         self.module_ = to_parameters(torch, weights, device="cpu", dtype=torch.float32)
@@ -598,8 +624,11 @@ class MCNet(BaseCalibrator):
         on a GPU loads on a machine without one."""
         torch = import_optional("torch")
         with self._threads(torch):
-            check_tables(self.compiled_values_, self.bin_edges_, lambda x, bins, contexts: self._network_logits(
-                torch, x, bins, contexts, None, torch.device("cpu")))
+            check_tables(
+                self.compiled_values_,
+                self.bin_edges_,
+                lambda x, bins, contexts: self._network_logits(torch, x, bins, contexts, None, torch.device("cpu")),
+            )
 
     def _validate_state(self) -> None:
         check_fitted_structure(self, LOGIT_BOUND)

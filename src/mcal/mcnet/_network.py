@@ -162,8 +162,17 @@ def ordered_tables(
     bins = np.repeat(np.arange(K - 1), n_ctx)
     b = torch.as_tensor(bins, device=raw.device)
     c = torch.as_tensor(np.tile(np.arange(n_ctx), K - 1), device=raw.device)
-    gaps = integrate_rows(torch, P, geometry, geometry["edges"][1:-1][b], bins, offset[b, c], n_hidden=n_hidden,
-                          n_nodes=n_nodes, memory_efficient=memory_efficient).reshape(K - 1, n_ctx)
+    gaps = integrate_rows(
+        torch,
+        P,
+        geometry,
+        geometry["edges"][1:-1][b],
+        bins,
+        offset[b, c],
+        n_hidden=n_hidden,
+        n_nodes=n_nodes,
+        memory_efficient=memory_efficient,
+    ).reshape(K - 1, n_ctx)
     rise = torch.cat([raw.new_zeros(1, n_ctx), torch.cumsum(gaps, dim=0)])
     return offset, rise + torch.cummax(raw - rise, dim=0).values, raw, gaps
 
@@ -314,7 +323,7 @@ def integrate_rows(
     return blocks.reshape(-1)[torch.as_tensor(position, device=dev)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _integral_function(torch: Any) -> Any:
     class NodeChunkedIntegral(torch.autograd.Function):
         """Forward: the weighted sum of f1 over the nodes, a few nodes at a time and without a graph (Algorithm 1).
@@ -324,10 +333,12 @@ def _integral_function(torch: Any) -> Any:
         def forward(ctx, u, weighted, block_bins, spec, offset, *params):
             n_hidden, names = spec
             with torch.no_grad():
-                P = dict(zip(names, params))
+                P = dict(zip(names, params, strict=False))
                 out = sum(
-                    (integrand(torch, P, n_hidden, u[..., j : j + NODE_CHUNK], offset, block_bins)
-                     * weighted[..., j : j + NODE_CHUNK]).sum(-1)
+                    (
+                        integrand(torch, P, n_hidden, u[..., j : j + NODE_CHUNK], offset, block_bins)
+                        * weighted[..., j : j + NODE_CHUNK]
+                    ).sum(-1)
                     for j in range(0, u.shape[-1], NODE_CHUNK)
                 )
             ctx.save_for_backward(u, weighted, block_bins, offset, *params)
@@ -339,16 +350,16 @@ def _integral_function(torch: Any) -> Any:
             u, weighted, block_bins, offset, *params = ctx.saved_tensors
             n_hidden, names = ctx.spec
             needs = ctx.needs_input_grad[4:]
-            leaves = [t.detach().requires_grad_(bool(need)) for t, need in zip([offset, *params], needs)]
+            leaves = [t.detach().requires_grad_(bool(need)) for t, need in zip([offset, *params], needs, strict=False)]
             wanted = [t for t in leaves if t.requires_grad]
             grads = [torch.zeros_like(t) for t in wanted]
-            P = dict(zip(names, leaves[1:]))
+            P = dict(zip(names, leaves[1:], strict=False))
             for start in range(0, u.shape[-1], NODE_CHUNK):
                 part = slice(start, start + NODE_CHUNK)
                 with torch.enable_grad():
                     f1 = integrand(torch, P, n_hidden, u[..., part], leaves[0], block_bins)
                     total = (f1 * weighted[..., part] * grad_out[..., None]).sum()
-                for g, d in zip(grads, torch.autograd.grad(total, wanted, allow_unused=True)):
+                for g, d in zip(grads, torch.autograd.grad(total, wanted, allow_unused=True), strict=False):
                     if d is not None:
                         g += d
             it = iter(grads)

@@ -63,9 +63,7 @@ def clenshaw_curtis(n_nodes: int) -> tuple[NDArray[np.float64], NDArray[np.float
     return np.cos(theta), weights
 
 
-def integrate(
-    func, lower: NDArray[np.float64], upper: NDArray[np.float64], n_nodes: int
-) -> NDArray[np.float64]:
+def integrate(func, lower: NDArray[np.float64], upper: NDArray[np.float64], n_nodes: int) -> NDArray[np.float64]:
     """Integrate a vectorised function from ``lower`` to ``upper`` (elementwise) by Clenshaw-Curtis.
 
     Parameters

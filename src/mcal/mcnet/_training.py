@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,7 @@ def split_rows(
     """
     n = y.shape[0]
     order = rng.permutation(n)
-    n_val = int(round(fraction * n))
+    n_val = round(fraction * n)
     hint = "(use validation_fraction=0 or more data)"
     if fraction > 0 and not 1 <= n_val < n:
         raise ValueError(
@@ -89,15 +89,29 @@ def split_rows(
 
 
 def calibrated_logits(
-    torch: Any, P: Any, spec: Spec, geometry: dict[str, Any], tables: tuple[Any, Any],
-    x: Any, bins: NDArray[np.intp], contexts: NDArray[np.intp], aux: Any,
+    torch: Any,
+    P: Any,
+    spec: Spec,
+    geometry: dict[str, Any],
+    tables: tuple[Any, Any],
+    x: Any,
+    bins: NDArray[np.intp],
+    contexts: NDArray[np.intp],
+    aux: Any,
 ) -> Any:
     """Eq. 7-8 in logit units, plus the auxiliary network (Appendix A.3) when present; shape (n,)."""
     offset, bias = tables
     b = torch.as_tensor(bins, device=x.device)
     c = torch.as_tensor(contexts, device=x.device)
     integral = integrate_rows(
-        torch, P, geometry, x, bins, offset[b, c], n_hidden=spec.n_hidden, n_nodes=spec.n_nodes,
+        torch,
+        P,
+        geometry,
+        x,
+        bins,
+        offset[b, c],
+        n_hidden=spec.n_hidden,
+        n_nodes=spec.n_nodes,
         memory_efficient=spec.memory_efficient,
     )
     out = bias[b, c] + integral
@@ -135,8 +149,16 @@ def balance_penalty(torch: Any, p: Any, y: Any, w: Any, groups: Any, n_groups: i
 
 
 def objective(
-    torch: Any, P: Any, spec: Spec, geometry: dict[str, Any], data: Data, rows: NDArray[np.intp],
-    contexts: NDArray[np.intp], *, batch_weight: Any = None, penalty_share: float = 1.0,
+    torch: Any,
+    P: Any,
+    spec: Spec,
+    geometry: dict[str, Any],
+    data: Data,
+    rows: NDArray[np.intp],
+    contexts: NDArray[np.intp],
+    *,
+    batch_weight: Any = None,
+    penalty_share: float = 1.0,
 ) -> Any:
     """Eq. 13 on ``rows``: weighted log loss + beta * order penalty + alpha * field-balance penalty.
 
@@ -150,13 +172,22 @@ def objective(
     if torch.is_grad_enabled():
         logits = calibrated_logits(torch, P, spec, geometry, tables, data.x[r], data.bins[rows], contexts[rows], aux)
     else:
-        logits = torch.cat([
-            calibrated_logits(
-                torch, P, spec, geometry, tables, data.x[r[s : s + EVAL_CHUNK]], data.bins[rows[s : s + EVAL_CHUNK]],
-                contexts[rows[s : s + EVAL_CHUNK]], None if aux is None else aux[s : s + EVAL_CHUNK],
-            )
-            for s in range(0, rows.size, EVAL_CHUNK)
-        ])
+        logits = torch.cat(
+            [
+                calibrated_logits(
+                    torch,
+                    P,
+                    spec,
+                    geometry,
+                    tables,
+                    data.x[r[s : s + EVAL_CHUNK]],
+                    data.bins[rows[s : s + EVAL_CHUNK]],
+                    contexts[rows[s : s + EVAL_CHUNK]],
+                    None if aux is None else aux[s : s + EVAL_CHUNK],
+                )
+                for s in range(0, rows.size, EVAL_CHUNK)
+            ]
+        )
     y, w = data.y[r], data.w[r]
     loss = (w * torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none")).sum() / (
         w.sum() if batch_weight is None else batch_weight
@@ -188,15 +219,33 @@ class Schedule:
     steps_per_epoch: int
 
     @classmethod
-    def build(cls, n_train: int, n_validation: int, *, learning_rate: float, batch_size: int, max_epochs: int,
-              max_steps: int, min_steps: int, patience: int) -> Schedule:
+    def build(
+        cls,
+        n_train: int,
+        n_validation: int,
+        *,
+        learning_rate: float,
+        batch_size: int,
+        max_epochs: int,
+        max_steps: int,
+        min_steps: int,
+        patience: int,
+    ) -> Schedule:
         """The schedule of a training part of ``n_train`` rows and a held-out part of ``n_validation`` rows."""
         per_epoch = -(-n_train // batch_size)
         budget = min(max_steps, max_epochs * per_epoch)
         # reading the held-out loss costs about a third of a step per held-out batch: at most ~1/3 of the time
         interval = min(budget, max(VALIDATION_EVERY, -(-n_validation // batch_size)))
-        return cls(learning_rate, batch_size, budget, min(min_steps, budget), patience, interval,
-                   max(1, min(WARMUP_STEPS, budget // 10)), per_epoch)
+        return cls(
+            learning_rate,
+            batch_size,
+            budget,
+            min(min_steps, budget),
+            patience,
+            interval,
+            max(1, min(WARMUP_STEPS, budget // 10)),
+            per_epoch,
+        )
 
     def factor(self, step: int) -> float:
         """Learning-rate multiplier of optimizer step ``step`` (0-based)."""
@@ -210,8 +259,9 @@ class Schedule:
         return -(-step // self.steps_per_epoch)
 
 
-def batches(rows: NDArray[np.intp], contexts: NDArray[np.intp], batch_size: int, has_fields: bool,
-            rng: np.random.Generator) -> Iterator[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+def batches(
+    rows: NDArray[np.intp], contexts: NDArray[np.intp], batch_size: int, has_fields: bool, rng: np.random.Generator
+) -> Iterator[tuple[NDArray[np.intp], NDArray[np.intp]]]:
     """Endless mini-batches of ``rows``: a fresh permutation each pass, and each pass a fresh
     :data:`FALLBACK_RATE` of the rows given the no-context code; yields (rows, contexts of all rows)."""
     while True:
@@ -222,9 +272,18 @@ def batches(rows: NDArray[np.intp], contexts: NDArray[np.intp], batch_size: int,
 
 
 def train(
-    torch: Any, P: Any, spec: Spec, geometry: dict[str, Any], data: Data, *,
-    train_rows: NDArray[np.intp], validation_rows: NDArray[np.intp], schedule: Schedule,
-    rng: np.random.Generator, show_progress: bool | None = False, shard: Any = None,
+    torch: Any,
+    P: Any,
+    spec: Spec,
+    geometry: dict[str, Any],
+    data: Data,
+    *,
+    train_rows: NDArray[np.intp],
+    validation_rows: NDArray[np.intp],
+    schedule: Schedule,
+    rng: np.random.Generator,
+    show_progress: bool | None = False,
+    shard: Any = None,
 ) -> dict[str, Any]:
     """Mini-batch Adam on eq. 13 with early stopping on held-out data; the best checkpoint's weights are restored.
 
@@ -270,8 +329,17 @@ def train(
             if shard is None:
                 loss = objective(torch, P, spec, geometry, data, batch, contexts)
             else:
-                loss = objective(torch, P, spec, geometry, data, shard.rows(batch), contexts,
-                                 batch_weight=data.w[torch.as_tensor(batch)].sum(), penalty_share=1 / shard.world)
+                loss = objective(
+                    torch,
+                    P,
+                    spec,
+                    geometry,
+                    data,
+                    shard.rows(batch),
+                    contexts,
+                    batch_weight=data.w[torch.as_tensor(batch)].sum(),
+                    penalty_share=1 / shard.world,
+                )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if shard is not None:
@@ -294,5 +362,11 @@ def train(
                 break
     if validate:
         P.load_state_dict(best_state)
-    return {"n_steps": step, "best_step": best_step, "n_epochs": schedule.epoch_of(step),
-            "best_epoch": schedule.epoch_of(best_step), "loss_curve": loss_curve, "validation_loss_curve": val_curve}
+    return {
+        "n_steps": step,
+        "best_step": best_step,
+        "n_epochs": schedule.epoch_of(step),
+        "best_epoch": schedule.epoch_of(best_step),
+        "loss_curve": loss_curve,
+        "validation_loss_curve": val_curve,
+    }

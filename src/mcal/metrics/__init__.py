@@ -19,8 +19,8 @@ from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
 from mcal.metrics._multicalibration import MCEResult, mce
 from mcal.metrics._regression import mae, mse
 from mcal.metrics._smooth import max_group_smece, smece
-from mcal.metrics._summary import calibration_summary, regression_summary, segment_intervals, summary_intervals
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
+from mcal.metrics._summary import calibration_summary, regression_summary, segment_intervals, summary_intervals
 
 __all__ = [
     "BootstrapResult",
@@ -33,10 +33,10 @@ __all__ = [
     "brier_score",
     "calibration_summary",
     "cumulative_curve",
-    "ece",
     "ecce",
     "ecce_pvalue",
     "ecce_sigma",
+    "ece",
     "f_rce",
     "field_pcoc",
     "log_loss",
@@ -46,8 +46,8 @@ __all__ = [
     "mse",
     "pcoc",
     "pr_auc",
-    "reliability_curve",
     "regression_summary",
+    "reliability_curve",
     "reliability_intervals",
     "roc_auc",
     "segment_intervals",

@@ -59,16 +59,12 @@ def check_bins(n_bins: int, strategy: str) -> None:
     check_choice("strategy", strategy, _STRATEGIES)
 
 
-def bin_edges(
-    p: NDArray[np.float64], w: NDArray[np.float64], n_bins: int, strategy: str
-) -> NDArray[np.float64]:
+def bin_edges(p: NDArray[np.float64], w: NDArray[np.float64], n_bins: int, strategy: str) -> NDArray[np.float64]:
     """The ``n_bins + 1`` bin edges: equal-width on [0, 1], or the weighted quantiles at ``k / n_bins``."""
     return uniform_edges(n_bins) if strategy == "uniform" else weighted_quantiles(p, w, n_bins)
 
 
-def bin_ids(
-    p: NDArray[np.float64], w: NDArray[np.float64], n_bins: int, strategy: str
-) -> NDArray[np.float64]:
+def bin_ids(p: NDArray[np.float64], w: NDArray[np.float64], n_bins: int, strategy: str) -> NDArray[np.float64]:
     """Bin index of each score (float64 exact integers) between the :func:`bin_edges`: uniform bins are closed on
     the left, quantile bins on the right (an inverted-CDF quantile is the last score of the weight below its
     level). O(n) time and memory whatever ``n_bins``."""

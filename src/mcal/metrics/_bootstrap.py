@@ -160,9 +160,11 @@ def bootstrap(
         )  # fmt: skip
     failed = int(np.isnan(res.bootstrap_distribution).sum())
     if failed:
-        raise ValueError(f"metric must be defined on every resample; it raised ValueError on {failed} of "
-                         f"{int(n_resamples)} resamples (e.g. a resample with a single class): use more rows or "
-                         "another metric")
+        raise ValueError(
+            f"metric must be defined on every resample; it raised ValueError on {failed} of "
+            f"{int(n_resamples)} resamples (e.g. a resample with a single class): use more rows or "
+            "another metric"
+        )
     low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return BootstrapResult(estimate, low, high, float(res.standard_error), float(confidence_level),
                            int(n_resamples), method)  # fmt: skip
@@ -172,8 +174,9 @@ def _check_row_args(row_args: Any, n_samples: int) -> dict[str, NDArray]:
     if row_args is None:
         return {}
     if not isinstance(row_args, Mapping) or not all(isinstance(k, str) for k in row_args):
-        raise TypeError(f"row_args must be a mapping of argument names to per-row arrays; got "
-                        f"{type(row_args).__name__}")
+        raise TypeError(
+            f"row_args must be a mapping of argument names to per-row arrays; got {type(row_args).__name__}"
+        )
     args = {k: np.asarray(v) for k, v in row_args.items()}
     for k, v in args.items():
         if v.ndim == 0 or v.shape[0] != n_samples:

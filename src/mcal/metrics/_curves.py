@@ -112,8 +112,10 @@ def wilson_interval(
     p = np.asarray(fraction, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     if np.any((p < 0.0) | (p > 1.0)):
-        raise ValueError(f"fraction must hold proportions in [0, 1]; got values from {float(np.nanmin(p))!r} "
-                         f"to {float(np.nanmax(p))!r}")
+        raise ValueError(
+            f"fraction must hold proportions in [0, 1]; got values from {float(np.nanmin(p))!r} "
+            f"to {float(np.nanmax(p))!r}"
+        )
     if np.any(n < 0.0):
         raise ValueError(f"n must hold non-negative sample sizes; got {float(np.nanmin(n))!r}")
     z = ndtri(0.5 + float(confidence) / 2.0)  # in float64 whatever the type of confidence
@@ -188,7 +190,7 @@ def reliability_intervals(
     if sample_weight is None:
         n_eff = curve.count.astype(np.float64)
     else:
-        y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
+        _y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
         idx = bin_ids(p, w, n_bins, strategy).astype(np.intp)
         sum_w2 = np.bincount(idx, weights=w * w, minlength=n_bins)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -296,4 +298,3 @@ def cumulative_curve(
     score = np.concatenate((distinct[:1], distinct))
     keep = _thin_keeping_extremes(walk, int(max_points))
     return CumulativeCurve(fraction[keep], walk[keep], score[keep], _sigma(p, w), int(distinct.size))
-

@@ -157,7 +157,10 @@ def walk_extremes(
 
 
 def segment_ecce(
-    y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], segments: Segments,
+    y: NDArray[np.float64],
+    p: NDArray[np.float64],
+    w: NDArray[np.float64],
+    segments: Segments,
     outcome: str = "classification",
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float]:
     """Absolute ECCE, sigma and total weight of every segment, and the global ECCE, from one sort of the scores.
@@ -209,9 +212,11 @@ def check_categorical_use(categorical_features: Any, X: Any, segments: Any) -> N
     if isinstance(categorical_features, str) and categorical_features == "from_dtype":
         return
     if segments is not None:
-        raise ValueError("categorical_features applies only to segments generated from X: pass either segments or "
-                         "categorical_features, not both; got segments and "
-                         f"categorical_features={categorical_features!r:.100}")
+        raise ValueError(
+            "categorical_features applies only to segments generated from X: pass either segments or "
+            "categorical_features, not both; got segments and "
+            f"categorical_features={categorical_features!r:.100}"
+        )
     if X is None:
         raise ValueError("categorical_features applies only to segments generated from X; got X=None and "
                          f"categorical_features={categorical_features!r:.100}")  # fmt: skip

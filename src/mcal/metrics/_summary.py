@@ -10,8 +10,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-import numpy as np
-
 from mcal._validation import check_both_classes, check_metric_inputs, check_sample_weight, check_y_real, check_y_true
 from mcal.metrics._binned import ece
 from mcal.metrics._bootstrap import bootstrap
@@ -94,8 +92,9 @@ def calibration_summary(
 
 def _ecce_sigma_scale(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
     """ECCE over its sigma (the ``ecce_sigma_scale`` column), as one metric for :func:`bootstrap`."""
-    return sigma_scale(ecce(y_true, y_prob, sample_weight=sample_weight), ecce_sigma(y_true, y_prob,
-                                                                                   sample_weight=sample_weight))
+    return sigma_scale(
+        ecce(y_true, y_prob, sample_weight=sample_weight), ecce_sigma(y_true, y_prob, sample_weight=sample_weight)
+    )
 
 
 def _mce_sigma(y_true: ArrayLike, y_prob: ArrayLike, *, segments: Any, sample_weight: ArrayLike | None = None) -> float:
@@ -207,10 +206,13 @@ def segment_intervals(
         except ValueError:  # a segment too small or of one class: no interval rather than no table
             out[k] = (np.nan, np.nan)
     return pd.DataFrame.from_dict(out, orient="index", columns=["ecce_sigma_low", "ecce_sigma_high"])
+
+
 def _check_mapping(name: str, scores: Any) -> None:
     if not isinstance(scores, Mapping):
-        raise TypeError(f"{name} must be a mapping of names to score arrays, e.g. {{'model': p}}; got "
-                        f"{type(scores).__name__}")
+        raise TypeError(
+            f"{name} must be a mapping of names to score arrays, e.g. {{'model': p}}; got {type(scores).__name__}"
+        )
     if not scores:
         raise ValueError(f"{name} must name at least one score column; got none")
 
@@ -262,9 +264,13 @@ def regression_summary(
     regression = {"sample_weight": w, "outcome": "regression"}
     rows = {}
     for name, p in y_preds.items():
-        row = {"mse": mse(y, p, sample_weight=w), "mae": mae(y, p, sample_weight=w),
-               "mean_prediction": float(np.dot(w, check_y_real(p, f"y_preds[{name!r}]")) / w.sum()),
-               "mean_outcome": float(np.dot(w, y) / w.sum()), "ecce": ecce(y, p, **regression)}
+        row = {
+            "mse": mse(y, p, sample_weight=w),
+            "mae": mae(y, p, sample_weight=w),
+            "mean_prediction": float(np.dot(w, check_y_real(p, f"y_preds[{name!r}]")) / w.sum()),
+            "mean_outcome": float(np.dot(w, y) / w.sum()),
+            "ecce": ecce(y, p, **regression),
+        }
         row["ecce_sigma_scale"] = sigma_scale(row["ecce"], ecce_sigma(y, p, **regression))
         row["ecce_pvalue"] = ecce_pvalue(y, p, **regression)
         if segments is not None:

@@ -95,7 +95,7 @@ def monitor_report(
     body = _header(title, description, result) + '<section id="plots"><h2>Metrics per window</h2><div class="grid">'
     body += "".join(figures) + "</div></section>" + _table(table)
     footer = (
-        "<footer><p class=\"muted\">Made by mcal. Intervals: normal, from linearisation standard errors. ECCE: "
+        '<footer><p class="muted">Made by mcal. Intervals: normal, from linearisation standard errors. ECCE: '
         "Arrieta-Ibarra et al., JMLR 23(351), 2022. MCE: Guy et al., arXiv 2506.11251. Drift alarm: a mixture of "
         "likelihood-ratio test martingales (Henzi and Ziegel, Biometrika 2022; Ramdas et al., Statistical Science "
         "2023), valid at every window. This file is self-contained and needs no network.</p></footer>"
@@ -157,8 +157,10 @@ def _figure(Figure: Any, table: pd.DataFrame, name: str, result: MonitorResult) 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
     uri = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-    return (f'<figure data-metric="{name}"><figcaption>{caption}</figcaption>'
-            f'<img alt="{caption} per window" src="{uri}"></figure>')
+    return (
+        f'<figure data-metric="{name}"><figcaption>{caption}</figcaption>'
+        f'<img alt="{caption} per window" src="{uri}"></figure>'
+    )
 
 
 def _table(table: pd.DataFrame) -> str:
@@ -167,7 +169,7 @@ def _table(table: pd.DataFrame) -> str:
     body = []
     for _, row in table.iterrows():
         cells = "".join(_cell(row[c]) for c in columns)
-        body.append(f'<tr{" class=alarm" if row["alarm"] else ""}>{cells}</tr>')
+        body.append(f"<tr{' class=alarm' if row['alarm'] else ''}>{cells}</tr>")
     return f'<section id="windows"><h2>Windows</h2><table><tr>{head}</tr>{"".join(body)}</table></section>'
 
 

@@ -168,7 +168,7 @@ def summarize_window(
     """
     total = float(w.sum())
     row = {"n_samples": float(p.size), "weight": total}
-    row |= dict(zip(LOG_LR_COLUMNS, log_likelihood_ratios(y, p, w)))
+    row |= dict(zip(LOG_LR_COLUMNS, log_likelihood_ratios(y, p, w), strict=False))
     nan = float("nan")
     if not total > 0:
         return row | dict.fromkeys(summary_columns(segments is not None)[2 + N_ALTERNATIVES :], nan)
@@ -195,9 +195,7 @@ def summarize_window(
     return row
 
 
-def monitor_result(
-    stats: pd.DataFrame, *, window: Any, alpha: float, confidence_level: float
-) -> MonitorResult:
+def monitor_result(stats: pd.DataFrame, *, window: Any, alpha: float, confidence_level: float) -> MonitorResult:
     """The :class:`MonitorResult` of per-window statistics, however computed (shared with ``mcal.dask``).
 
     Parameters
@@ -217,7 +215,7 @@ def monitor_result(
         The table with intervals, e-values and alarm flags.
     """
     z = float(ndtri(0.5 + confidence_level / 2.0))  # the standard normal quantile
-    table = stats.drop(columns=LOG_LR_COLUMNS + ["log_loss_se", "pcoc_se"]).rename_axis("window_start").reset_index()
+    table = stats.drop(columns=[*LOG_LR_COLUMNS, "log_loss_se", "pcoc_se"]).rename_axis("window_start").reset_index()
     table["n_samples"] = table["n_samples"].astype(np.int64)
     for name in ("log_loss", "pcoc"):
         at = table.columns.get_loc(name) + 1

@@ -67,7 +67,9 @@ class RegressionCalibrator:
         w = check_sample_weight(sample_weight, p.shape[0])
         kept = yy[w > 0]
         if kept.min() == kept.max():
-            raise ValueError(f"y must hold at least two distinct values with positive weight; got only {float(kept[0])!r}")
+            raise ValueError(
+                f"y must hold at least two distinct values with positive weight; got only {float(kept[0])!r}"
+            )
         X = self._check_X(X, p.shape[0], fitting=True)
         self._fit(p, yy, w, X)
         return self

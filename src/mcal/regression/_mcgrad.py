@@ -5,9 +5,9 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from mcal.mcgrad.engine import SquaredError, TweedieLoss
 from mcal._validation import check_choice, check_real
 from mcal.mcgrad import MCGrad
+from mcal.mcgrad.engine import SquaredError, TweedieLoss
 from mcal.regression._base import RegressionCalibrator
 
 #: The losses of ``loss=``.
@@ -16,8 +16,15 @@ _LOSSES = ("squared_error", "poisson", "tweedie")
 _LOSS_PARAMS = ("tweedie_variance_power",)
 #: The defaults that differ from MCGrad's: LightGBM's own, as the reference's RegressionMCGrad (mcgrad 0.1.5) sets
 #: them; measured in benchmarks/results/regression_vs_reference.md against MCGrad's paper defaults.
-_DEFAULTS = {"learning_rate": 0.1, "max_depth": -1, "min_child_samples": 20, "n_estimators": 100, "max_leaves": 31,
-             "l2_regularization": 0.0, "min_gain_to_split": 0.0}
+_DEFAULTS = {
+    "learning_rate": 0.1,
+    "max_depth": -1,
+    "min_child_samples": 20,
+    "n_estimators": 100,
+    "max_leaves": 31,
+    "l2_regularization": 0.0,
+    "min_gain_to_split": 0.0,
+}
 
 
 class RegressionMCGrad(RegressionCalibrator, MCGrad):
@@ -133,8 +140,10 @@ lightgbm_params, categorical_features, n_jobs, progress, random_state
         extra = super()._extra_lightgbm_params()
         for key in _LOSS_PARAMS:
             if key in extra:
-                raise ValueError(f"lightgbm_params must not set {key!r}, which RegressionMCGrad controls; use the "
-                                 "argument tweedie_power=")
+                raise ValueError(
+                    f"lightgbm_params must not set {key!r}, which RegressionMCGrad controls; use the "
+                    "argument tweedie_power="
+                )
         return extra
 
     def _loss(self) -> Any:
@@ -159,4 +168,4 @@ def _signature() -> inspect.Signature:
     return base.replace(parameters=[self_param, *extra, *params])
 
 
-setattr(RegressionMCGrad.__init__, "__signature__", _signature())
+RegressionMCGrad.__init__.__signature__ = _signature()

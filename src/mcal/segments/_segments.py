@@ -20,6 +20,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._features.segment_codes import Feature, encode_feature, feature_table, fit_feature, resolve_categorical
+from mcal._validation import _as_1d, check_int, warn
 from mcal.segments._store import (
     Block,
     CodedPart,
@@ -30,8 +31,6 @@ from mcal.segments._store import (
     index_part_from_state,
     with_sizes,
 )
-from mcal._validation import _as_1d, check_int, warn
-
 
 
 class Segments:
@@ -160,7 +159,7 @@ class Segments:
             Column ``k`` is :meth:`mask` ``(k)``.
         """
         out = np.zeros((self.n_samples, self.n_segments), dtype=bool)
-        for part, offset in zip(self._parts, self._offsets):
+        for part, offset in zip(self._parts, self._offsets, strict=False):
             if isinstance(part, CodedPart):
                 out[:, offset : offset + part.sizes.size] = part.masks(self.n_samples)
             else:
@@ -200,9 +199,11 @@ class Segments:
 
     def _blocks(self, order: NDArray[np.intp]) -> Iterator[Block]:
         """Blocks of segments for one pass in score order (``order`` sorts the rows by score)."""
-        for part, offset in zip(self._parts, self._offsets):
+        for part, offset in zip(self._parts, self._offsets, strict=False):
             for block in part.blocks(order):
-                yield Block(block.ids + offset, block.positions, block.starts, block.group, block.labels, block.nonempty)
+                yield Block(
+                    block.ids + offset, block.positions, block.starts, block.group, block.labels, block.nonempty
+                )
 
     def apply(self, X: Any) -> Segments:
         """The same segment definitions evaluated on another table with the same feature columns.
@@ -413,7 +414,7 @@ def generate_segments(
     is_cat = resolve_categorical(categorical_features, X, kinds)
     n = columns[0].shape[0]
     features, codes = [], []
-    for name, column, cat in zip(names, columns, is_cat):
+    for name, column, cat in zip(names, columns, is_cat, strict=False):
         feature, code = fit_feature(name, column, cat, max_values_per_feature)
         if np.count_nonzero(np.bincount(code, minlength=feature.n_levels)) < 2:
             warn(f"X column {name!r} has a single level (constant or all missing) and defines no segment")

@@ -18,6 +18,7 @@ from mcal._features.segment_codes import Feature, code_dtype, encode_feature, fe
 #: Upper bound on the row memberships materialised at once when evaluating mask segments.
 _CHUNK_MEMBERSHIPS = 1 << 24
 
+
 @dataclass(frozen=True, eq=False)
 class Block:
     """Segments ready for one pass over the rows in score order.
@@ -59,7 +60,7 @@ class CodedPart:
     def conditions(self, k: int) -> list[tuple[int, int]]:
         combo = self.combos[self.seg_combo[k]]
         levels = np.unravel_index(self.seg_group[k], self.dims(combo)) if combo else ()
-        return [(f, int(c)) for f, c in zip(combo, levels)]
+        return [(f, int(c)) for f, c in zip(combo, levels, strict=False)]
 
     def description(self, k: int) -> str:
         conds = self.conditions(k)
@@ -154,7 +155,7 @@ def combo_key(codes: Any, combo: tuple[int, ...], dims: tuple[int, ...]) -> NDAr
     """Raveled level codes of a feature combination for every row (row-major over ``dims``)."""
     dtype = code_dtype(math.prod(dims))
     key = codes[combo[0]].astype(dtype)
-    for f, dim in zip(combo[1:], dims[1:]):
+    for f, dim in zip(combo[1:], dims[1:], strict=False):
         key *= dtype(dim)
         key += codes[f]
     return key
@@ -189,7 +190,9 @@ def coded_part_from_state(ps: dict[str, Any], X: Any) -> CodedPart:
             dims = tuple(features[f].n_levels for f in combo)
             group = int(np.ravel_multi_index(levels, dims)) if combo else 0
         except (TypeError, ValueError, IndexError):
-            raise ValueError(f"segment conditions must be [feature, level] pairs within range; got {conds!r:.200}") from None
+            raise ValueError(
+                f"segment conditions must be [feature, level] pairs within range; got {conds!r:.200}"
+            ) from None
         seg_combo.append(combos.setdefault(combo, len(combos)))
         seg_group.append(group)
     part = CodedPart(features, codes, tuple(combos), np.asarray(seg_combo, dtype=np.intp),
@@ -201,7 +204,9 @@ def index_part_from_state(ps: dict[str, Any], n_samples: int) -> IndexPart:
     indptr = np.asarray(ps.get("indptr", []), dtype=np.int64)
     indices = np.asarray(ps.get("indices", []), dtype=np.intp)
     names = tuple(str(s) for s in ps.get("names", []))
-    ok = indptr.size == len(names) + 1 and indptr[0] == 0 and indptr[-1] == indices.size and np.all(np.diff(indptr) >= 0)
+    ok = (
+        indptr.size == len(names) + 1 and indptr[0] == 0 and indptr[-1] == indices.size and np.all(np.diff(indptr) >= 0)
+    )
     if not ok or (indices.size and (indices.min() < 0 or indices.max() >= n_samples)):
         raise ValueError("mask segments state must have consistent names, indptr and in-range indices")
     return IndexPart(names, indptr, indices)

@@ -51,7 +51,7 @@ def _upper_fits(weight: NDArray[np.float64], positives: NDArray[np.float64]) -> 
     k = weight.size
     xs = np.concatenate(([-1.0, 0.0], np.cumsum(weight))).tolist()
     ys = np.concatenate(([-1.0, 0.0], np.cumsum(positives))).tolist()
-    points = list(zip(xs, ys))  # points[m + 1] is the CSD corner P_m of the paper, P_{-1} = (-1, -1)
+    points = list(zip(xs, ys, strict=False))  # points[m + 1] is the CSD corner P_m of the paper, P_{-1} = (-1, -1)
     hull: list[tuple[float, float]] = []  # Algorithm 1: the GCM's corners, left to right (Graham scan)
     for point in points:
         while len(hull) > 1 and _cross(hull[-2], hull[-1], point) <= 0:

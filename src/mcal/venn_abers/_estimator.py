@@ -120,14 +120,18 @@ class VennAbers(BaseCalibrator):
         n_splits = int(self.n_splits)
         smallest = int(min(np.sum(y == 1), np.sum(y == 0)))
         if n_splits > smallest:
-            raise ValueError(f"n_splits must be at most the number of rows (of positive weight) of either class, "
-                             f"{smallest}; got {n_splits}")
+            raise ValueError(
+                f"n_splits must be at most the number of rows (of positive weight) of either class, "
+                f"{smallest}; got {n_splits}"
+            )
         split = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=self.random_state)
         return [test for _, test in split.split(np.zeros(y.size), y)]
 
     def _fold_bounds(self, y_prob: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """``(p0, p1)`` of every fold, each of shape (n_folds, n_samples)."""
-        pairs = [venn_abers_bounds(*fold, y_prob) for fold in zip(self.calibration_scores_, self.f0_, self.f1_)]
+        pairs = [
+            venn_abers_bounds(*fold, y_prob) for fold in zip(self.calibration_scores_, self.f0_, self.f1_, strict=False)
+        ]
         return np.stack([pair[0] for pair in pairs]), np.stack([pair[1] for pair in pairs])
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
@@ -172,22 +176,28 @@ class VennAbers(BaseCalibrator):
         n_folds = 1 if self.n_splits is None else int(self.n_splits)
         for name, value in lists.items():
             if not isinstance(value, list) or len(value) != n_folds:
-                raise ValueError(f"model data field state.{name} must be a list of {n_folds} arrays (one per fold); "
-                                 f"got {_describe(value)}")
-        for f, (scores, f0, f1) in enumerate(zip(*lists.values())):
+                raise ValueError(
+                    f"model data field state.{name} must be a list of {n_folds} arrays (one per fold); "
+                    f"got {_describe(value)}"
+                )
+        for f, (scores, f0, f1) in enumerate(zip(*lists.values(), strict=False)):
             for name, arr in (("calibration_scores_", scores), ("f0_", f0), ("f1_", f1)):
                 check_state_array(f"{name}[{f}]", arr, "fiu", "numbers", ndim=1)
             if scores.size == 0 or f0.shape != (scores.size + 1,) or f1.shape != f0.shape:
-                raise ValueError(f"model data fields state.f0_[{f}] and state.f1_[{f}] must hold one more value than "
-                                 f"state.calibration_scores_[{f}] (at least one); got {f0.size}, {f1.size} and "
-                                 f"{scores.size}")
+                raise ValueError(
+                    f"model data fields state.f0_[{f}] and state.f1_[{f}] must hold one more value than "
+                    f"state.calibration_scores_[{f}] (at least one); got {f0.size}, {f1.size} and "
+                    f"{scores.size}"
+                )
             if np.any(np.diff(scores) <= 0):
                 raise ValueError(f"model data field state.calibration_scores_[{f}] must be strictly increasing")
             # p0 <= p1 at each score (f0_[j + 1] and f1_[j]); a tolerance for the rounding of the fits' slopes
             ordered = np.all(f0[1:] <= f1[:-1] + _TOL) and np.all(np.diff(f0) >= -_TOL) and np.all(np.diff(f1) >= -_TOL)
             if not ordered or np.any(f0 < 0) or np.any(f1 > 1):
-                raise ValueError(f"model data fields state.f0_[{f}] and state.f1_[{f}] must be non-decreasing "
-                                 "probabilities with p0 <= p1")
+                raise ValueError(
+                    f"model data fields state.f0_[{f}] and state.f1_[{f}] must be non-decreasing "
+                    "probabilities with p0 <= p1"
+                )
 
 
 def _describe(value: Any) -> str:
