@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from mcal._validation import (
     check_both_classes,
     check_consistent,
+    check_params,
     check_sample_weight,
     check_X_type,
     check_y_prob,
@@ -164,6 +165,10 @@ class BaseCalibrator(BaseEstimator):
     _state_attrs: ClassVar[tuple[str, ...]] = ()
     #: Keys of :meth:`_extra_state`, read on load without serializing the state again to learn them.
     _extra_state_keys: ClassVar[tuple[str, ...]] = ()
+    #: The rule of each parameter of ``__init__``, checked once by :meth:`fit` (and when a model is saved or
+    #: loaded): an :class:`~mcal._validation.Interval`, :class:`~mcal._validation.StrOptions`, None, "boolean",
+    #: "random_state", a function ``check(name, value)``, or a list of which one must hold.
+    _parameter_constraints: ClassVar[dict[str, Any]] = {}
 
     # -- public API -------------------------------------------------------------------------------------
     def fit(
@@ -203,7 +208,7 @@ class BaseCalibrator(BaseEstimator):
             (None, a string, or a scalar weight) or holds complex numbers, or ``X`` is not a table (a string, a dict,
             a sparse matrix or an iterator).
         """
-        self._validate_params_values()
+        self._validate_params()
         p = check_y_prob(y_prob)
         yy = check_y_true(y, "y", allow_soft=self.accepts_soft_labels)
         check_consistent(y_prob=p, y=yy)
@@ -251,9 +256,18 @@ class BaseCalibrator(BaseEstimator):
         return np.asarray(predict(p, X), dtype=np.float64).astype(output_dtype(y_prob), copy=False)
 
     # -- hooks ------------------------------------------------------------------------------------------
+    def _validate_params(self) -> None:
+        """Check the parameters against :attr:`_parameter_constraints`, then :meth:`_check_param_relations`:
+        ``TypeError`` for a wrong type and ``ValueError`` for a wrong value, naming the parameter."""
+        check_params(self._parameter_constraints, self)
+        self._check_param_relations()
+        self._validate_params_values()
+
+    def _check_param_relations(self) -> None:
+        """Raise ``ValueError`` for parameters that each meet their rule but contradict each other."""
+
     def _validate_params_values(self) -> None:
-        """Check hyperparameters; subclasses raise ``TypeError`` for a wrong type and ``ValueError`` for a wrong
-        value, naming the parameter (the ``check_*`` helpers of :mod:`mcal._validation`)."""
+        """Legacy hook, being replaced by :attr:`_parameter_constraints`."""
 
     def _fit(
         self, y_prob: NDArray[np.float64], y: NDArray[np.float64], sample_weight: NDArray[np.float64], X: Any
@@ -316,7 +330,7 @@ class BaseCalibrator(BaseEstimator):
             numbers, strings, lists, dicts with string keys, or arrays of numbers, bools or strings).
         """
         try:
-            self._validate_params_values()
+            self._validate_params()
         except (TypeError, ValueError) as exc:
             raise ValueError(
                 f"{type(self).__name__} holds an invalid parameter, which a model file cannot load: {exc}"
@@ -375,7 +389,7 @@ class BaseCalibrator(BaseEstimator):
             raise ValueError(f"model data has unknown parameters for {cls.__name__}: {sorted(unknown)}")
         obj = cls(**{k: decode_value(v, f"params.{k}") for k, v in params.items()})
         try:
-            obj._validate_params_values()
+            obj._validate_params()
         except (TypeError, ValueError) as exc:
             raise ValueError(f"model data holds invalid parameters for {cls.__name__}: {exc}") from exc
         state = data.get("state")

@@ -181,7 +181,7 @@ feature_names_in_
         TimeoutError
             If a step runs longer than ``timeout`` seconds.
         """
-        self._validate_params_values()
+        self._validate_params()
         client = get_client(self.client)
         blocks = aligned({"y_prob": y_prob, "y": y, "sample_weight": sample_weight, "X": X}, matrix=("X",))
         split_seed, lgb_seed = self._seeds()
