@@ -431,7 +431,8 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # -- parameter constraints ---------------------------------------------------------------------------------------
 # An estimator declares the rule of each parameter once, in its class-level table ``_parameter_constraints``
 # (as scikit-learn's ``sklearn.utils._param_validation``), and the base class checks the table at fit time.
-# A rule is a constraint below, None (the value may be None), "boolean", "random_state", a function
+# A rule is a constraint below, None (the value may be None), "boolean", "random_state", "no_validation" (checked
+# where the value is used), a function
 # ``check(name, value)`` that raises, or a list of these: the value must meet one of them.
 
 
@@ -496,6 +497,7 @@ class StrOptions:
 
 
 _NAMED_CONSTRAINTS: dict[str, Callable[[str, object], None]] = {
+    "no_validation": lambda name, value: None,  # checked where it is used (e.g. a dask client)
     "boolean": check_bool,
     "random_state": lambda name, value: check_random_state_param(value),
 }

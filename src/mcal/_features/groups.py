@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from mcal._validation import check_choice
+from mcal._validation import StrOptions
 from mcal.segments import Segments, generate_segments
 
 #: Accepted settings of :func:`mcal.segments.generate_segments` for ``groups="generated"``.
@@ -58,18 +58,24 @@ def group_masks(X: Any, n_samples: int) -> NDArray[np.bool_]:
     return values == 1.0
 
 
+def _check_segment_params(name: str, params: Any) -> None:
+    """The rule of ``segment_params``: None or a dict of :func:`mcal.segments.generate_segments` settings."""
+    rule = f"{name} must be None or a dict of generate_segments settings {sorted(_SEGMENT_PARAMS)}"
+    if params is not None and not isinstance(params, dict):
+        raise TypeError(f"{rule}; got {params!r} of type {type(params).__name__}")
+    if params is not None and not set(params) <= _SEGMENT_PARAMS:
+        raise ValueError(f"{rule}; got {params!r}")
+
+
+#: The parameter constraints of the group input of HKRR and DFMC.
+GROUP_CONSTRAINTS = {"groups": StrOptions("columns", "generated"), "segment_params": _check_segment_params}
+
+
 class GroupInput:
     """How ``X`` becomes groups for HKRR and DFMC: its columns, or segments generated from its features."""
 
-    def _check_group_params(self) -> None:
-        check_choice("groups", self.groups, ("columns", "generated"))
-        params = self.segment_params
-        rule = f"segment_params must be None or a dict of generate_segments settings {sorted(_SEGMENT_PARAMS)}"
-        if params is not None and not isinstance(params, dict):
-            raise TypeError(f"{rule}; got {params!r} of type {type(params).__name__}")
-        if params is not None and not set(params) <= _SEGMENT_PARAMS:
-            raise ValueError(f"{rule}; got {params!r}")
-        if params is not None and self.groups != "generated":
+    def _check_param_relations(self) -> None:
+        if self.segment_params is not None and self.groups != "generated":
             raise ValueError("segment_params is only used with groups='generated'; got groups='columns'")
 
     def _segments(self, X: Any, *, fitting: bool) -> Segments:
