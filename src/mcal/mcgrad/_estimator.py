@@ -26,7 +26,7 @@ from mcal._lightgbm import (
     lightgbm_threads,
     tree_constraints,
 )
-from mcal._progress import check_progress
+from mcal._progress import check_progress_param
 from mcal._validation import Interval, StrOptions, warn
 from mcal.mcgrad.engine import (
     LOG_LOSS,
@@ -224,7 +224,7 @@ class MCGrad(BaseCalibrator):
         "patience": Interval(numbers.Integral, 0, None),
         "n_folds": Interval(numbers.Integral, 2, None),
         **tree_constraints(min_child_samples=0, limited_depth=False),
-        "progress": [None, lambda name, value: check_progress(value)],
+        "progress": check_progress_param,
         "early_stopping": StrOptions("holdout", "kfold", None),
         "validation_fraction": Interval(numbers.Real, 0, 1, closed="neither"),
         "rescale": "boolean",
