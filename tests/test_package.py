@@ -105,8 +105,7 @@ def _validates(obj) -> bool:
     import textwrap
 
     if inspect.isclass(obj):
-        hook = vars(obj).get("_validate_params_values")
-        return hook is not None and _validates(hook)
+        return bool(getattr(obj, "_parameter_constraints", None))
     tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
     for node in ast.walk(tree.body[0]):
         if (
@@ -121,6 +120,29 @@ def _validates(obj) -> bool:
             if name.lstrip("_").startswith("check_"):
                 return True
     return False
+
+
+def _public_estimators():
+    from sklearn.base import BaseEstimator
+
+    import mcal.regression
+
+    objects = {
+        **_public_callables(),
+        **{f"mcal.regression.{n}": getattr(mcal.regression, n) for n in mcal.regression.__all__},
+    }
+    return {
+        name: obj
+        for name, obj in objects.items()
+        if inspect.isclass(obj) and issubclass(obj, BaseEstimator) and obj is not mcal.BaseCalibrator
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_public_estimators()))
+def test_every_public_estimator_declares_the_rule_of_each_parameter(name):
+    # the base class (or, for CalibratedClassifier, fit) checks the table; an entry per parameter, and no other
+    cls = _public_estimators()[name]
+    assert set(cls._parameter_constraints) == set(cls._get_param_names()), name
 
 
 @pytest.mark.parametrize("name", sorted(_public_callables()))

@@ -261,13 +261,9 @@ class BaseCalibrator(BaseEstimator):
         ``TypeError`` for a wrong type and ``ValueError`` for a wrong value, naming the parameter."""
         check_params(self._parameter_constraints, self)
         self._check_param_relations()
-        self._validate_params_values()
 
     def _check_param_relations(self) -> None:
         """Raise ``ValueError`` for parameters that each meet their rule but contradict each other."""
-
-    def _validate_params_values(self) -> None:
-        """Legacy hook, being replaced by :attr:`_parameter_constraints`."""
 
     def _fit(
         self, y_prob: NDArray[np.float64], y: NDArray[np.float64], sample_weight: NDArray[np.float64], X: Any
