@@ -201,10 +201,11 @@ class BaseCalibrator(BaseEstimator):
         Raises
         ------
         ValueError
-            On NaN, infinite or out-of-range scores, non-binary labels, a single class, mismatched
-            lengths, empty input, negative or all-zero weights, or ``X`` given to a univariate calibrator.
+            If a parameter breaks its rule (see the class's Parameters); on NaN, infinite or out-of-range scores,
+            non-binary labels, a single class, mismatched lengths, empty input, negative or all-zero weights, or
+            ``X`` given to a univariate calibrator.
         TypeError
-            If a hyperparameter has the wrong type (named), ``y_prob``, ``y`` or ``sample_weight`` is not array-like
+            If a parameter has the wrong type (see the class's Parameters), ``y_prob``, ``y`` or ``sample_weight`` is not array-like
             (None, a string, or a scalar weight) or holds complex numbers, or ``X`` is not a table (a string, a dict,
             a sparse matrix or an iterator).
         """

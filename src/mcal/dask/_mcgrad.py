@@ -92,11 +92,11 @@ feature_names_in_
     Raises
     ------
     ValueError
-        From :meth:`fit`: as :class:`mcal.MCGrad`, a ``timeout`` that is not a positive finite number, inputs not
+        From :meth:`fit`: as :class:`mcal.MCGrad` (a parameter breaks its rule: see Parameters), inputs not
         partitioned alike, or no running client (see :meth:`fit`).
     TypeError
-        From :meth:`fit`: as :class:`mcal.MCGrad`, a ``timeout`` that is not a real number, an input that is not a
-        dask collection, or a ``client`` that is not a ``distributed.Client``.
+        From :meth:`fit`: as :class:`mcal.MCGrad`, an input that is not a dask collection, or a ``client`` that is
+        not a ``distributed.Client``.
 
     Notes
     -----
