@@ -8,13 +8,14 @@ import sys
 import pytest
 
 import mcal
+import mcal.multiclass
 from mcal._registry import METHODS, class_by_name, get_method
 from mcal.datasets import load_bank_marketing
 
 
 def test_import_loads_no_heavy_optional_dependency():
     code = (
-        "import sys, mcal, mcal.metrics, mcal.cli, mcal.plotting, mcal.monitor;"
+        "import sys, mcal, mcal.metrics, mcal.cli, mcal.plotting, mcal.monitor, mcal.multiclass;"
         "heavy = [m for m in ('torch', 'lightgbm', 'matplotlib', 'dask', 'distributed', 'lleaves', 'llvmlite')"
         " if m in sys.modules];"
         "print(heavy)"
@@ -23,7 +24,12 @@ def test_import_loads_no_heavy_optional_dependency():
     assert out.strip() == "[]"
 
 
-@pytest.mark.parametrize("name", mcal.__all__ + [f"metrics.{n}" for n in mcal.metrics.__all__])
+@pytest.mark.parametrize(
+    "name",
+    mcal.__all__
+    + [f"metrics.{n}" for n in mcal.metrics.__all__]
+    + [f"multiclass.{n}" for n in mcal.multiclass.__all__],
+)
 def test_public_objects_have_numpydoc_docstrings(name):
     obj = mcal
     for part in name.split("."):
@@ -125,16 +131,17 @@ def _validates(obj) -> bool:
 def _public_estimators():
     from sklearn.base import BaseEstimator
 
+    import mcal.multiclass
     import mcal.regression
 
-    objects = {
-        **_public_callables(),
-        **{f"mcal.regression.{n}": getattr(mcal.regression, n) for n in mcal.regression.__all__},
-    }
+    objects = dict(_public_callables())
+    for mod in (mcal.multiclass, mcal.regression):
+        objects.update({f"{mod.__name__}.{n}": getattr(mod, n) for n in mod.__all__})
+    bases = (mcal.BaseCalibrator, mcal.multiclass.MulticlassCalibrator)
     return {
         name: obj
         for name, obj in objects.items()
-        if inspect.isclass(obj) and issubclass(obj, BaseEstimator) and obj is not mcal.BaseCalibrator
+        if inspect.isclass(obj) and issubclass(obj, BaseEstimator) and obj not in bases
     }
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mcal._base import BaseCalibrator
-from mcal._validation import Interval, StrOptions, check_param
+from mcal._constraints import Interval, StrOptions, check_param
 
 
 @pytest.mark.parametrize(

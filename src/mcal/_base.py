@@ -12,10 +12,10 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from mcal._constraints import check_params
 from mcal._validation import (
     check_both_classes,
     check_consistent,
-    check_params,
     check_sample_weight,
     check_X_type,
     check_y_prob,
@@ -166,7 +166,7 @@ class BaseCalibrator(BaseEstimator):
     #: Keys of :meth:`_extra_state`, read on load without serializing the state again to learn them.
     _extra_state_keys: ClassVar[tuple[str, ...]] = ()
     #: The rule of each parameter of ``__init__``, checked once by :meth:`fit` (and when a model is saved or
-    #: loaded): an :class:`~mcal._validation.Interval`, :class:`~mcal._validation.StrOptions`, None, "boolean",
+    #: loaded): an :class:`~mcal._constraints.Interval`, :class:`~mcal._constraints.StrOptions`, None, "boolean",
     #: "random_state", a function ``check(name, value)``, or a list of which one must hold.
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
 

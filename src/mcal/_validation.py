@@ -428,119 +428,125 @@ def warn(message: str) -> None:
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-# -- parameter constraints ---------------------------------------------------------------------------------------
-# An estimator declares the rule of each parameter once, in its class-level table ``_parameter_constraints``
-# (as scikit-learn's ``sklearn.utils._param_validation``), and the base class checks the table at fit time.
-# A rule is a constraint below, None (the value may be None), "boolean", "random_state", "no_validation" (checked
-# where the value is used), a function
-# ``check(name, value)`` that raises, or a list of these: the value must meet one of them.
+#: Rows of multiclass probabilities must sum to 1 within this absolute tolerance (float32 rounding of k terms).
+ROW_SUM_TOL = 1e-4
 
 
-class Interval:
-    """Numbers of one kind within bounds: ``Interval(numbers.Integral, 1, None, closed="left")`` for a positive
-    integer.
+def check_class_scores(y_prob: ArrayLike, name: str = "y_prob", *, logits: bool = False) -> NDArray[np.float64]:
+    """Validate a multiclass score matrix: probabilities (rows on the simplex) or logits.
 
     Parameters
     ----------
-    kind : numbers.Integral or numbers.Real
-        Integers (numpy integers included, bools not) or real numbers (finite; bools not).
-    left, right : float or None
-        The bounds; None for none on that side.
-    closed : {"both", "left", "right", "neither"}, default="both"
-        Which bounds belong to the interval.
-    rule : str or None, default=None
-        What the messages say the value must be; None says it from the bounds ("a positive integer",
-        "an integer >= 2", "a number in (0, 1]", "a finite number >= 0").
-    """
+    y_prob : array-like of shape (n_samples, n_classes)
+        One column per class, ``n_classes >= 2``: probabilities in [0, 1] whose rows sum to 1 (within
+        :data:`ROW_SUM_TOL`), or, with ``logits``, any finite numbers.
+    name : str, default="y_prob"
+        Argument name used in error messages.
+    logits : bool, default=False
+        Whether the columns are logits rather than probabilities.
 
-    def __init__(
-        self, kind: type, left: float | None, right: float | None, *, closed: str = "both", rule: str | None = None
-    ) -> None:
-        self.kind, self.left, self.right, self.closed = kind, left, right, closed
-        self.rule = rule or self._describe()
-
-    def _describe(self) -> str:
-        left_op = ">=" if self.closed in ("both", "left") else ">"
-        right_op = "<=" if self.closed in ("both", "right") else "<"
-        if self.kind is numbers.Integral:
-            if self.right is None and left_op == ">=" and self.left == 1:
-                return "a positive integer"
-            bounds = [f"{op} {v}" for op, v in ((left_op, self.left), (right_op, self.right)) if v is not None]
-            return "an integer " + " and ".join(bounds) if bounds else "an integer"
-        if self.left is None or self.right is None:
-            op, v = (left_op, self.left) if self.right is None else (right_op, self.right)
-            return "a finite number" if v is None else f"a finite number {op} {v}"
-        brackets = "[" if left_op == ">=" else "(", "]" if right_op == "<=" else ")"
-        return f"a number in {brackets[0]}{self.left}, {self.right}{brackets[1]}"
-
-    def __contains__(self, value: float) -> bool:
-        low_ok = self.left is None or (value >= self.left if self.closed in ("both", "left") else value > self.left)
-        high_ok = self.right is None or (
-            value <= self.right if self.closed in ("both", "right") else value < self.right
-        )
-        return low_ok and high_ok
-
-    def check(self, name: str, value: object) -> None:
-        """Raise ``TypeError`` unless ``value`` is of the kind, ``ValueError`` unless it lies within the bounds."""
-        check = check_int if self.kind is numbers.Integral else check_real
-        check(name, value, self.rule, self.__contains__)
-
-
-class StrOptions:
-    """One of a few words (and None where it is one of them): :func:`check_choice`."""
-
-    def __init__(self, *options: str | None) -> None:
-        self.options = options
-
-    def check(self, name: str, value: object) -> None:
-        check_choice(name, value, self.options)
-
-
-_NAMED_CONSTRAINTS: dict[str, Callable[[str, object], None]] = {
-    "no_validation": lambda name, value: None,  # checked where it is used (e.g. a dask client)
-    "boolean": check_bool,
-    "random_state": lambda name, value: check_random_state_param(value),
-}
-
-
-def _checker(constraint: object) -> Callable[[str, object], None] | None:
-    """The function that checks one constraint of a rule (None for None, which only lets None pass)."""
-    if constraint is None:
-        return None
-    if isinstance(constraint, str):
-        return _NAMED_CONSTRAINTS[constraint]
-    if hasattr(constraint, "check"):
-        return constraint.check
-    if callable(constraint):
-        return constraint
-    raise TypeError(f"a parameter constraint must be None, a name, a constraint or a function; got {constraint!r}")
-
-
-def check_param(name: str, value: object, rule: object) -> None:
-    """Check the parameter ``name`` against its ``rule`` (one constraint, or a list of which one must hold).
+    Returns
+    -------
+    y_prob : ndarray of shape (n_samples, n_classes), float64
+        Probability rows are divided by their sum, so they sum to 1 to rounding.
 
     Raises
     ------
-    TypeError, ValueError
-        As the constraint that the value fails: of the first constraint that fails with a ``ValueError`` (the
-        value has the right type but not the right value), else of the first one.
+    ValueError
+        If not 2-D, fewer than 2 columns, empty, not numeric, NaN or infinite, or (probabilities) outside [0, 1] or
+        with a row that does not sum to 1.
+    TypeError
+        If not array-like, or complex.
     """
-    constraints = rule if isinstance(rule, list) else [rule]
-    if value is None and None in constraints:
-        return
-    errors: list[Exception] = []
-    for check in filter(None, map(_checker, constraints)):
-        try:
-            check(name, value)
-            return
-        except (TypeError, ValueError) as exc:
-            errors.append(exc)
-    if not errors:
-        raise TypeError(f"{name} must be None; got {value!r} of type {type(value).__name__}")
-    raise next((e for e in errors if isinstance(e, ValueError)), errors[0])
+    if y_prob is None or isinstance(y_prob, (str, bytes, numbers.Number)):
+        raise TypeError(f"{name} must be array-like of shape (n_samples, n_classes); got {type(y_prob).__name__}")
+    arr = np.asarray(y_prob)
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D of shape (n_samples, n_classes); got shape {arr.shape}")
+    if arr.shape[1] < 2:
+        raise ValueError(f"{name} must have at least 2 columns (one per class); got {arr.shape[1]}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} must not be empty; got 0 rows")
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row = int(np.flatnonzero(bad.any(axis=1))[0])
+        raise ValueError(
+            f"{name} must be finite (no NaN or infinity); got {int(bad.sum())} such value(s), first in row {row}"
+        )
+    if logits:
+        return arr
+    bad = (arr < 0.0) | (arr > 1.0)
+    if bad.any():
+        row, col = (int(i[0]) for i in np.nonzero(bad))
+        raise ValueError(f"{name} must lie in [0, 1]; got {float(arr[row, col])!r} at row {row}, column {col}")
+    sums = arr.sum(axis=1)
+    off = np.abs(sums - 1.0) > ROW_SUM_TOL
+    if off.any():
+        row = int(np.flatnonzero(off)[0])
+        raise ValueError(
+            f"{name} rows must sum to 1 (within {ROW_SUM_TOL:g}); got {int(off.sum())} row(s) that do not, the first "
+            f"row {row} sums to {sums[row]!r} (pass logits with the estimator's input='logit' if these are scores)"
+        )
+    return arr / sums[:, None]
 
 
-def check_params(constraints: Mapping[str, object], owner: object) -> None:
-    """Check each parameter of ``owner`` (an estimator) that the table ``constraints`` names, in its order."""
-    for name, rule in constraints.items():
-        check_param(name, getattr(owner, name), rule)
+def check_class_labels(
+    y: ArrayLike, n_classes: int, name: str = "y", classes: ArrayLike | None = None
+) -> tuple[NDArray[np.intp], NDArray]:
+    """Validate multiclass labels against ``n_classes`` score columns; return their column codes and the classes.
+
+    Integer labels (or integer-valued floats) in ``0 .. n_classes - 1`` name the column directly. Other labels
+    (strings, or integers outside that range) are class names: their sorted distinct values name the columns in
+    order, so there must be exactly ``n_classes`` of them. With ``classes`` given (the fitted ``classes_``), every
+    label must be one of them.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_samples,), intp in ``[0, n_classes)``
+    classes : ndarray of shape (n_classes,)
+
+    Raises
+    ------
+    ValueError
+        If empty, not 1-D, missing values, a label that is not a class, or class names whose number differs from
+        ``n_classes``.
+    """
+    arr = _as_1d(y, name)
+    missing = pd.isna(arr)
+    if np.any(missing):
+        raise ValueError(f"{name} must not contain missing values; got {int(np.sum(missing))}")
+    if classes is not None:
+        classes = np.asarray(classes)
+        codes = np.searchsorted(classes, arr) if arr.dtype.kind == classes.dtype.kind else None
+        if (
+            codes is None
+            or np.any(codes >= classes.size)
+            or np.any(classes[np.minimum(codes, classes.size - 1)] != arr)
+        ):
+            unseen = np.setdiff1d(arr.astype(classes.dtype) if codes is not None else arr.astype(str), classes)
+            raise ValueError(f"{name} must hold only the classes {classes.tolist()}; got {unseen[:5].tolist()}")
+        return codes.astype(np.intp), classes
+    if arr.dtype == bool:
+        arr = arr.astype(np.int64)
+    if np.issubdtype(arr.dtype, np.number):
+        as_float = arr.astype(np.float64)
+        integral = np.all(np.isfinite(as_float)) and np.all(as_float == np.round(as_float))
+        if integral and as_float.min() >= 0 and as_float.max() < n_classes:
+            return as_float.astype(np.intp), np.arange(n_classes)
+        if not np.all(np.isfinite(as_float)):
+            raise ValueError(f"{name} must be finite; got {_describe_bad(as_float, ~np.isfinite(as_float))}")
+    try:
+        classes, codes = np.unique(arr, return_inverse=True)
+    except TypeError as exc:
+        raise ValueError(f"{name} must hold sortable class labels; got mixed types ({exc})") from exc
+    if classes.size != n_classes:
+        raise ValueError(
+            f"{name} must hold integer labels 0..{n_classes - 1} or exactly {n_classes} class names (one per column "
+            f"of the scores, in sorted order); got {classes.size} distinct labels {classes[:6].tolist()}"
+        )
+    return codes.astype(np.intp), classes

@@ -16,7 +16,8 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from mcal._base import BaseCalibrator
-from mcal._validation import Interval, _as_1d, check_params, check_sample_weight
+from mcal._constraints import Interval, check_params
+from mcal._validation import _as_1d, check_sample_weight
 
 
 def _check_classifier(name: str, estimator: Any) -> None:

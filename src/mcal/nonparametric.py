@@ -11,7 +11,7 @@ from sklearn.isotonic import IsotonicRegression, isotonic_regression
 
 from mcal._base import BaseCalibrator, check_state_array
 from mcal._binning import assign_bins, equal_frequency_edges, right_closed_bin_ids
-from mcal._validation import Interval, StrOptions
+from mcal._constraints import Interval, StrOptions
 
 
 def _check_vectors(**arrays: object) -> None:

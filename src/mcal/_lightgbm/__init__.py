@@ -25,9 +25,10 @@ from typing import Any
 import joblib
 import numpy as np
 
+from mcal._constraints import Interval
 from mcal._lightgbm.model_text import booster_from_text
 from mcal._optional import import_optional
-from mcal._validation import Interval, check_int
+from mcal._validation import check_int
 
 __all__ = ["booster_from_text"]  # re-exported: the model-text check is part of the boundary
 
@@ -142,14 +143,59 @@ MCGRAD_RESERVED = {
     "(ignored)": "is_unbalance scale_pos_weight sigmoid boost_from_average pos_bagging_fraction neg_bagging_fraction",
 }
 _RESERVED_WHY = {
-    "(fixed)": "which MCGrad controls; it cannot be changed",
-    "(ignored)": "which LightGBM ignores under MCGrad's cross-entropy objective (the initial score is the "
-    "input's logit; weigh classes with sample_weight)",
-    "(unsupported)": "which MCGrad cannot pass on: it bins the score column apart from the features (use max_bin)",
+    "(fixed)": "which {owner} controls; it cannot be changed",
+    "(ignored)": "which LightGBM ignores under {owner}'s objective (the initial score is the input's logit; "
+    "weigh classes with sample_weight)",
+    "(unsupported)": "which {owner} cannot pass on: it bins the score column apart from the features (use max_bin)",
 }
 #: LightGBM parameters that are not about training (files, tasks, prediction, evaluation, the network), whose
 #: values a training call ignores or reads from disk; MCGrad reads no files for LightGBM.
-_NOT_TRAINING = ["task", "config", "data", "valid", "input_model", "output_model", "convert_model", "convert_model_language", "saved_feature_importance_type", "snapshot_freq", "output_result", "initscore_filename", "valid_data_initscores", "forcedsplits_filename", "forcedbins_filename", "header", "label_column", "weight_column", "group_column", "ignore_column", "save_binary", "parser_config_file", "precise_float_parser", "two_round", "start_iteration_predict", "num_iteration_predict", "predict_raw_score", "predict_leaf_index", "predict_contrib", "predict_disable_shape_check", "pred_early_stop", "pred_early_stop_freq", "pred_early_stop_margin", "metric", "metric_freq", "is_provide_training_metric", "eval_at", "multi_error_top_k", "auc_mu_weights", "num_machines", "local_listen_port", "time_out", "machine_list_filename", "machines"]
+_NOT_TRAINING = [
+    "task",
+    "config",
+    "data",
+    "valid",
+    "input_model",
+    "output_model",
+    "convert_model",
+    "convert_model_language",
+    "saved_feature_importance_type",
+    "snapshot_freq",
+    "output_result",
+    "initscore_filename",
+    "valid_data_initscores",
+    "forcedsplits_filename",
+    "forcedbins_filename",
+    "header",
+    "label_column",
+    "weight_column",
+    "group_column",
+    "ignore_column",
+    "save_binary",
+    "parser_config_file",
+    "precise_float_parser",
+    "two_round",
+    "start_iteration_predict",
+    "num_iteration_predict",
+    "predict_raw_score",
+    "predict_leaf_index",
+    "predict_contrib",
+    "predict_disable_shape_check",
+    "pred_early_stop",
+    "pred_early_stop_freq",
+    "pred_early_stop_margin",
+    "metric",
+    "metric_freq",
+    "is_provide_training_metric",
+    "eval_at",
+    "multi_error_top_k",
+    "auc_mu_weights",
+    "num_machines",
+    "local_listen_port",
+    "time_out",
+    "machine_list_filename",
+    "machines",
+]
 _MONOTONE = "monotone_constraints"
 #: Characters that would end a value in LightGBM's "key=value key=value" parameter string.
 _PARAM_STRING_BREAKS = re.compile(r"[\s=]")
@@ -197,10 +243,10 @@ class LightGBMParams:
                 raise ValueError(
                     f"{name} must not set {key!r}, which {self.owner} controls; use the argument {argument}="
                 )
-        check_lightgbm_params(params)
+        check_lightgbm_params(params, self.owner)
 
 
-def check_lightgbm_params(params: dict[str, Any]) -> None:
+def check_lightgbm_params(params: dict[str, Any], owner: str = "MCGrad") -> None:
     """Check a user's ``lightgbm_params`` for MCGrad before LightGBM sees them: names it knows, that MCGrad does
     not set, each parameter once, and values that LightGBM reads as given (:func:`check_lightgbm_value`).
 
@@ -226,12 +272,12 @@ def check_lightgbm_params(params: dict[str, Any]) -> None:
                 f"know and would ignore{hint}"
             )
         if key in reserved:
-            why = _RESERVED_WHY.get(reserved[key], f"which MCGrad controls; use the argument {reserved[key]}=")
-            raise ValueError(f"lightgbm_params must not set {key!r}, {why}")
+            why = _RESERVED_WHY.get(reserved[key], "which {owner} controls; use the argument {arg}=")
+            raise ValueError(f"lightgbm_params must not set {key!r}, " + why.format(owner=owner, arg=reserved[key]))
         if key in not_training:
             raise ValueError(
                 f"lightgbm_params must hold training parameters; got {key!r}, a LightGBM parameter of files, "
-                "tasks, prediction, evaluation or the network, which MCGrad does not pass on (it reads no files "
+                f"tasks, prediction, evaluation or the network, which {owner} does not pass on (it reads no files "
                 "for LightGBM)"
             )
         group = groups.get(key, frozenset((key,)))

@@ -10,10 +10,11 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from mcal._constraints import Interval
 from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm import check_float32_weight_range, check_monotone_constraints
 from mcal._optional import import_optional
-from mcal._validation import Interval, logit
+from mcal._validation import logit
 from mcal.dask._engine import DaskEngine
 from mcal.dask._inputs import (
     BlockSummary,

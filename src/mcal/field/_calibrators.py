@@ -16,8 +16,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mcal._binning import assign_bins, equal_frequency_edges, weighted_quantiles
+from mcal._constraints import Interval
 from mcal._optional import import_optional
-from mcal._validation import Interval, check_positive_ints, logit
+from mcal._validation import check_positive_ints, logit
 from mcal.field._network import NON_NEGATIVE, POSITIVE_INT, FieldNetwork, mlp, mlp_init, mlp_shapes
 from mcal.parametric import fit_logistic_map
 

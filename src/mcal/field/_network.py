@@ -18,10 +18,11 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator, check_state_array
+from mcal._constraints import Interval
 from mcal._features.field_inputs import feature_matrix
 from mcal._features.field_slots import FieldSlots, check_columns_param
 from mcal._optional import import_optional
-from mcal._validation import Interval, logit
+from mcal._validation import logit
 from mcal.field._per_field import FIELD_CONSTRAINTS
 from mcal.mcnet._training import balance_penalty
 

@@ -17,8 +17,9 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
 from mcal._base import BaseCalibrator
+from mcal._constraints import Interval
 from mcal._features.field_slots import FieldSlots, check_field_param
-from mcal._validation import Interval, check_y_prob, output_dtype, warn
+from mcal._validation import check_y_prob, output_dtype, warn
 from mcal.nonparametric import IsotonicCalibration
 
 

@@ -24,12 +24,13 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator
+from mcal._constraints import Interval
 from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
 from mcal._features.groups import GROUP_CONSTRAINTS, GroupInput, group_masks
 from mcal._lightgbm import booster_from_text, lightgbm_threads, tree_constraints
 from mcal._optional import import_optional
-from mcal._validation import Interval, check_real, logit, warn
+from mcal._validation import check_real, logit, warn
 from mcal.groups._hkrr import hkrr_multicalibrate, hkrr_replay, prediction_levels
 
 #: The objective= line of DFMC's LightGBM model text (LightGBM's "binary" objective with its default sigmoid).

@@ -14,6 +14,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from mcal._base import BaseCalibrator
+from mcal._constraints import Interval, StrOptions
 from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm import (
@@ -27,7 +28,7 @@ from mcal._lightgbm import (
     tree_constraints,
 )
 from mcal._progress import check_progress_param
-from mcal._validation import Interval, StrOptions, warn
+from mcal._validation import warn
 from mcal.mcgrad.engine import (
     LOG_LOSS,
     CompiledForests,

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from mcal._constraints import Interval, StrOptions
 from mcal._features.field_slots import check_columns_param, check_field_param
 from mcal._progress import check_progress_param
-from mcal._validation import Interval, StrOptions, check_positive_ints
+from mcal._validation import check_positive_ints
 
 
 def is_int(value: Any) -> bool:

@@ -6,8 +6,8 @@ import inspect
 import numbers
 from typing import Any, ClassVar
 
+from mcal._constraints import Interval, StrOptions
 from mcal._lightgbm import LightGBMParams
-from mcal._validation import Interval, StrOptions
 from mcal.mcgrad import MCGrad
 from mcal.mcgrad.engine import SquaredError, TweedieLoss
 from mcal.regression._base import RegressionCalibrator

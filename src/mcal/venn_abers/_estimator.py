@@ -10,7 +10,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.model_selection import StratifiedKFold
 
 from mcal._base import BaseCalibrator, check_state_array
-from mcal._validation import Interval, check_y_prob, output_dtype
+from mcal._constraints import Interval
+from mcal._validation import check_y_prob, output_dtype
 from mcal.venn_abers._core import csd_points, merge_bounds, venn_abers_bounds, venn_abers_fits
 
 #: Rounding allowed in a model file's fits: slopes of the same diagram computed from different corners.
