@@ -26,11 +26,9 @@ import joblib
 import numpy as np
 
 from mcal._constraints import Interval
-from mcal._lightgbm.model_text import booster_from_text
+from mcal._lightgbm.model_text import booster_from_text as booster_from_text  # re-exported: part of the boundary
 from mcal._optional import import_optional
 from mcal._validation import check_int
-
-__all__ = ["booster_from_text"]  # re-exported: the model-text check is part of the boundary
 
 #: LightGBM reads its integer parameters as int32 (larger values wrap around) and caps num_leaves at 131072.
 INT32_MAX = 2**31 - 1
@@ -325,11 +323,15 @@ def _finite(v: numbers.Real) -> bool:
         return False
 
 
+def _is_list(value: Any) -> bool:
+    """Whether LightGBM reads ``value`` as a list: a list, tuple or 1-D numpy array, joined with commas."""
+    return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
+
+
 def _items(value: Any) -> list[Any]:
-    """The items of a list, tuple or 1-D numpy array, which LightGBM joins with commas (``[value]`` for a single
-    value; a list inside a list stays one item, as ``interaction_constraints`` holds them)."""
-    is_list = isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
-    return list(value) if is_list else [value]
+    """The items of a list (:func:`_is_list`), or ``[value]`` for a single value (a list inside a list stays one
+    item, as ``interaction_constraints`` holds them)."""
+    return list(value) if _is_list(value) else [value]
 
 
 def forwarded(params: dict[str, Any] | None) -> dict[str, Any]:
@@ -341,8 +343,7 @@ def forwarded(params: dict[str, Any] | None) -> dict[str, Any]:
         big = isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) and abs(int(v)) > INT32_MAX
         return float(v) if big else v
 
-    return {k: [whole(v) for v in _items(value)] if _items(value) != [value] else whole(value)
-            for k, value in (params or {}).items()}  # fmt: skip
+    return {k: [whole(v) for v in value] if _is_list(value) else whole(value) for k, value in (params or {}).items()}
 
 
 def check_monotone_constraints(lightgbm_params: dict[str, Any] | None, encoder: Any) -> None:
