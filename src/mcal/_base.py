@@ -167,7 +167,7 @@ class BaseCalibrator(BaseEstimator):
     _extra_state_keys: ClassVar[tuple[str, ...]] = ()
     #: The rule of each parameter of ``__init__``, checked once by :meth:`fit` (and when a model is saved or
     #: loaded): an :class:`~mcal._constraints.Interval`, :class:`~mcal._constraints.StrOptions`, None, "boolean",
-    #: "random_state", a function ``check(name, value)``, or a list of which one must hold.
+    #: "random_state", "no_validation", a function ``check(name, value)``, or a list of which one must hold.
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
 
     # -- public API -------------------------------------------------------------------------------------
@@ -205,9 +205,9 @@ class BaseCalibrator(BaseEstimator):
             non-binary labels, a single class, mismatched lengths, empty input, negative or all-zero weights, or
             ``X`` given to a univariate calibrator.
         TypeError
-            If a parameter has the wrong type (see the class's Parameters), ``y_prob``, ``y`` or ``sample_weight`` is not array-like
-            (None, a string, or a scalar weight) or holds complex numbers, or ``X`` is not a table (a string, a dict,
-            a sparse matrix or an iterator).
+            If a parameter has the wrong type (see the class's Parameters), ``y_prob``, ``y`` or ``sample_weight``
+            is not array-like (None, a string, or a scalar weight) or holds complex numbers, or ``X`` is not a table
+            (a string, a dict, a sparse matrix or an iterator).
         """
         self._validate_params()
         p = check_y_prob(y_prob)
