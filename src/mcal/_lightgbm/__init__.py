@@ -226,10 +226,13 @@ def _reserved_names() -> dict[str, str]:
 
 class LightGBMParams:
     """The constraint of an estimator's ``lightgbm_params``: None or a dict that :func:`check_lightgbm_params`
-    accepts, with the names in ``reserved`` (name to the argument to use instead) refused too, for ``owner``."""
+    accepts for ``owner`` (the estimator named in its messages), with the names in ``reserved`` (name to the
+    argument to use instead) refused too, as set by the subclass ``reserved_by``."""
 
-    def __init__(self, owner: str = "MCGrad", reserved: dict[str, str] | None = None) -> None:
-        self.owner, self.reserved = owner, reserved or {}
+    def __init__(
+        self, owner: str = "MCGrad", reserved: dict[str, str] | None = None, reserved_by: str | None = None
+    ) -> None:
+        self.owner, self.reserved, self.reserved_by = owner, reserved or {}, reserved_by or owner
 
     def check(self, name: str, params: Any) -> None:
         if params is None:
@@ -239,7 +242,7 @@ class LightGBMParams:
         for key, argument in self.reserved.items():
             if key in params:
                 raise ValueError(
-                    f"{name} must not set {key!r}, which {self.owner} controls; use the argument {argument}="
+                    f"{name} must not set {key!r}, which {self.reserved_by} controls; use the argument {argument}="
                 )
         check_lightgbm_params(params, self.owner)
 

@@ -129,7 +129,9 @@ lightgbm_params, categorical_features, n_jobs, progress, random_state
         "tweedie_power": Interval(numbers.Real, 1, 2, closed="left"),
         **MCGrad._parameter_constraints,
         # the LightGBM parameter that loss and tweedie_power set
-        "lightgbm_params": LightGBMParams("RegressionMCGrad", {"tweedie_variance_power": "tweedie_power"}),
+        "lightgbm_params": LightGBMParams(
+            reserved={"tweedie_variance_power": "tweedie_power"}, reserved_by="RegressionMCGrad"
+        ),
     }
 
     def __init__(self, *, loss: str = "squared_error", tweedie_power: float = 1.5, **mcgrad_params: Any) -> None:
