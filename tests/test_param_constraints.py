@@ -78,6 +78,9 @@ def test_named_constraints_and_check_functions():
         check_param("flag", 1, "boolean")
     with pytest.raises(ValueError, match="^random_state must be None or a non-negative integer; got -1$"):
         check_param("random_state", -1, "random_state")
+    check_param("client", object(), "no_validation")  # judged where it is used
+    with pytest.raises(TypeError, match="^x must be None; got 1 of type int$"):
+        check_param("x", 1, None)
 
     def even(name, value):
         if value % 2:
