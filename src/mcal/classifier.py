@@ -15,7 +15,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from mcal._base import BaseCalibrator
-from mcal._validation import _as_1d, check_bool, check_real, check_sample_weight
+from mcal._validation import as_1d, check_bool, check_real, check_sample_weight
 
 
 class CalibratedClassifier(ClassifierMixin, BaseEstimator):
@@ -278,13 +278,13 @@ def _labels(y: ArrayLike, owner: str) -> NDArray:
             f"but the target y is None)"
         )
     if isinstance(y, (str, bytes)):
-        return _as_1d(y, "y")  # raises its TypeError
+        return as_1d(y, "y")  # raises its TypeError
     arr = y if isinstance(y, (pd.Series, pd.DataFrame)) else np.asarray(y)
     if arr.ndim == 2:  # a column vector: DataConversionWarning and ravel, as scikit-learn does
         arr = column_or_1d(arr, warn=True)
     if np.iscomplexobj(arr):
         raise ValueError(f"y must hold real numbers; got dtype {arr.dtype} (Complex data not supported)")
-    return _as_1d(arr, "y")
+    return as_1d(arr, "y")
 
 
 def _rows(X: Any, idx: NDArray[np.intp]) -> Any:

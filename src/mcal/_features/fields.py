@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from mcal._validation import _as_1d, warn
+from mcal._validation import as_1d, warn
 
 #: Code given to a value that was not seen at fit time.
 UNSEEN = -1
@@ -35,7 +35,7 @@ def extract_field(X: Any, field: str | int, n_samples: int) -> NDArray:
         if not isinstance(field, (int, np.integer)) or not 0 <= field < arr.shape[1]:
             raise ValueError(f"field must be a column index of the {arr.shape[1]}-column array X; got {field!r}")
         col = arr[:, field]
-    col = _as_1d(col, f"X[{field!r}]")
+    col = as_1d(col, f"X[{field!r}]")
     if col.shape[0] != n_samples:
         raise ValueError(f"X must have {n_samples} rows; got {col.shape[0]}")
     return col

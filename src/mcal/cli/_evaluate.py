@@ -247,13 +247,13 @@ def _plot(y, scores, w, path, outcome: str = "classification") -> None:
     import io
 
     from mcal._optional import import_optional
-    from mcal.plotting import _plain_text, plot_reliability_diagram
+    from mcal.plotting import plain_text, plot_reliability_diagram
 
     plt = import_optional("matplotlib.pyplot")
     fig, ax = plt.subplots(figsize=(6, 6))
     try:
         for name, p in scores.items():
-            plot_reliability_diagram(y, p, sample_weight=w, label=_plain_text(name), ax=ax, outcome=outcome)
+            plot_reliability_diagram(y, p, sample_weight=w, label=plain_text(name), ax=ax, outcome=outcome)
         buf = io.BytesIO()
         fig.savefig(buf, format=_plot_format(path), dpi=120)
     finally:

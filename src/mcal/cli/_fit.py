@@ -30,7 +30,7 @@ from mcal.cli._common import (
     split_names,
     write_table,
 )
-from mcal.mcnet._checks import torch_device
+from mcal.mcnet import torch_device
 
 #: Method parameters that an option of ``mcal fit`` sets, so ``--param`` must not: the model file records the
 #: columns of --field and --features for ``mcal predict``, --random-state is the one seed, and --device is checked

@@ -21,7 +21,7 @@ from mcal._features.field_inputs import feature_matrix
 from mcal._features.field_slots import FieldSlots, check_columns_param, check_field_param
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_random_state_param, check_real, logit
-from mcal.mcnet._training import balance_penalty
+from mcal.mcnet import balance_penalty
 
 
 def check_training_params(learning_rate: Any, max_iter: Any) -> None:

@@ -24,11 +24,11 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._features.encoder import FeatureEncoder
-from mcal._features.groups import GroupInput, group_masks
 from mcal._lightgbm_checks import booster_from_text, check_tree_params, lightgbm_threads
 from mcal._optional import import_optional
 from mcal._validation import check_bool, check_positive_int, check_random_state_param, check_real, logit, warn
 from mcal.groups._hkrr import hkrr_multicalibrate, hkrr_replay, prediction_levels
+from mcal.groups._inputs import GroupInput, group_masks
 
 #: The objective= line of DFMC's LightGBM model text (LightGBM's "binary" objective with its default sigmoid).
 _MODEL_OBJECTIVE = "binary sigmoid:1"
