@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from mcal._features.table import as_frame
 from mcal._validation import as_1d, warn
 
 #: Code given to a value that was not seen at fit time.
@@ -24,6 +25,7 @@ def extract_field(X: Any, field: str | int, n_samples: int) -> NDArray:
     """
     if X is None:
         raise ValueError(f"X must hold the field column {field!r}; got None")
+    X = as_frame(X)
     if isinstance(X, pd.DataFrame):
         if field not in X.columns:
             raise ValueError(f"X must have the field column {field!r}; got columns {list(X.columns)[:10]}")

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator, check_state_array
-from mcal._features.field_inputs import feature_matrix
+from mcal._features.field_inputs import feature_matrix, named_columns
 from mcal._features.field_slots import FieldSlots, check_columns_param, check_field_param
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_random_state_param, check_real, logit
@@ -284,6 +284,10 @@ class FieldNetwork(BaseCalibrator):
                 f"got {int(held.sum())} held-out row(s) of {n} (use validation_fraction=0 or more data)"
             )
         return held
+
+    def _feature_columns(self) -> list[Any] | None:
+        """The auxiliary features and the field, by name."""
+        return named_columns(self.field, self.auxiliary_features)
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         torch = import_optional("torch")

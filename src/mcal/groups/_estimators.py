@@ -211,6 +211,9 @@ class HKRR(GroupInput, BaseCalibrator):
         masks = group_masks(X, n_samples)
         return [np.flatnonzero(masks[:, g]) for g in range(masks.shape[1])]
 
+    def _column_names(self) -> list[str] | None:
+        return self.group_names_
+
     def _check_X_columns(self, X: Any) -> None:
         names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
         if self.groups == "columns" and self.group_names_ is not None and names != self.group_names_:
@@ -476,6 +479,9 @@ class DFMC(GroupInput, BaseCalibrator):
             features = self.encoder_.transform(X, n_extra_columns=1)
         features[:, -1] = logit(y_prob)
         return features
+
+    def _column_names(self) -> list[str] | None:
+        return None if self.encoder_ is None else self.encoder_.feature_names_in_
 
     def _check_X_columns(self, X: Any) -> None:
         if self.encoder_ is not None:  # the features of groups='columns', by position; generated segments by name

@@ -506,6 +506,12 @@ class MCGrad(BaseCalibrator):
             total += booster.feature_importance(importance_type="gain")
         return total
 
+    def _feature_columns(self) -> list[Any] | None:
+        """The columns of fit, by name."""
+        return (
+            [] if self.n_features_in_ == 0 else None if self.feature_names_in_ is None else list(self.feature_names_in_)
+        )
+
     def _set_feature_attrs(self) -> None:
         self.n_features_in_ = self.encoder_.n_features_in_
         self.feature_names_in_ = self.encoder_.feature_names_in_
