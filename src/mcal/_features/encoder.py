@@ -116,9 +116,9 @@ class FeatureEncoder:
     categorical_features : "from_dtype", None, or array-like of int, bool or str, default="from_dtype"
         Which columns are categorical, as in scikit-learn's ``HistGradientBoostingClassifier``:
 
-        - ``"from_dtype"``: pandas ``category`` and ``bool`` columns, Arrow dictionary columns, and
-          string/object columns (object columns holding only numbers count as numerical); numeric columns
-          are numerical. For a numeric
+        - ``"from_dtype"``: the kind :func:`mcal._features.table.column_kind` gives: ``category`` and ``bool``
+          columns, Arrow dictionary columns, and string/object columns (object columns holding only numbers
+          count as numerical) are categorical; numeric columns are numerical. For a numeric
           (not bool) ndarray every column is numerical. Columns of dates or durations (datetime64, timedelta64,
           or ``datetime``/``pd.Timestamp`` objects) are refused unless declared categorical (then each distinct
           value is a level): convert them to numbers to use them as numerical features.
