@@ -516,7 +516,7 @@ def check_class_labels(
         If empty, not 1-D, missing values, a label that is not a class, or class names whose number differs from
         ``n_classes``.
     """
-    arr = _as_1d(y, name)
+    arr = as_1d(y, name)
     missing = pd.isna(arr)
     if np.any(missing):
         raise ValueError(f"{name} must not contain missing values; got {int(np.sum(missing))}")

@@ -378,6 +378,13 @@ class FeatureEncoder:
         if d != self.n_features_in_:
             raise ValueError(f"X must have {self.n_features_in_} column(s), as at fit; got {d}")
 
+    def named_columns(self) -> list[str] | None:
+        """The columns of fit by name (what a model built on this encoder reads): ``[]`` for none, None for the
+        columns of an array, which have no names."""
+        if self.n_features_in_ == 0:
+            return []
+        return None if self.feature_names_in_ is None else list(self.feature_names_in_)
+
     def _label(self, j: int) -> str:
         names = getattr(self, "feature_names_in_", None)
         return repr(names[j]) if names is not None else f"{j}"

@@ -481,7 +481,7 @@ class DFMC(GroupInput, BaseCalibrator):
         return features
 
     def _column_names(self) -> list[str] | None:
-        return None if self.encoder_ is None else self.encoder_.feature_names_in_
+        return None if self.encoder_ is None else self.encoder_.named_columns()
 
     def _check_X_columns(self, X: Any) -> None:
         if self.encoder_ is not None:  # the features of groups='columns', by position; generated segments by name

@@ -507,10 +507,7 @@ class MCGrad(BaseCalibrator):
         return total
 
     def _feature_columns(self) -> list[Any] | None:
-        """The columns of fit, by name."""
-        return (
-            [] if self.n_features_in_ == 0 else None if self.feature_names_in_ is None else list(self.feature_names_in_)
-        )
+        return self.encoder_.named_columns()
 
     def _set_feature_attrs(self) -> None:
         self.n_features_in_ = self.encoder_.n_features_in_
