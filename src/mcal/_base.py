@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from mcal._constraints import check_params
+from mcal._features.table import as_frame
 from mcal._validation import (
     check_both_classes,
     check_consistent,
@@ -284,13 +285,34 @@ class BaseCalibrator(BaseEstimator):
             return None
         if X is None:
             return None
-        if isinstance(X, pd.Series):
-            X = X.to_frame()
+        X = as_frame(X)  # a polars or pyarrow table as a pandas DataFrame, with its column names
         check_X_type(X)
         n = X.shape[0] if hasattr(X, "shape") else len(X)
         if n != n_samples:
             raise ValueError(f"X must have {n_samples} rows (the length of y_prob); got {n}")
         return X
+
+    def feature_columns(self) -> list[Any] | None:
+        """The columns of ``X`` that :meth:`predict` reads, by the names kept from the table it was fitted on.
+
+        Returns
+        -------
+        columns : list of str, or None
+            ``[]`` for a calibrator that reads no column (a univariate one, MCGrad or MCNet fitted on the score
+            alone); None for one fitted on an array, whose columns have no names (the command line and
+            :func:`mcal.dask.predict` then cannot check the columns of ``X`` by name).
+
+        Raises
+        ------
+        NotFittedError
+            If the calibrator is not fitted.
+        """
+        self._check_fitted()
+        return self._feature_columns()
+
+    def _feature_columns(self) -> list[Any] | None:
+        """:meth:`feature_columns` of a fitted calibrator; each family that reads ``X`` says which columns it reads."""
+        return [] if not self.uses_features else None
 
     def _check_X_columns(self, X: Any) -> None:
         """Raise the ``ValueError`` :meth:`predict` raises for the columns of the DataFrame ``X`` (possibly without
@@ -435,25 +457,3 @@ class BaseCalibrator(BaseEstimator):
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
                 raise ValueError(f"model data field state.{k} must be a finite number; got {v!r}")
-
-
-def fitted_columns(model: BaseCalibrator) -> list[Any] | None:
-    """The columns of ``X`` a fitted calibrator reads, by the names it kept from the DataFrame it was fitted on.
-
-    ``[]`` for a calibrator that reads no column (a univariate one, MCGrad or MCNet fitted on the score alone);
-    None for one fitted on an array, whose columns have no names (the command line and :func:`mcal.dask.predict`
-    then cannot check the columns of ``X`` by name).
-    """
-    if not model.uses_features or getattr(model, "n_features_in_", None) == 0:
-        return []
-    encoder = getattr(model, "encoder_", None)
-    for names in (getattr(model, "feature_names_in_", None), getattr(encoder, "feature_names_in_", None),
-                  getattr(model, "group_names_", None), getattr(model, "segment_columns_", None)):  # fmt: skip
-        if names:
-            return list(names)
-    if "field" in model.get_params():  # its auxiliary features and its field (optional for MCNet)
-        field, auxiliary = model.field, list(getattr(model, "auxiliary_features", None) or [])
-        names = auxiliary + ([] if field is None else [field])
-        if all(isinstance(name, str) for name in names):
-            return names
-    return None

@@ -17,7 +17,8 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 
 from mcal._base import BaseCalibrator
 from mcal._constraints import Interval, check_params
-from mcal._validation import _as_1d, check_sample_weight
+from mcal._features.table import is_table, take_rows
+from mcal._validation import as_1d, check_sample_weight
 
 
 def _check_classifier(name: str, estimator: Any) -> None:
@@ -196,13 +197,13 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
                 idx, test_size=self.calibration_fraction, stratify=y01, random_state=self.random_state
             )
             kwargs = {} if w is None else {"sample_weight": w[fit_idx]}
-            self.estimator_ = clone(self.estimator).fit(_rows(X, fit_idx), y_arr[fit_idx], **kwargs)
+            self.estimator_ = clone(self.estimator).fit(take_rows(X, fit_idx), y_arr[fit_idx], **kwargs)
         if w is not None:
             self._check_weighted_classes(y01[cal_idx], w[cal_idx])
         cal.fit(
-            self._positive_proba(_rows(X, cal_idx)),
+            self._positive_proba(take_rows(X, cal_idx)),
             y01[cal_idx],
-            X=None if X_features is None else _rows(X_features, cal_idx),
+            X=None if X_features is None else take_rows(X_features, cal_idx),
             sample_weight=None if w is None else w[cal_idx],
         )
         self.calibrator_ = cal
@@ -292,19 +293,13 @@ def _labels(y: ArrayLike, owner: str) -> NDArray:
             f"but the target y is None)"
         )
     if isinstance(y, (str, bytes)):
-        return _as_1d(y, "y")  # raises its TypeError
+        return as_1d(y, "y")  # raises its TypeError
     arr = y if isinstance(y, (pd.Series, pd.DataFrame)) else np.asarray(y)
     if arr.ndim == 2:  # a column vector: DataConversionWarning and ravel, as scikit-learn does
         arr = column_or_1d(arr, warn=True)
     if np.iscomplexobj(arr):
         raise ValueError(f"y must hold real numbers; got dtype {arr.dtype} (Complex data not supported)")
-    return _as_1d(arr, "y")
-
-
-def _rows(X: Any, idx: NDArray[np.intp]) -> Any:
-    if hasattr(X, "iloc"):
-        return X.iloc[idx]
-    return X.tocsr()[idx] if scipy.sparse.issparse(X) else np.asarray(X)[idx]
+    return as_1d(arr, "y")
 
 
 def _calibrator_X(calibrator: BaseCalibrator, X: Any) -> Any:
@@ -316,4 +311,4 @@ def _calibrator_X(calibrator: BaseCalibrator, X: Any) -> Any:
             f"X must be dense (a DataFrame or an array) for {type(calibrator).__name__}, a calibrator "
             f"that uses features; got sparse {type(X).__name__}; pass X.toarray()"
         )
-    return X if hasattr(X, "iloc") else np.asarray(X)
+    return X if is_table(X) else np.asarray(X)

@@ -19,12 +19,12 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator, check_state_array
 from mcal._constraints import Interval
-from mcal._features.field_inputs import feature_matrix
+from mcal._features.field_inputs import feature_matrix, named_columns
 from mcal._features.field_slots import FieldSlots, check_columns_param
 from mcal._optional import import_optional
 from mcal._validation import logit
 from mcal.field._per_field import FIELD_CONSTRAINTS
-from mcal.mcnet._training import balance_penalty
+from mcal.mcnet import balance_penalty
 
 
 @contextlib.contextmanager
@@ -278,6 +278,10 @@ class FieldNetwork(BaseCalibrator):
                 f"got {int(held.sum())} held-out row(s) of {n} (use validation_fraction=0 or more data)"
             )
         return held
+
+    def _feature_columns(self) -> list[Any] | None:
+        """The auxiliary features and the field, by name."""
+        return named_columns(self.field, self.auxiliary_features)
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         torch = import_optional("torch")

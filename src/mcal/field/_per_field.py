@@ -18,6 +18,7 @@ from sklearn.base import clone
 
 from mcal._base import BaseCalibrator
 from mcal._constraints import Interval
+from mcal._features.field_inputs import named_columns
 from mcal._features.field_slots import FieldSlots, check_field_param
 from mcal._validation import check_y_prob, output_dtype, warn
 from mcal.nonparametric import IsotonicCalibration
@@ -150,6 +151,10 @@ class PerFieldCalibrator(BaseCalibrator):
         ]
         self.field_values_ = values
         self.field_slots_ = slots.slot_of_value
+
+    def _feature_columns(self) -> list[Any] | None:
+        """The field, by name (see :meth:`mcal.BaseCalibrator.feature_columns`)."""
+        return named_columns(self.field, None)
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         return self._per_slot(y_prob, X, lambda cal, p: (cal.predict(p),))[0]

@@ -27,11 +27,11 @@ from mcal._base import BaseCalibrator
 from mcal._constraints import Interval
 from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
-from mcal._features.groups import GROUP_CONSTRAINTS, GroupInput, group_masks
 from mcal._lightgbm import booster_from_text, lightgbm_threads, tree_constraints
 from mcal._optional import import_optional
 from mcal._validation import check_real, logit, warn
 from mcal.groups._hkrr import hkrr_multicalibrate, hkrr_replay, prediction_levels
+from mcal.groups._inputs import GROUP_CONSTRAINTS, GroupInput, group_masks
 
 #: The objective= line of DFMC's LightGBM model text (LightGBM's "binary" objective with its default sigmoid).
 _MODEL_OBJECTIVE = "binary sigmoid:1"
@@ -212,6 +212,9 @@ class HKRR(GroupInput, BaseCalibrator):
             self._check_X_columns(X)
         masks = group_masks(X, n_samples)
         return [np.flatnonzero(masks[:, g]) for g in range(masks.shape[1])]
+
+    def _column_names(self) -> list[str] | None:
+        return self.group_names_
 
     def _check_X_columns(self, X: Any) -> None:
         names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
@@ -473,6 +476,9 @@ class DFMC(GroupInput, BaseCalibrator):
             features = self.encoder_.transform(X, n_extra_columns=1)
         features[:, -1] = logit(y_prob)
         return features
+
+    def _column_names(self) -> list[str] | None:
+        return None if self.encoder_ is None else self.encoder_.named_columns()
 
     def _check_X_columns(self, X: Any) -> None:
         if self.encoder_ is not None:  # the features of groups='columns', by position; generated segments by name

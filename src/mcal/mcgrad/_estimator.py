@@ -492,6 +492,9 @@ class MCGrad(BaseCalibrator):
             total += booster.feature_importance(importance_type="gain")
         return total
 
+    def _feature_columns(self) -> list[Any] | None:
+        return self.encoder_.named_columns()
+
     def _set_feature_attrs(self) -> None:
         self.n_features_in_ = self.encoder_.n_features_in_
         self.feature_names_in_ = self.encoder_.feature_names_in_

@@ -12,7 +12,7 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._binning import assign_bins, equal_frequency_edges
-from mcal._features.field_inputs import feature_matrix, field_column
+from mcal._features.field_inputs import feature_matrix, field_column, named_columns
 from mcal._features.fields import UNSEEN, FieldVocabulary
 from mcal._optional import import_optional
 from mcal._validation import EPS, logit
@@ -545,6 +545,10 @@ class MCNet(BaseCalibrator):
                 f"on the CPU; got device={device!r}"
             )
         return self._checked_predict(y_prob, X, lambda p, X_: self._predict(p, X_, device=device))
+
+    def _feature_columns(self) -> list[Any] | None:
+        """The auxiliary features and the field, by name."""
+        return named_columns(self.field, self.auxiliary_features)
 
     def _predict(self, y_prob, X, device: str = "cpu") -> NDArray[np.float64]:
         n = y_prob.shape[0]

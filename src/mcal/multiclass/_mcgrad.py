@@ -311,6 +311,9 @@ min_sum_hessian_in_leaf
     def _check_X_columns(self, X: Any) -> None:
         self.encoder_.check_columns(X)
 
+    def _feature_columns(self) -> list[Any] | None:
+        return self.encoder_.named_columns()
+
     def _set_feature_attrs(self) -> None:
         self.n_features_in_ = self.encoder_.n_features_in_
         self.feature_names_in_ = self.encoder_.feature_names_in_

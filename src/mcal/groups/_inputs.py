@@ -10,6 +10,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from mcal._constraints import StrOptions
+from mcal._features.table import as_frame
 from mcal.segments import Segments, generate_segments
 
 #: Accepted settings of :func:`mcal.segments.generate_segments` for ``groups="generated"``.
@@ -18,6 +19,7 @@ _SEGMENT_PARAMS = frozenset(inspect.signature(generate_segments).parameters) - {
 
 def _as_table(X: Any, n_samples: int) -> tuple[NDArray, list[str]]:
     """``X`` as a 2-D array of objects or numbers and its column labels, with its row count checked."""
+    X = as_frame(X)
     if isinstance(X, pd.DataFrame):
         return X.to_numpy(), [str(c) for c in X.columns]
     arr = np.asarray(X)
@@ -73,6 +75,11 @@ GROUP_CONSTRAINTS = {"groups": StrOptions("columns", "generated"), "segment_para
 
 class GroupInput:
     """How ``X`` becomes groups for HKRR and DFMC: its columns, or segments generated from its features."""
+
+    def _feature_columns(self) -> list[Any] | None:
+        """The columns the generated segments read, or the group (HKRR) or feature (DFMC) columns, by name."""
+        names = self.segment_columns_ if self.groups == "generated" else self._column_names()
+        return None if names is None else list(names)
 
     def _check_param_relations(self) -> None:
         if self.segment_params is not None and self.groups != "generated":
