@@ -258,7 +258,7 @@ def test_evaluate_without_ci_has_no_interval_columns(scores_table, capsys):
 def test_evaluate_ci_bad_options_fail_with_a_message(scores_table, capsys, extra, message):
     from mcal.cli import main
 
-    assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y", *extra]) != 0
+    assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y", *extra]) == 2
     assert message in capsys.readouterr().err
 
 

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from mcal.cli._common import UsageError
+from mcal.cli._common import CLIError
 
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
@@ -80,13 +80,13 @@ class Gates:
 
         Raises
         ------
-        UsageError
+        CLIError
             Naming the metric and the option it needs.
         """
         for condition in conditions:
             needs = self.metrics[condition.metric][1]
             if needs is not None and getattr(args, needs.lstrip("-").replace("-", "_")) is None:
-                raise UsageError(f"--fail-if {str(condition)!r}: the metric {condition.metric} needs {needs}")
+                raise CLIError(f"--fail-if {str(condition)!r}: the metric {condition.metric} needs {needs}")
 
     def report(self, conditions: Iterable[Condition], rows: Iterable[tuple[str, Mapping[str, float]]]) -> int:
         """Check every condition on every row (a score column, a window), print each one that held on stderr.
