@@ -177,6 +177,14 @@ def ecce_sigma(
     return outcome_sigma(y, p, w, outcome)
 
 
+def ecce_in_sigmas(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
+) -> float:
+    """ECCE in units of its sigma, ``ecce / ecce_std`` (:func:`sigma_scale` of the two), without a warning."""
+    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight, outcome)
+    return sigma_scale(_ecce(y, p, w), outcome_sigma(y, p, w, outcome))
+
+
 def ecce_pvalue(
     y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
 ) -> float:

@@ -162,18 +162,23 @@ def segment_ecce(
     w: NDArray[np.float64],
     segments: Segments,
     outcome: str = "classification",
+    *,
+    variance_weight: NDArray[np.float64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float]:
     """Absolute ECCE, sigma and total weight of every segment, and the global ECCE, from one sort of the scores.
 
     Inputs are clean float64 arrays. Segments of zero weight get NaN ECCE and sigma. For ``outcome="regression"``
     sigma is the successive-differences estimate within the segment (:func:`successive_difference_sigmas`).
+    ``variance_weight`` replaces ``w ** 2`` in the variance terms ``w^2 p (1 - p)`` of a binary outcome: a
+    bootstrap resample that draws row ``i`` ``c_i`` times passes weights ``c w`` and variance weights ``c w^2``.
     """
     order = np.argsort(p, kind="stable")
     p_sorted, w_sorted = p[order], w[order]
     residuals = w_sorted * (y[order] - p_sorted)
     regression = outcome == "regression"
     raw = y[order] - p_sorted if regression else None
-    variance_terms = None if regression else w_sorted * w_sorted * p_sorted * (1.0 - p_sorted)
+    squared = w_sorted * w_sorted if variance_weight is None else variance_weight[order]
+    variance_terms = None if regression else squared * p_sorted * (1.0 - p_sorted)
     ties = p_sorted if np.any(p_sorted[1:] == p_sorted[:-1]) else None
     ranges, weight, sigma = np.zeros((3, segments.n_segments))
     workspace = np.empty(p.size)
@@ -192,10 +197,17 @@ def segment_ecce(
     return ecce, sigma, weight, global_ecce
 
 
-def _sigma_scale(ecce: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
+def sigma_scales(ecce: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``ecce / sigma`` elementwise; where sigma is 0, 0.0 if ECCE is 0 and ``inf`` otherwise; NaN where ECCE is."""
     with np.errstate(divide="ignore", invalid="ignore"):
         scaled = np.where(sigma > 0, ecce / sigma, np.where(ecce > 0, np.inf, 0.0))
     return np.where(np.isnan(ecce), np.nan, scaled)
+
+
+def largest_sigma_scale(ecce: NDArray[np.float64], sigma: NDArray[np.float64]) -> float:
+    """The MCE in sigmas of per-segment ECCE and sigma (NaN for empty segments): NaN when every segment is."""
+    scaled = sigma_scales(ecce, sigma)
+    return float(np.nanmax(scaled)) if not np.isnan(scaled).all() else float("nan")
 
 
 def _pvalues(ecce_sigma: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -354,7 +366,7 @@ def mce_result(
         If no segment has positive weight.
     """
     segs = segments
-    ecce_sigma = _sigma_scale(ecce, sigma)
+    ecce_sigma = sigma_scales(ecce, sigma)
     if np.isnan(ecce_sigma).all():
         raise ValueError("segments must include one with positive total sample weight; got none")
     pvalues = _pvalues(ecce_sigma)
@@ -386,10 +398,17 @@ def mce_result(
         mde=_MDE_SIGMAS * global_sigma,
         mde_relative=float(relative[1]),
         global_ecce=global_ecce,
-        global_ecce_sigma=float(_sigma_scale(np.array([global_ecce]), np.array([global_sigma]))[0]),
+        global_ecce_sigma=float(sigma_scales(np.array([global_ecce]), np.array([global_sigma]))[0]),
         sigma=global_sigma,
         minority_prevalence=minority,
         n_segments=segs.n_segments,
         capped=segs.capped,
         table=table,
     )
+
+
+def mce_in_sigmas(
+    y_true: ArrayLike, y_prob: ArrayLike, *, segments: Any, sample_weight: ArrayLike | None = None
+) -> float:
+    """:attr:`MCEResult.mce_sigma` of :func:`mce` on ``segments``, as one metric for :func:`mcal.metrics.bootstrap`."""
+    return mce(y_true, y_prob, segments=segments, sample_weight=sample_weight).mce_sigma
