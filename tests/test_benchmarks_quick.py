@@ -144,7 +144,7 @@ def test_prespecified_block_is_the_maximum_over_groups(bench, rng):
     y = (rng.random(n) < np.clip(p + 0.15 * groups["a"], 0, 1)).astype(int)
     out = bench["_evaluation"].prespecified_block(y, p, groups)
     ecce = [M.ecce(y[m], p[m]) for m in groups.values()]
-    ratio = [e / M.ecce_sigma(y[m], p[m]) for e, m in zip(ecce, groups.values(), strict=False)]
+    ratio = [e / M.ecce_std(y[m], p[m]) for e, m in zip(ecce, groups.values(), strict=False)]
     assert out["mce_sigma_p"] == pytest.approx(max(ratio), rel=1e-9)
     assert out["mce_abs_p"] == pytest.approx(max(ecce), rel=1e-9)
     assert out["max_smece_p"] == round(max(M.smece(y[m], p[m]) for m in groups.values()), 4)

@@ -467,8 +467,9 @@ def _chunked(values):
     return da.from_array(values, chunks=((0, 1000, 1500, 503, 1000),))
 
 
-@pytest.mark.parametrize("name", ["log_loss", "brier_score", "pcoc", "ecce", "ecce_sigma", "ecce_pvalue", "roc_auc",
-                                  "pr_auc"])  # fmt: skip
+@pytest.mark.filterwarnings("ignore:ecce_sigma returns ECCE / sigma:FutureWarning")
+@pytest.mark.parametrize("name", ["log_loss", "brier_score", "pcoc", "ecce", "ecce_sigma", "ecce_std", "ecce_pvalue",
+                                  "roc_auc", "pr_auc"])  # fmt: skip
 def test_distributed_metric_equals_local_metric(client, scored, name):
     from mcal.dask import metrics as dmetrics
 

@@ -1,13 +1,13 @@
 """Calibration and ranking metrics. Metrics never import estimators.
 
 All take ``(y_true, y_prob, *, sample_weight=None, ...)``; :func:`bootstrap` takes the metric first and gives an
-interval of any of them. ``ecce``, ``ecce_sigma``, ``ecce_pvalue``, ``mce`` and ``reliability_curve`` also take real
+interval of any of them. ``ecce``, ``ecce_sigma``, ``ecce_std``, ``ecce_pvalue``, ``mce`` and ``reliability_curve`` also take real
 outcomes and predictions with ``outcome="regression"``, and ``mse`` and ``mae`` take them only.
 """
 
 from mcal.metrics._binned import ReliabilityCurve, ece, reliability_curve
 from mcal.metrics._bootstrap import BootstrapResult, bootstrap
-from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma
+from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma, ecce_std
 from mcal.metrics._curves import (
     CumulativeCurve,
     ReliabilityIntervals,
@@ -36,6 +36,7 @@ __all__ = [
     "ecce",
     "ecce_pvalue",
     "ecce_sigma",
+    "ecce_std",
     "ece",
     "f_rce",
     "field_pcoc",

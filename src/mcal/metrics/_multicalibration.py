@@ -291,7 +291,7 @@ def mce(
     outcome : {"classification", "regression"}, default="classification"
         Binary labels with probabilities, or real outcomes with real-valued predictions (any finite numbers). For
         regression each segment's sigma is estimated from successive differences of its residuals in score order
-        (Guy et al. 2025, eq. 6; see :func:`mcal.metrics.ecce_sigma`), as the reference implementation does with
+        (Guy et al. 2025, eq. 6; see :func:`mcal.metrics.ecce_std`), as the reference implementation does with
         ``outcome_type="regression"``, and the relative scales (``mce_relative``, ``mde_relative``,
         ``minority_prevalence``) are NaN: there is no prevalence.
 

@@ -21,7 +21,7 @@ from scipy.special import xlogy
 
 from mcal._binning import uniform_bin_ids
 from mcal.metrics._binned import ece
-from mcal.metrics._cumulative import ecce, ecce_in_sigmas
+from mcal.metrics._cumulative import ecce, ecce_in_sigmas, ecce_sigma
 from mcal.metrics._field import encode_field, f_rce, pcoc
 from mcal.metrics._multicalibration import largest_sigma_scale, mce_in_sigmas, segment_ecce, sigma_scales
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
@@ -218,6 +218,7 @@ _RESAMPLED: dict[Any, Callable[[SortedRows, Counts], NDArray]] = {
     ece: partial(_ece, n_bins=10),
     ecce: _ecce,
     ecce_in_sigmas: _ecce_in_sigmas,
+    ecce_sigma: _ecce_in_sigmas,
     pcoc: _pcoc,
     f_rce: _f_rce,
 }
@@ -227,7 +228,7 @@ def resampled_metric(metric: Any, row_args: Mapping[str, Any]) -> Callable[[Sort
     """The form of ``metric`` on counts of resamples, or None when it has none (it is then called per resample).
 
     Known: :func:`log_loss`, :func:`brier_score`, :func:`roc_auc`, :func:`pr_auc`, :func:`ece` (uniform bins, also
-    as ``functools.partial(ece, n_bins=k)``), :func:`ecce`, ECCE in sigmas, :func:`pcoc`, :func:`f_rce` (with a
+    as ``functools.partial(ece, n_bins=k)``), :func:`ecce`, :func:`ecce_sigma`, :func:`pcoc`, :func:`f_rce` (with a
     ``field`` row argument) and the MCE in sigmas (with a ``segments`` row argument of boolean masks).
     """
     if isinstance(metric, partial) and metric.func is ece:

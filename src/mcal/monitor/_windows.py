@@ -12,7 +12,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri, xlogy
 
 from mcal._validation import check_consistent, check_metric_inputs, check_real
-from mcal.metrics import ecce, ecce_pvalue, ecce_sigma, mce
+from mcal.metrics import ecce, ecce_pvalue, ecce_std, mce
 from mcal.monitor._eprocess import N_ALTERNATIVES, log_evalues, log_likelihood_ratios
 from mcal.segments import Segments, generate_segments
 
@@ -176,7 +176,7 @@ def summarize_window(
     q = np.clip(p, _EPS64, 1.0 - _EPS64)
     loss = -(xlogy(y, q) + xlogy(1.0 - y, 1.0 - q))
     mean_loss = float(w @ loss) / total
-    sigma = ecce_sigma(y, p, sample_weight=w)
+    sigma = ecce_std(y, p, sample_weight=w)
     stat = ecce(y, p, sample_weight=w)
     row |= {
         "positive_rate": positives / total, "mean_score": predicted / total, "log_loss": mean_loss,
