@@ -312,14 +312,14 @@ def _resampling_case(rng, ties):
 def test_every_count_form_equals_its_metric_on_the_resampled_rows(rng, ties):
     from mcal.metrics import ecce, f_rce, pcoc, pr_auc
     from mcal.metrics._cumulative import ecce_in_sigmas
-    from mcal.metrics._multicalibration import mce_in_sigmas
+    from mcal.metrics._multicalibration import mce_sigma
     from mcal.metrics._resampled import SortedRows, resampled_metric
 
     y, p, w, field, masks = _resampling_case(rng, ties)
     rows = rng.integers(0, y.size, (5, y.size))
     cases = [(log_loss, {}), (brier_score, {}), (roc_auc, {}), (pr_auc, {}), (ece, {}), (partial(ece, n_bins=7), {}),
              (ecce, {}), (ecce_in_sigmas, {}), (pcoc, {}), (f_rce, {"field": field}),
-             (mce_in_sigmas, {"segments": masks})]  # fmt: skip
+             (mce_sigma, {"segments": masks})]  # fmt: skip
     for metric, args in cases:
         form = resampled_metric(metric, args)
         assert form is not None, metric

@@ -225,3 +225,21 @@ def test_monitor_json_holds_every_window_with_iso_starts_and_null_for_undefined(
     assert doc["alarm_window"] == expected.alarm_window.isoformat()
     assert [w["window_start"] for w in doc["windows"]][:2] == ["2024-01-01T00:00:00", "2024-01-02T00:00:00"]
     assert doc["windows"][0]["pcoc"] is None and doc["windows"][1]["pcoc"] == pytest.approx(expected.table["pcoc"][1])
+
+
+def test_monitor_gates_on_the_bootstrap_interval_of_the_mce(folder, capsys):
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--segments", "a",
+            "--n-resamples", "50", "--json"]  # fmt: skip
+    status, out, _ = run(argv, capsys)
+    import json
+
+    windows = json.loads(out)["windows"]
+    assert status == 0 and all(w["mce_sigma_low"] < w["mce_sigma_high"] for w in windows)
+    # calibrated days 1-4 against shifted days 5-8: a gate on the interval's lower end names only shifted days
+    threshold = max(w["mce_sigma_high"] for w in windows[:4])
+    status, _, err = run([*argv, "--fail-if", f"mce_sigma_low > {threshold}"], capsys)
+    held = [line for line in err.splitlines() if "held for window" in line]
+    assert status == 1 and held
+    assert all(any(f"2024-01-0{d}" in line for d in "5678") for line in held)
+    status, _, err = run([*argv[:-3], "--n-resamples", "1"], capsys)
+    assert status == 2 and "--n-resamples must be 0 (no bootstrap intervals) or an integer >= 2; got 1" in err

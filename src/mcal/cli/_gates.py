@@ -119,8 +119,9 @@ EVALUATE = Gates(
 #: window where the drift alarm fired on, else 0).
 MONITOR = Gates(
     {name: (name, None) for name in ("n_samples", "weight", "positive_rate", "mean_score", "log_loss", "log_loss_low",
-                                     "log_loss_high", "ecce", "ecce_sigma_scale", "ecce_pvalue", "pcoc", "pcoc_low",
-                                     "pcoc_high", "evalue", "alarm")}
-    | {"ecce_sigma": ("ecce_sigma_scale", None)}
-    | {name: (name, "--segments") for name in ("mce_sigma", "mce_pvalue")}
+                                     "log_loss_high", "ecce", "ecce_sigma_scale", "ecce_sigma_scale_low",
+                                     "ecce_sigma_scale_high", "ecce_pvalue", "pcoc", "pcoc_low", "pcoc_high", "evalue",
+                                     "alarm")}
+    | {f"ecce_sigma{end}": (f"ecce_sigma_scale{end}", None) for end in ("", "_low", "_high")}
+    | {name: (name, "--segments") for name in ("mce_sigma", "mce_sigma_low", "mce_sigma_high", "mce_pvalue")}
 )  # fmt: skip

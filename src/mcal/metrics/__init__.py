@@ -16,7 +16,7 @@ from mcal.metrics._curves import (
     wilson_interval,
 )
 from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
-from mcal.metrics._multicalibration import MCEResult, mce
+from mcal.metrics._multicalibration import MCEResult, mce, mce_sigma
 from mcal.metrics._regression import mae, mse
 from mcal.metrics._smooth import max_group_smece, smece
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
@@ -44,6 +44,7 @@ __all__ = [
     "mae",
     "max_group_smece",
     "mce",
+    "mce_sigma",
     "mse",
     "pcoc",
     "pr_auc",

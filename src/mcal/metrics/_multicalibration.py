@@ -407,8 +407,35 @@ def mce_result(
     )
 
 
-def mce_in_sigmas(
-    y_true: ArrayLike, y_prob: ArrayLike, *, segments: Any, sample_weight: ArrayLike | None = None
-) -> float:
-    """:attr:`MCEResult.mce_sigma` of :func:`mce` on ``segments``, as one metric for :func:`mcal.metrics.bootstrap`."""
+def mce_sigma(y_true: ArrayLike, y_prob: ArrayLike, *, segments: Any, sample_weight: ArrayLike | None = None) -> float:
+    """Multicalibration error in sigmas, :attr:`MCEResult.mce_sigma` of :func:`mce`, as a plain metric.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels.
+    y_prob : array-like of shape (n_samples,)
+        Probabilities in [0, 1].
+    segments : Segments or array-like of bool of shape (n_samples, n_segments)
+        The segments, as for :func:`mce`.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+
+    Returns
+    -------
+    mce_sigma : float
+        The largest ECCE / sigma over the segments (:func:`ecce_sigma` of each segment's rows).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`mce`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> groups = np.array([[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [0, 1]], dtype=bool)
+    >>> round(mce_sigma([0, 1, 0, 1, 1, 0], [0.2, 0.4, 0.5, 0.6, 0.7, 0.9], segments=groups), 4)
+    1.2247
+    """
     return mce(y_true, y_prob, segments=segments, sample_weight=sample_weight).mce_sigma

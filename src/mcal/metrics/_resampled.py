@@ -23,7 +23,7 @@ from mcal._binning import uniform_bin_ids
 from mcal.metrics._binned import ece
 from mcal.metrics._cumulative import ecce, ecce_in_sigmas, ecce_sigma
 from mcal.metrics._field import encode_field, f_rce, pcoc
-from mcal.metrics._multicalibration import largest_sigma_scale, mce_in_sigmas, segment_ecce, sigma_scales
+from mcal.metrics._multicalibration import largest_sigma_scale, mce_sigma, segment_ecce, sigma_scales
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 from mcal.segments import from_masks
 
@@ -233,7 +233,7 @@ def resampled_metric(metric: Any, row_args: Mapping[str, Any]) -> Callable[[Sort
     """
     if isinstance(metric, partial) and metric.func is ece:
         return _ece_partial(metric)
-    if metric is mce_in_sigmas:
+    if metric is mce_sigma:
         return _mce_sigma if set(row_args) == {"segments"} else None
     try:
         known = _RESAMPLED.get(metric)

@@ -15,7 +15,7 @@ from mcal.metrics._binned import ece
 from mcal.metrics._bootstrap import bootstrap, bootstrap_metrics
 from mcal.metrics._cumulative import ecce, ecce_in_sigmas, ecce_pvalue
 from mcal.metrics._field import f_rce, pcoc
-from mcal.metrics._multicalibration import mce, mce_in_sigmas
+from mcal.metrics._multicalibration import mce, mce_sigma
 from mcal.metrics._regression import mae, mse
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 from mcal.segments import Segments
@@ -138,7 +138,7 @@ def summary_intervals(
         metrics["f_rce"], row_args["field"] = (f_rce, ["field"]), field
     if segments is not None:
         masks = segments.to_masks() if isinstance(segments, Segments) else np.asarray(segments, dtype=bool)
-        metrics["mce_sigma"], row_args["segments"] = (mce_in_sigmas, ["segments"]), masks
+        metrics["mce_sigma"], row_args["segments"] = (mce_sigma, ["segments"]), masks
     rows = {}
     for name, p in y_probs.items():
         results = bootstrap_metrics(metrics, y_true, p, sample_weight=sample_weight, row_args=row_args,
