@@ -259,6 +259,17 @@ def test_bootstrap_coverage_quick_run_and_population_values():
     assert len(table) == 10 and table["coverage_percentile"].between(0, 1).all()
 
 
+def test_bootstrap_speed_quick_run_gives_the_intervals_of_one_call_per_resample():
+    sys.path.insert(0, str(BENCH))
+    try:
+        speed = importlib.import_module("bootstrap_speed")
+    finally:
+        sys.path.remove(str(BENCH))
+    table = speed.main(["--quick"])
+    assert len(table) == 1 and table["max_interval_diff"].iloc[0] < 1e-12
+    assert (table[["table_cpu_s", "evaluate_ci_cpu_s", "evaluate_ci_segments_cpu_s"]] > 0).all().all()
+
+
 @pytest.mark.slow
 def test_regression_benchmark_quick_mode_writes_both_implementations_on_every_data_set(tmp_path):
     pytest.importorskip(

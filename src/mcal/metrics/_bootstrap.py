@@ -112,6 +112,13 @@ def bootstrap(
     the interval; expand frequency weights with ``numpy.repeat`` to resample the copies. The estimate itself
     is the same either way, and scaling all weights leaves the interval unchanged.
 
+    A resample is the count of each row in it. mcal's metrics (:func:`log_loss`, :func:`brier_score`,
+    :func:`roc_auc`, :func:`pr_auc`, :func:`ece` with uniform bins, also as ``functools.partial(ece, n_bins=k)``,
+    :func:`ecce`, :func:`ecce_sigma`, :func:`pcoc`, :func:`f_rce` and :func:`mce_sigma`) are evaluated on a
+    block of resamples at once, as weighted sums over the rows sorted by score once; any other callable is called
+    on each resample's rows. Both see the same resamples and give the same values, to rounding; timings are in
+    ``benchmarks/results/bootstrap_speed.md``.
+
     ECE, ECCE and MCE are non-negative and biased upwards, and MCE is a maximum: their intervals describe the
     sampling variability of the statistic, and do not cover the true miscalibration of a calibrated model (0).
     The coverage of known values is measured in ``benchmarks/results/bootstrap_coverage.md``.
