@@ -210,17 +210,19 @@ def _ece_partial(metric: partial) -> Callable[[SortedRows, Counts], NDArray] | N
     return partial(_ece, n_bins=keywords.get("n_bins", 10))
 
 
-_RESAMPLED: dict[Any, Callable[[SortedRows, Counts], NDArray]] = {
-    log_loss: _mean_of(_row_log_loss),
-    brier_score: _mean_of(lambda rows: (rows.p - rows.y) ** 2),
-    roc_auc: _roc_auc,
-    pr_auc: _pr_auc,
-    ece: partial(_ece, n_bins=10),
-    ecce: _ecce,
-    ecce_in_sigmas: _ecce_in_sigmas,
-    ecce_sigma: _ecce_in_sigmas,
-    pcoc: _pcoc,
-    f_rce: _f_rce,
+#: Each metric with a form on counts, and the row arguments it takes.
+_RESAMPLED: dict[Any, tuple[Callable[[SortedRows, Counts], NDArray], set[str]]] = {
+    log_loss: (_mean_of(_row_log_loss), set()),
+    brier_score: (_mean_of(lambda rows: (rows.p - rows.y) ** 2), set()),
+    roc_auc: (_roc_auc, set()),
+    pr_auc: (_pr_auc, set()),
+    ece: (partial(_ece, n_bins=10), set()),
+    ecce: (_ecce, set()),
+    ecce_in_sigmas: (_ecce_in_sigmas, set()),
+    ecce_sigma: (_ecce_in_sigmas, set()),
+    pcoc: (_pcoc, set()),
+    f_rce: (_f_rce, {"field"}),
+    mce_sigma: (_mce_sigma, {"segments"}),
 }
 
 
@@ -229,15 +231,12 @@ def resampled_metric(metric: Any, row_args: Mapping[str, Any]) -> Callable[[Sort
 
     Known: :func:`log_loss`, :func:`brier_score`, :func:`roc_auc`, :func:`pr_auc`, :func:`ece` (uniform bins, also
     as ``functools.partial(ece, n_bins=k)``), :func:`ecce`, :func:`ecce_sigma`, :func:`pcoc`, :func:`f_rce` (with a
-    ``field`` row argument) and the MCE in sigmas (with a ``segments`` row argument of boolean masks).
+    ``field`` row argument) and :func:`mce_sigma` (with a ``segments`` row argument of boolean masks).
     """
     if isinstance(metric, partial) and metric.func is ece:
-        return _ece_partial(metric)
-    if metric is mce_sigma:
-        return _mce_sigma if set(row_args) == {"segments"} else None
+        return None if row_args else _ece_partial(metric)
     try:
-        known = _RESAMPLED.get(metric)
+        form, takes = _RESAMPLED.get(metric, (None, set()))
     except TypeError:  # an unhashable callable
         return None
-    expected = {"field"} if metric is f_rce else set()
-    return known if known is not None and set(row_args) == expected else None
+    return form if form is not None and set(row_args) == takes else None
