@@ -164,6 +164,7 @@ def segment_ecce(
     outcome: str = "classification",
     *,
     variance_weight: NDArray[np.float64] | None = None,
+    blocks: list[Any] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float]:
     """Absolute ECCE, sigma and total weight of every segment, and the global ECCE, from one sort of the scores.
 
@@ -171,6 +172,7 @@ def segment_ecce(
     sigma is the successive-differences estimate within the segment (:func:`successive_difference_sigmas`).
     ``variance_weight`` replaces ``w ** 2`` in the variance terms ``w^2 p (1 - p)`` of a binary outcome: a
     bootstrap resample that draws row ``i`` ``c_i`` times passes weights ``c w`` and variance weights ``c w^2``.
+    ``blocks`` are the segments' blocks for these scores (:func:`score_blocks`), reused across calls on them.
     """
     order = np.argsort(p, kind="stable")
     p_sorted, w_sorted = p[order], w[order]
@@ -182,7 +184,7 @@ def segment_ecce(
     ties = p_sorted if np.any(p_sorted[1:] == p_sorted[:-1]) else None
     ranges, weight, sigma = np.zeros((3, segments.n_segments))
     workspace = np.empty(p.size)
-    for block in segments._blocks(order):
+    for block in segments._blocks(order) if blocks is None else blocks:
         ranges[block.ids] = walk_ranges(residuals, ties, block.positions, block.starts, workspace)[block.group]
         weight[block.ids] = block.sums(w_sorted)[block.group]
         if regression:
@@ -195,6 +197,12 @@ def segment_ecce(
         sigma = np.where(positive, sigma if regression else sigma / weight, np.nan)
     global_ecce = float(walk_ranges(residuals, ties, None, np.zeros(1, dtype=np.intp), workspace)[0] / w.sum())
     return ecce, sigma, weight, global_ecce
+
+
+def score_blocks(segments: Segments, p: NDArray[np.float64]) -> list[Any]:
+    """The blocks of :func:`segment_ecce` for the scores ``p``, kept for repeated calls on them (bootstrap
+    resamples differ in weights only): sorting the memberships is most of the cost of one call."""
+    return list(segments._blocks(np.argsort(p, kind="stable")))
 
 
 def sigma_scales(ecce: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:

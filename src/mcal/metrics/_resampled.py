@@ -23,11 +23,14 @@ from mcal._binning import uniform_bin_ids
 from mcal.metrics._binned import ece
 from mcal.metrics._cumulative import ecce, ecce_in_sigmas, ecce_sigma
 from mcal.metrics._field import encode_field, f_rce, pcoc
-from mcal.metrics._multicalibration import largest_sigma_scale, mce_sigma, segment_ecce, sigma_scales
+from mcal.metrics._multicalibration import largest_sigma_scale, mce_sigma, score_blocks, segment_ecce, sigma_scales
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 from mcal.segments import from_masks
 
 _EPS64 = float(np.finfo(np.float64).eps)
+#: Segment memberships (rows summed over segments) up to which the MCE's sorted blocks are kept across resamples:
+#: about 160 MB of positions.
+_MAX_KEPT_MEMBERSHIPS = 20_000_000
 
 Counts = NDArray[np.float64]
 """Counts of shape (n_resamples, n_samples), the columns in score order."""
@@ -98,6 +101,12 @@ class SortedRows:
     def segments(self) -> Any:
         """The segments of the ``segments`` row argument (boolean masks), in score order."""
         return from_masks(self.row_args["segments"])
+
+    @cached_property
+    def segment_blocks(self) -> list[Any] | None:
+        """The segments' blocks for :func:`segment_ecce`, kept when their memberships fit in memory."""
+        fits = int(self.segments.sizes.sum()) <= _MAX_KEPT_MEMBERSHIPS
+        return score_blocks(self.segments, self.p) if fits else None
 
 
 def _totals(rows: SortedRows, c: Counts) -> NDArray[np.float64]:
@@ -198,7 +207,8 @@ def _mce_sigma(rows: SortedRows, c: Counts) -> NDArray[np.float64]:
     out = np.empty(c.shape[0])
     for b, counts in enumerate(c):
         ecce_k, sigma_k, _, _ = segment_ecce(rows.y, rows.p, counts * rows.w, rows.segments,
-                                             variance_weight=counts * rows.w * rows.w)  # fmt: skip
+                                             variance_weight=counts * rows.w * rows.w,
+                                             blocks=rows.segment_blocks)  # fmt: skip
         out[b] = largest_sigma_scale(ecce_k, sigma_k)
     return out
 
