@@ -138,10 +138,10 @@ MONITOR = Command(
     "calibration per time window, with an anytime-valid drift alarm",
     "Split the rows into time windows (--time-col, --window) and compute per window the log loss and PCOC\n"
     "with 95% intervals, ECCE in sigma and, with --segments, the multicalibration error (MCE), both with 95%\n"
-    "bootstrap intervals (--n-resamples). An e-process\n"
-    "tests whether the scores stay calibrated and raises the drift alarm when it reaches 1/alpha; its false-alarm\n"
-    "rate is at most alpha however many windows are looked at. -o writes an HTML page with a time series per\n"
-    "metric; --fail-if exits 1 when a condition holds in any window.\n\n"
+    "bootstrap intervals (--n-resamples). An e-process tests whether the scores stay calibrated and raises the\n"
+    "drift alarm when it reaches 1/alpha; its false-alarm rate is at most alpha however many windows are looked\n"
+    "at. -o writes an HTML page with a time series per metric; --fail-if exits 1 when a condition holds in any\n"
+    "window, and bad input exits 2.\n\n"
     "example: mcal monitor scores.parquet --score-col p --label-col y --time-col t --window 1D -o monitor.html\n"
     "         mcal monitor scores/ --score-col p --label-col y --time-col t --fail-if 'ecce_sigma > 3'\n"
     "         mcal monitor 'scores/*.parquet' --score-col p --label-col y --time-col t --scheduler tcp://host:8786",
