@@ -192,6 +192,7 @@ def smoothed_isotonic_knots(
     """
     keep = sample_weight > 0
     p, yy, w = y_prob[keep], y[keep], sample_weight[keep]
+    idx: NDArray[np.intp] | NDArray[np.float64]
     if strategy == "quantile":  # bin k is (edge_{k-1}, edge_k], every bin holds weight
         idx = assign_bins(p, equal_frequency_edges(p, w, n_bins))
     else:

@@ -165,7 +165,7 @@ def _sections(text: str, field: str) -> tuple[dict[str, str], list[dict[str, str
         if lines[i]:
             header[key] = value
         i += 1
-    trees = []
+    trees: list[dict[str, str]] = []
     while i < len(lines) and lines[i].startswith("Tree="):
         if lines[i] != f"Tree={len(trees)}":
             raise ValueError(
