@@ -376,7 +376,7 @@ def _sign(value: Any) -> str:
     """A monotone constraint as LightGBM reads it: ``"1"`` for 1 and 1.0 alike (its text ``"1.0"`` reads as 1), the
     text of anything else (``"True"``, which LightGBM would read as 0, and ``"0.9"`` are then refused)."""
     if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and value in (-1, 0, 1):
-        return str(math.trunc(value))
+        return str(int(float(value)))
     return str(value).strip()
 
 
