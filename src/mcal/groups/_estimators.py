@@ -25,8 +25,9 @@ from scipy.special import expit
 from mcal._base import BaseCalibrator
 from mcal._features.encoder import FeatureEncoder
 from mcal._features.groups import GroupInput, group_masks
-from mcal._lightgbm_checks import booster_from_text, check_tree_params, lightgbm_threads
+from mcal._lightgbm_checks import check_tree_params, lightgbm_threads
 from mcal._optional import import_optional
+from mcal._persistence import booster_from_text
 from mcal._validation import check_bool, check_positive_int, check_random_state_param, check_real, logit, warn
 from mcal.groups._hkrr import hkrr_multicalibrate, hkrr_replay, prediction_levels
 

@@ -14,12 +14,13 @@ from numpy.typing import NDArray
 
 from mcal._base import BaseCalibrator
 from mcal._features.encoder import FeatureEncoder
-from mcal._lightgbm_checks import booster_from_text, check_float32_weights, check_tree_params, lightgbm_threads
+from mcal._lightgbm_checks import check_float32_weights, check_tree_params, lightgbm_threads
 from mcal._lightgbm_params import (
     check_lightgbm_params,
     check_per_feature_params,
     lightgbm_errors_name_lightgbm_params,
 )
+from mcal._persistence import booster_from_text
 from mcal._progress import check_progress
 from mcal._validation import (
     check_bool,
