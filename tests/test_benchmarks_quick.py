@@ -349,3 +349,15 @@ def test_ctr_bootstrap_sums_equal_mcal_metrics_at_unit_weights(bench, rng):
     floor = stats.noise_floor(p, field, 400, 0)
     # labels drawn from p: the F-RCE is pure noise, far below that of p against labels 1.5 times as likely in "a"
     assert floor["mean"] < floor["q95"] < 100 * bench["_evaluation"].M.f_rce(y, p, field=field)
+
+
+def test_input_safety_forged_model_files_are_refused_or_loaded_as_expected(input_safety):
+    # benchmarks/model_file_safety.py on a thousandth of the trees: the compact forgery is refused by the count of
+    # trees per byte, the file as dense as LightGBM writes and the fitted model load
+    sys.path.insert(0, str(BENCH))
+    try:
+        files = importlib.import_module("model_file_safety").run(quick=True)
+    finally:
+        sys.path.remove(str(BENCH))
+    assert list(files["as_expected"]) == ["yes"] * 3, files[["case", "outcome", "detail"]].to_string()
+    assert "at least 200 bytes per tree; got 1200 trees in" in files["detail"].iloc[1]
