@@ -23,6 +23,40 @@ def test_import_loads_no_heavy_optional_dependency():
     assert out.strip() == "[]"
 
 
+_HEAVY = ("pandas", "sklearn", "scipy", "lightgbm", "torch", "numpy", "narwhals", "matplotlib", "dask")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import mcal",
+        "from mcal.cli import main; main(['--help'])",
+        "from mcal.cli import main; main(['--version'])",
+        "from mcal.cli import main; main(['fit', '--help'])",
+    ],
+    ids=["import", "help", "version", "fit-help"],
+)
+def test_import_and_help_load_neither_pandas_nor_scikit_learn(code):
+    # mcal --help and --version took 5 s when every command imported pandas, scipy and scikit-learn
+    probe = f"import sys\ntry:\n    {code}\nexcept SystemExit:\n    pass\n"
+    probe += f"print([m for m in {_HEAVY!r} if m in sys.modules], file=sys.stderr)"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert run.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_lazy_attributes_behave_as_imported_ones():
+    code = (
+        "import mcal\n"
+        "assert set(mcal.__all__) <= set(dir(mcal)), set(mcal.__all__) - set(dir(mcal))\n"
+        "from mcal import MCGrad, metrics, save\n"
+        "from mcal.mcgrad import MCGrad as owner\n"
+        "assert MCGrad is owner is mcal.MCGrad and metrics.mce is mcal.metrics.mce and save is mcal._persistence.save\n"
+        "try:\n    mcal.nope\nexcept AttributeError as exc:\n    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "module 'mcal' has no attribute 'nope'"
+
+
 @pytest.mark.parametrize("name", mcal.__all__ + [f"metrics.{n}" for n in mcal.metrics.__all__])
 def test_public_objects_have_numpydoc_docstrings(name):
     obj = mcal
