@@ -50,6 +50,8 @@ def make_X(kind: str | None, columns: list[str], data: dict[str, np.ndarray]):
 
 
 NET = {"random_state": 0}
+MCNET = {"field": "f", "n_bins": 5, "hidden_sizes": (8,), "embedding_dim": 2, "n_nodes": 10, "max_epochs": 2,
+         "batch_size": 128, **NET}  # fmt: skip
 #: NAME -> (method, parameters, X kind, X columns)
 MODELS: dict[str, tuple[str, dict, str | None, list[str]]] = {
     "platt": ("platt", {}, None, []),
@@ -78,38 +80,8 @@ MODELS: dict[str, tuple[str, dict, str | None, list[str]]] = {
         ["f", "x"],
     ),
     "adacalib": ("adacalib", {"field": "f", "max_iter": 10, "min_samples_per_field": 50, **NET}, "frame", ["f"]),
-    "mcnet": (
-        "mcnet",
-        {
-            "field": "f",
-            "n_bins": 5,
-            "hidden_sizes": (8,),
-            "embedding_dim": 2,
-            "n_nodes": 10,
-            "max_epochs": 2,
-            "batch_size": 128,
-            **NET,
-        },
-        "frame",
-        ["f"],
-    ),
-    "mcnet_aux": (
-        "mcnet",
-        {
-            "field": "f",
-            "auxiliary_features": ("x",),
-            "auxiliary_hidden_size": 4,
-            "n_bins": 5,
-            "hidden_sizes": (8,),
-            "embedding_dim": 2,
-            "n_nodes": 10,
-            "max_epochs": 2,
-            "batch_size": 128,
-            **NET,
-        },
-        "frame",
-        ["f", "x"],
-    ),
+    "mcnet": ("mcnet", MCNET, "frame", ["f"]),
+    "mcnet_aux": ("mcnet", {**MCNET, "auxiliary_features": ("x",), "auxiliary_hidden_size": 4}, "frame", ["f", "x"]),
     "hkrr": ("hkrr", {"random_state": 0}, "group", []),
     "dfmc": ("dfmc", {"n_estimators": 3, "n_jobs": 1, "random_state": 0}, "group", []),
 }
