@@ -361,3 +361,21 @@ def test_input_safety_forged_model_files_are_refused_or_loaded_as_expected(input
         sys.path.remove(str(BENCH))
     assert list(files["as_expected"]) == ["yes"] * 3, files[["case", "outcome", "detail"]].to_string()
     assert "at least 200 bytes per tree; got 1200 trees in" in files["detail"].iloc[1]
+
+
+def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
+    sys.path.insert(0, str(BENCH))
+    try:
+        bench = importlib.import_module("multiclass")
+    finally:
+        sys.path.remove(str(BENCH))
+    try:
+        bench.load("shoppers_visitor")
+    except bench.DataUnavailable as exc:
+        pytest.skip(f"the shared data are absent: {exc}")
+    means = bench.main(["--quick", "--data", "shoppers_visitor", "--out-dir", str(tmp_path)])
+    methods = set(means["method"])
+    assert {"base model", "Temperature", "Dirichlet (ODIR)", "MulticlassMCGrad", "binary MCGrad (one class)"} <= methods
+    scored = means[means["method"] != "binary MCGrad (one class)"]
+    assert scored["log_loss"].gt(0).all() and scored["worst_class_mce"].ge(0).all()
+    assert (tmp_path / "multiclass.md").read_text().count("| shoppers_visitor | lightgbm |") == 1 + len(methods)

@@ -91,8 +91,11 @@ _PER_FEATURE = ("feature_names", "monotone_constraints", "feature_infos")
 _UNUSED, _NUMERICAL, _CATEGORICAL = 0, 1, 2  # what a feature_infos entry says of its feature
 
 
-def booster_from_text(text: str, field: str, objective: str, categorical: list[bool] | None = None) -> Any:
-    """A ``lightgbm.Booster`` of one binary or regression model from ``Booster.model_to_string`` text.
+def booster_from_text(
+    text: str, field: str, objective: str, categorical: list[bool] | None = None, *, n_classes: int = 1
+) -> Any:
+    """A ``lightgbm.Booster`` of one binary, regression or (``n_classes > 1``) multiclass model from
+    ``Booster.model_to_string`` text.
 
     Parameters
     ----------
@@ -105,6 +108,8 @@ def booster_from_text(text: str, field: str, objective: str, categorical: list[b
     categorical : list of bool or None, default=None
         Which features the model must treat as categorical (the others as numerical), as the encoder that
         feeds it does; features that the model never uses may be either. None checks nothing of the kind.
+    n_classes : int, default=1
+        Outputs of the model: 1, or the classes of a multiclass model (``num_class`` and trees per iteration).
 
     Returns
     -------
@@ -130,7 +135,7 @@ def booster_from_text(text: str, field: str, objective: str, categorical: list[b
     check_text_density(text, field)
     lines = _Lines(text)
     header, (drop_start, drop_end) = _read_header(lines, field)
-    kinds = _check_header(header, field, objective)
+    kinds = _check_header(header, field, objective, n_classes)
     n_trees = _read_trees(lines, field, kinds)
     if len(header["tree_sizes"].split()) != n_trees:
         raise _header_error(field, header, "tree_sizes", f"{n_trees} sizes, one per tree")
@@ -277,11 +282,14 @@ def _header_error(field: str, header: dict[str, str], key: str, rule: str) -> Va
     )
 
 
-def _check_header(header: dict[str, str], field: str, objective: str) -> np.ndarray:
+def _check_header(header: dict[str, str], field: str, objective: str, n_classes: int = 1) -> np.ndarray:
     """Raise ValueError unless every header line holds what LightGBM 4 writes (the count of ``tree_sizes`` is
     checked once the trees are read); return what each feature is (``_UNUSED``, ``_NUMERICAL`` or
     ``_CATEGORICAL``)."""
     rules = {**_HEADER, "objective": (re.compile(re.escape(objective)), repr(objective))}
+    if n_classes > 1:
+        outputs = (re.compile(str(n_classes)), f"{n_classes} (one output per class)")
+        rules.update(num_class=outputs, num_tree_per_iteration=outputs)
     for key, (pattern, rule) in rules.items():
         value = header.get(key)
         if (value is None and key not in _OPTIONAL_HEADER) or (value is not None and not pattern.fullmatch(value)):
