@@ -272,10 +272,11 @@ def _model_files_section(files: pd.DataFrame) -> str:
         "imports = that peak less what it held after importing mcal and LightGBM. A text with more trees or leaves "
         "per byte than LightGBM writes (at least 200 bytes a tree, 20 a leaf) is refused before anything is parsed; "
         "otherwise the trees are checked one at a time, so memory and time grow with the file's size alone.\n\n"
-        "Before this check (commit 3696166, same machine and forge), the 1.2M compact one-leaf trees (86.5 MB) "
-        "loaded in 136.7 s with a peak of 2284 MB, and 375k one-leaf trees as LightGBM writes them (93.6 MB), "
-        "parsed as that commit parses them, in 76.5 s with a peak of 1777 MB (issue #18 measured 61 s and 2.65 GB for a 104 MB file elsewhere).\n\n"
-        + md_table(table)
+        "Before this change (the loader of commit 3696166, measured the same way on the same files): the 1.2M "
+        "compact one-leaf trees (82.5 MB) loaded in 253.6 s with a peak of 2285 MB (2096 MB above imports), and "
+        "the 420k one-leaf trees as LightGBM writes them (100.0 MB) in 104.4 s with a peak of 1968 MB (1779 MB "
+        "above imports). MB = 2^20 bytes; other work shared the machine's 2 cores during both runs, so the seconds "
+        "are slow; issue #18 measured 61 s and 2.65 GB for a 104 MB file elsewhere.\n\n" + md_table(table)
     )
 
 
