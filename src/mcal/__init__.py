@@ -5,15 +5,10 @@ Every calibrator follows one interface: ``fit(y_prob, y, *, X=None, sample_weigh
 (:func:`save`, :func:`load`), never pickle.
 """
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from mcal._optional import lazy_attributes
-
-try:
-    __version__ = version("mcal")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without installation
-    __version__ = "0.0.0+unknown"
+from mcal._version import __version__
 
 # Imported on first use (``mcal.MCGrad``, ``from mcal import MCGrad``), so that ``import mcal`` and ``mcal --help``
 # load neither scikit-learn, pandas nor scipy.

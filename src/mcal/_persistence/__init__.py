@@ -1,5 +1,5 @@
-"""Model files: versioned JSON with a SHA-256 digest of its content, plus safetensors for network weights; the
-check of LightGBM model text read from them; and the atomic writes every output file of mcal goes through.
+"""Model files: versioned JSON with a SHA-256 digest of its content, plus safetensors for network weights; and the
+atomic writes every output file of mcal goes through.
 
 The atomic writes are imported at once, the rest on first use (they need scikit-learn and pandas)."""
 
@@ -10,14 +10,12 @@ from mcal._persistence.atomic import atomic_write_bytes, check_output_path
 
 if TYPE_CHECKING:
     from mcal._persistence.files import load, save
-    from mcal._persistence.lightgbm_text import booster_from_text
 
-__all__ = ["atomic_write_bytes", "booster_from_text", "check_output_path", "load", "save"]
+__all__ = ["atomic_write_bytes", "check_output_path", "load", "save"]
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
-        "booster_from_text": "mcal._persistence.lightgbm_text",
         "load": "mcal._persistence.files",
         "save": "mcal._persistence.files",
     },

@@ -30,6 +30,7 @@ from mcal.cli._common import (
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import pandas as pd
 
+
 #: Worst segments printed per score column.
 _N_WORST = 10
 #: Bootstrap resamples of --ci unless --n-resamples is given.
@@ -95,7 +96,7 @@ def segment_features(df, args) -> pd.DataFrame | None:
     """The columns of ``--segments`` (None without it) of ``df``, dates and durations as text."""
     import pandas as pd
 
-    from mcal._features.encoder import temporal_kind
+    from mcal._features.table import temporal_kind
 
     names = split_names(args.segments, "--segments")
     declared = split_names(args.categorical, "--categorical")
@@ -117,7 +118,7 @@ def segment_features(df, args) -> pd.DataFrame | None:
 def _segments(df, args):
     """The segments of ``--segments`` (None without it), from the columns of ``df``, with the columns named by
     ``--categorical`` categorical and the others of the kind their dtype gives (dates and durations as text)."""
-    from mcal._features.segment_codes import CATEGORICAL, feature_kind
+    from mcal._features.table import CATEGORICAL, column_kind
     from mcal.segments import generate_segments
 
     X = segment_features(df, args)
@@ -125,7 +126,7 @@ def _segments(df, args):
         return None
     names, declared = list(X.columns), split_names(args.categorical, "--categorical")
     # declared columns on top of those categorical from their dtype (a list alone would make the rest numerical)
-    categorical = [name for name in names if name in declared or feature_kind(X[name]) == CATEGORICAL]
+    categorical = [name for name in names if name in declared or column_kind(X[name]) == CATEGORICAL]
     return generate_segments(X, max_depth=3 if args.max_depth is None else args.max_depth,
                              categorical_features=categorical if declared else "from_dtype")  # fmt: skip
 
@@ -256,13 +257,13 @@ def _plot(y, scores, w, path, outcome: str = "classification") -> None:
     import io
 
     from mcal._optional import import_optional
-    from mcal.plotting import _plain_text, plot_reliability_diagram
+    from mcal.plotting import plain_text, plot_reliability_diagram
 
     plt = import_optional("matplotlib.pyplot")
     fig, ax = plt.subplots(figsize=(6, 6))
     try:
         for name, p in scores.items():
-            plot_reliability_diagram(y, p, sample_weight=w, label=_plain_text(name), ax=ax, outcome=outcome)
+            plot_reliability_diagram(y, p, sample_weight=w, label=plain_text(name), ax=ax, outcome=outcome)
         buf = io.BytesIO()
         fig.savefig(buf, format=_plot_format(path), dpi=120)
     finally:

@@ -29,6 +29,7 @@ from mcal.cli._common import (
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import pandas as pd
 
+
 #: Method parameters that an option of ``mcal fit`` sets, so ``--param`` must not: the model file records the
 #: columns of --field and --features for ``mcal predict``, --random-state is the one seed, and --device is checked
 #: before any data is read.
@@ -73,7 +74,7 @@ def _device_methods() -> list[str]:
 def check_device_option(device: str) -> None:
     """Refuse a ``--device`` that is not 'cpu', 'cuda' or 'cuda:N', or that torch cannot use on this machine, with
     a message naming the option (a ValueError, reported as ``mcal: error: --device must ...``)."""
-    from mcal.mcnet._checks import torch_device
+    from mcal.mcnet import torch_device
 
     torch_device(import_optional("torch"), "--device", device)
 
@@ -291,14 +292,12 @@ def _configure_predict(parser) -> None:
 def _named_columns(model, meta: dict) -> tuple[list[str], str] | None:
     """The columns of DATA a model reads, by name, and how it came by them: recorded by ``mcal fit``, or kept by
     the model from the DataFrame it was fitted on in Python. None for a model fitted on an array."""
-    from mcal._base import fitted_columns
-
     if "features" in meta:
         features, field = list(meta["features"] or []), meta.get("field")
         return features + (
             [field] if field and field not in features else []
         ), "the model was fitted with --features/--field; its column"
-    names = fitted_columns(model)
+    names = model.feature_columns()
     return None if names is None else (names, "the model was fitted on a DataFrame with the column")
 
 

@@ -1,6 +1,6 @@
-"""LightGBM model text read from a model file: checked before LightGBM parses it.
+"""LightGBM model text read from a model file, checked before LightGBM parses it.
 
-LightGBM (4.7) trusts the model text it is given. A tree whose text is longer or shorter than the header's
+LightGBM (4) trusts the model text it is given. A tree whose text is longer or shorter than the header's
 ``tree_sizes`` says aborts the process (the trees are parsed in OpenMP threads, whose errors end in
 ``std::terminate``); a tree line without ``=`` makes its parser read past the end of the text; child
 indices, split features or category boundaries out of range make ``predict`` read out of bounds or never
