@@ -125,6 +125,7 @@ def check_params(est: Any) -> None:
         check_positive_int("n_threads", est.n_threads)
     check_progress(est.progress)
     check_choice("inference", est.inference, ("exact", "compiled"))
+    check_choice("bin_joins", est.bin_joins, ("continuous", "raised"))
     check_device("device", est.device)
     if est.n_processes > 1 and (est.alpha > 0 or est.device != "cpu"):
         raise ValueError(
