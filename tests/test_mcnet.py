@@ -477,6 +477,7 @@ def test_without_a_held_out_part_every_step_of_the_budget_is_run(log_data):
         ({"random_state": -1}, "random_state", "None or a non-negative integer"),
         ({"n_threads": 0}, "n_threads", "a positive integer"),
         ({"inference": "fast"}, "inference", "'exact' or 'compiled'"),
+        ({"bin_joins": "free"}, "bin_joins", "'continuous' or 'raised'"),
         ({"device": "gpu0"}, "device", "'cpu', 'cuda' or 'cuda:N'"),
         ({"device": "cuda:-1"}, "device", "'cpu', 'cuda' or 'cuda:N'"),
     ],
