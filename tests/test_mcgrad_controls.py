@@ -1,6 +1,7 @@
 """Tests of MCGrad's training controls: eval_set, early_stopping_metric, staged_predict, max_time."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.special import expit
 
@@ -219,3 +220,92 @@ def test_the_score_alone_takes_an_eval_set_without_features():
     model = MCGrad(**FAST).fit(p[:3000], y[:3000], eval_set=(p[3000:], y[3000:], None))
     assert model.n_rounds_ >= 1
     assert log_loss(y[3000:], model.predict(p[3000:])) < log_loss(y[3000:], p[3000:])
+
+
+def test_the_learning_curve_draws_each_rounds_loss_and_metric(data):
+    from matplotlib.figure import Figure
+
+    from mcal.plotting import plot_learning_curve
+
+    (X, p, y), (Xv, pv, yv), _ = data
+    model = MCGrad(**{**FAST, "early_stopping_metric": "mce"}).fit(p, y, X=X, eval_set=(pv, yv, Xv))
+    ax = Figure().add_subplot()
+    assert plot_learning_curve(model, ax=ax) is ax
+    loss_line = ax.get_lines()[0]
+    np.testing.assert_array_equal(loss_line.get_ydata(), model.validation_losses_)
+    np.testing.assert_array_equal(ax.get_lines()[1].get_xdata(), [model.n_rounds_, model.n_rounds_])
+    (twin,) = [a for a in ax.figure.axes if a is not ax]
+    np.testing.assert_array_equal(twin.get_lines()[0].get_ydata(), model.validation_scores_)
+    with pytest.raises(ValueError, match="model must be a fitted MCGrad with validation values"):
+        plot_learning_curve(MCGrad(**{**FAST, "early_stopping": None}).fit(p, y, X=X))
+
+
+# -- tune_mcgrad -------------------------------------------------------------------------------------------------
+SPACE = {"learning_rate": [0.05, 0.2, 0.5], "max_leaves": [2, 5, 8], "n_estimators": [10, 20]}
+FIXED = {"min_child_samples": 20, "max_rounds": 3, "n_jobs": 1}
+
+
+@pytest.fixture(scope="module")
+def tuned():
+    X, p, y = segment_data(9000, seed=6)
+    kwargs = dict(X=X, n_trials=5, param_distributions=SPACE, mcgrad_params=FIXED, random_state=0)
+    return (X, p, y), kwargs, mcal.tune_mcgrad(p, y, **kwargs)
+
+
+def test_tune_mcgrad_halves_the_candidates_and_returns_the_best_of_the_last_rung(tuned):
+    (X, p, y), _, result = tuned
+    trials = result.trials
+    # 9,000 rows hold out 1,800; 7,200 training rows allow one rung below all of them (2,400 rows, >= 1,000).
+    assert trials.groupby("rung")["candidate"].nunique().tolist() == [5, 2]
+    assert trials.groupby("rung")["n_rows"].unique().map(list).tolist() == [[2400], [7200]]
+    first = trials[trials["rung"] == 0].sort_values("log_loss")
+    last = trials[trials["rung"] == 1]
+    assert sorted(last["candidate"]) == sorted(first["candidate"][:2])  # the best third, rounded up
+    best = last.sort_values("log_loss").iloc[0]
+    assert result.best_params == {k: best[k] for k in SPACE}
+    assert first[first["candidate"] == 0][list(SPACE)].to_dict("records")[0] == {
+        k: MCGrad().get_params()[k] for k in SPACE
+    }  # candidate 0 is the defaults
+    refit = MCGrad(**FIXED, **result.best_params, random_state=0).fit(p, y, X=X)
+    np.testing.assert_array_equal(result.model.predict(p, X=X), refit.predict(p, X=X))
+
+
+def test_tune_mcgrad_is_reproducible_under_random_state(tuned):
+    (_, p, y), kwargs, result = tuned
+    again = mcal.tune_mcgrad(p, y, **kwargs)
+    pd.testing.assert_frame_equal(
+        again.trials.drop(columns="fit_s"), result.trials.drop(columns="fit_s"), check_exact=True
+    )
+    other = mcal.tune_mcgrad(p, y, **{**kwargs, "random_state": 1})
+    assert not other.trials.drop(columns="fit_s").equals(result.trials.drop(columns="fit_s"))
+
+
+def test_tune_mcgrad_scores_on_rows_it_never_trains_on(tuned, monkeypatch):
+    (_, p, y), kwargs, _ = tuned
+    seen = []
+    fit = MCGrad.fit
+
+    def spy(self, y_prob, y, *, X=None, sample_weight=None, eval_set=None):
+        seen.append(set(X.index))
+        return fit(self, y_prob, y, X=X, sample_weight=sample_weight, eval_set=eval_set)
+
+    monkeypatch.setattr(MCGrad, "fit", spy)
+    mcal.tune_mcgrad(p, y, **{**kwargs, "n_trials": 2})
+    trained = set().union(*seen[:-1])  # the last fit is the refit on all rows
+    assert len(trained) == 7200 and len(seen[-1]) == 9000
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"n_trials": 0}, ValueError, "n_trials must be a positive integer"),
+        ({"factor": 1}, ValueError, "factor must be an integer >= 2"),
+        ({"validation_fraction": 1.0}, ValueError, "validation_fraction must be a number in"),
+        ({"mcgrad_params": {"learning_rate": 0.1}}, ValueError, r"mcgrad_params must not set .*learning_rate"),
+        ({"param_distributions": {"max_leaves": [2.5]}}, TypeError, "max_leaves"),
+    ],
+)
+def test_tune_mcgrad_rejects_bad_arguments_naming_them(kwargs, error, match):
+    X, p, y = segment_data(3000, seed=7)
+    with pytest.raises(error, match=match):
+        mcal.tune_mcgrad(p, y, X=X, **{"param_distributions": SPACE, "n_trials": 2, **kwargs})

@@ -14,7 +14,7 @@ from mcal._validation import EPS, CalibrationWarning
 from mcal.classifier import CalibratedClassifier
 from mcal.field import AdaCalib, NeuCalib, PerFieldCalibrator
 from mcal.groups import DFMC, HKRR
-from mcal.mcgrad import MCGrad
+from mcal.mcgrad import MCGrad, tune_mcgrad
 from mcal.mcnet import MCNet
 from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
 from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
@@ -54,4 +54,5 @@ __all__ = [
     "regression",
     "save",
     "segments",
+    "tune_mcgrad",
 ]
