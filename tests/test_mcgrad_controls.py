@@ -309,3 +309,64 @@ def test_tune_mcgrad_rejects_bad_arguments_naming_them(kwargs, error, match):
     X, p, y = segment_data(3000, seed=7)
     with pytest.raises(error, match=match):
         mcal.tune_mcgrad(p, y, X=X, **{"param_distributions": SPACE, "n_trials": 2, **kwargs})
+
+
+# -- rescale_input -----------------------------------------------------------------------------------------------
+def overconfident(n, seed):
+    """Scores whose logit is three times the true one: most below 0.01 or above 0.99."""
+    rng = np.random.default_rng(seed)
+    true_logit = rng.normal(0.0, 2.5, n)
+    y = (rng.random(n) < expit(true_logit)).astype(float)
+    return expit(3.0 * true_logit), y
+
+
+def test_the_input_factor_minimises_the_log_loss_of_the_rescaled_clipped_logit():
+    from scipy.optimize import minimize_scalar
+    from scipy.special import logit
+
+    p, y = overconfident(4000, 0)
+    model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, y)
+    z = np.clip(logit(np.clip(p, mcal.EPS, 1 - mcal.EPS)), -10, 10)
+    best = minimize_scalar(
+        lambda t: log_loss(y, expit(t * z)), bounds=(0.01, 3), method="bounded", options={"xatol": 1e-9}
+    )
+    assert model.input_factor_ == pytest.approx(best.x, abs=1e-6)
+    assert 0.2 < model.input_factor_ < 0.5  # the scores are three times too confident
+
+
+def test_without_rescale_input_the_input_factor_is_one_and_the_rounds_start_from_the_input(data):
+    (X, p, y), _, _ = data
+    params = {**FAST, "early_stopping": None, "max_rounds": 2}
+    plain = MCGrad(**params, rescale_input=False).fit(p, y, X=X)
+    no_rescale = MCGrad(**params, rescale=False).fit(p, y, X=X)
+    assert plain.input_factor_ == no_rescale.input_factor_ == 1.0
+    assert MCGrad(**params).fit(p, y, X=X).input_factor_ != 1.0
+
+
+def test_an_old_model_file_without_input_factor_predicts_from_the_input(data):
+    (X, p, y), (Xv, pv, _), _ = data
+    model = MCGrad(**FAST, rescale_input=False).fit(p, y, X=X)
+    stored = model.to_dict()
+    del stored["state"]["input_factor"]
+    np.testing.assert_array_equal(MCGrad.from_dict(stored).predict(pv, X=Xv), model.predict(pv, X=Xv))
+    with pytest.raises(ValueError, match="state.input_factor must be a number in"):
+        MCGrad.from_dict({**model.to_dict(), "state": {**model.to_dict()["state"], "input_factor": -1.0}})
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_on_over_confident_scores_mcgrad_is_no_worse_than_temperature_scaling(seed):
+    p, y = overconfident(12000, seed)
+    rng = np.random.default_rng(seed)
+    field = pd.DataFrame({"field": pd.Categorical(rng.choice(list("abcd"), p.size))})  # unrelated to the labels
+    fit, test = slice(0, 6000), slice(6000, None)
+    params = {**FAST, "max_rounds": 20, "learning_rate": 0.05}
+    with_step = MCGrad(**params).fit(p[fit], y[fit], X=field[fit])
+    without = MCGrad(**params, rescale_input=False).fit(p[fit], y[fit], X=field[fit])
+    temperature = mcal.TemperatureScaling().fit(p[fit], y[fit])
+    held = {
+        name: log_loss(y[test], model.predict(p[test], X=field[test]))
+        for name, model in (("with", with_step), ("without", without))
+    }
+    reference = log_loss(y[test], temperature.predict(p[test]))
+    assert held["with"] <= reference + 0.002
+    assert held["without"] > held["with"]

@@ -70,7 +70,7 @@ _COL_WISE_FROM_ROWS = 500_000
 class MCGrad(BaseCalibrator):
     r"""MCGrad: multicalibration by recursive gradient boosting on the features and the score.
 
-    Starting from ``F_0 = logit(y_prob)``, each round ``t`` fits a LightGBM booster ``h_t`` on the
+    Starting from ``F_0 = theta_0 logit(y_prob)``, each round ``t`` fits a LightGBM booster ``h_t`` on the
     features plus ``F_{t-1}`` as one more feature, with ``F_{t-1}`` as init score, then rescales
     ``F_t = theta_t (F_{t-1} + h_t)`` with the ``theta_t`` that minimises the weighted log loss. The number
     of rounds ``T`` is chosen by early stopping on held-out data (``T = 0`` returns the input unchanged),
@@ -104,6 +104,11 @@ class MCGrad(BaseCalibrator):
         ``early_stopping=None``, the only pass of rounds.
     rescale : bool, default=True
         Fit the rescaling factor ``theta_t`` of section 3.2; False keeps ``theta_t = 1``.
+    rescale_input : bool, default=True
+        Start round 1 by rescaling the input logit by the factor ``theta_0`` that minimises the log loss (a
+        global temperature, the step of section 3.2 applied to the input), so that one round can reach what
+        temperature scaling reaches; False (or ``rescale=False``) starts from the input as Algorithm 1 does.
+        Why: ``benchmarks/results/mcgrad_overconfident.md``.
     learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split
         LightGBM regularization of each round, defaults from section 4.1 of [1]_: learning_rate 0.02873,
         max_depth 5, min_child_samples 160, n_estimators 94 (trees per round), max_leaves 5 (LightGBM's
@@ -134,6 +139,8 @@ class MCGrad(BaseCalibrator):
         Number of rounds ``T`` of the fitted model (0: the model is the identity).
     rescale_factors_ : ndarray of shape (n_rounds_,)
         ``theta_t`` of each round.
+    input_factor_ : float
+        ``theta_0``, the factor of the input logit before round 1 (1.0 without rounds or ``rescale_input``).
     validation_losses_ : ndarray of shape (n_evaluated,)
         Weighted mean validation log loss after each evaluated round, index 0 being the input. Empty
         without validation (``early_stopping=None`` and no ``eval_set``, or ``max_rounds=0``).
@@ -212,7 +219,7 @@ class MCGrad(BaseCalibrator):
         "validation_losses_",
         "feature_importances_",
     )
-    _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder", "validation_scores")
+    _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder", "validation_scores", "input_factor")
 
     def __init__(
         self,
@@ -225,6 +232,7 @@ class MCGrad(BaseCalibrator):
         early_stopping_metric: str | Callable[..., float] = "log_loss",
         max_time: float | None = None,
         rescale: bool = True,
+        rescale_input: bool = True,
         learning_rate: float = 0.02873,
         max_depth: int = 5,
         min_child_samples: int = 160,
@@ -247,6 +255,7 @@ class MCGrad(BaseCalibrator):
         self.early_stopping_metric = early_stopping_metric
         self.max_time = max_time
         self.rescale = rescale
+        self.rescale_input = rescale_input
         self.learning_rate = learning_rate
         self.max_depth = max_depth
         self.min_child_samples = min_child_samples
@@ -270,6 +279,7 @@ class MCGrad(BaseCalibrator):
         check_choice("early_stopping", self.early_stopping, ("holdout", "kfold", None))
         check_real("validation_fraction", self.validation_fraction, "a number in (0, 1)", lambda v: 0.0 < v < 1.0)
         check_bool("rescale", self.rescale)
+        check_bool("rescale_input", self.rescale_input)
         check_random_state_param(self.random_state)
         check_controls(self.early_stopping_metric, self.max_time)
         self._extra_lightgbm_params()
@@ -406,6 +416,7 @@ class MCGrad(BaseCalibrator):
             )
         timer = out_of_time(self.max_time, controls.clock() if start is None else start)
         rounds = partial(boost_rounds, engine, max_rounds=int(self.max_rounds), rescale=bool(self.rescale),
+                         rescale_input=bool(self.rescale and self.rescale_input),
                          show_progress=self.progress)  # fmt: skip
         path = None
         if eval_part is not None:
@@ -413,7 +424,8 @@ class MCGrad(BaseCalibrator):
             path = rounds([whole], [eval_part], patience=int(self.patience) if stop else int(self.max_rounds),
                           keep=True, score=score, out_of_time=timer, desc="MCGrad rounds")  # fmt: skip
             n_rounds = path.best_round if stop else len(path.boosters)
-            final = RoundPath(boosters=path.boosters[:n_rounds], factors=path.factors[:n_rounds])
+            final = RoundPath(boosters=path.boosters[:n_rounds], factors=path.factors[:n_rounds],
+                              input_factor=path.input_factor if n_rounds else 1.0)  # fmt: skip
         elif validating:
             train, valid = splits()
             check_split_weights(engine, train, valid, self.random_state)
@@ -433,6 +445,7 @@ class MCGrad(BaseCalibrator):
         self.boosters_ = final.boosters
         self.n_rounds_ = len(final.boosters)
         self.rescale_factors_ = np.asarray(final.factors, dtype=np.float64)
+        self.input_factor_ = float(final.input_factor)
         self.validation_losses_ = np.asarray(path.losses if path else [], dtype=np.float64)
         self.validation_scores_ = np.asarray(path.scores if path else [], dtype=np.float64)
         self.feature_importances_ = self._importances()
@@ -482,7 +495,7 @@ class MCGrad(BaseCalibrator):
             p = check_y_prob(y_prob)
         X = self._check_X(X, p.shape[0], fitting=False)
         Xe, loss, dtype = self._encoded(p.shape[0], X), self._loss(), output_dtype(y_prob)
-        logits = staged_logits(self.boosters_, self.rescale_factors_, Xe, loss.link(p),
+        logits = staged_logits(self.boosters_, self.rescale_factors_, Xe, self.input_factor_ * loss.link(p),
                                lightgbm_threads(self.n_jobs, Xe.shape[0]))  # fmt: skip
         return (loss.inverse_link(F).astype(dtype, copy=False) for F in logits)
 
@@ -498,7 +511,7 @@ class MCGrad(BaseCalibrator):
                 self.boosters_,
                 self.rescale_factors_,
                 Xe,
-                loss.link(y_prob),
+                self.input_factor_ * loss.link(y_prob),
                 lightgbm_threads(self.n_jobs, Xe.shape[0]),
                 getattr(self, "_single_row", None),
                 getattr(self, "_compiled", None),

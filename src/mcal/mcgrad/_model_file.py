@@ -17,6 +17,7 @@ def model_state(model: Any) -> dict[str, Any]:
         "boosters": [b.model_to_string() for b in model.boosters_],
         "encoder": model.encoder_.to_dict(),
         "validation_scores": encode_value(model.validation_scores_),
+        "input_factor": model.input_factor_,
     }
 
 
@@ -36,6 +37,8 @@ def restore_model_state(model: Any, state: dict[str, Any]) -> None:
     scores = state.get("validation_scores")
     model.validation_scores_ = model.validation_losses_ if scores is None else decode_value(
         scores, "state.validation_scores")  # fmt: skip
+    # Files written before rescale_input existed start from the input itself.
+    model.input_factor_ = state.get("input_factor", 1.0)
     model._single_row = model._compiled = None
     kinds = [*model.encoder_.categorical_, False]  # the score column is numerical
     model.boosters_ = [
@@ -60,6 +63,9 @@ def check_model_state(model: Any) -> None:
                 f"score); got {booster.num_feature()}"
             )
     lo, hi = model._loss().theta_bounds
+    factor = model.input_factor_
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not lo <= factor <= hi:
+        raise ValueError(f"model data field state.input_factor must be a number in [{lo}, {hi}]; got {factor!r}")
     checks = (
         ("rescale_factors_", (T,), lambda a: np.all((a >= lo) & (a <= hi)), f"in [{lo}, {hi}]"),
         (

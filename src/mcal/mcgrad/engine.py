@@ -257,6 +257,7 @@ class RoundPath:
     factors: list[float] = field(default_factory=list)
     losses: list[float] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
+    input_factor: float = 1.0
     best_round: int = 0
     timed_out: bool = False
 
@@ -274,6 +275,7 @@ def boost_rounds(
     keep: bool | None = None,
     score: Callable[[list[Part]], float] | None = None,
     out_of_time: Callable[[], bool] | None = None,
+    rescale_input: bool = False,
 ) -> RoundPath:
     """Run the rounds of Algorithm 1 of Tax et al. (2026) on one or more (train, validation) pairs.
 
@@ -310,6 +312,10 @@ def boost_rounds(
     out_of_time : callable or None, default=None
         ``out_of_time() -> bool``, asked after each round; True ends the rounds (``timed_out``), keeping
         what was fitted (without validation, ``best_round`` is then the number of rounds fitted).
+    rescale_input : bool, default=False
+        Start round 1 by rescaling each training part's input ``F_0`` by its own factor ``theta_0`` (the rescaling
+        step of section 3.2 applied to the input; the validation part takes the same factor): a global
+        temperature that the boosters then correct locally. ``input_factor`` is the last part's ``theta_0``.
 
     Returns
     -------
@@ -331,6 +337,11 @@ def boost_rounds(
     with progress(max_rounds, desc, enabled=show_progress, unit="round") as bar:
         for t in range(1, max_rounds + 1):
             for k, part in enumerate(train):
+                if t == 1 and rescale_input:
+                    path.input_factor = rescale_factor(engine, part.y, part.F, part.w)
+                    part.F = path.input_factor * part.F
+                    if valid:
+                        valid[k].F = path.input_factor * valid[k].F
                 booster, z = engine.fit_round(part, keep=keep)
                 theta = rescale_factor(engine, part.y, z, part.w) if rescale else 1.0
                 part.F = theta * z
