@@ -349,3 +349,20 @@ def test_ctr_bootstrap_sums_equal_mcal_metrics_at_unit_weights(bench, rng):
     floor = stats.noise_floor(p, field, 400, 0)
     # labels drawn from p: the F-RCE is pure noise, far below that of p against labels 1.5 times as likely in "a"
     assert floor["mean"] < floor["q95"] < 100 * bench["_evaluation"].M.f_rce(y, p, field=field)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", ["mcgrad_overconfident", "mcgrad_census_mce"])
+def test_mcgrad_issue_20_benchmarks_quick_mode_writes_every_method(bench, tmp_path, script):
+    _load(bench, "credit_default" if script == "mcgrad_overconfident" else "census_kdd", max_rows=10)
+    sys.path.insert(0, str(BENCH))
+    try:
+        module = importlib.import_module(script)
+    finally:
+        sys.path.remove(str(BENCH))
+    assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
+    header, raw = _csv(tmp_path / f"{script}.csv")
+    assert {"mcal version", "git commit", "seeds", "threads"} <= set(header)
+    expected = set(module.methods("field")) if script == "mcgrad_overconfident" else set(module.VARIANTS)
+    assert expected <= set(raw["method"])
+    assert np.isfinite(raw["log_loss" if script == "mcgrad_overconfident" else "log loss"]).all()
