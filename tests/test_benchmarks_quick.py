@@ -352,7 +352,7 @@ def test_ctr_bootstrap_sums_equal_mcal_metrics_at_unit_weights(bench, rng):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", ["mcgrad_overconfident", "mcgrad_census_mce"])
+@pytest.mark.parametrize("script", ["mcgrad_overconfident", "mcgrad_mce"])
 def test_mcgrad_issue_20_benchmarks_quick_mode_writes_every_method(bench, tmp_path, script):
     _load(bench, "credit_default" if script == "mcgrad_overconfident" else "census_kdd", max_rows=10)
     sys.path.insert(0, str(BENCH))
