@@ -124,15 +124,10 @@ def main(argv=None) -> int:
         "mode": "quick" if args.quick else "full", "datasets": ", ".join(keys), "label redraws": str(redraws),
         "threads": "OMP_NUM_THREADS as set by the caller; n_jobs=1", "wall time": f"{time.perf_counter() - start:.0f} s",
     })  # fmt: skip
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    stem = args.out_dir / "mcgrad_mce"
     worst = raw[["data", "seed", "method", "worst segment"]].to_string(index=False)
-    lines = [f"# {head['benchmark']}", "", *[f"- **{k}**: {v}" for k, v in head.items()], "",
-             (__doc__ or "").split("\n\nUsage")[0], "", md_table(table, digits=4), "",
-             "Worst test segment per seed and method:", "", "```", worst, "```", ""]  # fmt: skip
-    stem.with_suffix(".md").write_text("\n".join(lines), encoding="utf-8")
-    stem.with_suffix(".csv").write_text("".join(f"# {k}: {v}\n" for k, v in head.items()) + raw.to_csv(index=False),
-                                        encoding="utf-8")  # fmt: skip
+    sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(table, digits=4),
+                f"Worst test segment per seed and method:\n\n```\n{worst}\n```"]  # fmt: skip
+    C.write_results("mcgrad_mce", head, sections, raw, args.out_dir)
     print(md_table(table, digits=4))
     return 0
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, md_table, run_header
+from _common import RESULTS, md_table, run_header, write_results
 from dask_scale import FEATURES, synthetic
 
 
@@ -135,13 +135,8 @@ def main(argv=None) -> int:
         "mode": "quick" if args.quick else "full", "rows": f"{rows:,}", "threads": "OMP_NUM_THREADS as set; n_jobs=1",
         "wall time": f"{time.perf_counter() - start:.0f} s",
     })  # fmt: skip
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    stem = args.out_dir / "mcgrad_memory" if not args.quick else args.out_dir / "mcgrad_memory_quick"
-    lines = [f"# {head['benchmark']}", "", *[f"- **{k}**: {v}" for k, v in head.items()], "",
-             (__doc__ or "").split("\n\nUsage")[0], "", md_table(raw, digits=2), ""]  # fmt: skip
-    stem.with_suffix(".md").write_text("\n".join(lines), encoding="utf-8")
-    stem.with_suffix(".csv").write_text("".join(f"# {k}: {v}\n" for k, v in head.items()) + raw.to_csv(index=False),
-                                        encoding="utf-8")  # fmt: skip
+    sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(raw, digits=2)]
+    write_results("mcgrad_memory_quick" if args.quick else "mcgrad_memory", head, sections, raw, args.out_dir)
     print(md_table(raw, digits=2))
     return 0
 

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, md_table, run_header
+from _common import RESULTS, md_table, run_header, write_results
 from _datasets import PAPER_SEED, SEEDS, load_bank_marketing, load_credit_default, protocol_split
 from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -124,13 +124,8 @@ def main(argv=None) -> int:
         "base extreme share (test scores < 0.01 or > 0.99)": ", ".join(
             f"{d} {s:.2f}" for d, s in raw[raw["method"] == "Base"].groupby("data")["extreme_share"].mean().items()),
     })  # fmt: skip
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    stem = args.out_dir / "mcgrad_overconfident"
-    lines = [f"# {head['benchmark']}", "", *[f"- **{k}**: {v}" for k, v in head.items()], "", (__doc__ or "").split(
-        "\n\nUsage")[0], "", md_table(table, digits=4), ""]  # fmt: skip
-    stem.with_suffix(".md").write_text("\n".join(lines), encoding="utf-8")
-    header = "".join(f"# {k}: {v}\n" for k, v in head.items())
-    stem.with_suffix(".csv").write_text(header + raw.to_csv(index=False), encoding="utf-8")
+    sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(table, digits=4)]
+    write_results("mcgrad_overconfident", head, sections, raw, args.out_dir)
     print(md_table(table, digits=4))
     return 0
 
