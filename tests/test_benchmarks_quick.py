@@ -366,3 +366,21 @@ def test_mcgrad_issue_20_benchmarks_quick_mode_writes_every_method(bench, tmp_pa
     expected = set(module.methods("field")) if script == "mcgrad_overconfident" else set(module.VARIANTS)
     assert expected <= set(raw["method"])
     assert np.isfinite(raw["log_loss" if script == "mcgrad_overconfident" else "log loss"]).all()
+
+
+def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
+    sys.path.insert(0, str(BENCH))
+    try:
+        bench = importlib.import_module("multiclass")
+    finally:
+        sys.path.remove(str(BENCH))
+    try:
+        bench.load("shoppers_visitor")
+    except bench.DataUnavailable as exc:
+        pytest.skip(f"the shared data are absent: {exc}")
+    means = bench.main(["--quick", "--data", "shoppers_visitor", "--out-dir", str(tmp_path)])
+    methods = set(means["method"])
+    assert {"base model", "Temperature", "Dirichlet (ODIR)", "MulticlassMCGrad", "binary MCGrad (one class)"} <= methods
+    scored = means[means["method"] != "binary MCGrad (one class)"]
+    assert scored["log_loss"].gt(0).all() and scored["worst_class_mce"].ge(0).all()
+    assert (tmp_path / "multiclass.md").read_text().count("| shoppers_visitor | lightgbm |") == 1 + len(methods)
