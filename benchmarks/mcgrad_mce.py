@@ -81,6 +81,7 @@ def run_seed(key, ds, seed, redraws, max_rows):
     for name, (p_train, p_test, rounds, fit_s) in preds.items():
         test_mce, worst, masks = mce_u(parts["test"].y, p_test, parts["test"])
         floor_mean, floor_q90 = noise_floor(p_test, masks, redraws, seed)
+        print(f"{ds.name} seed {seed}: {name}", flush=True)
         rows.append({"data": ds.name, "seed": seed, "method": name, "MCE u": test_mce, "noise mean": floor_mean,
                      "noise q90": floor_q90, "MCE u train": mce_u(parts["train"].y, p_train, parts["train"])[0],
                      "log loss": log_loss(parts["test"].y, p_test), "rounds": rounds, "fit s": fit_s,
@@ -108,6 +109,7 @@ def main(argv=None) -> int:
     parser.add_argument("--redraws", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="3,000 rows, one seed, 3 redraws")
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="mcgrad_mce", help="stem of the results files")
     args = parser.parse_args(argv)
     seeds, redraws = ([D.PAPER_SEED], 3) if args.quick else (args.seeds, args.redraws)
     keys = ["census_kdd"] if args.quick else args.datasets
@@ -127,7 +129,7 @@ def main(argv=None) -> int:
     worst = raw[["data", "seed", "method", "worst segment"]].to_string(index=False)
     sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(table, digits=4),
                 f"Worst test segment per seed and method:\n\n```\n{worst}\n```"]  # fmt: skip
-    C.write_results("mcgrad_mce", head, sections, raw, args.out_dir)
+    C.write_results(args.name, head, sections, raw, args.out_dir)
     print(md_table(table, digits=4))
     return 0
 
