@@ -368,6 +368,19 @@ def test_mcgrad_issue_20_benchmarks_quick_mode_writes_every_method(bench, tmp_pa
     assert np.isfinite(raw["log_loss" if script == "mcgrad_overconfident" else "log loss"]).all()
 
 
+@pytest.mark.slow
+def test_mcgrad_memory_quick_mode_charges_every_phase(tmp_path):
+    sys.path.insert(0, str(BENCH))
+    try:
+        module = importlib.import_module("mcgrad_memory")
+    finally:
+        sys.path.remove(str(BENCH))
+    assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
+    _, raw = _csv(tmp_path / "mcgrad_memory_quick.csv")
+    assert {"encode X", "bin (LightGBM Dataset)", "early-stopping rounds", "refit rounds"} <= set(raw["phase"])
+    assert (raw["peak_mib"] > 0).all() and (raw["rows"] == 20_000).all()
+
+
 def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
     sys.path.insert(0, str(BENCH))
     try:
