@@ -32,10 +32,15 @@ from mcal._optional import import_optional
 from mcal._validation import check_real
 from mcal.dask import _sorted
 from mcal.dask._inputs import aligned, clean_block, in_partition
-from mcal.metrics._binned import check_bins
-from mcal.metrics._cumulative import brownian_range_sf, sigma_scale
-from mcal.metrics._field import encode_field
-from mcal.metrics._multicalibration import MCEResult, check_categorical_use, mce_result
+from mcal.metrics import MCEResult
+from mcal.metrics.helpers import (
+    brownian_range_sf,
+    check_bins,
+    check_categorical_use,
+    encode_field,
+    mce_result,
+    sigma_scale,
+)
 from mcal.segments import Segments, from_masks, generate_segments
 
 __all__ = [

@@ -7,14 +7,12 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from mcal._validation import (
     check_both_classes,
     check_choice,
     check_consistent,
-    check_real,
     check_sample_weight,
     check_y_prob,
     check_y_real,
@@ -29,25 +27,23 @@ METRICS = ("log_loss", "mce")
 clock = time.monotonic
 
 
-def check_controls(metric: Any, max_time: Any) -> None:
-    """Check ``early_stopping_metric`` and ``max_time``.
+def check_metric_param(name: str, metric: Any) -> None:
+    """The rule of ``early_stopping_metric``: ``"log_loss"``, ``"mce"`` or a callable.
 
     Raises
     ------
     TypeError
-        If ``early_stopping_metric`` is neither a str nor a callable, or ``max_time`` is neither None nor a real number.
+        If it is neither a str nor a callable.
     ValueError
-        If ``early_stopping_metric`` is an unknown name, or ``max_time`` is not positive and finite.
+        If it is an unknown name.
     """
-    if not callable(metric):
-        if not isinstance(metric, str):
-            raise TypeError(
-                f"early_stopping_metric must be 'log_loss', 'mce' or a callable; got {metric!r} of type "
-                f"{type(metric).__name__}"
-            )
-        check_choice("early_stopping_metric", metric, METRICS)
-    if max_time is not None:
-        check_real("max_time", max_time, "a positive number of seconds or None", lambda v: v > 0)
+    if callable(metric):
+        return
+    if not isinstance(metric, str):
+        raise TypeError(
+            f"{name} must be 'log_loss', 'mce' or a callable; got {metric!r} of type {type(metric).__name__}"
+        )
+    check_choice(name, metric, METRICS)
 
 
 def is_log_loss(metric: Any) -> bool:
@@ -140,10 +136,3 @@ def validation_score(
         return float(value)
 
     return score
-
-
-def take_rows(X: Any, rows: NDArray[np.intp]) -> Any:
-    """Rows of the user's features (DataFrame or array-like), or None for None."""
-    if X is None:
-        return None
-    return X.iloc[rows] if isinstance(X, pd.DataFrame) else np.asarray(X)[rows]

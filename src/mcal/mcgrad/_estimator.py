@@ -6,6 +6,7 @@ of :mod:`mcal.mcgrad.engine`. LightGBM is imported only when a model is fitted, 
 
 from __future__ import annotations
 
+import numbers
 import sys
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -15,32 +16,27 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._base import BaseCalibrator
+from mcal._constraints import Interval, StrOptions
+from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
-from mcal._lightgbm_checks import check_float32_weights, check_tree_params, lightgbm_threads
-from mcal._lightgbm_params import (
-    check_lightgbm_params,
-    check_per_feature_params,
+from mcal._features.table import take_rows
+from mcal._lightgbm import (
+    LightGBMParams,
+    check_float32_weights,
+    check_monotone_constraints,
+    forwarded,
     lightgbm_errors_name_lightgbm_params,
+    lightgbm_threads,
+    tree_constraints,
 )
-from mcal._progress import check_progress
-from mcal._validation import (
-    check_bool,
-    check_choice,
-    check_positive_int,
-    check_random_state_param,
-    check_real,
-    check_y_prob,
-    check_y_real,
-    output_dtype,
-    warn,
-)
+from mcal._progress import check_progress_param
+from mcal._validation import check_y_prob, check_y_real, output_dtype, warn
 from mcal.mcgrad import _controls as controls
 from mcal.mcgrad._controls import (
-    check_controls,
     check_eval_set,
+    check_metric_param,
     is_log_loss,
     out_of_time,
-    take_rows,
     validation_score,
 )
 from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
@@ -80,7 +76,8 @@ class MCGrad(BaseCalibrator):
     Parameters
     ----------
     max_rounds : int >= 0, default=100
-        Cap on the number of rounds; with ``early_stopping=None`` exactly this many rounds are fitted.
+        Cap on the number of rounds; with ``early_stopping=None`` exactly this many rounds are fitted
+        (``max_rounds=1, early_stopping=None`` is the paper's "one round only" ablation).
     early_stopping : {"holdout", "kfold"} or None, default="holdout"
         How ``T`` is chosen: the validation metric after each round on a held-out ``validation_fraction``
         of the rows, or pooled out-of-fold over ``n_folds`` folds (``n_folds`` models per round). Splits are
@@ -112,25 +109,29 @@ class MCGrad(BaseCalibrator):
     learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split
         LightGBM regularization of each round, defaults from section 4.1 of [1]_: learning_rate 0.02873,
         max_depth 5, min_child_samples 160, n_estimators 94 (trees per round), max_leaves 5 (LightGBM's
-        ``num_leaves``), l2_regularization 0.00913 (``lambda_l2``), min_gain_to_split 0.15.
+        ``num_leaves``), l2_regularization 0.00913 (``lambda_l2``), min_gain_to_split 0.15. The integers lie
+        within LightGBM's int32 (max_depth <= 0: no limit; max_leaves in [2, 131072]); learning_rate is
+        positive and the penalties non-negative.
     min_sum_hessian_in_leaf : float >= 0, default=1e-3
         Least total Hessian ``sum w f (1 - f)`` in a leaf (section 3.3 of [1]_), in units of sample weight;
         pass 20 for the paper's "msh_20" variant.
     lightgbm_params : dict or None, default=None
-        Further LightGBM parameters, e.g. ``{"max_bin": 63}``; per-feature lists take one entry per column of
-        ``X`` and a last one for the score. Parameters set above (and aliases), ``is_unbalance`` and
-        ``scale_pos_weight`` are refused, and so are values and names that LightGBM would reject or ignore.
+        Further LightGBM parameters (a bool, a finite number, a string without whitespace or ``=``, or a list
+        of them), e.g. ``{"max_bin": 63}``; ``monotone_constraints`` takes one sign per column of ``X`` and a
+        last one for the score. Parameters set above (and aliases), ``is_unbalance``, ``scale_pos_weight``,
+        unknown names and two names of one parameter are refused; LightGBM judges the values (a value it
+        rejects raises a ``ValueError`` at fit that names the parameter).
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
         dtypes (category, bool, string, object, Arrow dictionary), or indices or names of shape
         (n_categorical,), or a boolean mask of shape (n_features,). Missing values stay missing; categories
         unseen at fit count as missing at predict, with one warning.
-    n_jobs : int or None, default=None
+    n_jobs : int other than 0, or None, default=None
         LightGBM threads, at most the cores; negative values count back from the cores (-1: all). None uses
         one thread per 10,000 rows, at least one.
     progress : bool or None, default=False
         Progress bar over rounds: None on a terminal only, True always (needs tqdm), False never.
-    random_state : int or None, default=None
+    random_state : int >= 0 or None, default=None
         Seeds the splits and LightGBM; an int makes fit and predict reproducible.
 
     Attributes
@@ -159,13 +160,13 @@ class MCGrad(BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: a parameter out of its range (named), invalid scores, labels, weights, features or
+        From :meth:`fit`: a parameter breaks its rule (see Parameters), invalid scores, labels, weights, features or
         ``eval_set`` (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), weights outside LightGBM's
         float32 range, ``lightgbm_params`` that LightGBM rejects, or a metric that returns a non-finite value;
         from :meth:`predict`: features whose columns differ from those seen at fit.
     TypeError
-        From :meth:`fit`: a parameter of the wrong type (named), an input that is not array-like, ``X`` that is
-        not a table, or an ``eval_set`` that is not a tuple.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters), an input is not array-like, ``X`` is
+        not a table, or ``eval_set`` is not a tuple.
     ImportError
         If LightGBM is not installed (``pip install "mcal[mcgrad]"``).
 
@@ -220,6 +221,25 @@ class MCGrad(BaseCalibrator):
         "feature_importances_",
     )
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder", "validation_scores", "input_factor")
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "max_rounds": Interval(numbers.Integral, 0, None),
+        "patience": Interval(numbers.Integral, 0, None),
+        "n_folds": Interval(numbers.Integral, 2, None),
+        **tree_constraints(min_child_samples=0, limited_depth=False),
+        "progress": check_progress_param,
+        "early_stopping": StrOptions("holdout", "kfold", None),
+        "validation_fraction": Interval(numbers.Real, 0, 1, closed="neither"),
+        "early_stopping_metric": check_metric_param,
+        "max_time": [
+            None,
+            Interval(numbers.Real, 0, None, closed="neither", rule="a positive number of seconds or None"),
+        ],
+        "rescale": "boolean",
+        "rescale_input": "boolean",
+        "random_state": "random_state",
+        "lightgbm_params": LightGBMParams(),
+        "categorical_features": check_categorical_features,
+    }
 
     def __init__(
         self,
@@ -271,28 +291,6 @@ class MCGrad(BaseCalibrator):
         self.random_state = random_state
 
     # -- parameters ----------------------------------------------------------------------------------------
-    def _validate_params_values(self) -> None:
-        for name, minimum in (("max_rounds", 0), ("patience", 0), ("n_folds", 2)):
-            check_positive_int(name, getattr(self, name), minimum=minimum)
-        check_tree_params(self, min_child_samples=0, limited_depth=False)
-        check_progress(self.progress)
-        check_choice("early_stopping", self.early_stopping, ("holdout", "kfold", None))
-        check_real("validation_fraction", self.validation_fraction, "a number in (0, 1)", lambda v: 0.0 < v < 1.0)
-        check_bool("rescale", self.rescale)
-        check_bool("rescale_input", self.rescale_input)
-        check_random_state_param(self.random_state)
-        check_controls(self.early_stopping_metric, self.max_time)
-        self._extra_lightgbm_params()
-
-    def _extra_lightgbm_params(self) -> dict[str, Any]:
-        extra = self.lightgbm_params
-        if extra is None:
-            return {}
-        if not isinstance(extra, dict):
-            raise TypeError(f"lightgbm_params must be a dict or None; got {type(extra).__name__}")
-        check_lightgbm_params(extra)
-        return dict(extra)
-
     def _lightgbm_params(self, seed: int, n_rows: int | None = None) -> dict[str, Any]:
         """LightGBM's parameters; ``n_rows`` (training rows, None if unknown) picks the histogram layout."""
         layout = "force_col_wise" if n_rows is not None and n_rows >= _COL_WISE_FROM_ROWS else "force_row_wise"
@@ -310,7 +308,7 @@ class MCGrad(BaseCalibrator):
             "deterministic": True,
             layout: True,
             "verbosity": -1,
-            **self._extra_lightgbm_params(),
+            **forwarded(self.lightgbm_params),
         }
 
     def _loss(self) -> Any:
@@ -358,7 +356,7 @@ class MCGrad(BaseCalibrator):
         X_user = X
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
-        check_per_feature_params(self.lightgbm_params, encoder)
+        check_monotone_constraints(self.lightgbm_params, encoder)
         Xe = encoder.transform(X, n_extra_columns=1)
         loss = self._loss()
         engine = LocalEngine(
@@ -387,7 +385,7 @@ class MCGrad(BaseCalibrator):
         if self.early_stopping is not None and self.max_rounds > 0:
             rows = split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
             va = np.concatenate([va for _, va in rows])  # the validation rows in the order of the parts
-            score = score_of(y[va], sample_weight[va], take_rows(X_user, va))
+            score = score_of(y[va], sample_weight[va], None if X_user is None else take_rows(X_user, va))
         self._fit_rounds(engine, encoder, whole, partial(split_parts, engine, whole, rows), score=score, start=start)
 
     def _seeds(self) -> tuple[int, int]:
@@ -590,6 +588,9 @@ class MCGrad(BaseCalibrator):
         for booster in self.boosters_:
             total += booster.feature_importance(importance_type="gain")
         return total
+
+    def _feature_columns(self) -> list[Any] | None:
+        return self.encoder_.named_columns()
 
     def _set_feature_attrs(self) -> None:
         self.n_features_in_ = self.encoder_.n_features_in_

@@ -8,7 +8,7 @@ import numpy as np
 
 from mcal._base import decode_value, encode_value
 from mcal._features.encoder import FeatureEncoder
-from mcal._lightgbm_checks import booster_from_text
+from mcal._lightgbm import booster_from_text
 
 
 def model_state(model: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mcal._features.encoder import FeatureEncoder
-from mcal.mcgrad._controls import take_rows
+from mcal._features.table import take_rows
 from mcal.mcgrad.engine import Part
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from mcal._features.table import take_rows
 from mcal._validation import (
     check_consistent,
     check_int,
@@ -21,7 +22,6 @@ from mcal._validation import (
     check_y_prob,
     check_y_true,
 )
-from mcal.mcgrad._controls import take_rows
 from mcal.mcgrad._estimator import MCGrad
 from mcal.mcgrad._splits import split_rows
 
@@ -167,9 +167,9 @@ def _trial(params, fixed, candidate, rung, rows, held, p, y, w, X, random_state)
 
     start = time.perf_counter()
     model = MCGrad(**fixed, **params, random_state=random_state)
-    model.fit(p[rows], y[rows], X=take_rows(X, rows), sample_weight=w[rows])
+    model.fit(p[rows], y[rows], X=None if X is None else take_rows(X, rows), sample_weight=w[rows])
     seconds = time.perf_counter() - start
-    loss = log_loss(y[held], model.predict(p[held], X=take_rows(X, held)), sample_weight=w[held])
+    loss = log_loss(y[held], model.predict(p[held], X=None if X is None else take_rows(X, held)), sample_weight=w[held])
     return {"candidate": candidate, "rung": rung, "n_rows": rows.size, **params, "log_loss": loss,
             "n_rounds": model.n_rounds_, "fit_s": seconds}  # fmt: skip
 

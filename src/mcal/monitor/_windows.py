@@ -11,6 +11,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri, xlogy
 
+from mcal._features.table import take_rows
 from mcal._validation import check_consistent, check_metric_inputs, check_real
 from mcal.metrics import ecce, ecce_pvalue, ecce_sigma, mce
 from mcal.monitor._eprocess import N_ALTERNATIVES, log_evalues, log_likelihood_ratios
@@ -362,7 +363,7 @@ def monitor(
     rows = []
     for k in range(keys.size):
         idx = order[bounds[k] : bounds[k + 1]]
-        window_segments = None if segs is None else segs.apply(_take(X, idx))
+        window_segments = None if segs is None else segs.apply(take_rows(X, idx))
         rows.append(summarize_window(y[idx], p[idx], w[idx], segments=window_segments))
     stats = pd.DataFrame(rows, index=pd.Index(keys), columns=summary_columns(segs is not None))
     return monitor_result(stats, window=window, alpha=alpha, confidence_level=confidence_level)
@@ -378,7 +379,3 @@ def _monitor_segments(X: Any, segments: Any, n_samples: int) -> Segments | None:
     if np.shape(X)[0] != n_samples:
         raise ValueError(f"X must have {n_samples} rows (n_samples); got {np.shape(X)[0]}")
     return generate_segments(X) if segments is None else segments
-
-
-def _take(X: Any, idx: NDArray[np.intp]) -> Any:
-    return X.iloc[idx] if isinstance(X, (pd.DataFrame, pd.Series)) else np.asarray(X)[idx]
