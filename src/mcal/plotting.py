@@ -487,7 +487,7 @@ def plot_learning_curve(model: Any, *, ax: Any = None) -> Any:
         name = metric if isinstance(metric, str) else getattr(metric, "__name__", "metric")
         twin = ax.twinx()
         twin.plot(rounds, scores, marker="s", color="tab:orange", label=f"validation {name}")
-        twin.set_ylabel(_plain_text(f"validation {name}"))
+        twin.set_ylabel(plain_text(f"validation {name}"))
         twin.legend(loc="upper center")
     ax.legend(loc="upper right")
     return ax
