@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Callable
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mcal._constraints import Interval
 from mcal._validation import (
     check_both_classes,
     check_choice,
@@ -23,6 +25,8 @@ from mcal.mcgrad.engine import Part
 #: The named early-stopping metrics; a callable is the third kind.
 METRICS = ("log_loss", "mce")
 
+#: The rule of ``max_time`` (``_parameter_constraints``).
+MAX_TIME = [None, Interval(numbers.Real, 0, None, closed="neither", rule="a positive number of seconds or None")]
 #: The clock of ``max_time`` (a module attribute, so that tests can make time pass).
 clock = time.monotonic
 

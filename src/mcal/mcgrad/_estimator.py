@@ -7,7 +7,6 @@ of :mod:`mcal.mcgrad.engine`. LightGBM is imported only when a model is fitted, 
 from __future__ import annotations
 
 import numbers
-import sys
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, ClassVar
@@ -15,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._base import BaseCalibrator
+from mcal._base import BaseCalibrator, Self
 from mcal._constraints import Interval, StrOptions
 from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
@@ -33,6 +32,7 @@ from mcal._progress import check_progress_param
 from mcal._validation import check_y_prob, check_y_real, output_dtype, warn
 from mcal.mcgrad import _controls as controls
 from mcal.mcgrad._controls import (
+    MAX_TIME,
     check_eval_set,
     check_metric_param,
     is_log_loss,
@@ -52,11 +52,6 @@ from mcal.mcgrad.engine import (
     predict_logit,
     staged_logits,
 )
-
-if sys.version_info >= (3, 11):
-    from typing import Self
-else:  # pragma: no cover
-    from typing_extensions import Self
 
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same trees
 #: either way); measured in benchmarks/results/mcgrad_defaults.md.
@@ -230,10 +225,7 @@ class MCGrad(BaseCalibrator):
         "early_stopping": StrOptions("holdout", "kfold", None),
         "validation_fraction": Interval(numbers.Real, 0, 1, closed="neither"),
         "early_stopping_metric": check_metric_param,
-        "max_time": [
-            None,
-            Interval(numbers.Real, 0, None, closed="neither", rule="a positive number of seconds or None"),
-        ],
+        "max_time": MAX_TIME,
         "rescale": "boolean",
         "rescale_input": "boolean",
         "random_state": "random_state",
