@@ -29,6 +29,15 @@ def bench():
     return mods
 
 
+def _script(name):
+    """A benchmark script imported from the benchmarks folder."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(BENCH))
+
+
 def _load(bench, key, **kw):
     try:
         return bench["_datasets"].load(key, **kw)
@@ -355,11 +364,7 @@ def test_ctr_bootstrap_sums_equal_mcal_metrics_at_unit_weights(bench, rng):
 @pytest.mark.parametrize("script", ["mcgrad_overconfident", "mcgrad_mce"])
 def test_mcgrad_issue_20_benchmarks_quick_mode_writes_every_method(bench, tmp_path, script):
     _load(bench, "credit_default" if script == "mcgrad_overconfident" else "census_kdd", max_rows=10)
-    sys.path.insert(0, str(BENCH))
-    try:
-        module = importlib.import_module(script)
-    finally:
-        sys.path.remove(str(BENCH))
+    module = _script(script)
     assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
     header, raw = _csv(tmp_path / f"{script}.csv")
     assert {"mcal version", "git commit", "seeds", "threads"} <= set(header)
@@ -370,11 +375,7 @@ def test_mcgrad_issue_20_benchmarks_quick_mode_writes_every_method(bench, tmp_pa
 
 @pytest.mark.slow
 def test_mcgrad_memory_quick_mode_charges_every_phase(tmp_path):
-    sys.path.insert(0, str(BENCH))
-    try:
-        module = importlib.import_module("mcgrad_memory")
-    finally:
-        sys.path.remove(str(BENCH))
+    module = _script("mcgrad_memory")
     assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
     _, raw = _csv(tmp_path / "mcgrad_memory_quick.csv")
     assert {"encode X", "bin (LightGBM Dataset)", "early-stopping rounds", "refit rounds"} <= set(raw["phase"])
