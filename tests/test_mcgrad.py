@@ -681,7 +681,7 @@ def test_command_line_reports_lightgbm_params_that_lightgbm_rejects_and_writes_n
                 str(model),
             ]
         )
-        == 1
+        == 2
     )
     assert (
         "mcal: error: lightgbm_params['max_bin'] must be a value that LightGBM accepts; got 1, which LightGBM "

@@ -148,4 +148,4 @@ def monitor(args, segments_of: Any, window_of: Any) -> Any:
         segments = segments_of(frame[names].compute(), args) if names else segments_of(None, args)
         window = window_of(args, pd.api.types.is_numeric_dtype(times.dtype))
         return monitor(y, p, times, window=window, X=frame[names] if names else None, segments=segments,
-                       sample_weight=w, alpha=args.alpha)  # fmt: skip
+                       sample_weight=w, alpha=args.alpha, n_resamples=args.n_resamples)  # fmt: skip

@@ -187,7 +187,7 @@ def add_ci_arguments(parser) -> None:
     parser.add_argument(
         "--ci", type=float, nargs="?", const=0.95, metavar="LEVEL", help="bootstrap confidence intervals (level "
         "0.95 unless given) of each metric, the MCE and the worst segments' ECCE in sigmas; rows are resampled "
-        "with their weights, with a fixed seed (mcal.metrics.bootstrap); each costs N evaluations of each metric",
+        "with their weights, with a fixed seed (mcal.metrics.bootstrap), all resamples of a metric at once",
     )  # fmt: skip
     parser.add_argument("--n-resamples", type=int, metavar="N", help="bootstrap resamples of --ci (default 200)")
 

@@ -6,13 +6,14 @@ outside :mod:`mcal.metrics` imports one of its private modules.
 """
 
 from mcal.metrics._binned import check_bins
-from mcal.metrics._cumulative import brownian_range_sf, sigma_scale
+from mcal.metrics._cumulative import ECCE_SIGMA_CHANGED, brownian_range_sf, sigma_scale
 from mcal.metrics._curves import check_open_unit
 from mcal.metrics._field import encode_field
 from mcal.metrics._multicalibration import _resolve_segments as resolve_segments
 from mcal.metrics._multicalibration import check_categorical_use, mce_result, walk_extremes
 
 __all__ = [
+    "ECCE_SIGMA_CHANGED",
     "brownian_range_sf",
     "check_bins",
     "check_categorical_use",
