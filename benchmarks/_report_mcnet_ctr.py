@@ -35,7 +35,9 @@ ARM_TEXT = {
 
 
 def mcnet_defaults() -> str:
-    keep = ("hidden_sizes", "learning_rate", "batch_size", "max_epochs", "patience", "alpha", "beta", "n_bins")
+    """MCNet's size and training defaults, read from the class (so a results header cannot go stale)."""
+    keep = ("n_bins", "n_nodes", "bin_joins", "hidden_sizes", "embedding_dim", "beta", "alpha", "learning_rate",
+            "batch_size", "max_steps", "min_steps", "patience", "validation_fraction")  # fmt: skip
     params = mcal.MCNet().get_params()
     return ", ".join(f"{k}={params[k]!r}" for k in keep if k in params)
 

@@ -99,8 +99,8 @@ def run_arm_seed(ds, year, arm: str, seed: int, *, quick: bool, use_cache: bool,
     rows, preds = [], {}
     if use_cache and (store / "rows.json").exists():
         rows = json.loads((store / "rows.json").read_text())
-        with np.load(store / "preds.npz") as z:
-            preds = {k: z[k] for k in z.files}
+        with np.load(store / "preds.npz", allow_pickle=True) as z:  # our own file; the field is an object array
+            preds = {k: z[k] for k in z.files if k not in ("y", "field")}  # written again from the split below
     done = {r["method"] for r in rows if r["status"] == "ok"}
     if done >= {"Base", *(m.name for m in METHODS)}:
         return

@@ -72,12 +72,15 @@ def test_map_is_increasing_within_every_bin_for_every_field_on_random_scores():
         {},  # the defaults, on a short budget
         {"beta": 0.0, "learning_rate": 0.05, "n_bins": 40, "hidden_sizes": (4,), "batch_size": 64},  # no order penalty
         {"beta": 100.0, "learning_rate": 0.03, "n_bins": 2, "n_nodes": 2, "embedding_dim": 1},
+        {"bin_joins": "raised", "beta": 0.0, "learning_rate": 0.05, "n_bins": 40, "hidden_sizes": (4,)},
+        {"bin_joins": "raised", "beta": 100.0, "learning_rate": 0.03, "n_bins": 2, "n_nodes": 2},
     ],
 )
 @pytest.mark.parametrize("inference", ["exact", "compiled"])
 def test_map_is_monotone_in_the_score_for_every_field_across_bins_too(log_data, settings, inference):
-    # within a bin by construction (f1 > 0); at a bin edge the next bin's bias term is raised to where the bin
-    # before ends, so no training setting can make the map drop, with or without eq. 10's penalty
+    # within a bin by construction (f1 > 0); at a bin edge the next bin starts where the bin before ends
+    # (continuous) or is raised to there (raised), so no training setting can make the map drop, with or without
+    # eq. 10's penalty
     p, y, X, _ = log_data
     for field in ("f", None):
         model = MCNet(
@@ -95,12 +98,12 @@ def test_order_penalty_is_zero_on_an_already_monotone_network():
     targets = np.array([[-1.0, 0.5, -3.0], [0.0, 1.5, -2.0]])  # f^1(b_1, c) = f2^1(c) + 0.5 * 2 = f2^2(c)
     P, geometry = hand_network(0.5, targets)
     with torch.no_grad():
-        _offset, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+        _offset, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50, bin_joins="raised")
         assert float(order_penalty(torch, raw, gaps)) == pytest.approx(0.0, abs=1e-12)
         np.testing.assert_allclose(bias.numpy(), targets, atol=1e-12)  # nothing to raise
         with torch.no_grad():
             P["f2_out_b"][1] += 0.7  # bin 2 starts higher: a jump up, still in order
-        _, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+        _, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50, bin_joins="raised")
     assert float(order_penalty(torch, raw, gaps)) == 0.0
     np.testing.assert_allclose(bias.numpy(), targets + np.array([[0.0], [0.7]]), atol=1e-12)
 
@@ -314,13 +317,27 @@ def test_save_load_reproduces_predictions_exactly_in_both_modes(tmp_path, log_da
     p, y, X, _ = log_data
     model = MCNet(**SMALL, field="f", auxiliary_features=["z"]).fit(p, y, X=X)
     path = mcal.save(model, tmp_path / "m.json")
-    assert (tmp_path / "m.safetensors").exists()
+    assert any(tmp_path.glob("m.*.safetensors"))
     loaded = mcal.load(path)
     for mode in ("exact", "compiled"):
         model.set_params(inference=mode)
         loaded.set_params(inference=mode)
         np.testing.assert_array_equal(loaded.predict(p, X=X), model.predict(p, X=X))
     assert loaded.field_values_ == ["0", "1", "2"]
+
+
+def test_a_file_written_before_bin_joins_existed_loads_with_raised_bins(tmp_path, log_data, rewrite_model):
+    # step-trained MCNet files of the round before bin_joins raised their bins; read as "continuous" (today's
+    # default) their compiled tables would not match the network, and the load would fail
+    p, y, X, _ = log_data
+    model = MCNet(**SMALL, field="f", bin_joins="raised", learning_rate=0.05, max_steps=60).fit(p, y, X=X)
+    path = mcal.save(model, tmp_path / "m.json")
+    rewrite_model(path, lambda doc: doc["model"]["params"].pop("bin_joins"))
+    loaded = mcal.load(path)
+    assert loaded.bin_joins == "raised"
+    np.testing.assert_array_equal(loaded.predict(p, X=X), model.predict(p, X=X))
+    continuous = model.set_params(bin_joins="continuous")
+    assert not np.array_equal(continuous.predict(p, X=X), loaded.predict(p, X=X))  # the default reads it otherwise
 
 
 def test_pickle_round_trip_holds_arrays_only(field_model, log_data):
@@ -336,11 +353,12 @@ def test_load_rejects_tampered_weights(tmp_path, field_model, rewrite_model):
     import hashlib
 
     path = mcal.save(field_model, tmp_path / "m.json")
-    tensors = st.load((tmp_path / "m.safetensors").read_bytes())
+    (weights,) = tmp_path.glob("m.*.safetensors")
+    tensors = st.load(weights.read_bytes())
 
     def rewrite(new):
         data = st.save(new)
-        (tmp_path / "m.safetensors").write_bytes(data)
+        weights.write_bytes(data)
         rewrite_model(path, lambda doc: doc["weights"].update(sha256=hashlib.sha256(data).hexdigest()))
 
     rewrite({k: v for k, v in tensors.items() if k != "net.f1_out_b"})
@@ -370,13 +388,14 @@ def test_a_weights_file_from_another_model_of_the_same_shape_is_rejected(tmp_pat
     first, second = (
         MCNet(**{**SMALL, "max_epochs": 1, "random_state": seed}, field="f").fit(p, y, X=X) for seed in (1, 2)
     )
-    path, weights = mcal.save(first, tmp_path / "a.json"), tmp_path / "a.safetensors"
+    path = mcal.save(first, tmp_path / "a.json")
     mcal.save(second, tmp_path / "b.json")
-    other = (tmp_path / "b.safetensors").read_bytes()
+    (weights,), (other_weights,) = tmp_path.glob("a.*.safetensors"), tmp_path.glob("b.*.safetensors")
+    other = other_weights.read_bytes()
     shapes = [{k: v.shape for k, v in st.load(data).items()} for data in (other, weights.read_bytes())]
     assert shapes[0] == shapes[1]
     weights.write_bytes(other)
-    with pytest.raises(ValueError, match=r"a.safetensors does not match the checksum recorded in .*a.json"):
+    with pytest.raises(ValueError, match=r"a\.\w+\.safetensors does not match the checksum recorded in .*a.json"):
         mcal.load(path)
     # with the recorded checksum edited to match the swapped file, the JSON no longer matches its digest
     doc = json.loads(path.read_text())
@@ -460,6 +479,7 @@ def test_without_a_held_out_part_every_step_of_the_budget_is_run(log_data):
         ({"random_state": -1}, "random_state", "None or a non-negative integer"),
         ({"n_threads": 0}, "n_threads", "a positive integer"),
         ({"inference": "fast"}, "inference", "'exact' or 'compiled'"),
+        ({"bin_joins": "free"}, "bin_joins", "'continuous' or 'raised'"),
         ({"device": "gpu0"}, "device", "'cpu', 'cuda' or 'cuda:N'"),
         ({"device": "cuda:-1"}, "device", "'cpu', 'cuda' or 'cuda:N'"),
     ],
@@ -709,10 +729,10 @@ def hand_network(slope, targets, *, edges=(-3.0, 0.0, 3.0), anchor=(-2.0, 0.0), 
     return P, {k: torch.as_tensor(v, dtype=torch.float64) for k, v in geometry.items()}
 
 
-def hand_spec(beta=0.0, alpha=0.0, n_nodes=50):
+def hand_spec(beta=0.0, alpha=0.0, n_nodes=50, bin_joins="raised"):
     from mcal.mcnet._training import Spec
 
-    return Spec(n_hidden=1, n_nodes=n_nodes, beta=beta, alpha=alpha, memory_efficient=False)
+    return Spec(n_hidden=1, n_nodes=n_nodes, beta=beta, alpha=alpha, memory_efficient=False, bin_joins=bin_joins)
 
 
 def hand_logits(P, geometry, x, bins, contexts, n_nodes=50):
@@ -805,7 +825,7 @@ def test_warm_start_is_the_per_field_platt_line_continuous_across_bins():
     from mcal.mcnet._training import Spec, calibrated_logits
 
     with torch.no_grad():
-        spec = Spec(n_hidden=2, n_nodes=20, beta=0.0, alpha=0.0, memory_efficient=False)
+        spec = Spec(n_hidden=2, n_nodes=20, beta=0.0, alpha=0.0, memory_efficient=False, bin_joins="raised")
         got = calibrated_logits(
             torch, P, spec, geometry, context_tables(torch, P, 2), torch.as_tensor(x), bins, contexts, None
         ).numpy()
@@ -820,7 +840,7 @@ def test_eq10_order_penalty_sums_the_hinge_of_probabilities_over_contexts_at_the
 
     P, geometry = hand_network(0.5, TARGETS)
     with torch.no_grad():
-        _, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+        _, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50, bin_joins="raised")
         got = float(order_penalty(torch, raw, gaps))
     # f^1(b_1, c) = f2^1(c) + 0.5 * (0 - (-2)) = [0, 1.5, -2]; f^2(b_1, c) = f2^2(c) = [0.5, 0, -2.5]
     expected = 0.0 + (expit(1.5) - expit(0.0)) + (expit(-2.0) - expit(-2.5))
@@ -829,12 +849,37 @@ def test_eq10_order_penalty_sums_the_hinge_of_probabilities_over_contexts_at_the
     np.testing.assert_allclose(bias.numpy(), [TARGETS[0], [0.5, 1.5, -2.0]], atol=1e-12)
 
 
+def test_continuous_joins_start_every_bin_where_the_bin_before_ends():
+    from mcal.mcnet._network import ordered_tables
+
+    P, geometry = hand_network(0.5, TARGETS)
+    with torch.no_grad():
+        _, bias, raw, _ = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50, bin_joins="continuous")
+    # f^1(b_1, c) = f2^1(c) + 0.5 * (0 - (-2)); bin 2's own bias term [0.5, 0, -2.5] is not used, above or below
+    np.testing.assert_allclose(bias.numpy(), [TARGETS[0], TARGETS[0] + 1.0], atol=1e-12)
+    np.testing.assert_allclose(raw.numpy(), TARGETS, atol=1e-12)
+
+
+def test_eq13_objective_with_continuous_joins_has_no_order_term():
+    from mcal.mcnet._training import Data, objective
+
+    P, geometry = hand_network(0.5, TARGETS)
+    x, bins, contexts = np.array([-1.0, 1.0]), np.array([0, 1]), np.array([1, 2])
+    y, w = np.array([1.0, 0.0]), np.ones(2)
+    data = Data(torch.as_tensor(x), torch.as_tensor(y), torch.as_tensor(w), bins, contexts, None, 0, None)
+    with torch.no_grad():
+        got = float(objective(torch, P, hand_spec(beta=5.0, bin_joins="continuous"), geometry, data, np.arange(2),
+                              contexts))  # fmt: skip
+    logits = np.array([0.5 + 0.5, -3.0 + 1.0 + 0.5])  # bin 1 from its anchor -2; bin 2 from where bin 1 ends
+    assert got == pytest.approx(np.mean(np.logaddexp(0.0, logits) - y * logits), rel=1e-9)
+
+
 def test_eq10_order_penalty_of_one_bin_is_zero():
     from mcal.mcnet._network import ordered_tables
     from mcal.mcnet._training import order_penalty
 
     P, geometry = hand_network(0.5, TARGETS[:1], edges=(-3.0, 3.0), anchor=(-2.0,))
-    _, _, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50)
+    _, _, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=1, n_nodes=50, bin_joins="raised")
     assert float(order_penalty(torch, raw, gaps)) == 0.0
 
 

@@ -76,3 +76,26 @@ def test_the_learning_rate_warms_up_then_falls_along_a_cosine():
         4500, 500, learning_rate=1.0, batch_size=2048, max_epochs=1000, max_steps=3000, min_steps=500, patience=500
     )
     assert (small.steps_per_epoch, small.budget, small.interval) == (3, 3000, 25)  # 1,000 passes of 3 steps
+
+
+def test_no_network_pass_holds_more_rows_than_a_batch_whatever_the_data_size(monkeypatch):
+    # memory is rows x quadrature nodes x width per pass: training streams mini-batches, the held-out loss and
+    # prediction go EVAL_CHUNK rows at a time, and the bin-edge integrals need (K - 1)(C + 1) rows
+    import mcal.mcnet._network as network
+    import mcal.mcnet._training as training
+
+    sizes = []
+    real = network.integrate_rows
+
+    def counting(torch_, P, geometry, upper, bins, offset, **kw):
+        sizes.append(bins.shape[0])
+        return real(torch_, P, geometry, upper, bins, offset, **kw)
+
+    monkeypatch.setattr(training, "integrate_rows", counting)
+    monkeypatch.setattr(network, "integrate_rows", counting)
+    p, y, X = field_log(3, 12_000)
+    model = MCNet(field="f", n_bins=5, hidden_sizes=(4,), n_nodes=5, batch_size=512, max_steps=30, min_steps=0,
+                  random_state=0).fit(p, y, X=X)  # fmt: skip
+    model.predict(p, X=X)
+    bound = max(512, training.EVAL_CHUNK, (5 - 1) * (3 + 1))
+    assert max(sizes) == bound and len(sizes) > 12_000 // training.EVAL_CHUNK

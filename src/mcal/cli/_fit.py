@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import inspect
 import json
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from mcal import MCGrad, MCNet
 from mcal._optional import import_optional
-from mcal._persistence import load, save
 from mcal._registry import METHODS, get_method
 from mcal.cli import _dask
 from mcal.cli._common import (
@@ -29,7 +25,10 @@ from mcal.cli._common import (
     split_names,
     write_table,
 )
-from mcal.mcnet import torch_device
+
+if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
+    import pandas as pd
+
 
 #: Method parameters that an option of ``mcal fit`` sets, so ``--param`` must not: the model file records the
 #: columns of --field and --features for ``mcal predict``, --random-state is the one seed, and --device is checked
@@ -75,6 +74,8 @@ def _device_methods() -> list[str]:
 def check_device_option(device: str) -> None:
     """Refuse a ``--device`` that is not 'cpu', 'cuda' or 'cuda:N', or that torch cannot use on this machine, with
     a message naming the option (a ValueError, reported as ``mcal: error: --device must ...``)."""
+    from mcal.mcnet import torch_device
+
     torch_device(import_optional("torch"), "--device", device)
 
 
@@ -150,6 +151,8 @@ def _soft_methods() -> list[str]:
 def _check_soft_labels(df: pd.DataFrame, args, model) -> None:
     """Refuse soft labels (all in [0, 1], some strictly between) for a method that takes only 0/1, naming the
     methods that take them (other bad labels are reported by the label check, as for every method)."""
+    import numpy as np
+
     if model.accepts_soft_labels or args.pos_label is not None:
         return
     raw = column(df, args.label_col, "--label-col").to_numpy()
@@ -206,6 +209,8 @@ def _configure_fit(parser) -> None:
 
 
 def _run_fit(args) -> int:
+    from mcal._persistence import save
+
     check_count(args.random_state, "--random-state", 0)
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
     features = split_names(args.features, "--features")
@@ -325,6 +330,9 @@ def _feature_input(model, meta: dict, df: pd.DataFrame, given: list[str]):
 
 
 def _run_predict(args) -> int:
+    from mcal import MCGrad, MCNet
+    from mcal._persistence import load
+
     check_table_output(args.output, "-o/--output", inputs=[("MODEL", args.model), ("DATA", args.data)])
     given = split_names(args.features, "--features")
     model, meta = load(args.model, return_metadata=True)

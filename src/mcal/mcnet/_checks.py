@@ -100,6 +100,7 @@ MCNET_CONSTRAINTS: dict[str, Any] = {
     "n_threads": [None, Interval(numbers.Integral, 1, None)],
     "progress": check_progress_param,
     "inference": StrOptions("exact", "compiled"),
+    "bin_joins": StrOptions("continuous", "raised"),
     "device": check_device,
 }  # fmt: skip
 

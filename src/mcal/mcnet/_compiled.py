@@ -38,6 +38,7 @@ def build_tables(
     edges: NDArray[np.float64],
     geometry: dict[str, NDArray[np.float64]],
     n_nodes: int,
+    bin_joins: str,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Tabulate the calibrated logit (without the auxiliary network) of every context and bin.
 
@@ -53,6 +54,8 @@ def build_tables(
         ``edges`` (K + 1,) and ``anchor``, ``center``, ``half_width`` (K,) of each bin, in logit units.
     n_nodes : int
         Clenshaw-Curtis nodes of the exact mode, used for the integral from the grid start to the anchor.
+    bin_joins : {"continuous", "raised"}
+        How the bins' bias terms are joined (:func:`mcal.mcnet._network.ordered_tables`).
 
     Returns
     -------
@@ -74,8 +77,9 @@ def build_tables(
     with torch.no_grad():
         dtype = P["f1_out_b"].dtype
         geometry_t = {k: torch.as_tensor(v, dtype=dtype, device=P["f1_out_b"].device) for k, v in geometry.items()}
-        # (K, C + 1, H0), (K, C + 1): the bias terms raised so that the map never drops at a bin edge
-        offset, bias, _, _ = ordered_tables(torch, P, geometry_t, n_hidden=n_hidden, n_nodes=n_nodes)
+        # (K, C + 1, H0), (K, C + 1): the bias terms joined so that the map never drops at a bin edge
+        offset, bias, _, _ = ordered_tables(torch, P, geometry_t, n_hidden=n_hidden, n_nodes=n_nodes,
+                                            bin_joins=bin_joins)  # fmt: skip
         n_ctx = offset.shape[1]
         bins = torch.arange(K, device=offset.device)
         u_t = torch.as_tensor(u, dtype=offset.dtype, device=offset.device)

@@ -63,14 +63,21 @@ class MCNet(BaseCalibrator):
         Number K of equal-frequency bins of the score (fewer when tied scores make edges coincide).
     n_nodes : int >= 2, default=25
         Clenshaw-Curtis nodes T of the integral (Appendix A.2).
+    bin_joins : {"continuous", "raised"}, default="continuous"
+        How eq. 8 joins the bins, for each field. "continuous": each bin's map starts where the previous bin's
+        ends (only the first bin's bias term f2 is free), so the map is continuous in the score. "raised": each
+        bin keeps its own bias term, raised where needed to where the previous bin ends, so the map may jump up
+        at a bin edge (closer to the paper's eq. 7-8, with K free levels per field). Both are monotone in the
+        score; see Notes.
     hidden_sizes : non-empty sequence of int >= 1, default=(32, 32)
         Hidden layer widths of the per-bin MLPs f1 and f2. The paper uses (128, 128); see Notes.
     embedding_dim : int >= 1, default=64
         Size of the per-bin field embedding h (the paper's 128; see Notes).
     beta : float >= 0, default=0.0
         Weight of the order-preserving regularizer (eq. 10, 13); the paper uses 1.0. Here the map is monotone
-        across bins by construction, and the penalty only pulls the network's own bias terms into order; 0.1
-        kept the warm start in the measurements (see Notes).
+        across bins by construction; with ``bin_joins="raised"`` the penalty only pulls the network's own bias
+        terms into order (0.1 kept the warm start in the measurements, see Notes), and with "continuous" it is
+        zero.
     alpha : float >= 0, default=0.0
         Weight of the field-balance regularizer (eq. 11-13); needs ``field`` or ``balance_field``. The paper
         does not report its value; 0 leaves the regularizer off, as in its Table 1 runs without Table 3's ablation.
@@ -207,11 +214,16 @@ class MCNet(BaseCalibrator):
       calibrated in the large per field; held-out step 0 is it.
     * **Monotone across bins by construction.** Eq. 10 is a penalty: after training, the map can still
       drop at a bin edge (by up to 0.003 in probability with the earlier defaults), which reorders scores
-      within a field. Here bin k+1's bias term is raised, where needed, to the value bin k ends at
-      (:func:`mcal.mcnet._network.ordered_tables`, a cumulative maximum, in training and prediction alike), so
-      the map is non-decreasing in the score for every field whatever the training did, and ROC-AUC within a
-      field equals the base score's. Eq. 10 (weight ``beta``) is kept on the network's own bias terms, so that
-      a bias term pushed below its bin's start, which the maximum hides from the log loss, is pulled back.
+      within a field. Here the bins are joined in training and prediction alike
+      (:func:`mcal.mcnet._network.ordered_tables`), so the map is non-decreasing in the score for every field
+      whatever the training did, and ROC-AUC within a field equals the base score's. By default
+      (``bin_joins="continuous"``) bin k+1 starts where bin k ends: the map is continuous, and each field
+      has one free level (the first bin's f2) instead of K; the per-bin integrands f1 keep eq. 7's
+      expressiveness. With K free levels per field, early stopping on noisy held-out rows kept jumps between
+      bins that the true maps do not have (``benchmarks/results/mcnet_synthetic.md``). With
+      ``bin_joins="raised"`` bin k+1's bias term is raised, where needed, to the value bin k ends at (a
+      cumulative maximum), and eq. 10 (weight ``beta``) is kept on the network's own bias terms, so that a bias
+      term pushed below its bin's start, which the maximum hides from the log loss, is pulled back.
     * **Unseen fields.** Each pass 10% of the training rows get the no-context code (h = 0), so the
       no-context function is a trained MCNet-None; unseen fields at predict time use it, with one warning.
       Eq. 10 covers it too.
@@ -279,6 +291,7 @@ class MCNet(BaseCalibrator):
         *,
         n_bins: int = 20,
         n_nodes: int = 25,
+        bin_joins: str = "continuous",
         hidden_sizes: tuple[int, ...] = (32, 32),
         embedding_dim: int = 64,
         beta: float = 0.0,
@@ -304,6 +317,7 @@ class MCNet(BaseCalibrator):
     ) -> None:
         self.n_bins = n_bins
         self.n_nodes = n_nodes
+        self.bin_joins = bin_joins
         self.hidden_sizes = hidden_sizes
         self.embedding_dim = embedding_dim
         self.beta = beta
@@ -492,6 +506,7 @@ class MCNet(BaseCalibrator):
             beta=float(self.beta),
             alpha=float(self.alpha),
             memory_efficient=self.memory_efficient,
+            bin_joins=self.bin_joins,
         )
 
     def _float64_weights(self, torch: Any, device: Any) -> dict[str, Any]:
@@ -506,6 +521,7 @@ class MCNet(BaseCalibrator):
             edges=self.bin_edges_,
             geometry=self._geometry(),
             n_nodes=int(self.n_nodes),
+            bin_joins=self.bin_joins,
         )
 
     # -- predict ----------------------------------------------------------------------------------------
@@ -600,6 +616,22 @@ class MCNet(BaseCalibrator):
             return auxiliary(torch, P, torch.as_tensor(aux, dtype=torch.float64)).numpy()
 
     # -- persistence ------------------------------------------------------------------------------------
+    @classmethod
+    def _from_dict(cls, data: dict[str, Any], tensors: dict[str, NDArray] | None) -> MCNet:
+        state = data.get("state") if isinstance(data, dict) else None
+        if isinstance(state, dict) and "n_epochs_" in state and "n_steps_" not in state:
+            raise ValueError(
+                "model data must be an MCNet trained by steps (its state records 'n_steps_'); got a "
+                "schema_version 2 file of the epoch-trained MCNet (mcal before the step-budget change), whose "
+                "network this mcal evaluates differently (monotone across bins by construction): fit the "
+                "model again and save it"
+            )
+        params = data.get("params") if isinstance(data, dict) else None
+        if isinstance(params, dict) and isinstance(state, dict) and "n_steps_" in state and "bin_joins" not in params:
+            # written by the step-trained MCNet before bin_joins existed: its bins were raised
+            data = {**data, "params": {**params, "bin_joins": "raised"}}
+        return super()._from_dict(data, tensors)
+
     def _get_tensors(self) -> dict[str, NDArray]:
         tensors = {f"net.{k}": v.detach().cpu().numpy() for k, v in self.module_.items()}
         tensors["compiled.values"] = self.compiled_values_

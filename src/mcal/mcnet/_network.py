@@ -131,25 +131,38 @@ def context_tables(torch: Any, P: Any, n_hidden: int) -> tuple[Any, Any]:
 
 
 def ordered_tables(
-    torch: Any, P: Any, geometry: dict[str, Any], *, n_hidden: int, n_nodes: int, memory_efficient: bool = False
+    torch: Any,
+    P: Any,
+    geometry: dict[str, Any],
+    *,
+    n_hidden: int,
+    n_nodes: int,
+    memory_efficient: bool = False,
+    bin_joins: str = "continuous",
 ) -> tuple[Any, Any, Any, Any]:
-    r""":func:`context_tables` with eq. 7's bias terms raised, where needed, so that the map never drops at a bin edge.
+    r""":func:`context_tables` with eq. 7's bias terms joined so that the map never drops at a bin edge.
 
-    Bin k+1 starts where bin k ends or higher: :math:`\tilde f_2^{k+1}(c) = \max(f_2^{k+1}(c), \tilde f_2^k(c) +
-    I^k(c))`, with :math:`I^k(c)` the integral of f1 over bin k from its anchor to its upper edge. With the prefix
-    sums :math:`S_k = \sum_{j<k} I^j` this is :math:`S_k + \mathrm{cummax}_k(f_2^k - S_k)`, differentiable
-    almost everywhere. Where the bins are already in order (eq. 10's penalty is zero) nothing changes.
+    With :math:`I^k(c)` the integral of f1 over bin k from its anchor to its upper edge and the prefix sums
+    :math:`S_k = \sum_{j<k} I^j`:
+
+    - ``"continuous"``: bin k+1 starts where bin k ends, :math:`\tilde f_2^{k}(c) = f_2^1(c) + S_k(c)`; only the
+      first bin's bias term is free, so the map is continuous in the score;
+    - ``"raised"``: bin k+1 starts where bin k ends or higher, :math:`\tilde f_2^{k+1}(c) = \max(f_2^{k+1}(c),
+      \tilde f_2^k(c) + I^k(c))`, that is :math:`S_k + \mathrm{cummax}_k(f_2^k - S_k)`, differentiable almost
+      everywhere. Where the bins are already in order (eq. 10's penalty is zero) nothing changes.
 
     Parameters
     ----------
     geometry : dict of str to tensor
         ``edges`` (K + 1,), ``anchor``, ``center``, ``half_width`` (K,), in logit units.
+    bin_joins : {"continuous", "raised"}
+        How the bins' bias terms are joined (MCNet's ``bin_joins``).
 
     Returns
     -------
     offset : tensor of shape (K, C + 1, H_0)
     bias : tensor of shape (K, C + 1)
-        The raised bias terms: the map's value at each bin's anchor, in logit units.
+        The joined bias terms: the map's value at each bin's anchor, in logit units.
     raw_bias : tensor of shape (K, C + 1)
         :math:`f_2^k(h^k(c))` as the network gives it (eq. 10's penalty reads it).
     gaps : tensor of shape (K - 1, C + 1)
@@ -174,6 +187,8 @@ def ordered_tables(
         memory_efficient=memory_efficient,
     ).reshape(K - 1, n_ctx)
     rise = torch.cat([raw.new_zeros(1, n_ctx), torch.cumsum(gaps, dim=0)])
+    if bin_joins == "continuous":
+        return offset, rise + raw[:1], raw, gaps
     return offset, rise + torch.cummax(raw - rise, dim=0).values, raw, gaps
 
 

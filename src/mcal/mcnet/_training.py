@@ -37,6 +37,7 @@ class Spec:
     beta: float
     alpha: float
     memory_efficient: bool
+    bin_joins: str
 
 
 @dataclass
@@ -133,9 +134,12 @@ def order_penalty(torch: Any, raw_bias: Any, gaps: Any) -> Any:
 
 def model_tables(torch: Any, P: Any, spec: Spec, geometry: dict[str, Any]) -> tuple[tuple[Any, Any], Any]:
     """The (offset, bias) tables of the monotone map (:func:`mcal.mcnet._network.ordered_tables`) and eq. 10's
-    order penalty of the network."""
+    order penalty of the network (zero with continuous joins, where the bins' own bias terms are not used)."""
     offset, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=spec.n_hidden, n_nodes=spec.n_nodes,
-                                             memory_efficient=spec.memory_efficient)  # fmt: skip
+                                             memory_efficient=spec.memory_efficient,
+                                             bin_joins=spec.bin_joins)  # fmt: skip
+    if spec.bin_joins == "continuous":
+        return (offset, bias), bias.new_zeros(())
     return (offset, bias), order_penalty(torch, raw, gaps)
 
 
@@ -305,7 +309,7 @@ def train(
         (held-out criterion at the warm start and at each check).
     """
     optimizer = torch.optim.Adam(P.parameters(), lr=schedule.learning_rate)
-    held_out_spec = Spec(spec.n_hidden, spec.n_nodes, 0.0, spec.alpha, spec.memory_efficient)
+    held_out_spec = Spec(spec.n_hidden, spec.n_nodes, 0.0, spec.alpha, spec.memory_efficient, spec.bin_joins)
     lr_schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule.factor)
 
     def held_out() -> float:
