@@ -637,7 +637,7 @@ def test_cli_rejects_methods_other_than_mcgrad_on_a_cluster(client, tmp_path, ca
     pd.DataFrame({"p": [0.2, 0.8], "y": [0, 1]}).to_parquet(path)
     status = main(["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", "isotonic",
                    "--scheduler", client.scheduler.address, "-o", str(tmp_path / "m.json")])  # fmt: skip
-    assert status == 1 and "fit --method mcgrad only" in capsys.readouterr().err
+    assert status == 1 and "fit --method mcgrad or regression-mcgrad only" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path / "none-*.parquet"), "--score-col", "p", "--label-col", "y",
                  "--scheduler", client.scheduler.address]) == 1  # fmt: skip
     assert "no file matches" in capsys.readouterr().err

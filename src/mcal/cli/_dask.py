@@ -76,12 +76,17 @@ def _labels(frame: Any, name: str, pos_label: str | None) -> Any:
 
 
 def fit(args, model: Any, features: list[str]) -> int:
-    """``mcal fit`` on a cluster: MCGrad only (the method built for data of this size)."""
+    """``mcal fit`` on a cluster: MCGrad and RegressionMCGrad only (the methods built for data of this size)."""
     from mcal import save
-    from mcal.dask import DaskMCGrad, WorkerLostError, read_parquet
+    from mcal.dask import DaskMCGrad, DaskRegressionMCGrad, WorkerLostError, read_parquet
 
-    if args.method != "mcgrad":
-        raise CLIError(f"--scheduler and --dask-workers fit --method mcgrad only; got {args.method!r}")
+    dask_class = {"mcgrad": DaskMCGrad, "regression-mcgrad": DaskRegressionMCGrad}.get(args.method)
+    if dask_class is None:
+        raise CLIError(
+            f"--scheduler and --dask-workers fit --method mcgrad or regression-mcgrad only; got {args.method!r}"
+        )
+    if dask_class is DaskRegressionMCGrad and args.pos_label is not None:
+        raise CLIError(f"--pos-label applies to binary labels; got --pos-label {args.pos_label!r} with {args.method}")
     if args.dask_timeout is not None and not 0 < args.dask_timeout < float("inf"):
         raise CLIError(f"--dask-timeout must be a positive finite number of seconds; got {args.dask_timeout}")
     with _session(args) as client:
@@ -91,7 +96,7 @@ def fit(args, model: Any, features: list[str]) -> int:
         w = None if args.weight_col is None else _column(frame, args.weight_col, "--weight-col")
         for name in features:
             _column(frame, name, "--features")
-        model = DaskMCGrad(client=client, timeout=args.dask_timeout, **model.get_params())
+        model = dask_class(client=client, timeout=args.dask_timeout, **model.get_params())
         try:
             model.fit(p, y, X=frame[features] if features else None, sample_weight=w)  # no features: the score alone
         except WorkerLostError as exc:
@@ -99,7 +104,8 @@ def fit(args, model: Any, features: list[str]) -> int:
         n_partitions = frame.npartitions
     metadata = {"method": args.method, "score_col": args.score_col, "features": features, "field": None}
     save(model.to_local(), args.output, metadata=metadata)
-    print(f"wrote {args.output} (MCGrad fitted with Dask on {n_partitions} partitions, {model.n_rounds_} rounds)")
+    name = type(model.to_local()).__name__
+    print(f"wrote {args.output} ({name} fitted with Dask on {n_partitions} partitions, {model.n_rounds_} rounds)")
     return 0
 
 
