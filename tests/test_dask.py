@@ -1,7 +1,8 @@
 """Tests of mcal.dask: MCGrad, prediction, metrics and the command line on a Dask cluster.
 
-One session-wide LocalCluster (2 workers x 1 thread, in-process, no dashboard) serves every test but the one that
-kills a worker, which starts its own cluster of processes. Data are tiny; LightGBM uses one thread per worker.
+One session-wide LocalCluster (2 workers x 1 thread, in-process, no dashboard; the ``client`` fixture of
+conftest.py) serves every test but the one that kills a worker, which starts its own cluster of processes. Data
+are tiny; LightGBM uses one thread per worker.
 """
 
 import os
@@ -44,16 +45,6 @@ def table(n, seed, levels="abc"):
     shift = np.linspace(-0.9, 0.9, k)[code] + 0.3 * x
     y = (rng.random(n) < expit(base + shift)).astype(float)
     return pd.DataFrame({"level": pd.Categorical(np.array(list(levels))[code]), "x": x, "p": expit(base), "y": y})
-
-
-@pytest.fixture(scope="session")
-def client():
-    pytest.importorskip("lightgbm")
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Tests of mcal.dask for real-valued outcomes: DaskRegressionMCGrad, the regression metrics and the command line.
 
-A module-wide LocalCluster (2 workers x 1 thread, in-process, no dashboard); tiny data; one LightGBM thread.
+The session's LocalCluster (the ``client`` fixture of conftest.py); tiny data; one LightGBM thread.
 """
 
 import os
@@ -12,6 +12,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from test_dask import _chunked
 
 import mcal
 from mcal.metrics import mse
@@ -30,16 +31,6 @@ def table(n, seed):
     shift = frame["group"].map({"a": -1.0, "b": 0.0, "c": 1.0}).astype(float)
     frame["y"] = frame["p"] + shift + 0.5 * np.sin(2 * frame["x"]) + rng.normal(size=n)
     return frame
-
-
-@pytest.fixture(scope="module")
-def client():
-    pytest.importorskip("lightgbm")
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
 
 
 @pytest.fixture(scope="module")
@@ -241,12 +232,6 @@ def real_scored():
     w = rng.uniform(0, 2, n)
     w[rng.random(n) < 0.05] = 0.0
     return y, p, w, group
-
-
-def _chunked(values):
-    import dask.array as da
-
-    return da.from_array(values, chunks=((0, 1000, 1500, 503, 1000),))
 
 
 @pytest.mark.parametrize("name", ["ecce", "ecce_sigma", "ecce_pvalue", "mse", "mae"])

@@ -205,7 +205,14 @@ _INPUTS = """    y_true : dask Array or Series of shape (n_samples,)
 
 
 def _mirror(
-    name: str, returns: str, *, parameters: str = "", raises: str = "", notes: str = "", type_raises: str = ""
+    name: str,
+    returns: str,
+    *,
+    parameters: str = "",
+    raises: str = "",
+    notes: str = "",
+    type_raises: str = "",
+    inputs: str = _INPUTS,
 ) -> Any:
     """Document a dask metric from the in-memory one it mirrors: its summary line, the shared inputs, the rest,
     and the mirrored docstring's References (the metric's source)."""
@@ -220,7 +227,7 @@ def _mirror(
 
     Parameters
     ----------
-{_INPUTS}{parameters}
+{inputs}{parameters}
 
     Returns
     -------
@@ -484,49 +491,26 @@ def _errors(y_true: Any, y_pred: Any, sample_weight: Any) -> NDArray[np.float64]
     return total
 
 
-_ERRORS = """
-    Of dask collections; equals :func:`mcal.metrics.{name}` on the concatenated data up to the order of the
-    floating-point additions (one pass of sums).
-
-    Parameters
-    ----------
-    y_true : dask Array or Series of shape (n_samples,)
+_REAL_INPUTS = """    y_true : dask Array or Series of shape (n_samples,)
         Observed outcomes, finite.
     y_pred : dask Array or Series of shape (n_samples,)
         Predictions, finite, partitioned as ``y_true``.
     sample_weight : dask Array or Series of shape (n_samples,), default=None
-        Non-negative weights, partitioned as ``y_true``.
-
-    Returns
-    -------
-    {returns}
-
-    Raises
-    ------
-    ValueError
-        On NaN or infinite values (named, with the partition), inputs not partitioned alike, no rows, or weights
-        summing to zero.
-    TypeError
-        If an input is not a dask collection.
-    """
+        Non-negative weights, partitioned as ``y_true``."""
 
 
+@_mirror(
+    "mse", "mse : float\n        ``sum w (y - p)^2 / sum w``, in squared units of the outcome.", inputs=_REAL_INPUTS
+)
 def mse(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
     total = _errors(y_true, y_pred, sample_weight)
     return float(total[2] / total[1])
 
 
+@_mirror("mae", "mae : float\n        ``sum w |y - p| / sum w``, in units of the outcome.", inputs=_REAL_INPUTS)
 def mae(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
     total = _errors(y_true, y_pred, sample_weight)
     return float(total[3] / total[1])
-
-
-mse.__doc__ = "Mean squared error (MSE) of real-valued predictions.\n" + _ERRORS.format(
-    name="mse", returns="mse : float\n        ``sum w (y - p)^2 / sum w``, in squared units of the outcome."
-)
-mae.__doc__ = "Mean absolute error (MAE) of real-valued predictions.\n" + _ERRORS.format(
-    name="mae", returns="mae : float\n        ``sum w |y - p| / sum w``, in units of the outcome."
-)
 
 
 def _feature_names(X: Any) -> list[str]:
