@@ -220,6 +220,28 @@ def test_cli_fits_regression_mcgrad_on_a_cluster(client, frames, tmp_path, capsy
     assert "--pos-label applies to binary labels" in capsys.readouterr().err
 
 
+def test_cli_evaluates_a_continuous_label_on_a_cluster_as_in_memory(client, frames, tmp_path, capsys):
+    from mcal.cli import main
+
+    train, _ = frames
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    stored = train.assign(group=train["group"].astype(str), q=train["p"] + 0.3)
+    for k in range(3):
+        stored.iloc[k * 2000 : (k + 1) * 2000].to_parquet(folder / f"part-{k}.parquet", index=False)
+    args = [str(folder), "--score-col", "p", "--score-col", "q", "--label-col", "y", "--outcome", "regression", "--segments", "group,x",
+            "--json"]  # fmt: skip
+    assert main(["evaluate", *args]) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main(["evaluate", *args, "--scheduler", client.scheduler.address]) == 0, capsys.readouterr().err
+    remote = json.loads(capsys.readouterr().out)
+    for name in ("p", "q"):
+        assert set(remote["metrics"][name]) == set(local["metrics"][name]) >= {"mse", "ecce_pvalue", "mce_sigma"}
+        for key, value in local["metrics"][name].items():
+            assert remote["metrics"][name][key] == pytest.approx(value, rel=1e-9, abs=1e-12), (name, key)
+    assert [s["description"] for s in remote["segments"]["q"]] == [s["description"] for s in local["segments"]["q"]]
+
+
 # -- metrics -----------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def real_scored():

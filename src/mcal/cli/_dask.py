@@ -114,7 +114,7 @@ def evaluate(args, segments_of: Any) -> tuple[pd.DataFrame, int, float | None, d
     results by score column (with ``--segments``; the segment definitions come from ``segments_of``, given the
     segment feature columns gathered as a pandas frame)."""
     from mcal.dask import read_parquet
-    from mcal.dask.metrics import calibration_summary, mce
+    from mcal.dask.metrics import calibration_summary, mce, regression_summary
 
     if args.plot:
         raise CLIError("--plot needs the data in memory; drop it with --scheduler or --dask-workers")
@@ -124,13 +124,17 @@ def evaluate(args, segments_of: Any) -> tuple[pd.DataFrame, int, float | None, d
         scores = {name: _column(frame, name, "--score-col") for name in args.score_col}
         w = None if args.weight_col is None else _column(frame, args.weight_col, "--weight-col")
         field = None if args.field is None else _column(frame, args.field, "--field")
-        table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
+        if args.outcome == "regression":
+            table = regression_summary(y, scores, sample_weight=w)
+        else:
+            table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
         names = split_names(args.segments, "--segments")
         for name in names:
             _column(frame, name, "--segments")
         segments = segments_of(frame[names].compute(), args) if names else segments_of(None, args)
         results = {
-            name: mce(y, p, X=frame[names], segments=segments, sample_weight=w) for name, p in scores.items()
+            name: mce(y, p, X=frame[names], segments=segments, sample_weight=w, outcome=args.outcome)
+            for name, p in scores.items()
         } if segments is not None else {}  # fmt: skip
         n_rows = int(frame.shape[0].compute())
         total = None if w is None else float(w.sum().compute())

@@ -56,6 +56,7 @@ __all__ = [
     "mse",
     "pcoc",
     "pr_auc",
+    "regression_summary",
     "roc_auc",
 ]
 
@@ -475,11 +476,11 @@ def mce(
 def _error_sums(index: int, y: Any, p: Any, w: Any) -> NDArray[np.float64]:
     p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False, real=_REAL, score="y_pred")
     r = y - p
-    return np.array([p.size, w.sum(), np.dot(w, r * r), np.dot(w, np.abs(r))])
+    return np.array([p.size, w.sum(), np.dot(w, r * r), np.dot(w, np.abs(r)), np.dot(w, p), np.dot(w, y)])
 
 
 def _errors(y_true: Any, y_pred: Any, sample_weight: Any) -> NDArray[np.float64]:
-    """``(rows, sum w, sum w r^2, sum w |r|)`` of the residuals ``r = y - p`` over all partitions."""
+    """``(rows, sum w, sum w r^2, sum w |r|, sum w p, sum w y)``, ``r = y - p``, over all partitions."""
     dask = import_optional("dask")
     blocks = aligned({"y_true": y_true, "y_pred": y_pred, "sample_weight": sample_weight})
     task = dask.delayed(_error_sums, pure=True)
@@ -569,4 +570,48 @@ def calibration_summary(
         if field is not None:
             row["f_rce"] = _f_rce(s, 0.01)
         rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def regression_summary(y_true: Any, y_preds: Mapping[str, Any], *, sample_weight: Any = None) -> pd.DataFrame:
+    """Every core metric of real-valued predictions, for each named column of dask collections; as
+    :func:`mcal.metrics.regression_summary` without segments (:func:`mce` with ``outcome="regression"`` adds them).
+
+    Parameters
+    ----------
+    y_true : dask Array or Series of shape (n_samples,)
+        Real outcomes, finite.
+    y_preds : mapping of str to dask Array or Series of shape (n_samples,)
+        Prediction columns (finite real numbers) by name, partitioned as ``y_true``.
+    sample_weight : dask Array or Series of shape (n_samples,), default=None
+        Non-negative weights.
+
+    Returns
+    -------
+    table : DataFrame of shape (len(y_preds), 7)
+        The columns of :func:`mcal.metrics.regression_summary` (``mse``, ``mae``, ``mean_prediction``,
+        ``mean_outcome``, ``ecce``, ``ecce_sigma_scale``, ``ecce_pvalue``), with the same values up to the order
+        of floating-point additions.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite values (named, with the partition), an empty mapping, mismatched partitions, or
+        weights summing to zero.
+    TypeError
+        If an input is not a dask collection.
+    """
+    if not y_preds:
+        raise ValueError("y_preds must name at least one prediction column; got none")
+    rows = {}
+    for name, p in y_preds.items():
+        total = _errors(y_true, p, sample_weight)
+        ordered = _ordered(y_true, p, sample_weight, outcome="regression")
+        stat = _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
+        sigma = _sorted.regression_sigma(ordered)
+        rows[name] = {
+            "mse": total[2] / total[1], "mae": total[3] / total[1], "mean_prediction": total[4] / total[1],
+            "mean_outcome": total[5] / total[1], "ecce": stat, "ecce_sigma_scale": sigma_scale(stat, sigma),
+            "ecce_pvalue": _ecce_pvalue(stat, sigma),
+        }  # fmt: skip
     return pd.DataFrame.from_dict(rows, orient="index")
