@@ -349,3 +349,21 @@ def test_ctr_bootstrap_sums_equal_mcal_metrics_at_unit_weights(bench, rng):
     floor = stats.noise_floor(p, field, 400, 0)
     # labels drawn from p: the F-RCE is pure noise, far below that of p against labels 1.5 times as likely in "a"
     assert floor["mean"] < floor["q95"] < 100 * bench["_evaluation"].M.f_rce(y, p, field=field)
+
+
+def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
+    sys.path.insert(0, str(BENCH))
+    try:
+        bench = importlib.import_module("multiclass")
+    finally:
+        sys.path.remove(str(BENCH))
+    try:
+        bench.load("shoppers_visitor")
+    except bench.DataUnavailable as exc:
+        pytest.skip(f"the shared data are absent: {exc}")
+    means = bench.main(["--quick", "--data", "shoppers_visitor", "--out-dir", str(tmp_path)])
+    methods = set(means["method"])
+    assert {"base model", "Temperature", "Dirichlet (ODIR)", "MulticlassMCGrad", "binary MCGrad (one class)"} <= methods
+    scored = means[means["method"] != "binary MCGrad (one class)"]
+    assert scored["log_loss"].gt(0).all() and scored["worst_class_mce"].ge(0).all()
+    assert (tmp_path / "multiclass.md").read_text().count("| shoppers_visitor | lightgbm |") == 1 + len(methods)
