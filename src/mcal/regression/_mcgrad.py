@@ -93,6 +93,10 @@ lightgbm_params, categorical_features, n_jobs, progress, random_state
     ImportError
         If LightGBM is not installed (``pip install "mcal[mcgrad]"``).
 
+    See Also
+    --------
+    mcal.dask.DaskRegressionMCGrad : the same rounds on a Dask cluster; its fitted model is a RegressionMCGrad.
+
     Notes
     -----
     Round ``t``, with ``L`` the loss on the link scale (``L(F, y) = (y - F)^2`` for the squared error):
