@@ -450,9 +450,7 @@ def mce(
     global_ecce = _sorted.walk_range(ordered) / total
     regression = outcome == "regression"
     if X is None:
-        walks = np.array([[[s.top], [s.bottom], [s.total], [s.pos + s.neg], [s.variance], [s.n]]
-                          + ([[v] for v in s.differences] if regression and s.n else [[0.0]] * 5 * regression)
-                          for s in stats])  # fmt: skip
+        walks = np.stack([_whole_partition_walk(s, regression) for s in stats])
     else:
         features = _feature_names(X)
         task = dask.delayed(_sorted.partition_walks, pure=True)
@@ -512,6 +510,14 @@ def mse(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
 def mae(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
     total = _errors(y_true, y_pred, sample_weight)
     return float(total[3] / total[1])
+
+
+def _whole_partition_walk(s: _sorted.PartStats, regression: bool) -> NDArray[np.float64]:
+    """A partition's summary as :func:`mcal.dask._sorted.partition_walks` gives it for one segment of every row."""
+    rows = [s.top, s.bottom, s.total, s.pos + s.neg, s.variance, s.n]
+    if regression:
+        rows += list(s.differences) if s.n else [0.0] * 5
+    return np.array(rows)[:, None]
 
 
 def _feature_names(X: Any) -> list[str]:
