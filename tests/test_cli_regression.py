@@ -194,7 +194,7 @@ def test_regression_cumulative_plot_draws_the_walk_of_real_outcomes_with_its_sca
     ax = plot_cumulative_differences([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], outcome="regression", ax=Figure().add_subplot())
     _zero, walk, bar = ax.get_lines()
     np.testing.assert_allclose(walk.get_ydata(), [0.0, 1 / 3, 1.0, 1.0], rtol=0, atol=1e-15)  # range 1 = ECCE
-    sigma = mcal.metrics.ecce_sigma([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], outcome="regression")
+    sigma = mcal.metrics.ecce_std([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], outcome="regression")
     np.testing.assert_allclose(np.ptp(bar.get_ydata()), 2.4977 * sigma, rtol=1e-4)  # 5 % range of Brownian motion
     assert ax.get_ylabel() == "cumulative difference (outcome - prediction)"
     with pytest.raises(ValueError, match="outcome must be 'classification' or 'regression'"):

@@ -216,7 +216,7 @@ def test_cli_fits_regression_mcgrad_on_a_cluster(client, frames, tmp_path, capsy
     assert type(model) is mcal.RegressionMCGrad and model.n_rounds_ >= 1
     X = test[X_COLS].assign(group=test["group"].astype(str))
     assert mse(test["y"], model.predict(test["p"], X=X)) < mse(test["y"], test["p"]) - 0.3
-    assert main([*args[:-2], "--pos-label", "1", "-o", str(tmp_path / "other.json")]) == 1
+    assert main([*args[:-2], "--pos-label", "1", "-o", str(tmp_path / "other.json")]) == 2  # a usage error
     assert "--pos-label applies to binary labels" in capsys.readouterr().err
 
 
@@ -256,7 +256,8 @@ def real_scored():
     return y, p, w, group
 
 
-@pytest.mark.parametrize("name", ["ecce", "ecce_sigma", "ecce_pvalue", "mse", "mae"])
+@pytest.mark.filterwarnings("ignore:ecce_sigma returns ECCE / sigma:FutureWarning")
+@pytest.mark.parametrize("name", ["ecce", "ecce_std", "ecce_sigma", "ecce_pvalue", "mse", "mae"])
 def test_distributed_regression_metric_equals_local_metric(client, real_scored, name):
     from mcal.dask import metrics as dmetrics
 
@@ -265,10 +266,10 @@ def test_distributed_regression_metric_equals_local_metric(client, real_scored, 
     local = getattr(mcal.metrics, name)(y, p, sample_weight=w, **kwargs)
     got = getattr(dmetrics, name)(_chunked(y), _chunked(p), sample_weight=_chunked(w), **kwargs)
     assert abs(got - local) <= 1e-9 * max(1.0, abs(local))
-    if name == "ecce_sigma":  # the input order of ties matters: reversed rows give another value, also on dask
-        flipped = mcal.metrics.ecce_sigma(y[::-1], p[::-1], sample_weight=w[::-1], outcome="regression")
+    if name == "ecce_std":  # the input order of ties matters: reversed rows give another value, also on dask
+        flipped = mcal.metrics.ecce_std(y[::-1], p[::-1], sample_weight=w[::-1], outcome="regression")
         assert abs(flipped - local) > 1e-6
-        got = dmetrics.ecce_sigma(_chunked(y[::-1]), _chunked(p[::-1]), sample_weight=_chunked(w[::-1]),
+        got = dmetrics.ecce_std(_chunked(y[::-1]), _chunked(p[::-1]), sample_weight=_chunked(w[::-1]),
                                   outcome="regression")  # fmt: skip
         assert abs(got - flipped) <= 1e-9 * flipped
 
@@ -311,7 +312,7 @@ def test_distributed_regression_metrics_refuse_bad_inputs(client, real_scored):
     with pytest.raises(ValueError, match=r"y_prob must be finite.*in partition 1"):
         dmetrics.mce(_chunked(y), _chunked(np.where(np.arange(y.size) == 5, -np.inf, p)), outcome="regression")
     with pytest.raises(ValueError, match="outcome must be 'classification' or 'regression'; got 'real'"):
-        dmetrics.ecce_sigma(_chunked(y), _chunked(p), outcome="real")
+        dmetrics.ecce_std(_chunked(y), _chunked(p), outcome="real")
     with pytest.raises(ValueError, match="positive sum"):
         dmetrics.mae(_chunked(y), _chunked(p), sample_weight=_chunked(np.zeros_like(w)))
     with pytest.raises(ValueError, match=r"y_prob must lie in \[0, 1\]"):  # the default is still classification

@@ -13,15 +13,26 @@ from numpy.typing import ArrayLike
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_sample_weight, check_y_prob
 from mcal.metrics import MCEResult, cumulative_curve, ecce_pvalue, mce, reliability_curve, reliability_intervals
-from mcal.metrics._binned import check_bins
-from mcal.metrics._cumulative import brownian_range_sf
-from mcal.metrics._curves import check_open_unit
+from mcal.metrics.helpers import brownian_range_sf, check_bins, check_open_unit
 from mcal.segments import Segments
 
 
-def _plain_text(text: object) -> str:
-    """``text`` with its dollar signs escaped, so that matplotlib draws it as written instead of parsing mathtext
-    (data such as a segment ``price=$5 to $10`` drew as math, and ``$\\frac{x$`` raised a ParseSyntaxException)."""
+def plain_text(text: object) -> str:
+    """A label that matplotlib draws as written: ``text`` with its dollar signs escaped.
+
+    Matplotlib parses text between dollar signs as mathtext: a segment ``price=$5 to $10`` drew as math, and
+    ``$\\frac{x$`` raised a ParseSyntaxException.
+
+    Parameters
+    ----------
+    text : object
+        The label; its ``str``.
+
+    Returns
+    -------
+    label : str
+        ``str(text)`` with every ``$`` escaped.
+    """
     return str(text).replace("$", r"\$")
 
 
@@ -249,7 +260,7 @@ def plot_cumulative_differences(
         Axes to draw on; a new figure is made when None.
     outcome : {"classification", "regression"}, default="classification"
         As in :func:`mcal.metrics.ecce`: real outcomes and predictions, the walk in the outcome's units and
-        sigma from successive differences of the residuals (:func:`mcal.metrics.ecce_sigma`).
+        sigma from successive differences of the residuals (:func:`mcal.metrics.ecce_std`).
 
     Returns
     -------
@@ -344,7 +355,7 @@ def plot_segment_errors(result: Any, *, n_labels: int = 5, ax: Any = None) -> An
     ax.axhline(_critical_range(0.05), linestyle="--", color="grey", linewidth=1, label="p = 0.05 for one segment")
     for row in table.head(n_labels).itertuples():
         ax.annotate(
-            _plain_text(row.description),
+            plain_text(row.description),
             (row.size, row.ecce_sigma),
             fontsize=7,
             xytext=(3, 3),
@@ -426,7 +437,7 @@ def plot_worst_segment_curves(
         rows = segments.indices(row.segment)
         plot_reliability_diagram(
             y[rows], p[rows], sample_weight=None if w is None else w[rows], n_bins=n_bins, strategy=strategy,
-            label=f"{_plain_text(row.description)} ({row.ecce_sigma:.1f} sigma)", ax=ax,
+            label=f"{plain_text(row.description)} ({row.ecce_sigma:.1f} sigma)", ax=ax,
         )  # fmt: skip
     return ax
 

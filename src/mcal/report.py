@@ -45,8 +45,7 @@ from mcal.metrics import (
     segment_intervals,
     summary_intervals,
 )
-from mcal.metrics._field import encode_field
-from mcal.metrics._multicalibration import _resolve_segments, check_categorical_use
+from mcal.metrics.helpers import check_categorical_use, encode_field, resolve_segments
 from mcal.segments import Segments
 
 #: Label, and which direction is better ("min", "max", "one" for closest to 1, None), of each summary column.
@@ -254,7 +253,7 @@ def make_report(
     check_positive_int("n_resamples", n_resamples, minimum=0)
     fields = None if field is None else encode_field(field, y.shape[0])
     check_categorical_use(categorical_features, X, segments)  # refused without X, where no segments are generated
-    segs = None if X is None and segments is None else _resolve_segments(X, segments, y.shape[0], categorical_features)
+    segs = None if X is None and segments is None else resolve_segments(X, segments, y.shape[0], categorical_features)
     Figure = import_optional("matplotlib.figure").Figure
     summary = calibration_summary(y, probs, sample_weight=w, field=None if fields is None else fields[0], n_bins=n_bins)
     weighted = sample_weight is not None

@@ -79,6 +79,10 @@ feature_names_in_
     >>> client.close()
     """
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **DaskMCGrad._parameter_constraints,
+        **RegressionMCGrad._parameter_constraints,
+    }
     _local_class: ClassVar[type] = RegressionMCGrad
     _score: ClassVar[str] = "y_pred"
 

@@ -20,6 +20,7 @@ Computations run on the current dask scheduler (the default ``distributed.Client
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
@@ -35,11 +36,17 @@ from mcal._optional import import_optional
 from mcal._validation import OUTCOMES, check_choice, check_real
 from mcal.dask import _sorted
 from mcal.dask._inputs import aligned, clean_block, in_partition
-from mcal.metrics._binned import check_bins
-from mcal.metrics._cumulative import brownian_range_sf, sigma_scale
-from mcal.metrics._field import encode_field
-from mcal.metrics._multicalibration import MCEResult, check_categorical_use, mce_result
-from mcal.metrics._regression import join_successive_differences
+from mcal.metrics import MCEResult
+from mcal.metrics.helpers import (
+    ECCE_SIGMA_CHANGED,
+    brownian_range_sf,
+    check_bins,
+    check_categorical_use,
+    encode_field,
+    join_successive_differences,
+    mce_result,
+    sigma_scale,
+)
 from mcal.segments import Segments, from_masks, generate_segments
 
 __all__ = [
@@ -48,6 +55,7 @@ __all__ = [
     "ecce",
     "ecce_pvalue",
     "ecce_sigma",
+    "ecce_std",
     "ece",
     "f_rce",
     "log_loss",
@@ -286,7 +294,7 @@ _OUTCOME = """
 
 
 @_mirror(
-    "ecce_sigma", "sigma : float\n        ``sqrt(sum w^2 p (1 - p)) / sum w``, in probability units; for regression the "
+    "ecce_std", "sigma : float\n        ``sqrt(sum w^2 p (1 - p)) / sum w``, in probability units; for regression the "
     "successive-differences\n        estimate of Guy et al. (2025, eq. 6), in the outcome's units.",
     parameters=_OUTCOME, raises=", or an unknown ``outcome``",
     notes="""
@@ -295,12 +303,24 @@ _OUTCOME = """
     in memory); each partition sums the squared differences of its neighbouring residuals, and the pairs
     across partition boundaries are added on the client.""",
 )  # fmt: skip
-def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
+def ecce_std(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
     check_choice("outcome", outcome, OUTCOMES)
     if outcome == "regression":
         return _sorted.regression_sigma(_ordered(y_true, y_prob, sample_weight, outcome=outcome))
     s = _sums(y_true, y_prob, sample_weight)
     return float(np.sqrt(s.variance) / s.w)
+
+
+@_mirror(
+    "ecce_sigma",
+    "ecce_sigma : float\n        ECCE / sigma (:func:`ecce` over :func:`ecce_std`), unitless.",
+    notes="\n\n    Warns FutureWarning in mcal 0.2, as :func:`mcal.metrics.ecce_sigma`: it returned sigma before.",
+    parameters=_OUTCOME, raises=", or an unknown ``outcome``",
+)  # fmt: skip
+def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
+    warnings.warn(ECCE_SIGMA_CHANGED, FutureWarning, stacklevel=2)
+    return sigma_scale(ecce(y_true, y_prob, sample_weight=sample_weight, outcome=outcome),
+                       ecce_std(y_true, y_prob, sample_weight=sample_weight, outcome=outcome))  # fmt: skip
 
 
 @_mirror(
@@ -349,7 +369,7 @@ def ecce_pvalue(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome:
         stat = _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
         return _ecce_pvalue(stat, _sorted.regression_sigma(ordered))
     return _ecce_pvalue(ecce(y_true, y_prob, sample_weight=sample_weight),
-                        ecce_sigma(y_true, y_prob, sample_weight=sample_weight))  # fmt: skip
+                        ecce_std(y_true, y_prob, sample_weight=sample_weight))  # fmt: skip
 
 
 def _ecce_pvalue(stat: float, sigma: float) -> float:

@@ -212,7 +212,7 @@ class CumulativeCurve:
     score : ndarray of shape (n_points,)
         Score at each point (the largest score included so far; the smallest score at the first point).
     sigma : float
-        Standard deviation scale of the walk under perfect calibration (:func:`ecce_sigma`).
+        Standard deviation scale of the walk under perfect calibration (:func:`ecce_std`).
     n_distinct : int
         Number of distinct scores, i.e. points of the full walk before thinning, less the start.
     """
@@ -261,7 +261,7 @@ def cumulative_curve(
         are kept (with both ends), so the drawn range equals ECCE exactly and the figure stays small on any n.
     outcome : {"classification", "regression"}, default="classification"
         As in :func:`ecce`: for real outcomes the walk is in the outcome's units and ``sigma`` is the
-        successive-differences estimate of :func:`ecce_sigma`.
+        successive-differences estimate of :func:`ecce_std`.
 
     Returns
     -------

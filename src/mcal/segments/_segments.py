@@ -20,7 +20,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._features.segment_codes import Feature, encode_feature, feature_table, fit_feature, resolve_categorical
-from mcal._validation import _as_1d, check_int, warn
+from mcal._validation import as_1d, check_int, warn
 from mcal.segments._store import (
     Block,
     CodedPart,
@@ -186,7 +186,7 @@ class Segments:
         TypeError
             If ``values`` is not array-like (None or a string) or holds complex numbers.
         """
-        arr = np.asarray(_as_1d(values, "values"), dtype=np.float64)
+        arr = np.asarray(as_1d(values, "values"), dtype=np.float64)
         if arr.shape[0] != self.n_samples:
             raise ValueError(f"values must have length {self.n_samples} (n_samples); got {arr.shape[0]}")
         if not np.isfinite(arr).all():
@@ -327,7 +327,7 @@ def generate_segments(
 
     Parameters
     ----------
-    X : DataFrame or array-like of shape (n_samples, n_features)
+    X : DataFrame (pandas, polars or pyarrow) or array-like of shape (n_samples, n_features)
         The features to segment on (e.g. the protected features). Arrays get the names ``x0, x1, ...``.
     max_depth : int or None, default=3
         Largest number of conditions per segment; 0 gives the whole table only, None every feature.
@@ -342,7 +342,7 @@ def generate_segments(
         Cap on the number of segments; None for no cap.
     categorical_features : "from_dtype", None, array-like of bool, int or str, default="from_dtype"
         Which features are categorical, as in scikit-learn's ``HistGradientBoostingClassifier``: from the dtype
-        (pandas category, object, string and bool columns), none, a mask of shape (n_features,), or column
+        (category, string and bool columns, and object columns other than of numbers only), none, a mask of shape (n_features,), or column
         indices or names of shape (n_categorical,), read as :class:`~mcal.MCGrad` reads them: a name is the string
         label of a DataFrame column (an array's columns ``x0, x1, ...`` and columns with other labels, such as
         ``0``, are declared by position), and a single index, a 2-D array, a mix of indices and names or a
@@ -564,7 +564,7 @@ def from_labels(labels: ArrayLike, name: str | None = None) -> Segments:
     """
     if name is None:
         name = str(labels.name) if isinstance(labels, pd.Series) and labels.name is not None else "group"
-    column = _as_1d(labels, "labels")
+    column = as_1d(labels, "labels")
     n_values = int(pd.Series(column).nunique(dropna=True))
     feature, codes = fit_feature(name, column, True, max(n_values, 2))
     counts = np.bincount(codes, minlength=feature.n_levels)
