@@ -42,7 +42,7 @@ def regression_report(
     Figure = import_optional("matplotlib.figure").Figure
     weighted = sample_weight is not None
     sections = [_metrics_section(regression_summary(y, preds, sample_weight=w), n_bins, note=_NOTE),
-                _reliability_section(Figure, y, preds, w, n_bins)]  # fmt: skip
+                _reliability_section(Figure, y, preds, w, n_bins), _cumulative_section(Figure, y, preds, w)]  # fmt: skip
     if segs is not None:
         sections.append(_segments_section(y, preds, w, segs, n_worst_segments))
     name = title or "Calibration report"
@@ -74,6 +74,35 @@ def _reliability_section(Figure: Any, y: NDArray, preds: dict, w: NDArray, n_bin
         '<section id="reliability"><h2>Reliability diagrams</h2>'
         f'<p class="note">Mean outcome against mean prediction in {n_bins} equal-width bins of the prediction range '
         "(empty bins left out). A calibrated model stays on the dashed diagonal.</p>"
+        f'<div class="grid">{"".join(panels)}</div></section>'
+    )
+
+
+def _cumulative_section(Figure: Any, y: NDArray, preds: dict, w: NDArray) -> str:
+    from mcal.plotting import plot_cumulative_differences
+
+    axes = {
+        name: plot_cumulative_differences(y, p, sample_weight=w, outcome="regression",
+                                          ax=Figure(figsize=(4.4, 3.8)).add_subplot())
+        for name, p in preds.items()
+    }  # fmt: skip
+    low, high = min(ax.get_ylim()[0] for ax in axes.values()), max(ax.get_ylim()[1] for ax in axes.values())
+    panels = []
+    for name, ax in axes.items():
+        ax.set_ylim(low, high)  # one vertical scale, so that the columns compare at a glance
+        panels.append(
+            _figure_panel(
+                name, _svg_uri(ax.figure), f"Cumulative differences between outcomes and predictions of {name}"
+            )
+        )
+    return (
+        '<section id="cumulative"><h2>Cumulative differences (ECCE)</h2>'
+        '<p class="note">The running sum of outcome minus prediction, in prediction order, divided by the total '
+        "weight (Arrieta-Ibarra et al. 2022), in the outcome's units. No bins: ECCE is the curve's range. A slope "
+        "over a stretch of predictions is miscalibration there (up: outcomes above the predictions); a calibrated "
+        "model wanders like Brownian motion, and the black bar at the origin is the range it exceeds with "
+        "probability 5%, σ estimated from successive differences of the residuals. The panels share one vertical "
+        "scale.</p>"
         f'<div class="grid">{"".join(panels)}</div></section>'
     )
 

@@ -231,6 +231,7 @@ def plot_cumulative_differences(
     max_points: int = 2000,
     label: str | None = None,
     ax: Any = None,
+    outcome: str = "classification",
 ) -> Any:
     """Draw the cumulative differences between labels and scores in score order: the plot behind ECCE.
 
@@ -244,9 +245,9 @@ def plot_cumulative_differences(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Binary labels.
+        Binary labels (real outcomes for ``outcome="regression"``).
     y_prob : array-like of shape (n_samples,)
-        Probabilities in [0, 1].
+        Probabilities in [0, 1] (real-valued predictions for ``outcome="regression"``).
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
     alpha : float, default=0.05
@@ -257,6 +258,9 @@ def plot_cumulative_differences(
         Legend label; ECCE/sigma and the p-value are appended.
     ax : matplotlib Axes, default=None
         Axes to draw on; a new figure is made when None.
+    outcome : {"classification", "regression"}, default="classification"
+        As in :func:`mcal.metrics.ecce`: real outcomes and predictions, the walk in the outcome's units and
+        sigma from successive differences of the residuals (:func:`mcal.metrics.ecce_std`).
 
     Returns
     -------
@@ -265,7 +269,7 @@ def plot_cumulative_differences(
     Raises
     ------
     ValueError
-        On invalid input, or ``alpha`` outside (0, 1).
+        On invalid input, an unknown ``outcome``, or ``alpha`` outside (0, 1).
     ImportError
         If matplotlib is not installed.
     TypeError
@@ -285,8 +289,8 @@ def plot_cumulative_differences(
     [0.0, -0.025, 0.15, 0.0, 0.025]
     """
     check_open_unit(alpha, "alpha")
-    curve = cumulative_curve(y_true, y_prob, sample_weight=sample_weight, max_points=max_points)
-    pvalue = ecce_pvalue(y_true, y_prob, sample_weight=sample_weight)
+    curve = cumulative_curve(y_true, y_prob, sample_weight=sample_weight, max_points=max_points, outcome=outcome)
+    pvalue = ecce_pvalue(y_true, y_prob, sample_weight=sample_weight, outcome=outcome)
     ecce_value = float(curve.difference.max() - curve.difference.min())
     scale = ecce_value / curve.sigma if curve.sigma > 0 else float("nan")
     text = f"ECCE/σ = {scale:.2f}, p = {pvalue:.2g}"
@@ -303,12 +307,13 @@ def plot_cumulative_differences(
         label=f"significant range at {alpha:g}",
     )
     ax.set_xlim(0, 1)
-    ax.set_xlabel("cumulative share of weight, in score order")
-    ax.set_ylabel("cumulative difference (label - score)")
+    score, label_name = ("prediction", "outcome") if outcome == "regression" else ("score", "label")
+    ax.set_xlabel(f"cumulative share of weight, in {score} order")
+    ax.set_ylabel(f"cumulative difference ({label_name} - {score})")
     ticks = np.linspace(0.0, 1.0, 6)
     top = ax.secondary_xaxis("top")
     top.set_xticks(ticks, [f"{s:.2g}" for s in np.interp(ticks, curve.fraction, curve.score)])
-    top.set_xlabel("score")
+    top.set_xlabel(score)
     ax.legend(loc="best", fontsize="small")
     return ax
 

@@ -79,8 +79,6 @@ def check_regression_options(args) -> None:
     for option, value in (("--field", getattr(args, "field", None)), ("--pos-label", args.pos_label)):
         if value is not None:
             raise CLIError(f"{option} applies to binary labels; got {option} {value!r} with --outcome regression")
-    if hasattr(args, "scheduler") and _dask.requested(args):  # mcal report has no Dask options
-        raise CLIError("--outcome regression runs on in-memory data only; drop --scheduler/--dask-workers")
 
 
 def add_categorical_argument(parser) -> None:
