@@ -16,7 +16,8 @@ from mcal.metrics._curves import (
     wilson_interval,
 )
 from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
-from mcal.metrics._multicalibration import MCEResult, mce
+from mcal.metrics._findings import worst_segments
+from mcal.metrics._multicalibration import MCEResult, holm, mce
 from mcal.metrics._regression import mae, mse
 from mcal.metrics._smooth import max_group_smece, smece
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
@@ -39,6 +40,7 @@ __all__ = [
     "ece",
     "f_rce",
     "field_pcoc",
+    "holm",
     "log_loss",
     "mae",
     "max_group_smece",
@@ -54,4 +56,5 @@ __all__ = [
     "smece",
     "summary_intervals",
     "wilson_interval",
+    "worst_segments",
 ]
