@@ -15,7 +15,8 @@ from mcal._persistence import atomic_write_bytes
 from mcal._validation import check_positive_int
 from mcal.metrics import mce, regression_summary, reliability_curve
 from mcal.metrics._multicalibration import _resolve_segments, check_categorical_use
-from mcal.report import _check_inputs, _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
+from mcal.report._checks import _check_inputs
+from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
 
 #: Rows of the MCE table of real outcomes (the relative scales need a prevalence).
 _MCE_ROWS = (("mce_sigma", "MCE (ECCE / σ of the worst segment)"), ("pvalue", "p-value"),
