@@ -53,6 +53,12 @@ class IsotonicRecalibration(RegressionCalibrator, IsotonicCalibration):
 
     _probabilities: ClassVar[bool] = False
 
+    def __init__(self) -> None:  # real outcomes have no extremes of 0 and 1 to keep away from
+        pass
+
+    def _validate_params_values(self) -> None:
+        pass
+
 
 class LinearRecalibration(RegressionCalibrator, BaseCalibrator):
     r"""Linear recalibration: the weighted least-squares line of the outcome on the prediction.
