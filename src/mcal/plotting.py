@@ -5,10 +5,11 @@ matplotlib is imported inside each function; no function changes global style (r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_sample_weight, check_y_prob
@@ -302,15 +303,23 @@ def plot_cumulative_differences(
     return ax
 
 
-def plot_segment_errors(result: Any, *, n_labels: int = 5, ax: Any = None) -> Any:
-    """Draw each segment's ECCE / sigma against its size, the worst ones labelled.
+def plot_segment_errors(
+    result: Any, *, n_labels: int = 5, numbered: Sequence[int] | None = None, ax: Any = None
+) -> Any:
+    """Draw each segment's ECCE / sigma against its size, the worst ones numbered.
+
+    Points are numbered rather than labelled with their descriptions, which overlapped each other and the legend:
+    the numbers are the key to a table (``result.table``'s order, or the order of ``numbered``).
 
     Parameters
     ----------
     result : MCEResult
         From :func:`mcal.metrics.mce`.
     n_labels : int, default=5
-        Number of worst segments whose descriptions are written next to their points.
+        Number of worst segments numbered 1 to ``n_labels``, in the order of ``result.table`` (worst first).
+    numbered : sequence of int, default=None
+        Segment numbers (the ``segment`` column of ``result.table``) to number 1, 2, ... in this order instead,
+        e.g. the rows of :func:`mcal.metrics.worst_segments`; ``n_labels`` is then ignored.
     ax : matplotlib Axes, default=None
         Axes to draw on; a new figure is made when None.
 
@@ -337,19 +346,40 @@ def plot_segment_errors(result: Any, *, n_labels: int = 5, ax: Any = None) -> An
     ax = _axes(ax)
     ax.scatter(table["size"], table["ecce_sigma"], s=12, alpha=0.6)
     ax.axhline(_critical_range(0.05), linestyle="--", color="grey", linewidth=1, label="p = 0.05 for one segment")
-    for row in table.head(n_labels).itertuples():
-        ax.annotate(
-            _plain_text(row.description),
-            (row.size, row.ecce_sigma),
-            fontsize=7,
-            xytext=(3, 3),
-            textcoords="offset points",
-        )
+    shown = table.head(n_labels) if numbered is None else table.set_index("segment").reindex(list(numbered))
+    shown = shown.assign(number=np.arange(1, len(shown) + 1))[np.isfinite(shown["ecce_sigma"].to_numpy(float))]
+    ax.scatter(shown["size"], shown["ecce_sigma"], s=28, facecolors="none", edgecolors="black", linewidths=0.8)
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(import_optional("matplotlib.ticker").NullFormatter())  # 2x10^2 ... overlapped
+    ax.autoscale_view()
+    offsets = _label_offsets(ax, shown["size"].to_numpy(float), shown["ecce_sigma"].to_numpy(float),
+                             [len(str(n)) for n in shown["number"]])  # fmt: skip
+    for row, (dx, dy) in zip(shown.itertuples(), offsets, strict=True):
+        ax.annotate(str(row.number), (row.size, row.ecce_sigma), fontsize=7, xytext=(dx, dy),
+                    textcoords="offset points", arrowprops={"arrowstyle": "-", "linewidth": 0.4, "color": "grey"}
+                    if dy > 3 else None)  # fmt: skip
     ax.set_xlabel("segment size (rows)")
     ax.set_ylabel("ECCE / sigma")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.8)
     return ax
+
+
+def _label_offsets(ax: Any, x: NDArray, y: NDArray, n_chars: list[int]) -> list[tuple[float, float]]:
+    """Offsets in points of small labels at the points ``(x, y)`` of ``ax``, stacked upwards where they would
+    overlap a label placed before them (each label about 4.5 points wide per character and 8 high)."""
+    xy = ax.transData.transform(np.column_stack([x, y])) * 72.0 / ax.figure.dpi if len(x) else np.zeros((0, 2))
+    placed: list[tuple[float, float, float, float]] = []
+    offsets = []
+    for (px, py), chars in zip(xy, n_chars, strict=True):
+        width, dy = 4.5 * chars + 1.0, 3.0
+        while any(
+            px + 3 < right and left < px + 3 + width and py + dy < top and bottom < py + dy + 8.0
+            for left, bottom, right, top in placed
+        ):
+            dy += 8.0
+        placed.append((px + 3, py + dy, px + 3 + width, py + dy + 8.0))
+        offsets.append((3.0, dy))
+    return offsets
 
 
 def plot_worst_segment_curves(

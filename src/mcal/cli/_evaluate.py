@@ -77,7 +77,7 @@ def add_all_segments_argument(parser) -> None:
     """``--all-segments``, of ``mcal evaluate`` and ``mcal report``: list near-duplicate segments too."""
     parser.add_argument(
         "--all-segments", action="store_true", help="list near-duplicate segments among the worst too (by default a "
-        "segment that errs in the same direction as a worse listed one and shares 80%% of the smaller one's rows "
+        "segment that errs in the same direction as a worse listed one and shares 80%% of the larger one's rows "
         "with it is grouped under it; see mcal.metrics.worst_segments)",
     )  # fmt: skip
 
@@ -205,15 +205,15 @@ def _run(args) -> int:
 
 def _print_segments(results, worst, tables, names, max_overlap) -> None:
     """Each column's MCE, then the table of the worst segments across every column (with its intervals, if any)."""
-    from mcal.report import PVALUE_FLOOR, findings_note, findings_table, format_pvalue
+    from mcal.report import PVALUE_FLOOR, findings_note, findings_table, p_equals
 
     n_tests = 0
     for name, result in results.items():
         n_tests = int(result.table["pvalue"].notna().sum())
         capped = ", capped" if result.capped else ""
         floor = min(1.0, n_tests * PVALUE_FLOOR)
-        print(f"{name}: MCE {result.mce_sigma:.4f} sigma (p = {format_pvalue(result.pvalue)}, "
-              f"Holm-adjusted {format_pvalue(result.pvalue_adjusted, floor=floor)}) over {result.n_segments} "
+        print(f"{name}: MCE {result.mce_sigma:.4f} sigma ({p_equals(result.pvalue)}, "
+              f"Holm-adjusted {p_equals(result.pvalue_adjusted, floor=floor)}) over {result.n_segments} "
               f"segments of {names}{capped}")  # fmt: skip
     shown = findings_table(worst, n_tests)
     for name, segment_table in tables.items():

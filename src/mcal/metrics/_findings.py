@@ -42,9 +42,10 @@ def worst_segments(
         Segments each column adds at most (its worst ones not listed yet).
     max_overlap : float in (0, 1] or None, default=0.8
         Near-duplicate rule: a segment that errs in the same direction as a segment listed before it, and shares
-        at least this fraction of the smaller one's weight with it (the overlap coefficient
-        :math:`w(A \\cap B) / \\min(w(A), w(B))`), is not listed but counted in that segment's ``n_similar``:
-        it is mostly a parent or a child of a worse one. None lists every segment, duplicates included.
+        at least this fraction of the larger one's weight with it (:math:`w(A \\cap B) / \\max(w(A), w(B))`, so
+        that each holds most of the other's rows), is not listed but counted in that segment's ``n_similar``: it is
+        a parent or a child of a worse segment that differs from it in few rows. A small child of a large
+        segment is a finding of its own and stays. None lists every segment, duplicates included.
     sample_weight : array-like of shape (n_samples,), default=None
         The weights the results were computed with, for the overlaps (rows count once when None).
 
@@ -76,9 +77,9 @@ def worst_segments(
     >>> import numpy as np
     >>> from mcal.metrics import mce
     >>> from mcal.segments import from_masks
-    >>> y = np.array([0, 0, 0, 0, 1, 1, 1, 1]); p = np.full(8, 0.5)
-    >>> segs = from_masks(np.array([[1, 1, 1, 1, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 1, 1, 1, 1]],
-    ...                            dtype=bool).T, names=["a", "a-child", "b"])
+    >>> y = np.repeat([0, 1], 5); p = np.full(10, 0.5)
+    >>> a, b = np.arange(10) < 5, np.arange(10) >= 5
+    >>> segs = from_masks(np.column_stack([a, np.arange(10) < 4, b]), names=["a", "a-child", "b"])
     >>> table = worst_segments({"model": mce(y, p, segments=segs)}, segs)
     >>> table[["description", "direction", "n_similar"]].values.tolist()
     [['a', 'over', 1], ['b', 'under', 0]]
@@ -140,7 +141,7 @@ def _distinct(
         match = next(
             (j for j, (other, seg) in enumerate(zip(members, shown, strict=True))
              if table.at[seg, "direction"] == direction
-             and w[mask & other].sum() >= max_overlap * min(weight, w[other].sum())),
+             and w[mask & other].sum() >= max_overlap * max(weight, w[other].sum())),
             None,
         )  # fmt: skip
         if match is None:

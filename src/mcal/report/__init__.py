@@ -8,6 +8,6 @@ Numbers come from :mod:`mcal.metrics`; this package only lays them out, and :mod
 """
 
 from mcal.report._build import make_report
-from mcal.report._findings import PVALUE_FLOOR, findings_note, findings_table, format_pvalue
+from mcal.report._findings import PVALUE_FLOOR, findings_note, findings_table, format_pvalue, p_equals
 
-__all__ = ["PVALUE_FLOOR", "findings_note", "findings_table", "format_pvalue", "make_report"]
+__all__ = ["PVALUE_FLOOR", "findings_note", "findings_table", "format_pvalue", "make_report", "p_equals"]

@@ -23,14 +23,17 @@ from mcal._validation import (
 from mcal.metrics import (
     calibration_summary,
     field_pcoc,
+    mce,
     reliability_intervals,
     summary_intervals,
+    worst_segments,
 )
 from mcal.metrics._field import encode_field
 from mcal.metrics._multicalibration import _resolve_segments, check_categorical_use
 from mcal.report._checks import _check_inputs, _check_path
 from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
-from mcal.report._segments import _segments_section
+from mcal.report._segments import _feature_section, _segments_section
+from mcal.report._verdict import column_verdict, verdict_section
 
 #: At most this many field values (the largest by weight) get a row of the per-field table.
 _MAX_FIELD_ROWS = 50
@@ -54,10 +57,13 @@ def make_report(
     n_resamples: int = 0,
     progress: bool | None = False,
     outcome: str = "classification",
+    strategy: str = "uniform",
+    max_overlap: float | None = 0.8,
 ) -> Path:
     """Write a self-contained HTML report comparing the calibration of several score columns.
 
-    For every score column, side by side: the core metrics (:func:`mcal.metrics.calibration_summary`), a
+    The report opens with a verdict per score column in plain words (calibrated overall? in the segments? which
+    segments fail, by how much). Then, for every score column, side by side: the core metrics (:func:`mcal.metrics.calibration_summary`), a
     reliability diagram with a Wilson interval per bin and the score histogram beneath, and the cumulative
     differences plot behind ECCE; with segments (``X`` or ``segments``), the multicalibration error
     (:func:`mcal.metrics.mce`) with its p-value and the worst segments, each with a small reliability curve; with
@@ -95,7 +101,7 @@ def make_report(
     confidence : float, default=0.95
         Level of the per-bin Wilson intervals.
     n_worst_segments : int, default=10
-        Segments listed, worst first, for each score column.
+        Segments each score column adds to the table of worst segments (its worst ones not listed yet).
     n_resamples : int, default=0
         Bootstrap resamples of the intervals (level ``confidence``) shown beneath the core metrics, the MCE and
         the worst segments' ECCE / σ (:func:`mcal.metrics.summary_intervals` and
@@ -108,6 +114,10 @@ def make_report(
         :func:`mcal.metrics.regression_summary`, a diagram of mean outcome against mean prediction per column
         (``n_bins`` equal-width bins on the range of the predictions) and, with segments, the regression MCE and
         the worst segments; ``field`` and ``confidence`` do not apply (``field`` must be None).
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Bins of the reliability diagrams: equal-width, or equal-weight (quantiles of the scores).
+    max_overlap : float in (0, 1] or None, default=0.8
+        Near-duplicate rule of the worst segments (see :func:`mcal.metrics.worst_segments`); None lists them all.
 
     Returns
     -------
@@ -181,6 +191,7 @@ def make_report(
         )
     y, probs, w = _check_inputs(y_true, y_probs, sample_weight)
     check_positive_int("n_worst_segments", n_worst_segments)
+    check_choice("strategy", strategy, ("uniform", "quantile"))
     check_positive_int("n_resamples", n_resamples, minimum=0)
     fields = None if field is None else encode_field(field, y.shape[0])
     check_categorical_use(categorical_features, X, segments)  # refused without X, where no segments are generated
@@ -195,14 +206,24 @@ def make_report(
                                         segments=segs, n_bins=n_bins, **ci)  # fmt: skip
     sections = [_metrics_section(summary, n_bins, ci)]
     steps = (2 + (segs is not None)) * len(probs)
+    results = {}
     with progress_bar(steps, "report", enabled=progress, unit="step") as bar:
-        sections.append(_reliability_section(Figure, y, probs, w, weighted, n_bins, confidence, bar))
+        sections.append(_reliability_section(Figure, y, probs, w, weighted, n_bins, confidence, bar, strategy))
         sections.append(_cumulative_section(Figure, y, probs, w, bar))
         if segs is not None:
-            sections.append(_segments_section(Figure, y, probs, w, weighted, segs, n_worst_segments, confidence, bar,
-                                              ci))  # fmt: skip
+            for name, p in probs.items():
+                results[name] = mce(y, p, segments=segs, sample_weight=w)
+                bar.update()
+            worst = worst_segments(results, segs, n_worst=n_worst_segments, max_overlap=max_overlap,
+                                   sample_weight=w)  # fmt: skip
+            sections.append(_segments_section(Figure, y, probs, w, weighted, segs, results, worst, max_overlap,
+                                              confidence, ci))  # fmt: skip
+            sections.append(_feature_section(probs, segs, results))
     if fields is not None:
         sections.append(_field_section(y, probs, w, fields, summary))
+    items = [column_verdict(name, y, p, w, summary.loc[name], results.get(name)) for name, p in probs.items()]
+    best = str(summary["log_loss"].idxmin()) if len(probs) > 1 else None
+    sections.insert(0, verdict_section(items, best))
     field_name = getattr(field, "name", None) if isinstance(field, pd.Series) else None
     header = _header(title or "Calibration report", description, y, w, weighted, probs, field_name, fields, segs)
     document = _page(title or "Calibration report", header, sections)
@@ -238,33 +259,52 @@ def _bins_table(iv: Any) -> str:
 
 
 def _reliability_section(
-    Figure: Any, y: NDArray, probs: dict, w: NDArray, weighted: bool, n_bins: int, confidence: float, bar: Any
-) -> str:
+    Figure: Any, y: NDArray, probs: dict, w: NDArray, weighted: bool, n_bins: int, confidence: float, bar: Any,
+    strategy: str = "uniform",
+) -> str:  # fmt: skip
     from mcal.plotting import plot_reliability_diagram, plot_score_histogram
 
     sw = w if weighted else None
     panels = []
     for name, p in probs.items():
-        iv = reliability_intervals(y, p, sample_weight=sw, n_bins=n_bins, confidence=confidence)
+        iv = reliability_intervals(y, p, sample_weight=sw, n_bins=n_bins, strategy=strategy, confidence=confidence)
         fig = Figure(figsize=(4.4, 5.2))
         grid = fig.add_gridspec(2, 1, height_ratios=(3, 1), hspace=0.08)
         top = fig.add_subplot(grid[0])
         bottom = fig.add_subplot(grid[1], sharex=top)
-        plot_reliability_diagram(y, p, sample_weight=sw, n_bins=n_bins, confidence=confidence, ax=top)
+        plot_reliability_diagram(y, p, sample_weight=sw, n_bins=n_bins, strategy=strategy, confidence=confidence,
+                                 ax=top)  # fmt: skip
         top.set_xlabel("")
         top.tick_params(labelbottom=False)
         plot_score_histogram(p, sample_weight=sw, ax=bottom)
         alt = f"Reliability diagram of {name} with {confidence:.0%} Wilson intervals, score histogram beneath"
         panels.append(_figure_panel(name, _svg_uri(fig), alt, _bins_table(iv)))
         bar.update()
+    bins = "equal-width" if strategy == "uniform" else "equal-weight (quantile)"
     return (
         '<section id="reliability"><h2>Reliability diagrams</h2>'
-        f'<p class="note">Observed frequency against mean score in {n_bins} equal-width bins; the bars are '
+        + _overlay(Figure, y, probs, sw, n_bins, strategy, confidence)
+        + f'<p class="note">Observed frequency against mean score in {n_bins} {bins} bins; the bars are '
         f"{confidence:.0%} Wilson score intervals of each bin's frequency"
         + (" (with the Kish effective size of the weighted bin)" if weighted else "")
-        + ". A calibrated model stays on the diagonal within its bars. Beneath: the share of the weight at each "
-        f'score.</p><div class="grid">{"".join(panels)}</div></section>'
+        + ", so a bin of few rows shows a long bar rather than a trusted point. A calibrated model stays on the "
+        "diagonal within its bars. Above, every column on one diagram; below, one per column with the share of "
+        f'the weight at each score beneath.</p><div class="grid">{"".join(panels)}</div></section>'
     )
+
+
+def _overlay(
+    Figure: Any, y: NDArray, probs: dict, w: NDArray | None, n_bins: int, strategy: str, confidence: float
+) -> str:  # fmt: skip
+    """One reliability diagram with every score column, each with its intervals, for comparison at a glance."""
+    from mcal.plotting import _plain_text, plot_reliability_diagram
+
+    ax = Figure(figsize=(5.6, 5.0)).add_subplot()
+    for name, p in probs.items():
+        plot_reliability_diagram(y, p, sample_weight=w, n_bins=n_bins, strategy=strategy, confidence=confidence,
+                                 label=_plain_text(name), ax=ax)  # fmt: skip
+    alt = f"Reliability diagram of every score column ({', '.join(probs)}) on one set of axes"
+    return f'<figure class="panel overlay" data-score="all columns"><figcaption>All columns</figcaption><img alt="{escape(alt)}" src="{_svg_uri(ax.figure)}"></figure>'
 
 
 def _cumulative_section(Figure: Any, y: NDArray, probs: dict, w: NDArray, bar: Any) -> str:

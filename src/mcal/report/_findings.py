@@ -37,6 +37,12 @@ def format_pvalue(pvalue: float, *, floor: float = PVALUE_FLOOR) -> str:
     return f"{pvalue:.3g}"
 
 
+def p_equals(pvalue: float, *, floor: float = PVALUE_FLOOR) -> str:
+    """``"p = 0.0123"``, or ``"p < 1e-15"`` below the floor (see :func:`format_pvalue`)."""
+    text = format_pvalue(pvalue, floor=floor)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
 def findings_table(worst: pd.DataFrame, n_tests: int) -> pd.DataFrame:
     """The rows of :func:`mcal.metrics.worst_segments` as one text table: a row per segment, a column group per
     score column (mean score, direction, ECCE / σ, Holm-adjusted p-value).
@@ -81,7 +87,7 @@ def findings_note(worst: pd.DataFrame, n_tests: int, max_overlap: float | None) 
         "near-duplicates not grouped"
         if max_overlap is None
         else f"{grouped} near-duplicate(s) grouped into the row they resemble (same error direction, sharing "
-        f">= {max_overlap:.0%} of the smaller segment's weight)"
+        f">= {max_overlap:.0%} of the larger segment's weight)"
     )
     return (
         f"{order}; {n_tests:,} segments tested, p-values Holm-adjusted for {n_tests:,} tests; {rule}; error: "

@@ -56,6 +56,35 @@ details { margin-top: .4rem; } summary { cursor: pointer; color: #2458a6; }
 p.note, .muted { color: #5a6478; } .num { font-variant-numeric: tabular-nums; }
 .ci { font-size: 0.8em; color: #5a6478; }
 footer { margin-top: 2.5rem; font-size: .9rem; color: #5a6478; }
+.scroll { overflow-x: auto; max-width: 100%; } th.group { text-align: center; border-bottom: 2px solid #c9d1e0; }
+td.dir.over { color: #a5361f; } td.dir.under { color: #1f5fa5; } td.fail { background: #fde8e8; font-weight: 700; }
+table.sortable thead tr:last-child th { cursor: pointer; } table.sortable th[aria-sort]::after { content: " ⇅"; }
+ul.verdict { padding-left: 1.2rem; } ul.verdict li { margin: .3rem 0; }
+figure.overlay { max-width: 640px; }
+"""
+
+#: Sorts a ``table.sortable`` by the clicked column of its last header row (numbers by ``data-value``, else text).
+_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var heads = table.tHead.rows[table.tHead.rows.length - 1].cells;
+  Array.prototype.forEach.call(heads, function (th, col) {
+    th.addEventListener("click", function () {
+      var up = th.getAttribute("aria-sort") !== "ascending", body = table.tBodies[0];
+      Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", up ? "ascending" : "descending");
+      var key = function (row) {
+        var cell = row.cells[col], v = cell.getAttribute("data-value");
+        var n = v === null ? parseFloat(cell.textContent.replace(/,/g, "")) : parseFloat(v);
+        return isNaN(n) ? cell.textContent : n;
+      };
+      var rows = Array.prototype.slice.call(body.rows).sort(function (a, b) {
+        var x = key(a), y = key(b), c = typeof x === typeof y ? (x < y ? -1 : x > y ? 1 : 0) : typeof x === "number" ? -1 : 1;
+        return up ? c : -c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
 """
 
 
@@ -164,7 +193,8 @@ def _metrics_section(summary: pd.DataFrame, n_bins: int, ci: dict | None = None,
         body.append(f'<tr data-metric="{escape(column)}"><th scope="row">{escape(label)}</th>{cells}</tr>')
     return (
         '<section id="metrics"><h2>Core metrics</h2>'
-        f'<table class="metrics"><thead><tr><th>metric</th>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+        f'<div class="scroll"><table class="metrics"><thead><tr><th>metric</th>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
         + '<p class="note">'
         + (
             note
@@ -183,10 +213,12 @@ def _page(title: str, header: str, sections: list[str]) -> str:
     nav = "".join(
         f'<a href="#{sid}">{label}</a>'
         for sid, label in (
+            ("verdict", "Verdict"),
             ("metrics", "Metrics"),
             ("reliability", "Reliability"),
             ("cumulative", "Cumulative"),
             ("multicalibration", "Segments"),
+            ("features", "Features"),
             ("fields", "Fields"),
         )
         if f'<section id="{sid}"' in "".join(sections)
@@ -195,11 +227,13 @@ def _page(title: str, header: str, sections: list[str]) -> str:
         '<footer id="notes">Made by mcal ' + escape(__version__) + ". Intervals: Wilson (1927) score intervals. "
         "ECCE: Arrieta-Ibarra, Gujral, Tannen, Tygert, Xu, JMLR 23(351), 2022; MCGrad (Tax et al. 2025), eq. 1. "
         "MCE: MCGrad, eq. 2, and Guy et al., arXiv 2506.11251, 2025. "
-        "PCOC and F-RCE: MCNet (Dai et al. 2025), eq. 3-4. This file is self-contained and needs no network.</footer>"
+        "PCOC and F-RCE: MCNet (Dai et al. 2025), eq. 3-4. Multiple testing: Holm, Scand. J. Statist. 6(2), 1979. "
+        "This file is self-contained (its one script sorts tables) and needs no network.</footer>"
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<meta name="generator" content="mcal {escape(__version__)}"><title>{escape(title)}</title>'
-        f"<style>{_CSS}</style></head><body>{header}<nav>{nav}</nav>{''.join(sections)}{footer}</body></html>\n"
+        f"<style>{_CSS}</style></head><body>{header}<nav>{nav}</nav>{''.join(sections)}{footer}"
+        f"<script>{_SCRIPT}</script></body></html>\n"
     )
