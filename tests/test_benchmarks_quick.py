@@ -363,3 +363,21 @@ def test_calibrated_classifier_quick_run(bench):
     assert len(table) == 7 and table.loc[table["method"] == "base model", "vs base"].item() == 0.0
     jeffreys = table.loc[table["method"] == "mcal cv=5 ensemble", "exact_0_or_1"].item()
     assert jeffreys == 0  # the Jeffreys end blocks never predict exactly 0 or 1
+
+
+def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
+    sys.path.insert(0, str(BENCH))
+    try:
+        bench = importlib.import_module("multiclass")
+    finally:
+        sys.path.remove(str(BENCH))
+    try:
+        bench.load("shoppers_visitor")
+    except bench.DataUnavailable as exc:
+        pytest.skip(f"the shared data are absent: {exc}")
+    means = bench.main(["--quick", "--data", "shoppers_visitor", "--out-dir", str(tmp_path)])
+    methods = set(means["method"])
+    assert {"base model", "Temperature", "Dirichlet (ODIR)", "MulticlassMCGrad", "binary MCGrad (one class)"} <= methods
+    scored = means[means["method"] != "binary MCGrad (one class)"]
+    assert scored["log_loss"].gt(0).all() and scored["worst_class_mce"].ge(0).all()
+    assert (tmp_path / "multiclass.md").read_text().count("| shoppers_visitor | lightgbm |") == 1 + len(methods)

@@ -8,13 +8,14 @@ import sys
 import pytest
 
 import mcal
+import mcal.multiclass
 from mcal._registry import METHODS, class_by_name, get_method
 from mcal.datasets import load_bank_marketing
 
 
 def test_import_loads_no_heavy_optional_dependency():
     code = (
-        "import sys, mcal, mcal.metrics, mcal.cli, mcal.plotting, mcal.monitor;"
+        "import sys, mcal, mcal.metrics, mcal.cli, mcal.plotting, mcal.monitor, mcal.multiclass;"
         "heavy = [m for m in ('torch', 'lightgbm', 'matplotlib', 'dask', 'distributed', 'lleaves', 'llvmlite')"
         " if m in sys.modules];"
         "print(heavy)"
@@ -23,7 +24,12 @@ def test_import_loads_no_heavy_optional_dependency():
     assert out.strip() == "[]"
 
 
-@pytest.mark.parametrize("name", mcal.__all__ + [f"metrics.{n}" for n in mcal.metrics.__all__])
+@pytest.mark.parametrize(
+    "name",
+    mcal.__all__
+    + [f"metrics.{n}" for n in mcal.metrics.__all__]
+    + [f"multiclass.{n}" for n in mcal.multiclass.__all__],
+)
 def test_public_objects_have_numpydoc_docstrings(name):
     obj = mcal
     for part in name.split("."):

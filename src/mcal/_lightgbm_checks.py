@@ -94,8 +94,11 @@ _PER_FEATURE = ("feature_names", "monotone_constraints", "feature_infos")
 _UNUSED, _NUMERICAL, _CATEGORICAL = 0, 1, 2  # what a feature_infos entry says of its feature
 
 
-def booster_from_text(text: str, field: str, objective: str, categorical: list[bool] | None = None) -> Any:
-    """A ``lightgbm.Booster`` of one binary or regression model from ``Booster.model_to_string`` text.
+def booster_from_text(
+    text: str, field: str, objective: str, categorical: list[bool] | None = None, *, n_classes: int = 1
+) -> Any:
+    """A ``lightgbm.Booster`` of one binary, regression or (``n_classes > 1``) multiclass model from
+    ``Booster.model_to_string`` text.
 
     Parameters
     ----------
@@ -108,6 +111,8 @@ def booster_from_text(text: str, field: str, objective: str, categorical: list[b
     categorical : list of bool or None, default=None
         Which features the model must treat as categorical (the others as numerical), as the encoder that
         feeds it does; features that the model never uses may be either. None checks nothing of the kind.
+    n_classes : int, default=1
+        Outputs of the model: 1, or the classes of a multiclass model (``num_class`` and trees per iteration).
 
     Returns
     -------
@@ -131,7 +136,7 @@ def booster_from_text(text: str, field: str, objective: str, categorical: list[b
             f"got {text[:20]!r}..."
         )
     header, trees, lines = _sections(text, field)
-    kinds = _check_header(header, len(trees), field, objective)
+    kinds = _check_header(header, len(trees), field, objective, n_classes)
     for t, tree in enumerate(trees):
         try:
             _check_tree(tree, kinds)
@@ -207,10 +212,13 @@ def _sections(text: str, field: str) -> tuple[dict[str, str], list[dict[str, str
     return header, trees, lines[: i + 1]
 
 
-def _check_header(header: dict[str, str], n_trees: int, field: str, objective: str) -> np.ndarray:
+def _check_header(header: dict[str, str], n_trees: int, field: str, objective: str, n_classes: int = 1) -> np.ndarray:
     """Raise ValueError unless every header line holds what LightGBM 4 writes; return what each feature is
     (``_UNUSED``, ``_NUMERICAL`` or ``_CATEGORICAL``)."""
     rules = {**_HEADER, "objective": (re.compile(re.escape(objective)), repr(objective))}
+    if n_classes > 1:
+        outputs = (re.compile(str(n_classes)), f"{n_classes} (one output per class)")
+        rules.update(num_class=outputs, num_tree_per_iteration=outputs)
 
     def fail(key: str, rule: str) -> None:
         value = header.get(key)

@@ -31,6 +31,30 @@ METHODS: dict[str, str] = {
     "regression-linear": "mcal.regression:LinearRecalibration",
 }
 
+#: Calibrators for k classes (:mod:`mcal.multiclass`): loadable from model files; the command line does not take
+#: a score matrix yet, so they are kept apart from :data:`METHODS`.
+MULTICLASS_METHODS: dict[str, str] = {
+    "multiclass-temperature": "mcal.multiclass:MulticlassTemperatureScaling",
+    "vector-scaling": "mcal.multiclass:VectorScaling",
+    "matrix-scaling": "mcal.multiclass:MatrixScaling",
+    "dirichlet": "mcal.multiclass:DirichletCalibration",
+    "one-vs-rest": "mcal.multiclass:OneVsRestCalibrator",
+    "multiclass-mcgrad": "mcal.multiclass:MulticlassMCGrad",
+}
+
+
+def method_outcome(name: str) -> str:
+    """What the method of :data:`METHODS` named ``name`` calibrates, read from its module path without importing
+    it: "regression" (``mcal.regression``) or "classification" (binary).
+
+    Raises
+    ------
+    KeyError
+        If no method has that name.
+    """
+    module = METHODS[name].partition(":")[0]
+    return "regression" if module == "mcal.regression" or module.startswith("mcal.regression.") else "classification"
+
 
 def _resolve(target: str) -> type:
     module, _, name = target.partition(":")
@@ -60,7 +84,7 @@ def class_by_name(class_name: str) -> type:
     ValueError
         If the class is not a registered mcal calibrator.
     """
-    for target in METHODS.values():
+    for target in [*METHODS.values(), *MULTICLASS_METHODS.values()]:
         if target.rpartition(":")[2] == class_name:
             return _resolve(target)
     raise ValueError(f"model class must be a registered mcal calibrator; got {class_name!r}")

@@ -426,3 +426,127 @@ def warn(message: str) -> None:
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+#: Rows of multiclass probabilities must sum to 1 within this absolute tolerance (float32 rounding of k terms).
+ROW_SUM_TOL = 1e-4
+
+
+def check_class_scores(y_prob: ArrayLike, name: str = "y_prob", *, logits: bool = False) -> NDArray[np.float64]:
+    """Validate a multiclass score matrix: probabilities (rows on the simplex) or logits.
+
+    Parameters
+    ----------
+    y_prob : array-like of shape (n_samples, n_classes)
+        One column per class, ``n_classes >= 2``: probabilities in [0, 1] whose rows sum to 1 (within
+        :data:`ROW_SUM_TOL`), or, with ``logits``, any finite numbers.
+    name : str, default="y_prob"
+        Argument name used in error messages.
+    logits : bool, default=False
+        Whether the columns are logits rather than probabilities.
+
+    Returns
+    -------
+    y_prob : ndarray of shape (n_samples, n_classes), float64
+        Probability rows are divided by their sum, so they sum to 1 to rounding.
+
+    Raises
+    ------
+    ValueError
+        If not 2-D, fewer than 2 columns, empty, not numeric, NaN or infinite, or (probabilities) outside [0, 1] or
+        with a row that does not sum to 1.
+    TypeError
+        If not array-like, or complex.
+    """
+    if y_prob is None or isinstance(y_prob, (str, bytes, numbers.Number)):
+        raise TypeError(f"{name} must be array-like of shape (n_samples, n_classes); got {type(y_prob).__name__}")
+    arr = np.asarray(y_prob)
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D of shape (n_samples, n_classes); got shape {arr.shape}")
+    if arr.shape[1] < 2:
+        raise ValueError(f"{name} must have at least 2 columns (one per class); got {arr.shape[1]}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} must not be empty; got 0 rows")
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        row = int(np.flatnonzero(bad.any(axis=1))[0])
+        raise ValueError(
+            f"{name} must be finite (no NaN or infinity); got {int(bad.sum())} such value(s), first in row {row}"
+        )
+    if logits:
+        return arr
+    bad = (arr < 0.0) | (arr > 1.0)
+    if bad.any():
+        row, col = (int(i[0]) for i in np.nonzero(bad))
+        raise ValueError(f"{name} must lie in [0, 1]; got {float(arr[row, col])!r} at row {row}, column {col}")
+    sums = arr.sum(axis=1)
+    off = np.abs(sums - 1.0) > ROW_SUM_TOL
+    if off.any():
+        row = int(np.flatnonzero(off)[0])
+        raise ValueError(
+            f"{name} rows must sum to 1 (within {ROW_SUM_TOL:g}); got {int(off.sum())} row(s) that do not, the first "
+            f"row {row} sums to {sums[row]!r} (pass logits with the estimator's input='logit' if these are scores)"
+        )
+    return arr / sums[:, None]
+
+
+def check_class_labels(
+    y: ArrayLike, n_classes: int, name: str = "y", classes: ArrayLike | None = None
+) -> tuple[NDArray[np.intp], NDArray]:
+    """Validate multiclass labels against ``n_classes`` score columns; return their column codes and the classes.
+
+    Integer labels (or integer-valued floats) in ``0 .. n_classes - 1`` name the column directly. Other labels
+    (strings, or integers outside that range) are class names: their sorted distinct values name the columns in
+    order, so there must be exactly ``n_classes`` of them. With ``classes`` given (the fitted ``classes_``), every
+    label must be one of them.
+
+    Returns
+    -------
+    codes : ndarray of shape (n_samples,), intp in ``[0, n_classes)``
+    classes : ndarray of shape (n_classes,)
+
+    Raises
+    ------
+    ValueError
+        If empty, not 1-D, missing values, a label that is not a class, or class names whose number differs from
+        ``n_classes``.
+    """
+    arr = _as_1d(y, name)
+    missing = pd.isna(arr)
+    if np.any(missing):
+        raise ValueError(f"{name} must not contain missing values; got {int(np.sum(missing))}")
+    if classes is not None:
+        classes = np.asarray(classes)
+        codes = np.searchsorted(classes, arr) if arr.dtype.kind == classes.dtype.kind else None
+        if (
+            codes is None
+            or np.any(codes >= classes.size)
+            or np.any(classes[np.minimum(codes, classes.size - 1)] != arr)
+        ):
+            unseen = np.setdiff1d(arr.astype(classes.dtype) if codes is not None else arr.astype(str), classes)
+            raise ValueError(f"{name} must hold only the classes {classes.tolist()}; got {unseen[:5].tolist()}")
+        return codes.astype(np.intp), classes
+    if arr.dtype == bool:
+        arr = arr.astype(np.int64)
+    if np.issubdtype(arr.dtype, np.number):
+        as_float = arr.astype(np.float64)
+        integral = np.all(np.isfinite(as_float)) and np.all(as_float == np.round(as_float))
+        if integral and as_float.min() >= 0 and as_float.max() < n_classes:
+            return as_float.astype(np.intp), np.arange(n_classes)
+        if not np.all(np.isfinite(as_float)):
+            raise ValueError(f"{name} must be finite; got {_describe_bad(as_float, ~np.isfinite(as_float))}")
+    try:
+        classes, codes = np.unique(arr, return_inverse=True)
+    except TypeError as exc:
+        raise ValueError(f"{name} must hold sortable class labels; got mixed types ({exc})") from exc
+    if classes.size != n_classes:
+        raise ValueError(
+            f"{name} must hold integer labels 0..{n_classes - 1} or exactly {n_classes} class names (one per column "
+            f"of the scores, in sorted order); got {classes.size} distinct labels {classes[:6].tolist()}"
+        )
+    return codes.astype(np.intp), classes

@@ -2,7 +2,8 @@
 
 All take ``(y_true, y_prob, *, sample_weight=None, ...)``; :func:`bootstrap` takes the metric first and gives an
 interval of any of them. ``ecce``, ``ecce_sigma``, ``ecce_pvalue``, ``mce`` and ``reliability_curve`` also take real
-outcomes and predictions with ``outcome="regression"``, and ``mse`` and ``mae`` take them only.
+outcomes and predictions with ``outcome="regression"``, and ``mse`` and ``mae`` take them only. The ``multiclass_*``, ``top_label_*`` and ``classwise_*`` metrics take
+labels of k classes with an (n_samples, k) probability matrix.
 """
 
 from mcal.metrics._binned import ReliabilityCurve, ece, reliability_curve
@@ -18,6 +19,18 @@ from mcal.metrics._curves import (
 from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
 from mcal.metrics._findings import worst_segments
 from mcal.metrics._multicalibration import MCEResult, holm, mce
+from mcal.metrics._multiclass import (
+    ClasswiseMCE,
+    classwise_ecce,
+    classwise_ece,
+    classwise_mce,
+    multiclass_brier_score,
+    multiclass_log_loss,
+    top_label,
+    top_label_ecce,
+    top_label_ece,
+    top_label_mce,
+)
 from mcal.metrics._regression import mae, mse
 from mcal.metrics._smooth import max_group_smece, smece
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
@@ -25,6 +38,7 @@ from mcal.metrics._summary import calibration_summary, regression_summary, segme
 
 __all__ = [
     "BootstrapResult",
+    "ClasswiseMCE",
     "CumulativeCurve",
     "FieldPcoc",
     "MCEResult",
@@ -33,6 +47,9 @@ __all__ = [
     "bootstrap",
     "brier_score",
     "calibration_summary",
+    "classwise_ecce",
+    "classwise_ece",
+    "classwise_mce",
     "cumulative_curve",
     "ecce",
     "ecce_pvalue",
@@ -46,6 +63,8 @@ __all__ = [
     "max_group_smece",
     "mce",
     "mse",
+    "multiclass_brier_score",
+    "multiclass_log_loss",
     "pcoc",
     "pr_auc",
     "regression_summary",
@@ -55,6 +74,10 @@ __all__ = [
     "segment_intervals",
     "smece",
     "summary_intervals",
+    "top_label",
+    "top_label_ecce",
+    "top_label_ece",
+    "top_label_mce",
     "wilson_interval",
     "worst_segments",
 ]

@@ -1,0 +1,357 @@
+"""MCGrad for k classes: Algorithm 1 of Tax et al. (2025) with a softmax objective, on MCGrad's round loop."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import log_softmax, softmax
+
+from mcal._features.encoder import FeatureEncoder
+from mcal._lightgbm_checks import booster_from_text, lightgbm_threads
+from mcal._optional import import_optional
+from mcal._validation import (
+    check_bool,
+    check_choice,
+    check_positive_int,
+    check_random_state_param,
+    check_real,
+    warn,
+)
+from mcal.mcgrad.engine import Part, boost_rounds
+from mcal.mcgrad.losses import THETA_BOUNDS
+from mcal.multiclass._base import MulticlassCalibrator
+
+#: LightGBM parameters that the rounds set themselves (the objective and its outputs, the init scores).
+_RESERVED = ("objective", "num_class", "num_classes", "init_score", "boost_from_average", "application", "app", "loss")
+#: Rows per block of the rescaling sums, so that the (block, k) temporaries stay small on any data size.
+_BLOCK = 1 << 16
+
+
+class SoftmaxLoss:
+    """The multiclass log loss of logits ``F`` of shape (n, k) against label codes, for the round loop."""
+
+    theta_bounds = THETA_BOUNDS
+    clip = None
+    closed_form = False
+
+    def loss(self, y: NDArray[np.intp], F: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Per-row ``-log softmax(F)[y]``."""
+        return -log_softmax(F, axis=1)[np.arange(y.size), y]
+
+    def block_sums(self, theta: float, y: NDArray[np.intp], z: NDArray[np.float64], w: NDArray[np.float64]):
+        """Weighted loss of ``softmax(theta z)`` and its first two derivatives in theta: ``E_q[z] - z_y`` and
+        ``Var_q[z]`` per row, with ``q = softmax(theta z)``."""
+        q = softmax(theta * z, axis=1)
+        zy = z[np.arange(y.size), y]
+        mean = (q * z).sum(axis=1)
+        var = (q * z * z).sum(axis=1) - mean**2
+        loss = -log_softmax(theta * z, axis=1)[np.arange(y.size), y]
+        return np.array([w @ loss, w @ (mean - zy), w @ np.maximum(var, 0.0)])
+
+
+class SoftmaxEngine:
+    """The engine of :func:`mcal.mcgrad.engine.boost_rounds` for k classes: one LightGBM multiclass model per
+    round on the encoded features plus the k current logits, from those logits as init scores.
+
+    A part's ``X`` holds the encoded features followed by k spare columns for its logits ``F`` (shape (n, k)).
+    """
+
+    def __init__(self, params: dict[str, Any], n_estimators: int, categorical: list[int], n_classes: int) -> None:
+        self.params = params
+        self.n_estimators = n_estimators
+        self.categorical = categorical
+        self.k = n_classes
+        self.objective = SoftmaxLoss()
+
+    def fit_round(self, part: Part, keep: bool = True) -> tuple[Any, NDArray[np.float64]]:
+        """Fit one round on the part; return the booster and ``F + h_t`` on the part's rows."""
+        lgb = import_optional("lightgbm")
+        part.X[:, -self.k :] = part.F
+        data = lgb.Dataset(
+            part.X,
+            label=part.y,
+            weight=None if part.w.min() == 1.0 == part.w.max() else part.w,
+            init_score=part.F,
+            categorical_feature=self.categorical,
+            params=self.params,
+        )
+        booster = lgb.train(self.params, data, num_boost_round=self.n_estimators)
+        return booster, part.F + booster.predict(part.X, raw_score=True, num_threads=self.params["num_threads"])
+
+    def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
+        """Raw booster output (n, k) on the part's features and logits (the init score is not included)."""
+        part.X[:, -self.k :] = part.F
+        return booster.predict(part.X, raw_score=True, num_threads=self.params["num_threads"])
+
+    def loss_grad_hess(self, theta: float, y: Any, z: Any, w: Any) -> tuple[float, float, float]:
+        """Weighted loss of ``softmax(theta z)`` and its first two derivatives in theta, summed over blocks."""
+        sums = np.zeros(3)
+        for start in range(0, z.shape[0], _BLOCK):
+            rows = slice(start, start + _BLOCK)
+            sums += self.objective.block_sums(theta, y[rows], z[rows], w[rows])
+        return float(sums[0]), float(sums[1]), float(sums[2])
+
+    def log_loss_sum(self, y: Any, F: Any, w: Any) -> tuple[float, float]:
+        """``(sum of w * log loss of softmax(F), sum of w)``."""
+        with np.errstate(invalid="ignore", over="ignore"):
+            return float(w @ self.objective.loss(y, F)), float(w.sum())
+
+
+class MulticlassMCGrad(MulticlassCalibrator):
+    """MCGrad for k classes: multicalibration by recursive softmax boosting (Tax et al. 2025, Algorithm 1).
+
+    The binary algorithm carried to k classes. Start from the logits ``F_0 = log p`` (centred per row). Round t
+    fits a LightGBM multiclass model ``h_t`` (k trees per boosting iteration, softmax objective) on the features
+    plus the k current logits, with ``F_{t-1}`` as init score, so that the trees can split on any segment of the
+    features crossed with any region of the scores, as the binary algorithm's trees split on ``F_{t-1}``. Then
+    ``F_t = theta_t (F_{t-1} + h_t)`` with one rescaling factor per round,
+    ``theta_t = argmin_theta sum_i w_i L(softmax(theta (F_{t-1} + h_t)_i), y_i)`` (section 3.2 of the paper,
+    for the softmax loss): one factor rather than one per class keeps the rescaling a temperature of the whole
+    round, which preserves the order of the classes within a row. Early stopping chooses the number of rounds on
+    a held-out part (the multiclass log loss, as the binary algorithm uses the log loss), and the rounds are refit
+    on all rows. A segment in which class j is over-predicted is a region of features where the softmax
+    gradient of class j has a constant sign, which the trees of round t can isolate: the rounds minimize the
+    classwise multicalibration error of every class at once. ``benchmarks/results/multiclass.md`` holds the
+    design note and the measurements.
+
+    Parameters
+    ----------
+    max_rounds : int, default=100
+        Most rounds.
+    early_stopping : {"holdout", None}, default="holdout"
+        Choose the rounds on a random ``validation_fraction`` of the rows, or run ``max_rounds`` rounds.
+    validation_fraction : float, default=0.2
+        Held-out share for early stopping, in (0, 1).
+    patience : int, default=0
+        Rounds without improvement of the held-out loss before stopping.
+    rescale : bool, default=True
+        Fit ``theta_t``, or keep it at 1.
+    learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split, \
+min_sum_hessian_in_leaf
+        LightGBM's parameters of each round, with the defaults of :class:`mcal.MCGrad` (the MCGrad paper's).
+    lightgbm_params : dict or None, default=None
+        Further LightGBM parameters, applied last; LightGBM judges their values. The objective and its number of
+        classes are the rounds' own.
+    categorical_features : "from_dtype", None, or 1-D array-like of int, bool or str, default="from_dtype"
+        Which columns of ``X`` are categorical, as in :class:`mcal.MCGrad`.
+    n_jobs : int or None, default=None
+        LightGBM threads (scikit-learn's convention).
+    random_state : int or None, default=None
+        Seed of the early-stopping split and of LightGBM.
+    input : {"probability", "logit"}, default="probability"
+        What ``y_prob`` holds.
+
+    Attributes
+    ----------
+    n_rounds_ : int
+        Rounds kept (0: the input probabilities are returned, up to the floor of ``log``).
+    rescale_factors_ : ndarray of shape (n_rounds_,)
+    validation_losses_ : ndarray
+        Held-out multiclass log loss before round 1 and after each round tried (empty without early stopping).
+    boosters_ : list of lightgbm.Booster
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str, or None
+    classes_ : ndarray of shape (n_classes,)
+    n_classes_ : int
+
+    References
+    ----------
+    .. [1] Tax, Perini, Linder, Haimovich, Wang, Sinha, Linder, Zhang, Xu, Vojnovic, "MCGrad: Multicalibration at
+       Web Scale", KDD 2026 (arXiv 2509.19884).
+    """
+
+    uses_features: ClassVar[bool] = True
+    _state_attrs: ClassVar[tuple[str, ...]] = (
+        "n_rounds_",
+        "rescale_factors_",
+        "validation_losses_",
+        "classes_",
+        "n_classes_",
+    )
+    _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder")
+
+    def __init__(
+        self,
+        *,
+        max_rounds: int = 100,
+        early_stopping: str | None = "holdout",
+        validation_fraction: float = 0.2,
+        patience: int = 0,
+        rescale: bool = True,
+        learning_rate: float = 0.02873,
+        max_depth: int = 5,
+        min_child_samples: int = 160,
+        n_estimators: int = 94,
+        max_leaves: int = 5,
+        l2_regularization: float = 0.00913,
+        min_gain_to_split: float = 0.15,
+        min_sum_hessian_in_leaf: float = 1e-3,
+        lightgbm_params: dict[str, Any] | None = None,
+        categorical_features: Any = "from_dtype",
+        n_jobs: int | None = None,
+        random_state: int | None = None,
+        input: str = "probability",
+    ) -> None:
+        self.max_rounds = max_rounds
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.rescale = rescale
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.min_child_samples = min_child_samples
+        self.n_estimators = n_estimators
+        self.max_leaves = max_leaves
+        self.l2_regularization = l2_regularization
+        self.min_gain_to_split = min_gain_to_split
+        self.min_sum_hessian_in_leaf = min_sum_hessian_in_leaf
+        self.lightgbm_params = lightgbm_params
+        self.categorical_features = categorical_features
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.input = input
+
+    def _validate_params_values(self) -> None:
+        super()._validate_params_values()
+        check_positive_int("max_rounds", self.max_rounds, minimum=0)
+        check_choice("early_stopping", self.early_stopping, ("holdout", None))
+        check_real("validation_fraction", self.validation_fraction, "lie in (0, 1)", lambda v: 0 < v < 1)
+        check_positive_int("patience", self.patience, minimum=0)
+        check_bool("rescale", self.rescale)
+        for name in ("max_depth", "n_estimators"):
+            check_positive_int(name, getattr(self, name))
+        check_positive_int("min_child_samples", self.min_child_samples, minimum=0)
+        check_positive_int("max_leaves", self.max_leaves, minimum=2)
+        check_real("learning_rate", self.learning_rate, "be a positive number", lambda v: v > 0)
+        for name in ("l2_regularization", "min_gain_to_split", "min_sum_hessian_in_leaf"):
+            check_real(name, getattr(self, name), "be a non-negative number", lambda v: v >= 0)
+        check_random_state_param(self.random_state)
+        extra = self.lightgbm_params
+        if extra is not None and not isinstance(extra, dict):
+            raise TypeError(f"lightgbm_params must be a dict or None; got {type(extra).__name__}")
+        reserved = sorted(set(extra or {}) & set(_RESERVED))
+        if reserved:
+            raise ValueError(f"lightgbm_params must not set {reserved}, which MulticlassMCGrad sets itself")
+
+    def _lightgbm_params(self, k: int, seed: int, n_rows: int) -> dict[str, Any]:
+        return {
+            "objective": "multiclass",
+            "num_class": k,
+            "learning_rate": float(self.learning_rate),
+            "max_depth": int(self.max_depth),
+            "min_data_in_leaf": int(self.min_child_samples),
+            "num_leaves": int(self.max_leaves),
+            "lambda_l2": float(self.l2_regularization),
+            "min_gain_to_split": float(self.min_gain_to_split),
+            "min_sum_hessian_in_leaf": float(self.min_sum_hessian_in_leaf),
+            "num_threads": lightgbm_threads(self.n_jobs, n_rows),
+            "seed": seed,
+            "deterministic": True,
+            "force_row_wise": True,
+            "verbosity": -1,
+            **(self.lightgbm_params or {}),
+        }
+
+    def _fit(self, z, y, sample_weight, X) -> None:
+        n, k = z.shape
+        rng = np.random.default_rng(self.random_state)
+        split_seed, lgb_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
+        X = np.empty((n, 0)) if X is None else X
+        encoder = FeatureEncoder(self.categorical_features).fit(X)
+        Xe = encoder.transform(X, n_extra_columns=k)
+        F0 = z - z.mean(axis=1, keepdims=True)
+        engine = SoftmaxEngine(
+            self._lightgbm_params(k, lgb_seed, n),
+            int(self.n_estimators),
+            np.flatnonzero(encoder.categorical_).tolist(),
+            k,
+        )
+        n_rounds, losses = int(self.max_rounds), []
+        if self.early_stopping is not None and n_rounds > 0:
+            order = np.random.default_rng(split_seed).permutation(n)
+            n_valid = min(max(round(self.validation_fraction * n), 1), n - 1)
+            va, tr = np.sort(order[:n_valid]), np.sort(order[n_valid:])
+            for name, rows in (("training", tr), ("validation", va)):
+                if not sample_weight[rows].sum() > 0:
+                    raise ValueError(
+                        f"sample_weight must leave positive weight in the early-stopping {name} part drawn with "
+                        f"random_state={self.random_state!r}; got none (use another random_state, or "
+                        "early_stopping=None)"
+                    )
+            path = boost_rounds(
+                engine,
+                [Part(Xe[tr], y[tr], sample_weight[tr], F0[tr])],
+                [Part(Xe[va], y[va], sample_weight[va], F0[va])],
+                max_rounds=n_rounds,
+                patience=int(self.patience),
+                rescale=bool(self.rescale),
+            )
+            losses, n_rounds = path.losses, path.best_round
+            if n_rounds == self.max_rounds:
+                warn(f"early stopping chose max_rounds={self.max_rounds} rounds; a larger max_rounds may fit better")
+        final = boost_rounds(engine, [Part(Xe, y, sample_weight, F0)], None, max_rounds=n_rounds, patience=0,
+                             rescale=bool(self.rescale))  # fmt: skip
+        self.encoder_ = encoder
+        self.boosters_ = final.boosters
+        self.n_rounds_ = len(final.boosters)
+        self.rescale_factors_ = np.asarray(final.factors, dtype=np.float64)
+        self.validation_losses_ = np.asarray(losses, dtype=np.float64)
+        self._set_feature_attrs()
+
+    def _predict(self, z, X) -> NDArray[np.float64]:
+        if X is None:
+            if self.n_features_in_:
+                raise ValueError(f"X must hold the {self.n_features_in_} feature(s) seen at fit; got None")
+            X = np.empty((z.shape[0], 0))
+        k = self.n_classes_
+        Xe = self.encoder_.transform(X, n_extra_columns=k)
+        F = z - z.mean(axis=1, keepdims=True)
+        threads = lightgbm_threads(self.n_jobs, z.shape[0])
+        for booster, theta in zip(self.boosters_, self.rescale_factors_, strict=True):
+            Xe[:, -k:] = F
+            F = theta * (F + booster.predict(Xe, raw_score=True, num_threads=threads))
+        return softmax(F, axis=1)
+
+    def _check_X_columns(self, X: Any) -> None:
+        self.encoder_.check_columns(X)
+
+    def _set_feature_attrs(self) -> None:
+        self.n_features_in_ = self.encoder_.n_features_in_
+        self.feature_names_in_ = self.encoder_.feature_names_in_
+
+    def _extra_state(self) -> dict[str, Any]:
+        return {"boosters": [b.model_to_string() for b in self.boosters_], "encoder": self.encoder_.to_dict()}
+
+    def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
+        super()._restore_extra_state(state, tensors)
+        texts = state.get("boosters")
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            raise ValueError("model data field state.boosters must be a list of LightGBM model strings")
+        self.encoder_ = FeatureEncoder.from_dict(state.get("encoder"))
+        k = self.n_classes_
+        if isinstance(k, bool) or not isinstance(k, int) or k < 2:
+            raise ValueError(f"model data field state.n_classes_ must be an int >= 2; got {k!r}")
+        kinds = [*self.encoder_.categorical_, *([False] * k)]
+        self.boosters_ = [
+            booster_from_text(text, f"state.boosters[{i}]", f"multiclass num_class:{k}", kinds, n_classes=k)
+            for i, text in enumerate(texts)
+        ]
+        self._set_feature_attrs()
+
+    def _validate_state(self) -> None:
+        T, k = self.n_rounds_, self.n_classes_
+        if isinstance(T, bool) or not isinstance(T, int) or T < 0:
+            raise ValueError(f"model data field state.n_rounds_ must be a non-negative int; got {T!r}")
+        if len(self.boosters_) != T or self.rescale_factors_.shape != (T,):
+            raise ValueError(f"model data fields state.boosters and state.rescale_factors_ must hold {T} rounds")
+        if self.classes_.shape != (k,):
+            raise ValueError(f"model data field state.classes_ must have shape ({k},)")
+        d = self.encoder_.n_features_in_
+        for i, booster in enumerate(self.boosters_):
+            if booster.num_feature() != d + k:
+                raise ValueError(
+                    f"model data field state.boosters[{i}] must use {d + k} features (the encoder's {d} and the "
+                    f"{k} logits); got {booster.num_feature()}"
+                )
