@@ -170,7 +170,7 @@ def make_report(
             raise TypeError(f"{name} must be a string or None; got {type(value).__name__}")
     check_choice("outcome", outcome, OUTCOMES)
     if outcome == "regression":
-        from mcal._report_regression import regression_report
+        from mcal.report._regression import regression_report
 
         if field is not None:
             raise ValueError(
