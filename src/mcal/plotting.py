@@ -5,7 +5,7 @@ matplotlib is imported inside each function; no function changes global style (r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -132,6 +132,83 @@ def plot_reliability_diagram(
     if label is not None:
         ax.legend(loc="upper left")
     return ax
+
+
+def plot_calibration(
+    y_true: ArrayLike,
+    y_probs: Mapping[str, ArrayLike],
+    *,
+    sample_weight: ArrayLike | None = None,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    confidence: float = 0.95,
+    axes: tuple[Any, Any] | None = None,
+) -> tuple[Any, Any]:
+    """Draw every score column on one reliability diagram, with intervals, above the rows in each bin.
+
+    The figure of ``mcal evaluate --plot`` and the demo: each bin's observed frequency with its Wilson interval
+    (so that a bin of one row shows a bar from 0 to about 0.8 rather than a trusted point), and beneath, on the
+    same horizontal axis, the number of rows in each bin of each column.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels.
+    y_probs : mapping of str to array-like of shape (n_samples,)
+        Probabilities in [0, 1] by column name, in legend order.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights (the intervals use the Kish effective size of each bin).
+    n_bins : int, default=10
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width or equal-weight bins, as in :func:`mcal.metrics.reliability_curve`.
+    confidence : float in (0, 1), default=0.95
+        Level of the Wilson intervals (:func:`mcal.metrics.reliability_intervals`).
+    axes : (Axes, Axes), default=None
+        The reliability axes and the counts axes beneath it; a new figure with both when None.
+
+    Returns
+    -------
+    axes : (Axes, Axes)
+        The reliability diagram and the bar chart of rows per bin.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`plot_reliability_diagram`; ``y_probs`` empty or not a mapping of names to scores.
+    ImportError
+        If matplotlib is not installed (``pip install 'mcal[plot]'``).
+
+    Examples
+    --------
+    >>> top, bottom = plot_calibration([0, 1, 1, 0], {"model": [0.2, 0.7, 0.9, 0.4]}, n_bins=2)
+    >>> top.get_ylabel(), bottom.get_ylabel(), [int(p.get_height()) for p in bottom.patches]
+    ('observed frequency of the positive class', 'rows per bin', [2, 2])
+    """
+    if not isinstance(y_probs, Mapping) or not y_probs:
+        raise TypeError(f"y_probs must be a non-empty mapping of names to scores; got {type(y_probs).__name__}")
+    if axes is None:
+        fig = import_optional("matplotlib.figure").Figure(figsize=(6, 7))
+        grid = fig.add_gridspec(2, 1, height_ratios=(3, 1), hspace=0.08)
+        axes = (fig.add_subplot(grid[0]), fig.add_subplot(grid[1]))
+    top, bottom = axes
+    width = 0.8 / len(y_probs)
+    for k, (name, p) in enumerate(y_probs.items()):
+        first = len(top.lines) + 1  # the diagonal, then this column's curve
+        plot_reliability_diagram(y_true, p, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy,
+                                 confidence=confidence, label=_plain_text(name), ax=top)  # fmt: skip
+        curve = reliability_curve(y_true, p, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy)
+        centres = (curve.bin_edges[:-1] + curve.bin_edges[1:]) / 2
+        spans = np.diff(curve.bin_edges)
+        bottom.bar(centres - spans / 2 + spans * (0.1 + width * (k + 0.5)), curve.count, width=spans * width,
+                   color=top.lines[first].get_color(), alpha=0.8)  # fmt: skip
+    top.set_xlabel("")
+    top.tick_params(labelbottom=False)
+    top.set_title(f"bars: {confidence:.0%} Wilson intervals", fontsize=8, loc="right")
+    bottom.set_xlim(0, 1)
+    bottom.set_xlabel("mean predicted probability (bins of the score)")
+    bottom.set_ylabel("rows per bin")
+    return top, bottom
 
 
 def _regression_diagram(curve: Any, label: str | None, ax: Any) -> Any:

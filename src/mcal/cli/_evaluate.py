@@ -52,7 +52,8 @@ def _configure(parser) -> None:
     parser.add_argument(
         "--field", metavar="COL", help="field column: adds F-RCE (field-level relative calibration error)"
     )
-    parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE (default 10)")
+    parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="bins of the ECE and --plot (default 10)")
+    add_strategy_argument(parser)
     parser.add_argument(
         "--segments", metavar="A,B", help="feature columns to generate segments from: adds the multicalibration "
         "error (MCE) of each score column and its ten worst segments; dates and durations are categories, as "
@@ -71,6 +72,14 @@ def _configure(parser) -> None:
 
 def _json_safe(value: float) -> float | None:
     return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def add_strategy_argument(parser) -> None:
+    """``--strategy``, of ``mcal evaluate`` and ``mcal report``: equal-width or quantile bins of the diagrams."""
+    parser.add_argument(
+        "--strategy", choices=("uniform", "quantile"), default="uniform", help="bins of the reliability diagrams "
+        "(--plot, the report): uniform (default, equal width) or quantile (equal rows, so no bin is nearly empty)",
+    )  # fmt: skip
 
 
 def add_all_segments_argument(parser) -> None:
@@ -175,7 +184,7 @@ def _run(args) -> int:
                                                for name, p in scores.items()}  # fmt: skip
         n_rows, total = len(df), None if w is None else float(w.sum())
         if args.plot:
-            _plot(y, scores, w, args.plot, args.outcome)
+            _plot(y, scores, w, args.plot, args.outcome, args.n_bins, args.strategy)
     if results:  # the columns calibration_summary(..., segments=...) adds, from the results printed below
         table["mce_sigma"] = [results[name].mce_sigma for name in table.index]
         table["mce_absolute"] = [results[name].mce_absolute for name in table.index]
@@ -288,19 +297,28 @@ def _check_plot_format(path: str) -> None:
         )
 
 
-def _plot(y, scores, w, path, outcome: str = "classification") -> None:
+def _plot(y, scores, w, path, outcome: str = "classification", n_bins: int = 10, strategy: str = "uniform") -> None:
+    """Every score column on one reliability diagram with 95% Wilson intervals, the rows per bin beneath
+    (regression: mean outcome against mean prediction)."""
     import io
 
     from mcal._optional import import_optional
-    from mcal.plotting import _plain_text, plot_reliability_diagram
+    from mcal.plotting import _plain_text, plot_calibration, plot_reliability_diagram
 
     plt = import_optional("matplotlib.pyplot")
-    fig, ax = plt.subplots(figsize=(6, 6))
+    fig = plt.figure(figsize=(6, 7) if outcome == "classification" else (6, 6))
     try:
-        for name, p in scores.items():
-            plot_reliability_diagram(y, p, sample_weight=w, label=_plain_text(name), ax=ax, outcome=outcome)
+        if outcome == "classification":
+            grid = fig.add_gridspec(2, 1, height_ratios=(3, 1), hspace=0.08)
+            plot_calibration(y, scores, sample_weight=w, n_bins=n_bins, strategy=strategy,
+                             axes=(fig.add_subplot(grid[0]), fig.add_subplot(grid[1])))  # fmt: skip
+        else:
+            ax = fig.add_subplot()
+            for name, p in scores.items():
+                plot_reliability_diagram(y, p, sample_weight=w, n_bins=n_bins, strategy=strategy,
+                                         label=_plain_text(name), ax=ax, outcome=outcome)  # fmt: skip
         buf = io.BytesIO()
-        fig.savefig(buf, format=_plot_format(path), dpi=120)
+        fig.savefig(buf, format=_plot_format(path), dpi=120, bbox_inches="tight")
     finally:
         plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())

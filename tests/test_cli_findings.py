@@ -1,6 +1,7 @@
-"""``mcal fit`` is reproducible by default and says what it chose; MCGrad's importances by feature name."""
+"""What the CLI tells a practitioner: fit summaries and seeds, plots with intervals and counts, the demo's advice."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -62,3 +63,53 @@ def test_feature_importance_names_the_importances(rng):
     unnamed = mcal.MCGrad(n_jobs=1, random_state=0, min_child_samples=20).fit(p, y, X=X.assign(b=X["b"] == "u")
                                                                              .to_numpy(dtype=float))  # fmt: skip
     assert set(unnamed.feature_importance().index) == {"x0", "x1", "score"}
+
+
+def test_plot_calibration_counts_rows_and_a_lone_row_gets_a_long_interval():
+    import matplotlib.pyplot as plt
+
+    from mcal.metrics import reliability_curve, wilson_interval
+    from mcal.plotting import plot_calibration
+
+    # 9 rows below 0.5 and one row, a negative, at 0.95: its bin must not read as a trusted 0
+    p = np.array([0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.3, 0.95])
+    y = np.array([0, 0, 1, 0, 0, 1, 0, 0, 1, 0])
+    top, bottom = plot_calibration(y, {"m": p}, n_bins=2)
+    try:
+        assert [int(b.get_height()) for b in bottom.patches] == reliability_curve(y, p, n_bins=2).count.tolist()
+        assert [int(b.get_height()) for b in bottom.patches] == [9, 1]
+        low, high = wilson_interval(0.0, 1.0, 0.95)
+        segments = top.collections[0].get_segments()  # the error bars, one per bin
+        assert segments[1][:, 1].tolist() == pytest.approx([low, high]) and high > 0.75
+        assert bottom.get_xlabel().startswith("mean predicted probability") and top.get_ylabel()
+    finally:
+        plt.close(top.figure)
+
+
+def test_evaluate_plot_has_intervals_and_counts(csv, tmp_path, capsys):
+    out = tmp_path / "d.png"
+    assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", "--plot", str(out),
+                 "--strategy", "quantile"]) == 0  # fmt: skip
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_quantile_bins_hold_equal_rows(csv, tmp_path, capsys):
+    out = tmp_path / "r.html"
+    assert main(["report", str(csv), "--score-col", "p", "--label-col", "y", "--strategy", "quantile",
+                 "--n-bins", "4", "-o", str(out)]) == 0  # fmt: skip
+    html = out.read_text()
+    rows = html.split('<table class="bins">', 1)[1].split("</table>", 1)[0]
+    counts = [int(c.replace(",", "")) for c in re.findall(r'<tr><td>\[[^<]*</td><td class="num">([\d,]+)</td>', rows)]
+    assert counts == [750, 750, 750, 750]
+    assert "4 equal-weight (quantile) bins" in html
+
+
+def test_demo_advice_names_the_best_method_from_its_numbers():
+    from mcal.demo import BASE, advice
+
+    table = pd.DataFrame({"log_loss": [0.30, 0.28, 0.29], "mce_sigma": [9.0, 2.5, 4.0]},
+                         index=[BASE, "isotonic", "platt"])  # fmt: skip
+    assert advice(table) == ("advice: isotonic lowers log loss from 0.3000 to 0.2800 and the worst segment's error "
+                             "from 9.0 to 2.5 sigma; fit it on your own data with `mcal fit DATA --method isotonic ...`.")  # fmt: skip
+    worse = table.assign(log_loss=[0.2, 0.28, 0.29])
+    assert advice(worse).startswith("advice: no method beat the base model's log loss (0.2000")
