@@ -113,3 +113,61 @@ def test_demo_advice_names_the_best_method_from_its_numbers():
                              "from 9.0 to 2.5 sigma; fit it on your own data with `mcal fit DATA --method isotonic ...`.")  # fmt: skip
     worse = table.assign(log_loss=[0.2, 0.28, 0.29])
     assert advice(worse).startswith("advice: no method beat the base model's log loss (0.2000")
+
+
+def test_a_truncated_gzip_file_is_an_error_not_a_traceback(csv, tmp_path, capsys):
+    import gzip
+
+    data = gzip.compress(csv.read_bytes())
+    cut = tmp_path / "cut.csv.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    assert main(["evaluate", str(cut), "--score-col", "p", "--label-col", "y"]) != 0
+    err = capsys.readouterr().err
+    assert "mcal: error: cannot read" in err and "truncated or corrupt" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_repeated_column_names_are_refused_naming_them(tmp_path, capsys, kind):
+    path = tmp_path / f"dup.{kind}"
+    if kind == "csv":
+        path.write_text("y,p,p\n0,0.1,0.9\n1,0.8,0.2\n")
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table([[0, 1], [0.1, 0.8], [0.9, 0.2]], names=["y", "p", "p"]), path)
+    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y"]) != 0
+    err = capsys.readouterr().err
+    if kind == "csv":  # pandas had renamed the second p to p.1 and used the first silently
+        assert "must name each column once; got ['p'] more than once" in err
+    else:  # pyarrow refuses the schema itself
+        assert err.startswith("mcal: error: cannot read") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("option", ["--segments", "--features", "--field"])
+def test_nested_parquet_columns_are_refused_naming_the_column(tmp_path, capsys, option):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 40
+    nested = pa.array([[k % 3, 1] for k in range(n)])
+    table = pa.table({"y": [k % 2 for k in range(n)], "p": [0.2 + 0.6 * (k % 2) for k in range(n)], "tags": nested})
+    path = tmp_path / "nested.parquet"
+    pq.write_table(table, path)
+    if option == "--segments":
+        args = ["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--segments", "tags"]
+    else:
+        method = "mcgrad" if option == "--features" else "mcnet"
+        args = ["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", method, option, "tags",
+                "-o", str(tmp_path / "m.json")]  # fmt: skip
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert f"{option} 'tags' must hold one value per row; got nested values" in err
+
+
+def test_fitting_on_constant_scores_warns_naming_the_column(tmp_path, capsys):
+    path = tmp_path / "flat.csv"
+    pd.DataFrame({"y": [0, 1] * 50, "p": [0.3] * 100}).to_csv(path, index=False)
+    assert main(["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", "platt",
+                 "-o", str(tmp_path / "m.json")]) == 0  # fmt: skip
+    assert "mcal: warning: score column 'p' is constant (0.3 on every row)" in capsys.readouterr().err

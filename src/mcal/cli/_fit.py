@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import inspect
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
 
-from mcal import MCGrad, MCNet
+from mcal import CalibrationWarning, MCGrad, MCNet
 from mcal._base import fitted_columns
 from mcal._optional import import_optional
 from mcal._persistence import load, save
@@ -248,6 +249,9 @@ def _run_fit(args) -> int:
         allow_soft=model.accepts_soft_labels,
         outcome=model.outcome,
     )
+    if p.size and np.ptp(p) == 0:
+        warnings.warn(f"score column {args.score_col!r} is constant ({p[0]:g} on every row): the calibrator sees no "
+                      "score variation, so its map away from that score is arbitrary", CalibrationWarning, stacklevel=2)  # fmt: skip
     X = feature_frame(df, features, args.field)
     if X is not None and not model.uses_features:
         raise CLIError(f"method {args.method!r} uses only the scores; drop --features")
