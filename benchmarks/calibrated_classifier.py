@@ -33,7 +33,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import md_table, run_header, write_results
+from _common import md_table, read_results, run_header, write_results
 from _datasets import DataUnavailable, load
 
 from mcal import CalibratedClassifier, IsotonicCalibration
@@ -132,13 +132,7 @@ def _sections(raw: pd.DataFrame, table: pd.DataFrame) -> list[str]:
 
 def rewrite(csv: Path = RESULTS_CSV) -> None:
     """Rewrite the Markdown file from the raw rows of ``csv`` and its header (no refitting)."""
-    header = {}
-    for line in csv.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("# "):
-            break
-        key, _, value = line[2:].partition(": ")
-        header[key] = value
-    raw = pd.read_csv(csv, comment="#")
+    header, raw = read_results(csv)
     write_results("calibrated_classifier", header, _sections(raw, summarize(raw)), raw)
 
 
