@@ -171,3 +171,14 @@ def test_fitting_on_constant_scores_warns_naming_the_column(tmp_path, capsys):
     assert main(["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", "platt",
                  "-o", str(tmp_path / "m.json")]) == 0  # fmt: skip
     assert "mcal: warning: score column 'p' is constant (0.3 on every row)" in capsys.readouterr().err
+
+
+def test_report_refuses_classification_options_with_regression_and_a_bad_overlap(tmp_path, capsys):
+    from mcal.report import make_report
+
+    y, p = np.linspace(0, 1, 50), np.linspace(0, 1, 50) ** 2
+    with pytest.raises(ValueError, match="strategy and max_overlap apply to binary labels"):
+        make_report(y, {"m": p}, path=tmp_path / "r.html", outcome="regression", strategy="quantile")
+    with pytest.raises(ValueError, match=r"max_overlap must be in \(0, 1\] or None; got 2"):
+        make_report(y > 0.5, {"m": p}, path=tmp_path / "r.html", max_overlap=2)
+    assert not (tmp_path / "r.html").exists()

@@ -55,8 +55,9 @@ def _run(args) -> int:
     check_unique_scores(args.score_col)
     check_ci(args)
     check_regression_options(args)
-    if args.outcome == "regression" and args.strategy != "uniform":
-        raise CLIError("--strategy quantile applies to binary labels in the report; got it with --outcome regression")
+    if args.outcome == "regression" and (args.strategy != "uniform" or args.all_segments):
+        raise CLIError("--strategy quantile and --all-segments apply to binary labels in the report; got one with "
+                       "--outcome regression")  # fmt: skip
     df = read_data(args)
     y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col,
                                     pos_label=args.pos_label, outcome=args.outcome)  # fmt: skip

@@ -19,6 +19,7 @@ from mcal._validation import (
     OUTCOMES,
     check_choice,
     check_positive_int,
+    check_real,
 )
 from mcal.metrics import (
     calibration_summary,
@@ -169,7 +170,11 @@ def make_report(
         if value is not None and not isinstance(value, str):
             raise TypeError(f"{name} must be a string or None; got {type(value).__name__}")
     check_choice("outcome", outcome, OUTCOMES)
+    check_choice("strategy", strategy, ("uniform", "quantile"))
     if outcome == "regression":
+        if strategy != "uniform" or max_overlap != 0.8:
+            raise ValueError("strategy and max_overlap apply to binary labels; leave them at their defaults with "
+                             f"outcome='regression'; got strategy={strategy!r}, max_overlap={max_overlap!r}")  # fmt: skip
         from mcal.report._regression import regression_report
 
         if field is not None:
@@ -191,8 +196,9 @@ def make_report(
         )
     y, probs, w = _check_inputs(y_true, y_probs, sample_weight)
     check_positive_int("n_worst_segments", n_worst_segments)
-    check_choice("strategy", strategy, ("uniform", "quantile"))
     check_positive_int("n_resamples", n_resamples, minimum=0)
+    if max_overlap is not None:
+        check_real("max_overlap", max_overlap, "in (0, 1] or None", lambda v: 0.0 < v <= 1.0)
     fields = None if field is None else encode_field(field, y.shape[0])
     check_categorical_use(categorical_features, X, segments)  # refused without X, where no segments are generated
     segs = None if X is None and segments is None else _resolve_segments(X, segments, y.shape[0], categorical_features)
