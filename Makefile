@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-quick clean
+.PHONY: demo test lint bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest tests src/mcal --doctest-modules --ignore=src/mcal/__main__.py -q
+
+# The code-shape tools: the layers of [tool.importlinter] in pyproject.toml (no arrow points up)
+lint: $(STAMP)
+	$(PY) -m pip install --quiet --group lint
+	$(VENV)/bin/lint-imports --no-cache
 
 # Both papers' result tables (benchmarks/results/paper_*.md); needs ../shared/data or MCAL_DATA_DIR.
 bench: $(STAMP)

@@ -38,7 +38,7 @@ IMPLEMENTATION = {
     "MCE·σ p": "largest ECCE of a prespecified group, from mcal.metrics.mce's per-segment table",
     "MCE u (mcal segments)": "mcal.metrics.mce(X=...): mcal.segments.generate_segments at its defaults",
     "max smECE p": "mcal.metrics.max_group_smece, rounded to 4 decimals (as the protocol)",
-    "ECCE, ECCE/σ": "mcal.metrics.ecce, mcal.metrics.ecce_sigma",
+    "ECCE, ECCE/σ": "mcal.metrics.ecce, mcal.metrics.ecce_std",
     "ECE": "mcal.metrics.ece (10 uniform bins)",
     "log loss, PR-AUC, ROC-AUC": "mcal.metrics.log_loss, pr_auc, roc_auc",
     "PCOC, F-RCE, per-field PCOC and its STD": "mcal.metrics.pcoc, f_rce, field_pcoc",
@@ -147,7 +147,7 @@ def global_block(y, p) -> dict[str, float]:
     ecce = M.ecce(y, p)
     return {
         "ecce": ecce,
-        "ecce_over_sigma": ecce / M.ecce_sigma(y, p),
+        "ecce_over_sigma": ecce / M.ecce_std(y, p),
         "ece": M.ece(y, p, n_bins=10),
         "log_loss": M.log_loss(y, p),
         "pr_auc": M.pr_auc(y, p),

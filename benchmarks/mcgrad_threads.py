@@ -39,7 +39,7 @@ from _common import RESULTS, md_table, run_header, write_results
 from mcgrad_vs_reference import synthetic
 
 from mcal import MCGrad
-from mcal._lightgbm_checks import lightgbm_threads
+from mcal._lightgbm import lightgbm_threads
 
 
 @contextlib.contextmanager

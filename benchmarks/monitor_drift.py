@@ -52,7 +52,7 @@ def stream(rng: np.random.Generator, n_windows: int, rows: int, change: int, a: 
         p = rng.beta(1.5, 5.0, rows)
         truth = p if k < change else expit(a + b * logit(p))
         y = (rng.random(rows) < truth).astype(np.float64)
-        out.append(summarize_window(y, p, np.ones(rows)))
+        out.append(summarize_window(y, p, np.ones(rows), n_resamples=0))  # the alarm needs no intervals
     return pd.DataFrame(out, index=pd.Index(np.arange(n_windows, dtype=float)), columns=summary_columns(False))
 
 

@@ -114,13 +114,16 @@ def base_scores(kind: str, X_train: pd.DataFrame, y_train: np.ndarray, X_rest: p
 
     if kind == "mlp":
         from sklearn.compose import make_column_transformer
+        from sklearn.impute import SimpleImputer
         from sklearn.neural_network import MLPClassifier
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
         cat = [c for c in X_train if X_train[c].dtype == "category"]
         num = [c for c in X_train if c not in cat]
-        prep = make_column_transformer((OneHotEncoder(handle_unknown="ignore"), cat), (StandardScaler(), num))
+        prep = make_column_transformer(
+            (OneHotEncoder(handle_unknown="ignore"), cat), (make_pipeline(SimpleImputer(), StandardScaler()), num)
+        )
         net = MLPClassifier(
             (128, 128), max_iter=300, early_stopping=False, random_state=seed, tol=0, n_iter_no_change=300
         )

@@ -144,7 +144,7 @@ def test_prespecified_block_is_the_maximum_over_groups(bench, rng):
     y = (rng.random(n) < np.clip(p + 0.15 * groups["a"], 0, 1)).astype(int)
     out = bench["_evaluation"].prespecified_block(y, p, groups)
     ecce = [M.ecce(y[m], p[m]) for m in groups.values()]
-    ratio = [e / M.ecce_sigma(y[m], p[m]) for e, m in zip(ecce, groups.values(), strict=False)]
+    ratio = [e / M.ecce_std(y[m], p[m]) for e, m in zip(ecce, groups.values(), strict=False)]
     assert out["mce_sigma_p"] == pytest.approx(max(ratio), rel=1e-9)
     assert out["mce_abs_p"] == pytest.approx(max(ecce), rel=1e-9)
     assert out["max_smece_p"] == round(max(M.smece(y[m], p[m]) for m in groups.values()), 4)
@@ -257,6 +257,17 @@ def test_bootstrap_coverage_quick_run_and_population_values():
     assert coverage.population_values(weighted=True)["brier_score"] == pytest.approx((1 / 6 + 9 * 0.052 / 3) / 2.8)
     table = coverage.main(["--quick"])
     assert len(table) == 10 and table["coverage_percentile"].between(0, 1).all()
+
+
+def test_bootstrap_speed_quick_run_gives_the_intervals_of_one_call_per_resample():
+    sys.path.insert(0, str(BENCH))
+    try:
+        speed = importlib.import_module("bootstrap_speed")
+    finally:
+        sys.path.remove(str(BENCH))
+    table = speed.main(["--quick"])
+    assert len(table) == 1 and table["max_interval_diff"].iloc[0] < 1e-12
+    assert (table[["table_cpu_s", "evaluate_ci_cpu_s", "evaluate_ci_segments_cpu_s"]] > 0).all().all()
 
 
 @pytest.mark.slow

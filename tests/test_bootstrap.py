@@ -258,7 +258,7 @@ def test_evaluate_without_ci_has_no_interval_columns(scores_table, capsys):
 def test_evaluate_ci_bad_options_fail_with_a_message(scores_table, capsys, extra, message):
     from mcal.cli import main
 
-    assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y", *extra]) != 0
+    assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y", *extra]) == 2
     assert message in capsys.readouterr().err
 
 
@@ -293,3 +293,57 @@ def test_report_shows_intervals_for_metrics_mce_and_worst_segments(scores_table,
     assert "bootstrap percentile interval (30 resamples" in html
     assert main(["report", str(scores_table), "--score-col", "p", "--label-col", "y", "--quiet", "-o", str(out)]) == 0
     assert '<span class="ci">' not in out.read_text()
+
+
+def _resampling_case(rng, ties):
+    n = 240
+    p = rng.uniform(0, 1, n)
+    if ties:  # blocks of equal scores, scores of exactly 0 and 1, and a negative in the top block
+        p = np.round(p, 1)
+        p[:5], p[5:10] = 0.0, 1.0
+    y = (rng.uniform(size=n) < p).astype(float)
+    y[5] = 0.0
+    field = rng.choice(list("abc"), n)
+    masks = np.stack([field == "a", p > 0.5, (field == "b") & (p < 0.3), np.ones(n, dtype=bool)], axis=1)
+    return y, p, rng.uniform(0.1, 3.0, n), field, masks
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_every_count_form_equals_its_metric_on_the_resampled_rows(rng, ties):
+    from mcal.metrics import ecce, f_rce, pcoc, pr_auc
+    from mcal.metrics._cumulative import ecce_in_sigmas
+    from mcal.metrics._multicalibration import mce_sigma
+    from mcal.metrics._resampled import SortedRows, resampled_metric
+
+    y, p, w, field, masks = _resampling_case(rng, ties)
+    rows = rng.integers(0, y.size, (5, y.size))
+    cases = [(log_loss, {}), (brier_score, {}), (roc_auc, {}), (pr_auc, {}), (ece, {}), (partial(ece, n_bins=7), {}),
+             (ecce, {}), (ecce_in_sigmas, {}), (pcoc, {}), (f_rce, {"field": field}),
+             (mce_sigma, {"segments": masks})]  # fmt: skip
+    for metric, args in cases:
+        form = resampled_metric(metric, args)
+        assert form is not None, metric
+        sorted_rows = SortedRows(y, p, w, args)
+        got = form(sorted_rows, sorted_rows.counts(rows))
+        # the metric of the resampled rows, copies included: sigma adds w^2 p (1 - p) per copy, not (c w)^2
+        expected = [metric(y[r], p[r], sample_weight=w[r], **{k: v[r] for k, v in args.items()}) for r in rows]
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14, err_msg=str(metric))
+
+
+def test_metrics_without_a_count_form_are_called_per_resample():
+    from mcal.metrics._resampled import resampled_metric
+
+    assert resampled_metric(partial(ece, strategy="quantile"), {}) is None  # its bins move with the weights
+    assert resampled_metric(lambda y, p, *, sample_weight: 0.0, {}) is None
+    assert resampled_metric(log_loss, {"field": np.zeros(3)}) is None  # an argument the form does not take
+
+
+@pytest.mark.parametrize("method", ["percentile", "basic", "bca"])
+def test_count_forms_give_the_intervals_of_one_call_per_resample_on_the_same_draws(rng, method):
+    y, p, w, _, _ = _resampling_case(rng, ties=True)
+    options = {"sample_weight": w, "n_resamples": 50, "method": method, "random_state": 3}
+    for metric in (log_loss, roc_auc, partial(ece, n_bins=5)):
+        fast = bootstrap(metric, y, p, **options)
+        slow = bootstrap(lambda a, b, *, sample_weight, m=metric: m(a, b, sample_weight=sample_weight), y, p, **options)
+        for name in ("estimate", "low", "high", "standard_error"):
+            assert getattr(fast, name) == pytest.approx(getattr(slow, name), rel=1e-12, abs=1e-15)

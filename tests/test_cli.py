@@ -95,7 +95,7 @@ def test_evaluate_prints_a_table_and_writes_a_plot(csv, tmp_path, capsys):
 
 def test_text_labels_without_pos_label_fail_clearly(csv, tmp_path, capsys):
     model = tmp_path / "m.json"
-    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", str(model)]) == 1
+    assert main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", str(model)]) == 2
     assert "--pos-label" in capsys.readouterr().err
     assert not model.exists()
 
@@ -131,7 +131,7 @@ def test_bad_data_fails_with_message_and_no_output(table, tmp_path, capsys, muta
         ]
     )
     err = capsys.readouterr().err
-    assert code == 1 and err.startswith("mcal: error:")
+    assert code == 2 and err.startswith("mcal: error:")
     assert message in err or (message == "binary" and "both classes" in err)
     assert not model.exists()
 
@@ -154,7 +154,7 @@ def test_a_pos_label_that_is_not_a_label_fails_naming_the_labels(csv, tmp_path, 
             str(model),
         ]
     )
-    assert code == 1 and not model.exists()
+    assert code == 2 and not model.exists()
     assert "pos_label must be one of the labels of label column 'y' ['no', 'yes']; got 'Yes'" in capsys.readouterr().err
 
 
@@ -186,7 +186,7 @@ def test_an_output_in_a_missing_folder_fails_naming_the_option_and_writes_nothin
     mcal.save(mcal.PlattScaling(), model)
     before = sorted(tmp_path.iterdir())
     out = tmp_path / "missing" / "out.csv"
-    assert main([a.format(csv=csv, model=model, out=out) for a in command]) == 1
+    assert main([a.format(csv=csv, model=model, out=out) for a in command]) == 2
     err = capsys.readouterr().err
     option = "--plot" if command[0] == "evaluate" else "-o/--output"
     assert f"{option} must be a file in an existing folder; got '{out}'" in err
@@ -216,7 +216,7 @@ def test_bad_weights_are_reported_under_the_weight_column_name(table, tmp_path, 
                 str(model),
             ]
         )
-        == 1
+        == 2
     )
     assert "weight column 'w' must be non-negative; got 1 value(s)" in capsys.readouterr().err
     assert not model.exists()
@@ -253,7 +253,7 @@ def field_model(csv, tmp_path):
 def test_predict_names_a_column_the_model_needs_that_data_lacks(field_model, table, tmp_path, capsys):
     model, out, lacking = field_model, tmp_path / "o.csv", tmp_path / "lacking.csv"
     table.drop(columns="f").to_csv(lacking, index=False)
-    assert main(["predict", str(model), str(lacking), "-o", str(out)]) == 1
+    assert main(["predict", str(model), str(lacking), "-o", str(out)]) == 2
     assert (
         "the model was fitted with --features/--field; its column 'f' is not a column of DATA"
         in capsys.readouterr().err
@@ -265,7 +265,7 @@ def test_predict_names_a_column_the_model_needs_that_data_lacks(field_model, tab
 def test_a_score_column_named_twice_is_rejected(csv, tmp_path, capsys, command):
     out = tmp_path / "r.html"
     args = [command[0], str(csv), "--score-col", "p", "--score-col", "p", "--label-col", "y", "--pos-label", "yes"]
-    assert main(args + [a.format(out=out) for a in command[1:]]) == 1
+    assert main(args + [a.format(out=out) for a in command[1:]]) == 2
     assert "--score-col must name each column once; got ['p'] more than once" in capsys.readouterr().err
     assert not out.exists()
 
@@ -282,7 +282,7 @@ def test_warnings_are_printed_as_messages_without_source_lines(field_model, tabl
 
 def test_predict_with_a_missing_model_file_names_it(csv, tmp_path, capsys):
     out = tmp_path / "o.csv"
-    assert main(["predict", str(tmp_path / "absent.json"), str(csv), "-o", str(out)]) == 1
+    assert main(["predict", str(tmp_path / "absent.json"), str(csv), "-o", str(out)]) == 2
     assert f"model file '{tmp_path / 'absent.json'}' does not exist" in capsys.readouterr().err
     assert not out.exists()
 
@@ -291,7 +291,7 @@ def test_predict_with_corrupt_model_fails_without_output(csv, tmp_path, capsys):
     model = tmp_path / "m.json"
     model.write_text("{not json")
     out = tmp_path / "o.csv"
-    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 1
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 2
     assert "not valid JSON" in capsys.readouterr().err
     assert not out.exists()
 
@@ -300,7 +300,7 @@ def test_predict_with_json_nested_too_deeply_is_a_user_error_without_output(csv,
     model = tmp_path / "m.json"
     model.write_text("[" * 100_000 + "]" * 100_000)  # a RecursionError traceback before
     out = tmp_path / "o.csv"
-    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 1
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mcal: error: model file") and "nested too deeply" in err
     assert not out.exists()
@@ -312,7 +312,7 @@ def test_predict_with_a_model_edited_after_saving_fails_on_its_digest_without_ou
     doc["model"]["state"]["slope_"] *= 2
     model.write_text(json.dumps(doc))
     out = tmp_path / "o.csv"
-    assert main(["predict", str(model), str(csv), "--score-col", "p", "-o", str(out)]) == 1
+    assert main(["predict", str(model), str(csv), "--score-col", "p", "-o", str(out)]) == 2
     assert "m.json: the content does not match its SHA-256 digest" in capsys.readouterr().err
     assert not out.exists()
 
@@ -353,7 +353,7 @@ def test_a_fit_whose_model_file_cannot_be_written_leaves_neither_it_nor_its_weig
                 str(model),
             ]
         )
-        == 1
+        == 2
     )
     assert "No space left on device" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scores.csv"]
@@ -378,7 +378,7 @@ def test_predict_refuses_to_overwrite_an_existing_column(csv, tmp_path, capsys):
         ]
     )
     out = tmp_path / "o.csv"
-    assert main(["predict", str(model), str(csv), "-o", str(out), "--output-col", "w"]) == 1
+    assert main(["predict", str(model), str(csv), "-o", str(out), "--output-col", "w"]) == 2
     assert "already a column" in capsys.readouterr().err and not out.exists()
 
 
@@ -421,7 +421,7 @@ def test_features_for_a_univariate_method_are_rejected(csv, tmp_path, capsys):
                 str(tmp_path / "m.json"),
             ]
         )
-        == 1
+        == 2
     )
     assert "drop --features" in capsys.readouterr().err
 
@@ -447,7 +447,7 @@ def test_a_feature_named_twice_is_refused_naming_the_option(csv, tmp_path, capsy
                 str(tmp_path / "m.json"),
             ]
         )
-        == 1
+        == 2
     )
     assert "--features must name each entry once; got ['f'] more than once in 'f,w,f'" in capsys.readouterr().err
     assert not (tmp_path / "m.json").exists()
@@ -462,7 +462,7 @@ def test_the_label_column_as_a_feature_is_rejected_and_nothing_is_written(csv, t
     model = tmp_path / "m.json"
     assert (
         main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes", *option, "-o", str(model)])
-        == 1
+        == 2
     )
     assert f"{option[2]} must not name the label column (--label-col); got 'y'" in capsys.readouterr().err
     assert not model.exists()
@@ -560,13 +560,13 @@ def _fit_args(csv, model, *extra):
 def test_bad_integer_options_are_named_as_typed_on_the_command_line(csv, tmp_path, capsys, args, message):
     # the library's messages named the Python parameters (n_bins, max_depth, random_state)
     out = tmp_path / "out.html"
-    assert main([a.format(csv=csv, out=out) for a in args]) == 1
+    assert main([a.format(csv=csv, out=out) for a in args]) == 2
     assert capsys.readouterr().err == f"mcal: error: {message}\n"
 
 
 def test_a_param_set_twice_is_refused_naming_it(csv, tmp_path, capsys):
     model = tmp_path / "m.json"
-    assert main(_fit_args(csv, model, "--method", "histogram", "--param", "n_bins=5", "--param", "n_bins=7")) == 1
+    assert main(_fit_args(csv, model, "--method", "histogram", "--param", "n_bins=5", "--param", "n_bins=7")) == 2
     assert "mcal: error: --param must set each parameter once; got ['n_bins'] more than once" in capsys.readouterr().err
     assert not model.exists()
 
@@ -591,7 +591,7 @@ def test_a_param_set_twice_is_refused_naming_it(csv, tmp_path, capsys):
 )
 def test_a_param_that_has_its_own_option_is_refused(csv, tmp_path, capsys, extra, name, option):
     model = tmp_path / "m.json"
-    assert main(_fit_args(csv, model, *extra)) == 1
+    assert main(_fit_args(csv, model, *extra)) == 2
     err = capsys.readouterr().err
     assert f"--param must not set {name}, which has its own option {option}; got --param {name}=" in err
     assert not model.exists()
@@ -600,7 +600,7 @@ def test_a_param_that_has_its_own_option_is_refused(csv, tmp_path, capsys, extra
 def test_param_progress_contradicting_quiet_is_refused(csv, tmp_path, capsys):
     model = tmp_path / "m.json"
     assert (
-        main(_fit_args(csv, model, "--method", "mcgrad", "--features", "f", "--quiet", "--param", "progress=true")) == 1
+        main(_fit_args(csv, model, "--method", "mcgrad", "--features", "f", "--quiet", "--param", "progress=true")) == 2
     )
     assert "--param progress must be left out with --quiet, which sets progress=false; got --param progress=true" in (
         capsys.readouterr().err
@@ -656,7 +656,7 @@ def test_soft_labels_for_a_method_without_them_name_the_methods_that_take_them(s
     labels = pd.read_csv(soft_csv)["y"]
     n_soft = int(((labels > 0) & (labels < 1)).sum())
     assert (
-        main(["fit", str(soft_csv), "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", str(model)]) == 1
+        main(["fit", str(soft_csv), "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", str(model)]) == 2
     )
     err = capsys.readouterr().err
     assert (
@@ -678,14 +678,14 @@ def array_model(table, tmp_path):
 
 def test_predict_with_a_model_fitted_on_an_array_asks_for_features(array_model, csv, tmp_path, capsys):
     out = tmp_path / "o.csv"
-    assert main(["predict", str(array_model), str(csv), "--score-col", "p", "-o", str(out)]) == 1
+    assert main(["predict", str(array_model), str(csv), "--score-col", "p", "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert (
         "mcal: error: --features must name the model's feature columns of DATA, in the order of the array it was "
         "fitted on: the model has no feature names (it was fitted in Python on an array without column names)" in err
     )
     assert not out.exists()
-    assert main(["predict", str(array_model), str(csv), "--score-col", "p", "--features", "w,f", "-o", str(out)]) == 1
+    assert main(["predict", str(array_model), str(csv), "--score-col", "p", "--features", "w,f", "-o", str(out)]) == 2
     assert (
         "--features must name the model's 1 feature column(s), in the order of the array it was fitted on; "
         "got 2: ['w', 'f']" in capsys.readouterr().err
@@ -712,7 +712,7 @@ def test_predict_features_are_refused_for_a_model_that_names_its_columns_or_has_
     request, csv, tmp_path, capsys, fixture, message
 ):
     model, out = request.getfixturevalue(fixture), tmp_path / "o.csv"
-    assert main(["predict", str(model), str(csv), "--score-col", "p", "--features", "f", "-o", str(out)]) == 1
+    assert main(["predict", str(model), str(csv), "--score-col", "p", "--features", "f", "-o", str(out)]) == 2
     assert message in capsys.readouterr().err
     assert not out.exists()
 
@@ -798,7 +798,7 @@ def test_mcgrad_without_features_fits_on_the_score_alone_as_in_python(csv, table
 
 
 def test_a_group_method_without_features_is_still_refused(csv, tmp_path, capsys):
-    assert main(_fit_args(csv, tmp_path / "m.json", "--method", "hkrr")) == 1
+    assert main(_fit_args(csv, tmp_path / "m.json", "--method", "hkrr")) == 2
     assert "method 'hkrr' needs feature columns: pass --features A,B,C" in capsys.readouterr().err
     assert not (tmp_path / "m.json").exists()
 

@@ -94,7 +94,7 @@ def test_a_field_method_without_field_fails_with_a_clear_message(table, tmp_path
             str(tmp_path / "m.json"),
         ]
     )
-    assert status == 1
+    assert status == 2
     assert "needs --field COL" in capsys.readouterr().err
 
 
@@ -125,7 +125,7 @@ def test_features_of_per_field_isotonic_are_rejected_as_it_reads_only_its_field(
             str(tmp_path / "m.json"),
         ]
     )
-    assert status == 1
+    assert status == 2
     assert "reads only its --field column" in capsys.readouterr().err
 
 
@@ -136,9 +136,9 @@ def test_per_field_calibration_of_another_method_is_chosen_with_param_calibrator
     fitted = load(model)
     assert isinstance(fitted.global_calibrator_, PlattScaling)
     assert all(isinstance(c, PlattScaling) for c in fitted.field_calibrators_)
-    assert main([*args, "--param", "calibrator=plat", "-o", str(model)]) == 1
+    assert main([*args, "--param", "calibrator=plat", "-o", str(model)]) == 2
     assert "--param calibrator must name a method (e.g. platt, sir); got 'plat'" in capsys.readouterr().err
-    assert main([*args, "--param", "calibrator=mcgrad", "-o", str(model)]) == 1
+    assert main([*args, "--param", "calibrator=mcgrad", "-o", str(model)]) == 2
     assert "calibrator must be univariate (uses_features=False); got MCGrad" in capsys.readouterr().err
 
 

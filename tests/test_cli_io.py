@@ -48,7 +48,7 @@ def test_predict_writes_the_separator_of_the_extension(csv, model, table, tmp_pa
 def test_an_output_extension_that_cannot_be_written_fails_before_the_model_is_read(csv, tmp_path, capsys, name):
     out = tmp_path / name
     absent_model = tmp_path / "absent.json"  # read only after the output is checked
-    assert main(["predict", str(absent_model), str(csv), "-o", str(out)]) == 1
+    assert main(["predict", str(absent_model), str(csv), "-o", str(out)]) == 2
     err = capsys.readouterr().err
     assert (
         f"mcal: error: -o/--output must end in one of .csv, .csv.gz, .tsv, .parquet, .pq (the format written); "
@@ -74,7 +74,7 @@ def test_an_output_that_is_the_data_file_is_refused_and_the_data_kept(csv, model
         out = tmp_path / "alias.csv"
         os.symlink(csv, out)
     before = csv.read_bytes()
-    assert main([a.format(csv=csv, model=model, out=out) for a in command]) == 1
+    assert main([a.format(csv=csv, model=model, out=out) for a in command]) == 2
     option = "--plot" if command[0] == "evaluate" else "-o/--output"
     assert (
         f"mcal: error: {option} must differ from DATA, which it would overwrite; got '{out}', the same file as "
@@ -87,7 +87,7 @@ def test_predict_refuses_to_write_over_its_model_file(csv, tmp_path, capsys, tab
     model = tmp_path / "model.csv"  # mcal.save takes any name
     mcal.save(mcal.PlattScaling().fit(table["p"], table["y"]), model)
     before = model.read_bytes()
-    assert main(["predict", str(model), str(csv), "-o", str(model)]) == 1
+    assert main(["predict", str(model), str(csv), "-o", str(model)]) == 2
     assert "-o/--output must differ from MODEL, which it would overwrite" in capsys.readouterr().err
     assert model.read_bytes() == before
 
@@ -97,7 +97,7 @@ def test_an_output_inside_a_parquet_data_folder_is_refused(table, model, tmp_pat
     folder.mkdir()
     table.to_parquet(folder / "part-0.parquet")
     out = folder / "part-1.parquet"
-    assert main(["predict", str(model), str(folder), "-o", str(out)]) == 1
+    assert main(["predict", str(model), str(folder), "-o", str(out)]) == 2
     assert f"-o/--output must be outside the folder DATA; got '{out}', inside '{folder}'" in capsys.readouterr().err
     assert sorted(p.name for p in folder.iterdir()) == ["part-0.parquet"]
 
@@ -195,7 +195,7 @@ def yes_no_na_csv(tmp_path):
 )
 def test_na_beside_two_text_labels_is_reported_as_missing_labels(yes_no_na_csv, tmp_path, capsys, command):
     args = [command[0], str(yes_no_na_csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes"]
-    assert main(args + [str(tmp_path / a) if a.endswith(".json") else a for a in command[1:]]) == 1
+    assert main(args + [str(tmp_path / a) if a.endswith(".json") else a for a in command[1:]]) == 2
     err = capsys.readouterr().err
     assert "label column 'y' must not contain missing values; got 2 missing value(s), the first at index 2" in err
     assert not (tmp_path / "m.json").exists()
@@ -237,7 +237,7 @@ def test_a_feature_column_named_like_the_label_keeps_its_na_text_in_predict(tmp_
 def test_na_values_for_parquet_data_is_refused(table, tmp_path, capsys):
     path = tmp_path / "scores.parquet"
     table.to_parquet(path)
-    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--na-values", "NA"]) == 1
+    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--na-values", "NA"]) == 2
     assert f"--na-values must be left out for Parquet, whose missing values are typed; got {path}" in (
         capsys.readouterr().err
     )
@@ -247,7 +247,7 @@ def test_sep_for_parquet_data_is_refused(table, tmp_path, capsys):
     # it was silently ignored
     path = tmp_path / "scores.parquet"
     table.to_parquet(path)
-    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--sep", ";"]) == 1
+    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--sep", ";"]) == 2
     assert f"--sep must be left out for Parquet, which has no field separator; got {path}" in capsys.readouterr().err
 
 
@@ -257,7 +257,7 @@ def test_a_plot_format_matplotlib_cannot_write_is_refused_before_the_metrics(tab
     table.to_csv(path, index=False)
     monkeypatch.setattr("mcal.cli._evaluate.read_data", lambda args: pytest.fail("read the data first"))
     out = tmp_path / "diagram.xlsx"
-    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--plot", str(out)]) == 1
+    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--plot", str(out)]) == 2
     assert "--plot must end in an image format matplotlib writes (" in capsys.readouterr().err
     assert not out.exists()
 
@@ -267,7 +267,7 @@ def test_na_values_on_a_dask_cluster_is_refused_before_it_starts(table, tmp_path
     path = tmp_path / "scores.parquet"
     table.to_parquet(path)
     args = ["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--dask-workers", "1", "--na-values", "NA"]
-    assert main(args) == 1
+    assert main(args) == 2
     assert "--na-values must be left out on a Dask cluster, which reads Parquet; got 'NA'" in capsys.readouterr().err
 
 

@@ -92,7 +92,7 @@ def test_monitor_writes_no_page_when_drawing_fails(folder, tmp_path, capsys, mon
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", full_disk)
     argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "-o", str(out)]
     status, _, err = run(argv, capsys)
-    assert status == 1 and "No space left on device" in err
+    assert status == 2 and "No space left on device" in err
     assert out.read_text() == "yesterday's page" and sorted(p.name for p in tmp_path.iterdir()) == ["m.html", "scores"]
 
 
@@ -109,16 +109,16 @@ def test_monitor_with_numeric_times_needs_a_numeric_window(scores, tmp_path, cap
     status, out, _ = run([*base, "--window", "2"], capsys)
     assert status == 0 and "4800 rows in 4 windows of 2.0" in out
     status, _, err = run(base, capsys)
-    assert status == 1 and "--window must be a number for the numeric time column 't'; got '1D'" in err
+    assert status == 2 and "--window must be a number for the numeric time column 't'; got '1D'" in err
 
 
 def test_monitor_writes_nothing_when_it_fails(folder, tmp_path, capsys):
     out = tmp_path / "m.html"
     argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "-o", str(out)]
     status, _, err = run([*argv, "--time-col", "t", "--window", "1 fortnight"], capsys)
-    assert status == 1 and "window must be a fixed length" in err
+    assert status == 2 and "window must be a fixed length" in err
     status, _, err = run([*argv, "--time-col", "nope"], capsys)
-    assert status == 1 and "--time-col 'nope' is not a column of DATA" in err
+    assert status == 2 and "--time-col 'nope' is not a column of DATA" in err
     assert list(tmp_path.iterdir()) == [folder]
 
 
@@ -126,14 +126,14 @@ def test_monitor_refuses_an_output_inside_the_data_folder(folder, capsys):
     argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "-o",
             str(folder / "m.html")]  # fmt: skip
     status, _, err = run(argv, capsys)
-    assert status == 1 and "-o/--output must be outside the folder DATA" in err
+    assert status == 2 and "-o/--output must be outside the folder DATA" in err
 
 
 @pytest.mark.parametrize("alpha", ["0", "1", "nan"])
 def test_monitor_alpha_must_lie_strictly_between_0_and_1(folder, capsys, alpha):
     argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--alpha", alpha]
     status, _, err = run(argv, capsys)
-    assert status == 1 and "--alpha must be a number in (0, 1)" in err
+    assert status == 2 and "--alpha must be a number in (0, 1)" in err
 
 
 def test_evaluate_gates_exit_1_naming_each_condition_that_held(scores, tmp_path, capsys):
@@ -149,6 +149,20 @@ def test_evaluate_gates_exit_1_naming_each_condition_that_held(scores, tmp_path,
     assert "mcal: fail-if: mce_sigma >= 5 held for score column 'p' (mce_sigma = " in err
     assert "roc_auc" not in err and "2 condition(s) held" in err
     assert run([*argv, "--fail-if", "ecce_sigma > 1000"], capsys)[0] == 0
+
+
+@pytest.mark.parametrize("command", ["evaluate", "monitor"])
+def test_bad_input_exits_2_not_the_1_of_a_held_gate(scores, tmp_path, capsys, command):
+    path = tmp_path / "s.csv"
+    scores.to_csv(path, index=False)
+    base = [command, str(path), "--score-col", "p", "--label-col", "y"]
+    base += ["--time-col", "t"] if command == "monitor" else []
+    assert run([*base, "--fail-if", "ecce_sigma > 0"], capsys)[0] == 1  # the gate holds on good input
+    for bad in (["--label-col", "nope"], ["--weight-col", "nope"], ["--pos-label", "7"]):
+        status, _, err = run([*base, *bad, "--fail-if", "ecce_sigma > 0"], capsys)
+        assert status == 2 and err.startswith("mcal: error:") and "fail-if" not in err
+    status, _, err = run([command, str(tmp_path / "absent.csv"), *base[2:], "--fail-if", "ecce_sigma > 0"], capsys)
+    assert status == 2 and "does not exist" in err
 
 
 @pytest.mark.parametrize(
@@ -211,3 +225,21 @@ def test_monitor_json_holds_every_window_with_iso_starts_and_null_for_undefined(
     assert doc["alarm_window"] == expected.alarm_window.isoformat()
     assert [w["window_start"] for w in doc["windows"]][:2] == ["2024-01-01T00:00:00", "2024-01-02T00:00:00"]
     assert doc["windows"][0]["pcoc"] is None and doc["windows"][1]["pcoc"] == pytest.approx(expected.table["pcoc"][1])
+
+
+def test_monitor_gates_on_the_bootstrap_interval_of_the_mce(folder, capsys):
+    argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--segments", "a",
+            "--n-resamples", "50", "--json"]  # fmt: skip
+    status, out, _ = run(argv, capsys)
+    import json
+
+    windows = json.loads(out)["windows"]
+    assert status == 0 and all(w["mce_sigma_low"] < w["mce_sigma_high"] for w in windows)
+    # calibrated days 1-4 against shifted days 5-8: a gate on the interval's lower end names only shifted days
+    threshold = max(w["mce_sigma_high"] for w in windows[:4])
+    status, _, err = run([*argv, "--fail-if", f"mce_sigma_low > {threshold}"], capsys)
+    held = [line for line in err.splitlines() if "held for window" in line]
+    assert status == 1 and held
+    assert all(any(f"2024-01-0{d}" in line for d in "5678") for line in held)
+    status, _, err = run([*argv[:-3], "--n-resamples", "1"], capsys)
+    assert status == 2 and "--n-resamples must be 0 (no bootstrap intervals) or an integer >= 2; got 1" in err

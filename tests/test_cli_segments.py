@@ -94,7 +94,7 @@ def test_evaluate_without_segments_has_no_mce(csv, capsys):
     ],
 )
 def test_evaluate_bad_segment_options_fail_clearly(csv, capsys, extra, message):
-    assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", *extra]) == 1
+    assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", *extra]) == 2
     assert message in capsys.readouterr().err
 
 
@@ -174,5 +174,5 @@ def test_declaring_one_column_leaves_the_others_of_the_kind_segments_give_them(c
     ],
 )
 def test_evaluate_bad_categorical_option_fails_clearly(csv, capsys, extra, message):
-    assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", *extra]) == 1
+    assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", *extra]) == 2
     assert message in capsys.readouterr().err

@@ -9,7 +9,7 @@ from scipy.stats import binomtest
 from mcal.metrics import (
     cumulative_curve,
     ecce,
-    ecce_sigma,
+    ecce_std,
     reliability_curve,
     reliability_intervals,
     wilson_interval,
@@ -116,7 +116,7 @@ def test_cumulative_curve_hand_computed_with_ties_and_weights():
     np.testing.assert_allclose(c.difference, [0.0, 0.12, -0.12, -0.10])
     np.testing.assert_allclose(c.score, [0.2, 0.2, 0.6, 0.9])
     assert c.n_distinct == 3
-    assert c.sigma == pytest.approx(ecce_sigma(y, p, sample_weight=w))
+    assert c.sigma == pytest.approx(ecce_std(y, p, sample_weight=w))
 
 
 @pytest.mark.parametrize("max_points", [4, 7, 100, 2000])

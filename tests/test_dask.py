@@ -467,8 +467,9 @@ def _chunked(values):
     return da.from_array(values, chunks=((0, 1000, 1500, 503, 1000),))
 
 
-@pytest.mark.parametrize("name", ["log_loss", "brier_score", "pcoc", "ecce", "ecce_sigma", "ecce_pvalue", "roc_auc",
-                                  "pr_auc"])  # fmt: skip
+@pytest.mark.filterwarnings("ignore:ecce_sigma returns ECCE / sigma:FutureWarning")
+@pytest.mark.parametrize("name", ["log_loss", "brier_score", "pcoc", "ecce", "ecce_sigma", "ecce_std", "ecce_pvalue",
+                                  "roc_auc", "pr_auc"])  # fmt: skip
 def test_distributed_metric_equals_local_metric(client, scored, name):
     from mcal.dask import metrics as dmetrics
 
@@ -600,7 +601,7 @@ def test_cli_pos_label_that_is_not_a_label_fails_naming_the_labels(client, tmp_p
     for k in range(2):
         frame.iloc[k * 50 : (k + 1) * 50].to_parquet(folder / f"part-{k}.parquet", index=False)
     args = [str(folder), "--score-col", "p", "--label-col", "y", "--scheduler", client.scheduler.address]
-    assert main(["evaluate", *args, "--pos-label", "nope"]) == 1
+    assert main(["evaluate", *args, "--pos-label", "nope"]) == 2
     assert (
         "--pos-label must be one of the two labels of label column 'y' ['no', 'yes']; got 'nope'"
         in capsys.readouterr().err
@@ -637,9 +638,9 @@ def test_cli_rejects_methods_other_than_mcgrad_on_a_cluster(client, tmp_path, ca
     pd.DataFrame({"p": [0.2, 0.8], "y": [0, 1]}).to_parquet(path)
     status = main(["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", "isotonic",
                    "--scheduler", client.scheduler.address, "-o", str(tmp_path / "m.json")])  # fmt: skip
-    assert status == 1 and "fit --method mcgrad only" in capsys.readouterr().err
+    assert status == 2 and "fit --method mcgrad only" in capsys.readouterr().err
     assert main(["evaluate", str(tmp_path / "none-*.parquet"), "--score-col", "p", "--label-col", "y",
-                 "--scheduler", client.scheduler.address]) == 1  # fmt: skip
+                 "--scheduler", client.scheduler.address]) == 2  # fmt: skip
     assert "no file matches" in capsys.readouterr().err
 
 
@@ -713,7 +714,7 @@ def test_cli_checks_the_data_path_before_reaching_the_scheduler(tmp_path, capsys
     start = time.monotonic()
     status = main(["evaluate", str(tmp_path / "none-*.parquet"), "--score-col", "p", "--label-col", "y",
                    "--scheduler", f"tcp://127.0.0.1:{_closed_port()}"])  # fmt: skip
-    assert status == 1 and "no file matches" in capsys.readouterr().err
+    assert status == 2 and "no file matches" in capsys.readouterr().err
     assert time.monotonic() - start < 5
 
 
@@ -737,7 +738,7 @@ def test_parquet_files_with_different_columns_are_rejected_naming_the_file(tmp_p
         read_parquet(str(folder / "c.parquet"))
     status = main(["fit", str(folder), "--score-col", "p", "--label-col", "y", "--method", "mcgrad",
                    "--features", "x", "--dask-workers", "1", "-o", str(tmp_path / "m.json")])  # fmt: skip
-    assert status == 1 and "must all have the same columns" in capsys.readouterr().err
+    assert status == 2 and "must all have the same columns" in capsys.readouterr().err
 
 
 def test_cli_fit_reports_a_lost_worker_and_a_step_timeout_as_errors(client, tmp_path, capsys, monkeypatch):
@@ -748,18 +749,18 @@ def test_cli_fit_reports_a_lost_worker_and_a_step_timeout_as_errors(client, tmp_
     table(400, seed=3).assign(level=lambda d: d["level"].astype(str)).to_parquet(path, index=False)
     args = ["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", "mcgrad", "--features", "level,x",
             "--scheduler", client.scheduler.address, "-o", str(tmp_path / "m.json")]  # fmt: skip
-    assert main([*args, "--dask-timeout", "0.001"]) == 1
+    assert main([*args, "--dask-timeout", "0.001"]) == 2
     assert "did not finish within timeout=0.001 s" in capsys.readouterr().err
-    assert main([*args, "--dask-timeout", "0"]) == 1
+    assert main([*args, "--dask-timeout", "0"]) == 2
     assert "--dask-timeout must be a positive finite number of seconds; got 0.0" in capsys.readouterr().err
-    assert main([*args[:-4], "-o", str(tmp_path / "m.json"), "--dask-timeout", "5"]) == 1  # without a cluster
+    assert main([*args[:-4], "-o", str(tmp_path / "m.json"), "--dask-timeout", "5"]) == 2  # without a cluster
     assert "--dask-timeout needs --scheduler or --dask-workers" in capsys.readouterr().err
 
     def lose_a_worker(self, *a, **k):
         raise WorkerLostError("Dask worker(s) ['tcp://w'] left the cluster during LightGBM's distributed fit number 1")
 
     monkeypatch.setattr(DaskMCGrad, "fit", lose_a_worker)
-    assert main(args) == 1  # an error message and status 1, not a traceback
+    assert main(args) == 2  # an error message and status 2, not a traceback
     assert "mcal: error: Dask worker(s) ['tcp://w'] left the cluster" in capsys.readouterr().err
 
 
@@ -781,7 +782,7 @@ def test_cli_rejects_an_infinite_dask_timeout_before_reaching_the_scheduler(tmp_
     table(50, seed=3).to_parquet(path, index=False)
     args = ["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", "mcgrad", "--features", "x",
             "--scheduler", "tcp://127.0.0.1:1", "-o", str(tmp_path / "m.json"), "--dask-timeout", "inf"]  # fmt: skip
-    assert main(args) == 1
+    assert main(args) == 2
     assert "--dask-timeout must be a positive finite number of seconds; got inf" in capsys.readouterr().err
 
 

@@ -6,8 +6,8 @@ import pytest
 from scipy.special import expit, logit
 
 from mcal import CalibrationWarning, load, save
-from mcal._features.groups import group_masks
 from mcal.groups import DFMC, HKRR, hkrr_multicalibrate, hkrr_replay
+from mcal.groups._inputs import group_masks
 from mcal.metrics import ece, log_loss, mce
 
 lightgbm = pytest.importorskip("lightgbm")

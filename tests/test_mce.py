@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from mcal import CalibrationWarning
-from mcal.metrics import MCEResult, ecce, ecce_pvalue, ecce_sigma, mce
+from mcal.metrics import MCEResult, ecce, ecce_pvalue, ecce_std, mce
 from mcal.metrics._multicalibration import segment_ecce
 from mcal.segments import concat, from_labels, from_masks, generate_segments
 
@@ -80,7 +80,7 @@ def test_single_global_segment_equals_ecce_over_sigma(rng):
     w = rng.uniform(0.5, 2, 500)
     result = mce(y, p, sample_weight=w)
     assert result.n_segments == 1 and result.worst_segment == "all"
-    expected = ecce(y, p, sample_weight=w) / ecce_sigma(y, p, sample_weight=w)
+    expected = ecce(y, p, sample_weight=w) / ecce_std(y, p, sample_weight=w)
     assert result.mce_sigma == pytest.approx(expected, rel=1e-12)
     assert result.global_ecce_sigma == pytest.approx(expected, rel=1e-12)
     assert result.pvalue == pytest.approx(ecce_pvalue(y, p, sample_weight=w), rel=1e-12)
@@ -98,7 +98,7 @@ def test_vectorised_segment_ecce_equals_one_segment_at_a_time(rng):
     for k in range(segs.n_segments):
         i = segs.indices(k)
         assert got[k] == pytest.approx(ecce(y[i], p[i], sample_weight=w[i]), rel=1e-10, abs=1e-14)
-        assert sigma[k] == pytest.approx(ecce_sigma(y[i], p[i], sample_weight=w[i]), rel=1e-10)
+        assert sigma[k] == pytest.approx(ecce_std(y[i], p[i], sample_weight=w[i]), rel=1e-10)
 
 
 def test_row_order_does_not_change_the_result_even_with_tied_scores(rng):

@@ -681,9 +681,12 @@ def test_command_line_reports_lightgbm_params_that_lightgbm_rejects_and_writes_n
                 str(model),
             ]
         )
-        == 1
+        == 2
     )
-    assert "mcal: error: lightgbm_params['max_bin'] must be an integer > 1; got 1" in capsys.readouterr().err
+    assert (
+        "mcal: error: lightgbm_params['max_bin'] must be a value that LightGBM accepts; got 1, which LightGBM "
+        "rejected: Check failed: (max_bin) > (1)\n"
+    ) in capsys.readouterr().err
     assert not model.exists()
 
 
@@ -838,8 +841,14 @@ def test_predict_before_fit_raises():
         ("lightgbm_params", {"task": "predict"}, "must hold training parameters; got 'task'"),
         ("lightgbm_params", {"forcedsplits_filename": "x.json"}, "must hold training parameters; got 'forcedsplits"),
         ("lightgbm_params", {"predict_raw_score": True}, "must hold training parameters; got 'predict_raw_score'"),
-        # LightGBM read max_bin=2**32+15 as 15; a string with a space set a second parameter
-        ("lightgbm_params", {"max_bin": 2**32 + 15}, r"lightgbm_params\['max_bin'\] must fit LightGBM's int32"),
+        # LightGBM read max_bin=2**32+15 as 15 (mcal hands it on as a float, which LightGBM refuses for an int32
+        # parameter); a string with a space set a second parameter
+        (
+            "lightgbm_params",
+            {"max_bin": 2**32 + 15},
+            r"lightgbm_params\['max_bin'\] must be a value that LightGBM accepts; got 4294967311, which LightGBM "
+            r"rejected: Parameter max_bin should be of type int",
+        ),
         ("lightgbm_params", {"max_bin": "63 num_iterations=3"}, "must be a string without whitespace or '='"),
         # a NaN reached LightGBM's JSON reader; an inf fitted a model that could not be saved
         (
@@ -937,7 +946,7 @@ def test_n_jobs_follows_scikit_learn_negative_values_counting_back_from_the_core
     # joblib's rule, n_cpus + 1 + n_jobs and at least 1 (a model saved with -16 on a server loads on a laptop),
     # here on 4 cores; more than the cores are the cores (LightGBM crashed on
     # n_jobs=100000 and aborted on 10**10); None leaves LightGBM its default (0)
-    monkeypatch.setattr("mcal._lightgbm_checks._cores", lambda: 4)
+    monkeypatch.setattr("mcal._lightgbm._cores", lambda: 4)
     assert MCGrad(n_jobs=n_jobs)._lightgbm_params(0)["num_threads"] == threads
     assert DFMC(n_jobs=n_jobs)._params()["num_threads"] == threads
 
@@ -945,7 +954,7 @@ def test_n_jobs_follows_scikit_learn_negative_values_counting_back_from_the_core
 @pytest.mark.parametrize("n_rows, threads", [(None, 0), (10, 1), (19_999, 1), (20_000, 2), (30_000, 3), (10**9, 4)])
 def test_default_n_jobs_fits_with_one_thread_per_10k_rows_up_to_the_cores(monkeypatch, n_rows, threads):
     # None: 1 thread below 20k rows, then one per 10k rows, capped at the 4 cores; without rows LightGBM's 0
-    monkeypatch.setattr("mcal._lightgbm_checks._cores", lambda: 4)
+    monkeypatch.setattr("mcal._lightgbm._cores", lambda: 4)
     assert MCGrad()._lightgbm_params(0, n_rows)["num_threads"] == threads
     assert DFMC()._params(n_rows)["num_threads"] == threads
     assert MCGrad(n_jobs=3)._lightgbm_params(0, n_rows)["num_threads"] == 3  # an explicit n_jobs is kept
@@ -954,7 +963,7 @@ def test_default_n_jobs_fits_with_one_thread_per_10k_rows_up_to_the_cores(monkey
 @pytest.mark.parametrize("n_jobs, n_rows, threads", [(None, 2, 1), (None, 19_999, 1), (None, 30_000, 3), (2, 2, 2)])
 def test_predict_threads_are_one_per_10k_rows_by_default(monkeypatch, segments, n_jobs, n_rows, threads):
     # the threads each booster's predict gets, seen by a stand-in for Booster.predict on a fitted model
-    monkeypatch.setattr("mcal._lightgbm_checks._cores", lambda: 4)
+    monkeypatch.setattr("mcal._lightgbm._cores", lambda: 4)
     (X, p, y), _ = segments
     model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, y, X=X)
     model.set_params(n_jobs=n_jobs)

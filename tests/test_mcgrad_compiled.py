@@ -271,7 +271,7 @@ def test_cli_predict_compile_equals_predict(table, tmp_path):
 
 def test_cli_predict_compile_refuses_other_methods(table, tmp_path, capsys):
     model, out = _fit_cli(table, tmp_path, method="platt"), tmp_path / "o.csv"
-    assert main(["predict", str(model), str(table), "-o", str(out), "--compile"]) == 1
+    assert main(["predict", str(model), str(table), "-o", str(out), "--compile"]) == 2
     assert "--compile applies to MCGrad models only" in capsys.readouterr().err
     assert not out.exists()
 
@@ -279,6 +279,6 @@ def test_cli_predict_compile_refuses_other_methods(table, tmp_path, capsys):
 def test_cli_predict_compile_without_lleaves_names_the_extra(table, tmp_path, capsys, monkeypatch):
     model, out = _fit_cli(table, tmp_path), tmp_path / "o.csv"
     _without_lleaves(monkeypatch)
-    assert main(["predict", str(model), str(table), "-o", str(out), "--compile"]) == 1
+    assert main(["predict", str(model), str(table), "-o", str(out), "--compile"]) == 2
     assert "mcal[compiled]" in capsys.readouterr().err
     assert not out.exists()

@@ -183,7 +183,7 @@ def test_cli_device_cuda_without_cuda_is_a_clear_error_naming_the_option(table, 
     else:
         mcal.save(cpu_model, tmp_path / "cpu.json")
         args = ["predict", str(tmp_path / "cpu.json"), str(table), "-o", str(tmp_path / "out.csv"), "--device", "cuda"]
-    assert main(args) == 1
+    assert main(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("mcal: error: --device must name a device available on this machine; got 'cuda'")
     assert "Traceback" not in err
@@ -208,7 +208,7 @@ def test_cli_device_cuda_without_cuda_is_a_clear_error_naming_the_option(table, 
     ],
 )
 def test_cli_fit_rejects_a_bad_or_misplaced_device_naming_the_option(table, tmp_path, capsys, extra, message):
-    assert main(fit_args(table, tmp_path / "m.json", *extra)) == 1
+    assert main(fit_args(table, tmp_path / "m.json", *extra)) == 2
     assert capsys.readouterr().err.startswith(f"mcal: error: {message}")
     assert not (tmp_path / "m.json").exists()
 
@@ -222,7 +222,7 @@ def test_cli_predict_device_applies_to_exact_mcnet_models_only(table, data, cpu_
         model, shown = variant(cpu_model, inference="compiled"), "an MCNet with inference='compiled'"
     mcal.save(model, tmp_path / "m.json", metadata={"score_col": "p"})
     out = str(tmp_path / "o.csv")
-    assert main(["predict", str(tmp_path / "m.json"), str(table), "-o", out, "--device", "cpu"]) == 1
+    assert main(["predict", str(tmp_path / "m.json"), str(table), "-o", out, "--device", "cpu"]) == 2
     assert f"--device applies to MCNet models with inference='exact' only; {tmp_path / 'm.json'} holds {shown}" in (
         capsys.readouterr().err
     )

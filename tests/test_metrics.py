@@ -1,6 +1,7 @@
 """Core metrics: hand-computed references (ties, weights, empty bins), invariants and independent checks."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -15,9 +16,11 @@ from mcal.metrics import (
     ecce,
     ecce_pvalue,
     ecce_sigma,
+    ecce_std,
     ece,
     f_rce,
     log_loss,
+    mce,
     pcoc,
     pr_auc,
     reliability_curve,
@@ -138,7 +141,40 @@ def test_ecce_hand_computed_with_tie_blocks():
     y, p, w = np.array([1, 0, 0, 0]), np.array([0.2, 0.2, 0.6, 0.6]), np.array([1.0, 1.0, 2.0, 1.0])
     # tie blocks: p=0.2 sums 0.8 - 0.2 = 0.6 -> C = 0.12 ; p=0.6 sums -1.2 - 0.6 -> C = -0.24 ; range with C0 = 0
     assert ecce(y, p, sample_weight=w) == pytest.approx(0.36, abs=1e-15)
-    assert ecce_sigma(y, p, sample_weight=w) == pytest.approx(np.sqrt(0.16 + 0.16 + 4 * 0.24 + 0.24) / 5, abs=1e-15)
+    assert ecce_std(y, p, sample_weight=w) == pytest.approx(np.sqrt(0.16 + 0.16 + 4 * 0.24 + 0.24) / 5, abs=1e-15)
+
+
+def test_ecce_sigma_is_ecce_in_units_of_ecce_std_hand_computed():
+    # the tie-block example above: ECCE 0.36, sigma sqrt(1.52) / 5
+    y, p, w = np.array([1, 0, 0, 0]), np.array([0.2, 0.2, 0.6, 0.6]), np.array([1.0, 1.0, 2.0, 1.0])
+    with pytest.warns(FutureWarning, match="returned sigma before, which is now ecce_std"):
+        value = ecce_sigma(y, p, sample_weight=w)
+    assert value == pytest.approx(0.36 / (np.sqrt(1.52) / 5), rel=1e-14)
+    # four rows: ECCE 0.175, sigma sqrt(0.09 + 0.21 + 0.24 + 0.09) / 4
+    with pytest.warns(FutureWarning):
+        assert ecce_sigma([0, 1, 0, 1], [0.1, 0.3, 0.6, 0.9]) == pytest.approx(0.175 / (np.sqrt(0.63) / 4), rel=1e-14)
+    # sigma 0 (scores 0 and 1): 0 when calibrated, inf when not, as mce's table
+    with pytest.warns(FutureWarning):
+        assert ecce_sigma([0, 1], [0.0, 1.0]) == 0.0 and ecce_sigma([1, 0], [0.0, 1.0]) == np.inf
+
+
+def test_ecce_sigma_has_one_meaning_across_the_api(rng):
+    # mce's table column, its global value, the summary column and the p-value's statistic
+    p = rng.uniform(0.05, 0.95, 400)
+    y = (rng.uniform(size=400) < np.clip(p + 0.1, 0, 1)).astype(float)
+    with pytest.warns(FutureWarning):
+        value = ecce_sigma(y, p)
+    result = mce(y, p)  # no segments: the one segment is all rows
+    assert value == pytest.approx(result.global_ecce_sigma, rel=1e-12)
+    assert value == pytest.approx(result.table["ecce_sigma"].iloc[0], rel=1e-12)
+    assert value == pytest.approx(calibration_summary(y, {"p": p}).loc["p", "ecce_sigma_scale"], rel=1e-12)
+    assert value == pytest.approx(ecce(y, p) / ecce_std(y, p), rel=1e-12)
+
+
+def test_ecce_std_warns_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ecce_std([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5]) == 0.25
 
 
 def test_ecce_does_not_depend_on_order_within_ties():
@@ -211,10 +247,10 @@ def test_weighted_metrics_equal_duplicated_rows(rng):
     k[0] = 1
     field = rng.integers(0, 3, 300)
     rep = np.repeat(np.arange(300), k)
-    for fn in (log_loss, brier_score, roc_auc, pr_auc, ece, ecce, ecce_sigma, pcoc):
+    for fn in (log_loss, brier_score, roc_auc, pr_auc, ece, ecce, ecce_std, pcoc):
         a = fn(y, p, sample_weight=k.astype(float))
         b = fn(y[rep], p[rep])
-        if fn is ecce_sigma:  # sigma uses sum w^2 p(1-p): weights are not frequency weights there
+        if fn is ecce_std:  # sigma uses sum w^2 p(1-p): weights are not frequency weights there
             b = np.sqrt(np.sum(k**2 * p * (1 - p))) / k.sum()
         assert a == pytest.approx(b, rel=1e-10), fn.__name__
     assert f_rce(y, p, field=field, sample_weight=k.astype(float)) == pytest.approx(
@@ -226,7 +262,7 @@ def test_metrics_are_permutation_invariant(rng):
     p = rng.uniform(0, 1, 500)
     y = (rng.uniform(size=500) < p).astype(float)
     perm = rng.permutation(500)
-    for fn in (log_loss, brier_score, roc_auc, pr_auc, ece, ecce, ecce_sigma, ecce_pvalue, pcoc):
+    for fn in (log_loss, brier_score, roc_auc, pr_auc, ece, ecce, ecce_std, ecce_pvalue, pcoc):
         assert fn(y, p) == pytest.approx(fn(y[perm], p[perm]), rel=1e-12)
 
 
@@ -334,7 +370,7 @@ def test_calibration_summary_rows_match_single_metrics(rng):
     t = calibration_summary(y, {"a": p, "b": p**2}, field=rng.integers(0, 2, 300))
     assert list(t.index) == ["a", "b"]
     assert t.loc["b", "ece"] == ece(y, p**2)
-    assert t.loc["a", "ecce_sigma_scale"] == pytest.approx(ecce(y, p) / ecce_sigma(y, p))
+    assert t.loc["a", "ecce_sigma_scale"] == pytest.approx(ecce(y, p) / ecce_std(y, p))
     assert "f_rce" in t.columns
 
 

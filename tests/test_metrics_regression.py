@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mcal.metrics import ecce, ecce_pvalue, ecce_sigma, mae, mce, mse, reliability_curve
+from mcal.metrics import ecce, ecce_pvalue, ecce_std, mae, mce, mse, reliability_curve
 from mcal.segments import from_masks, generate_segments
 
 R = {"outcome": "regression"}
@@ -19,12 +19,12 @@ def test_ecce_of_real_outcomes_by_hand():
 
 def test_ecce_sigma_of_real_outcomes_is_the_successive_difference_estimate_by_hand():
     # residuals 1, 2, 0 in prediction order, unit weights: (1 * 2)^2 + (2 * 2)^2 = 20 over 4 * 3 * (1 + 1 + 2) = 48
-    assert ecce_sigma([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], **R) == pytest.approx(np.sqrt(20 / 48), rel=1e-15)
+    assert ecce_std([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], **R) == pytest.approx(np.sqrt(20 / 48), rel=1e-15)
     # weights 1, 2, 1: (1 * 3)^2 + (2 * 3)^2 = 45 over 4 * 4 * (1 + 1 + 2 * 2) = 96
-    assert ecce_sigma([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], sample_weight=[1, 2, 1], **R) == pytest.approx(
+    assert ecce_std([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], sample_weight=[1, 2, 1], **R) == pytest.approx(
         np.sqrt(45 / 96), rel=1e-15
     )
-    assert ecce_sigma([5.0], [1.0], **R) == 0.0  # one row: no difference
+    assert ecce_std([5.0], [1.0], **R) == 0.0  # one row: no difference
 
 
 def test_ecce_pvalue_tells_calibrated_from_shifted_real_predictions(rng):
@@ -37,8 +37,8 @@ def test_ecce_pvalue_tells_calibrated_from_shifted_real_predictions(rng):
 def test_mce_on_one_segment_equals_the_global_ecce_over_its_sigma(rng):
     p, y = rng.normal(size=300), rng.normal(size=300)
     result = mce(y, p, **R)
-    assert result.mce_sigma == pytest.approx(ecce(y, p, **R) / ecce_sigma(y, p, **R), rel=1e-12)
-    assert result.sigma == pytest.approx(ecce_sigma(y, p, **R), rel=1e-15)
+    assert result.mce_sigma == pytest.approx(ecce(y, p, **R) / ecce_std(y, p, **R), rel=1e-12)
+    assert result.sigma == pytest.approx(ecce_std(y, p, **R), rel=1e-15)
     assert np.isnan(result.mce_relative) and np.isnan(result.minority_prevalence) and np.isnan(result.mde_relative)
 
 

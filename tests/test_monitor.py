@@ -217,3 +217,33 @@ def test_intervals_cover_the_true_values_at_about_the_nominal_rate():
     entropy = float(np.mean(-(q * np.log(q) + (1 - q) * np.log1p(-q))))
     assert 0.92 <= np.mean((table["pcoc_low"] <= 1) & (table["pcoc_high"] >= 1)) <= 0.98
     assert 0.92 <= np.mean((table["log_loss_low"] <= entropy) & (table["log_loss_high"] >= entropy)) <= 0.98
+
+
+def test_ecce_sigma_and_mce_get_bootstrap_intervals_in_every_window(rng):
+    y, p, t = stream(rng, 4, 300, change=2, shift=1.5)
+    X = pd.DataFrame({"a": rng.integers(0, 3, p.size)})
+    table = monitor(y, p, t, window=1, X=X, n_resamples=100).table
+    for name in ("ecce_sigma_scale", "mce_sigma"):
+        low, high = table[f"{name}_low"].to_numpy(), table[f"{name}_high"].to_numpy()
+        assert np.isfinite(low).all() and (low < high).all()
+        # the drifted windows (2, 3) lie far from the calibrated ones (0, 1): their intervals do not meet
+        assert low[2:].min() > high[:2].max()
+    # the interval is mcal.metrics.bootstrap of the window's rows (in score order), seed 0, 100 resamples
+    from mcal.metrics import bootstrap, ecce_sigma
+
+    rows = np.flatnonzero(t == 0)
+    rows = rows[np.lexsort((np.ones(rows.size), y[rows], p[rows]))]
+    with pytest.warns(FutureWarning):
+        expected = bootstrap(ecce_sigma, y[rows], p[rows], n_resamples=100, random_state=0)
+    assert (table["ecce_sigma_scale_low"][0], table["ecce_sigma_scale_high"][0]) == pytest.approx(
+        (expected.low, expected.high), rel=1e-12
+    )
+
+
+def test_no_resamples_leave_the_bootstrap_intervals_undefined(rng):
+    y, p, t = stream(rng, 2, 50)
+    table = monitor(y, p, t, window=1, n_resamples=0).table
+    assert table[["ecce_sigma_scale_low", "ecce_sigma_scale_high"]].isna().all().all()
+    assert np.isfinite(table["ecce_sigma_scale"]).all()
+    with pytest.raises(ValueError, match=r"n_resamples must be 0 \(no bootstrap intervals\) or an integer >= 2; got 1"):
+        monitor(y, p, t, window=1, n_resamples=1)

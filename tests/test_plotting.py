@@ -6,7 +6,7 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mcal.metrics import ecce, ecce_pvalue, ecce_sigma, reliability_intervals
+from mcal.metrics import ecce, ecce_pvalue, ecce_std, reliability_intervals
 from mcal.metrics._cumulative import brownian_range_sf
 from mcal.plotting import plot_cumulative_differences, plot_reliability_diagram, plot_score_histogram
 
@@ -82,7 +82,7 @@ def test_cumulative_plot_range_is_ecce_and_the_bar_is_the_five_percent_range(sam
     assert len(heights) <= 500
     assert heights.max() - heights.min() == pytest.approx(ecce(y, p, sample_weight=w), rel=1e-12)
     bar_height = np.ptp(bar.get_ydata())
-    sigma = ecce_sigma(y, p, sample_weight=w)
+    sigma = ecce_std(y, p, sample_weight=w)
     assert brownian_range_sf(bar_height / sigma)[0] == pytest.approx(0.05, abs=1e-8)
     assert bar_height / sigma == pytest.approx(2.4977, abs=1e-4)  # the MCGrad paper's threshold
     assert f"p = {ecce_pvalue(y, p, sample_weight=w):.2g}" in walk.get_label()

@@ -461,7 +461,7 @@ def test_cli_report_writes_the_report_and_prints_its_path(csv, tmp_path, data, c
 )
 def test_cli_bad_input_fails_clearly_and_writes_no_file(csv, tmp_path, capsys, args, match):
     out = tmp_path / "report.html"
-    assert main(["report", str(csv), "--label-col", "y", "--pos-label", "yes", *args, "-o", str(out)]) == 1
+    assert main(["report", str(csv), "--label-col", "y", "--pos-label", "yes", *args, "-o", str(out)]) == 2
     assert match in capsys.readouterr().err
     assert not out.exists()
 
@@ -470,7 +470,7 @@ def test_cli_one_row_data_fails_clearly_and_writes_no_file(tmp_path, capsys):
     path = tmp_path / "one.csv"
     pd.DataFrame({"y": [1], "p": [0.4]}).to_csv(path, index=False)
     out = tmp_path / "report.html"
-    assert main(["report", str(path), "--label-col", "y", "--score-col", "p", "-o", str(out)]) == 1
+    assert main(["report", str(path), "--label-col", "y", "--score-col", "p", "-o", str(out)]) == 2
     assert "at least 2 rows" in capsys.readouterr().err
     assert not out.exists()
 

@@ -5,12 +5,11 @@ Every calibrator follows one interface: ``fit(y_prob, y, *, X=None, sample_weigh
 (:func:`save`, :func:`load`), never pickle.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from mcal import metrics, regression, segments
 from mcal._base import BaseCalibrator
 from mcal._persistence import load, save
 from mcal._validation import EPS, CalibrationWarning
+from mcal._version import __version__
 from mcal.classifier import CalibratedClassifier
 from mcal.field import AdaCalib, NeuCalib, PerFieldCalibrator
 from mcal.groups import DFMC, HKRR
@@ -20,11 +19,6 @@ from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIs
 from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
 from mcal.regression import RegressionMCGrad
 from mcal.venn_abers import VennAbers
-
-try:
-    __version__ = version("mcal")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree without installation
-    __version__ = "0.0.0+unknown"
 
 __all__ = [
     "DFMC",

@@ -12,6 +12,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from mcal._constraints import check_params
+from mcal._features.table import as_frame
 from mcal._validation import (
     check_both_classes,
     check_consistent,
@@ -164,6 +166,10 @@ class BaseCalibrator(BaseEstimator):
     _state_attrs: ClassVar[tuple[str, ...]] = ()
     #: Keys of :meth:`_extra_state`, read on load without serializing the state again to learn them.
     _extra_state_keys: ClassVar[tuple[str, ...]] = ()
+    #: The rule of each parameter of ``__init__``, checked once by :meth:`fit` (and when a model is saved or
+    #: loaded): an :class:`~mcal._constraints.Interval`, :class:`~mcal._constraints.StrOptions`, None, "boolean",
+    #: "random_state", "no_validation", a function ``check(name, value)``, or a list of which one must hold.
+    _parameter_constraints: ClassVar[dict[str, Any]] = {}
 
     # -- public API -------------------------------------------------------------------------------------
     def fit(
@@ -196,14 +202,15 @@ class BaseCalibrator(BaseEstimator):
         Raises
         ------
         ValueError
-            On NaN, infinite or out-of-range scores, non-binary labels, a single class, mismatched
-            lengths, empty input, negative or all-zero weights, or ``X`` given to a univariate calibrator.
+            If a parameter breaks its rule (see the class's Parameters); on NaN, infinite or out-of-range scores,
+            non-binary labels, a single class, mismatched lengths, empty input, negative or all-zero weights, or
+            ``X`` given to a univariate calibrator.
         TypeError
-            If a hyperparameter has the wrong type (named), ``y_prob``, ``y`` or ``sample_weight`` is not array-like
-            (None, a string, or a scalar weight) or holds complex numbers, or ``X`` is not a table (a string, a dict,
-            a sparse matrix or an iterator).
+            If a parameter has the wrong type (see the class's Parameters), ``y_prob``, ``y`` or ``sample_weight``
+            is not array-like (None, a string, or a scalar weight) or holds complex numbers, or ``X`` is not a table
+            (a string, a dict, a sparse matrix or an iterator).
         """
-        self._validate_params_values()
+        self._validate_params()
         p = check_y_prob(y_prob)
         yy = check_y_true(y, "y", allow_soft=self.accepts_soft_labels)
         check_consistent(y_prob=p, y=yy)
@@ -251,9 +258,14 @@ class BaseCalibrator(BaseEstimator):
         return np.asarray(predict(p, X), dtype=np.float64).astype(output_dtype(y_prob), copy=False)
 
     # -- hooks ------------------------------------------------------------------------------------------
-    def _validate_params_values(self) -> None:
-        """Check hyperparameters; subclasses raise ``TypeError`` for a wrong type and ``ValueError`` for a wrong
-        value, naming the parameter (the ``check_*`` helpers of :mod:`mcal._validation`)."""
+    def _validate_params(self) -> None:
+        """Check the parameters against :attr:`_parameter_constraints`, then :meth:`_check_param_relations`:
+        ``TypeError`` for a wrong type and ``ValueError`` for a wrong value, naming the parameter."""
+        check_params(self._parameter_constraints, self)
+        self._check_param_relations()
+
+    def _check_param_relations(self) -> None:
+        """Raise ``ValueError`` for parameters that each meet their rule but contradict each other."""
 
     def _fit(
         self, y_prob: NDArray[np.float64], y: NDArray[np.float64], sample_weight: NDArray[np.float64], X: Any
@@ -273,13 +285,34 @@ class BaseCalibrator(BaseEstimator):
             return None
         if X is None:
             return None
-        if isinstance(X, pd.Series):
-            X = X.to_frame()
+        X = as_frame(X)  # a polars or pyarrow table as a pandas DataFrame, with its column names
         check_X_type(X)
         n = X.shape[0] if hasattr(X, "shape") else len(X)
         if n != n_samples:
             raise ValueError(f"X must have {n_samples} rows (the length of y_prob); got {n}")
         return X
+
+    def feature_columns(self) -> list[Any] | None:
+        """The columns of ``X`` that :meth:`predict` reads, by the names kept from the table it was fitted on.
+
+        Returns
+        -------
+        columns : list of str, or None
+            ``[]`` for a calibrator that reads no column (a univariate one, MCGrad or MCNet fitted on the score
+            alone); None for one fitted on an array, whose columns have no names (the command line and
+            :func:`mcal.dask.predict` then cannot check the columns of ``X`` by name).
+
+        Raises
+        ------
+        NotFittedError
+            If the calibrator is not fitted.
+        """
+        self._check_fitted()
+        return self._feature_columns()
+
+    def _feature_columns(self) -> list[Any] | None:
+        """:meth:`feature_columns` of a fitted calibrator; each family that reads ``X`` says which columns it reads."""
+        return [] if not self.uses_features else None
 
     def _check_X_columns(self, X: Any) -> None:
         """Raise the ``ValueError`` :meth:`predict` raises for the columns of the DataFrame ``X`` (possibly without
@@ -316,7 +349,7 @@ class BaseCalibrator(BaseEstimator):
             numbers, strings, lists, dicts with string keys, or arrays of numbers, bools or strings).
         """
         try:
-            self._validate_params_values()
+            self._validate_params()
         except (TypeError, ValueError) as exc:
             raise ValueError(
                 f"{type(self).__name__} holds an invalid parameter, which a model file cannot load: {exc}"
@@ -375,7 +408,7 @@ class BaseCalibrator(BaseEstimator):
             raise ValueError(f"model data has unknown parameters for {cls.__name__}: {sorted(unknown)}")
         obj = cls(**{k: decode_value(v, f"params.{k}") for k, v in params.items()})
         try:
-            obj._validate_params_values()
+            obj._validate_params()
         except (TypeError, ValueError) as exc:
             raise ValueError(f"model data holds invalid parameters for {cls.__name__}: {exc}") from exc
         state = data.get("state")
@@ -424,25 +457,3 @@ class BaseCalibrator(BaseEstimator):
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
                 raise ValueError(f"model data field state.{k} must be a finite number; got {v!r}")
-
-
-def fitted_columns(model: BaseCalibrator) -> list[Any] | None:
-    """The columns of ``X`` a fitted calibrator reads, by the names it kept from the DataFrame it was fitted on.
-
-    ``[]`` for a calibrator that reads no column (a univariate one, MCGrad or MCNet fitted on the score alone);
-    None for one fitted on an array, whose columns have no names (the command line and :func:`mcal.dask.predict`
-    then cannot check the columns of ``X`` by name).
-    """
-    if not model.uses_features or getattr(model, "n_features_in_", None) == 0:
-        return []
-    encoder = getattr(model, "encoder_", None)
-    for names in (getattr(model, "feature_names_in_", None), getattr(encoder, "feature_names_in_", None),
-                  getattr(model, "group_names_", None), getattr(model, "segment_columns_", None)):  # fmt: skip
-        if names:
-            return list(names)
-    if "field" in model.get_params():  # its auxiliary features and its field (optional for MCNet)
-        field, auxiliary = model.field, list(getattr(model, "auxiliary_features", None) or [])
-        names = auxiliary + ([] if field is None else [field])
-        if all(isinstance(name, str) for name in names):
-            return names
-    return None

@@ -78,6 +78,11 @@ def check_progress(enabled: object) -> None:
         raise TypeError(f"progress must be True, False or None (automatic); got {enabled!r}")
 
 
+def check_progress_param(name: str, enabled: object) -> None:
+    """:func:`check_progress` as a parameter constraint (:mod:`mcal._validation`)."""
+    check_progress(enabled)
+
+
 def should_show(enabled: bool | None) -> bool:
     """Whether :func:`progress` with this setting draws a bar here and now.
 

@@ -37,7 +37,7 @@ def _describe_bad(values: NDArray, mask: NDArray[np.bool_], limit: int = 3) -> s
 _SCORE_NAMES = ("y_prob", "y_pred")
 
 
-def _as_1d(values: ArrayLike, name: str) -> NDArray:
+def as_1d(values: ArrayLike, name: str) -> NDArray:
     if isinstance(values, (pd.DataFrame,)):
         if values.shape[1] != 1:
             raise ValueError(
@@ -83,7 +83,7 @@ def check_y_prob(y_prob: ArrayLike, name: str = "y_prob") -> NDArray[np.float64]
     TypeError
         If not array-like.
     """
-    arr = _as_1d(y_prob, name)
+    arr = as_1d(y_prob, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name} must be numeric probabilities; got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
@@ -121,7 +121,7 @@ def check_y_true(
     ValueError
         If empty, missing values, labels that are not binary, or a ``pos_label`` that is not one of two labels.
     """
-    arr = _as_1d(y_true, name)
+    arr = as_1d(y_true, name)
     missing = pd.isna(arr) if arr.dtype == object or pos_label is not None else None
     if missing is not None and missing.any():  # numbers have the finiteness check below
         first = int(np.flatnonzero(missing)[0])
@@ -190,7 +190,7 @@ def check_y_real(
     TypeError
         If not array-like or complex.
     """
-    arr = _as_1d(values, name)
+    arr = as_1d(values, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
@@ -232,7 +232,7 @@ def check_sample_weight(
         return np.ones(n_samples, dtype=np.float64)
     if isinstance(sample_weight, numbers.Number):
         raise TypeError(f"{name} must be array-like of shape (n_samples,); got scalar {sample_weight!r}")
-    arr = _as_1d(sample_weight, name)
+    arr = as_1d(sample_weight, name)
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
@@ -516,7 +516,7 @@ def check_class_labels(
         If empty, not 1-D, missing values, a label that is not a class, or class names whose number differs from
         ``n_classes``.
     """
-    arr = _as_1d(y, name)
+    arr = as_1d(y, name)
     missing = pd.isna(arr)
     if np.any(missing):
         raise ValueError(f"{name} must not contain missing values; got {int(np.sum(missing))}")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import numbers
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -15,7 +16,19 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from mcal._base import BaseCalibrator
-from mcal._validation import _as_1d, check_bool, check_int, check_real, check_sample_weight, warn
+from mcal._constraints import Interval, check_params
+from mcal._features.table import is_table, take_rows
+from mcal._validation import as_1d, check_sample_weight, warn
+
+
+def _check_classifier(name: str, estimator: Any) -> None:
+    if not hasattr(estimator, "predict_proba"):  # None included
+        raise TypeError(f"{name} must be a classifier with predict_proba; got {type(estimator).__name__}")
+
+
+def _check_calibrator(name: str, calibrator: Any) -> None:
+    if not isinstance(calibrator, BaseCalibrator):
+        raise TypeError(f"{name} must be an mcal calibrator or None; got {type(calibrator).__name__}")
 
 
 class CalibratedClassifier(ClassifierMixin, BaseEstimator):
@@ -26,7 +39,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     estimator : classifier with ``predict_proba``, default=None
         The base model (required: None raises in :meth:`fit`). Cloned and fitted on part of the data unless
         ``prefit=True``.
-    calibrator : BaseCalibrator, default=None
+    calibrator : BaseCalibrator or None, default=None
         Any mcal calibrator (cloned); :class:`mcal.IsotonicCalibration` when None. Feature-aware calibrators
         (``uses_features = True``) receive the same ``X`` as the estimator.
     prefit : bool, default=False
@@ -40,7 +53,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         probabilities, as scikit-learn's ``CalibratedClassifierCV(ensemble=True)``; False fits one calibrator on
         the out-of-fold scores and the base model on all rows (``ensemble=False`` there). The defaults were
         chosen by measurement against scikit-learn on four datasets: ``benchmarks/results/calibrated_classifier.md``.
-    calibration_fraction : float, default=0.3
+    calibration_fraction : float in (0, 1), default=0.3
         Fraction of the rows held out (stratified by label) to fit the calibrator when ``cv=None``.
     random_state : int or None, default=None
         Seed of the folds (shuffled) or of the split.
@@ -66,8 +79,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     ------
     ValueError
         From :meth:`fit`: ``calibration_fraction`` outside (0, 1), ``cv`` below 2 or fewer than 2 rows of a class
-        with ``cv``, ``y`` that is None, complex, missing-valued or
-        not of exactly two classes, or a prefit ``estimator`` fitted on other labels.
+        with ``cv``, ``y`` that is None, complex, missing-valued or not of exactly two classes, or a prefit
+        ``estimator`` fitted on other labels.
     TypeError
         From :meth:`fit`: ``estimator`` without ``predict_proba``, ``calibrator`` that is not an mcal calibrator or
         None, ``prefit`` or ``ensemble`` that is not a bool, ``cv`` that is not an integer or None, ``calibration_fraction`` that is not a real number, or sparse ``X``
@@ -102,6 +115,16 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     ([0, 1], (2,))
     """
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "estimator": _check_classifier,
+        "calibrator": [None, _check_calibrator],
+        "prefit": "boolean",
+        "cv": [None, Interval(numbers.Integral, 2, None, closed="left")],
+        "ensemble": "boolean",
+        "calibration_fraction": Interval(numbers.Real, 0, 1, closed="neither", rule="in (0, 1)"),
+        "random_state": "no_validation",  # scikit-learn's train_test_split judges it
+    }
+
     def __init__(
         self,
         estimator: Any = None,
@@ -122,7 +145,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X: Any, y: ArrayLike, sample_weight: ArrayLike | None = None) -> CalibratedClassifier:
-        """Fit the base model (unless prefit) and the calibrator on rows the base model was not fitted on.
+        """Fit the base model (unless prefit) and the calibrator on held-out rows.
 
         Parameters
         ----------
@@ -143,27 +166,18 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             If ``y`` is None, holds complex numbers, missing or infinite values, or does not have exactly two classes
             (scikit-learn's "Only binary classification is supported." for a multiclass or continuous target),
             ``X`` and ``y`` differ in length, ``sample_weight`` is invalid or leaves positive weight on one class
-            only in the calibration split (or, with ``prefit=True``, in all rows), ``calibration_fraction`` is not
-            in (0, 1), or a prefit estimator was not fitted on the labels of ``y``.
+            only in the calibration split (or, with ``prefit=True``, in all rows), a parameter breaks its rule (see
+            Parameters), or a prefit estimator was not fitted on the labels of ``y``.
         TypeError
-            If the estimator or calibrator is of the wrong kind, ``prefit`` is not a bool, ``y`` or
-            ``sample_weight`` is not array-like (a string, or a scalar weight), ``calibration_fraction`` is not a
-            real number, or ``X`` is sparse and the calibrator uses features.
+            If a parameter has the wrong type (see Parameters), ``y`` or ``sample_weight`` is not array-like (a
+            string, or a scalar weight), or ``X`` is sparse and the calibrator uses features.
 
         Warns
         -----
         DataConversionWarning
             If ``y`` is a column vector of shape (n_samples, 1), as scikit-learn's classifiers warn; it is raveled.
         """
-        if self.estimator is None or not hasattr(self.estimator, "predict_proba"):
-            raise TypeError(f"estimator must be a classifier with predict_proba; got {type(self.estimator).__name__}")
-        if self.calibrator is not None and not isinstance(self.calibrator, BaseCalibrator):
-            raise TypeError(f"calibrator must be an mcal calibrator or None; got {type(self.calibrator).__name__}")
-        check_bool("prefit", self.prefit)
-        check_bool("ensemble", self.ensemble)
-        if self.cv is not None:
-            check_int("cv", self.cv, "an integer >= 2 or None", lambda v: v >= 2)
-        check_real("calibration_fraction", self.calibration_fraction, "in (0, 1)", lambda v: 0.0 < v < 1.0)
+        check_params(self._parameter_constraints, self)
         from mcal.nonparametric import IsotonicCalibration
 
         cal = clone(self.calibrator) if self.calibrator is not None else IsotonicCalibration()
@@ -211,9 +225,9 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             if w is not None:
                 self._check_weighted_classes(y01[cal_idx], w[cal_idx])
             fitted = clone(cal).fit(
-                _positive_proba(base, self.classes_[1], _rows(X, cal_idx)) if scores is None else scores,
+                _positive_proba(base, self.classes_[1], take_rows(X, cal_idx)) if scores is None else scores,
                 y01[cal_idx],
-                X=None if X_features is None else _rows(X_features, cal_idx),
+                X=None if X_features is None else take_rows(X_features, cal_idx),
                 sample_weight=None if w is None else w[cal_idx],
             )
             self.estimators_.append(base)
@@ -228,7 +242,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_base(self, X: Any, y: NDArray, w: NDArray | None, rows: NDArray[np.intp]) -> Any:
         kwargs = {} if w is None else {"sample_weight": w[rows]}
-        return clone(self.estimator).fit(_rows(X, rows), y[rows], **kwargs)
+        return clone(self.estimator).fit(take_rows(X, rows), y[rows], **kwargs)
 
     def _cross_fit(self, X: Any, y: NDArray, y01: NDArray, w: NDArray | None) -> list[tuple[Any, NDArray, Any]]:
         """(base model, calibration rows, their scores or None) of each fold, or the one pair of out-of-fold scores
@@ -246,7 +260,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             return pairs
         scores = np.empty(y01.size)
         for base, cal_idx, _ in pairs:
-            scores[cal_idx] = _positive_proba(base, self.classes_[1], _rows(X, cal_idx))
+            scores[cal_idx] = _positive_proba(base, self.classes_[1], take_rows(X, cal_idx))
         return [(self._fit_base(X, y, w, np.arange(y01.size)), np.arange(y01.size), scores)]
 
     def _check_weighted_classes(self, y01: NDArray[np.float64], w: NDArray[np.float64]) -> None:
@@ -321,6 +335,12 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
 
+def _positive_proba(estimator: Any, positive: Any, X: Any) -> NDArray[np.float64]:
+    """The column of ``estimator.predict_proba(X)`` of the class ``positive``, as float64."""
+    proba = estimator.predict_proba(X)
+    return np.asarray(proba[:, list(estimator.classes_).index(positive)], dtype=np.float64)
+
+
 def _labels(y: ArrayLike, owner: str) -> NDArray:
     """``y`` as a 1-D array, raising and warning with the phrases that scikit-learn's tooling matches."""
     if y is None:
@@ -329,25 +349,13 @@ def _labels(y: ArrayLike, owner: str) -> NDArray:
             f"but the target y is None)"
         )
     if isinstance(y, (str, bytes)):
-        return _as_1d(y, "y")  # raises its TypeError
+        return as_1d(y, "y")  # raises its TypeError
     arr = y if isinstance(y, (pd.Series, pd.DataFrame)) else np.asarray(y)
     if arr.ndim == 2:  # a column vector: DataConversionWarning and ravel, as scikit-learn does
         arr = column_or_1d(arr, warn=True)
     if np.iscomplexobj(arr):
         raise ValueError(f"y must hold real numbers; got dtype {arr.dtype} (Complex data not supported)")
-    return _as_1d(arr, "y")
-
-
-def _positive_proba(estimator: Any, positive: Any, X: Any) -> NDArray[np.float64]:
-    """The column of ``estimator.predict_proba(X)`` of the class ``positive``, as float64."""
-    proba = estimator.predict_proba(X)
-    return np.asarray(proba[:, list(estimator.classes_).index(positive)], dtype=np.float64)
-
-
-def _rows(X: Any, idx: NDArray[np.intp]) -> Any:
-    if hasattr(X, "iloc"):
-        return X.iloc[idx]
-    return X.tocsr()[idx] if scipy.sparse.issparse(X) else np.asarray(X)[idx]
+    return as_1d(arr, "y")
 
 
 def _calibrator_X(calibrator: BaseCalibrator, X: Any) -> Any:
@@ -359,4 +367,4 @@ def _calibrator_X(calibrator: BaseCalibrator, X: Any) -> Any:
             f"X must be dense (a DataFrame or an array) for {type(calibrator).__name__}, a calibrator "
             f"that uses features; got sparse {type(X).__name__}; pass X.toarray()"
         )
-    return X if hasattr(X, "iloc") else np.asarray(X)
+    return X if is_table(X) else np.asarray(X)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import ClassVar
 
 import numpy as np
@@ -10,7 +11,7 @@ from sklearn.isotonic import IsotonicRegression, isotonic_regression
 
 from mcal._base import BaseCalibrator, check_state_array
 from mcal._binning import assign_bins, equal_frequency_edges, right_closed_bin_ids
-from mcal._validation import check_choice, check_positive_int
+from mcal._constraints import Interval, StrOptions
 
 
 def _check_vectors(**arrays: object) -> None:
@@ -100,11 +101,10 @@ class IsotonicCalibration(BaseCalibrator):
     #: Fitted values lie in [0, 1] (None: unbounded, for real-valued outcomes).
     _probabilities: ClassVar[bool] = True
 
+    _parameter_constraints: ClassVar[dict] = {"extremes": StrOptions(*EXTREMES)}
+
     def __init__(self, *, extremes: str = "jeffreys") -> None:
         self.extremes = extremes
-
-    def _validate_params_values(self) -> None:
-        check_choice("extremes", self.extremes, EXTREMES)
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         keep = sample_weight > 0
@@ -155,7 +155,7 @@ class HistogramBinning(BaseCalibrator):
     Parameters
     ----------
     n_bins : int, default=20
-        Number of equal-frequency (equal-weight) bins, 20 as in the MCNet paper's experiments. Fewer bins
+        A positive integer: the number of equal-frequency (equal-weight) bins, 20 as in the MCNet paper's experiments. Fewer bins
         result where tied scores make quantile edges coincide.
     extremes : {"jeffreys", "empirical"}, default="jeffreys"
         Estimate of a bin whose rows all hold one class: ``"jeffreys"`` gives :math:`(k + 1/2) / (n + 1)`
@@ -173,10 +173,10 @@ class HistogramBinning(BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: ``n_bins`` below 1, ``extremes`` not one of its choices, or invalid scores, labels or weights, or any ``X`` (as
-        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
+        From :meth:`fit`: a parameter breaks its rule (see Parameters), or invalid scores, labels or weights, or
+        any ``X`` (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
     TypeError
-        From :meth:`fit`: ``n_bins`` is not an integer, or an input is not array-like.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters), or an input is not array-like.
 
     Notes
     -----
@@ -198,13 +198,12 @@ class HistogramBinning(BaseCalibrator):
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("bin_edges_", "bin_values_")
 
+    _parameter_constraints: ClassVar[dict] = {"n_bins": Interval(numbers.Integral, 1, None),
+                                              "extremes": StrOptions(*EXTREMES)}  # fmt: skip
+
     def __init__(self, *, n_bins: int = 20, extremes: str = "jeffreys") -> None:
         self.n_bins = n_bins
         self.extremes = extremes
-
-    def _validate_params_values(self) -> None:
-        check_positive_int("n_bins", self.n_bins)
-        check_choice("extremes", self.extremes, EXTREMES)
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         edges = equal_frequency_edges(y_prob, sample_weight, int(self.n_bins))
@@ -290,7 +289,7 @@ class SmoothedIsotonic(BaseCalibrator):
     Parameters
     ----------
     n_bins : int, default=20
-        Number of score bins (20, as for every binning method in the MCNet paper's experiments). Empty bins are
+        A positive integer: the number of score bins (20, as for every binning method in the MCNet paper's experiments). Empty bins are
         skipped; tied scores can leave fewer quantile bins.
     strategy : {"quantile", "uniform"}, default="quantile"
         Equal-weight bins (weighted quantiles of the calibration scores, the MCNet paper's binning phase) or
@@ -308,8 +307,7 @@ class SmoothedIsotonic(BaseCalibrator):
     Raises
     ------
     ValueError, TypeError
-        From :meth:`fit`, as for :class:`HistogramBinning`: ``n_bins`` below 1 (``ValueError``) or not an
-        integer (``TypeError``), ``strategy`` not one of the two names, or invalid input.
+        From :meth:`fit`, as for :class:`HistogramBinning`.
 
     Notes
     -----
@@ -355,13 +353,14 @@ class SmoothedIsotonic(BaseCalibrator):
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("knots_x_", "knots_y_")
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_bins": Interval(numbers.Integral, 1, None),
+        "strategy": StrOptions("quantile", "uniform"),
+    }
+
     def __init__(self, *, n_bins: int = 20, strategy: str = "quantile") -> None:
         self.n_bins = n_bins
         self.strategy = strategy
-
-    def _validate_params_values(self) -> None:
-        check_positive_int("n_bins", self.n_bins)
-        check_choice("strategy", self.strategy, ("quantile", "uniform"))
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         self.knots_x_, self.knots_y_ = smoothed_isotonic_knots(

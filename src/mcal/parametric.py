@@ -15,7 +15,7 @@ from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit, log_expit
 
 from mcal._base import BaseCalibrator
-from mcal._validation import EPS, check_bool, check_real, logit, warn
+from mcal._validation import EPS, check_real, logit, warn
 
 
 def fit_logistic_map(
@@ -301,9 +301,7 @@ class _LogitQuadraticFamily(_ScalarStateCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("a_", "b_", "c_", "score_min_", "score_max_")
-
-    def _validate_params_values(self) -> None:
-        check_bool("monotone", self.monotone)
+    _parameter_constraints: ClassVar[dict] = {"monotone": "boolean"}
 
     def _transforms(self, s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         raise NotImplementedError
@@ -369,7 +367,7 @@ class GaussianScaling(_LogitQuadraticFamily):
     Parameters
     ----------
     monotone : bool, default=True
-        Constrain the map to be non-decreasing on the calibration data's logit range: ``2 a s + b >= 0`` at
+        True or False. Constrain the map to be non-decreasing on the calibration data's logit range: ``2 a s + b >= 0`` at
         its two ends (linear constraints, enough because the derivative is linear in ``s``).
 
     Attributes
@@ -382,10 +380,10 @@ class GaussianScaling(_LogitQuadraticFamily):
     Raises
     ------
     ValueError
-        From :meth:`fit`: invalid scores, labels or weights, or any ``X`` (as
-        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), or a fit whose loss is not finite.
+        From :meth:`fit`: a parameter breaks its rule (see Parameters), invalid scores, labels or weights, or
+        any ``X`` (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), or a fit whose loss is not finite.
     TypeError
-        From :meth:`fit`: ``monotone`` is not a bool, or an input is not array-like.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters), or an input is not array-like.
     RuntimeError
         From :meth:`fit`: the optimiser fails with non-finite coefficients (carrying scipy's message).
 
@@ -445,6 +443,16 @@ class GaussianScaling(_LogitQuadraticFamily):
 _MAX_SHIFT = 100.0
 
 
+def _check_shift(name: str, value: object) -> None:
+    """The rule of GammaScaling's ``shift``: a positive number of logit units, at most :data:`_MAX_SHIFT`."""
+    check_real(name, value, "a positive finite number", lambda v: v > 0)
+    if value > _MAX_SHIFT:
+        raise ValueError(
+            f"{name} must be at most {_MAX_SHIFT:g} logit units (beyond, log(u) is nearly linear in u over the "
+            f"scores and the fit degenerates); got {value!r}"
+        )
+
+
 class GammaScaling(_LogitQuadraticFamily):
     """Gamma scaling: ``expit(a log(u) + b u + c)`` with ``u = s - s0`` and ``s0 = min(s) - shift``.
 
@@ -453,12 +461,12 @@ class GammaScaling(_LogitQuadraticFamily):
     Parameters
     ----------
     shift : float, default=1.0
-        Distance in logit units between the smallest calibration logit and the origin ``s0`` of ``u``; it
-        keeps ``log(u)`` finite. In (0, 100]: the calibration logits span at most about 32 (scores are clipped
+        In (0, 100]. Distance in logit units between the smallest calibration logit and the origin ``s0`` of ``u``; it
+        keeps ``log(u)`` finite. At most 100: the calibration logits span at most about 32 (scores are clipped
         to ``[EPS, 1 - EPS]``), so a larger shift makes ``log(u)`` nearly linear in ``u`` on them and the fit
         degenerate (from ``shift`` = 300 it was seen to stall near its identity starting point).
     monotone : bool, default=True
-        Constrain the map to be non-decreasing on the calibration range: ``a / u + b >= 0`` at
+        True or False. Constrain the map to be non-decreasing on the calibration range: ``a / u + b >= 0`` at
         ``u = shift`` and ``u = max(s) - s0`` (enough because ``a / u + b`` is monotone in ``u``).
 
     Attributes
@@ -472,10 +480,10 @@ class GammaScaling(_LogitQuadraticFamily):
     Raises
     ------
     ValueError
-        From :meth:`fit`: ``shift`` not in (0, 100], invalid scores, labels or weights, or any ``X`` (as
-        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), or a fit whose loss is not finite.
+        From :meth:`fit`: a parameter breaks its rule (see Parameters), invalid scores, labels or weights, or
+        any ``X`` (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), or a fit whose loss is not finite.
     TypeError
-        From :meth:`fit`: ``shift`` is not a number, ``monotone`` is not a bool, or an input is not array-like.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters), or an input is not array-like.
     RuntimeError
         From :meth:`fit`: the optimiser fails with non-finite coefficients (carrying scipy's message).
 
@@ -512,18 +520,11 @@ class GammaScaling(_LogitQuadraticFamily):
     True
     """
 
+    _parameter_constraints: ClassVar[dict] = {**_LogitQuadraticFamily._parameter_constraints, "shift": _check_shift}
+
     def __init__(self, *, shift: float = 1.0, monotone: bool = True) -> None:
         self.shift = shift
         self.monotone = monotone
-
-    def _validate_params_values(self) -> None:
-        super()._validate_params_values()
-        check_real("shift", self.shift, "a positive finite number", lambda v: v > 0)
-        if self.shift > _MAX_SHIFT:
-            raise ValueError(
-                f"shift must be at most {_MAX_SHIFT:g} logit units (beyond, log(u) is nearly linear in u over the "
-                f"scores and the fit degenerates); got {self.shift!r}"
-            )
 
     def _origin(self) -> float:
         return self.score_min_ - float(self.shift)

@@ -14,15 +14,26 @@ from numpy.typing import ArrayLike, NDArray
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_sample_weight, check_y_prob
 from mcal.metrics import MCEResult, cumulative_curve, ecce_pvalue, mce, reliability_curve, reliability_intervals
-from mcal.metrics._binned import check_bins
-from mcal.metrics._cumulative import brownian_range_sf
-from mcal.metrics._curves import check_open_unit
+from mcal.metrics.helpers import brownian_range_sf, check_bins, check_open_unit
 from mcal.segments import Segments
 
 
-def _plain_text(text: object) -> str:
-    """``text`` with its dollar signs escaped, so that matplotlib draws it as written instead of parsing mathtext
-    (data such as a segment ``price=$5 to $10`` drew as math, and ``$\\frac{x$`` raised a ParseSyntaxException)."""
+def plain_text(text: object) -> str:
+    """A label that matplotlib draws as written: ``text`` with its dollar signs escaped.
+
+    Matplotlib parses text between dollar signs as mathtext: a segment ``price=$5 to $10`` drew as math, and
+    ``$\\frac{x$`` raised a ParseSyntaxException.
+
+    Parameters
+    ----------
+    text : object
+        The label; its ``str``.
+
+    Returns
+    -------
+    label : str
+        ``str(text)`` with every ``$`` escaped.
+    """
     return str(text).replace("$", r"\$")
 
 
@@ -196,7 +207,7 @@ def plot_calibration(
     for k, (name, p) in enumerate(y_probs.items()):
         first = len(top.lines) + 1  # the diagonal, then this column's curve
         plot_reliability_diagram(y_true, p, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy,
-                                 confidence=confidence, label=_plain_text(name), ax=top)  # fmt: skip
+                                 confidence=confidence, label=plain_text(name), ax=top)  # fmt: skip
         curve = reliability_curve(y_true, p, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy)
         centres = (curve.bin_edges[:-1] + curve.bin_edges[1:]) / 2
         spans = np.diff(curve.bin_edges)
@@ -528,7 +539,7 @@ def plot_worst_segment_curves(
         rows = segments.indices(row.segment)
         plot_reliability_diagram(
             y[rows], p[rows], sample_weight=None if w is None else w[rows], n_bins=n_bins, strategy=strategy,
-            label=f"{_plain_text(row.description)} ({row.ecce_sigma:.1f} sigma)", ax=ax,
+            label=f"{plain_text(row.description)} ({row.ecce_sigma:.1f} sigma)", ax=ax,
         )  # fmt: skip
     return ax
 

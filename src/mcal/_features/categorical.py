@@ -50,20 +50,7 @@ def declared_categorical(spec: Any, d: int, names: Sequence[str | None] | None) 
     """
     if isinstance(spec, str) and spec == "from_dtype":
         return None
-    if spec is None:
-        return np.zeros(d, dtype=bool)
-    if isinstance(spec, (set, frozenset)):  # names or indices in no order
-        spec = sorted(spec, key=str)
-    if not isinstance(spec, str) and (not hasattr(spec, "__len__") or isinstance(spec, (bytes, dict))
-                                      or _ndim(spec) == 0):  # fmt: skip
-        raise TypeError(f"{_SPEC_RULE}; got {spec!r:.200} of type {type(spec).__name__}")
-    if isinstance(spec, str) or _ndim(spec) != 1:
-        raise ValueError(f"{_SPEC_RULE}; got {spec!r:.200}")
-    values = list(spec)
-    kinds = [_spec_kind(v) for v in values]
-    if len(set(kinds)) > 1:  # numpy would make every index a string, or True the index 1
-        mixed = " and ".join(k for k in ("indices", "bools", "names") if k in kinds)
-        raise ValueError(f"{_SPEC_RULE}, not a mix of {mixed}; got {values!r:.200}")
+    values, kinds = _spec_values(spec)
     mask = np.zeros(d, dtype=bool)
     if not values:
         return mask
@@ -90,6 +77,32 @@ def declared_categorical(spec: Any, d: int, names: Sequence[str | None] | None) 
         raise ValueError(f"categorical_features must not repeat a column; got {values!r:.200}")
     mask[idx] = True
     return mask
+
+
+def check_categorical_features(name: str, spec: Any) -> None:
+    """The rule of the ``categorical_features`` parameter that holds before ``X`` is seen (the parameter
+    constraint of MCGrad, DFMC and HKRR): its form, as :func:`declared_categorical` checks it."""
+    if not (isinstance(spec, str) and spec == "from_dtype"):
+        _spec_values(spec)
+
+
+def _spec_values(spec: Any) -> tuple[list[Any], list[str]]:
+    """The values of a ``categorical_features`` other than ``"from_dtype"`` (none for None), and their kind."""
+    if spec is None:
+        return [], []
+    if isinstance(spec, (set, frozenset)):  # names or indices in no order
+        spec = sorted(spec, key=str)
+    if not isinstance(spec, str) and (not hasattr(spec, "__len__") or isinstance(spec, (bytes, dict))
+                                      or _ndim(spec) == 0):  # fmt: skip
+        raise TypeError(f"{_SPEC_RULE}; got {spec!r:.200} of type {type(spec).__name__}")
+    if isinstance(spec, str) or _ndim(spec) != 1:
+        raise ValueError(f"{_SPEC_RULE}; got {spec!r:.200}")
+    values = list(spec)
+    kinds = [_spec_kind(v) for v in values]
+    if len(set(kinds)) > 1:  # numpy would make every index a string, or True the index 1
+        mixed = " and ".join(k for k in ("indices", "bools", "names") if k in kinds)
+        raise ValueError(f"{_SPEC_RULE}, not a mix of {mixed}; got {values!r:.200}")
+    return values, kinds
 
 
 def _ndim(spec: Any) -> int:

@@ -18,51 +18,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from mcal._features.categorical import declared_categorical
+from mcal._features.table import CATEGORICAL, TEMPORAL, UNSUPPORTED, as_frame, column_kind, temporal_error
 from mcal._validation import check_X_type, warn
 
 # Categorical columns (other than pandas category) with at most this many rows are encoded in plain Python.
 _SMALL = 32
 # Integer categorical columns whose values span fewer than this many integers are encoded by a lookup table.
 _INT_RANGE = 1 << 16
-# Inference of ``"from_dtype"`` over object columns of an array (pandas.api.types.infer_dtype names).
-_NUMERIC_INFERRED = {"integer", "floating", "mixed-integer-float", "decimal", "empty"}
-# Object columns of dates (datetime.date, datetime.datetime, pd.Timestamp) or durations, by infer_dtype name.
-_TEMPORAL_INFERRED = {"datetime64": "datetime", "datetime": "datetime", "date": "datetime",
-                      "timedelta64": "timedelta", "timedelta": "timedelta"}  # fmt: skip
-
-
-def temporal_kind(column: Any) -> str | None:
-    """``"datetime"`` or ``"timedelta"`` for a column of dates or durations, else None.
-
-    A column of dates is one of dtype datetime64 (time-zone aware too) or of objects that pandas infers as
-    ``datetime.date``, ``datetime.datetime`` or ``pd.Timestamp`` values; likewise timedelta64 or
-    ``datetime.timedelta``/``pd.Timedelta`` objects for durations. Every place that infers the kind of a feature
-    column (generated segments, the MCGrad and DFMC feature encoding) refuses such a column unless it is declared
-    in ``categorical_features`` (see :func:`temporal_error`): as text, every timestamp is a category of its own.
-    """
-    dtype = column.dtype
-    if pd.api.types.is_datetime64_any_dtype(dtype):
-        return "datetime"
-    if pd.api.types.is_timedelta64_dtype(dtype):
-        return "timedelta"
-    if pd.api.types.is_object_dtype(dtype):
-        return _TEMPORAL_INFERRED.get(pd.api.types.infer_dtype(column, skipna=True))
-    return None
-
-
-def temporal_error(label: str, column: Any) -> TypeError:
-    """The error for a column of dates or durations (see :func:`temporal_kind`) that is not declared categorical,
-    with a conversion to numbers as a hint; ``label`` is the column as messages show it (``'t'``, or ``0``)."""
-    col = f"X[{label}]"
-    kind = temporal_kind(column)
-    if pd.api.types.is_object_dtype(column.dtype):  # the .dt accessor needs a datetime or timedelta dtype first
-        col = f"pd.to_{kind}({col})"
-        held = f" holding {pd.api.types.infer_dtype(column, skipna=True)} values"
-    else:
-        held = ""
-    hint = f"{col}.dt.total_seconds()" if kind == "timedelta" else f"({col} - {col}.min()).dt.days"
-    return TypeError(f"X column {label} must be converted to numbers (e.g. {hint}) or declared in "
-                     f"categorical_features; got dtype {column.dtype}{held}")  # fmt: skip
 
 
 def _category_key(value: Any) -> str:
@@ -110,8 +72,7 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
     TypeError
         If ``X`` is not array-like or its column names mix strings and non-strings.
     """
-    if isinstance(X, pd.Series):
-        X = X.to_frame()
+    X = as_frame(X)
     if isinstance(X, pd.DataFrame):
         cols = X.columns.tolist()
         is_str = [isinstance(c, str) for c in cols]
@@ -147,32 +108,6 @@ def _columns(X: Any) -> tuple[list[Any], list[str] | None, int]:
     return columns, None, arr.shape[0]
 
 
-def _column_kind(column: Any) -> str:
-    """``"categorical"``, ``"numerical"``, ``"temporal"`` or ``"unsupported"`` for a column under ``"from_dtype"``."""
-    dtype = column.dtype
-    if isinstance(dtype, pd.ArrowDtype):  # as pandas reads Parquet with dtype_backend="pyarrow"
-        import pyarrow as pa
-
-        if pa.types.is_dictionary(dtype.pyarrow_dtype):  # Arrow's categorical
-            return "categorical"
-        if pa.types.is_null(dtype.pyarrow_dtype):  # every value missing, as an all-None object column
-            return "numerical"
-    if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_bool_dtype(dtype):
-        return "categorical"
-    if temporal_kind(column) is not None:  # categorical only where declared so
-        return "temporal"
-    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
-        return "numerical"
-    if pd.api.types.is_object_dtype(dtype):
-        inferred = pd.api.types.infer_dtype(column, skipna=True)
-        if inferred == "complex":  # as a complex dtype: not levels of printed values
-            return "unsupported"
-        return "numerical" if inferred in _NUMERIC_INFERRED else "categorical"
-    if pd.api.types.is_string_dtype(dtype):
-        return "categorical"
-    return "unsupported"
-
-
 class FeatureEncoder:
     """Float64 encoding of numerical and categorical features, fitted once and applied at predict time.
 
@@ -181,9 +116,9 @@ class FeatureEncoder:
     categorical_features : "from_dtype", None, or array-like of int, bool or str, default="from_dtype"
         Which columns are categorical, as in scikit-learn's ``HistGradientBoostingClassifier``:
 
-        - ``"from_dtype"``: pandas ``category`` and ``bool`` columns, Arrow dictionary columns, and
-          string/object columns (object columns holding only numbers count as numerical); numeric columns
-          are numerical. For a numeric
+        - ``"from_dtype"``: the kind :func:`mcal._features.table.column_kind` gives: ``category`` and ``bool``
+          columns, Arrow dictionary columns, and string/object columns (object columns holding only numbers
+          count as numerical) are categorical; numeric columns are numerical. For a numeric
           (not bool) ndarray every column is numerical. Columns of dates or durations (datetime64, timedelta64,
           or ``datetime``/``pd.Timestamp`` objects) are refused unless declared categorical (then each distinct
           value is a level): convert them to numbers to use them as numerical features.
@@ -259,8 +194,8 @@ class FeatureEncoder:
         self.categorical_ = []
         self.categories_ = []
         for j, column in enumerate(columns):
-            kind = _column_kind(column)
-            if kind == "unsupported":
+            kind = column_kind(column)
+            if kind == UNSUPPORTED:
                 held = (
                     f" holding {pd.api.types.infer_dtype(column, skipna=True)} values"
                     if pd.api.types.is_object_dtype(column.dtype)
@@ -269,8 +204,8 @@ class FeatureEncoder:
                 raise TypeError(
                     f"X column {self._label(j)} must be numeric, bool, string or category; got dtype {column.dtype}{held}"
                 )
-            is_cat = (kind == "categorical") if declared is None else bool(declared[j])
-            if kind == "temporal" and not is_cat:
+            is_cat = (kind == CATEGORICAL) if declared is None else bool(declared[j])
+            if kind == TEMPORAL and not is_cat:
                 raise temporal_error(self._label(j), column)
             self.categorical_.append(is_cat)
             if is_cat:
@@ -442,6 +377,13 @@ class FeatureEncoder:
             )
         if d != self.n_features_in_:
             raise ValueError(f"X must have {self.n_features_in_} column(s), as at fit; got {d}")
+
+    def named_columns(self) -> list[str] | None:
+        """The columns of fit by name (what a model built on this encoder reads): ``[]`` for none, None for the
+        columns of an array, which have no names."""
+        if self.n_features_in_ == 0:
+            return []
+        return None if self.feature_names_in_ is None else list(self.feature_names_in_)
 
     def _label(self, j: int) -> str:
         names = getattr(self, "feature_names_in_", None)

@@ -9,6 +9,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from mcal._features.fields import extract_field
+from mcal._features.table import as_frame
 
 
 def field_column(X: Any, field: str | int, n_samples: int) -> NDArray:
@@ -39,6 +40,7 @@ def feature_matrix(X: Any, columns: list[str | int], n_samples: int) -> NDArray[
     """
     if X is None:
         raise ValueError(f"X must hold the auxiliary feature columns {columns!r}; got None")
+    X = as_frame(X)
     if isinstance(X, pd.DataFrame):
         absent = [c for c in columns if c not in X.columns]
         if absent:
@@ -71,3 +73,20 @@ def feature_matrix(X: Any, columns: list[str | int], n_samples: int) -> NDArray[
         n_bad = int(np.sum(~np.isfinite(values)))
         raise ValueError(f"auxiliary features must be finite; got {n_bad} NaN or infinite value(s)")
     return values
+
+
+def named_columns(field: str | int | None, auxiliary: Any) -> list[str | int] | None:
+    """The columns that a field-aware calibrator reads at predict: its auxiliary features, then its field; None
+    where one of them is a position (an array's column), which has no name to check.
+
+    Parameters
+    ----------
+    field : str, int or None
+    auxiliary : sequence of (str or int), or None
+
+    Returns
+    -------
+    columns : list of str, or None
+    """
+    names = [*(auxiliary or []), *([] if field is None else [field])]
+    return names if all(isinstance(name, str) for name in names) else None

@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from mcal._validation import _as_1d, warn
+from mcal._features.table import as_frame
+from mcal._validation import as_1d, warn
 
 #: Code given to a value that was not seen at fit time.
 UNSEEN = -1
@@ -24,6 +25,7 @@ def extract_field(X: Any, field: str | int, n_samples: int) -> NDArray:
     """
     if X is None:
         raise ValueError(f"X must hold the field column {field!r}; got None")
+    X = as_frame(X)
     if isinstance(X, pd.DataFrame):
         if field not in X.columns:
             raise ValueError(f"X must have the field column {field!r}; got columns {list(X.columns)[:10]}")
@@ -35,7 +37,7 @@ def extract_field(X: Any, field: str | int, n_samples: int) -> NDArray:
         if not isinstance(field, (int, np.integer)) or not 0 <= field < arr.shape[1]:
             raise ValueError(f"field must be a column index of the {arr.shape[1]}-column array X; got {field!r}")
         col = arr[:, field]
-    col = _as_1d(col, f"X[{field!r}]")
+    col = as_1d(col, f"X[{field!r}]")
     if col.shape[0] != n_samples:
         raise ValueError(f"X must have {n_samples} rows; got {col.shape[0]}")
     return col

@@ -17,9 +17,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from mcal._features.categorical import declared_categorical
-from mcal._features.encoder import temporal_error, temporal_kind
+from mcal._features.table import CATEGORICAL, UNSUPPORTED, as_frame, column_kind, temporal_error, temporal_kind
 
-CATEGORICAL, DISCRETE, BINNED = "categorical", "discrete", "binned"
+DISCRETE, BINNED = "discrete", "binned"
 _KINDS = (CATEGORICAL, DISCRETE, BINNED)
 
 
@@ -132,7 +132,7 @@ def fit_feature(name: str, column: Any, categorical: bool, max_values: int) -> t
 
 
 def _as_float(name: str, column: Any) -> NDArray[np.float64]:
-    if getattr(column.dtype, "kind", "") == "c":  # numpy would drop the imaginary parts with only a ComplexWarning
+    if column_kind(column) == UNSUPPORTED:  # numpy would drop the imaginary parts with only a ComplexWarning
         raise TypeError(f"X column {name!r} must hold real numbers; got dtype {column.dtype}")
     if temporal_kind(column) is not None:  # as text, every timestamp would be a category of its own
         raise temporal_error(repr(name), column)
@@ -203,22 +203,22 @@ def encode_feature(feature: Feature, column: Any) -> NDArray:
 
 
 def feature_table(X: Any) -> tuple[list[str], list[Any], list[str]]:
-    """Column names, columns (Series for a DataFrame), and the dtype-based kind (categorical or numerical) of each column of ``X``.
+    """Column names, columns (Series for a table), and the kind of each column of ``X`` under ``"from_dtype"``
+    (:func:`mcal._features.table.column_kind`).
 
     Raises
     ------
     ValueError
         If ``X`` is not 2-D, has no rows or no columns, or two column names with the same text.
     """
-    if isinstance(X, pd.Series):
-        X = X.to_frame()
+    X = as_frame(X)
     if isinstance(X, pd.DataFrame):
         names = [str(c) for c in X.columns]
         repeated = pd.Index(names)[pd.Index(names).duplicated()].unique().tolist()
         if repeated:  # segments name their features, and apply() finds the columns, by this text
             raise ValueError(f"X column names must be distinct as text; got repeated {repeated[:5]}")
         columns = [X.iloc[:, j] for j in range(X.shape[1])]
-        kinds = [feature_kind(column) for column in columns]
+        kinds = [column_kind(column) for column in columns]
     else:
         if X is None or isinstance(X, (str, bytes)):
             raise TypeError(f"X must be a 2-D array-like or DataFrame; got {type(X).__name__}")
@@ -227,7 +227,7 @@ def feature_table(X: Any) -> tuple[list[str], list[Any], list[str]]:
             raise ValueError(f"X must be 2-D of shape (n_samples, n_features); got shape {arr.shape}")
         names = [f"x{j}" for j in range(arr.shape[1])]
         columns = [arr[:, j] for j in range(arr.shape[1])]
-        kinds = [feature_kind(column) for column in columns]
+        kinds = [column_kind(column) for column in columns]
     if not columns or columns[0].shape[0] == 0:
         raise ValueError(f"X must have at least one row and one column; got shape ({_n_rows(columns)}, {len(columns)})")
     return names, columns, kinds
@@ -235,15 +235,6 @@ def feature_table(X: Any) -> tuple[list[str], list[Any], list[str]]:
 
 def _n_rows(columns: Sequence[NDArray]) -> int:
     return columns[0].shape[0] if columns else 0
-
-
-def feature_kind(column: Any) -> str:
-    """The kind of a column under ``"from_dtype"``: numbers (not bool) are numerical, and so are dates and
-    durations (:func:`mcal._features.encoder.temporal_kind`), which the numerical encoding refuses unless they are declared
-    categorical; everything else is categorical."""
-    dtype = column.dtype
-    numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
-    return "numerical" if numeric or temporal_kind(column) is not None else CATEGORICAL
 
 
 def resolve_categorical(categorical_features: Any, X: Any, kinds: list[str]) -> list[bool]:
@@ -261,8 +252,7 @@ def resolve_categorical(categorical_features: Any, X: Any, kinds: list[str]) -> 
         If ``categorical_features`` is not 1-D, mixes indices, bools and names, or its indices, names or mask do not
         match the columns of ``X``.
     """
-    if isinstance(X, pd.Series):
-        X = X.to_frame()
+    X = as_frame(X)
     names = [c if isinstance(c, str) else None for c in X.columns] if isinstance(X, pd.DataFrame) else None
     mask = declared_categorical(categorical_features, len(kinds), names)
     return [k == CATEGORICAL for k in kinds] if mask is None else mask.tolist()

@@ -140,7 +140,7 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
     """
     if not isinstance(model, BaseCalibrator):
         raise TypeError(f"model must be an mcal calibrator; got {type(model).__name__}")
-    from mcal import __version__
+    from mcal._version import __version__
 
     path = _as_path(path, "path")
     content: dict[str, Any] = {"model": model.to_dict(), "metadata": metadata or {}}

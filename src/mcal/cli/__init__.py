@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Sequence
 
 from mcal.cli import _demo, _evaluate, _fit, _monitor, _report
-from mcal.cli._common import CLIError, UsageError
+from mcal.cli._common import CLIError
 
 _COMMANDS = (_fit.FIT, _fit.PREDICT, _evaluate.EVALUATE, _report.REPORT, _monitor.MONITOR, _demo.DEMO)
 
@@ -26,6 +26,8 @@ Typical use, on a CSV or Parquet file with a score column and a label column:
   mcal report new_calibrated.csv --score-col p --score-col p_calibrated --label-col y -o report.html
   mcal monitor scores.parquet --score-col p --label-col y --time-col t --window 1D -o monitor.html
   mcal demo                                                     everything, on data shipped with mcal
+
+Exit status: 0 on success, 1 when a --fail-if condition held, 2 on bad input (any "mcal: error").
 """
 
 
@@ -54,8 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     status : int
-        0 on success, 1 on a user error (reported on stderr as ``mcal: error: ...``) or when a ``--fail-if``
-        condition held, 2 on a usage error (including a malformed ``--fail-if`` condition).
+        0 on success, 1 when a ``--fail-if`` condition held (each is named on stderr), 2 on bad input: a usage
+        error (``argparse``'s, a malformed ``--fail-if`` condition) or any other error reported on stderr as
+        ``mcal: error: ...`` (a missing or unreadable file, a bad column or value, a missing optional dependency),
+        so that a pipeline tells a failed gate from a command that could not run.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -63,13 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = _show_warning  # restored on exit: warnings read as messages, not source lines
         try:
             return args.run(args)
-        except UsageError as exc:
-            print(f"mcal: error: {exc}", file=sys.stderr)
-            return 2
         except (CLIError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             print(f"mcal: error: {message}", file=sys.stderr)
-            return 1
+            return 2
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -39,12 +39,8 @@ NA_HELP = (
 
 
 class CLIError(Exception):
-    """A user error reported by the command line as ``mcal: error: <message>`` with exit status 1."""
-
-
-class UsageError(CLIError):
-    """A usage error found after parsing (options that do not go together), reported as ``mcal: error: <message>``
-    with exit status 2, as ``argparse`` reports the others."""
+    """Bad input, reported by the command line as ``mcal: error: <message>`` with exit status 2, as ``argparse``
+    reports usage errors (exit status 1 means that a ``--fail-if`` condition held)."""
 
 
 def _kind(path: Path) -> str:

@@ -35,8 +35,7 @@ def requested(args) -> bool:
 def _session(args) -> Any:
     """The cluster of ``--scheduler`` / ``--dask-workers``, once DATA has been checked (so that a wrong path
     fails at once, before a cluster starts or a scheduler is waited for)."""
-    from mcal.dask import connect
-    from mcal.dask._session import check_parquet_path
+    from mcal.dask import check_parquet_path, connect
 
     if args.dask_workers is not None and args.dask_workers < 1:
         raise CLIError(f"--dask-workers must be at least 1; got {args.dask_workers}")
@@ -149,4 +148,4 @@ def monitor(args, segments_of: Any, window_of: Any) -> Any:
         segments = segments_of(frame[names].compute(), args) if names else segments_of(None, args)
         window = window_of(args, pd.api.types.is_numeric_dtype(times.dtype))
         return monitor(y, p, times, window=window, X=frame[names] if names else None, segments=segments,
-                       sample_weight=w, alpha=args.alpha)  # fmt: skip
+                       sample_weight=w, alpha=args.alpha, n_resamples=args.n_resamples)  # fmt: skip

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mcal._features.encoder import temporal_kind
-from mcal._features.segment_codes import CATEGORICAL, feature_kind
+from mcal._features.table import CATEGORICAL, column_kind, temporal_kind
 from mcal._persistence.files import atomic_write_bytes
 from mcal.cli import _dask, _gates
 from mcal.cli._common import (
@@ -148,7 +147,7 @@ def _segments(df, args):
         return None
     names, declared = list(X.columns), split_names(args.categorical, "--categorical")
     # declared columns on top of those categorical from their dtype (a list alone would make the rest numerical)
-    categorical = [name for name in names if name in declared or feature_kind(X[name]) == CATEGORICAL]
+    categorical = [name for name in names if name in declared or column_kind(X[name]) == CATEGORICAL]
     return generate_segments(X, max_depth=3 if args.max_depth is None else args.max_depth,
                              categorical_features=categorical if declared else "from_dtype")  # fmt: skip
 
@@ -242,7 +241,7 @@ def add_ci_arguments(parser) -> None:
     parser.add_argument(
         "--ci", type=float, nargs="?", const=0.95, metavar="LEVEL", help="bootstrap confidence intervals (level "
         "0.95 unless given) of each metric, the MCE and the worst segments' ECCE in sigmas; rows are resampled "
-        "with their weights, with a fixed seed (mcal.metrics.bootstrap); each costs N evaluations of each metric",
+        "with their weights, with a fixed seed (mcal.metrics.bootstrap), all resamples of a metric at once",
     )  # fmt: skip
     parser.add_argument("--n-resamples", type=int, metavar="N", help="bootstrap resamples of --ci (default 200)")
 
@@ -303,7 +302,7 @@ def _plot(y, scores, w, path, outcome: str = "classification", n_bins: int = 10,
     import io
 
     from mcal._optional import import_optional
-    from mcal.plotting import _plain_text, plot_calibration, plot_reliability_diagram
+    from mcal.plotting import plain_text, plot_calibration, plot_reliability_diagram
 
     plt = import_optional("matplotlib.pyplot")
     fig = plt.figure(figsize=(6, 7) if outcome == "classification" else (6, 6))
@@ -316,7 +315,7 @@ def _plot(y, scores, w, path, outcome: str = "classification", n_bins: int = 10,
             ax = fig.add_subplot()
             for name, p in scores.items():
                 plot_reliability_diagram(y, p, sample_weight=w, n_bins=n_bins, strategy=strategy,
-                                         label=_plain_text(name), ax=ax, outcome=outcome)  # fmt: skip
+                                         label=plain_text(name), ax=ax, outcome=outcome)  # fmt: skip
         buf = io.BytesIO()
         fig.savefig(buf, format=_plot_format(path), dpi=120, bbox_inches="tight")
     finally:

@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 
 from mcal import CalibrationWarning, MCGrad, MCNet
-from mcal._base import fitted_columns
 from mcal._optional import import_optional
 from mcal._persistence import load, save
 from mcal._registry import METHODS, get_method
@@ -31,7 +30,7 @@ from mcal.cli._common import (
     split_names,
     write_table,
 )
-from mcal.mcnet._checks import torch_device
+from mcal.mcnet import torch_device
 
 #: Seed of ``mcal fit`` without ``--random-state``: fits are reproducible by default (issue 19).
 DEFAULT_RANDOM_STATE = 0
@@ -329,7 +328,7 @@ def _named_columns(model, meta: dict) -> tuple[list[str], str] | None:
         return features + (
             [field] if field and field not in features else []
         ), "the model was fitted with --features/--field; its column"
-    names = fitted_columns(model)
+    names = model.feature_columns()
     return None if names is None else (names, "the model was fitted on a DataFrame with the column")
 
 

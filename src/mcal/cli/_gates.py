@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from mcal.cli._common import UsageError
+from mcal.cli._common import CLIError
 
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
@@ -80,13 +80,13 @@ class Gates:
 
         Raises
         ------
-        UsageError
+        CLIError
             Naming the metric and the option it needs.
         """
         for condition in conditions:
             needs = self.metrics[condition.metric][1]
             if needs is not None and getattr(args, needs.lstrip("-").replace("-", "_")) is None:
-                raise UsageError(f"--fail-if {str(condition)!r}: the metric {condition.metric} needs {needs}")
+                raise CLIError(f"--fail-if {str(condition)!r}: the metric {condition.metric} needs {needs}")
 
     def report(self, conditions: Iterable[Condition], rows: Iterable[tuple[str, Mapping[str, float]]]) -> int:
         """Check every condition on every row (a score column, a window), print each one that held on stderr.
@@ -119,8 +119,9 @@ EVALUATE = Gates(
 #: window where the drift alarm fired on, else 0).
 MONITOR = Gates(
     {name: (name, None) for name in ("n_samples", "weight", "positive_rate", "mean_score", "log_loss", "log_loss_low",
-                                     "log_loss_high", "ecce", "ecce_sigma_scale", "ecce_pvalue", "pcoc", "pcoc_low",
-                                     "pcoc_high", "evalue", "alarm")}
-    | {"ecce_sigma": ("ecce_sigma_scale", None)}
-    | {name: (name, "--segments") for name in ("mce_sigma", "mce_pvalue")}
+                                     "log_loss_high", "ecce", "ecce_sigma_scale", "ecce_sigma_scale_low",
+                                     "ecce_sigma_scale_high", "ecce_pvalue", "pcoc", "pcoc_low", "pcoc_high", "evalue",
+                                     "alarm")}
+    | {f"ecce_sigma{end}": (f"ecce_sigma_scale{end}", None) for end in ("", "_low", "_high")}
+    | {name: (name, "--segments") for name in ("mce_sigma", "mce_sigma_low", "mce_sigma_high", "mce_pvalue")}
 )  # fmt: skip

@@ -40,6 +40,8 @@ def _configure(parser) -> None:
     add_categorical_argument(parser)
     parser.add_argument("--alpha", type=float, default=0.05, metavar="A",
                         help="level of the drift alarm (default 0.05: it fires at e-value >= 20)")  # fmt: skip
+    parser.add_argument("--n-resamples", type=int, default=200, metavar="N", help="bootstrap resamples of each "
+                        "window's intervals of ECCE in sigma and the MCE (default 200; 0: none)")  # fmt: skip
     parser.add_argument("--title", metavar="TEXT", help="title of the HTML page (default: Calibration monitor)")
     parser.add_argument("-o", "--output", metavar="MONITOR.html", help="write a self-contained HTML page")
     parser.add_argument("--json", action="store_true", help="print the per-window table as JSON instead of text")
@@ -62,6 +64,8 @@ def _run(args) -> int:
     from mcal.monitor import monitor, monitor_report
 
     check_count(args.max_depth, "--max-depth", 0)
+    if args.n_resamples < 0 or args.n_resamples == 1:
+        raise CLIError(f"--n-resamples must be 0 (no bootstrap intervals) or an integer >= 2; got {args.n_resamples}")
     if not 0 < args.alpha < 1:
         raise CLIError(f"--alpha must be a number in (0, 1); got {args.alpha}")
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
@@ -75,7 +79,7 @@ def _run(args) -> int:
         times = column(df, args.time_col, "--time-col")
         window = _window_length(args, pd.api.types.is_numeric_dtype(times.dtype))
         result = monitor(y, p, times, window=window, X=segment_features(df, args), segments=_segments(df, args),
-                         sample_weight=w, alpha=args.alpha)  # fmt: skip
+                         sample_weight=w, alpha=args.alpha, n_resamples=args.n_resamples)  # fmt: skip
     if args.output:
         description = f"{args.data}, score column {args.score_col!r}, label column {args.label_col!r}"
         written = monitor_report(result, args.output, title=args.title, description=description)
@@ -133,10 +137,11 @@ MONITOR = Command(
     "monitor",
     "calibration per time window, with an anytime-valid drift alarm",
     "Split the rows into time windows (--time-col, --window) and compute per window the log loss and PCOC\n"
-    "with 95% intervals, ECCE in sigma and, with --segments, the multicalibration error (MCE). An e-process\n"
-    "tests whether the scores stay calibrated and raises the drift alarm when it reaches 1/alpha; its false-alarm\n"
-    "rate is at most alpha however many windows are looked at. -o writes an HTML page with a time series per\n"
-    "metric; --fail-if exits 1 when a condition holds in any window.\n\n"
+    "with 95% intervals, ECCE in sigma and, with --segments, the multicalibration error (MCE), both with 95%\n"
+    "bootstrap intervals (--n-resamples). An e-process tests whether the scores stay calibrated and raises the\n"
+    "drift alarm when it reaches 1/alpha; its false-alarm rate is at most alpha however many windows are looked\n"
+    "at. -o writes an HTML page with a time series per metric; --fail-if exits 1 when a condition holds in any\n"
+    "window, and bad input exits 2.\n\n"
     "example: mcal monitor scores.parquet --score-col p --label-col y --time-col t --window 1D -o monitor.html\n"
     "         mcal monitor scores/ --score-col p --label-col y --time-col t --fail-if 'ecce_sigma > 3'\n"
     "         mcal monitor 'scores/*.parquet' --score-col p --label-col y --time-col t --scheduler tcp://host:8786",

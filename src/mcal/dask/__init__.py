@@ -18,6 +18,15 @@ from mcal.dask._engine import WorkerLostError
 from mcal.dask._mcgrad import DaskMCGrad
 from mcal.dask._monitor import monitor
 from mcal.dask._predict import predict
-from mcal.dask._session import connect, read_parquet
+from mcal.dask._session import check_parquet_path, connect, read_parquet
 
-__all__ = ["DaskMCGrad", "WorkerLostError", "connect", "metrics", "monitor", "predict", "read_parquet"]
+__all__ = [
+    "DaskMCGrad",
+    "WorkerLostError",
+    "check_parquet_path",
+    "connect",
+    "metrics",
+    "monitor",
+    "predict",
+    "read_parquet",
+]

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mcal._lightgbm_checks import INT32_MAX
+from mcal._lightgbm import INT32_MAX
 from mcal._optional import import_optional
 from mcal.dask._inputs import block_sums, persist
 from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import inspect
+import numbers
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from mcal._constraints import Interval
 from mcal._features.encoder import FeatureEncoder
-from mcal._lightgbm_checks import check_float32_weight_range
-from mcal._lightgbm_params import check_per_feature_params
+from mcal._lightgbm import check_float32_weight_range, check_monotone_constraints
 from mcal._optional import import_optional
-from mcal._validation import check_real, logit
+from mcal._validation import logit
 from mcal.dask._engine import DaskEngine
 from mcal.dask._inputs import (
     BlockSummary,
@@ -92,11 +93,11 @@ feature_names_in_
     Raises
     ------
     ValueError
-        From :meth:`fit`: as :class:`mcal.MCGrad`, a ``timeout`` that is not a positive finite number, inputs not
+        From :meth:`fit`: as :class:`mcal.MCGrad` (a parameter breaks its rule: see Parameters), inputs not
         partitioned alike, or no running client (see :meth:`fit`).
     TypeError
-        From :meth:`fit`: as :class:`mcal.MCGrad`, a ``timeout`` that is not a real number, an input that is not a
-        dask collection, or a ``client`` that is not a ``distributed.Client``.
+        From :meth:`fit`: as :class:`mcal.MCGrad`, an input that is not a dask collection, or a ``client`` that is
+        not a ``distributed.Client``.
 
     Notes
     -----
@@ -131,17 +132,21 @@ feature_names_in_
     >>> client.close()
     """
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "client": "no_validation",  # checked where it is used (get_client): a distributed.Client, or None
+        "timeout": [
+            None,
+            Interval(numbers.Real, 0, None, closed="neither", rule="a positive number of seconds or None"),
+        ],
+        **MCGrad._parameter_constraints,
+    }
+
     def __init__(self, *, client: Any = None, timeout: float | None = None, **mcgrad_params: Any) -> None:
         # MCGrad's parameters are forwarded (MCGrad rejects unknown names); the signature that scikit-learn's
         # get_params reads is spelled out below the class, from MCGrad's, so the two cannot drift apart.
         super().__init__(**mcgrad_params)
         self.client = client
         self.timeout = timeout
-
-    def _validate_params_values(self) -> None:
-        super()._validate_params_values()
-        if self.timeout is not None:
-            check_real("timeout", self.timeout, "a positive number of seconds or None", lambda v: v > 0)
 
     def __sklearn_clone__(self) -> DaskMCGrad:
         """An unfitted copy with the same parameters and the same ``client`` (which cannot be deep-copied)."""
@@ -181,7 +186,7 @@ feature_names_in_
         TimeoutError
             If a step runs longer than ``timeout`` seconds.
         """
-        self._validate_params_values()
+        self._validate_params()
         client = get_client(self.client)
         blocks = aligned({"y_prob": y_prob, "y": y, "sample_weight": sample_weight, "X": X}, matrix=("X",))
         split_seed, lgb_seed = self._seeds()
@@ -191,7 +196,7 @@ feature_names_in_
             folds = FoldSpec(2 if holdout else int(self.n_folds), float(self.validation_fraction) if holdout else None,
                              split_seed)  # fmt: skip
         encoder, summaries, (Xe, yy, w, F0, fold) = self._encode(client, blocks, folds, X is not None, split_seed)
-        check_per_feature_params(self.lightgbm_params, encoder)
+        check_monotone_constraints(self.lightgbm_params, encoder)
         engine = DaskEngine(client, self._lightgbm_params(lgb_seed), int(self.n_estimators),
                             np.flatnonzero(encoder.categorical_).tolist(), self.timeout, self._loss())  # fmt: skip
 

@@ -34,6 +34,7 @@ def monitor(
     sample_weight: Any = None,
     alpha: float = 0.05,
     confidence_level: float = 0.95,
+    n_resamples: int = 200,
 ) -> MonitorResult:
     """Calibration over time on dask collections; as :func:`mcal.monitor.monitor`, with the same values.
 
@@ -50,6 +51,8 @@ def monitor(
         Segment definitions generated from features; needs ``X``.
     alpha, confidence_level : float, default=0.05, 0.95
         As in :func:`mcal.monitor.monitor`.
+    n_resamples : int, default=200
+        As in :func:`mcal.monitor.monitor`: bootstrap resamples of each window's intervals, drawn on the worker.
 
     Returns
     -------
@@ -71,7 +74,7 @@ def monitor(
     """
     dd = import_optional("dask.dataframe")
     dask = import_optional("dask")
-    check_monitor_params(alpha, confidence_level)
+    check_monitor_params(alpha, confidence_level, n_resamples)
     if segments is not None and not isinstance(segments, Segments):
         raise TypeError(f"segments must be a mcal.segments.Segments; got {type(segments).__name__}")
     if segments is not None and X is None:
@@ -89,7 +92,8 @@ def monitor(
                             meta=meta)  # fmt: skip
     out_meta = pd.DataFrame({c: pd.Series(dtype=np.float64) for c in summary_columns(segments is not None)},
                             index=pd.Index(meta[_WINDOW], name=_WINDOW))  # fmt: skip
-    stats = frame.shuffle(_WINDOW).map_partitions(_summarize, segments, meta=out_meta).compute().sort_index()
+    stats = frame.shuffle(_WINDOW).map_partitions(_summarize, segments, n_resamples, confidence_level,
+                                                  meta=out_meta).compute().sort_index()  # fmt: skip
     if stats.empty:
         raise ValueError("y_prob must not be empty; got 0 samples in every partition")
     return monitor_result(stats.rename_axis(None), window=window, alpha=alpha, confidence_level=confidence_level)
@@ -109,7 +113,7 @@ def _window_block(index: int, y: Any, p: Any, t: Any, w: Any, X: Any, window: An
     return pd.concat([frame, X.reset_index(drop=True).add_prefix(_FEATURE)], axis=1)
 
 
-def _summarize(part: pd.DataFrame, segments: Segments | None) -> pd.DataFrame:
+def _summarize(part: pd.DataFrame, segments: Segments | None, n_resamples: int, level: float) -> pd.DataFrame:
     """The summary of every window of one shuffled partition (each window lies wholly in one partition)."""
     rows, keys = [], []
     for key, group in part.groupby(_WINDOW, sort=True):
@@ -117,7 +121,8 @@ def _summarize(part: pd.DataFrame, segments: Segments | None) -> pd.DataFrame:
         X.columns = [c[len(_FEATURE) :] for c in X.columns]
         window_segments = None if segments is None else segments.apply(X.reset_index(drop=True))
         rows.append(summarize_window(group["y"].to_numpy(), group["p"].to_numpy(), group["w"].to_numpy(),
-                                     segments=window_segments))  # fmt: skip
+                                     segments=window_segments, n_resamples=n_resamples,
+                                     confidence_level=level))  # fmt: skip
         keys.append(key)
     index = pd.Index(keys, name=_WINDOW, dtype=part[_WINDOW].dtype)
     return pd.DataFrame(rows, index=index, columns=summary_columns(segments is not None), dtype=np.float64)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mcal._base import BaseCalibrator, fitted_columns
+from mcal._base import BaseCalibrator
 from mcal._optional import import_optional
 from mcal._validation import output_dtype
 from mcal.dask._inputs import aligned, in_partition
@@ -90,7 +90,7 @@ def _check_columns(model: BaseCalibrator, X: Any, dd: Any) -> None:
     computed: any column the model was fitted on by name that it lacks, then the model's own check of its metadata
     (e.g. MCGrad's: the columns, names and order, of fit). A dask Array, or a model fitted on an array, has no names."""
     frame = isinstance(X, (dd.DataFrame, dd.Series))
-    names = fitted_columns(model)
+    names = model.feature_columns()
     if names and (X is None or frame):
         have = [] if X is None else list(X.columns) if isinstance(X, dd.DataFrame) else [X.name]
         missing = [name for name in names if name not in have]

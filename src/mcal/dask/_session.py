@@ -137,6 +137,11 @@ def check_parquet_path(path: str) -> None:
     takes the first file's columns for the whole dataset, and a file without one of them would fail later
     with a bare ``KeyError`` on a worker).
 
+    Parameters
+    ----------
+    path : str
+        A local folder of Parquet files, one Parquet file, or a glob of them.
+
     Raises
     ------
     FileNotFoundError

@@ -90,7 +90,7 @@ def partition_walks(part: pd.DataFrame, segments: Any, features: list[str]) -> N
     the prefix :data:`FEATURE_PREFIX`). Returns an array of shape (6, n_segments); a segment without rows here
     has extremes ``-inf``/``inf`` and zero sums.
     """
-    from mcal.metrics._multicalibration import walk_extremes
+    from mcal.metrics.helpers import walk_extremes
 
     out = np.zeros((6, segments.n_segments))
     out[0], out[1] = -np.inf, np.inf

@@ -17,6 +17,7 @@ Computations run on the current dask scheduler (the default ``distributed.Client
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
@@ -32,10 +33,16 @@ from mcal._optional import import_optional
 from mcal._validation import check_real
 from mcal.dask import _sorted
 from mcal.dask._inputs import aligned, clean_block, in_partition
-from mcal.metrics._binned import check_bins
-from mcal.metrics._cumulative import brownian_range_sf, sigma_scale
-from mcal.metrics._field import encode_field
-from mcal.metrics._multicalibration import MCEResult, check_categorical_use, mce_result
+from mcal.metrics import MCEResult
+from mcal.metrics.helpers import (
+    ECCE_SIGMA_CHANGED,
+    brownian_range_sf,
+    check_bins,
+    check_categorical_use,
+    encode_field,
+    mce_result,
+    sigma_scale,
+)
 from mcal.segments import Segments, from_masks, generate_segments
 
 __all__ = [
@@ -44,6 +51,7 @@ __all__ = [
     "ecce",
     "ecce_pvalue",
     "ecce_sigma",
+    "ecce_std",
     "ece",
     "f_rce",
     "log_loss",
@@ -254,10 +262,21 @@ def pcoc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     return s.wp / s.wy
 
 
-@_mirror("ecce_sigma", "sigma : float\n        ``sqrt(sum w^2 p (1 - p)) / sum w``, in probability units.")
-def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+@_mirror("ecce_std", "sigma : float\n        ``sqrt(sum w^2 p (1 - p)) / sum w``, in probability units.")
+def ecce_std(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     s = _sums(y_true, y_prob, sample_weight)
     return float(np.sqrt(s.variance) / s.w)
+
+
+@_mirror(
+    "ecce_sigma",
+    "ecce_sigma : float\n        ECCE / sigma (:func:`ecce` over :func:`ecce_std`), unitless.",
+    notes="\n\n    Warns FutureWarning in mcal 0.2, as :func:`mcal.metrics.ecce_sigma`: it returned sigma before.",
+)
+def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    warnings.warn(ECCE_SIGMA_CHANGED, FutureWarning, stacklevel=2)
+    return sigma_scale(ecce(y_true, y_prob, sample_weight=sample_weight),
+                       ecce_std(y_true, y_prob, sample_weight=sample_weight))  # fmt: skip
 
 
 @_mirror(
@@ -297,7 +316,7 @@ def ecce(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
 @_mirror("ecce_pvalue", "pvalue : float\n        ``P(R > ECCE / sigma)`` for the range R of Brownian motion on [0, 1].")
 def ecce_pvalue(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     return _ecce_pvalue(ecce(y_true, y_prob, sample_weight=sample_weight),
-                        ecce_sigma(y_true, y_prob, sample_weight=sample_weight))  # fmt: skip
+                        ecce_std(y_true, y_prob, sample_weight=sample_weight))  # fmt: skip
 
 
 def _ecce_pvalue(stat: float, sigma: float) -> float:

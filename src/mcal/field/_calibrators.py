@@ -9,15 +9,17 @@ AdaCalib are trained with PyTorch (the ``mcnet`` extra), full batch, in float64.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from mcal._binning import assign_bins, equal_frequency_edges, weighted_quantiles
+from mcal._constraints import Interval
 from mcal._optional import import_optional
-from mcal._validation import check_positive_int, check_positive_ints, logit
-from mcal.field._network import FieldNetwork, check_nonnegative, mlp, mlp_init, mlp_shapes
+from mcal._validation import check_positive_ints, logit
+from mcal.field._network import NON_NEGATIVE, POSITIVE_INT, FieldNetwork, mlp, mlp_init, mlp_shapes
 from mcal.parametric import fit_logistic_map
 
 #: ``softplus(x + _SOFTPLUS_ONE) == 1`` at ``x = 0``: slopes start at 1, so the networks start at the identity.
@@ -31,44 +33,44 @@ class NeuCalib(FieldNetwork):
     ----------
     field : str or int, default=None
         The field column of ``X`` (name, or index for an array). Required.
-    n_knots : int, default=20
+    n_knots : int >= 2, default=20
         Number of knots of the univariate map, at the weighted quantiles ``k / (n_knots - 1)``,
         ``k = 0..n_knots - 1``, of the calibration logits (20, the MCNet paper's setting for every binning
         method); tied quantiles merge, so fewer knots can result.
-    embedding_dim : int, default=8
+    embedding_dim : int >= 1, default=8
         Size of the learned field embedding.
-    hidden_dim : int, default=32
+    hidden_dim : int >= 1, default=32
         Hidden units of the auxiliary two-layer perceptron.
     auxiliary_features : sequence of str or int, default=None
         Numeric columns of ``X`` fed to the auxiliary perceptron beside the field embedding (standardised with
         their weighted mean and standard deviation at fit).
-    auxiliary_l2 : float, default=0.01
+    auxiliary_l2 : float >= 0, default=0.01
         L2 penalty on the auxiliary perceptron's weights, applied when ``auxiliary_features`` are given. The
         MCNet paper warns that the auxiliary network overfits a calibration set that is not independent:
         without this penalty and early stopping (``validation_fraction``), fed a hundred one-hot columns, it
         memorises a few thousand calibration rows (Table 2 of ``benchmarks/results/paper_mcnet.md``).
-    monotonic_penalty : float, default=1.0
+    monotonic_penalty : float >= 0, default=1.0
         Weight of the order-preserving penalty ``sum_k max(0, v_k - v_{k+1})`` on the knot values.
-    alpha : float, default=0.0
+    alpha : float >= 0, default=0.0
         Weight of the field-balance penalty (MCNet paper eq. 11-12: the standard deviation over field values
         of each value's share of the weighted prediction error), as in the MCNet paper's Table 3, which adds it
         to every calibrator it trains; 0 switches it off (Pan et al.'s original loss).
-    validation_fraction : float or None, default=None
+    validation_fraction : float in [0, 1) or None, default=None
         Fraction of the rows held out (at random, from ``random_state``) for early stopping: the held-out log
         loss is checked every 10 Adam steps, training stops after 5 checks without improvement, and the best
         parameters are kept (the starting point included). None means 0.2 with ``auxiliary_features`` and 0
         (every row trains, ``max_iter`` steps, as in the paper) without them.
-    learning_rate : float, default=0.01
+    learning_rate : float > 0, default=0.01
         Adam step size (full batch).
-    max_iter : int, default=500
+    max_iter : int >= 1, default=500
         Adam steps.
-    min_samples_per_field : int, default=100
+    min_samples_per_field : int >= 1, default=100
         Field values with fewer rows (of positive weight) at fit time, and unseen values, use the fallback.
-    n_threads : int or None, default=1
+    n_threads : int >= 1 or None, default=1
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
         setting. The networks are tiny, so one thread is fastest on a shared machine (on a busy 2-core
         machine two threads made a fit many times slower); raise it for millions of rows.
-    random_state : int or None, default=None
+    random_state : int >= 0 or None, default=None
         Seeds the initial weights.
 
     Attributes
@@ -88,19 +90,15 @@ class NeuCalib(FieldNetwork):
     Raises
     ------
     ValueError
-        From :meth:`fit`: a hyperparameter out of its range (named; ``n_knots`` below 2, a negative penalty, an
-        empty ``auxiliary_features`` or ``field=""``), a ``validation_fraction`` that leaves one side of the split
-        without positive weight, a ``learning_rate`` with which the training loss stops being finite, ``X=None``
-        or an ``X`` without the field column or an auxiliary column, missing field values, or invalid scores,
-        labels, weights or features (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`); from
-        :meth:`predict`: ``X=None`` or an ``X`` without those columns. Unseen field values are not an error:
-        they use the fallback, with a warning.
+        From :meth:`fit`: a parameter breaks its rule (see Parameters), a ``validation_fraction`` that leaves
+        one side of the split without positive weight, a ``learning_rate`` with which the training loss stops
+        being finite, ``X=None`` or an ``X`` without the field column or an auxiliary column, missing field
+        values, or invalid scores, labels, weights or features (as
+        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`); from :meth:`predict`: ``X=None`` or an ``X``
+        without those columns. Unseen field values are not an error: they use the fallback, with a warning.
     TypeError
-        From :meth:`fit`: a hyperparameter of the wrong type, named: ``field`` is None or not a str or int (it is
-        required), an integer parameter that is not an integer (a bool or ``2.5`` included), a penalty,
-        ``learning_rate`` or ``validation_fraction`` that is not a real number, ``auxiliary_features`` that is
-        not a list or tuple of column names or indices, a ``random_state`` that is not None or an int; or an
-        input that is not array-like.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters; ``field`` is required), or an input
+        is not array-like.
     ImportError
         From :meth:`fit`: torch is not installed (``pip install "mcal[mcnet]"``).
 
@@ -155,6 +153,12 @@ class NeuCalib(FieldNetwork):
         "auxiliary_scale_",
     )
     _array_kinds: ClassVar[dict[str, str]] = {**FieldNetwork._array_kinds, "knots_": "f"}
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **FieldNetwork._parameter_constraints,
+        "embedding_dim": POSITIVE_INT,
+        "n_knots": Interval(numbers.Integral, 2, None),
+        "monotonic_penalty": NON_NEGATIVE,
+    }
 
     def __init__(
         self,
@@ -188,12 +192,6 @@ class NeuCalib(FieldNetwork):
         self.min_samples_per_field = min_samples_per_field
         self.n_threads = n_threads
         self.random_state = random_state
-
-    def _validate_params_values(self) -> None:
-        super()._validate_params_values()
-        check_positive_int("embedding_dim", self.embedding_dim)
-        check_positive_int("n_knots", self.n_knots, minimum=2)
-        check_nonnegative("monotonic_penalty", self.monotonic_penalty)
 
     def _build(self, s, y, w, row_slots, n_slots) -> None:
         knots = np.unique(weighted_quantiles(s, w, int(self.n_knots) - 1))
@@ -260,6 +258,13 @@ class NeuCalib(FieldNetwork):
             raise ValueError("model data field state.knots_ must be a strictly increasing array of >= 2 knots")
 
 
+def _check_bin_counts(name: str, counts: Any) -> None:
+    """The rule of AdaCalib's ``bin_counts``: a non-empty increasing sequence of positive integers."""
+    check_positive_ints(name, counts)
+    if np.any(np.diff(counts) <= 0):
+        raise ValueError(f"{name} must be a non-empty increasing sequence of positive integers; got {counts!r}")
+
+
 class AdaCalib(FieldNetwork):
     """Doubly-adaptive calibration (AdaCalib): per-field monotone piecewise-linear maps from posterior statistics.
 
@@ -270,40 +275,40 @@ class AdaCalib(FieldNetwork):
     bin_counts : tuple of int, default=(5, 10, 20)
         Candidate numbers of equal-frequency bins; each field value mixes its candidates with learned
         attention weights (field-adaptive binning). 20 is the MCNet paper's setting for every binning method.
-    min_samples_per_bin : int, default=20
+    min_samples_per_bin : int >= 1, default=20
         A candidate with more bins than ``n_rows / min_samples_per_bin`` is masked for that field value (the
         smallest candidate is always kept), so that every bin's posterior statistics rest on enough rows.
-    hidden_dim : int, default=16
+    hidden_dim : int >= 1, default=16
         Hidden units of the two perceptrons that turn posterior statistics into keypoint values (and of the
         auxiliary perceptron).
     auxiliary_features : sequence of str or int, default=None
         Numeric columns of ``X`` fed to an auxiliary two-layer perceptron whose output is added to the
         calibrated logit (the MCNet paper's Table 2 "-Aux" variant); standardised with their weighted mean
         and standard deviation at fit. It does not see the score, so the map stays increasing in the score.
-    auxiliary_l2 : float, default=0.01
+    auxiliary_l2 : float >= 0, default=0.01
         L2 penalty on the auxiliary perceptron's weights, applied when ``auxiliary_features`` are given. The
         MCNet paper warns that the auxiliary network overfits a calibration set that is not independent:
         without this penalty and early stopping (``validation_fraction``), fed a hundred one-hot columns, it
         memorises a few thousand calibration rows (Table 2 of ``benchmarks/results/paper_mcnet.md``).
-    alpha : float, default=0.0
+    alpha : float >= 0, default=0.0
         Weight of the field-balance penalty (MCNet paper eq. 11-12), as in the MCNet paper's Table 3; 0 switches
         it off (the original loss).
-    validation_fraction : float or None, default=None
+    validation_fraction : float in [0, 1) or None, default=None
         Fraction of the rows held out (at random, from ``random_state``) for early stopping: the held-out log
         loss is checked every 10 Adam steps, training stops after 5 checks without improvement, and the best
         parameters are kept (the starting point included). None means 0.2 with ``auxiliary_features`` and 0
         (every row trains, ``max_iter`` steps, as in the paper) without them.
-    learning_rate : float, default=0.01
+    learning_rate : float > 0, default=0.01
         Adam step size (full batch).
-    max_iter : int, default=500
+    max_iter : int >= 1, default=500
         Adam steps.
-    min_samples_per_field : int, default=100
+    min_samples_per_field : int >= 1, default=100
         Field values with fewer rows (of positive weight) at fit time, and unseen values, use the fallback.
-    n_threads : int or None, default=1
+    n_threads : int >= 1 or None, default=1
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
         setting. The networks are tiny, so one thread is fastest on a shared machine (on a busy 2-core
         machine two threads made a fit many times slower); raise it for millions of rows.
-    random_state : int or None, default=None
+    random_state : int >= 0 or None, default=None
         Seeds the initial weights.
 
     Attributes
@@ -330,12 +335,10 @@ class AdaCalib(FieldNetwork):
     Raises
     ------
     ValueError
-        From :meth:`fit`: ``bin_counts`` that is empty, not increasing or holds an entry below 1, and the other
-        cases listed for :class:`NeuCalib` (hyperparameters out of range, the split, a diverging
-        ``learning_rate``, ``X`` without its columns, invalid data); from :meth:`predict` as there.
+        As for :class:`NeuCalib`: from :meth:`fit`, a parameter breaks its rule (see Parameters), the split, a
+        diverging ``learning_rate``, ``X`` without its columns, invalid data; from :meth:`predict` as there.
     TypeError
-        From :meth:`fit`: ``bin_counts`` that is not a list or tuple of integers, and the cases listed for
-        :class:`NeuCalib` (``field`` is required).
+        As for :class:`NeuCalib`: a parameter has the wrong type (``field`` is required).
     ImportError
         From :meth:`fit`: torch is not installed (``pip install "mcal[mcnet]"``).
 
@@ -392,6 +395,11 @@ class AdaCalib(FieldNetwork):
         "keypoint_groups_": "i",
         "candidate_mask_": "b",
     }
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **FieldNetwork._parameter_constraints,
+        "min_samples_per_bin": POSITIVE_INT,
+        "bin_counts": _check_bin_counts,
+    }
     #: Keys of slot/candidate groups are spaced this far apart; clipped logits lie in (-16.2, 16.2).
     _STRIDE: ClassVar[float] = 64.0
 
@@ -425,14 +433,6 @@ class AdaCalib(FieldNetwork):
         self.min_samples_per_field = min_samples_per_field
         self.n_threads = n_threads
         self.random_state = random_state
-
-    def _validate_params_values(self) -> None:
-        super()._validate_params_values()
-        check_positive_int("min_samples_per_bin", self.min_samples_per_bin)
-        counts = self.bin_counts
-        check_positive_ints("bin_counts", counts)
-        if np.any(np.diff(counts) <= 0):
-            raise ValueError(f"bin_counts must be a non-empty increasing sequence of positive integers; got {counts!r}")
 
     def _build(self, s, y, w, row_slots, n_slots) -> None:
         counts = [int(k) for k in self.bin_counts]

@@ -9,6 +9,7 @@ which count rows of positive weight), and are stored as safetensors through :met
 from __future__ import annotations
 
 import contextlib
+import numbers
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
@@ -17,17 +18,13 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator, check_state_array
-from mcal._features.field_inputs import feature_matrix
-from mcal._features.field_slots import FieldSlots, check_columns_param, check_field_param
+from mcal._constraints import Interval
+from mcal._features.field_inputs import feature_matrix, named_columns
+from mcal._features.field_slots import FieldSlots, check_columns_param
 from mcal._optional import import_optional
-from mcal._validation import check_positive_int, check_random_state_param, check_real, logit
-from mcal.mcnet._training import balance_penalty
-
-
-def check_training_params(learning_rate: Any, max_iter: Any) -> None:
-    """Raise ``ValueError`` unless ``learning_rate`` is a positive number and ``max_iter`` a positive integer."""
-    check_real("learning_rate", learning_rate, "a positive finite number", lambda v: v > 0)
-    check_positive_int("max_iter", max_iter)
+from mcal._validation import logit
+from mcal.field._per_field import FIELD_CONSTRAINTS
+from mcal.mcnet import balance_penalty
 
 
 @contextlib.contextmanager
@@ -173,9 +170,9 @@ def mlp_shapes(prefix: str, n_in: int, n_hidden: int) -> dict[str, tuple[int, ..
 _AUXILIARY_VALIDATION_FRACTION = 0.2
 
 
-def check_nonnegative(name: str, value: Any) -> None:
-    """Raise ``ValueError`` unless ``value`` is a non-negative finite number (a penalty weight)."""
-    check_real(name, value, "a non-negative finite number", lambda v: v >= 0)
+#: The rules of a positive integer and of a penalty weight.
+POSITIVE_INT = Interval(numbers.Integral, 1, None)
+NON_NEGATIVE = Interval(numbers.Real, 0, None, rule="a non-negative finite number")
 
 
 _KIND_NAMES = {"f": "floats", "i": "integers", "b": "booleans"}
@@ -199,21 +196,18 @@ class FieldNetwork(BaseCalibrator):
     #: dtype kind of every fitted array attribute beyond the field slots, checked when a model file is read
     _array_kinds: ClassVar[dict[str, str]] = {"auxiliary_mean_": "f", "auxiliary_scale_": "f"}
 
-    def _validate_params_values(self) -> None:
-        check_field_param(self.field)
-        check_positive_int("min_samples_per_field", self.min_samples_per_field)
-        check_training_params(self.learning_rate, self.max_iter)
-        check_positive_int("hidden_dim", self.hidden_dim)
-        check_nonnegative("alpha", self.alpha)
-        check_nonnegative("auxiliary_l2", self.auxiliary_l2)
-        if self.validation_fraction is not None:
-            check_real(
-                "validation_fraction", self.validation_fraction, "None or a number in [0, 1)", lambda v: 0 <= v < 1
-            )
-        if self.n_threads is not None:
-            check_positive_int("n_threads", self.n_threads)
-        check_random_state_param(self.random_state)
-        check_columns_param("auxiliary_features", self.auxiliary_features)
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **FIELD_CONSTRAINTS,
+        "learning_rate": Interval(numbers.Real, 0, None, closed="neither", rule="a positive finite number"),
+        "max_iter": POSITIVE_INT,
+        "hidden_dim": POSITIVE_INT,
+        "alpha": NON_NEGATIVE,
+        "auxiliary_l2": NON_NEGATIVE,
+        "validation_fraction": [None, Interval(numbers.Real, 0, 1, closed="left", rule="None or a number in [0, 1)")],
+        "n_threads": [None, POSITIVE_INT],
+        "random_state": "random_state",
+        "auxiliary_features": check_columns_param,
+    }
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         with torch_threads(self.n_threads):
@@ -284,6 +278,10 @@ class FieldNetwork(BaseCalibrator):
                 f"got {int(held.sum())} held-out row(s) of {n} (use validation_fraction=0 or more data)"
             )
         return held
+
+    def _feature_columns(self) -> list[Any] | None:
+        """The auxiliary features and the field, by name."""
+        return named_columns(self.field, self.auxiliary_features)
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         torch = import_optional("torch")

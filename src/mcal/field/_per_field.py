@@ -8,6 +8,7 @@ and values unseen at fit time use the calibrator fitted on all rows (the fallbac
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -16,9 +17,28 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
 from mcal._base import BaseCalibrator
+from mcal._constraints import Interval
+from mcal._features.field_inputs import named_columns
 from mcal._features.field_slots import FieldSlots, check_field_param
-from mcal._validation import check_positive_int, check_y_prob, output_dtype, warn
+from mcal._validation import check_y_prob, output_dtype, warn
 from mcal.nonparametric import IsotonicCalibration
+
+
+def check_field(name: str, field: Any) -> None:
+    """The rule of a ``field`` parameter: a column name (non-empty str) or index (int)."""
+    check_field_param(field, name)
+
+
+#: The parameter constraints of the field column, shared by the field-aware calibrators.
+FIELD_CONSTRAINTS = {"field": check_field, "min_samples_per_field": Interval(numbers.Integral, 1, None)}
+
+
+def _check_univariate(name: str, calibrator: Any) -> None:
+    """The rule of ``calibrator``: None or a univariate mcal calibrator."""
+    if calibrator is not None and not isinstance(calibrator, BaseCalibrator):
+        raise TypeError(f"{name} must be an mcal calibrator or None; got {type(calibrator).__name__}")
+    if calibrator is not None and calibrator.uses_features:
+        raise ValueError(f"{name} must be univariate (uses_features=False); got {type(calibrator).__name__}")
 
 
 class PerFieldCalibrator(BaseCalibrator):
@@ -26,12 +46,12 @@ class PerFieldCalibrator(BaseCalibrator):
 
     Parameters
     ----------
-    calibrator : BaseCalibrator, default=None
+    calibrator : BaseCalibrator or None, default=None
         An unfitted univariate mcal calibrator (``uses_features = False``) to clone per field value;
         :class:`~mcal.IsotonicCalibration` when None.
     field : str or int, default=None
-        The field column of ``X`` (name, or index for an array). Required.
-    min_samples_per_field : int, default=100
+        The field column of ``X`` (a non-empty name, or index for an array). Required.
+    min_samples_per_field : int >= 1, default=100
         A field value gets its own calibrator when it has at least this many rows of positive weight at fit
         time, and both classes.
 
@@ -49,13 +69,13 @@ class PerFieldCalibrator(BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: ``min_samples_per_field`` below 1, a ``calibrator`` that uses features, ``X=None`` or an
-        ``X`` without the field column, missing field values, or invalid scores, labels or weights (as
+        From :meth:`fit`: a parameter breaks its rule (see Parameters), ``X=None`` or an ``X`` without the field
+        column, missing field values, or invalid scores, labels or weights (as
         :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), and what the nested calibrator's fit raises;
         from :meth:`predict`: ``X=None`` or an ``X`` without the field column.
     TypeError
-        From :meth:`fit`: ``field`` is None or not a str or int (it is required), ``min_samples_per_field`` is
-        not an integer, ``calibrator`` is neither None nor an mcal calibrator, or an input is not array-like.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters; ``field`` is required), or an input is
+        not array-like.
 
     Notes
     -----
@@ -88,6 +108,7 @@ class PerFieldCalibrator(BaseCalibrator):
         "field_calibrators_",
         "global_calibrator_",
     )
+    _parameter_constraints: ClassVar[dict[str, Any]] = {**FIELD_CONSTRAINTS, "calibrator": _check_univariate}
 
     def __init__(
         self,
@@ -99,15 +120,6 @@ class PerFieldCalibrator(BaseCalibrator):
         self.calibrator = calibrator
         self.field = field
         self.min_samples_per_field = min_samples_per_field
-
-    def _validate_params_values(self) -> None:
-        check_field_param(self.field)
-        check_positive_int("min_samples_per_field", self.min_samples_per_field)
-        cal = self.calibrator
-        if cal is not None and not isinstance(cal, BaseCalibrator):
-            raise TypeError(f"calibrator must be an mcal calibrator or None; got {type(cal).__name__}")
-        if cal is not None and cal.uses_features:
-            raise ValueError(f"calibrator must be univariate (uses_features=False); got {type(cal).__name__}")
 
     def _template(self) -> BaseCalibrator:
         return IsotonicCalibration() if self.calibrator is None else self.calibrator
@@ -139,6 +151,10 @@ class PerFieldCalibrator(BaseCalibrator):
         ]
         self.field_values_ = values
         self.field_slots_ = slots.slot_of_value
+
+    def _feature_columns(self) -> list[Any] | None:
+        """The field, by name (see :meth:`mcal.BaseCalibrator.feature_columns`)."""
+        return named_columns(self.field, None)
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         return self._per_slot(y_prob, X, lambda cal, p: (cal.predict(p),))[0]

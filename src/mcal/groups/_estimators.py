@@ -15,6 +15,7 @@ indicators (e.g. :func:`mcal.datasets.bank_marketing_groups`) rather than raw fe
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,12 +24,14 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator
+from mcal._constraints import Interval
+from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
-from mcal._features.groups import GroupInput, group_masks
-from mcal._lightgbm_checks import booster_from_text, check_tree_params, lightgbm_threads
+from mcal._lightgbm import booster_from_text, lightgbm_threads, tree_constraints
 from mcal._optional import import_optional
-from mcal._validation import check_bool, check_positive_int, check_random_state_param, check_real, logit, warn
+from mcal._validation import check_real, logit, warn
 from mcal.groups._hkrr import hkrr_multicalibrate, hkrr_replay, prediction_levels
+from mcal.groups._inputs import GROUP_CONSTRAINTS, GroupInput, group_masks
 
 #: The objective= line of DFMC's LightGBM model text (LightGBM's "binary" objective with its default sigmoid).
 _MODEL_OBJECTIVE = "binary sigmoid:1"
@@ -36,14 +39,21 @@ _MODEL_OBJECTIVE = "binary sigmoid:1"
 #: The HKRR core (in :mod:`mcal.groups._hkrr`) stays importable from here.
 
 
+def _check_lam(name: str, lam: Any) -> None:
+    """The rule of HKRR's ``lam``: a number in (0, 1] that divides 1 into an integer number of levels."""
+    check_real(name, lam, "a number in (0, 1]", lambda v: 0 < v <= 1)
+    if abs(round(1.0 / lam) * lam - 1.0) > 1e-9:
+        raise ValueError(f"{name} must divide 1 into an integer number of levels (e.g. 0.1, 0.05); got {lam!r}")
+
+
 class HKRR(GroupInput, BaseCalibrator):
     """HKRR multicalibration: iterative patching of (group, prediction level) cells.
 
     Parameters
     ----------
-    lam : float, default=0.1
+    lam : float in (0, 1], default=0.1
         Width of the prediction levels, lambda; ``1 / lam`` must be an integer (10 levels by default).
-    alpha : float, default=0.05
+    alpha : float in (0, 1], default=0.05
         Cells with at least ``alpha * lam`` of their group's weight are checked; with the oracle, one is
         patched when its mean residual reaches ``alpha / 2``. The MCGrad paper (after Hansen et al. 2024)
         picks the best of 0.1, 0.05, 0.025 and 0.0125 on validation data.
@@ -51,7 +61,7 @@ class HKRR(GroupInput, BaseCalibrator):
         Use the guess-and-check oracle with ``omega = alpha / 4`` (noisy patches, as benchmarked by Hansen
         et al. and the MCGrad paper); otherwise patch a cell by its mean residual when that is at least
         ``lam / 10``.
-    max_iter : int, default=1000
+    max_iter : int >= 1, default=1000
         Largest number of passes over all cells; a :class:`~mcal.CalibrationWarning` says when it is reached.
     snap : bool, default=True
         Snap every prediction to its level's calibration mean after the patches, as Hansen et al.'s
@@ -62,8 +72,8 @@ class HKRR(GroupInput, BaseCalibrator):
     groups : {"columns", "generated"}, default="columns"
         ``"columns"``: every column of ``X`` is a boolean group indicator. ``"generated"``: the groups are the
         segments generated from the features in ``X`` (:func:`mcal.segments.generate_segments`).
-    segment_params : dict, default=None
-        Settings of :func:`mcal.segments.generate_segments` for ``groups="generated"`` (its defaults otherwise:
+    segment_params : dict or None, default=None
+        Settings of :func:`mcal.segments.generate_segments` for ``groups="generated"`` only (its defaults otherwise:
         conjunctions of up to 3 feature conditions, at most 1000 segments, the whole table included).
     random_state : int >= 0 or None, default=None
         Seeds the order of groups and levels and the oracle's noise. An integer, not a Generator, so that the
@@ -95,17 +105,11 @@ class HKRR(GroupInput, BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: ``lam`` or ``alpha`` not in (0, 1] or not finite, a ``lam`` that does not divide 1 into an
-        integer number of levels, ``max_iter`` below 1, a negative ``random_state``, ``groups`` other than
-        'columns' or 'generated', ``segment_params`` with a key that is not a
-        :func:`~mcal.segments.generate_segments` setting or given with ``groups='columns'``, ``X=None``, an ``X``
-        whose columns are not boolean (or 0/1) indicators with ``groups='columns'``, or invalid scores, labels or
-        weights (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
+        From :meth:`fit`: a parameter breaks its rule (see Parameters), ``X=None``, an ``X`` whose columns are
+        not boolean (or 0/1) indicators with ``groups='columns'``, or invalid scores, labels or weights (as
+        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
     TypeError
-        From :meth:`fit`: ``lam`` or ``alpha`` is not a real number, ``oracle`` or ``snap`` is not a bool,
-        ``max_iter`` is not an integer, ``random_state`` is not None or an int, ``groups`` is not a str,
-        ``segment_params`` is not a dict or None (bools are neither numbers nor integers here), or an input is
-        not array-like.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters), or an input is not array-like.
 
     Notes
     -----
@@ -160,6 +164,15 @@ class HKRR(GroupInput, BaseCalibrator):
         "segments_",
     )
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("group_names", "segment_columns")
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "lam": _check_lam,
+        "alpha": Interval(numbers.Real, 0, 1, closed="right"),
+        "oracle": "boolean",
+        "snap": "boolean",
+        "max_iter": Interval(numbers.Integral, 1, None),
+        "random_state": "random_state",
+        **GROUP_CONSTRAINTS,
+    }
 
     def __init__(
         self,
@@ -185,17 +198,6 @@ class HKRR(GroupInput, BaseCalibrator):
     def _n_levels(self) -> int:
         return round(1.0 / self.lam)
 
-    def _validate_params_values(self) -> None:
-        for name in ("lam", "alpha"):
-            check_real(name, getattr(self, name), "a number in (0, 1]", lambda v: 0 < v <= 1)
-        if abs(self._n_levels() * self.lam - 1.0) > 1e-9:
-            raise ValueError(f"lam must divide 1 into an integer number of levels (e.g. 0.1, 0.05); got {self.lam!r}")
-        for name in ("oracle", "snap"):
-            check_bool(name, getattr(self, name))
-        check_positive_int("max_iter", self.max_iter)
-        check_random_state_param(self.random_state)
-        self._check_group_params()
-
     def _members(self, X: Any, n_samples: int, *, fitting: bool) -> list[NDArray[np.intp]]:
         """Sorted row indices of every group."""
         if self.groups == "generated":
@@ -210,6 +212,9 @@ class HKRR(GroupInput, BaseCalibrator):
             self._check_X_columns(X)
         masks = group_masks(X, n_samples)
         return [np.flatnonzero(masks[:, g]) for g in range(masks.shape[1])]
+
+    def _column_names(self) -> list[str] | None:
+        return self.group_names_
 
     def _check_X_columns(self, X: Any) -> None:
         names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else None
@@ -298,33 +303,33 @@ class DFMC(GroupInput, BaseCalibrator):
 
     Parameters
     ----------
-    n_estimators : int, default=100
-        Boosting rounds (trees).
-    learning_rate : float, default=0.1
+    n_estimators : int >= 1, default=100
+        Boosting rounds (trees). The integers below lie within LightGBM's int32.
+    learning_rate : float > 0, default=0.1
         Shrinkage of every tree.
-    max_depth : int, default=2
+    max_depth : int >= 1, default=2
         Depth of every tree; 2 is DFMC's defining choice.
-    max_leaves : int, default=31
+    max_leaves : int in [2, 131072], default=31
         Leaf cap (at depth 2 a tree has at most 4 leaves).
-    min_child_samples : int, default=20
+    min_child_samples : int >= 1, default=20
         Fewest rows in a leaf.
-    l2_regularization : float, default=0.0
+    l2_regularization : float >= 0, default=0.0
         L2 penalty on leaf values.
-    min_gain_to_split : float, default=0.0
+    min_gain_to_split : float >= 0, default=0.0
         Smallest loss reduction for a split.
-    min_sum_hessian_in_leaf : float, default=1e-3
+    min_sum_hessian_in_leaf : float >= 0, default=1e-3
         Smallest hessian sum in a leaf.
     groups : {"columns", "generated"}, default="columns"
         ``"columns"``: the columns of ``X`` are the features (group indicators as 0/1 or bool columns, other
         numerical or categorical features beside them). ``"generated"``: the features are the memberships of
         the segments generated from the features in ``X`` (:func:`mcal.segments.generate_segments`).
-    segment_params : dict, default=None
-        Settings of :func:`mcal.segments.generate_segments` for ``groups="generated"``.
+    segment_params : dict or None, default=None
+        Settings of :func:`mcal.segments.generate_segments`, for ``groups="generated"`` only.
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Which columns of ``X`` are categorical (``groups="columns"``), as for :class:`~mcal.MCGrad`: pandas
         category, bool and string columns by default, or indices or names (shape (n_categorical,)) or a boolean
         mask (shape (n_features,)); they become LightGBM categorical features.
-    n_jobs : int or None, default=None
+    n_jobs : int other than 0, or None, default=None
         LightGBM threads, at most the cores; negative values count back from the cores (-1: all). None uses
         one thread per 10,000 rows, as :class:`~mcal.MCGrad` does.
     random_state : int >= 0 or None, default=None
@@ -347,17 +352,11 @@ class DFMC(GroupInput, BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: ``n_estimators``, ``max_depth`` or ``min_child_samples`` below 1, ``max_leaves`` below 2
-        or above 131072, an integer above LightGBM's int32, a ``learning_rate`` that is not a positive finite
-        number, ``l2_regularization``, ``min_gain_to_split`` or ``min_sum_hessian_in_leaf`` that is not a
-        non-negative finite number, ``n_jobs=0``, a negative ``random_state``, ``groups`` other than 'columns' or
-        'generated', ``segment_params`` with a key that is not a :func:`~mcal.segments.generate_segments` setting
-        or given with ``groups='columns'``, ``X=None``, features that :class:`~mcal.MCGrad` would refuse too, or
-        invalid scores, labels or weights (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
+        From :meth:`fit`: a parameter breaks its rule (see Parameters), ``X=None``, features that
+        :class:`~mcal.MCGrad` would refuse too, or invalid scores, labels or weights (as
+        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
     TypeError
-        From :meth:`fit`: an integer parameter (``n_jobs`` and ``random_state`` included) that is not an integer,
-        a real one that is not a real number (bools are neither), ``groups`` that is not a str, ``segment_params``
-        that is not a dict or None, or an input that is not array-like.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters), or an input that is not array-like.
     ImportError
         From :meth:`fit`: LightGBM is not installed (``pip install "mcal[mcgrad]"``).
 
@@ -407,6 +406,12 @@ class DFMC(GroupInput, BaseCalibrator):
     uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = ("n_features_in_", "segments_")
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("booster", "encoder", "segment_columns")
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **tree_constraints(min_child_samples=1, limited_depth=True),
+        "random_state": "random_state",
+        **GROUP_CONSTRAINTS,
+        "categorical_features": check_categorical_features,
+    }
 
     def __init__(
         self,
@@ -438,11 +443,6 @@ class DFMC(GroupInput, BaseCalibrator):
         self.categorical_features = categorical_features
         self.n_jobs = n_jobs
         self.random_state = random_state
-
-    def _validate_params_values(self) -> None:
-        check_tree_params(self, min_child_samples=1, limited_depth=True)
-        check_random_state_param(self.random_state)
-        self._check_group_params()
 
     def _params(self, n_rows: int | None = None) -> dict[str, Any]:
         seed = int(np.random.default_rng(self.random_state).integers(2**31 - 1))
@@ -476,6 +476,9 @@ class DFMC(GroupInput, BaseCalibrator):
             features = self.encoder_.transform(X, n_extra_columns=1)
         features[:, -1] = logit(y_prob)
         return features
+
+    def _column_names(self) -> list[str] | None:
+        return None if self.encoder_ is None else self.encoder_.named_columns()
 
     def _check_X_columns(self, X: Any) -> None:
         if self.encoder_ is not None:  # the features of groups='columns', by position; generated segments by name

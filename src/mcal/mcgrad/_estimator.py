@@ -6,6 +6,7 @@ of :mod:`mcal.mcgrad.engine`. LightGBM is imported only when a model is fitted, 
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, ClassVar
 
 import numpy as np
@@ -14,22 +15,21 @@ from numpy.typing import NDArray
 from sklearn.utils.validation import check_is_fitted
 
 from mcal._base import BaseCalibrator
+from mcal._constraints import Interval, StrOptions
+from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
-from mcal._lightgbm_checks import booster_from_text, check_float32_weights, check_tree_params, lightgbm_threads
-from mcal._lightgbm_params import (
-    check_lightgbm_params,
-    check_per_feature_params,
+from mcal._lightgbm import (
+    LightGBMParams,
+    booster_from_text,
+    check_float32_weights,
+    check_monotone_constraints,
+    forwarded,
     lightgbm_errors_name_lightgbm_params,
+    lightgbm_threads,
+    tree_constraints,
 )
-from mcal._progress import check_progress
-from mcal._validation import (
-    check_bool,
-    check_choice,
-    check_positive_int,
-    check_random_state_param,
-    check_real,
-    warn,
-)
+from mcal._progress import check_progress_param
+from mcal._validation import warn
 from mcal.mcgrad.engine import (
     LOG_LOSS,
     CompiledForests,
@@ -58,7 +58,7 @@ class MCGrad(BaseCalibrator):
 
     Parameters
     ----------
-    max_rounds : int, default=100
+    max_rounds : int >= 0, default=100
         Cap on the number of rounds; with ``early_stopping=None`` exactly this many rounds are fitted
         (``max_rounds=1, early_stopping=None`` is the paper's "one round only" ablation).
     early_stopping : {"holdout", "kfold"} or None, default="holdout"
@@ -96,7 +96,9 @@ class MCGrad(BaseCalibrator):
     learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split
         LightGBM regularization of each round, defaults from section 4.1 of [1]_: learning_rate 0.02873,
         max_depth 5, min_child_samples 160, n_estimators 94 (trees per round), max_leaves 5 (LightGBM's
-        ``num_leaves``), l2_regularization 0.00913 (``lambda_l2``), min_gain_to_split 0.15.
+        ``num_leaves``), l2_regularization 0.00913 (``lambda_l2``), min_gain_to_split 0.15. The integers lie
+        within LightGBM's int32 (max_depth <= 0: no limit; max_leaves in [2, 131072]); learning_rate is
+        positive and the penalties non-negative.
     min_sum_hessian_in_leaf : float >= 0, default=1e-3
         Least total Hessian ``sum w f (1 - f)`` in a leaf (section 3.3 of [1]_), in units of sample
         weight. The paper calls 20 its default but also reports it as a separate "msh_20" variant, and
@@ -107,24 +109,22 @@ class MCGrad(BaseCalibrator):
         Being an absolute Hessian, 20 also blocks every split on small or lightly weighted data. Hence
         1e-3; pass 20 for the msh_20 variant.
     lightgbm_params : dict or None, default=None
-        Further LightGBM parameters (str keys, scalar or list values; tuples and 1-D arrays are lists), e.g.
-        ``{"max_bin": 63}`` or ``{"monotone_constraints": [0, ..., 0, 1]}``, which takes one entry per column
-        of ``X`` and a last one for the score ``F_{t-1}``, 0 for categorical columns. Parameters that MCGrad sets or exposes
+        Further LightGBM parameters (str keys; a bool, a finite number, a string without whitespace or ``=``, or
+        a list of them; tuples and 1-D arrays are lists), e.g. ``{"max_bin": 63}`` or
+        ``{"monotone_constraints": [0, ..., 0, 1]}``, which takes one sign in {-1, 0, 1} per column of ``X`` and
+        a last one for the score ``F_{t-1}``, 0 for categorical columns. Parameters that MCGrad sets or exposes
         above (and their LightGBM aliases) are rejected with the argument to use instead, and so are the
         options of LightGBM's binary objective that its cross-entropy objective ignores (``is_unbalance``,
-        ``scale_pos_weight``: use ``sample_weight``); nothing is silently overridden. Values that LightGBM
-        would reject (of the wrong kind, out of range, of the wrong length per feature) raise a ``ValueError``
-        naming the parameter before LightGBM sees them (LightGBM's rules, which it prints to standard error);
-        what LightGBM still rejects (a GPU the build lacks) raises a ``ValueError`` at fit that quotes
-        LightGBM; names that LightGBM does not know (which it would ignore) raise a ``ValueError`` that
-        suggests the closest known names.
+        ``scale_pos_weight``: use ``sample_weight``), names that LightGBM does not know (it would ignore them;
+        the closest known names are suggested) and two names of one parameter. LightGBM judges the values: one
+        it rejects raises a ``ValueError`` at fit that names the parameter and quotes LightGBM.
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
         dtypes (pandas category, bool, string and object, and Arrow dictionary), or given as indices or names
         (shape (n_categorical,)) or a boolean mask (shape (n_features,)). Integer-coded categoricals must be
         declared. Missing values are passed to LightGBM as missing; categories unseen at fit are treated as
         missing at predict, with one warning that counts them.
-    n_jobs : int or None, default=None
+    n_jobs : int other than 0, or None, default=None
         LightGBM threads for fitting and predicting, at most the cores (joblib's count); a negative value
         counts back from the cores as in scikit-learn (-1: all, -2: all but one). None uses one thread per
         10,000 rows, at least one: LightGBM waits at OpenMP barriers in every tree, which on a few thousand
@@ -136,7 +136,7 @@ class MCGrad(BaseCalibrator):
     progress : bool or None, default=False
         Progress bar over rounds, for early stopping and for the refit: None on a terminal only, True always
         (tqdm required), False never.
-    random_state : int or None, default=None
+    random_state : int >= 0 or None, default=None
         Seeds the splits and LightGBM; an int makes fit and predict reproducible run to run.
 
     Attributes
@@ -162,20 +162,13 @@ class MCGrad(BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: a parameter out of its range (named), invalid scores, labels, weights or features
-        (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), weights outside LightGBM's float32 range,
-        or ``lightgbm_params`` that LightGBM rejects; from :meth:`predict`: features whose columns differ
+        From :meth:`fit`: a parameter breaks its rule (see Parameters), invalid scores, labels, weights or
+        features (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), weights outside LightGBM's float32
+        range, or ``lightgbm_params`` that LightGBM rejects; from :meth:`predict`: features whose columns differ
         from those seen at fit. Unseen categories are not an error: they count as missing, with a warning.
     TypeError
-        From :meth:`fit`: a parameter of the wrong type (named): an integer parameter (``max_rounds``,
-        ``n_folds``, ``patience``, ``n_estimators``, ``max_leaves``, ``max_depth``, ``min_child_samples``,
-        ``n_jobs``, ``random_state``) that is not an integer (a bool or ``2.0`` included), a real one
-        (``validation_fraction``, ``learning_rate``, ``l2_regularization``, ``min_gain_to_split``,
-        ``min_sum_hessian_in_leaf``) that is not a real number, ``rescale`` that is not a bool, ``progress`` that
-        is not a bool or None, ``early_stopping`` that is not a str or None, ``categorical_features`` that is not
-        'from_dtype', None or a 1-D sequence of indices, names or bools, ``lightgbm_params`` that is not a dict or
-        None or holds a non-string key or a value that is not a bool, number, string or list of them; or an input
-        that is not array-like, or ``X`` that is not a table.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters), an input is not array-like, or ``X``
+        is not a table.
     ImportError
         If LightGBM is not installed (``pip install "mcal[mcgrad]"``).
 
@@ -229,6 +222,19 @@ class MCGrad(BaseCalibrator):
         "feature_importances_",
     )
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder")
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "max_rounds": Interval(numbers.Integral, 0, None),
+        "patience": Interval(numbers.Integral, 0, None),
+        "n_folds": Interval(numbers.Integral, 2, None),
+        **tree_constraints(min_child_samples=0, limited_depth=False),
+        "progress": check_progress_param,
+        "early_stopping": StrOptions("holdout", "kfold", None),
+        "validation_fraction": Interval(numbers.Real, 0, 1, closed="neither"),
+        "rescale": "boolean",
+        "random_state": "random_state",
+        "lightgbm_params": LightGBMParams(),
+        "categorical_features": check_categorical_features,
+    }
 
     def __init__(
         self,
@@ -274,26 +280,6 @@ class MCGrad(BaseCalibrator):
         self.random_state = random_state
 
     # -- parameters ----------------------------------------------------------------------------------------
-    def _validate_params_values(self) -> None:
-        for name, minimum in (("max_rounds", 0), ("patience", 0), ("n_folds", 2)):
-            check_positive_int(name, getattr(self, name), minimum=minimum)
-        check_tree_params(self, min_child_samples=0, limited_depth=False)
-        check_progress(self.progress)
-        check_choice("early_stopping", self.early_stopping, ("holdout", "kfold", None))
-        check_real("validation_fraction", self.validation_fraction, "a number in (0, 1)", lambda v: 0.0 < v < 1.0)
-        check_bool("rescale", self.rescale)
-        check_random_state_param(self.random_state)
-        self._extra_lightgbm_params()
-
-    def _extra_lightgbm_params(self) -> dict[str, Any]:
-        extra = self.lightgbm_params
-        if extra is None:
-            return {}
-        if not isinstance(extra, dict):
-            raise TypeError(f"lightgbm_params must be a dict or None; got {type(extra).__name__}")
-        check_lightgbm_params(extra)
-        return dict(extra)
-
     def _lightgbm_params(self, seed: int, n_rows: int | None = None) -> dict[str, Any]:
         """LightGBM's parameters; ``n_rows`` (training rows, None if unknown) picks the histogram layout."""
         layout = "force_col_wise" if n_rows is not None and n_rows >= _COL_WISE_FROM_ROWS else "force_row_wise"
@@ -311,7 +297,7 @@ class MCGrad(BaseCalibrator):
             "deterministic": True,
             layout: True,
             "verbosity": -1,
-            **self._extra_lightgbm_params(),
+            **forwarded(self.lightgbm_params),
         }
 
     def _loss(self) -> Any:
@@ -325,7 +311,7 @@ class MCGrad(BaseCalibrator):
         split_seed, lgb_seed = self._seeds()
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
-        check_per_feature_params(self.lightgbm_params, encoder)
+        check_monotone_constraints(self.lightgbm_params, encoder)
         Xe = encoder.transform(X, n_extra_columns=1)
         F0 = self._loss().link(y_prob)
         engine = LocalEngine(
@@ -527,6 +513,9 @@ class MCGrad(BaseCalibrator):
         for booster in self.boosters_:
             total += booster.feature_importance(importance_type="gain")
         return total
+
+    def _feature_columns(self) -> list[Any] | None:
+        return self.encoder_.named_columns()
 
     def _set_feature_attrs(self) -> None:
         self.n_features_in_ = self.encoder_.n_features_in_

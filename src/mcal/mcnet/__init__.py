@@ -4,7 +4,9 @@ Importing this package does not import torch; fitting and exact inference do, th
 :func:`mcal._optional.import_optional`.
 """
 
+from mcal.mcnet._checks import torch_device
 from mcal.mcnet._estimator import MCNet
 from mcal.mcnet._quadrature import clenshaw_curtis
+from mcal.mcnet._training import balance_penalty
 
-__all__ = ["MCNet", "clenshaw_curtis"]
+__all__ = ["MCNet", "balance_penalty", "clenshaw_curtis", "torch_device"]

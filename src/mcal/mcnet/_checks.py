@@ -8,16 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from mcal._constraints import Interval, StrOptions
 from mcal._features.field_slots import check_columns_param, check_field_param
-from mcal._progress import check_progress
-from mcal._validation import (
-    check_bool,
-    check_choice,
-    check_positive_int,
-    check_positive_ints,
-    check_random_state_param,
-    check_real,
-)
+from mcal._progress import check_progress_param
+from mcal._validation import check_positive_ints
 
 
 def is_int(value: Any) -> bool:
@@ -25,9 +19,10 @@ def is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def _check_real(name: str, value: Any, *, low: float, high: float = np.inf, open_low: bool = False) -> None:
-    rule = f"a finite number in {'(' if open_low else '['}{low}, {high})"
-    check_real(name, value, rule, lambda v: (v > low if open_low else v >= low) and v < high)
+def _real(low: float, high: float | None = None, *, open_low: bool = False) -> Interval:
+    """A finite number in ``[low, high)`` (``(low, high)`` when ``open_low``; no upper bound for None)."""
+    rule = f"a finite number in {'(' if open_low else '['}{low}, {np.inf if high is None else high})"
+    return Interval(numbers.Real, low, high, closed="neither" if open_low else "left", rule=rule)
 
 
 #: The devices MCNet runs on: the CPU and CUDA GPUs (exact inference needs float64, which not every backend has).
@@ -83,49 +78,37 @@ def torch_device(torch: Any, name: str, device: Any) -> Any:
     return resolved
 
 
-def check_params(est: Any) -> None:
-    """Validate MCNet's hyperparameters, naming the parameter, the rule and the value.
+def _check_column(name: str, column: Any) -> None:
+    check_field_param(column, name)
 
-    Raises
-    ------
-    TypeError
-        If a parameter is of the wrong type: an integer that is not an int (a bool or ``2.5`` included), a number
-        that is not a real number, a column that is not a str or int, a sequence that is not a list or tuple, a
-        flag that is not a bool, ``inference`` or ``device`` that is not a str.
-    ValueError
-        If a parameter of the right type is out of its range, or the parameters contradict each other.
-    """
-    for name, minimum in (
-        ("n_bins", 1),
-        ("n_nodes", 2),
-        ("embedding_dim", 1),
-        ("auxiliary_hidden_size", 1),
-        ("batch_size", 1),
-        ("max_epochs", 1),
-        ("max_steps", 1),
-        ("min_steps", 0),
-        ("patience", 1),
-        ("n_processes", 1),
-    ):
-        check_positive_int(name, getattr(est, name), minimum=minimum)
-    check_positive_ints("hidden_sizes", est.hidden_sizes)
-    _check_real("beta", est.beta, low=0.0)
-    _check_real("alpha", est.alpha, low=0.0)
-    _check_real("learning_rate", est.learning_rate, low=0.0, open_low=True)
-    _check_real("validation_fraction", est.validation_fraction, low=0.0, high=1.0)
-    for name in ("field", "balance_field"):
-        if getattr(est, name) is not None:
-            check_field_param(getattr(est, name), name)
-    check_columns_param("auxiliary_features", est.auxiliary_features)
+
+#: The parameter constraints of MCNet.
+MCNET_CONSTRAINTS: dict[str, Any] = {
+    **{name: Interval(numbers.Integral, minimum, None) for name, minimum in (
+        ("n_bins", 1), ("n_nodes", 2), ("embedding_dim", 1), ("auxiliary_hidden_size", 1), ("batch_size", 1),
+        ("max_epochs", 1), ("max_steps", 1), ("min_steps", 0), ("patience", 1), ("n_processes", 1))},
+    "hidden_sizes": check_positive_ints,
+    "beta": _real(0.0),
+    "alpha": _real(0.0),
+    "learning_rate": _real(0.0, open_low=True),
+    "validation_fraction": _real(0.0, 1.0),
+    "field": [None, _check_column],
+    "balance_field": [None, _check_column],
+    "auxiliary_features": check_columns_param,
+    "memory_efficient": "boolean",
+    "random_state": "random_state",
+    "n_threads": [None, Interval(numbers.Integral, 1, None)],
+    "progress": check_progress_param,
+    "inference": StrOptions("exact", "compiled"),
+    "device": check_device,
+}  # fmt: skip
+
+
+def check_param_relations(est: Any) -> None:
+    """Raise ``ValueError`` for MCNet parameters that contradict each other: a field-balance penalty without a
+    field, or training in processes with that penalty or on another device than the CPU."""
     if est.alpha > 0 and est.field is None and est.balance_field is None:
         raise ValueError(f"alpha > 0 needs a field to balance: set field or balance_field; got alpha={est.alpha!r}")
-    check_bool("memory_efficient", est.memory_efficient)
-    check_random_state_param(est.random_state)
-    if est.n_threads is not None:
-        check_positive_int("n_threads", est.n_threads)
-    check_progress(est.progress)
-    check_choice("inference", est.inference, ("exact", "compiled"))
-    check_device("device", est.device)
     if est.n_processes > 1 and (est.alpha > 0 or est.device != "cpu"):
         raise ValueError(
             f"n_processes > 1 trains on the CPU without the field-balance penalty; got n_processes={est.n_processes!r} "

@@ -12,15 +12,16 @@ from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._binning import assign_bins, equal_frequency_edges
-from mcal._features.field_inputs import feature_matrix, field_column
+from mcal._features.field_inputs import feature_matrix, field_column, named_columns
 from mcal._features.fields import UNSEEN, FieldVocabulary
 from mcal._optional import import_optional
 from mcal._validation import EPS, logit
 from mcal.mcnet._checks import (
+    MCNET_CONSTRAINTS,
     check_compiled_tables,
     check_device,
     check_fitted_structure,
-    check_params,
+    check_param_relations,
     check_weight_tensors,
     torch_device,
 )
@@ -58,64 +59,64 @@ class MCNet(BaseCalibrator):
 
     Parameters
     ----------
-    n_bins : int, default=20
+    n_bins : int >= 1, default=20
         Number K of equal-frequency bins of the score (fewer when tied scores make edges coincide).
-    n_nodes : int, default=25
+    n_nodes : int >= 2, default=25
         Clenshaw-Curtis nodes T of the integral (Appendix A.2).
-    hidden_sizes : sequence of int, default=(32, 32)
+    hidden_sizes : non-empty sequence of int >= 1, default=(32, 32)
         Hidden layer widths of the per-bin MLPs f1 and f2. The paper uses (128, 128); see Notes.
-    embedding_dim : int, default=64
+    embedding_dim : int >= 1, default=64
         Size of the per-bin field embedding h (the paper's 128; see Notes).
-    beta : float, default=0.0
+    beta : float >= 0, default=0.0
         Weight of the order-preserving regularizer (eq. 10, 13); the paper uses 1.0. Here the map is monotone
         across bins by construction, and the penalty only pulls the network's own bias terms into order; 0.1
         kept the warm start in the measurements (see Notes).
-    alpha : float, default=0.0
+    alpha : float >= 0, default=0.0
         Weight of the field-balance regularizer (eq. 11-13); needs ``field`` or ``balance_field``. The paper
         does not report its value; 0 leaves the regularizer off, as in its Table 1 runs without Table 3's ablation.
-    field : str or int, default=None
+    field : str or int or None, default=None
         Column of ``X`` (name, or index for an array) holding the field used as context: MCNet-Field.
         ``None`` gives MCNet-None (the embedding is the zero vector).
-    balance_field : str or int, default=None
+    balance_field : str or int or None, default=None
         Column grouping the rows for the field-balance regularizer; ``None`` uses ``field``. With
         ``field=None`` this gives the paper's MCNet-None trained with the balance regularizer (Table 3).
-    auxiliary_features : sequence of str or int, default=None
+    auxiliary_features : non-empty sequence of str or int, or None, default=None
         Numeric columns of ``X`` for the optional auxiliary network (Appendix A.3), added in logit units.
-    auxiliary_hidden_size : int, default=64
+    auxiliary_hidden_size : int >= 1, default=64
         Hidden width of the auxiliary two-layer MLP.
-    learning_rate : float, default=3e-3
+    learning_rate : float > 0, default=3e-3
         Adam's peak step size: reached by a linear warm-up over the first 100 steps (a tenth of the budget if
         fewer), then lowered along a cosine to 5 % of it at the end of the budget (see Notes; the paper uses
         1e-4 or 1e-5 with millions of rows).
-    batch_size : int, default=2048
+    batch_size : int >= 1, default=2048
         Mini-batch size (the paper's 2048).
-    max_epochs : int, default=1000
+    max_epochs : int >= 1, default=1000
         Most passes over the training part; with ``max_steps`` it sets the step budget
         ``min(max_steps, max_epochs * ceil(n_train / batch_size))``.
-    max_steps : int, default=3000
+    max_steps : int >= 1, default=3000
         Most optimizer steps (mini-batches), however large the data: small data gets many passes, large data
         few (1.4 passes of 5M rows).
-    min_steps : int, >= 0, default=500
+    min_steps : int >= 0, default=500
         Early stopping cannot end a fit before this many steps (nor before the budget, if smaller).
-    patience : int, default=500
+    patience : int >= 1, default=500
         Stop after this many optimizer steps without a lower held-out loss (read every 25 steps, or every
         ``ceil(n_held_out / batch_size)`` steps when more); the best reading's weights are kept.
-    validation_fraction : float, default=0.1
+    validation_fraction : float in [0, 1), default=0.1
         Part of the calibration rows held out for early stopping, in [0, 1); 0 trains the whole step budget.
     memory_efficient : bool, default=False
         Backward pass of Algorithm 2: recompute f1 a few nodes at a time and integrate the gradient, instead
         of storing the activations of all T nodes: a training step's peak memory falls 2.6-2.9x
         (``benchmarks/results/mcnet.md``), for one more forward pass of f1.
-    random_state : int, default=None
+    random_state : int >= 0 or None, default=None
         Seeds the initial weights, the split, the mini-batch order and the fallback draws (all numpy; torch's
         global generator is never used).
-    n_threads : int or None, default=1
+    n_threads : int >= 1 or None, default=1
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
         setting. One thread makes results identical on every CPU and avoids thread contention, which on a
         busy 2-core machine made a fit several times slower; raise it on a dedicated many-core machine.
     progress : bool or None, default=False
         Show a progress bar over epochs: None on a terminal only, True always (tqdm required), False never.
-    n_processes : int, default=1
+    n_processes : int >= 1, default=1
         Train with this many processes at once (``torch.distributed`` data parallelism, gloo, CPU only): each
         mini-batch is split between them and their gradients summed, so the fit is the single-process one up
         to float32 rounding (``mcal.mcnet._distributed``). Worth it for large calibration sets trained with
@@ -159,18 +160,13 @@ class MCNet(BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: a hyperparameter of the right type out of its range (named: ``n_bins=0``, an empty
-        ``hidden_sizes``, ``inference="fast"``, ``field=""``...), a ``device`` other than 'cpu', 'cuda' or 'cuda:N'
-        or one that torch cannot use on this machine, a ``validation_fraction`` that leaves an empty part,
-        held-out rows of zero weight or a training part with one class, a ``field``, ``balance_field`` or
-        auxiliary column missing from ``X``, or invalid scores, labels, weights or features (as
-        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
+        From :meth:`fit`: a parameter breaks its rule (see Parameters), ``alpha > 0`` without a field, or
+        ``n_processes > 1`` with ``alpha > 0`` or a device other than the CPU, a ``device`` that torch cannot use
+        on this machine, a ``validation_fraction`` that leaves an empty part, held-out rows of zero weight or a
+        training part with one class, a ``field``, ``balance_field`` or auxiliary column missing from ``X``, or
+        invalid scores, labels, weights or features (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
     TypeError
-        From :meth:`fit`: a hyperparameter of the wrong type (named): an integer parameter that is not an int (a
-        bool or ``2.5`` included), ``beta``, ``alpha``, ``learning_rate`` or ``validation_fraction`` that is not
-        a real number, ``hidden_sizes`` or ``auxiliary_features`` that is not a list or tuple, a column that is
-        not a str or int, ``memory_efficient`` that is not a bool, ``progress`` not a bool or None,
-        ``inference`` or ``device`` that is not a str; or an input that is not array-like.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters), or an input is not array-like.
     ImportError
         From :meth:`fit`: torch is not installed (``pip install "mcal[mcnet]"``).
 
@@ -332,8 +328,10 @@ class MCNet(BaseCalibrator):
         self.inference = inference
 
     # -- parameters -------------------------------------------------------------------------------------
-    def _validate_params_values(self) -> None:
-        check_params(self)
+    _parameter_constraints: ClassVar[dict[str, Any]] = MCNET_CONSTRAINTS
+
+    def _check_param_relations(self) -> None:
+        check_param_relations(self)
 
     # -- derived structure ------------------------------------------------------------------------------
     def _architecture(self) -> Architecture:
@@ -547,6 +545,10 @@ class MCNet(BaseCalibrator):
                 f"on the CPU; got device={device!r}"
             )
         return self._checked_predict(y_prob, X, lambda p, X_: self._predict(p, X_, device=device))
+
+    def _feature_columns(self) -> list[Any] | None:
+        """The auxiliary features and the field, by name."""
+        return named_columns(self.field, self.auxiliary_features)
 
     def _predict(self, y_prob, X, device: str = "cpu") -> NDArray[np.float64]:
         n = y_prob.shape[0]

@@ -1,14 +1,15 @@
 """Calibration and ranking metrics. Metrics never import estimators.
 
 All take ``(y_true, y_prob, *, sample_weight=None, ...)``; :func:`bootstrap` takes the metric first and gives an
-interval of any of them. ``ecce``, ``ecce_sigma``, ``ecce_pvalue``, ``mce`` and ``reliability_curve`` also take real
-outcomes and predictions with ``outcome="regression"``, and ``mse`` and ``mae`` take them only. The ``multiclass_*``, ``top_label_*`` and ``classwise_*`` metrics take
-labels of k classes with an (n_samples, k) probability matrix.
+interval of any of them. ``ecce``, ``ecce_sigma``, ``ecce_std``, ``ecce_pvalue``, ``mce`` and ``reliability_curve``
+also take real outcomes and predictions with ``outcome="regression"``, and ``mse`` and ``mae`` take them only. The
+``multiclass_*``, ``top_label_*`` and ``classwise_*`` metrics take labels of k classes with an (n_samples, k)
+probability matrix.
 """
 
 from mcal.metrics._binned import ReliabilityCurve, ece, reliability_curve
 from mcal.metrics._bootstrap import BootstrapResult, bootstrap
-from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma
+from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma, ecce_std
 from mcal.metrics._curves import (
     CumulativeCurve,
     ReliabilityIntervals,
@@ -18,7 +19,7 @@ from mcal.metrics._curves import (
 )
 from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
 from mcal.metrics._findings import worst_segments
-from mcal.metrics._multicalibration import MCEResult, holm, mce
+from mcal.metrics._multicalibration import MCEResult, holm, mce, mce_sigma
 from mcal.metrics._multiclass import (
     ClasswiseMCE,
     classwise_ecce,
@@ -54,6 +55,7 @@ __all__ = [
     "ecce",
     "ecce_pvalue",
     "ecce_sigma",
+    "ecce_std",
     "ece",
     "f_rce",
     "field_pcoc",
@@ -62,6 +64,7 @@ __all__ = [
     "mae",
     "max_group_smece",
     "mce",
+    "mce_sigma",
     "mse",
     "multiclass_brier_score",
     "multiclass_log_loss",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,9 +11,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._validation import check_choice, check_metric_inputs, check_positive_int, check_real
+from mcal.metrics._resampled import SortedRows, resampled_metric
 
-#: Resampled row indices held in memory at once (scipy's ``batch``), about 80 MB of int64.
-_MAX_BATCH_VALUES = 10_000_000
+#: Resampled rows held in memory at once (scipy's ``batch``): about 32 MB of indices, and of counts.
+_MAX_BATCH_VALUES = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,13 @@ def bootstrap(
     the interval; expand frequency weights with ``numpy.repeat`` to resample the copies. The estimate itself
     is the same either way, and scaling all weights leaves the interval unchanged.
 
+    A resample is the count of each row in it. mcal's metrics (:func:`log_loss`, :func:`brier_score`,
+    :func:`roc_auc`, :func:`pr_auc`, :func:`ece` with uniform bins, also as ``functools.partial(ece, n_bins=k)``,
+    :func:`ecce`, :func:`ecce_sigma`, :func:`pcoc`, :func:`f_rce` and :func:`mce_sigma`) are evaluated on a
+    block of resamples at once, as weighted sums over the rows sorted by score once; any other callable is called
+    on each resample's rows. Both see the same resamples and give the same values, to rounding; timings are in
+    ``benchmarks/results/bootstrap_speed.md``.
+
     ECE, ECCE and MCE are non-negative and biased upwards, and MCE is a maximum: their intervals describe the
     sampling variability of the statistic, and do not cover the true miscalibration of a calibrated model (0).
     The coverage of known values is measured in ``benchmarks/results/bootstrap_coverage.md``.
@@ -131,10 +139,34 @@ def bootstrap(
     >>> bool(res.low < res.estimate < res.high), round(res.estimate, 3)
     (True, 0.163)
     """
-    from scipy import stats
 
     if not callable(metric):
         raise TypeError(f"metric must be callable, e.g. mcal.metrics.log_loss; got {type(metric).__name__}")
+    keys = list(row_args) if isinstance(row_args, Mapping) else []  # others are refused by bootstrap_metrics
+    return bootstrap_metrics({"metric": (metric, keys)}, y_true, y_prob, sample_weight=sample_weight,
+                             row_args=row_args, n_resamples=n_resamples, confidence_level=confidence_level, method=method,
+                             random_state=random_state)["metric"]  # fmt: skip
+
+
+def bootstrap_metrics(
+    metrics: Mapping[str, tuple[Callable[..., float], Sequence[str]]],
+    y_true: ArrayLike,
+    y_prob: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    row_args: Mapping[str, ArrayLike] | None = None,
+    n_resamples: int = 1000,
+    confidence_level: float = 0.95,
+    method: str = "percentile",
+    random_state: int | np.random.Generator | None = None,
+) -> dict[str, BootstrapResult]:
+    """:func:`bootstrap` of several metrics on the same resamples, drawn once.
+
+    ``metrics`` maps a name to ``(metric, names of the row_args it takes)``; the other arguments are those of
+    :func:`bootstrap`. Each result equals :func:`bootstrap` of its metric with the same ``random_state``.
+    """
+    from scipy import stats
+
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
     args = _check_row_args(row_args, y.shape[0])
     check_positive_int("n_resamples", n_resamples, minimum=2)
@@ -142,32 +174,60 @@ def bootstrap(
     check_choice("method", method, ("percentile", "basic", "bca"))
     keep = w > 0
     y, p, w, args = y[keep], p[keep], w[keep], {k: v[keep] for k, v in args.items()}
-    estimate = float(metric(y, p, sample_weight=w, **args))
-
-    def statistic(rows: NDArray[np.intp]) -> float:
-        try:
-            return float(metric(y[rows], p[rows], sample_weight=w[rows], **{k: v[rows] for k, v in args.items()}))
-        except ValueError:
-            return np.nan
-
+    estimates = {name: float(fn(y, p, sample_weight=w, **{k: args[k] for k in keys}))
+                 for name, (fn, keys) in metrics.items()}  # fmt: skip
+    statistic = _statistic(list(metrics.values()), y, p, w, args)
     n = y.shape[0]
     with warnings.catch_warnings():  # scipy warns of NaN statistics and degenerate distributions: refused below
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         res = stats.bootstrap(
             (np.arange(n),), statistic, n_resamples=int(n_resamples), batch=max(1, _MAX_BATCH_VALUES // n),
-            vectorized=False, confidence_level=float(confidence_level), method="BCa" if method == "bca" else method,
+            vectorized=True, confidence_level=float(confidence_level), method="BCa" if method == "bca" else method,
             random_state=np.random.default_rng(random_state),
         )  # fmt: skip
-    failed = int(np.isnan(res.bootstrap_distribution).sum())
-    if failed:
-        raise ValueError(
-            f"metric must be defined on every resample; it raised ValueError on {failed} of "
-            f"{int(n_resamples)} resamples (e.g. a resample with a single class): use more rows or "
-            "another metric"
-        )
-    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return BootstrapResult(estimate, low, high, float(res.standard_error), float(confidence_level),
-                           int(n_resamples), method)  # fmt: skip
+    failed = np.isnan(res.bootstrap_distribution).sum(axis=-1)
+    results = {}
+    for j, name in enumerate(metrics):
+        if failed[j]:
+            raise ValueError(
+                f"metric must be defined on every resample; {'it' if len(metrics) == 1 else name} raised "
+                f"ValueError on {int(failed[j])} of {int(n_resamples)} resamples (e.g. a resample with a single "
+                "class): use more rows or another metric"
+            )
+        results[name] = BootstrapResult(estimates[name], float(res.confidence_interval.low[j]),
+                                        float(res.confidence_interval.high[j]), float(res.standard_error[j]),
+                                        float(confidence_level), int(n_resamples), method)  # fmt: skip
+    return results
+
+
+def _statistic(
+    metrics: list[tuple[Callable[..., float], Sequence[str]]], y: NDArray, p: NDArray, w: NDArray,
+    args: dict[str, NDArray],
+) -> Callable[..., Any]:  # fmt: skip
+    """The vectorised statistic of ``scipy.stats.bootstrap`` on row numbers of shape (n_resamples, n_drawn) or
+    (n_drawn,): each metric (a row of the result) on each resample, NaN where it raises ValueError (is undefined).
+
+    Metrics with a form on counts (:func:`~mcal.metrics._resampled.resampled_metric`) share one matrix of counts
+    per block of resamples; the others are called on each resample's rows."""
+    rows_sorted = SortedRows(y, p, w, args)
+    forms = [resampled_metric(fn, {k: args[k] for k in keys}) for fn, keys in metrics]
+
+    def one(fn: Callable[..., float], keys: Sequence[str], rows: NDArray[np.intp]) -> float:
+        try:
+            return float(fn(y[rows], p[rows], sample_weight=w[rows], **{k: args[k][rows] for k in keys}))
+        except ValueError:
+            return np.nan
+
+    def statistic(rows: NDArray[np.intp], axis: int = -1) -> Any:
+        many = np.atleast_2d(rows)
+        counts = rows_sorted.counts(many) if any(form is not None for form in forms) else None
+        values = np.stack([
+            form(rows_sorted, counts) if form is not None else np.array([one(fn, keys, r) for r in many])
+            for form, (fn, keys) in zip(forms, metrics, strict=True)
+        ])  # fmt: skip
+        return values if rows.ndim > 1 else values[:, 0]
+
+    return statistic
 
 
 def _check_row_args(row_args: Any, n_samples: int) -> dict[str, NDArray]:

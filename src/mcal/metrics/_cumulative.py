@@ -6,6 +6,8 @@ JMLR 23(351), 2022; MCGrad paper (Tax et al., arXiv 2509.19884), section 2, eq. 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -124,10 +126,10 @@ def ecce(
     return _ecce(y, p, w)
 
 
-def ecce_sigma(
+def ecce_std(
     y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
 ) -> float:
-    """Standard deviation scale of ECCE under perfect calibration.
+    """Standard deviation (sigma) of ECCE's cumulative differences under perfect calibration, its scale.
 
     Parameters
     ----------
@@ -154,12 +156,18 @@ def ecce_sigma(
         If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
         weight), or holds complex numbers.
 
+    See Also
+    --------
+    ecce_sigma : ECCE in units of this sigma.
+
     References
     ----------
     .. [1] Arrieta-Ibarra et al., JMLR 23(351), 2022; MCGrad paper, section 2.
 
     Notes
     -----
+    Added in mcal 0.2: before, :func:`ecce_sigma` returned this sigma.
+
     For regression, with rows sorted by prediction (rows of equal prediction in their input order) and residuals
     :math:`r_j = y_j - p_j`,
     :math:`\\sigma^2 = \\sum_j (r_{j+1} - r_j)^2 (w_j + w_{j+1})^2 / (4 W (w_1 + w_n + 2 \\sum_{j=2}^{n-1} w_j))`,
@@ -168,13 +176,94 @@ def ecce_sigma(
 
     Examples
     --------
-    >>> ecce_sigma([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5])
+    >>> ecce_std([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5])
     0.25
-    >>> round(ecce_sigma([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], outcome="regression"), 6)
+    >>> round(ecce_std([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], outcome="regression"), 6)
     0.645497
     """
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight, outcome)
     return outcome_sigma(y, p, w, outcome)
+
+
+def ecce_sigma(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
+) -> float:
+    """ECCE in units of its sigma: ECCE / sigma, the statistic whose null distribution gives :func:`ecce_pvalue`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels.
+    y_prob : array-like of shape (n_samples,)
+        Probabilities in [0, 1].
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+    outcome : {"classification", "regression"}, default="classification"
+        Binary labels with probabilities, or real outcomes with real-valued predictions (any finite numbers).
+
+    Returns
+    -------
+    ecce_sigma : float
+        :func:`ecce` / :func:`ecce_std`, unitless; where sigma is 0 (every score 0 or 1), 0.0 if ECCE is 0 and
+        ``inf`` otherwise. The ``ecce_sigma`` of :func:`mce`'s per-segment table, and ``mcgrad.metrics.ecce_sigma``
+        of the reference package, are the same quantity.
+
+    Raises
+    ------
+    ValueError
+        On invalid input.
+    TypeError
+        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
+        weight), or holds complex numbers.
+
+    Warns
+    -----
+    FutureWarning
+        On every call in mcal 0.2: until 0.2 this function returned sigma itself, which is now :func:`ecce_std`.
+        Silence it with ``warnings.filterwarnings("ignore", "ecce_sigma", FutureWarning)`` once the calling code
+        expects ECCE / sigma; the warning goes in mcal 0.3.
+
+    See Also
+    --------
+    ecce_std : sigma, the scale.
+
+    Notes
+    -----
+    Under perfect calibration the cumulative differences divided by sigma behave like standard Brownian motion,
+    so ECCE / sigma is distributed as its range: about 2.5 or more happens with probability 0.05 (MCGrad paper,
+    section 2; Arrieta-Ibarra et al. 2022, section 3).
+
+    References
+    ----------
+    .. [1] Arrieta-Ibarra et al., JMLR 23(351), 2022.
+    .. [2] Tax et al., "MCGrad: Multicalibration at Web Scale", arXiv 2509.19884, section 2.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     round(ecce_sigma([0, 1, 0, 1], [0.1, 0.3, 0.6, 0.9]), 6)
+    0.881917
+    """
+    warnings.warn(ECCE_SIGMA_CHANGED, FutureWarning, stacklevel=2)
+    return ecce_in_sigmas(y_true, y_prob, sample_weight=sample_weight, outcome=outcome)
+
+
+#: The warning of :func:`ecce_sigma` in mcal 0.2 (``mcal.dask.metrics.ecce_sigma`` gives it too).
+ECCE_SIGMA_CHANGED = (
+    "ecce_sigma returns ECCE / sigma (ECCE in units of sigma) since mcal 0.2, as mcgrad.metrics.ecce_sigma and "
+    "the ecce_sigma column of mce's table do; it returned sigma before, which is now ecce_std. This warning goes "
+    "in mcal 0.3."
+)
+
+
+def ecce_in_sigmas(
+    y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
+) -> float:
+    """:func:`ecce_sigma` without its warning, for mcal's own callers."""
+    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight, outcome)
+    return sigma_scale(_ecce(y, p, w), outcome_sigma(y, p, w, outcome))
 
 
 def ecce_pvalue(

@@ -212,7 +212,7 @@ class CumulativeCurve:
     score : ndarray of shape (n_points,)
         Score at each point (the largest score included so far; the smallest score at the first point).
     sigma : float
-        Standard deviation scale of the walk under perfect calibration (:func:`ecce_sigma`).
+        Standard deviation scale of the walk under perfect calibration (:func:`ecce_std`).
     n_distinct : int
         Number of distinct scores, i.e. points of the full walk before thinning, less the start.
     """

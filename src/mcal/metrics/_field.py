@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._validation import _as_1d, check_consistent, check_metric_inputs, check_real, warn
+from mcal._validation import as_1d, check_consistent, check_metric_inputs, check_real, warn
 
 
 def pcoc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
@@ -62,7 +62,7 @@ def encode_field(field: ArrayLike, n_samples: int, name: str = "field") -> tuple
     ValueError
         If the length differs from ``n_samples`` or any value is missing.
     """
-    values = _as_1d(field, name)
+    values = as_1d(field, name)
     check_consistent(**{name: values, "y_prob": np.empty(n_samples)})
     missing = pd.isna(values)
     if np.any(missing):

@@ -171,22 +171,29 @@ def segment_ecce(
     w: NDArray[np.float64],
     segments: Segments,
     outcome: str = "classification",
+    *,
+    variance_weight: NDArray[np.float64] | None = None,
+    blocks: list[Any] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float]:
     """Absolute ECCE, sigma and total weight of every segment, and the global ECCE, from one sort of the scores.
 
     Inputs are clean float64 arrays. Segments of zero weight get NaN ECCE and sigma. For ``outcome="regression"``
     sigma is the successive-differences estimate within the segment (:func:`successive_difference_sigmas`).
+    ``variance_weight`` replaces ``w ** 2`` in the variance terms ``w^2 p (1 - p)`` of a binary outcome: a
+    bootstrap resample that draws row ``i`` ``c_i`` times passes weights ``c w`` and variance weights ``c w^2``.
+    ``blocks`` are the segments' blocks for these scores (:func:`score_blocks`), reused across calls on them.
     """
     order = np.argsort(p, kind="stable")
     p_sorted, w_sorted = p[order], w[order]
     residuals = w_sorted * (y[order] - p_sorted)
     regression = outcome == "regression"
     raw = y[order] - p_sorted if regression else None
-    variance_terms = None if regression else w_sorted * w_sorted * p_sorted * (1.0 - p_sorted)
+    squared = w_sorted * w_sorted if variance_weight is None else variance_weight[order]
+    variance_terms = None if regression else squared * p_sorted * (1.0 - p_sorted)
     ties = p_sorted if np.any(p_sorted[1:] == p_sorted[:-1]) else None
     ranges, weight, sigma = np.zeros((3, segments.n_segments))
     workspace = np.empty(p.size)
-    for block in segments._blocks(order):
+    for block in segments._blocks(order) if blocks is None else blocks:
         ranges[block.ids] = walk_ranges(residuals, ties, block.positions, block.starts, workspace)[block.group]
         weight[block.ids] = block.sums(w_sorted)[block.group]
         if regression:
@@ -201,10 +208,23 @@ def segment_ecce(
     return ecce, sigma, weight, global_ecce
 
 
-def _sigma_scale(ecce: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
+def score_blocks(segments: Segments, p: NDArray[np.float64]) -> list[Any]:
+    """The blocks of :func:`segment_ecce` for the scores ``p``, kept for repeated calls on them (bootstrap
+    resamples differ in weights only): sorting the memberships is most of the cost of one call."""
+    return list(segments._blocks(np.argsort(p, kind="stable")))
+
+
+def sigma_scales(ecce: NDArray[np.float64], sigma: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``ecce / sigma`` elementwise; where sigma is 0, 0.0 if ECCE is 0 and ``inf`` otherwise; NaN where ECCE is."""
     with np.errstate(divide="ignore", invalid="ignore"):
         scaled = np.where(sigma > 0, ecce / sigma, np.where(ecce > 0, np.inf, 0.0))
     return np.where(np.isnan(ecce), np.nan, scaled)
+
+
+def largest_sigma_scale(ecce: NDArray[np.float64], sigma: NDArray[np.float64]) -> float:
+    """The MCE in sigmas of per-segment ECCE and sigma (NaN for empty segments): NaN when every segment is."""
+    scaled = sigma_scales(ecce, sigma)
+    return float(np.nanmax(scaled)) if not np.isnan(scaled).all() else float("nan")
 
 
 def _pvalues(ecce_sigma: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -321,7 +341,7 @@ def mce(
     outcome : {"classification", "regression"}, default="classification"
         Binary labels with probabilities, or real outcomes with real-valued predictions (any finite numbers). For
         regression each segment's sigma is estimated from successive differences of its residuals in score order
-        (Guy et al. 2025, eq. 6; see :func:`mcal.metrics.ecce_sigma`), as the reference implementation does with
+        (Guy et al. 2025, eq. 6; see :func:`mcal.metrics.ecce_std`), as the reference implementation does with
         ``outcome_type="regression"``, and the relative scales (``mce_relative``, ``mde_relative``,
         ``minority_prevalence``) are NaN: there is no prevalence.
 
@@ -400,7 +420,7 @@ def mce_result(
         If no segment has positive weight.
     """
     segs = segments
-    ecce_sigma = _sigma_scale(ecce, sigma)
+    ecce_sigma = sigma_scales(ecce, sigma)
     if np.isnan(ecce_sigma).all():
         raise ValueError("segments must include one with positive total sample weight; got none")
     pvalues = _pvalues(ecce_sigma)
@@ -440,10 +460,44 @@ def mce_result(
         mde=_MDE_SIGMAS * global_sigma,
         mde_relative=float(relative[1]),
         global_ecce=global_ecce,
-        global_ecce_sigma=float(_sigma_scale(np.array([global_ecce]), np.array([global_sigma]))[0]),
+        global_ecce_sigma=float(sigma_scales(np.array([global_ecce]), np.array([global_sigma]))[0]),
         sigma=global_sigma,
         minority_prevalence=minority,
         n_segments=segs.n_segments,
         capped=segs.capped,
         table=table,
     )
+
+
+def mce_sigma(y_true: ArrayLike, y_prob: ArrayLike, *, segments: Any, sample_weight: ArrayLike | None = None) -> float:
+    """Multicalibration error in sigmas, :attr:`MCEResult.mce_sigma` of :func:`mce`, as a plain metric.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels.
+    y_prob : array-like of shape (n_samples,)
+        Probabilities in [0, 1].
+    segments : Segments or array-like of bool of shape (n_samples, n_segments)
+        The segments, as for :func:`mce`.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights.
+
+    Returns
+    -------
+    mce_sigma : float
+        The largest ECCE / sigma over the segments (:func:`ecce_sigma` of each segment's rows).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`mce`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> groups = np.array([[1, 0], [1, 0], [1, 0], [0, 1], [0, 1], [0, 1]], dtype=bool)
+    >>> round(mce_sigma([0, 1, 0, 1, 1, 0], [0.2, 0.4, 0.5, 0.6, 0.7, 0.9], segments=groups), 4)
+    1.2247
+    """
+    return mce(y_true, y_prob, segments=segments, sample_weight=sample_weight).mce_sigma

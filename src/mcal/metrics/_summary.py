@@ -12,10 +12,10 @@ from numpy.typing import ArrayLike
 
 from mcal._validation import check_both_classes, check_metric_inputs, check_sample_weight, check_y_real, check_y_true
 from mcal.metrics._binned import ece
-from mcal.metrics._bootstrap import bootstrap
-from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma, sigma_scale
+from mcal.metrics._bootstrap import bootstrap, bootstrap_metrics
+from mcal.metrics._cumulative import ecce, ecce_in_sigmas, ecce_pvalue
 from mcal.metrics._field import f_rce, pcoc
-from mcal.metrics._multicalibration import mce
+from mcal.metrics._multicalibration import mce, mce_sigma
 from mcal.metrics._regression import mae, mse
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 from mcal.segments import Segments
@@ -78,7 +78,7 @@ def calibration_summary(
             "ece": ece(y, p, sample_weight=w, n_bins=n_bins),
             "ecce": ecce(y, p, sample_weight=w),
         }
-        row["ecce_sigma_scale"] = sigma_scale(row["ecce"], ecce_sigma(y, p, sample_weight=w))
+        row["ecce_sigma_scale"] = ecce_in_sigmas(y, p, sample_weight=w)
         row["ecce_pvalue"] = ecce_pvalue(y, p, sample_weight=w)
         row["pcoc"] = pcoc(y, p, sample_weight=w)
         if field is not None:
@@ -88,17 +88,6 @@ def calibration_summary(
             row |= {"mce_sigma": result.mce_sigma, "mce_absolute": result.mce_absolute, "mce_pvalue": result.pvalue}
         rows[name] = row
     return pd.DataFrame.from_dict(rows, orient="index")
-
-
-def _ecce_sigma_scale(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
-    """ECCE over its sigma (the ``ecce_sigma_scale`` column), as one metric for :func:`bootstrap`."""
-    return sigma_scale(
-        ecce(y_true, y_prob, sample_weight=sample_weight), ecce_sigma(y_true, y_prob, sample_weight=sample_weight)
-    )
-
-
-def _mce_sigma(y_true: ArrayLike, y_prob: ArrayLike, *, segments: Any, sample_weight: ArrayLike | None = None) -> float:
-    return mce(y_true, y_prob, segments=segments, sample_weight=sample_weight).mce_sigma
 
 
 def summary_intervals(
@@ -139,24 +128,25 @@ def summary_intervals(
         As :func:`calibration_summary` and :func:`bootstrap` (a metric undefined on a resample included).
     """
     _check_mapping("y_probs", y_probs)
-    metrics: dict[str, tuple[Callable[..., float], dict[str, Any] | None]] = {
-        "log_loss": (log_loss, None), "brier_score": (brier_score, None), "roc_auc": (roc_auc, None),
-        "pr_auc": (pr_auc, None), "ece": (partial(ece, n_bins=n_bins), None), "ecce": (ecce, None),
-        "ecce_sigma_scale": (_ecce_sigma_scale, None), "pcoc": (pcoc, None),
+    metrics: dict[str, tuple[Callable[..., float], list[str]]] = {
+        "log_loss": (log_loss, []), "brier_score": (brier_score, []), "roc_auc": (roc_auc, []),
+        "pr_auc": (pr_auc, []), "ece": (partial(ece, n_bins=n_bins), []), "ecce": (ecce, []),
+        "ecce_sigma_scale": (ecce_in_sigmas, []), "pcoc": (pcoc, []),
     }  # fmt: skip
+    row_args: dict[str, Any] = {}
     if field is not None:
-        metrics["f_rce"] = (f_rce, {"field": field})
+        metrics["f_rce"], row_args["field"] = (f_rce, ["field"]), field
     if segments is not None:
         masks = segments.to_masks() if isinstance(segments, Segments) else np.asarray(segments, dtype=bool)
-        metrics["mce_sigma"] = (_mce_sigma, {"segments": masks})
+        metrics["mce_sigma"], row_args["segments"] = (mce_sigma, ["segments"]), masks
     rows = {}
     for name, p in y_probs.items():
-        row = {}
-        for metric, (fn, row_args) in metrics.items():
-            res = bootstrap(fn, y_true, p, sample_weight=sample_weight, row_args=row_args, n_resamples=n_resamples,
-                            confidence_level=confidence_level, random_state=random_state)  # fmt: skip
-            row[f"{metric}_low"], row[f"{metric}_high"] = res.low, res.high
-        rows[name] = row
+        results = bootstrap_metrics(metrics, y_true, p, sample_weight=sample_weight, row_args=row_args,
+                                    n_resamples=n_resamples, confidence_level=confidence_level,
+                                    random_state=random_state)  # fmt: skip
+        rows[name] = {
+            f"{metric}_{end}": getattr(res, end) for metric, res in results.items() for end in ("low", "high")
+        }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
@@ -200,7 +190,7 @@ def segment_intervals(
     for k in which:
         rows = segments.mask(int(k))
         try:
-            res = bootstrap(_ecce_sigma_scale, y[rows], p[rows], sample_weight=w[rows], n_resamples=n_resamples,
+            res = bootstrap(ecce_in_sigmas, y[rows], p[rows], sample_weight=w[rows], n_resamples=n_resamples,
                             confidence_level=confidence_level, random_state=random_state)  # fmt: skip
             out[k] = (res.low, res.high)
         except ValueError:  # a segment too small or of one class: no interval rather than no table
@@ -271,7 +261,7 @@ def regression_summary(
             "mean_outcome": float(np.dot(w, y) / w.sum()),
             "ecce": ecce(y, p, **regression),
         }
-        row["ecce_sigma_scale"] = sigma_scale(row["ecce"], ecce_sigma(y, p, **regression))
+        row["ecce_sigma_scale"] = ecce_in_sigmas(y, p, **regression)
         row["ecce_pvalue"] = ecce_pvalue(y, p, **regression)
         if segments is not None:
             result = mce(y, p, segments=segments, **regression)

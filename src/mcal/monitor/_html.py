@@ -77,9 +77,10 @@ def monitor_report(
 
     Notes
     -----
-    Plots: the log loss and PCOC with their normal intervals; ECCE / sigma over the band that the range of a
-    Brownian motion stays below with probability 0.95 (where a calibrated window lies 95% of the time); the MCE /
-    sigma with segments; and the e-process on a log scale with its alarm threshold ``1 / alpha``.
+    Plots: the log loss and PCOC with their normal intervals; ECCE / sigma with its bootstrap interval, over the
+    band that the range of a Brownian motion stays below with probability 0.95 (where a calibrated window lies 95%
+    of the time); the MCE / sigma with its bootstrap interval, with segments; and the e-process on a log scale with
+    its alarm threshold ``1 / alpha``.
     """
     if not isinstance(result, MonitorResult):
         raise TypeError(f"result must be a MonitorResult (from mcal.monitor.monitor); got {type(result).__name__}")
@@ -95,7 +96,7 @@ def monitor_report(
     body = _header(title, description, result) + '<section id="plots"><h2>Metrics per window</h2><div class="grid">'
     body += "".join(figures) + "</div></section>" + _table(table)
     footer = (
-        '<footer><p class="muted">Made by mcal. Intervals: normal, from linearisation standard errors. ECCE: '
+        '<footer><p class="muted">Made by mcal. Intervals: normal, from linearisation standard errors (log loss, PCOC), bootstrap percentile (ECCE / σ, MCE). ECCE: '
         "Arrieta-Ibarra et al., JMLR 23(351), 2022. MCE: Guy et al., arXiv 2506.11251. Drift alarm: a mixture of "
         "likelihood-ratio test martingales (Henzi and Ziegel, Biometrika 2022; Ramdas et al., Statistical Science "
         "2023), valid at every window. This file is self-contained and needs no network.</p></footer>"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,8 +12,9 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri, xlogy
 
-from mcal._validation import check_consistent, check_metric_inputs, check_real
-from mcal.metrics import ecce, ecce_pvalue, ecce_sigma, mce
+from mcal._features.table import take_rows
+from mcal._validation import check_consistent, check_int, check_metric_inputs, check_real
+from mcal.metrics import bootstrap, ecce, ecce_pvalue, ecce_sigma, ecce_std, mce, mce_sigma
 from mcal.monitor._eprocess import N_ALTERNATIVES, log_evalues, log_likelihood_ratios
 from mcal.segments import Segments, generate_segments
 
@@ -32,8 +34,8 @@ class MonitorResult:
         One row per window that holds rows, in time order: ``window_start`` (the window is
         ``[window_start, window_start + window)``), ``n_samples``, ``weight``, ``positive_rate``, ``mean_score``,
         ``log_loss`` with ``log_loss_low`` and ``log_loss_high``, ``ecce`` (probability units),
-        ``ecce_sigma_scale`` (ECCE / sigma), ``ecce_pvalue``, ``pcoc`` with ``pcoc_low`` and ``pcoc_high``,
-        ``mce_sigma`` and ``mce_pvalue`` with segments, ``evalue`` (the e-process at the window's end) and
+        ``ecce_sigma_scale`` (ECCE / sigma) with ``_low`` and ``_high``, ``ecce_pvalue``, ``pcoc`` with
+        ``pcoc_low`` and ``pcoc_high``, ``mce_sigma`` with ``_low`` and ``_high`` and ``mce_pvalue`` with segments, ``evalue`` (the e-process at the window's end) and
         ``alarm`` (whether it has reached ``1 / alpha`` by then). A metric undefined in a window is NaN (PCOC
         without positives; everything but the counts where the weights sum to 0).
     window : str
@@ -41,7 +43,7 @@ class MonitorResult:
     alpha : float
         Level of the drift alarm.
     confidence_level : float
-        Coverage of the intervals of the log loss and PCOC.
+        Coverage of the per-window intervals.
     alarm_window : Timestamp, float or None
         ``window_start`` of the first window at whose end the e-process reached ``1 / alpha``; None if it never did.
     """
@@ -136,13 +138,24 @@ def summary_columns(with_segments: bool) -> list[str]:
     columns : list of str
         ``n_samples``, ``weight``, the e-process terms ``log_lr_0, ...``, then the metrics and standard errors.
     """
-    metrics = ["positive_rate", "mean_score", "log_loss", "log_loss_se", "ecce", "ecce_sigma_scale", "ecce_pvalue",
-               "pcoc", "pcoc_se"]  # fmt: skip
-    return ["n_samples", "weight", *LOG_LR_COLUMNS, *metrics] + (["mce_sigma", "mce_pvalue"] if with_segments else [])
+    metrics = ["positive_rate", "mean_score", "log_loss", "log_loss_se", "ecce", *_with_interval("ecce_sigma_scale"),
+               "ecce_pvalue", "pcoc", "pcoc_se"]  # fmt: skip
+    mce_columns = [*_with_interval("mce_sigma"), "mce_pvalue"] if with_segments else []
+    return ["n_samples", "weight", *LOG_LR_COLUMNS, *metrics, *mce_columns]
+
+
+def _with_interval(name: str) -> list[str]:
+    return [name, f"{name}_low", f"{name}_high"]
 
 
 def summarize_window(
-    y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], *, segments: Segments | None = None
+    y: NDArray[np.float64],
+    p: NDArray[np.float64],
+    w: NDArray[np.float64],
+    *,
+    segments: Segments | None = None,
+    n_resamples: int = 200,
+    confidence_level: float = 0.95,
 ) -> dict[str, float]:
     """Every statistic of one window: counts, metrics, standard errors and the window's e-process terms.
 
@@ -158,6 +171,11 @@ def summarize_window(
         Non-negative weights (they may sum to 0: then every metric is NaN).
     segments : Segments, default=None
         Segments of these rows (definitions applied to the window); adds ``mce_sigma`` and ``mce_pvalue``.
+    n_resamples : int, default=200
+        Bootstrap resamples of the intervals of ECCE / sigma and the MCE (:func:`mcal.metrics.bootstrap`, seed 0,
+        the rows in a canonical order so that the interval does not depend on it); 0 leaves them NaN.
+    confidence_level : float, default=0.95
+        Level of those intervals.
 
     Returns
     -------
@@ -176,7 +194,7 @@ def summarize_window(
     q = np.clip(p, _EPS64, 1.0 - _EPS64)
     loss = -(xlogy(y, q) + xlogy(1.0 - y, 1.0 - q))
     mean_loss = float(w @ loss) / total
-    sigma = ecce_sigma(y, p, sample_weight=w)
+    sigma = ecce_std(y, p, sample_weight=w)
     stat = ecce(y, p, sample_weight=w)
     row |= {
         "positive_rate": positives / total, "mean_score": predicted / total, "log_loss": mean_loss,
@@ -192,7 +210,36 @@ def summarize_window(
     if segments is not None:
         result = mce(y, p, segments=segments, sample_weight=w)
         row |= {"mce_sigma": result.mce_sigma, "mce_pvalue": result.pvalue}
-    return row
+    return row | _intervals(y, p, w, segments, n_resamples, confidence_level)
+
+
+def _intervals(
+    y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], segments: Segments | None,
+    n_resamples: int, confidence_level: float,
+) -> dict[str, float]:  # fmt: skip
+    """Bootstrap percentile intervals of ECCE / sigma and (with segments) the MCE of one window: NaN without
+    resamples, or where the metric is undefined on a resample (every segment empty)."""
+    masks = None if segments is None else segments.to_masks()
+    metrics = {"ecce_sigma_scale": (ecce_sigma, None)} | ({} if masks is None else {"mce_sigma": (mce_sigma, masks)})
+    out = {f"{name}_{end}": float("nan") for name in metrics for end in ("low", "high")}
+    if n_resamples == 0:
+        return out
+    # rows in a canonical order (score, label, weight, segment pattern): the resamples drawn for a window do not
+    # depend on the order of its rows, which differs between mcal.monitor and mcal.dask
+    patterns = [] if masks is None else [np.unique(np.packbits(masks, axis=1), axis=0, return_inverse=True)[1].ravel()]
+    keys = [p, y, w, *patterns]
+    order = np.lexsort(keys[::-1])
+    for name, (metric, rows) in metrics.items():
+        with warnings.catch_warnings():  # ecce_sigma's FutureWarning of mcal 0.2, for users who meant sigma
+            warnings.simplefilter("ignore", FutureWarning)
+            try:
+                res = bootstrap(metric, y[order], p[order], sample_weight=w[order], n_resamples=n_resamples,
+                                confidence_level=confidence_level, random_state=0,
+                                row_args=None if rows is None else {"segments": rows[order]})  # fmt: skip
+            except ValueError:
+                continue
+        out[f"{name}_low"], out[f"{name}_high"] = res.low, res.high
+    return out
 
 
 def monitor_result(stats: pd.DataFrame, *, window: Any, alpha: float, confidence_level: float) -> MonitorResult:
@@ -231,8 +278,8 @@ def monitor_result(stats: pd.DataFrame, *, window: Any, alpha: float, confidence
                          alarm_window=first)  # fmt: skip
 
 
-def check_monitor_params(alpha: Any, confidence_level: Any) -> None:
-    """Validate the ``alpha`` and ``confidence_level`` of :func:`monitor` (shared with ``mcal.dask``).
+def check_monitor_params(alpha: Any, confidence_level: Any, n_resamples: Any = 200) -> None:
+    """Validate the ``alpha``, ``confidence_level`` and ``n_resamples`` of :func:`monitor` (shared with ``mcal.dask``).
 
     Parameters
     ----------
@@ -240,14 +287,19 @@ def check_monitor_params(alpha: Any, confidence_level: Any) -> None:
         Level of the drift alarm; must lie in (0, 1).
     confidence_level : float
         Coverage of the intervals; must lie in (0, 1).
+    n_resamples : int, default=200
+        Bootstrap resamples per window; 0 or at least 2.
 
     Raises
     ------
     ValueError
-        If either is not a number in (0, 1).
+        If ``alpha`` or ``confidence_level`` is not a number in (0, 1), or ``n_resamples`` is negative or 1.
+    TypeError
+        If ``n_resamples`` is not an integer.
     """
     check_real("alpha", alpha, "a number in (0, 1)", lambda v: 0 < v < 1)
     check_real("confidence_level", confidence_level, "a number in (0, 1)", lambda v: 0 < v < 1)
+    check_int("n_resamples", n_resamples, "0 (no bootstrap intervals) or an integer >= 2", lambda v: v == 0 or v >= 2)
 
 
 def monitor(
@@ -261,6 +313,7 @@ def monitor(
     sample_weight: ArrayLike | None = None,
     alpha: float = 0.05,
     confidence_level: float = 0.95,
+    n_resamples: int = 200,
 ) -> MonitorResult:
     """Calibration over time: metrics per time window with intervals, and an anytime-valid drift alarm.
 
@@ -287,7 +340,10 @@ def monitor(
         Level of the drift alarm: on a calibrated stream it fires with probability at most ``alpha``, however many
         windows are looked at.
     confidence_level : float, default=0.95
-        Coverage of the per-window normal intervals of the log loss and PCOC.
+        Coverage of the per-window intervals.
+    n_resamples : int, default=200
+        Bootstrap resamples of the per-window intervals of ECCE / sigma and the MCE; 0 leaves them NaN (each
+        costs one evaluation of the window's MCE).
 
     Returns
     -------
@@ -298,17 +354,20 @@ def monitor(
     ------
     ValueError
         On invalid labels, scores, weights, times or window, mismatched lengths, ``alpha`` or ``confidence_level``
-        outside (0, 1), or ``segments`` without ``X``.
+        outside (0, 1), ``n_resamples`` negative or 1, or ``segments`` without ``X``.
     TypeError
-        If the times are neither datetimes nor numbers, ``window`` does not fit them, or ``segments`` is not a
-        Segments.
+        If the times are neither datetimes nor numbers, ``window`` does not fit them, ``segments`` is not a
+        Segments, or ``n_resamples`` is not an integer.
 
     Notes
     -----
     Per window: the log loss with a normal interval from the standard error of the weighted mean of the per-row
-    losses; ECCE, ECCE / sigma and its p-value (:func:`mcal.metrics.ecce`); PCOC with a normal interval from the
-    linearisation (delta-method) standard error of a ratio, :math:`\\sqrt{\\sum_i w_i^2 (p_i - \\mathrm{PCOC}\\,
-    y_i)^2} / \\sum_i w_i y_i`; and with segments the MCE (:func:`mcal.metrics.mce`).
+    losses; ECCE, ECCE / sigma (:func:`mcal.metrics.ecce_sigma`) and its p-value; PCOC with a normal interval from
+    the linearisation (delta-method) standard error of a ratio, :math:`\\sqrt{\\sum_i w_i^2 (p_i - \\mathrm{PCOC}
+    \\, y_i)^2} / \\sum_i w_i y_i`; and with segments the MCE (:func:`mcal.metrics.mce`). ECCE / sigma and the MCE,
+    which are not means, get bootstrap percentile intervals (:func:`mcal.metrics.bootstrap`, rows resampled with
+    their weights): like every interval of these statistics, they show the statistic's variability, and do not
+    cover 0 on a calibrated window.
 
     The alarm tests the null hypothesis that the stream is calibrated, :math:`P(y_t = 1 \\mid p_t, \\text{past}) =
     p_t` for every row, with an e-process: the mixture, with equal weights, of the likelihood-ratio martingales
@@ -352,7 +411,7 @@ def monitor(
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
     starts = window_starts(times, window)
     check_consistent(y_true=y, times=starts)
-    check_monitor_params(alpha, confidence_level)
+    check_monitor_params(alpha, confidence_level, n_resamples)
     if X is not None and not isinstance(X, (pd.DataFrame, pd.Series)) and hasattr(X, "to_pandas"):
         X = X.to_pandas()  # polars, pyarrow: rows are taken per window by position, columns kept by name
     segs = _monitor_segments(X, segments, y.shape[0])
@@ -362,8 +421,9 @@ def monitor(
     rows = []
     for k in range(keys.size):
         idx = order[bounds[k] : bounds[k + 1]]
-        window_segments = None if segs is None else segs.apply(_take(X, idx))
-        rows.append(summarize_window(y[idx], p[idx], w[idx], segments=window_segments))
+        window_segments = None if segs is None else segs.apply(take_rows(X, idx))
+        rows.append(summarize_window(y[idx], p[idx], w[idx], segments=window_segments, n_resamples=n_resamples,
+                                     confidence_level=confidence_level))  # fmt: skip
     stats = pd.DataFrame(rows, index=pd.Index(keys), columns=summary_columns(segs is not None))
     return monitor_result(stats, window=window, alpha=alpha, confidence_level=confidence_level)
 
@@ -378,7 +438,3 @@ def _monitor_segments(X: Any, segments: Any, n_samples: int) -> Segments | None:
     if np.shape(X)[0] != n_samples:
         raise ValueError(f"X must have {n_samples} rows (n_samples); got {np.shape(X)[0]}")
     return generate_segments(X) if segments is None else segments
-
-
-def _take(X: Any, idx: NDArray[np.intp]) -> Any:
-    return X.iloc[idx] if isinstance(X, (pd.DataFrame, pd.Series)) else np.asarray(X)[idx]

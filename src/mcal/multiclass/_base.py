@@ -10,8 +10,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_softmax
 
 from mcal._base import BaseCalibrator
+from mcal._constraints import StrOptions
 from mcal._validation import (
-    check_choice,
     check_class_labels,
     check_class_scores,
     check_consistent,
@@ -46,6 +46,8 @@ class MulticlassCalibrator(BaseCalibrator):
         Number of classes k.
     """
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {"input": StrOptions(*INPUTS)}
+
     outcome: ClassVar[str] = "multiclass"
     #: Whether ``_fit``/``_predict`` see logits as given (``input="logit"``) rather than their log-softmax: maps
     #: that are not invariant to adding a constant to a row (vector and matrix scaling) act on the logits given.
@@ -79,7 +81,7 @@ class MulticlassCalibrator(BaseCalibrator):
         TypeError
             If an input is not array-like or a parameter has the wrong type.
         """
-        self._validate_params_values()
+        self._validate_params()
         z = self._log_scores(y_prob)
         if self.input == "probability":
             never = np.flatnonzero(z.max(axis=0) <= np.log(PROB_FLOOR))
@@ -126,9 +128,6 @@ class MulticlassCalibrator(BaseCalibrator):
             raise ValueError(f"y_prob must have {self.n_classes_} columns (one per class, as at fit); got {z.shape[1]}")
         X = self._check_X(X, z.shape[0], fitting=False)
         return np.asarray(self._predict(z, X), dtype=np.float64).astype(output_dtype(y_prob), copy=False)
-
-    def _validate_params_values(self) -> None:
-        check_choice("input", self.input, INPUTS)
 
     def _log_scores(self, y_prob: ArrayLike) -> NDArray[np.float64]:
         """Log-probabilities of the scores (``log`` of probabilities floored at :data:`PROB_FLOOR`, ``log_softmax``

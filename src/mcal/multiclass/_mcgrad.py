@@ -2,29 +2,31 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.special import log_softmax, softmax
 
+from mcal._constraints import Interval, StrOptions
+from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
-from mcal._lightgbm_checks import booster_from_text, lightgbm_threads
-from mcal._optional import import_optional
-from mcal._validation import (
-    check_bool,
-    check_choice,
-    check_positive_int,
-    check_random_state_param,
-    check_real,
-    warn,
+from mcal._lightgbm import (
+    LightGBMParams,
+    booster_from_text,
+    forwarded,
+    lightgbm_errors_name_lightgbm_params,
+    lightgbm_threads,
+    tree_constraints,
 )
+from mcal._optional import import_optional
+from mcal._validation import warn
 from mcal.mcgrad.engine import Part, boost_rounds
 from mcal.mcgrad.losses import THETA_BOUNDS
 from mcal.multiclass._base import MulticlassCalibrator
 
 #: LightGBM parameters that the rounds set themselves (the objective and its outputs, the init scores).
-_RESERVED = ("objective", "num_class", "num_classes", "init_score", "boost_from_average", "application", "app", "loss")
 #: Rows per block of the rescaling sums, so that the (block, k) temporaries stay small on any data size.
 _BLOCK = 1 << 16
 
@@ -118,27 +120,28 @@ class MulticlassMCGrad(MulticlassCalibrator):
 
     Parameters
     ----------
-    max_rounds : int, default=100
+    max_rounds : int >= 0, default=100
         Most rounds.
     early_stopping : {"holdout", None}, default="holdout"
         Choose the rounds on a random ``validation_fraction`` of the rows, or run ``max_rounds`` rounds.
-    validation_fraction : float, default=0.2
+    validation_fraction : float in (0, 1), default=0.2
         Held-out share for early stopping, in (0, 1).
-    patience : int, default=0
+    patience : int >= 0, default=0
         Rounds without improvement of the held-out loss before stopping.
     rescale : bool, default=True
         Fit ``theta_t``, or keep it at 1.
     learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split, \
 min_sum_hessian_in_leaf
-        LightGBM's parameters of each round, with the defaults of :class:`mcal.MCGrad` (the MCGrad paper's).
+        LightGBM's parameters of each round, with the defaults and rules of :class:`mcal.MCGrad` (the MCGrad
+        paper's), but ``max_depth >= 1``.
     lightgbm_params : dict or None, default=None
-        Further LightGBM parameters, applied last; LightGBM judges their values. The objective and its number of
-        classes are the rounds' own.
+        Further LightGBM parameters, as for :class:`mcal.MCGrad`: names that MulticlassMCGrad sets (the objective
+        and its number of classes included) are refused, and LightGBM judges the values.
     categorical_features : "from_dtype", None, or 1-D array-like of int, bool or str, default="from_dtype"
         Which columns of ``X`` are categorical, as in :class:`mcal.MCGrad`.
-    n_jobs : int or None, default=None
+    n_jobs : int other than 0, or None, default=None
         LightGBM threads (scikit-learn's convention).
-    random_state : int or None, default=None
+    random_state : int >= 0 or None, default=None
         Seed of the early-stopping split and of LightGBM.
     input : {"probability", "logit"}, default="probability"
         What ``y_prob`` holds.
@@ -171,6 +174,18 @@ min_sum_hessian_in_leaf
         "n_classes_",
     )
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder")
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **MulticlassCalibrator._parameter_constraints,
+        "max_rounds": Interval(numbers.Integral, 0, None),
+        "early_stopping": StrOptions("holdout", None),
+        "validation_fraction": Interval(numbers.Real, 0, 1, closed="neither"),
+        "patience": Interval(numbers.Integral, 0, None),
+        "rescale": "boolean",
+        **tree_constraints(min_child_samples=0, limited_depth=True),
+        "random_state": "random_state",
+        "lightgbm_params": LightGBMParams("MulticlassMCGrad"),
+        "categorical_features": check_categorical_features,
+    }
 
     def __init__(
         self,
@@ -213,28 +228,6 @@ min_sum_hessian_in_leaf
         self.random_state = random_state
         self.input = input
 
-    def _validate_params_values(self) -> None:
-        super()._validate_params_values()
-        check_positive_int("max_rounds", self.max_rounds, minimum=0)
-        check_choice("early_stopping", self.early_stopping, ("holdout", None))
-        check_real("validation_fraction", self.validation_fraction, "lie in (0, 1)", lambda v: 0 < v < 1)
-        check_positive_int("patience", self.patience, minimum=0)
-        check_bool("rescale", self.rescale)
-        for name in ("max_depth", "n_estimators"):
-            check_positive_int(name, getattr(self, name))
-        check_positive_int("min_child_samples", self.min_child_samples, minimum=0)
-        check_positive_int("max_leaves", self.max_leaves, minimum=2)
-        check_real("learning_rate", self.learning_rate, "be a positive number", lambda v: v > 0)
-        for name in ("l2_regularization", "min_gain_to_split", "min_sum_hessian_in_leaf"):
-            check_real(name, getattr(self, name), "be a non-negative number", lambda v: v >= 0)
-        check_random_state_param(self.random_state)
-        extra = self.lightgbm_params
-        if extra is not None and not isinstance(extra, dict):
-            raise TypeError(f"lightgbm_params must be a dict or None; got {type(extra).__name__}")
-        reserved = sorted(set(extra or {}) & set(_RESERVED))
-        if reserved:
-            raise ValueError(f"lightgbm_params must not set {reserved}, which MulticlassMCGrad sets itself")
-
     def _lightgbm_params(self, k: int, seed: int, n_rows: int) -> dict[str, Any]:
         return {
             "objective": "multiclass",
@@ -251,9 +244,10 @@ min_sum_hessian_in_leaf
             "deterministic": True,
             "force_row_wise": True,
             "verbosity": -1,
-            **(self.lightgbm_params or {}),
+            **forwarded(self.lightgbm_params),
         }
 
+    @lightgbm_errors_name_lightgbm_params
     def _fit(self, z, y, sample_weight, X) -> None:
         n, k = z.shape
         rng = np.random.default_rng(self.random_state)
@@ -316,6 +310,9 @@ min_sum_hessian_in_leaf
 
     def _check_X_columns(self, X: Any) -> None:
         self.encoder_.check_columns(X)
+
+    def _feature_columns(self) -> list[Any] | None:
+        return self.encoder_.named_columns()
 
     def _set_feature_attrs(self) -> None:
         self.n_features_in_ = self.encoder_.n_features_in_

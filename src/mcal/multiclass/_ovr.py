@@ -7,9 +7,15 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+from mcal._constraints import StrOptions
 from mcal._registry import METHODS, class_by_name, get_method, method_outcome
-from mcal._validation import check_choice
 from mcal.multiclass._base import MulticlassCalibrator
+
+
+def _check_method_params(name: str, params: Any) -> None:
+    """The rule of ``method_params``: None or a dict (of the binary calibrator's parameters, which it judges)."""
+    if params is not None and not isinstance(params, dict):
+        raise TypeError(f"{name} must be a dict or None; got {type(params).__name__}")
 
 
 class OneVsRestCalibrator(MulticlassCalibrator):
@@ -53,19 +59,17 @@ class OneVsRestCalibrator(MulticlassCalibrator):
     uses_features: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = ("classes_", "n_classes_")
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("calibrators",)
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **MulticlassCalibrator._parameter_constraints,
+        "method": StrOptions(*(name for name in METHODS if method_outcome(name) == "classification")),
+        "method_params": _check_method_params,
+    }
 
     def __init__(self, *, method: str = "isotonic", method_params: dict[str, Any] | None = None,
                  input: str = "probability") -> None:  # fmt: skip
         self.method = method
         self.method_params = method_params
         self.input = input
-
-    def _validate_params_values(self) -> None:
-        super()._validate_params_values()
-        binary = tuple(name for name in METHODS if method_outcome(name) == "classification")
-        check_choice("method", self.method, binary)
-        if self.method_params is not None and not isinstance(self.method_params, dict):
-            raise TypeError(f"method_params must be a dict or None; got {type(self.method_params).__name__}")
 
     def _fit(self, z, y, sample_weight, X) -> None:
         cls = get_method(self.method)

@@ -6,14 +6,15 @@ L-BFGS-B from the identity (``W = I``, ``b = 0``), so that the fit starts from t
 
 from __future__ import annotations
 
-from typing import ClassVar
+import numbers
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import minimize
 from scipy.special import log_softmax, softmax
 
-from mcal._validation import check_real
+from mcal._constraints import Interval
 from mcal.multiclass._base import MulticlassCalibrator
 
 #: Bounds of the inverse temperature 1/T (T between 1e-4 and 1e4).
@@ -29,6 +30,10 @@ def _nll_grad(u: NDArray[np.float64], y: NDArray[np.intp], w: NDArray[np.float64
     g = np.exp(logq)
     g[rows, y] -= 1.0
     return loss, g * (w / total)[:, None]
+
+
+#: The rule of a penalty weight.
+_NON_NEGATIVE = Interval(numbers.Real, 0, None)
 
 
 class _LinearScaling(MulticlassCalibrator):
@@ -137,7 +142,7 @@ class VectorScaling(_LinearScaling):
     ----------
     input : {"probability", "logit"}, default="probability"
         What ``y_prob`` holds; logits are scaled as given.
-    reg_intercept : float, default=0.0
+    reg_intercept : float >= 0, default=0.0
         Weight of the intercept penalty ``reg_intercept / k * sum(b ** 2)`` added to the mean log loss.
 
     Attributes
@@ -155,10 +160,10 @@ class VectorScaling(_LinearScaling):
         self.reg_intercept = reg_intercept
 
     _raw_logits: ClassVar[bool] = True
-
-    def _validate_params_values(self) -> None:
-        super()._validate_params_values()
-        check_real("reg_intercept", self.reg_intercept, "be a non-negative number", lambda v: v >= 0)
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **MulticlassCalibrator._parameter_constraints,
+        "reg_intercept": _NON_NEGATIVE,
+    }
 
     def _x0(self, k):
         return np.concatenate([np.ones(k), np.zeros(k)])
@@ -186,9 +191,9 @@ class MatrixScaling(_LinearScaling):
     ----------
     input : {"probability", "logit"}, default="probability"
         What ``y_prob`` holds; logits are mapped as given, probabilities through their log.
-    reg_off_diagonal : float, default=1e-3
+    reg_off_diagonal : float >= 0, default=1e-3
         Weight of the off-diagonal penalty (λ of Kull et al.).
-    reg_intercept : float, default=1e-3
+    reg_intercept : float >= 0, default=1e-3
         Weight of the intercept penalty (μ of Kull et al.).
 
     Attributes
@@ -207,6 +212,11 @@ class MatrixScaling(_LinearScaling):
     """
 
     _raw_logits: ClassVar[bool] = True
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        **MulticlassCalibrator._parameter_constraints,
+        "reg_off_diagonal": _NON_NEGATIVE,
+        "reg_intercept": _NON_NEGATIVE,
+    }
 
     def __init__(
         self, *, input: str = "probability", reg_off_diagonal: float = 1e-3, reg_intercept: float = 1e-3
@@ -214,11 +224,6 @@ class MatrixScaling(_LinearScaling):
         self.input = input
         self.reg_off_diagonal = reg_off_diagonal
         self.reg_intercept = reg_intercept
-
-    def _validate_params_values(self) -> None:
-        super()._validate_params_values()
-        for name in ("reg_off_diagonal", "reg_intercept"):
-            check_real(name, getattr(self, name), "be a non-negative number", lambda v: v >= 0)
 
     def _x0(self, k):
         return np.concatenate([np.eye(k).ravel(), np.zeros(k)])
@@ -248,9 +253,9 @@ class DirichletCalibration(MatrixScaling):
     ----------
     input : {"probability", "logit"}, default="probability"
         What ``y_prob`` holds.
-    reg_off_diagonal : float, default=1e-3
+    reg_off_diagonal : float >= 0, default=1e-3
         Weight of the off-diagonal penalty (λ of Kull et al., eq. 8).
-    reg_intercept : float, default=1e-3
+    reg_intercept : float >= 0, default=1e-3
         Weight of the intercept penalty (μ of Kull et al., eq. 8).
 
     Attributes

@@ -59,7 +59,7 @@ class RegressionCalibrator:
         TypeError
             If a hyperparameter has the wrong type (named), or an input is not array-like or holds complex numbers.
         """
-        self._validate_params_values()
+        self._validate_params()
         low_pred, low_y, strict = self._bounds()
         p = check_y_real(y_pred, "y_pred", lower=low_pred, strict=strict)
         yy = check_y_real(y, "y", lower=low_y)

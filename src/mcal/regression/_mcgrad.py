@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
+import numbers
+from typing import Any, ClassVar
 
-from mcal._validation import check_choice, check_real
+from mcal._constraints import Interval, StrOptions
+from mcal._lightgbm import LightGBMParams
 from mcal.mcgrad import MCGrad
 from mcal.mcgrad.engine import SquaredError, TweedieLoss
 from mcal.regression._base import RegressionCalibrator
 
 #: The losses of ``loss=``.
 _LOSSES = ("squared_error", "poisson", "tweedie")
-#: LightGBM parameters that ``loss`` and ``tweedie_power`` set.
-_LOSS_PARAMS = ("tweedie_variance_power",)
 #: The defaults that differ from MCGrad's: LightGBM's own, as the reference's RegressionMCGrad (mcgrad 0.1.5) sets
 #: them; measured in benchmarks/results/regression_vs_reference.md against MCGrad's paper defaults.
 _DEFAULTS = {
@@ -87,9 +87,9 @@ lightgbm_params, categorical_features, n_jobs, progress, random_state
     ValueError
         From :meth:`fit`: as :class:`mcal.MCGrad`, with the rules of the outcomes instead of labels: NaN or
         infinite ``y_pred`` or ``y`` (named), ``y`` with fewer than two distinct values of positive weight, and
-        for the log links ``y_pred <= 0`` or ``y < 0``; an unknown ``loss`` or ``tweedie_power`` outside [1, 2).
+        for the log links ``y_pred <= 0`` or ``y < 0``.
     TypeError
-        As :class:`mcal.MCGrad`; ``tweedie_power`` that is not a real number, ``loss`` that is not a str.
+        As :class:`mcal.MCGrad`.
     ImportError
         If LightGBM is not installed (``pip install "mcal[mcgrad]"``).
 
@@ -124,27 +124,22 @@ lightgbm_params, categorical_features, n_jobs, progress, random_state
     True
     """
 
+    _parameter_constraints: ClassVar[dict[str, Any]] = {
+        "loss": StrOptions(*_LOSSES),
+        "tweedie_power": Interval(numbers.Real, 1, 2, closed="left"),
+        **MCGrad._parameter_constraints,
+        # the LightGBM parameter that loss and tweedie_power set
+        "lightgbm_params": LightGBMParams(
+            reserved={"tweedie_variance_power": "tweedie_power"}, reserved_by="RegressionMCGrad"
+        ),
+    }
+
     def __init__(self, *, loss: str = "squared_error", tweedie_power: float = 1.5, **mcgrad_params: Any) -> None:
         # MCGrad's parameters are forwarded (it rejects unknown names); the signature that scikit-learn's get_params
         # reads is spelled out below the class, from MCGrad's, so the two cannot drift apart.
         super().__init__(**{**_DEFAULTS, **mcgrad_params})
         self.loss = loss
         self.tweedie_power = tweedie_power
-
-    def _validate_params_values(self) -> None:
-        check_choice("loss", self.loss, _LOSSES)
-        check_real("tweedie_power", self.tweedie_power, "a number in [1, 2)", lambda v: 1.0 <= v < 2.0)
-        super()._validate_params_values()
-
-    def _extra_lightgbm_params(self) -> dict[str, Any]:
-        extra = super()._extra_lightgbm_params()
-        for key in _LOSS_PARAMS:
-            if key in extra:
-                raise ValueError(
-                    f"lightgbm_params must not set {key!r}, which RegressionMCGrad controls; use the "
-                    "argument tweedie_power="
-                )
-        return extra
 
     def _loss(self) -> Any:
         if self.loss == "squared_error":

@@ -53,10 +53,9 @@ class IsotonicRecalibration(RegressionCalibrator, IsotonicCalibration):
 
     _probabilities: ClassVar[bool] = False
 
-    def __init__(self) -> None:  # real outcomes have no extremes of 0 and 1 to keep away from
-        pass
+    _parameter_constraints: ClassVar[dict] = {}  # real outcomes have no extremes of 0 and 1 to keep away from
 
-    def _validate_params_values(self) -> None:
+    def __init__(self) -> None:
         pass
 
 

@@ -29,8 +29,7 @@ from mcal.metrics import (
     summary_intervals,
     worst_segments,
 )
-from mcal.metrics._field import encode_field
-from mcal.metrics._multicalibration import _resolve_segments, check_categorical_use
+from mcal.metrics.helpers import check_categorical_use, encode_field, resolve_segments
 from mcal.report._checks import _check_inputs, _check_path
 from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
 from mcal.report._segments import _feature_section, _segments_section
@@ -201,7 +200,7 @@ def make_report(
         check_real("max_overlap", max_overlap, "in (0, 1] or None", lambda v: 0.0 < v <= 1.0)
     fields = None if field is None else encode_field(field, y.shape[0])
     check_categorical_use(categorical_features, X, segments)  # refused without X, where no segments are generated
-    segs = None if X is None and segments is None else _resolve_segments(X, segments, y.shape[0], categorical_features)
+    segs = None if X is None and segments is None else resolve_segments(X, segments, y.shape[0], categorical_features)
     Figure = import_optional("matplotlib.figure").Figure
     summary = calibration_summary(y, probs, sample_weight=w, field=None if fields is None else fields[0], n_bins=n_bins)
     weighted = sample_weight is not None
@@ -303,12 +302,12 @@ def _overlay(
     Figure: Any, y: NDArray, probs: dict, w: NDArray | None, n_bins: int, strategy: str, confidence: float
 ) -> str:  # fmt: skip
     """One reliability diagram with every score column, each with its intervals, for comparison at a glance."""
-    from mcal.plotting import _plain_text, plot_reliability_diagram
+    from mcal.plotting import plain_text, plot_reliability_diagram
 
     ax = Figure(figsize=(5.6, 5.0)).add_subplot()
     for name, p in probs.items():
         plot_reliability_diagram(y, p, sample_weight=w, n_bins=n_bins, strategy=strategy, confidence=confidence,
-                                 label=_plain_text(name), ax=ax)  # fmt: skip
+                                 label=plain_text(name), ax=ax)  # fmt: skip
     alt = f"Reliability diagram of every score column ({', '.join(probs)}) on one set of axes"
     return f'<figure class="panel overlay" data-score="all columns"><figcaption>All columns</figcaption><img alt="{escape(alt)}" src="{_svg_uri(ax.figure)}"></figure>'
 

@@ -14,7 +14,7 @@ from mcal._optional import import_optional
 from mcal._persistence import atomic_write_bytes
 from mcal._validation import check_positive_int
 from mcal.metrics import mce, regression_summary, reliability_curve
-from mcal.metrics._multicalibration import _resolve_segments, check_categorical_use
+from mcal.metrics.helpers import check_categorical_use, resolve_segments
 from mcal.report._checks import _check_inputs
 from mcal.report._findings import PVALUE_FLOOR
 from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
@@ -41,7 +41,7 @@ def regression_report(
     y, preds, w = _check_inputs(y_true, y_preds, sample_weight, "regression")
     check_positive_int("n_worst_segments", n_worst_segments)
     check_categorical_use(categorical_features, X, segments)
-    segs = None if X is None and segments is None else _resolve_segments(X, segments, y.shape[0], categorical_features)
+    segs = None if X is None and segments is None else resolve_segments(X, segments, y.shape[0], categorical_features)
     Figure = import_optional("matplotlib.figure").Figure
     weighted = sample_weight is not None
     sections = [_metrics_section(regression_summary(y, preds, sample_weight=w), n_bins, note=_NOTE),

@@ -40,7 +40,7 @@ def generate_segments(
 
     Parameters
     ----------
-    X : DataFrame or array-like of shape (n_samples, n_features)
+    X : DataFrame (pandas, polars or pyarrow) or array-like of shape (n_samples, n_features)
         The features to segment on (e.g. the protected features). Arrays get the names ``x0, x1, ...``.
     max_depth : int or None, default=3
         Largest number of conditions per segment; 0 gives the whole table only, None every feature.
@@ -55,7 +55,7 @@ def generate_segments(
         Cap on the number of segments; None for no cap.
     categorical_features : "from_dtype", None, array-like of bool, int or str, default="from_dtype"
         Which features are categorical, as in scikit-learn's ``HistGradientBoostingClassifier``: from the dtype
-        (pandas category, object, string and bool columns), none, a mask of shape (n_features,), or column
+        (category, string and bool columns, and object columns other than of numbers only), none, a mask of shape (n_features,), or column
         indices or names of shape (n_categorical,), read as :class:`~mcal.MCGrad` reads them: a name is the string
         label of a DataFrame column (an array's columns ``x0, x1, ...`` and columns with other labels, such as
         ``0``, are declared by position), and a single index, a 2-D array, a mix of indices and names or a

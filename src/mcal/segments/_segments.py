@@ -18,7 +18,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._features.segment_codes import encode_feature, feature_table, fit_feature
-from mcal._validation import _as_1d, check_int
+from mcal._validation import as_1d, check_int
 from mcal.segments._store import (
     Block,
     CodedPart,
@@ -183,7 +183,7 @@ class Segments:
         TypeError
             If ``values`` is not array-like (None or a string) or holds complex numbers.
         """
-        arr = np.asarray(_as_1d(values, "values"), dtype=np.float64)
+        arr = np.asarray(as_1d(values, "values"), dtype=np.float64)
         if arr.shape[0] != self.n_samples:
             raise ValueError(f"values must have length {self.n_samples} (n_samples); got {arr.shape[0]}")
         if not np.isfinite(arr).all():
@@ -388,7 +388,7 @@ def from_labels(labels: ArrayLike, name: str | None = None) -> Segments:
     """
     if name is None:
         name = str(labels.name) if isinstance(labels, pd.Series) and labels.name is not None else "group"
-    column = _as_1d(labels, "labels")
+    column = as_1d(labels, "labels")
     n_values = int(pd.Series(column).nunique(dropna=True))
     feature, codes = fit_feature(name, column, True, max(n_values, 2))
     counts = np.bincount(codes, minlength=feature.n_levels)

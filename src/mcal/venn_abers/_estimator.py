@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any, ClassVar
 
 import numpy as np
@@ -9,7 +10,8 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.model_selection import StratifiedKFold
 
 from mcal._base import BaseCalibrator, check_state_array
-from mcal._validation import check_int, check_random_state_param, check_y_prob, output_dtype
+from mcal._constraints import Interval
+from mcal._validation import check_y_prob, output_dtype
 from mcal.venn_abers._core import csd_points, merge_bounds, venn_abers_bounds, venn_abers_fits
 
 #: Rounding allowed in a model file's fits: slopes of the same diagram computed from different corners.
@@ -47,12 +49,11 @@ class VennAbers(BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: ``n_splits`` below 2, or more than the rows (of positive weight) of either class; a
-        negative ``random_state``; invalid scores, labels or weights, a single class, or any ``X`` (as
+        From :meth:`fit`: a parameter breaks its rule (see Parameters); ``n_splits`` more than the rows (of
+        positive weight) of either class; invalid scores, labels or weights, a single class, or any ``X`` (as
         :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`).
     TypeError
-        From :meth:`fit`: ``n_splits`` or ``random_state`` is not None or an integer, or an input is not
-        array-like.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters), or an input is not array-like.
 
     Notes
     -----
@@ -94,15 +95,14 @@ class VennAbers(BaseCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("calibration_scores_", "f0_", "f1_")
+    _parameter_constraints: ClassVar[dict] = {
+        "n_splits": [None, Interval(numbers.Integral, 2, None, rule="None or an integer >= 2")],
+        "random_state": "random_state",
+    }
 
     def __init__(self, *, n_splits: int | None = None, random_state: int | None = None) -> None:
         self.n_splits = n_splits
         self.random_state = random_state
-
-    def _validate_params_values(self) -> None:
-        if self.n_splits is not None:
-            check_int("n_splits", self.n_splits, "None or an integer >= 2", lambda v: v >= 2)
-        check_random_state_param(self.random_state)
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         keep = sample_weight > 0

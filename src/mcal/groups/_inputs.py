@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from mcal._validation import check_choice
+from mcal._constraints import StrOptions
+from mcal._features.table import as_frame
 from mcal.segments import Segments, generate_segments
 
 #: Accepted settings of :func:`mcal.segments.generate_segments` for ``groups="generated"``.
@@ -18,6 +19,7 @@ _SEGMENT_PARAMS = frozenset(inspect.signature(generate_segments).parameters) - {
 
 def _as_table(X: Any, n_samples: int) -> tuple[NDArray, list[str]]:
     """``X`` as a 2-D array of objects or numbers and its column labels, with its row count checked."""
+    X = as_frame(X)
     if isinstance(X, pd.DataFrame):
         return X.to_numpy(), [str(c) for c in X.columns]
     arr = np.asarray(X)
@@ -58,18 +60,29 @@ def group_masks(X: Any, n_samples: int) -> NDArray[np.bool_]:
     return values == 1.0
 
 
+def _check_segment_params(name: str, params: Any) -> None:
+    """The rule of ``segment_params``: None or a dict of :func:`mcal.segments.generate_segments` settings."""
+    rule = f"{name} must be None or a dict of generate_segments settings {sorted(_SEGMENT_PARAMS)}"
+    if params is not None and not isinstance(params, dict):
+        raise TypeError(f"{rule}; got {params!r} of type {type(params).__name__}")
+    if params is not None and not set(params) <= _SEGMENT_PARAMS:
+        raise ValueError(f"{rule}; got {params!r}")
+
+
+#: The parameter constraints of the group input of HKRR and DFMC.
+GROUP_CONSTRAINTS = {"groups": StrOptions("columns", "generated"), "segment_params": _check_segment_params}
+
+
 class GroupInput:
     """How ``X`` becomes groups for HKRR and DFMC: its columns, or segments generated from its features."""
 
-    def _check_group_params(self) -> None:
-        check_choice("groups", self.groups, ("columns", "generated"))
-        params = self.segment_params
-        rule = f"segment_params must be None or a dict of generate_segments settings {sorted(_SEGMENT_PARAMS)}"
-        if params is not None and not isinstance(params, dict):
-            raise TypeError(f"{rule}; got {params!r} of type {type(params).__name__}")
-        if params is not None and not set(params) <= _SEGMENT_PARAMS:
-            raise ValueError(f"{rule}; got {params!r}")
-        if params is not None and self.groups != "generated":
+    def _feature_columns(self) -> list[Any] | None:
+        """The columns the generated segments read, or the group (HKRR) or feature (DFMC) columns, by name."""
+        names = self.segment_columns_ if self.groups == "generated" else self._column_names()
+        return None if names is None else list(names)
+
+    def _check_param_relations(self) -> None:
+        if self.segment_params is not None and self.groups != "generated":
             raise ValueError("segment_params is only used with groups='generated'; got groups='columns'")
 
     def _segments(self, X: Any, *, fitting: bool) -> Segments:
