@@ -376,6 +376,18 @@ def test_calibrated_classifier_quick_run(bench):
     assert jeffreys == 0  # the Jeffreys end blocks never predict exactly 0 or 1
 
 
+def test_input_safety_forged_model_files_are_refused_or_loaded_as_expected(input_safety):
+    # benchmarks/model_file_safety.py on a thousandth of the trees: the compact forgery is refused by the count of
+    # trees per byte, the file as dense as LightGBM writes and the fitted model load
+    sys.path.insert(0, str(BENCH))
+    try:
+        files = importlib.import_module("model_file_safety").run(quick=True)
+    finally:
+        sys.path.remove(str(BENCH))
+    assert list(files["as_expected"]) == ["yes"] * 3, files[["case", "outcome", "detail"]].to_string()
+    assert "at least 200 bytes per tree; got 1200 trees in" in files["detail"].iloc[1]
+
+
 def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
     sys.path.insert(0, str(BENCH))
     try:

@@ -1,5 +1,6 @@
 """Package-level promises: light import, a documented public API, the registry and the shipped data."""
 
+import ast
 import dataclasses
 import inspect
 import subprocess
@@ -14,15 +15,47 @@ from mcal._registry import METHODS, class_by_name, get_method
 from mcal.datasets import load_bank_marketing
 
 
+def _loaded_by(code: str, modules: tuple[str, ...]) -> list[str]:
+    """Which of ``modules`` a fresh interpreter has imported after running ``code`` (a SystemExit is caught)."""
+    probe = f"import sys\ntry:\n    {code}\nexcept SystemExit:\n    pass\n"
+    probe += f"print([m for m in {modules!r} if m in sys.modules], file=sys.stderr)"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return ast.literal_eval(run.stderr.strip().splitlines()[-1])
+
+
 def test_import_loads_no_heavy_optional_dependency():
+    code = "import mcal, mcal.metrics, mcal.cli, mcal.plotting, mcal.monitor, mcal.multiclass"
+    heavy = ("torch", "lightgbm", "matplotlib", "dask", "distributed", "lleaves", "llvmlite")
+    assert _loaded_by(code, heavy) == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import mcal",
+        "from mcal.cli import main; main(['--help'])",
+        "from mcal.cli import main; main(['--version'])",
+        "from mcal.cli import main; main(['fit', '--help'])",
+    ],
+    ids=["import", "help", "version", "fit-help"],
+)
+def test_import_and_help_load_neither_pandas_nor_scikit_learn(code):
+    # mcal --help and --version took 5 s when every command imported pandas, scipy and scikit-learn
+    heavy = ("pandas", "sklearn", "scipy", "lightgbm", "torch", "numpy", "narwhals", "matplotlib", "dask")
+    assert _loaded_by(code, heavy) == []
+
+
+def test_lazy_attributes_behave_as_imported_ones():
     code = (
-        "import sys, mcal, mcal.metrics, mcal.cli, mcal.plotting, mcal.monitor, mcal.multiclass;"
-        "heavy = [m for m in ('torch', 'lightgbm', 'matplotlib', 'dask', 'distributed', 'lleaves', 'llvmlite')"
-        " if m in sys.modules];"
-        "print(heavy)"
+        "import mcal\n"
+        "assert set(mcal.__all__) <= set(dir(mcal)), set(mcal.__all__) - set(dir(mcal))\n"
+        "from mcal import MCGrad, metrics, save\n"
+        "from mcal.mcgrad import MCGrad as owner\n"
+        "assert MCGrad is owner is mcal.MCGrad and metrics.mce is mcal.metrics.mce and save is mcal._persistence.save\n"
+        "try:\n    mcal.nope\nexcept AttributeError as exc:\n    print(exc)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "[]"
+    assert out.strip() == "module 'mcal' has no attribute 'nope'"
 
 
 @pytest.mark.parametrize(

@@ -5,21 +5,41 @@ Every calibrator follows one interface: ``fit(y_prob, y, *, X=None, sample_weigh
 (:func:`save`, :func:`load`), never pickle.
 """
 
-from mcal import metrics, regression, segments
-from mcal._base import BaseCalibrator
-from mcal._persistence import load, save
-from mcal._validation import EPS, CalibrationWarning
-from mcal._version import __version__
-from mcal.classifier import CalibratedClassifier
-from mcal.field import AdaCalib, NeuCalib, PerFieldCalibrator
-from mcal.groups import DFMC, HKRR
-from mcal.mcgrad import MCGrad
-from mcal.mcnet import MCNet
-from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
-from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
-from mcal.regression import RegressionMCGrad
-from mcal.venn_abers import VennAbers
+from typing import TYPE_CHECKING
 
+from mcal._optional import lazy_attributes
+from mcal._version import __version__
+
+# Imported on first use (``mcal.MCGrad``, ``from mcal import MCGrad``), so that ``import mcal`` and ``mcal --help``
+# load neither scikit-learn, pandas nor scipy.
+_ATTRIBUTES = {
+    "DFMC": "mcal.groups",
+    "EPS": "mcal._validation",
+    "HKRR": "mcal.groups",
+    "AdaCalib": "mcal.field",
+    "BaseCalibrator": "mcal._base",
+    "BetaCalibration": "mcal.parametric",
+    "CalibratedClassifier": "mcal.classifier",
+    "CalibrationWarning": "mcal._validation",
+    "GammaScaling": "mcal.parametric",
+    "GaussianScaling": "mcal.parametric",
+    "HistogramBinning": "mcal.nonparametric",
+    "IsotonicCalibration": "mcal.nonparametric",
+    "MCGrad": "mcal.mcgrad",
+    "MCNet": "mcal.mcnet",
+    "NeuCalib": "mcal.field",
+    "PerFieldCalibrator": "mcal.field",
+    "PlattScaling": "mcal.parametric",
+    "RegressionMCGrad": "mcal.regression",
+    "SmoothedIsotonic": "mcal.nonparametric",
+    "TemperatureScaling": "mcal.parametric",
+    "VennAbers": "mcal.venn_abers",
+    "load": "mcal._persistence",
+    "metrics": "mcal.metrics",
+    "regression": "mcal.regression",
+    "save": "mcal._persistence",
+    "segments": "mcal.segments",
+}
 __all__ = [
     "DFMC",
     "EPS",
@@ -49,3 +69,19 @@ __all__ = [
     "save",
     "segments",
 ]
+__getattr__, __dir__ = lazy_attributes(__name__, _ATTRIBUTES)
+
+if TYPE_CHECKING:
+    from mcal import metrics, regression, segments
+    from mcal._base import BaseCalibrator
+    from mcal._persistence import load, save
+    from mcal._validation import EPS, CalibrationWarning
+    from mcal.classifier import CalibratedClassifier
+    from mcal.field import AdaCalib, NeuCalib, PerFieldCalibrator
+    from mcal.groups import DFMC, HKRR
+    from mcal.mcgrad import MCGrad
+    from mcal.mcnet import MCNet
+    from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
+    from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
+    from mcal.regression import RegressionMCGrad
+    from mcal.venn_abers import VennAbers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -63,8 +64,9 @@ def decode_array(obj: Any, name: str) -> NDArray:
     if not (isinstance(shape, list) and all(isinstance(s, int) and s >= 0 for s in shape)):
         raise ValueError(f"model file field {name!r} has an invalid shape {shape!r}")
     data = obj["__ndarray__"]
-    if not isinstance(data, list) or len(data) != int(np.prod(shape, dtype=np.int64)):
-        raise ValueError(f"model file field {name!r} must hold {int(np.prod(shape))} values matching shape {shape}")
+    size = math.prod(shape)  # Python integers: a forged dimension of 2**64 does not overflow
+    if not isinstance(data, list) or len(data) != size:
+        raise ValueError(f"model file field {name!r} must hold {size} values matching shape {shape}")
     if obj["dtype"] == "str" and not all(isinstance(v, str) for v in data):
         raise ValueError(f"model file field {name!r} must hold strings (dtype 'str')")
     try:

@@ -1,4 +1,4 @@
-"""The one place where optional dependencies are imported.
+"""The one place where optional dependencies are imported, and the lazy attributes of mcal's packages.
 
 Every module that needs lightgbm, lleaves, torch, matplotlib, safetensors, tqdm or dask calls
 :func:`import_optional` inside the function that needs it, so that ``import mcal`` loads none of them.
@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 # import name -> (pip extra of mcal that provides it, pip distribution name)
 _EXTRAS: dict[str, tuple[str, str]] = {
@@ -71,3 +73,37 @@ def is_available(name: str) -> bool:
     available : bool
     """
     return importlib.util.find_spec(name) is not None
+
+
+def lazy_attributes(package: str, attributes: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's module-level ``__getattr__`` and ``__dir__`` that import each attribute on first use.
+
+    As scikit-learn and scipy do: the package's ``__init__`` stays light, while ``package.NAME``, ``from package
+    import NAME`` and ``dir(package)`` work as if it imported them.
+
+    Parameters
+    ----------
+    package : str
+        The package's ``__name__``.
+    attributes : dict of str to str
+        Attribute name -> the module that defines it (the attribute is that module itself when its name is the
+        module's last part, e.g. ``"metrics": "mcal.metrics"``).
+
+    Returns
+    -------
+    __getattr__, __dir__ : callable
+    """
+    module = importlib.import_module(package)
+
+    def __getattr__(name: str) -> Any:
+        if name not in attributes:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        owner = importlib.import_module(attributes[name])
+        value = owner if attributes[name] == f"{package}.{name}" else getattr(owner, name)
+        setattr(module, name, value)  # later lookups skip __getattr__
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(module), *attributes})
+
+    return __getattr__, __dir__

@@ -24,7 +24,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from mcal._optional import import_optional
-from mcal._persistence.files import atomic_write_bytes
+from mcal._persistence import atomic_write_bytes
 from mcal._registry import METHODS, get_method
 from mcal.datasets import BANK_CATEGORICAL, BANK_NUMERICAL, bank_marketing_groups, load_bank_marketing
 from mcal.metrics import calibration_summary

@@ -11,6 +11,9 @@ and the structure of every tree first, then lets LightGBM parse the trees one af
 ``pandas_categorical:`` sections that follow are not needed to predict (a loaded booster has no
 ``params``, and writes no ``parameters:`` section). A malformed or hand-edited file thus raises a
 ``ValueError`` instead of crashing the process.
+
+Loading is bounded by the text's length: a text with more trees or leaves per byte than LightGBM writes is refused
+before anything is parsed, and the trees are read and checked one at a time (``benchmarks/results/input_safety.md``).
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ _TREE_KEYS = {
     "leaf_coeff",
     "shrinkage",
 }
+#: The fewest bytes LightGBM 4 writes for a tree: its section has 16 KEY=VALUE lines and two empty ones (a one-leaf
+#: tree takes 222 bytes or more), and for each leaf beyond the first, 12 more values of at least 2 bytes each.
+MIN_TREE_BYTES, MIN_LEAF_BYTES = 200, 20
+_NUM_LEAVES = re.compile(r"^num_leaves=(\d{1,18})$", re.MULTILINE)
 _INT = re.compile(r"-?\d{1,18}")  # within int64
 _FINITE = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _ANY_FLOAT = re.compile(r"[-+]?((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|nan)", re.IGNORECASE)
@@ -125,13 +132,21 @@ def booster_from_text(
             f"model data field {field} must be LightGBM model text (from 'tree', with \\n line ends and no NUL); "
             f"got {text[:20]!r}..."
         )
-    header, trees, lines = _sections(text, field)
-    kinds = _check_header(header, len(trees), field, objective, n_classes)
-    for t, tree in enumerate(trees):
-        try:
-            _check_tree(tree, kinds)
-        except ValueError as exc:
-            raise ValueError(f"model data field {field} has a malformed tree {t}: {exc}") from None
+    check_text_density(text, field)
+    lines = _Lines(text)
+    header, (drop_start, drop_end) = _read_header(lines, field)
+    kinds = _check_header(header, field, objective, n_classes)
+    n_trees = _read_trees(lines, field, kinds)
+    if len(header["tree_sizes"].split()) != n_trees:
+        raise _header_error(field, header, "tree_sizes", f"{n_trees} sizes, one per tree")
+    if lines.done or lines.line != "end of trees":
+        got = repr(lines.line[:40]) if not lines.done else "the end of the text"
+        raise ValueError(f"model data field {field} must follow its trees with the line 'end of trees'; got {got}")
+    if not text[: lines.end].isascii():
+        raise ValueError(
+            f"model data field {field} must be ASCII text up to 'end of trees', as LightGBM writes it; "
+            "got other characters"
+        )
     if categorical is not None and len(categorical) == kinds.size:  # another count is the caller's error to name
         wrong = np.flatnonzero((kinds != _UNUSED) & (kinds != np.where(categorical, _CATEGORICAL, _NUMERICAL)))
         if wrong.size:
@@ -143,90 +158,146 @@ def booster_from_text(
             )
     lgb = import_optional("lightgbm")
     # Without tree_sizes LightGBM parses the (checked) trees one by one, raising LightGBMError on an error.
-    checked = "\n".join(line for line in lines if line.partition("=")[0] != "tree_sizes") + "\n"
+    checked = text[:drop_start] + text[drop_end : lines.end] + "\n"
     try:
         return lgb.Booster(model_str=checked)
     except lgb.basic.LightGBMError as exc:
         raise ValueError(f"model data field {field} is not a LightGBM model: {exc}") from exc
 
 
-def _sections(text: str, field: str) -> tuple[dict[str, str], list[dict[str, str]], list[str]]:
-    """The header lines, the tree sections, and the lines up to ``end of trees`` of ``text``, split the way
-    LightGBM's parser splits them."""
-    lines = text.split("\n")
-    i, header = 1, {}
-    while i < len(lines) and not lines[i].startswith("Tree=") and lines[i] != "end of trees":
-        key, eq, value = lines[i].partition("=")
-        if lines[i] and (not eq or (key not in _HEADER and key != "objective") or key in header):
+def check_text_density(text: str, field: str) -> None:
+    """Raise ValueError if ``text`` holds more trees or leaves for its length than LightGBM writes.
+
+    Loading costs memory and time per tree and per leaf (the checks below, then LightGBM's parser), far more than
+    the text of a tree: this bounds them by the file's size. Counted with ``str.count`` and one regular expression,
+    before anything is parsed.
+    """
+    n_bytes = max(len(text), 1)
+    n_trees = text.count("\nTree=")
+    if n_trees * MIN_TREE_BYTES > n_bytes:
+        raise ValueError(
+            f"model data field {field} must be LightGBM model text, which writes at least {MIN_TREE_BYTES} bytes "
+            f"per tree; got {n_trees} trees in {n_bytes} bytes"
+        )
+    n_leaves = sum(int(n) for n in _NUM_LEAVES.findall(text))
+    if n_leaves * MIN_LEAF_BYTES > n_bytes:
+        raise ValueError(
+            f"model data field {field} must be LightGBM model text, which writes at least {MIN_LEAF_BYTES} bytes "
+            f"per leaf; got {n_leaves} leaves in {n_bytes} bytes"
+        )
+
+
+class _Lines:
+    """The lines of a text, as ``text.split("\\n")`` gives them, read one at a time (no list of them all): ``line``,
+    where it starts and ends in the text, whether it is the ``last``, and ``done`` once past the last."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.start, self.done = text, 0, False
+        self._read()
+
+    def _read(self) -> None:
+        end = self.text.find("\n", self.start)
+        self.last = end < 0
+        self.end = len(self.text) if self.last else end
+        self.line = self.text[self.start : self.end]
+
+    def next(self) -> None:
+        if self.last:
+            self.done, self.line = True, ""
+        else:
+            self.start = self.end + 1
+            self._read()
+
+    def block(self) -> list[str]:
+        """The lines from this one up to the next empty line, which becomes the current line (or up to the end of
+        the text, a final empty line left out: then ``done``). One ``split`` per block, not one step per line."""
+        if self.done or not self.line:
+            return []
+        stop = self.text.find("\n\n", self.start)
+        if stop >= 0:
+            lines = self.text[self.start : stop].split("\n")
+            self.start = stop + 1
+            self._read()
+            return lines
+        lines = self.text[self.start :].split("\n")
+        self.done, self.line, self.last = True, "", True
+        return lines[:-1] if lines[-1] == "" else lines
+
+
+def _read_header(lines: _Lines, field: str) -> tuple[dict[str, str], tuple[int, int]]:
+    """Read the header lines after the first (``tree``); return them and where the ``tree_sizes`` line lies."""
+    header, drop = {}, (0, 0)
+    lines.next()
+    while not lines.done and not lines.line.startswith("Tree=") and lines.line != "end of trees":
+        key, eq, value = lines.line.partition("=")
+        if lines.line and (not eq or (key not in _HEADER and key != "objective") or key in header):
             raise ValueError(
-                f"model data field {field} has an unknown or repeated header line {lines[i][:40]!r}; each header "
+                f"model data field {field} has an unknown or repeated header line {lines.line[:40]!r}; each header "
                 f"line must be one of LightGBM's KEY=VALUE lines {sorted([*_HEADER, 'objective'])}"
             )
-        if lines[i]:
+        if lines.line:
             header[key] = value
-        i += 1
-    trees = []
-    while i < len(lines) and lines[i].startswith("Tree="):
-        if lines[i] != f"Tree={len(trees)}":
+            if key == "tree_sizes":
+                drop = (lines.start, lines.end + 1)
+        lines.next()
+    return header, drop
+
+
+def _read_trees(lines: _Lines, field: str, kinds: np.ndarray) -> int:
+    """Read and check the tree sections one by one, split the way LightGBM's parser splits them; return how many."""
+    n = 0
+    while not lines.done and lines.line.startswith("Tree="):
+        if lines.line != f"Tree={n}":
             raise ValueError(
-                f"model data field {field} must number its trees from 0 in order; got "
-                f"{lines[i][:40]!r} for tree {len(trees)}"
+                f"model data field {field} must number its trees from 0 in order; got {lines.line[:40]!r} for tree {n}"
             )
-        i += 1
+        lines.next()
         tree: dict[str, str] = {}
-        while i < len(lines) and lines[i]:
-            key, eq, value = lines[i].partition("=")
+        for line in lines.block():
+            key, eq, value = line.partition("=")
             if not eq or key not in _TREE_KEYS or key in tree:
                 problem = "an unknown or repeated" if eq else "a"
                 raise ValueError(
-                    f"model data field {field} has {problem} line {lines[i][:40]!r} in tree {len(trees)}; "
+                    f"model data field {field} has {problem} line {line[:40]!r} in tree {n}; "
                     "each line of a tree must be one of LightGBM's KEY=VALUE lines"
                 )
             tree[key] = value
-            i += 1
-        if i >= len(lines) - 1:
-            raise ValueError(
-                f"model data field {field} must end each tree with an empty line; tree {len(trees)} does not"
-            )
-        trees.append(tree)
-        while i < len(lines) and not lines[i]:
-            i += 1
-    if i >= len(lines) or lines[i] != "end of trees":
-        got = repr(lines[i][:40]) if i < len(lines) else "the end of the text"
-        raise ValueError(f"model data field {field} must follow its trees with the line 'end of trees'; got {got}")
-    if not all(line.isascii() for line in lines[: i + 1]):
-        raise ValueError(
-            f"model data field {field} must be ASCII text up to 'end of trees', as LightGBM writes it; "
-            "got other characters"
-        )
-    return header, trees, lines[: i + 1]
+        if lines.done or lines.last:
+            raise ValueError(f"model data field {field} must end each tree with an empty line; tree {n} does not")
+        try:
+            _check_tree(tree, kinds)
+        except ValueError as exc:
+            raise ValueError(f"model data field {field} has a malformed tree {n}: {exc}") from None
+        n += 1
+        while not lines.done and not lines.line:
+            lines.next()
+    return n
 
 
-def _check_header(header: dict[str, str], n_trees: int, field: str, objective: str, n_classes: int = 1) -> np.ndarray:
-    """Raise ValueError unless every header line holds what LightGBM 4 writes; return what each feature is
-    (``_UNUSED``, ``_NUMERICAL`` or ``_CATEGORICAL``)."""
+def _header_error(field: str, header: dict[str, str], key: str, rule: str) -> ValueError:
+    value = header.get(key)
+    got = "no such line" if value is None else repr(value[:60]) + ("..." if len(value) > 60 else "")
+    return ValueError(
+        f"model data field {field} must be LightGBM model text whose header line {key}= holds {rule}; got {got}"
+    )
+
+
+def _check_header(header: dict[str, str], field: str, objective: str, n_classes: int = 1) -> np.ndarray:
+    """Raise ValueError unless every header line holds what LightGBM 4 writes (the count of ``tree_sizes`` is
+    checked once the trees are read); return what each feature is (``_UNUSED``, ``_NUMERICAL`` or
+    ``_CATEGORICAL``)."""
     rules = {**_HEADER, "objective": (re.compile(re.escape(objective)), repr(objective))}
     if n_classes > 1:
         outputs = (re.compile(str(n_classes)), f"{n_classes} (one output per class)")
         rules.update(num_class=outputs, num_tree_per_iteration=outputs)
-
-    def fail(key: str, rule: str) -> None:
-        value = header.get(key)
-        got = "no such line" if value is None else repr(value[:60]) + ("..." if len(value) > 60 else "")
-        raise ValueError(
-            f"model data field {field} must be LightGBM model text whose header line {key}= holds {rule}; got {got}"
-        )
-
     for key, (pattern, rule) in rules.items():
         value = header.get(key)
         if (value is None and key not in _OPTIONAL_HEADER) or (value is not None and not pattern.fullmatch(value)):
-            fail(key, rule)
+            raise _header_error(field, header, key, rule)
     n_features = int(header["max_feature_idx"]) + 1
     for key in _PER_FEATURE:
         if key in header and len(header[key].split(" ")) != n_features:
-            fail(key, f"{n_features} entries (max_feature_idx + 1)")
-    if len(header["tree_sizes"].split()) != n_trees:
-        fail("tree_sizes", f"{n_trees} sizes, one per tree")
+            raise _header_error(field, header, key, f"{n_features} entries (max_feature_idx + 1)")
     infos = header["feature_infos"].split(" ")
     return np.array([_UNUSED if v == "none" else _NUMERICAL if v.startswith("[") else _CATEGORICAL for v in infos])
 
@@ -316,10 +387,10 @@ def _ints(
     tokens = _tokens(tree, key, size, default)
     if not all(_INT.fullmatch(t) for t in tokens):
         raise ValueError(f"{key} must hold integers; got {' '.join(tokens)[:60]!r}")
-    values = np.array([int(t) for t in tokens], dtype=np.int64)
-    if values.size and ((low is not None and values.min() < low) or (high is not None and values.max() > high)):
+    values = [int(t) for t in tokens]  # checked with min and max of the list: faster than numpy's on a tree's few
+    if values and ((low is not None and min(values) < low) or (high is not None and max(values) > high)):
         raise ValueError(f"{key} must hold integers in [{low}, {high}]; got {' '.join(tokens)[:60]!r}")
-    return values
+    return np.array(values, dtype=np.int64)
 
 
 def _floats(tree: dict[str, str], key: str, size: int, *, finite: bool = False) -> np.ndarray:

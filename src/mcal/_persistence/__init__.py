@@ -1,6 +1,22 @@
 """Model files: versioned JSON with a SHA-256 digest of its content, plus safetensors for network weights; and the
-atomic writes every output file of mcal goes through."""
+atomic writes every output file of mcal goes through.
 
-from mcal._persistence.files import atomic_write_bytes, check_output_path, load, save
+The atomic writes are imported at once, the rest on first use (they need scikit-learn and pandas)."""
+
+from typing import TYPE_CHECKING
+
+from mcal._optional import lazy_attributes
+from mcal._persistence.atomic import atomic_write_bytes, check_output_path
+
+if TYPE_CHECKING:
+    from mcal._persistence.files import load, save
 
 __all__ = ["atomic_write_bytes", "check_output_path", "load", "save"]
+
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        "load": "mcal._persistence.files",
+        "save": "mcal._persistence.files",
+    },
+)

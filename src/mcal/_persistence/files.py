@@ -3,17 +3,18 @@ Never pickle."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from mcal._base import BaseCalibrator
 from mcal._optional import import_optional
+from mcal._persistence.atomic import as_path, atomic_write_bytes, check_output_path
 from mcal._registry import class_by_name
 from mcal._validation import warn
 
@@ -26,60 +27,11 @@ DIGEST_KEY = "content_sha256"
 MAX_MODEL_BYTES = 2**30
 
 
-def _as_path(path: Any, name: str) -> Path:
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{name} must be a str or path-like object naming a file; got {type(path).__name__}")
-    return Path(path)
-
-
-def check_output_path(path: str | os.PathLike, name: str = "path") -> Path:
-    """Return ``path`` as a Path after checking that it can name a new file (nothing is created).
-
-    Raises
-    ------
-    TypeError
-        If ``path`` is not a str or path-like object.
-    FileNotFoundError
-        If the folder that would hold ``path`` does not exist, with ``name`` (the argument or option) in the message.
-    IsADirectoryError
-        If ``path`` is an existing folder.
-    """
-    path = _as_path(path, name)
-    if not path.parent.is_dir():
-        raise FileNotFoundError(
-            f"{name} must be a file in an existing folder; got {str(path)!r}, whose folder does not exist"
-        )
-    if path.is_dir():
-        raise IsADirectoryError(f"{name} must be a file, not a folder; got {str(path)!r}, which is a folder")
-    return path
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename.
-
-    A failure leaves no partial file behind.
-
-    Raises
-    ------
-    FileNotFoundError, IsADirectoryError
-        If the folder of ``path`` does not exist, or ``path`` is a folder.
-    """
-    path = check_output_path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the permissions open() would
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _weights_path(path: Path) -> Path:
-    return path.with_name(path.stem + ".safetensors")
+def weights_files(path: Path) -> list[Path]:
+    """The weights files that saves to the model file ``path`` may have written beside it: ``STEM.safetensors``
+    (mcal before content-addressed names) and ``STEM.DIGEST.safetensors`` (``DIGEST``: 16 hex digits)."""
+    pattern = re.compile(re.escape(path.stem) + r"\.(?:[0-9a-f]{16}\.)?safetensors")
+    return sorted(p for p in path.parent.iterdir() if pattern.fullmatch(p.name) and p.is_file())
 
 
 def content_digest(content: dict[str, Any]) -> str:
@@ -111,8 +63,8 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
     model : BaseCalibrator
         A fitted (or unfitted) mcal calibrator.
     path : str or path-like
-        Destination, conventionally ``*.json``. Network models also write ``<stem>.safetensors``
-        beside it; the JSON records its name and SHA-256.
+        Destination, conventionally ``*.json``. Network models also write ``STEM.DIGEST.safetensors`` beside
+        it (``DIGEST``: the first 16 hex digits of its SHA-256); the JSON records its name and SHA-256.
     metadata : dict, default=None
         JSON-safe extra information (the command line stores its column names here).
 
@@ -142,29 +94,41 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
         raise TypeError(f"model must be an mcal calibrator; got {type(model).__name__}")
     from mcal._version import __version__
 
-    path = _as_path(path, "path")
+    path = as_path(path, "path")
     content: dict[str, Any] = {"model": model.to_dict(), "metadata": metadata or {}}
     tensors = model._get_tensors() if model.__sklearn_is_fitted__() else {}
-    weights = None
+    weights = wpath = None
     if tensors:
         st = import_optional("safetensors.numpy")
         weights = st.save(tensors)
-        wpath = _weights_path(path)
-        content["weights"] = {"file": wpath.name, "sha256": hashlib.sha256(weights).hexdigest()}
+        digest = hashlib.sha256(weights).hexdigest()
+        wpath = path.with_name(f"{path.stem}.{digest[:16]}.safetensors")
+        content["weights"] = {"file": wpath.name, "sha256": digest}
     header = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "mcal_version": __version__}
     # the digest of the content as load will parse it (integer keys become strings, tuples lists)
     parsed = json.loads(json.dumps({**header, **content}, allow_nan=False))
     text = json.dumps({**header, DIGEST_KEY: content_digest(parsed), **content}, allow_nan=False, separators=(",", ":"))
     check_output_path(path)
-    if weights is not None:
+    _write_pair(path, text.encode("utf-8"), wpath, weights)
+    return path
+
+
+def _write_pair(path: Path, text: bytes, wpath: Path | None, weights: bytes | None) -> None:
+    """Write the weights (under their content-addressed name) first, the model file second, and remove the weights
+    of the model file it replaced last: whatever fails, ``path`` and the weights it names belong together."""
+    previous = weights_files(path)
+    if wpath is not None:
         atomic_write_bytes(wpath, weights)
     try:
-        atomic_write_bytes(path, text.encode("utf-8"))
+        atomic_write_bytes(path, text)
     except BaseException:
-        if weights is not None:  # a weights file without its model file would be left behind
+        if wpath is not None and wpath not in previous:  # weights without their model file would be left behind
             wpath.unlink(missing_ok=True)
         raise
-    return path
+    for old in previous:  # the replaced model's weights, and those of saves killed before their rename
+        if old != wpath:
+            with contextlib.suppress(OSError):  # the model is saved; the next save tries again
+                old.unlink(missing_ok=True)
 
 
 def calibrator_from_dict(data: Any, tensors: dict | None = None) -> BaseCalibrator:
@@ -218,7 +182,7 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
     The digest is checked first, after only the checks that identify an mcal model file (``format`` and
     ``schema_version``): nothing else in the file is used before it matches. See :func:`save`.
     """
-    path = _as_path(path, "path")
+    path = as_path(path, "path")
     if not path.is_file():
         raise FileNotFoundError(f"model file {str(path)!r} does not exist (or is not a file)")
     if path.stat().st_size > MAX_MODEL_BYTES:

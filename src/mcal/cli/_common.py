@@ -11,13 +11,13 @@ import os
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from mcal._persistence import atomic_write_bytes, check_output_path
-from mcal._validation import check_sample_weight, check_y_prob, check_y_real, check_y_true
+
+if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
+    import numpy as np
+    import pandas as pd
 
 _CSV = (".csv", ".csv.gz", ".tsv", ".txt")
 _PARQUET = (".parquet", ".pq")
@@ -78,6 +78,8 @@ def read_table(
         If the file is missing, of an unknown format, unreadable or empty, or ``sep`` or ``na_values`` is given
         for Parquet.
     """
+    import pandas as pd
+
     path = Path(path)
     if not path.exists():
         raise CLIError(f"DATA file {path} does not exist")
@@ -106,6 +108,8 @@ def _read_csv(
     """``pd.read_csv`` with empty cells (and ``na_values``) missing; without ``na_values``, each text column (other
     than ``text_columns``) that pandas' default markers turn into numbers, TRUE/FALSE or nothing (or the label
     column into at most two labels) is read again with them (see :func:`read_table`)."""
+    import pandas as pd
+
     options = {"sep": _detect_sep(path) if sep is None else sep, "engine": "c"}
     dtype = {name: str for name in text_columns}
     df = pd.read_csv(path, keep_default_na=False, na_values=["", *(na_values or [])], dtype=dtype, **options)
@@ -203,6 +207,8 @@ def write_json(obj: Any, path: str | Path) -> None:
 
 
 def _json_default(obj: Any) -> Any:
+    import numpy as np
+
     if isinstance(obj, np.generic):
         return obj.item()
     raise TypeError(f"cannot write {type(obj).__name__} as JSON")
@@ -301,6 +307,10 @@ def labels_scores_weights(
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Validated labels (0/1, or in [0, 1] with ``allow_soft``), scores (or None) and weights (or None) from the
     named columns; with ``outcome="regression"``, finite real outcomes and predictions."""
+    import numpy as np
+
+    from mcal._validation import check_y_real, check_y_true
+
     if outcome == "regression":
         if pos_label is not None:
             raise CLIError(f"--pos-label applies to binary labels; got --pos-label {pos_label!r} with a continuous "
@@ -332,12 +342,16 @@ def labels_scores_weights(
 
 def score_values(df: pd.DataFrame, score_col: str, outcome: str = "classification") -> np.ndarray:
     """The validated score column: probabilities in [0, 1], or finite real predictions for ``"regression"``."""
+    from mcal._validation import check_y_prob, check_y_real
+
     raw = column(df, score_col, "--score-col").to_numpy()
     name = f"score column {score_col!r}"
     return check_y_real(raw, name) if outcome == "regression" else check_y_prob(raw, name)
 
 
 def _weights(df: pd.DataFrame, weight_col: str | None) -> np.ndarray | None:
+    from mcal._validation import check_sample_weight
+
     if weight_col is None:
         return None
     return check_sample_weight(

@@ -3,11 +3,12 @@ same command on a Dask cluster, reading partitioned Parquet (a folder or a glob)
 
 from __future__ import annotations
 
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from mcal.cli._common import CLIError, split_names
+
+if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
+    import pandas as pd
 
 
 def add_arguments(parser, *, step_timeout: bool = False) -> None:
@@ -55,6 +56,8 @@ def _column(frame: Any, name: str, option: str) -> Any:
 
 def _labels(frame: Any, name: str, pos_label: str | None) -> Any:
     """The label column, as ``label == --pos-label`` where one is given (checked to be one of two labels)."""
+    import pandas as pd
+
     labels = _column(frame, name, "--label-col")
     if pos_label is None:
         return labels
@@ -134,6 +137,8 @@ def monitor(args, segments_of: Any, window_of: Any) -> Any:
     """``mcal monitor`` on a cluster: the :class:`mcal.monitor.MonitorResult` (segments from ``segments_of``, given
     the segment feature columns gathered as a pandas frame; the window length from ``window_of``, given whether
     the time column is numeric)."""
+    import pandas as pd
+
     from mcal.dask import monitor, read_parquet
 
     with _session(args):

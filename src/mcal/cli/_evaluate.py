@@ -12,11 +12,9 @@ import json
 import math
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from mcal._features.table import CATEGORICAL, column_kind, temporal_kind
-from mcal._persistence.files import atomic_write_bytes
+from mcal._persistence import atomic_write_bytes
 from mcal.cli import _dask, _gates
 from mcal.cli._common import (
     CLIError,
@@ -30,15 +28,10 @@ from mcal.cli._common import (
     read_data,
     split_names,
 )
-from mcal.metrics import (
-    calibration_summary,
-    mce,
-    regression_summary,
-    segment_intervals,
-    summary_intervals,
-    worst_segments,
-)
-from mcal.segments import generate_segments
+
+if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
+    import pandas as pd
+
 
 #: Worst segments printed per score column.
 _N_WORST = 10
@@ -122,6 +115,10 @@ def add_categorical_argument(parser) -> None:
 
 def segment_features(df, args) -> pd.DataFrame | None:
     """The columns of ``--segments`` (None without it) of ``df``, dates and durations as text."""
+    import pandas as pd
+
+    from mcal._features.table import temporal_kind
+
     names = split_names(args.segments, "--segments")
     declared = split_names(args.categorical, "--categorical")
     if not names:
@@ -142,6 +139,9 @@ def segment_features(df, args) -> pd.DataFrame | None:
 def _segments(df, args):
     """The segments of ``--segments`` (None without it), from the columns of ``df``, with the columns named by
     ``--categorical`` categorical and the others of the kind their dtype gives (dates and durations as text)."""
+    from mcal._features.table import CATEGORICAL, column_kind
+    from mcal.segments import generate_segments
+
     X = segment_features(df, args)
     if X is None:
         return None
@@ -153,6 +153,8 @@ def _segments(df, args):
 
 
 def _run(args) -> int:
+    from mcal.metrics import calibration_summary, mce, regression_summary, worst_segments
+
     check_count(args.n_bins, "--n-bins", 1)
     check_count(args.max_depth, "--max-depth", 0)
     check_output(args.plot, "--plot", inputs=[("DATA", args.data)])
@@ -260,6 +262,8 @@ def check_ci(args) -> None:
 def _with_intervals(args, table, tables, y, scores, w, field, segments, worst):
     """``table`` with the columns ``<metric>_low`` and ``<metric>_high`` after each metric that has them, and the
     per-segment tables with ``ecce_sigma_low``/``_high`` for the segments of ``worst`` (NaN for the others)."""
+    from mcal.metrics import segment_intervals, summary_intervals
+
     options = {"n_resamples": args.n_resamples or _N_RESAMPLES, "confidence_level": args.ci}
     intervals = summary_intervals(y, scores, sample_weight=w, field=field, segments=segments, n_bins=args.n_bins,
                                   **options)  # fmt: skip

@@ -5,13 +5,9 @@ from __future__ import annotations
 import inspect
 import json
 import warnings
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from mcal import CalibrationWarning, MCGrad, MCNet
 from mcal._optional import import_optional
-from mcal._persistence import load, save
 from mcal._registry import METHODS, get_method
 from mcal.cli import _dask
 from mcal.cli._common import (
@@ -30,7 +26,10 @@ from mcal.cli._common import (
     split_names,
     write_table,
 )
-from mcal.mcnet import torch_device
+
+if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
+    import pandas as pd
+
 
 #: Seed of ``mcal fit`` without ``--random-state``: fits are reproducible by default (issue 19).
 DEFAULT_RANDOM_STATE = 0
@@ -81,6 +80,8 @@ def _device_methods() -> list[str]:
 def check_device_option(device: str) -> None:
     """Refuse a ``--device`` that is not 'cpu', 'cuda' or 'cuda:N', or that torch cannot use on this machine, with
     a message naming the option (a ValueError, reported as ``mcal: error: --device must ...``)."""
+    from mcal.mcnet import torch_device
+
     torch_device(import_optional("torch"), "--device", device)
 
 
@@ -156,6 +157,8 @@ def _soft_methods() -> list[str]:
 def _check_soft_labels(df: pd.DataFrame, args, model) -> None:
     """Refuse soft labels (all in [0, 1], some strictly between) for a method that takes only 0/1, naming the
     methods that take them (other bad labels are reported by the label check, as for every method)."""
+    import numpy as np
+
     if model.accepts_soft_labels or args.pos_label is not None:
         return
     raw = column(df, args.label_col, "--label-col").to_numpy()
@@ -214,6 +217,8 @@ def _configure_fit(parser) -> None:
 
 
 def _run_fit(args) -> int:
+    from mcal._persistence import save
+
     check_count(args.random_state, "--random-state", 0)
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
     features = split_names(args.features, "--features")
@@ -248,7 +253,9 @@ def _run_fit(args) -> int:
         allow_soft=model.accepts_soft_labels,
         outcome=model.outcome,
     )
-    if p.size and np.ptp(p) == 0:
+    if p.size and p.min() == p.max():
+        from mcal import CalibrationWarning
+
         warnings.warn(f"score column {args.score_col!r} is constant ({p[0]:g} on every row): the calibrator sees no "
                       "score variation, so its map away from that score is arbitrary", CalibrationWarning, stacklevel=2)  # fmt: skip
     X = feature_frame(df, features, args.field)
@@ -284,7 +291,7 @@ def fit_summary(model, *, seeded: bool) -> list[str]:
             lines.append("top features by split gain: " + ", ".join(f"{k} {v:.4g}" for k, v in top.items() if v > 0))
     curve = getattr(model, "validation_loss_curve_", None)
     if curve is not None:  # MCNet
-        held_out = (f"; held-out loss {curve[0]:.6f} at the warm start, {np.min(curve):.6f} at the best step"
+        held_out = (f"; held-out loss {curve[0]:.6f} at the warm start, {curve.min():.6f} at the best step"
                     if curve.size else "")  # fmt: skip
         lines.append(f"epochs: {model.n_epochs_}, weights kept from epoch {model.best_epoch_} (step "
                      f"{model.best_step_} of {model.n_steps_}){held_out}")  # fmt: skip
@@ -361,6 +368,9 @@ def _feature_input(model, meta: dict, df: pd.DataFrame, given: list[str]):
 
 
 def _run_predict(args) -> int:
+    from mcal import MCGrad, MCNet
+    from mcal._persistence import load
+
     check_table_output(args.output, "-o/--output", inputs=[("MODEL", args.model), ("DATA", args.data)])
     given = split_names(args.features, "--features")
     model, meta = load(args.model, return_metadata=True)

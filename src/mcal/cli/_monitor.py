@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 import math
 
-import numpy as np
-import pandas as pd
-
 from mcal.cli import _dask, _gates
 from mcal.cli._common import (
     CLIError,
@@ -61,6 +58,8 @@ def _window_length(args, numeric: bool):
 
 
 def _run(args) -> int:
+    import pandas as pd
+
     from mcal.monitor import monitor, monitor_report
 
     check_count(args.max_depth, "--max-depth", 0)
@@ -120,10 +119,15 @@ def _print_json(result) -> None:
 
 
 def _json_time(value):
+    import numpy as np
+    import pandas as pd
+
     return pd.Timestamp(value).isoformat() if isinstance(value, (pd.Timestamp, np.datetime64)) else float(value)
 
 
 def _json_value(value):
+    import numpy as np
+
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, (int, np.integer)):

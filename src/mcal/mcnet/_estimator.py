@@ -600,6 +600,18 @@ class MCNet(BaseCalibrator):
             return auxiliary(torch, P, torch.as_tensor(aux, dtype=torch.float64)).numpy()
 
     # -- persistence ------------------------------------------------------------------------------------
+    @classmethod
+    def _from_dict(cls, data: dict[str, Any], tensors: dict[str, NDArray] | None) -> MCNet:
+        state = data.get("state") if isinstance(data, dict) else None
+        if isinstance(state, dict) and "n_epochs_" in state and "n_steps_" not in state:
+            raise ValueError(
+                "model data must be an MCNet trained by steps (its state records 'n_steps_'); got a "
+                "schema_version 2 file of the epoch-trained MCNet (mcal before the step-budget change), whose "
+                "network this mcal evaluates differently (monotone across bins by construction): fit the "
+                "model again and save it"
+            )
+        return super()._from_dict(data, tensors)
+
     def _get_tensors(self) -> dict[str, NDArray]:
         tensors = {f"net.{k}": v.detach().cpu().numpy() for k, v in self.module_.items()}
         tensors["compiled.values"] = self.compiled_values_
