@@ -276,7 +276,10 @@ def column(df: pd.DataFrame, name: str, option: str) -> pd.Series:
         raise CLIError(f"{option} {name!r} is not a column of DATA; columns are: {shown}")
     values = df[name]
     first = values.dropna().iloc[:1]
-    if values.dtype == object and len(first) and isinstance(first.iloc[0], (list, tuple, dict, np.ndarray)):
+    # lists and structs of a Parquet file (numpy arrays, by type name: numpy is not imported here)
+    nested = len(first) > 0 and (isinstance(first.iloc[0], (list, tuple, dict))
+                                 or type(first.iloc[0]).__name__ == "ndarray")  # fmt: skip
+    if values.dtype == object and nested:
         raise CLIError(f"{option} {name!r} must hold one value per row; got nested values (lists or structs, e.g. "
                        f"{str(first.iloc[0])[:60]}): flatten the column into plain ones")  # fmt: skip
     return values
