@@ -15,7 +15,10 @@ from mcal._persistence import atomic_write_bytes
 from mcal._validation import check_positive_int
 from mcal.metrics import mce, regression_summary, reliability_curve
 from mcal.metrics.helpers import check_categorical_use, resolve_segments
-from mcal.report import _check_inputs, _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
+from mcal.report._checks import _check_inputs
+from mcal.report._findings import PVALUE_FLOOR
+from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
+from mcal.report._segments import _pvalue_cell
 
 #: Rows of the MCE table of real outcomes (the relative scales need a prevalence).
 _MCE_ROWS = (("mce_sigma", "MCE (ECCE / σ of the worst segment)"), ("pvalue", "p-value"),
@@ -112,14 +115,15 @@ def _segments_section(y: NDArray, preds: dict, w: NDArray, segs: Any, n_worst: i
     head = "".join(f"<th>{escape(n)}</th>" for n in preds)
     summary = "".join(
         f'<tr data-metric="{key}"><th scope="row">{label}</th>'
-        + "".join(_num(getattr(r, key)) for r in results.values()) + "</tr>"
+        + "".join(_pvalue_cell(r.pvalue, PVALUE_FLOOR) if key == "pvalue" else _num(getattr(r, key))
+                  for r in results.values()) + "</tr>"
         for key, label in _MCE_ROWS
     )  # fmt: skip
     panels = []
     for name, r in results.items():
         rows = "".join(
             f"<tr><td>{rank}</td><td>{escape(str(seg.description))}</td><td class=\"num\">{seg.size:,}</td>"
-            + "".join(_num(v) for v in (seg.ecce, seg.ecce_sigma, seg.pvalue)) + "</tr>"
+            + _num(seg.ecce) + _num(seg.ecce_sigma) + _pvalue_cell(seg.pvalue, PVALUE_FLOOR) + "</tr>"
             for rank, seg in enumerate(r.table.head(n_worst).itertuples(index=False), start=1)
         )  # fmt: skip
         panels.append(
