@@ -208,7 +208,7 @@ class HistogramBinning(BaseCalibrator):
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         edges = equal_frequency_edges(y_prob, sample_weight, int(self.n_bins))
         idx = assign_bins(y_prob, edges)
-        weight = np.bincount(idx, weights=sample_weight, minlength=edges.size + 1)
+        weight = np.bincount(idx, weights=sample_weight, minlength=edges.size + 1).astype(np.float64, copy=False)
         positives = np.bincount(idx, weights=sample_weight * y, minlength=edges.size + 1)
         self.bin_edges_ = edges
         self.bin_values_ = positives / weight
