@@ -93,7 +93,7 @@ feature_names_in_
     def _real(self) -> tuple:
         return self._bounds()
 
-    def fit(self, y_pred: Any, y: Any, *, X: Any = None, sample_weight: Any = None) -> Self:
+    def fit(self, y_pred: Any, y: Any, *, X: Any = None, sample_weight: Any = None) -> Self:  # type: ignore[override]
         """Fit RegressionMCGrad on dask collections.
 
         Parameters
@@ -151,4 +151,4 @@ feature_names_in_
         return super().predict(y_pred, X=X)
 
 
-DaskRegressionMCGrad.__init__.__signature__ = dask_signature(RegressionMCGrad)
+DaskRegressionMCGrad.__init__.__signature__ = dask_signature(RegressionMCGrad)  # type: ignore[attr-defined]

@@ -206,7 +206,7 @@ def make_report(
     weighted = sample_weight is not None
     ci = None
     if n_resamples:
-        ci = {"n_resamples": n_resamples, "confidence_level": confidence}
+        ci: dict[str, Any] = {"n_resamples": n_resamples, "confidence_level": confidence}
         ci["table"] = summary_intervals(y, probs, sample_weight=w, field=None if fields is None else fields[0],
                                         segments=segs, n_bins=n_bins, **ci)  # fmt: skip
     sections = [_metrics_section(summary, n_bins, ci)]
