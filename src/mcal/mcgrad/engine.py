@@ -111,6 +111,7 @@ class LocalEngine:
             data.set_init_score(part.F)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
         scores: list[NDArray[np.float64]] = []
+
         def collect(preds: NDArray[np.float64], _: Any) -> tuple[str, float, bool]:
             scores.append(preds)
             return "scores", 0.0, False

@@ -204,9 +204,9 @@ def make_report(
     Figure = import_optional("matplotlib.figure").Figure
     summary = calibration_summary(y, probs, sample_weight=w, field=None if fields is None else fields[0], n_bins=n_bins)
     weighted = sample_weight is not None
-    ci = None
+    ci: dict[str, Any] | None = None
     if n_resamples:
-        ci: dict[str, Any] = {"n_resamples": n_resamples, "confidence_level": confidence}
+        ci = {"n_resamples": n_resamples, "confidence_level": confidence}
         ci["table"] = summary_intervals(y, probs, sample_weight=w, field=None if fields is None else fields[0],
                                         segments=segs, n_bins=n_bins, **ci)  # fmt: skip
     sections = [_metrics_section(summary, n_bins, ci)]

@@ -128,7 +128,9 @@ class IndexPart:
 
     def sums(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
         owner = np.repeat(np.arange(len(self.names)), self.sizes)
-        return np.bincount(owner, weights=values[self.indices], minlength=len(self.names)).astype(np.float64, copy=False)
+        return np.bincount(owner, weights=values[self.indices], minlength=len(self.names)).astype(
+            np.float64, copy=False
+        )
 
     def blocks(self, order: NDArray[np.intp]) -> Iterator[Block]:
         rank = np.empty(order.size, dtype=np.intp)
