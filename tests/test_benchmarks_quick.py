@@ -29,6 +29,15 @@ def bench():
     return mods
 
 
+def _script(name):
+    """A benchmark script imported from the benchmarks folder."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(BENCH))
+
+
 def _load(bench, key, **kw):
     try:
         return bench["_datasets"].load(key, **kw)
@@ -362,6 +371,20 @@ def test_ctr_bootstrap_sums_equal_mcal_metrics_at_unit_weights(bench, rng):
     assert floor["mean"] < floor["q95"] < 100 * bench["_evaluation"].M.f_rce(y, p, field=field)
 
 
+def test_calibrated_classifier_quick_run(bench):
+    # benchmarks/calibrated_classifier.py on 3000 rows of one dataset: every method scored, the base model at 0
+    _load(bench, "bank_marketing", max_rows=10)
+    sys.path.insert(0, str(BENCH))
+    try:
+        module = importlib.import_module("calibrated_classifier")
+    finally:
+        sys.path.remove(str(BENCH))
+    table = module.main(["--quick"])
+    assert len(table) == 7 and table.loc[table["method"] == "base model", "vs base"].item() == 0.0
+    jeffreys = table.loc[table["method"] == "mcal cv=5 ensemble", "exact_0_or_1"].item()
+    assert jeffreys == 0  # the Jeffreys end blocks never predict exactly 0 or 1
+
+
 def test_input_safety_forged_model_files_are_refused_or_loaded_as_expected(input_safety):
     # benchmarks/model_file_safety.py on a thousandth of the trees: the compact forgery is refused by the count of
     # trees per byte, the file as dense as LightGBM writes and the fitted model load
@@ -372,6 +395,28 @@ def test_input_safety_forged_model_files_are_refused_or_loaded_as_expected(input
         sys.path.remove(str(BENCH))
     assert list(files["as_expected"]) == ["yes"] * 3, files[["case", "outcome", "detail"]].to_string()
     assert "at least 200 bytes per tree; got 1200 trees in" in files["detail"].iloc[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", ["mcgrad_overconfident", "mcgrad_mce"])
+def test_mcgrad_issue_20_benchmarks_quick_mode_writes_every_method(bench, tmp_path, script):
+    _load(bench, "credit_default" if script == "mcgrad_overconfident" else "census_kdd", max_rows=10)
+    module = _script(script)
+    assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
+    header, raw = _csv(tmp_path / f"{script}.csv")
+    assert {"mcal version", "git commit", "seeds", "threads"} <= set(header)
+    expected = set(module.methods("field")) if script == "mcgrad_overconfident" else set(module.VARIANTS)
+    assert expected <= set(raw["method"])
+    assert np.isfinite(raw["log_loss" if script == "mcgrad_overconfident" else "log loss"]).all()
+
+
+@pytest.mark.slow
+def test_mcgrad_memory_quick_mode_charges_every_phase(tmp_path):
+    module = _script("mcgrad_memory")
+    assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
+    _, raw = _csv(tmp_path / "mcgrad_memory_quick.csv")
+    assert {"encode X", "bin (LightGBM Dataset)", "early-stopping rounds", "refit rounds"} <= set(raw["phase"])
+    assert (raw["peak_mib"] > 0).all() and (raw["rows"] == 20_000).all()
 
 
 def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):

@@ -548,8 +548,8 @@ def _edit_first_tree(old, new):
             r"split_feature must hold integers in \[0, 2\]",
         ),
         # a child index out of range (predict read out of bounds) and a loop (predict never returned)
-        (_edit_first_tree("left_child=-1 2 3 -2", "left_child=-1 2 30 -2"), "must form a binary tree"),
-        (_edit_first_tree("left_child=-1 2 3 -2", "left_child=-1 2 1 -2"), "must form a binary tree"),
+        (_edit_first_tree("left_child=-1 2 -2 -3", "left_child=-1 20 -2 -3"), "must form a binary tree"),
+        (_edit_first_tree("left_child=-1 2 -2 -3", "left_child=-1 2 1 -3"), "must form a binary tree"),
         (_edit_first_tree("threshold=0 1", "threshold=0 7"), "must index one of num_cat=2 category sets"),
         (
             lambda s: s.__setitem__(

@@ -39,6 +39,7 @@ _ATTRIBUTES = {
     "regression": "mcal.regression",
     "save": "mcal._persistence",
     "segments": "mcal.segments",
+    "tune_mcgrad": "mcal.mcgrad",
 }
 __all__ = [
     "DFMC",
@@ -68,6 +69,7 @@ __all__ = [
     "regression",
     "save",
     "segments",
+    "tune_mcgrad",
 ]
 __getattr__, __dir__ = lazy_attributes(__name__, _ATTRIBUTES)
 
@@ -79,7 +81,7 @@ if TYPE_CHECKING:
     from mcal.classifier import CalibratedClassifier
     from mcal.field import AdaCalib, NeuCalib, PerFieldCalibrator
     from mcal.groups import DFMC, HKRR
-    from mcal.mcgrad import MCGrad
+    from mcal.mcgrad import MCGrad, tune_mcgrad
     from mcal.mcnet import MCNet
     from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
     from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling

@@ -5,5 +5,6 @@
 """
 
 from mcal.mcgrad._estimator import MCGrad
+from mcal.mcgrad._tuning import TuningResult, default_search_space, tune_mcgrad
 
-__all__ = ["MCGrad"]
+__all__ = ["MCGrad", "TuningResult", "default_search_space", "tune_mcgrad"]

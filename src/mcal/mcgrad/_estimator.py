@@ -7,19 +7,22 @@ of :mod:`mcal.mcgrad.engine`. LightGBM is imported only when a model is fitted, 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
+from sklearn.utils.validation import check_is_fitted
 
-from mcal._base import BaseCalibrator
+from mcal._base import BaseCalibrator, Self
 from mcal._constraints import Interval, StrOptions
 from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
+from mcal._features.table import take_rows
 from mcal._lightgbm import (
     LightGBMParams,
-    booster_from_text,
     check_float32_weights,
     check_monotone_constraints,
     forwarded,
@@ -28,32 +31,44 @@ from mcal._lightgbm import (
     tree_constraints,
 )
 from mcal._progress import check_progress_param
-from mcal._validation import warn
+from mcal._validation import check_y_prob, check_y_real, output_dtype, warn
+from mcal.mcgrad import _controls as controls
+from mcal.mcgrad._controls import (
+    MAX_TIME,
+    check_eval_set,
+    check_metric_param,
+    is_log_loss,
+    out_of_time,
+    validation_score,
+)
+from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
+from mcal.mcgrad._splits import EncodedRows, check_split_weights, split_parts, split_rows
 from mcal.mcgrad.engine import (
     LOG_LOSS,
     CompiledForests,
     LocalEngine,
     Part,
+    RoundPath,
     SingleRowPredictor,
     boost_rounds,
     predict_logit,
+    staged_logits,
 )
 
-#: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same
-#: trees either way). Row-wise fitted 8-20 % faster from 18k to 100k rows; at 1M rows it added 470 MB to the fit
-#: and column-wise 450 MB, against 930 MB for the reference package, at a fit 10 % slower (90 s against 100 s)
-#: (benchmarks/results/mcgrad_vs_reference*.md and the commit history of the 1M file).
+#: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same trees
+#: either way); measured in benchmarks/results/mcgrad_defaults.md.
 _COL_WISE_FROM_ROWS = 500_000
 
 
 class MCGrad(BaseCalibrator):
     r"""MCGrad: multicalibration by recursive gradient boosting on the features and the score.
 
-    Starting from ``F_0 = logit(y_prob)``, each round ``t`` fits a LightGBM booster ``h_t`` on the
+    Starting from ``F_0 = theta_0 logit(y_prob)``, each round ``t`` fits a LightGBM booster ``h_t`` on the
     features plus ``F_{t-1}`` as one more feature, with ``F_{t-1}`` as init score, then rescales
     ``F_t = theta_t (F_{t-1} + h_t)`` with the ``theta_t`` that minimises the weighted log loss. The number
     of rounds ``T`` is chosen by early stopping on held-out data (``T = 0`` returns the input unchanged),
-    then ``T`` rounds are refitted on all the data (Algorithm 1 of [1]_).
+    then ``T`` rounds are refitted on all the data (Algorithm 1 of [1]_). The measurements behind the
+    defaults are in ``benchmarks/results/mcgrad_defaults.md``.
 
     Parameters
     ----------
@@ -61,37 +76,33 @@ class MCGrad(BaseCalibrator):
         Cap on the number of rounds; with ``early_stopping=None`` exactly this many rounds are fitted
         (``max_rounds=1, early_stopping=None`` is the paper's "one round only" ablation).
     early_stopping : {"holdout", "kfold"} or None, default="holdout"
-        How ``T`` is chosen: the validation loss of each round on a held-out ``validation_fraction`` of
-        the rows, or pooled out-of-fold over ``n_folds`` folds (k-fold fits ``n_folds`` models per round and
-        holds ``n_folds`` copies of the features). Splits are stratified by label when labels are 0/1.
-        The holdout default is chosen by measurement. With the same number of rounds, mcal and the
-        reference package (5-fold) fit the same model on the synthetic data and nearly the same on Bank
-        Marketing (log loss 0.2135 against 0.2137 at 7 rounds; ``benchmarks/results/mcgrad_vs_reference.md``),
-        so quality differs mostly through the rounds chosen, which move with the random split. Over 20 seeds
-        (mcal's MCE) the holdout's mean multicalibration error was 0.014 above 5-fold's on the 100k synthetic
-        data, about one standard error (``benchmarks/results/mcgrad_early_stopping.md``), and 0.13 and 0.02
-        below it on Bank Marketing and Credit Default with the paper's base model
-        (``benchmarks/results/mcgrad_early_stopping_paper_base.md``), at a log loss within 2e-4 and a third of
-        5-fold's fit cost (12.7 against 36 full-data rounds on the synthetic data). ``"kfold"`` buys a steadier
-        choice of rounds for about three times the fit time and 1.5-2.2 times the memory added by the fit.
+        How ``T`` is chosen: the validation metric after each round on a held-out ``validation_fraction``
+        of the rows, or pooled out-of-fold over ``n_folds`` folds (``n_folds`` models per round). Splits are
+        stratified by label when labels are 0/1. An ``eval_set`` given to :meth:`fit` replaces the split.
     validation_fraction : float in (0, 1), default=0.2
-        Share of rows held out (``early_stopping="holdout"``). A smaller share trains the early-stopping
-        rounds on more rows, which chooses more rounds (a dearer refit) but from a noisier loss. Measured
-        (same 20-seed files): 0.1 lowered the mean error on Bank Marketing by 0.16 and raised it on the
-        synthetic data by 0.03, at 10-20 % more fit cost; 0.3 raised it on Bank Marketing by 0.11. Hence 0.2.
+        Share of rows held out (``early_stopping="holdout"``).
     n_folds : int >= 2, default=5
         Folds (``early_stopping="kfold"``).
     patience : int >= 0, default=0
-        Rounds without a lower validation loss tolerated before stopping; 0 stops at the first round that
-        does not improve, as Algorithm 1 does. The chosen ``T`` is always the round with the lowest loss.
-        Measured (same 20-seed files): patience 1 lowered the mean error by 0.02 on Bank Marketing and 0.01
-        on Credit Default and raised it by 0.004 on the synthetic data, for 8 % more fit cost on Bank
-        Marketing and 31 % on Credit Default (one more booster after short runs). It is not the default because the fit
-        time is the reference comparison's binding target on Bank Marketing; use 1 where the error counts
-        more than the time.
+        Rounds without a lower validation metric tolerated before stopping; 0 stops at the first round that
+        does not improve, as Algorithm 1 does. ``T`` is always the round with the lowest metric.
+    early_stopping_metric : {"log_loss", "mce"} or callable, default="log_loss"
+        What early stopping minimizes on the validation rows: the weighted log loss, the multicalibration
+        error ``mce_sigma`` of :func:`mcal.metrics.mce` on segments generated once from the validation
+        features, or ``metric(y_true, y_prob, X, sample_weight) -> float`` (validation labels, predicted
+        probabilities, features as given, weights). The log loss is recorded in either case.
+    max_time : float > 0 or None, default=None
+        Seconds, counted from the start of :meth:`fit`, after which no new round starts; the best rounds so
+        far are kept, with a warning. It bounds the rounds of early stopping (the chosen rounds are then
+        refitted on all rows, which takes about as long again), or, with an ``eval_set`` or
+        ``early_stopping=None``, the only pass of rounds.
     rescale : bool, default=True
-        Fit the rescaling factor ``theta_t`` of section 3.2; False keeps ``theta_t = 1`` (the paper's
-        "no rescaling" ablation).
+        Fit the rescaling factor ``theta_t`` of section 3.2; False keeps ``theta_t = 1``.
+    rescale_input : bool, default=True
+        Start round 1 by rescaling the input logit by the factor ``theta_0`` that minimises the log loss (a
+        global temperature, the step of section 3.2 applied to the input), so that one round can reach what
+        temperature scaling reaches; False (or ``rescale=False``) starts from the input as Algorithm 1 does.
+        Why: ``benchmarks/results/mcgrad_overconfident.md``.
     learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split
         LightGBM regularization of each round, defaults from section 4.1 of [1]_: learning_rate 0.02873,
         max_depth 5, min_child_samples 160, n_estimators 94 (trees per round), max_leaves 5 (LightGBM's
@@ -99,57 +110,44 @@ class MCGrad(BaseCalibrator):
         within LightGBM's int32 (max_depth <= 0: no limit; max_leaves in [2, 131072]); learning_rate is
         positive and the penalties non-negative.
     min_sum_hessian_in_leaf : float >= 0, default=1e-3
-        Least total Hessian ``sum w f (1 - f)`` in a leaf (section 3.3 of [1]_), in units of sample
-        weight. The paper calls 20 its default but also reports it as a separate "msh_20" variant, and
-        the reference package keeps LightGBM's 1e-3. Measured (``benchmarks/results/mcgrad_vs_reference.md``,
-        seed 0): 20 gave a higher multicalibration error on Bank Marketing (5.77 against 3.99), Credit
-        Default (3.47 against 3.42) and the 100k synthetic data (3.83 against 3.74), and a held-out log loss
-        up to 0.0011 higher; the paper's own Bank Marketing rows agree (4.15 for 1e-3, 5.91 for msh_20).
-        Being an absolute Hessian, 20 also blocks every split on small or lightly weighted data. Hence
-        1e-3; pass 20 for the msh_20 variant.
+        Least total Hessian ``sum w f (1 - f)`` in a leaf (section 3.3 of [1]_), in units of sample weight;
+        pass 20 for the paper's "msh_20" variant.
     lightgbm_params : dict or None, default=None
-        Further LightGBM parameters (str keys; a bool, a finite number, a string without whitespace or ``=``, or
-        a list of them; tuples and 1-D arrays are lists), e.g. ``{"max_bin": 63}`` or
-        ``{"monotone_constraints": [0, ..., 0, 1]}``, which takes one sign in {-1, 0, 1} per column of ``X`` and
-        a last one for the score ``F_{t-1}``, 0 for categorical columns. Parameters that MCGrad sets or exposes
-        above (and their LightGBM aliases) are rejected with the argument to use instead, and so are the
-        options of LightGBM's binary objective that its cross-entropy objective ignores (``is_unbalance``,
-        ``scale_pos_weight``: use ``sample_weight``), names that LightGBM does not know (it would ignore them;
-        the closest known names are suggested) and two names of one parameter. LightGBM judges the values: one
-        it rejects raises a ``ValueError`` at fit that names the parameter and quotes LightGBM.
+        Further LightGBM parameters (a bool, a finite number, a string without whitespace or ``=``, or a list
+        of them), e.g. ``{"max_bin": 63}``; ``monotone_constraints`` takes one sign per column of ``X`` and a
+        last one for the score. Parameters set above (and aliases), ``is_unbalance``, ``scale_pos_weight``,
+        unknown names and two names of one parameter are refused; LightGBM judges the values (a value it
+        rejects raises a ``ValueError`` at fit that names the parameter).
     categorical_features : "from_dtype", None, or array-like, default="from_dtype"
         Categorical columns of ``X``, as in scikit-learn's ``HistGradientBoostingClassifier``: from the
-        dtypes (pandas category, bool, string and object, and Arrow dictionary), or given as indices or names
-        (shape (n_categorical,)) or a boolean mask (shape (n_features,)). Integer-coded categoricals must be
-        declared. Missing values are passed to LightGBM as missing; categories unseen at fit are treated as
-        missing at predict, with one warning that counts them.
+        dtypes (category, bool, string, object, Arrow dictionary), or indices or names of shape
+        (n_categorical,), or a boolean mask of shape (n_features,). Missing values stay missing; categories
+        unseen at fit count as missing at predict, with one warning.
     n_jobs : int other than 0, or None, default=None
-        LightGBM threads for fitting and predicting, at most the cores (joblib's count); a negative value
-        counts back from the cores as in scikit-learn (-1: all, -2: all but one). None uses one thread per
-        10,000 rows, at least one: LightGBM waits at OpenMP barriers in every tree, which on a few thousand
-        rows cost more than the threads save. On a machine that another process keeps busy, pass 1.
-        Measured (``benchmarks/results/mcgrad_threads.md``, 2 cores): with one core busy, two threads fitted
-        3,000 rows 4.8 times slower than one and 30,000 to 1M rows 1.6-2.7 times slower, where on the idle
-        machine they took 0.63-0.83 of its time; predicting, they took 0.50-0.68 of its time idle and
-        0.77-1.08 busy.
+        LightGBM threads, at most the cores; negative values count back from the cores (-1: all). None uses
+        one thread per 10,000 rows, at least one.
     progress : bool or None, default=False
-        Progress bar over rounds, for early stopping and for the refit: None on a terminal only, True always
-        (tqdm required), False never.
+        Progress bar over rounds: None on a terminal only, True always (needs tqdm), False never.
     random_state : int >= 0 or None, default=None
-        Seeds the splits and LightGBM; an int makes fit and predict reproducible run to run.
+        Seeds the splits and LightGBM; an int makes fit and predict reproducible.
 
     Attributes
     ----------
     n_rounds_ : int
         Number of rounds ``T`` of the fitted model (0: the model is the identity).
     rescale_factors_ : ndarray of shape (n_rounds_,)
-        ``theta_t`` of each round of the refit.
+        ``theta_t`` of each round.
+    input_factor_ : float
+        ``theta_0``, the factor of the input logit before round 1 (1.0 without rounds or ``rescale_input``).
     validation_losses_ : ndarray of shape (n_evaluated,)
-        Weighted mean validation log loss after each evaluated round of early stopping, index 0 being the
-        input; ``validation_losses_[n_rounds_]`` is the minimum. Empty with ``early_stopping=None`` or
-        ``max_rounds=0`` (nothing to choose).
+        Weighted mean validation log loss after each evaluated round, index 0 being the input. Empty
+        without validation (``early_stopping=None`` and no ``eval_set``, or ``max_rounds=0``).
+    validation_scores_ : ndarray of shape (n_evaluated,)
+        The early-stopping metric after each evaluated round (equal to ``validation_losses_`` for
+        ``"log_loss"``); ``validation_scores_[n_rounds_]`` is its minimum when early stopping chose ``T``.
     feature_importances_ : ndarray of shape (n_features_in_ + 1,)
         Total split gain of each feature summed over all rounds; the last entry is the score ``F_{t-1}``.
+        :meth:`feature_importance` gives them by name.
     boosters_ : list of lightgbm.Booster
         The booster of each round.
     n_features_in_ : int
@@ -160,15 +158,20 @@ class MCGrad(BaseCalibrator):
     Raises
     ------
     ValueError
-        From :meth:`fit`: a parameter breaks its rule (see Parameters), invalid scores, labels, weights or
-        features (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), weights outside LightGBM's float32
-        range, or ``lightgbm_params`` that LightGBM rejects; from :meth:`predict`: features whose columns differ
-        from those seen at fit. Unseen categories are not an error: they count as missing, with a warning.
+        From :meth:`fit`: a parameter breaks its rule (see Parameters), invalid scores, labels, weights, features or
+        ``eval_set`` (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), weights outside LightGBM's
+        float32 range, ``lightgbm_params`` that LightGBM rejects, or a metric that returns a non-finite value;
+        from :meth:`predict`: features whose columns differ from those seen at fit.
     TypeError
-        From :meth:`fit`: a parameter has the wrong type (see Parameters), an input is not array-like, or ``X``
-        is not a table.
+        From :meth:`fit`: a parameter has the wrong type (see Parameters), an input is not array-like, ``X`` is
+        not a table, or ``eval_set`` is not a tuple.
     ImportError
         If LightGBM is not installed (``pip install "mcal[mcgrad]"``).
+
+    See Also
+    --------
+    mcal.tune_mcgrad : search of the parameters that matter, on held-out data.
+    mcal.plotting.plot_learning_curve : the validation log loss and metric of each round.
 
     Notes
     -----
@@ -180,16 +183,12 @@ class MCGrad(BaseCalibrator):
         \theta_t = \arg\min_\theta \sum_i w_i L\big(\mu(\theta (F_{t-1} + h_t)(x_i)), y_i\big), \quad
         F_t = \theta_t (F_{t-1} + h_t).
 
-    The factor is found by exact Newton steps on the convex 1-D objective, with the logits clipped to
-    ±10 inside it and ``theta`` kept in [1e-8, 50] (the reference implementation's guards). Scores are
-    clipped to ``[EPS, 1 - EPS]`` before the logit. Labels may be soft (in [0, 1]); LightGBM fits the
-    cross-entropy objective, which equals the binary log loss on 0/1 labels. Sample weights enter the
-    boosting, the rescaling and the validation loss; LightGBM stores them as float32, so positive weights
-    must lie in [1.2e-38, 3.4e38]. Weight k equals k copies of a row in the rescaling
-    and the validation loss; LightGBM itself counts rows (``min_child_samples``, bins) and, in version 4.7,
-    grows different trees for weights and copies beyond a tree's first split, so the equality is exact
-    only for stumps without a row floor and no early stopping (whose split draws rows). ``X=None`` fits
-    on the score alone.
+    ``theta`` is found by exact Newton steps on the convex 1-D objective, with the logits clipped to ±10
+    and ``theta`` kept in [1e-8, 50] (the reference implementation's guards). Scores are clipped to
+    ``[EPS, 1 - EPS]`` before the logit. Labels may be soft (in [0, 1]): LightGBM fits the cross-entropy
+    objective. Sample weights enter the boosting, the rescaling and the validation loss; LightGBM stores
+    them as float32 (positive weights in [1.2e-38, 3.4e38]) and counts rows, not weights, for
+    ``min_child_samples`` and bins. ``X=None`` fits on the score alone.
 
     References
     ----------
@@ -219,7 +218,7 @@ class MCGrad(BaseCalibrator):
         "validation_losses_",
         "feature_importances_",
     )
-    _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder")
+    _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder", "validation_scores", "input_factor")
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "max_rounds": Interval(numbers.Integral, 0, None),
         "patience": Interval(numbers.Integral, 0, None),
@@ -228,7 +227,10 @@ class MCGrad(BaseCalibrator):
         "progress": check_progress_param,
         "early_stopping": StrOptions("holdout", "kfold", None),
         "validation_fraction": Interval(numbers.Real, 0, 1, closed="neither"),
+        "early_stopping_metric": check_metric_param,
+        "max_time": MAX_TIME,
         "rescale": "boolean",
+        "rescale_input": "boolean",
         "random_state": "random_state",
         "lightgbm_params": LightGBMParams(),
         "categorical_features": check_categorical_features,
@@ -242,7 +244,10 @@ class MCGrad(BaseCalibrator):
         validation_fraction: float = 0.2,
         n_folds: int = 5,
         patience: int = 0,
+        early_stopping_metric: str | Callable[..., float] = "log_loss",
+        max_time: float | None = None,
         rescale: bool = True,
+        rescale_input: bool = True,
         learning_rate: float = 0.02873,
         max_depth: int = 5,
         min_child_samples: int = 160,
@@ -262,7 +267,10 @@ class MCGrad(BaseCalibrator):
         self.validation_fraction = validation_fraction
         self.n_folds = n_folds
         self.patience = patience
+        self.early_stopping_metric = early_stopping_metric
+        self.max_time = max_time
         self.rescale = rescale
+        self.rescale_input = rescale_input
         self.learning_rate = learning_rate
         self.max_depth = max_depth
         self.min_child_samples = min_child_samples
@@ -303,40 +311,77 @@ class MCGrad(BaseCalibrator):
         return LOG_LOSS
 
     # -- fit and predict -------------------------------------------------------------------------------------
+    def fit(
+        self, y_prob: ArrayLike, y: ArrayLike, *, X: Any = None, sample_weight: ArrayLike | None = None,
+        eval_set: tuple | None = None,
+    ) -> Self:  # fmt: skip
+        """Fit the rounds; see :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>` for the arguments.
+
+        Parameters
+        ----------
+        y_prob, y, X, sample_weight
+            As :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`.
+        eval_set : tuple or None, default=None
+            ``(y_prob_val, y_val, X_val)`` or ``(y_prob_val, y_val, X_val, sample_weight_val)``, arrays of
+            shape (n_val,) and features with the columns of ``X`` (None when ``X`` is None): the rows early
+            stopping evaluates, instead of a split of the training rows. The rounds are then fitted once,
+            on all training rows, and cut at the best round (no refit).
+
+        Returns
+        -------
+        self : MCGrad
+
+        Raises
+        ------
+        ValueError, TypeError
+            As the class's Raises; ``eval_set`` entries are named ``y_prob_val``, ``y_val``, ``X_val``,
+            ``sample_weight_val``.
+        """
+        self._eval_set = eval_set  # read by _fit, which BaseCalibrator.fit calls on validated inputs
+        try:
+            return super().fit(y_prob, y, X=X, sample_weight=sample_weight)
+        finally:
+            del self._eval_set
+
     @lightgbm_errors_name_lightgbm_params
     def _fit(self, y_prob, y, sample_weight, X) -> None:
+        start = controls.clock()
         check_float32_weights(sample_weight)
         split_seed, lgb_seed = self._seeds()
+        X_user = X
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
         check_monotone_constraints(self.lightgbm_params, encoder)
         Xe = encoder.transform(X, n_extra_columns=1)
-        F0 = self._loss().link(y_prob)
+        loss = self._loss()
         engine = LocalEngine(
             self._lightgbm_params(lgb_seed, y_prob.shape[0]),
             int(self.n_estimators),
             np.flatnonzero(encoder.categorical_).tolist(),
-            self._loss(),
+            loss,
         )
-
-        whole = Part(Xe, y, sample_weight, F0)
+        whole = Part(Xe, y, sample_weight, loss.link(y_prob))
         engine.binned(whole)  # binned once, shared by the early-stopping parts and reused by the refit
         # The rounds need feature values only for the validation rows and the rare rows predicted again:
         # they are encoded from X when asked, and the encoded matrix is freed before the rounds.
-        whole.X = _EncodedRows(encoder, X, Xe.shape)
+        whole.X = EncodedRows(encoder, X, Xe.shape)
         del Xe
-
-        def splits() -> tuple[list[Part], list[Part]]:
-            rows = [
-                (np.sort(tr), va)
-                for tr, va in _split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
-            ]
-            return (
-                [Part(whole.X, y[tr], sample_weight[tr], F0[tr], engine.binned_rows(whole, tr), tr) for tr, _ in rows],
-                [Part(whole.X[va], y[va], sample_weight[va], F0[va]) for _, va in rows],
-            )
-
-        self._fit_rounds(engine, encoder, whole, splits)
+        score_of = partial(validation_score, self.early_stopping_metric, loss,
+                           categorical_features=self.categorical_features, outcome=self.outcome)  # fmt: skip
+        eval_set = getattr(self, "_eval_set", None)
+        if eval_set is not None:
+            p_val, y_val, X_val, w_val = check_eval_set(self, eval_set, X_user, encoder)
+            X_enc = np.empty((p_val.shape[0], 0)) if X_val is None else X_val
+            val = Part(encoder.transform(X_enc, n_extra_columns=1), y_val, w_val, loss.link(p_val))
+            self._fit_rounds(engine, encoder, whole, None, eval_part=val, start=start,
+                             score=score_of(y_val, w_val, X_val))  # fmt: skip
+            return
+        rows, score = [], None
+        if self.early_stopping is not None and self.max_rounds > 0:
+            rows = split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
+            va = np.concatenate([va for _, va in rows])  # the validation rows in the order of the parts
+            score = score_of(y[va], sample_weight[va], None if X_user is None else take_rows(X_user, va))
+        self._fit_rounds(engine, encoder, whole, partial(split_parts, engine, whole, rows), score=score, start=start)
 
     def _seeds(self) -> tuple[int, int]:
         """The seeds of the early-stopping split and of LightGBM, both drawn from ``random_state``."""
@@ -345,59 +390,110 @@ class MCGrad(BaseCalibrator):
         return split_seed, lgb_seed
 
     @lightgbm_errors_name_lightgbm_params
-    def _fit_rounds(self, engine: Any, encoder: FeatureEncoder, whole: Part, splits: Any) -> None:
-        """Choose the number of rounds on ``splits()`` (early stopping), refit them on ``whole``, set the state.
+    def _fit_rounds(
+        self, engine: Any, encoder: FeatureEncoder, whole: Part, splits: Any, *, score: Any = None,
+        eval_part: Part | None = None, start: float | None = None,
+    ) -> None:  # fmt: skip
+        """Choose the number of rounds (early stopping), fit them on ``whole``, set the state.
 
         ``engine`` runs the rounds (:class:`~mcal.mcgrad.engine.LocalEngine` or one with the same methods);
-        ``splits`` returns the (train, validation) parts and is called only when early stopping is on.
+        ``splits`` returns the (train, validation) parts and is called only when early stopping runs on a split;
+        ``score`` is the stopping criterion on the validation parts (None: the log loss); ``eval_part`` is an
+        external validation set; ``start`` the clock of ``max_time`` (now when None).
         """
-        losses: list[float] = []
-        n_rounds = int(self.max_rounds)
-        if self.early_stopping is not None and n_rounds > 0:
-            train, valid = splits()
-            _check_split_weights(engine, train, valid, self.random_state)
-            path = boost_rounds(
-                engine,
-                train,
-                valid,
-                max_rounds=n_rounds,
-                patience=int(self.patience),
-                rescale=bool(self.rescale),
-                show_progress=self.progress,
-                desc="MCGrad early stopping",
+        validating = eval_part is not None or (self.early_stopping is not None and self.max_rounds > 0)
+        if validating and score is None and not is_log_loss(self.early_stopping_metric):
+            raise ValueError(
+                f"early_stopping_metric must be 'log_loss' for {type(self).__name__}; got "
+                f"{self.early_stopping_metric!r}"
             )
+        timer = out_of_time(self.max_time, controls.clock() if start is None else start)
+        rounds = partial(boost_rounds, engine, max_rounds=int(self.max_rounds), rescale=bool(self.rescale),
+                         rescale_input=bool(self.rescale and self.rescale_input),
+                         show_progress=self.progress)  # fmt: skip
+        path = None
+        if eval_part is not None:
+            stop = self.early_stopping is not None
+            path = rounds([whole], [eval_part], patience=int(self.patience) if stop else int(self.max_rounds),
+                          keep=True, score=score, out_of_time=timer, desc="MCGrad rounds")  # fmt: skip
+            n_rounds = path.best_round if stop else len(path.boosters)
+            final = RoundPath(boosters=path.boosters[:n_rounds], factors=path.factors[:n_rounds],
+                              input_factor=path.input_factor if n_rounds else 1.0)  # fmt: skip
+        elif validating:
+            train, valid = splits()
+            check_split_weights(engine, train, valid, self.random_state)
+            path = rounds(train, valid, patience=int(self.patience), score=score, out_of_time=timer,
+                          desc="MCGrad early stopping")  # fmt: skip
             del train, valid
-            losses, n_rounds = path.losses, path.best_round
-            if n_rounds == self.max_rounds:
-                warn(f"early stopping chose max_rounds={self.max_rounds} rounds; a larger max_rounds may fit better")
-        final = boost_rounds(
-            engine,
-            [whole],
-            None,
-            max_rounds=n_rounds,
-            patience=0,
-            rescale=bool(self.rescale),
-            show_progress=self.progress,
-            desc="MCGrad refit",
-        )
+            final = rounds([whole], None, patience=0, desc="MCGrad refit", max_rounds=path.best_round)
+        else:
+            final = rounds([whole], None, patience=0, out_of_time=timer, desc="MCGrad rounds")
+        if (path or final).timed_out:
+            fitted = len(path.losses) - 1 if path is not None else len(final.boosters)
+            warn(f"max_time={self.max_time} s ran out after {fitted} round(s); kept the best {len(final.boosters)}")
+        elif path is not None and path.best_round == self.max_rounds and self.early_stopping is not None:
+            warn(f"early stopping chose max_rounds={self.max_rounds} rounds; a larger max_rounds may fit better")
         self.encoder_ = encoder
         self._single_row = self._compiled = None  # both belong to the previous boosters
         self.boosters_ = final.boosters
         self.n_rounds_ = len(final.boosters)
         self.rescale_factors_ = np.asarray(final.factors, dtype=np.float64)
-        self.validation_losses_ = np.asarray(losses, dtype=np.float64)
+        self.input_factor_ = float(final.input_factor)
+        self.validation_losses_ = np.asarray(path.losses if path else [], dtype=np.float64)
+        self.validation_scores_ = np.asarray(path.scores if path else [], dtype=np.float64)
         self.feature_importances_ = self._importances()
         self._set_feature_attrs()
 
     def _check_X_columns(self, X: Any) -> None:
         self.encoder_.check_columns(X)
 
-    def _predict(self, y_prob, X) -> NDArray[np.float64]:
+    def _encoded(self, n_samples: int, X: Any) -> NDArray[np.float64]:
+        """The features encoded for the boosters, with the spare score column."""
         if X is None:
             if self.n_features_in_:
                 raise ValueError(f"X must hold the {self.n_features_in_} feature(s) seen at fit; got None")
-            X = np.empty((y_prob.shape[0], 0))
-        Xe = self.encoder_.transform(X, n_extra_columns=1)
+            X = np.empty((n_samples, 0))
+        return self.encoder_.transform(X, n_extra_columns=1)
+
+    def staged_predict(self, y_prob: ArrayLike, *, X: Any = None) -> Iterator[NDArray[np.floating]]:
+        """Yield the prediction after each round ``t = 1..n_rounds_``, as scikit-learn's ``staged_predict``.
+
+        The ``t``-th array equals :meth:`predict` of a model fitted with ``max_rounds=t`` and
+        ``early_stopping=None`` (same data and ``random_state``); the last equals :meth:`predict`.
+
+        Parameters
+        ----------
+        y_prob : array-like of shape (n_samples,)
+            Uncalibrated probabilities in [0, 1] (predictions, for :class:`mcal.RegressionMCGrad`).
+        X : array-like or DataFrame of shape (n_samples, n_features), default=None
+            Features, as at fit.
+
+        Yields
+        ------
+        y_calibrated : ndarray of shape (n_samples,)
+            Calibrated P(y=1) after each round, float32 if ``y_prob`` is float32, else float64.
+
+        Raises
+        ------
+        NotFittedError
+            If called before :meth:`fit`.
+        ValueError, TypeError
+            As :meth:`predict`, raised when called (not at the first iteration).
+        """
+        self._check_fitted()
+        if self.outcome == "regression":
+            low, _, strict = self._bounds()
+            p = check_y_real(y_prob, "y_pred", lower=low, strict=strict)
+        else:
+            p = check_y_prob(y_prob)
+        X = self._check_X(X, p.shape[0], fitting=False)
+        Xe, loss, dtype = self._encoded(p.shape[0], X), self._loss(), output_dtype(y_prob)
+        logits = staged_logits(self.boosters_, self.rescale_factors_, Xe, self.input_factor_ * loss.link(p),
+                               lightgbm_threads(self.n_jobs, Xe.shape[0]))  # fmt: skip
+        return (loss.inverse_link(F).astype(dtype, copy=False) for F in logits)
+
+    def _predict(self, y_prob, X) -> NDArray[np.float64]:
+        Xe = self._encoded(y_prob.shape[0], X)
         if self.n_rounds_ == 0:
             return y_prob
         if Xe.shape[0] == 1 and getattr(self, "_single_row", None) is None:
@@ -408,7 +504,7 @@ class MCGrad(BaseCalibrator):
                 self.boosters_,
                 self.rescale_factors_,
                 Xe,
-                loss.link(y_prob),
+                self.input_factor_ * loss.link(y_prob),
                 lightgbm_threads(self.n_jobs, Xe.shape[0]),
                 getattr(self, "_single_row", None),
                 getattr(self, "_compiled", None),
@@ -418,18 +514,14 @@ class MCGrad(BaseCalibrator):
     def compile(self, n_jobs: int | None = None) -> MCGrad:
         """Compile the fitted rounds to native code with lleaves, for faster batch :meth:`predict`.
 
-        Each round's LightGBM booster is compiled by lleaves [1]_ (through llvmlite; no C compiler needed).
-        Afterwards :meth:`predict` evaluates the recursion ``F_t = theta_t (F_{t-1} + h_t(x, F_{t-1}))`` of
-        Algorithm 1 of [2]_ with the compiled trees for inputs of two rows or more: the same trees, so the
-        same probabilities up to about 1e-15 (lleaves sums a round's trees in another order), in a fraction
-        of the time (``benchmarks/mcgrad_vs_reference.py`` measures it, row "mcal compiled", with the
-        compile time as ``compile_s``: a fraction of a second per round). One-row calls keep LightGBM's
-        single-row C path, which was measured faster for them than lleaves' per-call overhead allows.
+        Each round's LightGBM booster is compiled by lleaves [1]_ (through llvmlite). Afterwards :meth:`predict`
+        evaluates the recursion ``F_t = theta_t (F_{t-1} + h_t(x, F_{t-1}))`` of Algorithm 1 of [2]_ with the
+        compiled trees for inputs of two rows or more: the same probabilities up to about 1e-15 (lleaves sums a
+        round's trees in another order); one-row calls keep LightGBM's single-row C path. Speed and compile time:
+        ``benchmarks/results/mcgrad_vs_reference.md`` (rows "mcal compiled").
 
-        The compiled code belongs to this process: model files (:func:`mcal.save`) keep the LightGBM text, so
-        a loaded model must be compiled again, and pickles and copies drop it (Dask workers that receive the
-        model pickled predict through LightGBM, to the same values). Fitting again discards it. Needs the ``compiled`` extra:
-        lleaves 1.3 with ``llvmlite<0.45`` (see Raises).
+        The compiled code belongs to this process: model files keep the LightGBM text, and loading, pickling,
+        copying or fitting again drop it. Needs the ``compiled`` extra: lleaves 1.3 with ``llvmlite<0.45``.
 
         Parameters
         ----------
@@ -486,6 +578,26 @@ class MCGrad(BaseCalibrator):
         state.pop("_compiled", None)  # machine code of this process; compile() again where wanted
         return state
 
+    def feature_importance(self) -> pd.Series:
+        """``feature_importances_`` by name, largest first.
+
+        Returns
+        -------
+        importance : Series of shape (n_features_in_ + 1,)
+            Total split gain over all rounds, indexed by ``feature_names_in_`` (``x0``, ``x1``, ... for an array)
+            and ``"score"`` for the score column; sorted in decreasing order, ties in column order.
+
+        Raises
+        ------
+        NotFittedError
+            If called before :meth:`fit`.
+        """
+        check_is_fitted(self, "feature_importances_")
+        names = self.feature_names_in_ if self.feature_names_in_ is not None else [
+            f"x{j}" for j in range(self.n_features_in_)]  # fmt: skip
+        table = pd.Series(self.feature_importances_, index=[*map(str, names), "score"], name="gain")
+        return table.sort_values(ascending=False, kind="stable")
+
     def _importances(self) -> NDArray[np.float64]:
         total = np.zeros(self.encoder_.n_features_in_ + 1, dtype=np.float64)
         for booster in self.boosters_:
@@ -499,118 +611,13 @@ class MCGrad(BaseCalibrator):
         self.n_features_in_ = self.encoder_.n_features_in_
         self.feature_names_in_ = self.encoder_.feature_names_in_
 
-    # -- model files -----------------------------------------------------------------------------------------
+    # -- model files: src/mcal/mcgrad/_model_file.py ----------------------------------------------------------
     def _extra_state(self) -> dict[str, Any]:
-        return {"boosters": [b.model_to_string() for b in self.boosters_], "encoder": self.encoder_.to_dict()}
+        return model_state(self)
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         super()._restore_extra_state(state, tensors)
-        texts = state.get("boosters")
-        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-            raise ValueError("model data field state.boosters must be a list of LightGBM model strings")
-        self.encoder_ = FeatureEncoder.from_dict(state.get("encoder"))
-        self._single_row = self._compiled = None
-        kinds = [*self.encoder_.categorical_, False]  # the score column is numerical
-        self.boosters_ = [
-            booster_from_text(text, f"state.boosters[{i}]", self._loss().model_objective, kinds)
-            for i, text in enumerate(texts)
-        ]
-        self._set_feature_attrs()
+        restore_model_state(self, state)
 
     def _validate_state(self) -> None:
-        T = self.n_rounds_
-        if isinstance(T, bool) or not isinstance(T, int) or T < 0:
-            raise ValueError(f"model data field state.n_rounds_ must be a non-negative int; got {T!r}")
-        d = self.encoder_.n_features_in_
-        if len(self.boosters_) != T:
-            raise ValueError(
-                f"model data field state.boosters must hold n_rounds_={T} models; got {len(self.boosters_)}"
-            )
-        for i, booster in enumerate(self.boosters_):
-            if booster.num_feature() != d + 1:
-                raise ValueError(
-                    f"model data field state.boosters[{i}] must use {d + 1} features (the encoder's {d} and the "
-                    f"score); got {booster.num_feature()}"
-                )
-        lo, hi = self._loss().theta_bounds
-        checks = (
-            ("rescale_factors_", (T,), lambda a: np.all((a >= lo) & (a <= hi)), f"in [{lo}, {hi}]"),
-            (
-                "validation_losses_",
-                None,
-                lambda a: (a.size == 0 or a.size > T) and np.all(a >= 0),
-                f"non-negative, and none or more than n_rounds_={T} of them",
-            ),
-            ("feature_importances_", (d + 1,), lambda a: np.all(a >= 0), "non-negative"),
-        )
-        for name, shape, rule, text in checks:
-            arr = getattr(self, name)
-            if not isinstance(arr, np.ndarray) or arr.dtype != np.float64 or arr.ndim != 1:
-                raise ValueError(f"model data field state.{name} must be a 1-D float64 array")
-            if shape is not None and arr.shape != shape:
-                raise ValueError(f"model data field state.{name} must have shape {shape}; got {arr.shape}")
-            if not rule(arr):
-                raise ValueError(f"model data field state.{name} must hold values {text}")
-
-
-class _EncodedRows:
-    """Rows of ``X`` encoded on demand (``rows[idx]``, with the spare score column), shaped like the full encoding."""
-
-    def __init__(self, encoder: FeatureEncoder, X: Any, shape: tuple[int, int]) -> None:
-        self.encoder, self.X, self.shape = encoder, X, shape
-
-    def __getitem__(self, rows: NDArray[np.intp] | NDArray[np.bool_]) -> NDArray[np.float64]:
-        subset = self.X.iloc[rows] if isinstance(self.X, pd.DataFrame) else np.asarray(self.X)[rows]
-        return self.encoder.transform(subset, n_extra_columns=1)
-
-
-def _check_split_weights(engine: Any, train: list[Part], valid: list[Part], random_state: Any) -> None:
-    """Raise ValueError if an early-stopping part has no positive weight (LightGBM raised "sum of weights is
-    zero" on a training part; a validation part's loss was 0/0)."""
-    for kind, parts in (("training", train), ("validation", valid)):
-        for part in parts:
-            if not engine.log_loss_sum(part.y, part.F, part.w)[1] > 0:
-                raise ValueError(
-                    f"sample_weight must leave positive weight in every early-stopping part; the {kind} part of the "
-                    f"split drawn with random_state={random_state!r} has none (give more rows positive weight, "
-                    "or use another random_state, or early_stopping=None)"
-                )
-
-
-def _split_rows(
-    y: NDArray[np.float64], method: str, validation_fraction: float, n_folds: int, seed: int
-) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
-    """(train, validation) row indices for early stopping; stratified by label when labels are 0/1.
-
-    Raises
-    ------
-    ValueError
-        If there are too few rows (of each class, for 0/1 labels) to split.
-    """
-    from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
-
-    binary = bool(np.all((y == 0) | (y == 1)))
-    need = n_folds if method == "kfold" else 2
-    counts = np.bincount(y.astype(np.intp), minlength=2) if binary else np.array([y.size])
-    if counts.min() < need:
-        what = "of each class" if binary else "in all"
-        raise ValueError(
-            f"y must have at least {need} rows {what} for early_stopping={method!r}; got {counts.tolist()} "
-            "(use early_stopping=None with a fixed max_rounds on data this small)"
-        )
-    rows = np.zeros(y.size)
-    if method == "kfold":
-        splitter = (StratifiedKFold if binary else KFold)(n_splits=n_folds, shuffle=True, random_state=seed)
-    else:
-        splitter = (StratifiedShuffleSplit if binary else ShuffleSplit)(
-            n_splits=1, test_size=validation_fraction, random_state=seed
-        )
-    try:
-        return list(splitter.split(rows, y if binary else None))
-    except ValueError as exc:
-        what = (
-            f"validation_fraction={validation_fraction} of {y.size} rows"
-            if method == "holdout"
-            else f"n_folds={n_folds}"
-        )
-        raise ValueError(f"y cannot be split for early_stopping={method!r} with {what}: {exc}") from exc
+        check_model_state(self)

@@ -28,6 +28,7 @@ import tempfile
 import threading
 import warnings
 import weakref
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,7 @@ __all__ = [
     "boost_rounds",
     "predict_logit",
     "rescale_factor",
+    "staged_logits",
 ]
 
 #: LightGBM major versions whose private C handles :class:`SingleRowPredictor` was tested with.
@@ -248,12 +250,16 @@ class Part:
 
 @dataclass
 class RoundPath:
-    """What :func:`boost_rounds` found: kept boosters and factors, validation losses, the best round."""
+    """What :func:`boost_rounds` found: kept boosters and factors, validation losses and scores (the
+    stopping criterion's values), the best round, and whether the time budget ended the rounds."""
 
     boosters: list[Any] = field(default_factory=list)
     factors: list[float] = field(default_factory=list)
     losses: list[float] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    input_factor: float = 1.0
     best_round: int = 0
+    timed_out: bool = False
 
 
 def boost_rounds(
@@ -266,6 +272,10 @@ def boost_rounds(
     rescale: bool,
     show_progress: bool | None = False,
     desc: str = "MCGrad rounds",
+    keep: bool | None = None,
+    score: Callable[[list[Part]], float] | None = None,
+    out_of_time: Callable[[], bool] | None = None,
+    rescale_input: bool = False,
 ) -> RoundPath:
     """Run the rounds of Algorithm 1 of Tax et al. (2026) on one or more (train, validation) pairs.
 
@@ -293,46 +303,71 @@ def boost_rounds(
         Progress bar over rounds (:func:`mcal._progress.progress`): None on a terminal only.
     desc : str, default="MCGrad rounds"
         Label of the progress bar.
+    keep : bool or None, default=None
+        Keep each round's booster and factor; None keeps them without validation parts only (the refit).
+        True with validation parts serves an external validation set: the rounds of the single training
+        part are the model, cut at the best round by the caller.
+    score : callable or None, default=None
+        ``score(valid) -> float``, the stopping criterion to minimize; None uses the pooled validation loss.
+    out_of_time : callable or None, default=None
+        ``out_of_time() -> bool``, asked after each round; True ends the rounds (``timed_out``), keeping
+        what was fitted (without validation, ``best_round`` is then the number of rounds fitted).
+    rescale_input : bool, default=False
+        Start round 1 by rescaling each training part's input ``F_0`` by its own factor ``theta_0`` (the rescaling
+        step of section 3.2 applied to the input; the validation part takes the same factor): a global
+        temperature that the boosters then correct locally. ``input_factor`` is the last part's ``theta_0``.
 
     Returns
     -------
     path : RoundPath
-        With validation: the losses (index 0 is the input) and the best round. Without: the boosters and
-        factors of every round, and ``best_round = max_rounds``.
+        With validation: the losses and scores (index 0 is the input) and the best round (lowest score).
+        Without: the boosters and factors of every round, and ``best_round = max_rounds``.
 
     Raises
     ------
     ValueError
         If a round leaves a non-finite validation loss (or, in the refit, training loss): the boosting diverged.
     """
+    keep = not valid if keep is None else keep
     path = RoundPath(best_round=0 if valid else max_rounds)
     if valid:
         path.losses.append(_pooled_loss(engine, valid))
+        path.scores.append(path.losses[-1] if score is None else score(valid))
     wait = 0
     with progress(max_rounds, desc, enabled=show_progress, unit="round") as bar:
         for t in range(1, max_rounds + 1):
             for k, part in enumerate(train):
-                booster, z = engine.fit_round(part, keep=not valid)
+                if t == 1 and rescale_input:
+                    path.input_factor = rescale_factor(engine, part.y, part.F, part.w)
+                    part.F = path.input_factor * part.F
+                    if valid:
+                        valid[k].F = path.input_factor * valid[k].F
+                booster, z = engine.fit_round(part, keep=keep)
                 theta = rescale_factor(engine, part.y, z, part.w) if rescale else 1.0
                 part.F = theta * z
                 if valid:
                     val = valid[k]
                     val.F = theta * (val.F + engine.predict_raw(booster, val))
-                    del booster  # and its training data, before the next round allocates its own
-                else:
+                if keep:
                     path.boosters.append(booster)
                     path.factors.append(theta)
+                del booster  # and its training data, before the next round allocates its own
             bar.update()
             loss = _pooled_loss(engine, valid or train)  # the refit: its training loss, to catch a divergence
             _check_finite(t, "validation" if valid else "training", loss)
             if valid:
                 path.losses.append(loss)
-                if path.losses[-1] < path.losses[path.best_round]:
+                path.scores.append(loss if score is None else score(valid))
+                if path.scores[-1] < path.scores[path.best_round]:
                     path.best_round, wait = t, 0
                 else:
                     wait += 1
                     if wait > patience:
                         break
+            if out_of_time is not None and t < max_rounds and out_of_time():
+                path.timed_out = True
+                path.best_round = path.best_round if valid else t
+                break
     return path
 
 
@@ -372,6 +407,24 @@ def predict_logit(
         return np.array([single_row.predict_logit(factors, X[0], float(F[0]))])
     if compiled is not None:  # lleaves reads row-major data and would copy a column-major X on every round
         X = np.ascontiguousarray(X)
+    last = F
+    for last in staged_logits(boosters, factors, X, F, num_threads, compiled):  # noqa: B007 - the last one is kept
+        pass
+    return last
+
+
+def staged_logits(
+    boosters: list[Any],
+    factors: NDArray[np.float64],
+    X: NDArray[np.float64],
+    F: NDArray[np.float64],
+    num_threads: int,
+    compiled: CompiledForests | None = None,
+) -> Iterator[NDArray[np.float64]]:
+    """Yield ``F_t = theta_t (F_{t-1} + h_t(X, F_{t-1}))`` after each round ``t = 1..T`` (a new array each time).
+
+    ``X`` has a spare last column, which is overwritten with each round's input score.
+    """
     for t, theta in enumerate(factors):
         X[:, -1] = F
         if compiled is not None:
@@ -379,7 +432,7 @@ def predict_logit(
         else:
             h = boosters[t].predict(X, raw_score=True, num_threads=num_threads)
         F = theta * (F + h)
-    return F
+        yield F
 
 
 class SingleRowPredictor:

@@ -24,6 +24,7 @@ _DEFAULTS = {
     "max_leaves": 31,
     "l2_regularization": 0.0,
     "min_gain_to_split": 0.0,
+    "rescale_input": False,
 }
 
 
@@ -52,10 +53,11 @@ class RegressionMCGrad(RegressionCalibrator, MCGrad):
         weighted in the fit: the mean is estimated consistently whatever the true variance.
     tweedie_power : float in [1, 2), default=1.5
         Variance power of ``loss="tweedie"`` (1 is Poisson); ignored by the other losses.
-    max_rounds, early_stopping, validation_fraction, n_folds, patience, rescale, learning_rate, max_depth, \
-min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split, min_sum_hessian_in_leaf, \
-lightgbm_params, categorical_features, n_jobs, progress, random_state
-        As in :class:`mcal.MCGrad`, with the defaults of the reference's ``RegressionMCGrad`` for the boosters
+    max_rounds, early_stopping, validation_fraction, n_folds, patience, early_stopping_metric, max_time, rescale, \
+rescale_input, learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, \
+min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_features, n_jobs, progress, random_state
+        As in :class:`mcal.MCGrad` (``early_stopping_metric="log_loss"`` stands for the loss of the rounds;
+        ``rescale_input`` defaults to False, as the reference has no such step), with the defaults of the reference's ``RegressionMCGrad`` for the boosters
         (LightGBM's own): learning_rate 0.1, max_depth -1 (no limit), min_child_samples 20, n_estimators 100,
         max_leaves 31, l2_regularization 0 and min_gain_to_split 0, and MCGrad's for the rest (holdout early
         stopping). MCGrad's paper defaults chose 11-12 rounds at 3-4 times the fit time, for a regression MCE
@@ -92,6 +94,10 @@ lightgbm_params, categorical_features, n_jobs, progress, random_state
         As :class:`mcal.MCGrad`.
     ImportError
         If LightGBM is not installed (``pip install "mcal[mcgrad]"``).
+
+    See Also
+    --------
+    mcal.dask.DaskRegressionMCGrad : the same rounds on a Dask cluster; its fitted model is a RegressionMCGrad.
 
     Notes
     -----

@@ -1,0 +1,145 @@
+"""Where MCGrad's single-process fit peaks in memory, by phase (issue #20, the 10M-row target).
+
+The data of ``dask_scale.py`` (2 string categoricals, 8 numerical features, a base score and labels), written to
+Parquet and read back with pandas, then ``MCGrad(max_rounds=5, random_state=0, n_jobs=1)`` fitted on it. A thread
+samples the process's resident memory (``VmRSS`` in ``/proc/self/status``) every 20 ms and charges each sample to
+the phase that runs: reading, encoding X, binning (LightGBM ``Dataset``), the early-stopping split, the
+early-stopping rounds, the refit rounds. Reported per phase: the peak resident memory and that peak minus the
+resident memory before reading (what the phase holds on top of the interpreter and libraries), beside the size
+of the float64 input (rows x (features + score + label) x 8 bytes) and the size of the frame pandas holds.
+
+Usage (from the repository root)::
+
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/mcgrad_memory.py [--rows 2000000] [--quick]
+
+Writes ``benchmarks/results/mcgrad_memory.md`` and ``.csv`` (``--out-dir`` elsewhere).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RESULTS, md_table, run_header, write_results
+from dask_scale import FEATURES, synthetic
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class PhaseSampler:
+    """Peak resident memory per phase, from a thread that samples every ``interval`` seconds."""
+
+    def __init__(self, interval: float = 0.02) -> None:
+        self.phase, self.peaks, self.interval = "start", {}, interval
+        self.order: list[str] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            time.sleep(self.interval)
+
+    def sample(self) -> None:
+        phase, rss = self.phase, rss_mib()
+        self.peaks[phase] = max(self.peaks.get(phase, 0.0), rss)
+
+    def enter(self, phase: str) -> None:
+        self.sample()
+        self.phase = phase
+        if phase not in self.order:
+            self.order.append(phase)
+        self.sample()
+
+    def __enter__(self) -> PhaseSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def instrument(sampler: PhaseSampler) -> None:
+    """Mark the phases by wrapping the functions that start them (measurement only)."""
+    import mcal.mcgrad._estimator as est
+    from mcal._features.encoder import FeatureEncoder
+    from mcal.mcgrad.engine import LocalEngine
+
+    def wrap(owner, name, phase, after=None):
+        original = getattr(owner, name)
+
+        def wrapped(*args, **kwargs):
+            sampler.enter(phase(args, kwargs) if callable(phase) else phase)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if after:
+                    sampler.enter(after)
+
+        setattr(owner, name, wrapped)
+
+    wrap(FeatureEncoder, "transform", "encode X")
+    wrap(LocalEngine, "binned", "bin (LightGBM Dataset)")
+    wrap(est, "split_parts", "early-stopping split")
+    wrap(est, "boost_rounds", lambda a, k: "refit rounds" if a[2] is None else "early-stopping rounds")
+
+
+def measure(rows: int, folder: Path) -> list[dict]:
+    synthetic(rows, seed=1).to_parquet(folder / "train.parquet")
+    import mcal
+
+    base = rss_mib()
+    with PhaseSampler() as sampler:
+        instrument(sampler)
+        sampler.enter("read Parquet (pandas)")
+        frame = pd.read_parquet(folder / "train.parquet")
+        frame_mib = frame.memory_usage(deep=True).sum() / 2**20
+        sampler.enter("fit: checks")
+        start = time.perf_counter()
+        model = mcal.MCGrad(max_rounds=5, random_state=0, n_jobs=1).fit(frame["p"], frame["y"], X=frame[FEATURES])
+        fit_s = time.perf_counter() - start
+        sampler.enter("end")
+    input_mib = rows * (len(FEATURES) + 2) * 8 / 2**20
+    return [
+        {"phase": phase, "peak_mib": sampler.peaks[phase], "above_start_mib": sampler.peaks[phase] - base,
+         "per_input": (sampler.peaks[phase] - base) / input_mib, "rows": rows, "float64_input_mib": input_mib,
+         "pandas_frame_mib": frame_mib, "fit_s": fit_s, "n_rounds": model.n_rounds_}
+        for phase in sampler.order
+    ]  # fmt: skip
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--quick", action="store_true", help="20,000 rows")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    rows = 20_000 if args.quick else args.rows
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mcal-memory-") as folder:
+        raw = pd.DataFrame(measure(rows, Path(folder)))
+    head = run_header("MCGrad's fit memory by phase", [0], {
+        "mode": "quick" if args.quick else "full", "rows": f"{rows:,}", "threads": "OMP_NUM_THREADS as set; n_jobs=1",
+        "wall time": f"{time.perf_counter() - start:.0f} s",
+    })  # fmt: skip
+    sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(raw, digits=2)]
+    write_results("mcgrad_memory_quick" if args.quick else "mcgrad_memory", head, sections, raw, args.out_dir)
+    print(md_table(raw, digits=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

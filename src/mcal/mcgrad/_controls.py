@@ -1,0 +1,142 @@
+"""MCGrad's training controls: an external validation set, the early-stopping metric and the time budget."""
+
+from __future__ import annotations
+
+import numbers
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mcal._constraints import Interval
+from mcal._validation import (
+    check_both_classes,
+    check_choice,
+    check_consistent,
+    check_sample_weight,
+    check_y_prob,
+    check_y_real,
+    check_y_true,
+)
+from mcal.mcgrad.engine import Part
+
+#: The named early-stopping metrics; a callable is the third kind.
+METRICS = ("log_loss", "mce")
+
+#: The rule of ``max_time`` (``_parameter_constraints``).
+MAX_TIME = [None, Interval(numbers.Real, 0, None, closed="neither", rule="a positive number of seconds or None")]
+#: The clock of ``max_time`` (a module attribute, so that tests can make time pass).
+clock = time.monotonic
+
+
+def check_metric_param(name: str, metric: Any) -> None:
+    """The rule of ``early_stopping_metric``: ``"log_loss"``, ``"mce"`` or a callable.
+
+    Raises
+    ------
+    TypeError
+        If it is neither a str nor a callable.
+    ValueError
+        If it is an unknown name.
+    """
+    if callable(metric):
+        return
+    if not isinstance(metric, str):
+        raise TypeError(
+            f"{name} must be 'log_loss', 'mce' or a callable; got {metric!r} of type {type(metric).__name__}"
+        )
+    check_choice(name, metric, METRICS)
+
+
+def is_log_loss(metric: Any) -> bool:
+    """Whether ``early_stopping_metric`` is the log loss (the criterion every engine computes)."""
+    return isinstance(metric, str) and metric == "log_loss"
+
+
+def out_of_time(max_time: float | None, start: float) -> Callable[[], bool] | None:
+    """``out_of_time() -> bool``: whether ``max_time`` seconds have passed since ``start`` (None without a limit)."""
+    if max_time is None:
+        return None
+    return lambda: clock() - start >= max_time
+
+
+def check_eval_set(model: Any, eval_set: Any, X: Any, encoder: Any) -> tuple[Any, Any, Any, Any]:
+    """Split and check ``eval_set = (y_prob_val, y_val, X_val[, sample_weight_val])`` for ``model``'s fit on ``X``.
+
+    Returns the scores, labels and weights as float64 arrays and ``X_val`` as given.
+
+    Raises
+    ------
+    TypeError
+        If ``eval_set`` is not a tuple or list, or an entry is of the wrong type.
+    ValueError
+        If it does not hold 3 or 4 entries, ``X_val`` is None where ``X`` is not (or the reverse), or an entry is
+        invalid as the matching argument of ``fit`` (named ``y_prob_val``, ``y_val``, ``X_val``,
+        ``sample_weight_val``).
+    """
+    rule = "a tuple (y_prob_val, y_val, X_val) or (y_prob_val, y_val, X_val, sample_weight_val)"
+    if not isinstance(eval_set, (tuple, list)):
+        raise TypeError(f"eval_set must be {rule}; got {type(eval_set).__name__}")
+    if len(eval_set) not in (3, 4):
+        raise ValueError(f"eval_set must be {rule}; got {len(eval_set)} entries")
+    y_prob, y, X_val = eval_set[:3]
+    if model.outcome == "regression":
+        p, yy = check_y_real(y_prob, "y_prob_val"), check_y_real(y, "y_val")
+    else:
+        p, yy = check_y_prob(y_prob, "y_prob_val"), check_y_true(y, "y_val", allow_soft=model.accepts_soft_labels)
+    check_consistent(y_prob_val=p, y_val=yy)
+    w = check_sample_weight(eval_set[3] if len(eval_set) == 4 else None, p.shape[0], "sample_weight_val")
+    if (X_val is None) != (X is None):
+        raise ValueError(
+            f"eval_set's X_val must be {'None, as X is' if X is None else 'given, as X is'}; "
+            f"got {'None' if X_val is None else type(X_val).__name__}"
+        )
+    if X_val is not None:
+        X_val = model._check_X(X_val, p.shape[0], fitting=False)
+        encoder.check_columns(X_val)
+    if model.outcome == "classification":
+        check_both_classes(yy, w, "y_val")
+    return p, yy, X_val, w
+
+
+def validation_score(
+    metric: Any, loss: Any, y: NDArray[np.float64], w: NDArray[np.float64], X: Any, *, categorical_features: Any,
+    outcome: str,
+) -> Callable[[list[Part]], float] | None:  # fmt: skip
+    """The stopping criterion of ``early_stopping_metric`` on the validation rows, or None for the log loss.
+
+    ``y``, ``w`` and ``X`` (user's features, or None) are the validation rows in the order of the validation
+    parts' concatenated ``F``. ``"mce"`` generates the segments of ``X`` once (:func:`mcal.segments.generate_segments`
+    at its defaults) and scores :func:`mcal.metrics.mce`'s ``mce_sigma`` on them; a callable is called as
+    ``metric(y, prediction, X, w)``.
+
+    Raises (from the returned function)
+    ------
+    ValueError
+        If the callable returns something that is not a finite real number.
+    """
+    if is_log_loss(metric):
+        return None
+    if callable(metric):
+        fn = metric
+    else:
+        from mcal.metrics import mce
+        from mcal.segments import generate_segments
+
+        segments = None if X is None else generate_segments(X, categorical_features=categorical_features)
+
+        def fn(y_true, y_prob, X, sample_weight):
+            return mce(y_true, y_prob, segments=segments, sample_weight=sample_weight, outcome=outcome).mce_sigma
+
+    def score(valid: list[Part]) -> float:
+        prediction = loss.inverse_link(np.concatenate([part.F for part in valid]))
+        value = fn(y, prediction, X, w)
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            raise TypeError(f"early_stopping_metric must return a real number; got {type(value).__name__}")
+        if not np.isfinite(value):
+            raise ValueError(f"early_stopping_metric must return a finite number; got {value!r}")
+        return float(value)
+
+    return score

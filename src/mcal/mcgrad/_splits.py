@@ -1,0 +1,83 @@
+"""The rows MCGrad's early stopping trains and validates on: the split, its checks, features encoded on demand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from mcal._features.encoder import FeatureEncoder
+from mcal._features.table import take_rows
+from mcal.mcgrad.engine import Part
+
+
+class EncodedRows:
+    """Rows of ``X`` encoded on demand (``rows[idx]``, with the spare score column), shaped like the full encoding."""
+
+    def __init__(self, encoder: FeatureEncoder, X: Any, shape: tuple[int, int]) -> None:
+        self.encoder, self.X, self.shape = encoder, X, shape
+
+    def __getitem__(self, rows: NDArray[np.intp] | NDArray[np.bool_]) -> NDArray[np.float64]:
+        return self.encoder.transform(take_rows(self.X, rows), n_extra_columns=1)
+
+
+def check_split_weights(engine: Any, train: list[Part], valid: list[Part], random_state: Any) -> None:
+    """Raise ValueError if an early-stopping part has no positive weight (LightGBM raised "sum of weights is
+    zero" on a training part; a validation part's loss was 0/0)."""
+    for kind, parts in (("training", train), ("validation", valid)):
+        for part in parts:
+            if not engine.log_loss_sum(part.y, part.F, part.w)[1] > 0:
+                raise ValueError(
+                    f"sample_weight must leave positive weight in every early-stopping part; the {kind} part of the "
+                    f"split drawn with random_state={random_state!r} has none (give more rows positive weight, "
+                    "or use another random_state, or early_stopping=None)"
+                )
+
+
+def split_parts(engine: Any, whole: Part, rows: list[tuple[Any, Any]]) -> tuple[list[Part], list[Part]]:
+    """The (train, validation) parts of ``rows``: training parts share ``whole``'s features and bins, validation
+    parts hold their rows encoded."""
+    w = whole.w
+    train = [Part(whole.X, whole.y[tr], w[tr], whole.F[tr], engine.binned_rows(whole, tr), tr) for tr, _ in rows]
+    return train, [Part(whole.X[va], whole.y[va], w[va], whole.F[va]) for _, va in rows]
+
+
+def split_rows(
+    y: NDArray[np.float64], method: str, validation_fraction: float, n_folds: int, seed: int
+) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
+    """(train, validation) row indices for early stopping, the training rows sorted; stratified by label when
+    labels are 0/1.
+
+    Raises
+    ------
+    ValueError
+        If there are too few rows (of each class, for 0/1 labels) to split.
+    """
+    from sklearn.model_selection import KFold, ShuffleSplit, StratifiedKFold, StratifiedShuffleSplit
+
+    binary = bool(np.all((y == 0) | (y == 1)))
+    need = n_folds if method == "kfold" else 2
+    counts = np.bincount(y.astype(np.intp), minlength=2) if binary else np.array([y.size])
+    if counts.min() < need:
+        what = "of each class" if binary else "in all"
+        raise ValueError(
+            f"y must have at least {need} rows {what} for early_stopping={method!r}; got {counts.tolist()} "
+            "(use early_stopping=None with a fixed max_rounds on data this small)"
+        )
+    rows = np.zeros(y.size)
+    if method == "kfold":
+        splitter = (StratifiedKFold if binary else KFold)(n_splits=n_folds, shuffle=True, random_state=seed)
+    else:
+        splitter = (StratifiedShuffleSplit if binary else ShuffleSplit)(
+            n_splits=1, test_size=validation_fraction, random_state=seed
+        )
+    try:
+        return [(np.sort(tr), va) for tr, va in splitter.split(rows, y if binary else None)]
+    except ValueError as exc:
+        what = (
+            f"validation_fraction={validation_fraction} of {y.size} rows"
+            if method == "holdout"
+            else f"n_folds={n_folds}"
+        )
+        raise ValueError(f"y cannot be split for early_stopping={method!r} with {what}: {exc}") from exc
