@@ -263,6 +263,9 @@ class MCNet(BaseCalibrator):
     """
 
     uses_features: ClassVar[bool] = True
+    field_values_: list[str] | None
+    auxiliary_mean_: NDArray[np.float64] | None
+    auxiliary_scale_: NDArray[np.float64] | None
     _state_attrs: ClassVar[tuple[str, ...]] = (
         "bin_edges_",
         "score_range_",
@@ -358,6 +361,7 @@ class MCNet(BaseCalibrator):
         col = field_column(X, self.field, n)
         if fitting:
             self.field_values_ = FieldVocabulary.fit(col, f"X[{self.field!r}]").to_list()
+        assert self.field_values_ is not None  # set at fit whenever a field is
         codes = FieldVocabulary(self.field_values_).transform(col, f"X[{self.field!r}]")
         return np.where(codes == UNSEEN, 0, codes + 1)
 
@@ -367,6 +371,7 @@ class MCNet(BaseCalibrator):
         values = feature_matrix(X, list(self.auxiliary_features), n)
         if fitting:
             self.auxiliary_mean_, self.auxiliary_scale_ = standardisation(values)
+        assert self.auxiliary_mean_ is not None and self.auxiliary_scale_ is not None  # set at fit with the features
         return (values - self.auxiliary_mean_) / self.auxiliary_scale_
 
     # -- fit --------------------------------------------------------------------------------------------
@@ -418,7 +423,7 @@ class MCNet(BaseCalibrator):
             batch_size=int(self.batch_size), max_epochs=int(self.max_epochs), max_steps=int(self.max_steps),
             min_steps=int(self.min_steps), patience=int(self.patience),
         )  # fmt: skip
-        run = dict(train_rows=train_rows, validation_rows=validation_rows, schedule=schedule, rng=rng,
+        run: dict[str, Any] = dict(train_rows=train_rows, validation_rows=validation_rows, schedule=schedule, rng=rng,
                    show_progress=self.progress)  # fmt: skip
         geometry_t = {k: torch.as_tensor(v, dtype=torch.float32, device=device) for k, v in geometry.items()}
         if self.n_processes == 1:
@@ -437,6 +442,7 @@ class MCNet(BaseCalibrator):
         if self.alpha == 0:
             return None, 0
         if self.balance_field is None or self.balance_field == self.field:
+            assert self.field_values_ is not None  # the balance groups are the field's values
             return contexts - 1, len(self.field_values_)
         return balance_groups(X, self.balance_field, n)
 

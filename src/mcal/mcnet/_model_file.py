@@ -26,7 +26,7 @@ def stored_parameters(torch: Any, arrays: dict[str, NDArray]) -> Any:
 
 def model_tensors(P: Any, values: NDArray[np.float64], slopes: NDArray[np.float64]) -> dict[str, NDArray]:
     """The weights file's tensors: the network's weights ``P`` and the compiled tables ``values``, ``slopes``."""
-    tensors = {_NET + k: v for k, v in weight_arrays(P).items()}
+    tensors: dict[str, NDArray] = {_NET + k: v for k, v in weight_arrays(P).items()}
     tensors["compiled.values"] = values
     tensors["compiled.slopes"] = slopes
     return tensors
