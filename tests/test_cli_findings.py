@@ -182,3 +182,19 @@ def test_report_refuses_classification_options_with_regression_and_a_bad_overlap
     with pytest.raises(ValueError, match=r"max_overlap must be in \(0, 1\] or None; got 2"):
         make_report(y > 0.5, {"m": p}, path=tmp_path / "r.html", max_overlap=2)
     assert not (tmp_path / "r.html").exists()
+
+
+def test_evaluate_prints_tiny_pvalues_as_below_the_floor_never_zero(rng, tmp_path, capsys):
+    n = 20000
+    job = rng.choice(["admin", "tech"], n)
+    y = (rng.random(n) < 0.9).astype(int)  # scores of 0.1 for a 90 % rate: p-values underflow to 0
+    path = tmp_path / "bad.csv"
+    pd.DataFrame({"p": np.full(n, 0.1), "y": y, "job": job}).to_csv(path, index=False)
+    main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--segments", "job"])
+    header, row = capsys.readouterr().out.splitlines()[1:3]
+    cells = dict(zip(header.split(), re.split(r"(?<!<) +", row.strip())[1:], strict=True))
+    assert cells["ecce_pvalue"] == cells["mce_pvalue"] == "< 1e-15", row
+    assert mcal.metrics.ecce_pvalue(y, np.full(n, 0.1)) < 1e-15  # what the "< 1e-15" stands for
+    main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--segments", "job", "--json"])
+    metrics = json.loads(capsys.readouterr().out)["metrics"]["p"]
+    assert metrics["ecce_pvalue"] == 0.0 and metrics["mce_pvalue"] == 0.0  # JSON keeps floats

@@ -28,6 +28,7 @@ from mcal._persistence import atomic_write_bytes
 from mcal._registry import METHODS, get_method
 from mcal.datasets import BANK_CATEGORICAL, BANK_NUMERICAL, bank_marketing_groups, load_bank_marketing
 from mcal.metrics import calibration_summary
+from mcal.report import format_pvalue_columns
 from mcal.segments import generate_segments
 
 #: The demo's field (context) column for field-aware methods.
@@ -183,7 +184,8 @@ def run_demo(
         f"segments of {', '.join(DEMO_SEGMENT_FEATURES)}):",
         file=out,
     )
-    print(table.to_string(float_format=lambda v: f"{v:.4f}", line_width=_TABLE_WIDTH), file=out)
+    shown = format_pvalue_columns(table)  # "< 1e-15", never "0"
+    print(shown.to_string(float_format=lambda v: f"{v:.4f}", line_width=_TABLE_WIDTH), file=out)
     print(f"\n{advice(table)}", file=out)
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}", file=out)

@@ -216,7 +216,9 @@ def _run(args) -> int:
         print(json.dumps(out, indent=2, allow_nan=False))
     else:
         print(f"{n_rows} rows{'' if total is None else f', total weight {total:.6g}'}, label {args.label_col!r}")
-        print(table.to_string(float_format=lambda v: f"{v:.6f}"))
+        from mcal.report import format_pvalue_columns
+
+        print(format_pvalue_columns(table).to_string(float_format=lambda v: f"{v:.6f}"))
         if results:
             _print_segments(results, worst, tables, args.segments, max_overlap)
     return _gates.EVALUATE.report(args.fail_if, ((f"score column {name!r}", row) for name, row in table.iterrows()))

@@ -4,10 +4,26 @@ The report is a single file with every figure embedded (SVG, as base64 data URIs
 offline in any browser. Figures are drawn from binned or thinned summaries (:func:`mcal.metrics.reliability_intervals`,
 :func:`mcal.metrics.cumulative_curve`), never from raw points, so the file stays small however many rows there are.
 Numbers come from :mod:`mcal.metrics`; this package only lays them out, and :mod:`mcal.plotting` draws.
-:func:`findings_table` and :func:`format_pvalue` give the same segment findings as text, for ``mcal evaluate``.
+:func:`findings_table`, :func:`format_pvalue` and :func:`format_pvalue_columns` give the same findings as text
+(``mcal evaluate``, ``mcal demo``).
 """
 
 from mcal.report._build import make_report
-from mcal.report._findings import PVALUE_FLOOR, findings_note, findings_table, format_pvalue, p_equals
+from mcal.report._findings import (
+    PVALUE_FLOOR,
+    findings_note,
+    findings_table,
+    format_pvalue,
+    format_pvalue_columns,
+    p_equals,
+)
 
-__all__ = ["PVALUE_FLOOR", "findings_note", "findings_table", "format_pvalue", "make_report", "p_equals"]
+__all__ = [
+    "PVALUE_FLOOR",
+    "findings_note",
+    "findings_table",
+    "format_pvalue",
+    "format_pvalue_columns",
+    "make_report",
+    "p_equals",
+]

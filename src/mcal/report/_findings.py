@@ -37,6 +37,23 @@ def format_pvalue(pvalue: float, *, floor: float = PVALUE_FLOOR) -> str:
     return f"{pvalue:.3g}"
 
 
+def format_pvalue_columns(table: pd.DataFrame, *, floor: float = PVALUE_FLOOR) -> pd.DataFrame:
+    """A copy of ``table`` whose p-value columns (names ending in ``pvalue``) are text from :func:`format_pvalue`.
+
+    For printed tables, so that a p-value below ``floor`` reads ``"< 1e-15"``, never ``"0"``; other columns are kept.
+
+    Examples
+    --------
+    >>> format_pvalue_columns(pd.DataFrame({"ecce": [0.5], "ecce_pvalue": [0.0]}))["ecce_pvalue"].tolist()
+    ['< 1e-15']
+    """
+    out = table.copy()
+    for name in out.columns:
+        if str(name).endswith("pvalue"):
+            out[name] = [format_pvalue(float(v), floor=floor) for v in out[name]]
+    return out
+
+
 def p_equals(pvalue: float, *, floor: float = PVALUE_FLOOR) -> str:
     """``"p = 0.0123"``, or ``"p < 1e-15"`` below the floor (see :func:`format_pvalue`)."""
     text = format_pvalue(pvalue, floor=floor)
