@@ -579,3 +579,26 @@ def test_make_report_refuses_categorical_features_without_x(tmp_path):
     with pytest.raises(ValueError, match="categorical_features applies only to segments generated from X"):
         make_report([0, 1], {"p": [0.2, 0.8]}, path=tmp_path / "r.html", categorical_features=["a"])
     assert not (tmp_path / "r.html").exists()
+
+
+def test_worst_segment_table_is_capped_for_many_columns(tmp_path):
+    from mcal.report._segments import MAX_FINDINGS_ROWS
+
+    rng = np.random.default_rng(3)
+    n = 2000
+    X = pd.DataFrame({f"f{i}": rng.choice(["a", "b", "c"], n) for i in range(3)})
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.uniform(size=n) < p).astype(float)
+    probs = {f"col{k}": np.clip(p + rng.normal(0, 0.1, n), 0.01, 0.99) for k in range(8)}
+    segs = generate_segments(X)
+    results = {name: mce(y, q, segments=segs) for name, q in probs.items()}
+    n_listed = worst_segments(results, segs, n_worst=10)["rank"].nunique()
+    assert n_listed > MAX_FINDINGS_ROWS  # the cap is exercised
+    path = make_report(y, probs, path=tmp_path / "r.html", segments=segs, n_worst_segments=10)
+    page = _Page(path.read_text(encoding="utf-8"))
+    rows = page.table("findings")[0][2:]
+    assert len(rows) == MAX_FINDINGS_ROWS
+    assert [int(r[0][1]) for r in rows] == list(range(1, MAX_FINDINGS_ROWS + 1))  # the first ranks, in order
+    n_thumbs = sum("reliability curve of the segment" in img["alt"] for img in page.images)
+    assert n_thumbs == MAX_FINDINGS_ROWS * len(probs)
+    assert f"first {MAX_FINDINGS_ROWS} of the {n_listed} segments listed" in "".join(page.text)

@@ -101,7 +101,9 @@ def make_report(
     confidence : float, default=0.95
         Level of the per-bin Wilson intervals.
     n_worst_segments : int, default=10
-        Segments each score column adds to the table of worst segments (its worst ones not listed yet).
+        Segments each score column adds to the table of worst segments (its worst ones not listed yet). The
+        table, with a small curve per segment and column, keeps its first 30 rows (``MAX_FINDINGS_ROWS``: the
+        first columns' worst segments), so the file stays small with many columns; its caption says so.
     n_resamples : int, default=0
         Bootstrap resamples of the intervals (level ``confidence``) shown beneath the core metrics, the MCE and
         the worst segments' ECCE / σ (:func:`mcal.metrics.summary_intervals` and

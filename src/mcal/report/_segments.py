@@ -27,6 +27,10 @@ _MCE_ROWS = (
     ("global_ecce_sigma", "global ECCE / σ"),
 )
 
+#: Rows of the followed worst-segment table, each with a small curve per score column: the first columns' worst
+#: segments, which keeps the file a few MB with many columns (``mcal evaluate`` prints every row, as text).
+MAX_FINDINGS_ROWS = 30
+
 
 def _thumbnail(Figure: Any, y: NDArray, p: NDArray, w: NDArray | None, confidence: float) -> str:
     from mcal.plotting import plot_reliability_diagram
@@ -109,7 +113,15 @@ def _segments_section(
         + "</tr>"
         for key, label in _MCE_ROWS
     )  # fmt: skip
+    n_listed = int(worst["rank"].nunique())
+    worst = worst[worst["rank"] <= MAX_FINDINGS_ROWS]
     listed = worst.drop_duplicates("rank")["segment"].tolist()
+    capped = (
+        f" The table shows the first {MAX_FINDINGS_ROWS} of the {n_listed} segments listed (the first columns' "
+        "worst); <code>mcal evaluate</code> prints them all."
+        if n_listed > MAX_FINDINGS_ROWS
+        else ""
+    )
     panels = []
     for name, r in results.items():
         scatter = plot_segment_errors(r, numbered=listed, ax=Figure(figsize=(5.6, 3.4)).add_subplot())
@@ -133,7 +145,7 @@ def _segments_section(
         f'<p class="note">{escape(findings_note(worst, n_tests, max_overlap))}. Similar: near-duplicates grouped '
         "under the row (<code>mcal.metrics.worst_segments</code>; <code>--all-segments</code> lists them). "
         f"Reliability: the segment's curve on 5 bins with {confidence:.0%} Wilson intervals. Red: fails after "
-        f"the Holm adjustment (p &lt; 0.05). Click a heading to sort.{_ci_note(ci)}</p></section>"
+        f"the Holm adjustment (p &lt; 0.05). Click a heading to sort.{capped}{_ci_note(ci)}</p></section>"
     )
 
 
