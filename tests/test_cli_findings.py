@@ -198,3 +198,33 @@ def test_evaluate_prints_tiny_pvalues_as_below_the_floor_never_zero(rng, tmp_pat
     main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--segments", "job", "--json"])
     metrics = json.loads(capsys.readouterr().out)["metrics"]["p"]
     assert metrics["ecce_pvalue"] == 0.0 and metrics["mce_pvalue"] == 0.0  # JSON keeps floats
+
+
+def test_demo_figure_titles_clear_the_interval_note_and_the_panel_above(rng, tmp_path):
+    from matplotlib.figure import Figure
+
+    from mcal.demo import BASE, _write_outputs
+
+    seen = {}
+
+    def keep(fig, *args, **kwargs):  # the figure as saved, for its layout
+        out = original(fig, *args, **kwargs)
+        seen["fig"], seen["renderer"] = fig, fig.canvas.get_renderer()  # before pyplot closes it
+        return out
+
+    original = Figure.savefig
+    p = rng.uniform(0.05, 0.6, 2000)
+    y = (rng.random(2000) < p).astype(int)
+    scores = {BASE: p, **{f"m{i}": np.clip(p * (0.8 + 0.1 * i), 0, 1) for i in range(6)}}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Figure, "savefig", keep)
+        _write_outputs(tmp_path, pd.DataFrame({"x": 0.0}, index=list(scores)), y, scores, {}, 0)
+    fig = seen["fig"]
+    renderer = seen["renderer"]
+    tops = [ax for ax in fig.axes if ax.get_title()]
+    assert len(tops) == 6 and (tmp_path / "reliability.png").stat().st_size > 0
+    for ax in tops:  # the note is the legend's title, not a second title beside the panel's
+        assert ax.get_title(loc="right") == "" and "Wilson" in ax.get_legend().get_title().get_text()
+    titles = [ax.title.get_window_extent(renderer) for ax in tops]
+    xlabels = [ax.xaxis.label.get_window_extent(renderer) for ax in fig.axes if ax.get_xlabel()]
+    assert xlabels and not any(t.overlaps(x) for t in titles for x in xlabels)

@@ -263,19 +263,20 @@ def _write_outputs(
     n = len(scores) - 1
     ncols = min(4, max(n, 1))
     nrows = max(1, -(-n // ncols))
-    fig = plt.figure(figsize=(3.6 * ncols, 4.4 * nrows))
+    # constrained layout keeps each panel's title clear of the x-label of the panel above
+    fig = plt.figure(figsize=(3.6 * ncols, 4.4 * nrows), layout="constrained")
     try:
-        grid = fig.add_gridspec(2 * nrows, ncols, height_ratios=[3, 1] * nrows, hspace=0.35, wspace=0.3)
+        grid = fig.add_gridspec(nrows, ncols)
         methods = [(k, v) for k, v in scores.items() if k != BASE]
         for i, (name, p) in enumerate(methods):
             row, col = divmod(i, ncols)
-            top, bottom = fig.add_subplot(grid[2 * row, col]), fig.add_subplot(grid[2 * row + 1, col])
+            pair = grid[row, col].subgridspec(2, 1, height_ratios=[3, 1], hspace=0.05)
+            top, bottom = fig.add_subplot(pair[0]), fig.add_subplot(pair[1])
             plot_calibration(y, {BASE: scores[BASE], name: p}, axes=(top, bottom))  # 95% Wilson intervals
             top.set_title(name, fontsize=9)
             top.set_ylabel("observed frequency" if col == 0 else "", fontsize=8)
             bottom.set_ylabel("rows per bin" if col == 0 else "", fontsize=8)
             bottom.set_xlabel("mean predicted probability", fontsize=8)
-            top.legend(fontsize=7, loc="upper left")
         import io
 
         buf = io.BytesIO()

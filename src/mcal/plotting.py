@@ -215,7 +215,8 @@ def plot_calibration(
                    color=top.lines[first].get_color(), alpha=0.8)  # fmt: skip
     top.set_xlabel("")
     top.tick_params(labelbottom=False)
-    top.set_title(f"bars: {confidence:.0%} Wilson intervals", fontsize=8, loc="right")
+    # the note goes in the legend, not a title, so that it never meets a caller's panel title or the panel above
+    top.legend(loc="upper left", fontsize=7, title=f"bars: {confidence:.0%} Wilson intervals", title_fontsize=7)
     bottom.set_xlim(0, 1)
     bottom.set_xlabel("mean predicted probability (bins of the score)")
     bottom.set_ylabel("rows per bin")
