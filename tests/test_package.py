@@ -109,8 +109,9 @@ def _public_callables():
         (mcal.dask, mcal.dask.__all__),
         (mcal.dask.metrics, mcal.dask.metrics.__all__),
         (mcal.monitor, mcal.monitor.__all__),
+        (mcal.plotting, mcal.plotting.__all__),
     ]
-    for mod in (mcal.report, mcal.plotting, mcal.datasets):
+    for mod in (mcal.report, mcal.datasets):
         modules.append(
             (
                 mod,
