@@ -385,7 +385,8 @@ class MCGrad(BaseCalibrator):
         self, engine: Any, encoder: FeatureEncoder, whole: Part, splits: Any, *, score: Any = None,
         eval_part: Part | None = None, start: float | None = None,
     ) -> None:  # fmt: skip
-        """Choose the number of rounds (early stopping), fit them on ``whole``, set the state.
+        """Choose the number of rounds (early stopping), fit them on ``whole``, set the state; the rounds are run by
+        :func:`~mcal.mcgrad._controls.choose_rounds`.
 
         ``engine`` runs the rounds (:class:`~mcal.mcgrad.engine.LocalEngine` or one with the same methods);
         ``splits`` returns the (train, validation) parts and is called only when early stopping runs on a split;
