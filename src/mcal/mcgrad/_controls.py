@@ -147,7 +147,7 @@ def validation_score(
 
 
 def choose_rounds(
-    model: Any, engine: Any, whole: Part, splits: Callable[[], tuple[list[Part], list[Part]]] | None, *,
+    model: Any, engine: Any, whole: Part, splits: Any, *,
     score: Any, eval_part: Part | None, start: float | None,
 ) -> tuple[RoundPath | None, RoundPath]:  # fmt: skip
     """Run the rounds of ``model`` (an MCGrad) as its early-stopping controls say: the validation path and the
