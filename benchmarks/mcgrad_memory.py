@@ -74,6 +74,7 @@ class PhaseSampler:
 
 def instrument(sampler: PhaseSampler) -> None:
     """Mark the phases by wrapping the functions that start them (measurement only)."""
+    import mcal.mcgrad._controls as controls
     import mcal.mcgrad._estimator as est
     from mcal._features.encoder import FeatureEncoder
     from mcal.mcgrad.engine import LocalEngine
@@ -94,7 +95,7 @@ def instrument(sampler: PhaseSampler) -> None:
     wrap(FeatureEncoder, "transform", "encode X")
     wrap(LocalEngine, "binned", "bin (LightGBM Dataset)")
     wrap(est, "split_parts", "early-stopping split")
-    wrap(est, "boost_rounds", lambda a, k: "refit rounds" if a[2] is None else "early-stopping rounds")
+    wrap(controls, "boost_rounds", lambda a, k: "refit rounds" if a[2] is None else "early-stopping rounds")
 
 
 def measure(rows: int, folder: Path) -> list[dict]:

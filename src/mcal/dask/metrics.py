@@ -7,7 +7,7 @@ the feature columns of ``mce`` called with ``X`` but without ``segments`` (gener
 pass segments generated from a sample to avoid it):
 
 - sums (log loss, Brier score, PCOC, ECE with equal-width bins, the ECCE scale sigma, F-RCE per field) are added
-  up partition by partition;
+  up partition by partition (:mod:`mcal.dask._passes`);
 - MSE and MAE of real outcomes are sums too; ``ecce``, ``ecce_sigma``, ``ecce_pvalue`` and ``mce`` take
   ``outcome="regression"`` as in :mod:`mcal.metrics` (the successive-differences scale joins neighbouring
   residuals across partitions);
@@ -22,27 +22,22 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
-from scipy.special import xlogy
 
 from mcal import metrics
-from mcal._binning import bin_ids_from_steps, uniform_bin_ids
 from mcal._optional import import_optional
 from mcal._validation import OUTCOMES, check_choice, check_real
-from mcal.dask import _sorted
-from mcal.dask._inputs import aligned, clean_block, in_partition
+from mcal.dask import _passes, _sorted
 from mcal.metrics import MCEResult
 from mcal.metrics.helpers import (
     ECCE_SIGMA_CHANGED,
     brownian_range_sf,
     check_bins,
     check_categorical_use,
-    encode_field,
     join_successive_differences,
     mce_result,
     sigma_scale,
@@ -67,135 +62,6 @@ __all__ = [
     "regression_summary",
     "roc_auc",
 ]
-
-_EPS64 = float(np.finfo(np.float64).eps)  # scikit-learn's clipping of log-loss probabilities
-#: The bounds of real outcomes and predictions for :func:`~mcal.dask._inputs.clean_block`: any finite numbers.
-_REAL = (None, None, False)
-
-
-@dataclass
-class _Sums:
-    """Additive per-row sums of one partition (or of all, once added)."""
-
-    n: int = 0
-    w: float = 0.0
-    wy: float = 0.0
-    wp: float = 0.0
-    log_loss: float = 0.0
-    brier: float = 0.0
-    variance: float = 0.0
-    bins: Any = None  # Series of sum of w (y - p), indexed by the occupied bins
-    fields: Any = None  # DataFrame indexed by field value: weight, gap, denominator
-
-    def __add__(self, other: _Sums) -> _Sums:
-        out = {
-            f.name: getattr(self, f.name) + getattr(other, f.name)
-            for f in fields(self)
-            if f.name not in ("fields", "bins")
-        }
-        out["bins"] = self.bins.add(other.bins, fill_value=0.0)
-        frames = [x for x in (self.fields, other.fields) if x is not None]
-        out["fields"] = pd.concat(frames).groupby(level=0, sort=False).sum() if frames else None
-        return _Sums(**out)
-
-
-def _bin_ids(p: NDArray[np.float64], bins: tuple) -> NDArray[np.float64]:
-    """Bin of each score: ``bins`` is ``("uniform", n_bins)`` or ``("quantile", n_bins, step_values, step_reached)``
-    (:func:`mcal.dask._sorted.quantile_steps`), as the bins of :mod:`mcal.metrics`."""
-    if bins[0] == "uniform":
-        return uniform_bin_ids(p, bins[1])
-    return bin_ids_from_steps(p, bins[2], bins[3], bins[1])
-
-
-def _partition_sums(index: int, y: Any, p: Any, w: Any, field: Any, bins: tuple) -> _Sums:
-    p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False)
-    if p.size == 0:
-        return _Sums(bins=pd.Series(dtype=np.float64))
-    r = w * (y - p)
-    occupied, codes = np.unique(_bin_ids(p, bins), return_inverse=True)  # O(rows) whatever n_bins
-    clip = (_EPS64, 1.0 - _EPS64)
-    out = _Sums(
-        n=p.size, w=float(w.sum()), wy=float(np.dot(w, y)), wp=float(np.dot(w, p)),
-        log_loss=float(-np.dot(w, xlogy(y, np.clip(p, *clip)) + xlogy(1.0 - y, np.clip(1.0 - p, *clip)))),
-        brier=float(np.dot(w, (p - y) ** 2)), variance=float(np.dot(w * w, p * (1.0 - p))),
-        bins=pd.Series(np.bincount(codes.reshape(-1), weights=r, minlength=occupied.size), index=occupied),
-    )  # fmt: skip
-    if field is not None:
-        with in_partition(index):
-            codes, uniques = encode_field(field, p.size)
-        k = len(uniques)
-        out.fields = pd.DataFrame({
-            "weight": np.bincount(codes, weights=w, minlength=k), "gap": np.bincount(codes, weights=r, minlength=k),
-            "labels": np.bincount(codes, weights=w * y, minlength=k),
-        }, index=pd.Index(uniques))  # fmt: skip
-    return out
-
-
-def _sums(y_true: Any, y_prob: Any, sample_weight: Any, *, field: Any = None, bins: tuple = ("uniform", 1)) -> _Sums:
-    """The additive sums of every partition, added up; validates the inputs on the workers.
-
-    Raises
-    ------
-    ValueError
-        On invalid values (naming the partition), no rows, or weights summing to zero.
-    """
-    dask = import_optional("dask")
-    blocks = aligned({"y_true": y_true, "y_prob": y_prob, "sample_weight": sample_weight, "field": field})
-    task = dask.delayed(_partition_sums, pure=True)
-    columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["field"], strict=False)
-    parts = dask.compute(*[task(i, y, p, w, f, bins) for i, (y, p, w, f) in enumerate(columns)])
-    total = sum(parts[1:], parts[0])
-    _check_total(total.n, total.w)
-    return total
-
-
-def _check_total(n: int, weight: float) -> None:
-    if n == 0:
-        raise ValueError("y_prob must not be empty; got 0 samples in every partition")
-    if not weight > 0:
-        raise ValueError("sample_weight must have a positive sum; got all zeros")
-
-
-def _frame_block(index: int, y: Any, p: Any, w: Any, X: Any = None, real: bool = False) -> pd.DataFrame:
-    """One partition as a frame of ``p``, ``y``, ``w`` (the features of ``X`` prefixed), and for real outcomes
-    the rows' input order (partition number, then row)."""
-    p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False, X=X, real=_REAL if real else None)
-    frame = pd.DataFrame({"p": p, "y": y, "w": w})
-    if real:
-        frame[_sorted.ROW] = np.int64(index) * 2**32 + np.arange(p.size, dtype=np.int64)
-    if X is None:
-        return frame
-    if isinstance(X, pd.Series):
-        X = X.to_frame()
-    if not isinstance(X, pd.DataFrame):
-        X = pd.DataFrame(np.asarray(X), columns=[f"x{j}" for j in range(np.shape(X)[1])])
-    features = X.reset_index(drop=True).add_prefix(_sorted.FEATURE_PREFIX)
-    return pd.concat([frame, features], axis=1)
-
-
-def _ordered(
-    y_true: Any, y_prob: Any, sample_weight: Any, X: Any = None, outcome: str = "classification"
-) -> _sorted.Ordered:
-    """The rows (with the feature columns of ``X``, if given) sorted by score across the cluster, summarised;
-    for ``outcome="regression"`` real values, with tied scores in input order."""
-    dask = import_optional("dask")
-    dd = import_optional("dask.dataframe")
-    blocks = aligned({"y_true": y_true, "y_prob": y_prob, "sample_weight": sample_weight, "X": X}, matrix=("X",))
-    task = dask.delayed(_frame_block, pure=True)
-    if X is None:
-        empty_X = None
-    elif isinstance(X, (dd.DataFrame, dd.Series)):
-        empty_X = X.to_frame()._meta if isinstance(X, dd.Series) else X._meta
-    else:
-        empty_X = np.empty((0, X.shape[1]), dtype=X.dtype)
-    check_choice("outcome", outcome, OUTCOMES)
-    real = outcome == "regression"
-    meta = _frame_block(0, np.empty(0), np.empty(0), None, empty_X, real)
-    columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["X"], strict=False)
-    frame = dd.from_delayed([task(i, y, p, w, x, real) for i, (y, p, w, x) in enumerate(columns)], meta=meta)
-    ordered = _sorted.sort_by_score(frame)
-    _check_total(sum(s.n for s in ordered.stats), sum(s.pos + s.neg for s in ordered.stats))
-    return ordered
 
 
 def _both_classes(pos: float, neg: float) -> None:
@@ -269,19 +135,19 @@ def _references(doc: str) -> str:
 
 @_mirror("log_loss", "loss : float\n        Weighted mean of ``-[y log p + (1 - y) log(1 - p)]`` in nats.")
 def log_loss(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    s = _sums(y_true, y_prob, sample_weight)
+    s = _passes.sums(y_true, y_prob, sample_weight)
     return s.log_loss / s.w
 
 
 @_mirror("brier_score", "score : float\n        Weighted mean of ``(p - y)^2``.")
 def brier_score(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    s = _sums(y_true, y_prob, sample_weight)
+    s = _passes.sums(y_true, y_prob, sample_weight)
     return s.brier / s.w
 
 
 @_mirror("pcoc", "pcoc : float\n        ``sum w p / sum w y``.", raises=", or no positive label")
 def pcoc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    s = _sums(y_true, y_prob, sample_weight)
+    s = _passes.sums(y_true, y_prob, sample_weight)
     if s.wy <= 0:
         raise ValueError("y_true must contain a positive label with positive weight; PCOC is undefined without one")
     return s.wp / s.wy
@@ -306,8 +172,8 @@ _OUTCOME = """
 def ecce_std(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
     check_choice("outcome", outcome, OUTCOMES)
     if outcome == "regression":
-        return _sorted.regression_sigma(_ordered(y_true, y_prob, sample_weight, outcome=outcome))
-    s = _sums(y_true, y_prob, sample_weight)
+        return _sorted.regression_sigma(_passes.ordered(y_true, y_prob, sample_weight, outcome=outcome))
+    s = _passes.sums(y_true, y_prob, sample_weight)
     return float(np.sqrt(s.variance) / s.w)
 
 
@@ -338,8 +204,8 @@ def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10
     if strategy == "uniform":
         bins: tuple = ("uniform", n_bins)
     else:
-        bins = ("quantile", n_bins, *_sorted.quantile_steps(_ordered(y_true, y_prob, sample_weight), n_bins))
-    s = _sums(y_true, y_prob, sample_weight, bins=bins)
+        bins = ("quantile", n_bins, *_sorted.quantile_steps(_passes.ordered(y_true, y_prob, sample_weight), n_bins))
+    s = _passes.sums(y_true, y_prob, sample_weight, bins=bins)
     return float(np.abs(s.bins).sum() / s.w)
 
 
@@ -354,7 +220,7 @@ def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10
     JMLR 23(351), 2022; MCGrad paper eq. 1).""",
 )  # fmt: skip
 def ecce(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
-    ordered = _ordered(y_true, y_prob, sample_weight, outcome=outcome)
+    ordered = _passes.ordered(y_true, y_prob, sample_weight, outcome=outcome)
     return _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
 
 
@@ -365,7 +231,7 @@ def ecce(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = 
 def ecce_pvalue(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
     check_choice("outcome", outcome, OUTCOMES)
     if outcome == "regression":  # one sort serves both
-        ordered = _ordered(y_true, y_prob, sample_weight, outcome=outcome)
+        ordered = _passes.ordered(y_true, y_prob, sample_weight, outcome=outcome)
         stat = _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
         return _ecce_pvalue(stat, _sorted.regression_sigma(ordered))
     return _ecce_pvalue(ecce(y_true, y_prob, sample_weight=sample_weight),
@@ -378,14 +244,14 @@ def _ecce_pvalue(stat: float, sigma: float) -> float:
 
 @_mirror("roc_auc", "auc : float\n        Ties count one half.", raises=", or a single class")
 def roc_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    ordered = _ordered(y_true, y_prob, sample_weight)
+    ordered = _passes.ordered(y_true, y_prob, sample_weight)
     _both_classes(sum(s.pos for s in ordered.stats), sum(s.neg for s in ordered.stats))
     return _sorted.roc_auc(ordered)
 
 
 @_mirror("pr_auc", "ap : float\n        Average precision over the distinct scores.", raises=", or a single class")
 def pr_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    ordered = _ordered(y_true, y_prob, sample_weight)
+    ordered = _passes.ordered(y_true, y_prob, sample_weight)
     _both_classes(sum(s.pos for s in ordered.stats), sum(s.neg for s in ordered.stats))
     return _sorted.average_precision(ordered)
 
@@ -401,10 +267,10 @@ def pr_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
 )  # fmt: skip
 def f_rce(y_true: Any, y_prob: Any, *, field: Any, sample_weight: Any = None, epsilon: float = 0.01) -> float:
     check_real("epsilon", epsilon, "a non-negative finite number", lambda v: v >= 0)
-    return _f_rce(_sums(y_true, y_prob, sample_weight, field=field), epsilon)
+    return _f_rce(_passes.sums(y_true, y_prob, sample_weight, field=field), epsilon)
 
 
-def _f_rce(s: _Sums, epsilon: float) -> float:
+def _f_rce(s: _passes.Sums, epsilon: float) -> float:
     t = s.fields
     denom = t["labels"].to_numpy() + epsilon * t["weight"].to_numpy()
     n_c = t["weight"].to_numpy()
@@ -464,7 +330,7 @@ def mce(
             if X is not None
             else from_masks(np.ones((1, 1), bool), ["all"])
         )
-    ordered = _ordered(y_true, y_prob, sample_weight, X, outcome)
+    ordered = _passes.ordered(y_true, y_prob, sample_weight, X, outcome)
     stats = ordered.stats
     total = sum(s.pos + s.neg for s in stats)
     global_ecce = _sorted.walk_range(ordered) / total
@@ -491,25 +357,6 @@ def mce(
                       rate=np.nan if regression else sum(s.pos for s in stats) / total)  # fmt: skip
 
 
-def _error_sums(index: int, y: Any, p: Any, w: Any) -> NDArray[np.float64]:
-    p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False, real=_REAL, score="y_pred")
-    r = y - p
-    return np.array([p.size, w.sum(), np.dot(w, r * r), np.dot(w, np.abs(r)), np.dot(w, p), np.dot(w, y)])
-
-
-def _errors(y_true: Any, y_pred: Any, sample_weight: Any) -> NDArray[np.float64]:
-    """``(rows, sum w, sum w r^2, sum w |r|, sum w p, sum w y)``, ``r = y - p``, over all partitions."""
-    dask = import_optional("dask")
-    blocks = aligned({"y_true": y_true, "y_pred": y_pred, "sample_weight": sample_weight})
-    task = dask.delayed(_error_sums, pure=True)
-    columns = zip(blocks["y_true"], blocks["y_pred"], blocks["sample_weight"], strict=False)
-    total = np.sum(dask.compute(*[task(i, y, p, w) for i, (y, p, w) in enumerate(columns)]), axis=0)
-    if total[0] == 0:
-        raise ValueError("y_pred must not be empty; got 0 samples in every partition")
-    _check_total(int(total[0]), float(total[1]))
-    return total
-
-
 _REAL_INPUTS = """    y_true : dask Array or Series of shape (n_samples,)
         Observed outcomes, finite.
     y_pred : dask Array or Series of shape (n_samples,)
@@ -522,13 +369,13 @@ _REAL_INPUTS = """    y_true : dask Array or Series of shape (n_samples,)
     "mse", "mse : float\n        ``sum w (y - p)^2 / sum w``, in squared units of the outcome.", inputs=_REAL_INPUTS
 )
 def mse(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
-    total = _errors(y_true, y_pred, sample_weight)
+    total = _passes.errors(y_true, y_pred, sample_weight)
     return float(total[2] / total[1])
 
 
 @_mirror("mae", "mae : float\n        ``sum w |y - p| / sum w``, in units of the outcome.", inputs=_REAL_INPUTS)
 def mae(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
-    total = _errors(y_true, y_pred, sample_weight)
+    total = _passes.errors(y_true, y_pred, sample_weight)
     return float(total[3] / total[1])
 
 
@@ -582,8 +429,8 @@ def calibration_summary(
     check_bins(n_bins, "uniform")
     rows = {}
     for name, p in y_probs.items():
-        s = _sums(y_true, p, sample_weight, field=field, bins=("uniform", n_bins))
-        ordered = _ordered(y_true, p, sample_weight)
+        s = _passes.sums(y_true, p, sample_weight, field=field, bins=("uniform", n_bins))
+        ordered = _passes.ordered(y_true, p, sample_weight)
         _both_classes(s.wy, s.w - s.wy)
         sigma = float(np.sqrt(s.variance) / s.w)
         stat = _sorted.walk_range(ordered) / s.w
@@ -631,8 +478,8 @@ def regression_summary(y_true: Any, y_preds: Mapping[str, Any], *, sample_weight
         raise ValueError("y_preds must name at least one prediction column; got none")
     rows = {}
     for name, p in y_preds.items():
-        total = _errors(y_true, p, sample_weight)
-        ordered = _ordered(y_true, p, sample_weight, outcome="regression")
+        total = _passes.errors(y_true, p, sample_weight)
+        ordered = _passes.ordered(y_true, p, sample_weight, outcome="regression")
         stat = _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
         sigma = _sorted.regression_sigma(ordered)
         rows[name] = {

@@ -1,10 +1,12 @@
-"""MCGrad's training controls: an external validation set, the early-stopping metric and the time budget."""
+"""MCGrad's training controls: an external validation set, the early-stopping metric, the time budget, and the
+choice of the rounds that they make."""
 
 from __future__ import annotations
 
 import numbers
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -19,8 +21,10 @@ from mcal._validation import (
     check_y_prob,
     check_y_real,
     check_y_true,
+    warn,
 )
-from mcal.mcgrad.engine import Part
+from mcal.mcgrad._splits import check_split_weights
+from mcal.mcgrad.engine import Part, RoundPath, boost_rounds
 
 #: The named early-stopping metrics; a callable is the third kind.
 METRICS = ("log_loss", "mce")
@@ -140,3 +144,61 @@ def validation_score(
         return float(value)
 
     return score
+
+
+def choose_rounds(
+    model: Any, engine: Any, whole: Part, splits: Any, *,
+    score: Any, eval_part: Part | None, start: float | None,
+) -> tuple[RoundPath | None, RoundPath]:  # fmt: skip
+    """Run the rounds of ``model`` (an MCGrad) as its early-stopping controls say: the validation path and the
+    rounds kept.
+
+    On an external ``eval_part``, the rounds fitted once on ``whole`` and cut at the best round (all of them with
+    ``early_stopping=None``); on the parts of ``splits()``, the rounds that early stopping chooses, refitted on
+    ``whole``; without validation, ``max_rounds`` rounds on ``whole``. Warns when ``max_time`` ran out, or early
+    stopping chose ``max_rounds``. The arguments are those of ``MCGrad._fit_rounds``.
+
+    Returns
+    -------
+    path : RoundPath or None
+        The rounds on the validation rows (their losses and scores), or None without validation.
+    final : RoundPath
+        The rounds kept.
+
+    Raises
+    ------
+    ValueError
+        If ``score`` is None (the engine's log loss) while ``early_stopping_metric`` is not the log loss.
+    """
+    validating = eval_part is not None or (model.early_stopping is not None and model.max_rounds > 0)
+    if validating and score is None and not is_log_loss(model.early_stopping_metric):
+        raise ValueError(
+            f"early_stopping_metric must be 'log_loss' for {type(model).__name__}; got {model.early_stopping_metric!r}"
+        )
+    timer = out_of_time(model.max_time, clock() if start is None else start)
+    rounds = partial(boost_rounds, engine, max_rounds=int(model.max_rounds), rescale=bool(model.rescale),
+                     rescale_input=bool(model.rescale and model.rescale_input),
+                     show_progress=model.progress)  # fmt: skip
+    path = None
+    if eval_part is not None:
+        stop = model.early_stopping is not None
+        path = rounds([whole], [eval_part], patience=int(model.patience) if stop else int(model.max_rounds),
+                      keep=True, score=score, out_of_time=timer, desc="MCGrad rounds")  # fmt: skip
+        n_rounds = path.best_round if stop else len(path.boosters)
+        final = RoundPath(boosters=path.boosters[:n_rounds], factors=path.factors[:n_rounds],
+                          input_factor=path.input_factor if n_rounds else 1.0)  # fmt: skip
+    elif validating:
+        train, valid = splits()
+        check_split_weights(engine, train, valid, model.random_state)
+        path = rounds(train, valid, patience=int(model.patience), score=score, out_of_time=timer,
+                      desc="MCGrad early stopping")  # fmt: skip
+        del train, valid
+        final = rounds([whole], None, patience=0, desc="MCGrad refit", max_rounds=path.best_round)
+    else:
+        final = rounds([whole], None, patience=0, out_of_time=timer, desc="MCGrad rounds")
+    if (path or final).timed_out:
+        fitted = len(path.losses) - 1 if path is not None else len(final.boosters)
+        warn(f"max_time={model.max_time} s ran out after {fitted} round(s); kept the best {len(final.boosters)}")
+    elif path is not None and path.best_round == model.max_rounds and model.early_stopping is not None:
+        warn(f"early stopping chose max_rounds={model.max_rounds} rounds; a larger max_rounds may fit better")
+    return path, final

@@ -31,26 +31,17 @@ from mcal._lightgbm import (
     tree_constraints,
 )
 from mcal._progress import check_progress_param
-from mcal._validation import check_y_prob, check_y_real, output_dtype, warn
+from mcal._validation import check_y_prob, check_y_real, output_dtype
 from mcal.mcgrad import _controls as controls
-from mcal.mcgrad._controls import (
-    MAX_TIME,
-    check_eval_set,
-    check_metric_param,
-    is_log_loss,
-    out_of_time,
-    validation_score,
-)
+from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, choose_rounds, validation_score
 from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
-from mcal.mcgrad._splits import EncodedRows, check_split_weights, split_parts, split_rows
+from mcal.mcgrad._splits import EncodedRows, split_parts, split_rows
 from mcal.mcgrad.engine import (
     LOG_LOSS,
     CompiledForests,
     LocalEngine,
     Part,
-    RoundPath,
     SingleRowPredictor,
-    boost_rounds,
     predict_logit,
     staged_logits,
 )
@@ -396,45 +387,15 @@ class MCGrad(BaseCalibrator):
         self, engine: Any, encoder: FeatureEncoder, whole: Part, splits: Any, *, score: Any = None,
         eval_part: Part | None = None, start: float | None = None,
     ) -> None:  # fmt: skip
-        """Choose the number of rounds (early stopping), fit them on ``whole``, set the state.
+        """Choose the number of rounds (early stopping), fit them on ``whole``, set the state; the rounds are run by
+        :func:`~mcal.mcgrad._controls.choose_rounds`.
 
         ``engine`` runs the rounds (:class:`~mcal.mcgrad.engine.LocalEngine` or one with the same methods);
         ``splits`` returns the (train, validation) parts and is called only when early stopping runs on a split;
         ``score`` is the stopping criterion on the validation parts (None: the log loss); ``eval_part`` is an
         external validation set; ``start`` the clock of ``max_time`` (now when None).
         """
-        validating = eval_part is not None or (self.early_stopping is not None and self.max_rounds > 0)
-        if validating and score is None and not is_log_loss(self.early_stopping_metric):
-            raise ValueError(
-                f"early_stopping_metric must be 'log_loss' for {type(self).__name__}; got "
-                f"{self.early_stopping_metric!r}"
-            )
-        timer = out_of_time(self.max_time, controls.clock() if start is None else start)
-        rounds = partial(boost_rounds, engine, max_rounds=int(self.max_rounds), rescale=bool(self.rescale),
-                         rescale_input=bool(self.rescale and self.rescale_input),
-                         show_progress=self.progress)  # fmt: skip
-        path = None
-        if eval_part is not None:
-            stop = self.early_stopping is not None
-            path = rounds([whole], [eval_part], patience=int(self.patience) if stop else int(self.max_rounds),
-                          keep=True, score=score, out_of_time=timer, desc="MCGrad rounds")  # fmt: skip
-            n_rounds = path.best_round if stop else len(path.boosters)
-            final = RoundPath(boosters=path.boosters[:n_rounds], factors=path.factors[:n_rounds],
-                              input_factor=path.input_factor if n_rounds else 1.0)  # fmt: skip
-        elif validating:
-            train, valid = splits()
-            check_split_weights(engine, train, valid, self.random_state)
-            path = rounds(train, valid, patience=int(self.patience), score=score, out_of_time=timer,
-                          desc="MCGrad early stopping")  # fmt: skip
-            del train, valid
-            final = rounds([whole], None, patience=0, desc="MCGrad refit", max_rounds=path.best_round)
-        else:
-            final = rounds([whole], None, patience=0, out_of_time=timer, desc="MCGrad rounds")
-        if (path or final).timed_out:
-            fitted = len(path.losses) - 1 if path is not None else len(final.boosters)
-            warn(f"max_time={self.max_time} s ran out after {fitted} round(s); kept the best {len(final.boosters)}")
-        elif path is not None and path.best_round == self.max_rounds and self.early_stopping is not None:
-            warn(f"early stopping chose max_rounds={self.max_rounds} rounds; a larger max_rounds may fit better")
+        path, final = choose_rounds(self, engine, whole, splits, score=score, eval_part=eval_part, start=start)
         self.encoder_ = encoder
         self._single_row = self._compiled = None  # both belong to the previous boosters
         self.boosters_ = final.boosters

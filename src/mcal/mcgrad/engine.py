@@ -92,18 +92,15 @@ class LocalEngine:
     def fit_round(self, part: Part, keep: bool = True) -> tuple[Any, NDArray[np.float64]]:
         """Fit one booster on the part's features plus its score ``F``, starting from ``F`` as init score.
 
-        Returns the booster and ``F + h_t`` on the part's rows, read from LightGBM's training scores
-        (``Booster.eval_train``) instead of predicting the rows again. A kept booster is reloaded from its
-        model text, which drops the training data it holds; one that is not kept (early stopping) is
-        returned as trained and freed with the round (its predictions are the same).
+        Returns the booster and ``F + h_t`` on the part's rows, read from ``Booster.eval_train`` (no second predict).
+        A kept booster is reloaded from its model text, which drops its training data; one not kept is freed.
         """
         lgb = import_optional("lightgbm")
         if part.X.shape[1] == 1:  # no features: the score alone
             data = lgb.Dataset(part.F.reshape(-1, 1), label=part.y, weight=_lightgbm_weight(part.w), init_score=part.F)
         else:
             with warnings.catch_warnings():
-                # LightGBM notes that it drops the (already freed) raw data and re-reads categorical flags,
-                # which the joined Dataset keeps in its bin mappers.
+                # notes on the (freed) raw data and re-read categorical flags, kept in the joined bin mappers
                 warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
                 warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
                 data = self.binned(part).subset(np.arange(part.y.shape[0], dtype=np.int32)).construct()
@@ -111,16 +108,10 @@ class LocalEngine:
             data.set_init_score(part.F)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
         scores: list[NDArray[np.float64]] = []
-
-        def collect(preds: NDArray[np.float64], _: Any) -> tuple[str, float, bool]:
-            scores.append(preds)
-            return "scores", 0.0, False
-
-        booster.eval_train(feval=collect)
+        booster.eval_train(feval=lambda preds, _: _record(scores, preds))
         if keep:
             booster = lgb.Booster(model_str=booster.model_to_string())  # drops the training data
-        # LightGBM reports the objective's output (expit or exp of F + h); rows where the link does not recover
-        # F + h to about 1e-9 (the objective's exact_below) or where the output under- or overflows are predicted again.
+        # from the objective's output; rows where the link cannot recover F + h to ~1e-9 are predicted again
         z = self.objective.raw_from_output(scores[0])
         far = ~(np.isfinite(z) & (z < self.objective.exact_below))
         if far.any():
@@ -591,10 +582,15 @@ class CompiledForests:
 
     def predict_raw(self, t: int, X: NDArray[np.float64]) -> NDArray[np.float64]:
         """Raw output of round ``t`` on a float64 ``X``, as ``Booster.predict(raw_score=True)`` (C order avoids a copy)."""
-        # lleaves starts a thread pool on every call with n_jobs > 1, which cost more than it saved below about
-        # 10k rows per thread (measured with 94 trees of 5 leaves on a 2-core machine).
+        # lleaves starts a thread pool per call with n_jobs > 1: not worth it below _ROWS_PER_THREAD rows a thread
         threads = max(1, min(self.n_jobs, X.shape[0] // _ROWS_PER_THREAD))
         return self._models[t].predict(X, n_jobs=threads)
+
+
+def _record(scores: list[NDArray[np.float64]], preds: NDArray[np.float64]) -> tuple[str, float, bool]:
+    """An ``feval`` of LightGBM that keeps the training scores it is given."""
+    scores.append(preds)
+    return "scores", 0.0, False
 
 
 def _version(dist: str) -> str:
