@@ -582,7 +582,7 @@ def test_make_report_refuses_categorical_features_without_x(tmp_path):
 
 
 def test_worst_segment_table_is_capped_for_many_columns(tmp_path):
-    from mcal.report._segments import MAX_FINDINGS_ROWS
+    from mcal.report._segments import MAX_FINDINGS_ROWS, MAX_THUMBNAIL_COLUMNS
 
     rng = np.random.default_rng(3)
     n = 2000
@@ -600,5 +600,7 @@ def test_worst_segment_table_is_capped_for_many_columns(tmp_path):
     assert len(rows) == MAX_FINDINGS_ROWS
     assert [int(r[0][1]) for r in rows] == list(range(1, MAX_FINDINGS_ROWS + 1))  # the first ranks, in order
     n_thumbs = sum("reliability curve of the segment" in img["alt"] for img in page.images)
-    assert n_thumbs == MAX_FINDINGS_ROWS * len(probs)
-    assert f"first {MAX_FINDINGS_ROWS} of the {n_listed} segments listed" in "".join(page.text)
+    assert len(probs) > MAX_THUMBNAIL_COLUMNS and n_thumbs == MAX_FINDINGS_ROWS * MAX_THUMBNAIL_COLUMNS
+    text = "".join(page.text)
+    assert f"first {MAX_FINDINGS_ROWS} of the {n_listed} segments listed" in text
+    assert f"for the first {MAX_THUMBNAIL_COLUMNS} score columns" in text

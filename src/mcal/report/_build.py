@@ -102,8 +102,9 @@ def make_report(
         Level of the per-bin Wilson intervals.
     n_worst_segments : int, default=10
         Segments each score column adds to the table of worst segments (its worst ones not listed yet). The
-        table, with a small curve per segment and column, keeps its first 30 rows (``MAX_FINDINGS_ROWS``: the
-        first columns' worst segments), so the file stays small with many columns; its caption says so.
+        table keeps its first 30 rows (``MAX_FINDINGS_ROWS``: the first columns' worst segments) and draws a
+        segment's small curve for the first 4 score columns only (``MAX_THUMBNAIL_COLUMNS``), so the file stays
+        a few MB with many columns; its caption says so.
     n_resamples : int, default=0
         Bootstrap resamples of the intervals (level ``confidence``) shown beneath the core metrics, the MCE and
         the worst segments' ECCE / σ (:func:`mcal.metrics.summary_intervals` and

@@ -30,6 +30,8 @@ _MCE_ROWS = (
 #: Rows of the followed worst-segment table, each with a small curve per score column: the first columns' worst
 #: segments, which keeps the file a few MB with many columns (``mcal evaluate`` prints every row, as text).
 MAX_FINDINGS_ROWS = 30
+#: Score columns (the first ones) whose cells in that table carry a small curve; later columns show numbers only.
+MAX_THUMBNAIL_COLUMNS = 4
 
 
 def _thumbnail(Figure: Any, y: NDArray, p: NDArray, w: NDArray | None, confidence: float) -> str:
@@ -66,17 +68,23 @@ def _findings_rows(
             _num(first["mean_outcome"]),
             f'<td class="num">{int(group["n_similar"].max())}</td>',
         ]
-        for r in group.itertuples(index=False):
+        for k, r in enumerate(group.itertuples(index=False)):
             interval = None if intervals is None else tuple(intervals[r.score].loc[r.segment])
             failing = " fail" if r.pvalue_adjusted < 0.05 else ""
-            thumb = _thumbnail(Figure, y[idx], probs[r.score][idx], None if w is None else w[idx], confidence)
+            thumb = (
+                _thumbnail(Figure, y[idx], probs[r.score][idx], None if w is None else w[idx], confidence)
+                if k < MAX_THUMBNAIL_COLUMNS
+                else None
+            )
             cells += [
                 _num(r.mean_prediction),
                 f'<td class="dir {r.direction}{failing}">{r.direction or "–"}</td>',
                 _num(r.ecce_sigma, interval=interval),
                 _pvalue_cell(r.pvalue_adjusted, floor),
-                f'<td><img class="thumb" alt="reliability curve of the segment for {escape(r.score)}" src="{thumb}">'
-                "</td>",
+                "<td>–</td>"
+                if thumb is None
+                else f'<td><img class="thumb" alt="reliability curve of the segment for {escape(r.score)}" '
+                f'src="{thumb}"></td>',
             ]
         rows.append(f'<tr data-segment="{int(first["segment"])}">{"".join(cells)}</tr>')
     return rows
@@ -144,7 +152,9 @@ def _segments_section(
         f"<h3>The worst segments, followed across every column</h3>{_findings_table(rows, list(probs))}"
         f'<p class="note">{escape(findings_note(worst, n_tests, max_overlap))}. Similar: near-duplicates grouped '
         "under the row (<code>mcal.metrics.worst_segments</code>; <code>--all-segments</code> lists them). "
-        f"Reliability: the segment's curve on 5 bins with {confidence:.0%} Wilson intervals. Red: fails after "
+        f"Reliability: the segment's curve on 5 bins with {confidence:.0%} Wilson intervals"
+        f"{f', for the first {MAX_THUMBNAIL_COLUMNS} score columns' if len(probs) > MAX_THUMBNAIL_COLUMNS else ''}"
+        ". Red: fails after "
         f"the Holm adjustment (p &lt; 0.05). Click a heading to sort.{capped}{_ci_note(ci)}</p></section>"
     )
 
