@@ -65,7 +65,8 @@ class Gates:
         Raises
         ------
         argparse.ArgumentTypeError
-            If ``text`` does not match ``METRIC OP NUMBER``, NUMBER is not finite, or METRIC is not one of :attr:`metrics`.
+            If ``text`` does not match ``METRIC OP NUMBER``, NUMBER is not finite, or METRIC is not one of
+            :attr:`metrics`.
         """
         match = _GRAMMAR.fullmatch(text)
         if match is None or not math.isfinite(float(match["number"])):

@@ -24,8 +24,10 @@ _SHOWN = ["window_start", "n_samples", "log_loss", "ecce_sigma_scale", "pcoc", "
 
 def _configure(parser) -> None:
     add_data_arguments(parser, score_required=True)
-    parser.add_argument("--time-col", required=True, metavar="COL",
-                        help="column of times: datetimes, dates as ISO 8601 text (any precision), or numbers")  # fmt: skip
+    parser.add_argument(
+        "--time-col", required=True, metavar="COL",
+        help="column of times: datetimes, dates as ISO 8601 text (any precision), or numbers",
+    )  # fmt: skip
     parser.add_argument(
         "--window", default="1D", metavar="LENGTH", help="window length: '1D', '6h', '15min', ... for datetimes, "
         "a number for numeric times (default 1D); windows start at multiples of it from the Unix epoch (0); windows "
