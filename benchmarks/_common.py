@@ -235,3 +235,14 @@ def write_results(
             fh.write(f"# {k}: {v}\n")
         raw.to_csv(fh, index=False, float_format="%.6g")
     return md, csv
+
+
+def read_results(csv: Path) -> tuple[dict[str, str], pd.DataFrame]:
+    """The header (``# key: value`` lines) and rows of a ``.csv`` that :func:`write_results` wrote."""
+    header = {}
+    for line in csv.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("# "):
+            break
+        key, _, value = line[2:].partition(": ")
+        header[key] = value
+    return header, pd.read_csv(csv, comment="#")

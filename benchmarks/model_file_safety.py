@@ -57,6 +57,7 @@ print(json.dumps({"outcome": outcome, "detail": detail, "seconds": time.perf_cou
                   "peak_mb": peak(), "peak_above_imports_mb": peak() - base}))
 """
 
+
 def _small_mcgrad(path: Path, rounds: int, n_rows: int) -> Path:
     rng = np.random.default_rng(0)
     p = rng.uniform(0.05, 0.95, n_rows)

@@ -17,6 +17,17 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture(scope="session")
+def client():
+    """A Dask cluster for the tests of mcal.dask: 2 workers x 1 thread, in-process, no dashboard."""
+    pytest.importorskip("lightgbm")
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0")
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

@@ -371,6 +371,20 @@ def test_ctr_bootstrap_sums_equal_mcal_metrics_at_unit_weights(bench, rng):
     assert floor["mean"] < floor["q95"] < 100 * bench["_evaluation"].M.f_rce(y, p, field=field)
 
 
+def test_calibrated_classifier_quick_run(bench):
+    # benchmarks/calibrated_classifier.py on 3000 rows of one dataset: every method scored, the base model at 0
+    _load(bench, "bank_marketing", max_rows=10)
+    sys.path.insert(0, str(BENCH))
+    try:
+        module = importlib.import_module("calibrated_classifier")
+    finally:
+        sys.path.remove(str(BENCH))
+    table = module.main(["--quick"])
+    assert len(table) == 7 and table.loc[table["method"] == "base model", "vs base"].item() == 0.0
+    jeffreys = table.loc[table["method"] == "mcal cv=5 ensemble", "exact_0_or_1"].item()
+    assert jeffreys == 0  # the Jeffreys end blocks never predict exactly 0 or 1
+
+
 def test_input_safety_forged_model_files_are_refused_or_loaded_as_expected(input_safety):
     # benchmarks/model_file_safety.py on a thousandth of the trees: the compact forgery is refused by the count of
     # trees per byte, the file as dense as LightGBM writes and the fitted model load

@@ -86,9 +86,12 @@ def test_multiplying_every_weight_by_a_constant_changes_nothing(cls, rng):
     p = rng.uniform(0.01, 0.99, 800)
     y = (rng.uniform(size=800) < p**1.3).astype(float)
     w = rng.uniform(0.0, 3.0, 800)
-    a = cls().fit(p, y, sample_weight=w).predict(GRID)
+    # the Jeffreys estimate of pure blocks counts weight as rows (weight k is k copies), so it is not scale-free
+    params = {"extremes": "empirical"} if "extremes" in cls().get_params() else {}
+    a = cls(**params).fit(p, y, sample_weight=w).predict(GRID)
     for scale in (1e-6, 1e6):
-        np.testing.assert_allclose(cls().fit(p, y, sample_weight=w * scale).predict(GRID), a, rtol=1e-6, atol=1e-9)
+        scaled = cls(**params).fit(p, y, sample_weight=w * scale).predict(GRID)
+        np.testing.assert_allclose(scaled, a, rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("cls", [mcal.GaussianScaling, mcal.GammaScaling])
@@ -196,7 +199,7 @@ def test_isotonic_pools_ties_and_violators_as_computed_by_hand():
     # (2 + 0)/5 = 0.4; 1 at 0.4 stays. Knots where the value changes: 0.1, 0.3 at 0.4 and 0.4 at 1.
     p = np.array([0.1, 0.2, 0.2, 0.3, 0.4])
     y = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
-    cal = IsotonicCalibration().fit(p, y, sample_weight=np.array([1.0, 1.0, 1.0, 2.0, 1.0]))
+    cal = IsotonicCalibration(extremes="empirical").fit(p, y, sample_weight=np.array([1.0, 1.0, 1.0, 2.0, 1.0]))
     np.testing.assert_allclose(
         cal.predict(np.array([0.0, 0.1, 0.2, 0.3, 0.35, 0.4, 1.0])),
         [0.4, 0.4, 0.4, 0.4, 0.7, 1.0, 1.0],
@@ -221,15 +224,46 @@ def test_beta_contains_the_identity(rng):
 def test_isotonic_agrees_with_sklearn(miscalibrated):
     p, y = miscalibrated
     ref = IsotonicRegression(out_of_bounds="clip", y_min=0, y_max=1).fit(p, y)
-    np.testing.assert_allclose(IsotonicCalibration().fit(p, y).predict(GRID), ref.predict(GRID), atol=1e-12)
+    cal = IsotonicCalibration(extremes="empirical").fit(p, y)
+    np.testing.assert_allclose(cal.predict(GRID), ref.predict(GRID), atol=1e-12)
 
 
 def test_histogram_binning_hand_computed():
     p = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
     y = np.array([0, 0, 1, 0, 1, 1])
-    cal = HistogramBinning(n_bins=3).fit(p, y)
+    cal = HistogramBinning(n_bins=3, extremes="empirical").fit(p, y)
     np.testing.assert_allclose(cal.bin_edges_, [0.2, 0.4])
     np.testing.assert_allclose(cal.predict(np.array([0.0, 0.2, 0.25, 0.4, 0.45, 1.0])), [0, 0, 0.5, 0.5, 1, 1])
+
+
+def test_isotonic_end_blocks_of_one_class_take_the_jeffreys_estimate():
+    # blocks: {0.1, 0.2} all negative (n = 2) -> 0.5 / 3; {0.3, 0.4} at 1/2; {0.5, 0.6, 0.7} all positive (n = 3,
+    # weight 2 on one row -> 4) -> 4.5 / 5
+    p = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
+    y = np.array([0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0])
+    cal = IsotonicCalibration().fit(p, y, sample_weight=np.array([1.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0]))
+    np.testing.assert_allclose(cal.predict(np.array([0.0, 0.1, 0.2, 0.35, 0.5, 1.0])),
+                               [0.5 / 3, 0.5 / 3, 0.5 / 3, 0.5, 4.5 / 5, 4.5 / 5], rtol=0, atol=1e-15)  # fmt: skip
+
+
+def test_isotonic_jeffreys_ends_stay_monotone_and_keep_log_loss_finite(rng):
+    # a lone positive above a long run of negatives: its block of one row would be 1, and a 3/4 stays above 0.4
+    p = rng.uniform(0, 1, 500)
+    y = (rng.random(500) < p).astype(float)
+    cal = IsotonicCalibration().fit(p, y)
+    out = cal.predict(np.linspace(0, 1, 1001))
+    assert np.all(np.diff(out) >= 0) and out.min() > 0 and out.max() < 1
+    flipped = 1.0 - y  # the worst case for the extremes: every end block meets the other class at test time
+    assert np.isfinite(log_loss(flipped, cal.predict(p)))
+    empirical = IsotonicCalibration(extremes="empirical").fit(p, y)
+    inner = (empirical.y_thresholds_ > 0) & (empirical.y_thresholds_ < 1)  # only the pure end blocks change
+    np.testing.assert_array_equal(cal.y_thresholds_[inner], empirical.y_thresholds_[inner])
+    assert not inner.all()
+
+
+def test_histogram_binning_pure_bins_take_the_jeffreys_estimate():
+    cal = HistogramBinning(n_bins=3).fit(np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6]), np.array([0, 0, 1, 0, 1, 1]))
+    np.testing.assert_allclose(cal.bin_values_, [0.5 / 3, 0.5, 2.5 / 3])
 
 
 def test_histogram_binning_weighted_rates_hand_computed():
@@ -245,7 +279,7 @@ def test_histogram_binning_with_as_many_bins_as_scores_gives_each_score_its_own_
     # the levels k / 100 * 100 rounded up (0.07 * 100 = 7.000000000000001) and skipped a score: 96 bins
     p = np.arange(100) / 100
     y = (np.arange(100) % 2).astype(float)
-    cal = HistogramBinning(n_bins=100).fit(p, y)
+    cal = HistogramBinning(n_bins=100, extremes="empirical").fit(p, y)
     np.testing.assert_array_equal(cal.bin_edges_, p[:-1])
     np.testing.assert_array_equal(cal.predict(p), y)
 
@@ -254,12 +288,12 @@ def test_histogram_binning_with_more_bins_than_memory_holds_gives_each_score_its
     # one level per bin was materialised: n_bins = 10**12 asked numpy for 8 TB
     p = np.arange(100) / 100
     y = (np.arange(100) % 2).astype(float)
-    np.testing.assert_array_equal(HistogramBinning(n_bins=10**12).fit(p, y).predict(p), y)
+    np.testing.assert_array_equal(HistogramBinning(n_bins=10**12, extremes="empirical").fit(p, y).predict(p), y)
 
 
 def test_histogram_binning_with_tied_scores_merges_bins():
     cal = HistogramBinning(n_bins=4).fit(np.array([0.3] * 6 + [0.7] * 2), np.array([0, 1, 0, 1, 0, 1, 1, 1]))
-    np.testing.assert_allclose(cal.bin_values_, [0.5, 1.0])
+    np.testing.assert_allclose(cal.bin_values_, [0.5, 2.5 / 3])  # the pure bin of 2 rows: (2 + 1/2) / (2 + 1)
 
 
 @pytest.mark.parametrize("cls", ALL)

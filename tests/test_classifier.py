@@ -7,16 +7,26 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse
+from scipy.special import expit
 from sklearn.base import clone
+from sklearn.calibration import CalibratedClassifierCV
 from sklearn.exceptions import DataConversionWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import cross_val_score, train_test_split
+from sklearn.model_selection import StratifiedKFold, cross_val_score, train_test_split
 from sklearn.naive_bayes import GaussianNB
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mcal import HKRR, CalibratedClassifier, HistogramBinning, MCGrad, PlattScaling
+from mcal import (
+    HKRR,
+    CalibratedClassifier,
+    CalibrationWarning,
+    HistogramBinning,
+    IsotonicCalibration,
+    MCGrad,
+    PlattScaling,
+)
 from mcal.metrics import log_loss
 
 #: Small instances covering each path of the wrapper: a sparse-capable base with the default isotonic calibrator,
@@ -25,7 +35,7 @@ from mcal.metrics import log_loss
 _CHECKED = [
     CalibratedClassifier(LogisticRegression()),
     CalibratedClassifier(GaussianNB(), PlattScaling()),
-    CalibratedClassifier(DecisionTreeClassifier(max_depth=3), HistogramBinning(n_bins=5)),
+    CalibratedClassifier(DecisionTreeClassifier(max_depth=3, random_state=0), HistogramBinning(n_bins=5)),
 ]
 if importlib.util.find_spec("lightgbm") is not None:
     _CHECKED.append(
@@ -36,9 +46,9 @@ if importlib.util.find_spec("lightgbm") is not None:
     )
 
 _HOLDOUT_WEIGHTS = (
-    "prefit=False splits the rows at random into a part that fits the base model and a part that fits the "
-    "calibrator: a row of weight k lands wholly on one side, while its k copies are split independently (and the "
-    "split sizes follow the row count), so weight k is not k copies; with prefit=True it is "
+    "prefit=False cuts the rows at random into folds (or a split) that fit the base model and folds that fit the "
+    "calibrator: a row of weight k lands wholly in one fold, while its k copies are spread independently (and the "
+    "fold sizes follow the row count), so weight k is not k copies; with prefit=True it is "
     "(test_prefit_sample_weight_k_equals_k_copies)"
 )
 
@@ -236,7 +246,7 @@ def test_holdout_sample_weights_travel_with_their_rows_of_the_seeded_stratified_
     X, y = data
     w = np.random.default_rng(3).integers(0, 4, len(y)).astype(float)
     clf = CalibratedClassifier(
-        LogisticRegression(), HistogramBinning(n_bins=8), calibration_fraction=0.25, random_state=7
+        LogisticRegression(), HistogramBinning(n_bins=8), cv=None, calibration_fraction=0.25, random_state=7
     ).fit(X, y, sample_weight=w)
     y01 = (y == "yes").astype(float)
     fit, cal = train_test_split(np.arange(len(y)), test_size=0.25, stratify=y01, random_state=7)
@@ -313,7 +323,7 @@ def test_zero_weights_leaving_one_class_in_the_calibration_split_raise_naming_th
     w = np.ones(y.size)
     w[cal_idx[y[cal_idx] == "no"]] = 0.0  # y has both classes; the calibration rows weigh only "yes"
     n_no, n_yes = int(np.sum(y[cal_idx] == "no")), int(np.sum(y[cal_idx] == "yes"))
-    clf = CalibratedClassifier(LogisticRegression(), calibration_fraction=0.25, random_state=3)
+    clf = CalibratedClassifier(LogisticRegression(), cv=None, calibration_fraction=0.25, random_state=3)
     with pytest.raises(ValueError, match=(
             r"sample_weight must leave positive weight on both classes in the calibration split "
             r"\(calibration_fraction=0.25, random_state=3\) for the calibrator; got positive weight on one class "
@@ -330,3 +340,40 @@ def test_prefit_zero_weights_leaving_one_class_raise_naming_the_rows(data):
     w = (y == "yes").astype(float)
     with pytest.raises(ValueError, match=r"positive weight on both classes in the rows \(prefit=True\)"):
         CalibratedClassifier(model, prefit=True).fit(X, y, sample_weight=w)
+
+
+@pytest.mark.parametrize("ensemble", [True, False])
+def test_cross_fitting_matches_scikit_learn_on_the_same_folds(data, ensemble):
+    # GaussianNB has no decision_function, so scikit-learn calibrates predict_proba as we do
+    X, y = data
+    ours = CalibratedClassifier(GaussianNB(), IsotonicCalibration(extremes="empirical"), cv=4, ensemble=ensemble,
+                                random_state=5).fit(X, y)  # fmt: skip
+    folds = StratifiedKFold(4, shuffle=True, random_state=5)
+    theirs = CalibratedClassifierCV(GaussianNB(), method="isotonic", cv=folds, ensemble=ensemble).fit(X, y)
+    np.testing.assert_allclose(ours.predict_proba(X[:500]), theirs.predict_proba(X[:500]), atol=1e-12)
+    assert len(ours.estimators_) == (4 if ensemble else 1) == len(ours.calibrators_)
+
+
+def test_cross_fitting_beats_the_single_split_on_held_out_log_loss(rng):
+    # a well-specified logistic model loses more from fitting on 70% of the rows than a split calibrator gains
+    X = rng.normal(size=(6000, 8))
+    y = (rng.random(6000) < expit(X @ rng.normal(size=8))).astype(int)
+    test = slice(3000, None)
+    losses = {
+        cv: log_loss(y[test], CalibratedClassifier(LogisticRegression(), cv=cv, random_state=0)
+                     .fit(X[:3000], y[:3000]).predict_proba(X[test])[:, 1])
+        for cv in (None, 5)
+    }  # fmt: skip
+    assert losses[5] < losses[None]
+
+
+def test_cv_larger_than_the_rarer_class_warns_and_uses_fewer_folds(data):
+    X, y = data
+    y = np.where(np.arange(len(y)) < 3, "yes", "no")
+    with pytest.warns(CalibrationWarning, match="cv=5 exceeds the 3 rows of the rarer class"):
+        clf = CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
+    assert len(clf.calibrators_) == 3
+    with pytest.raises(ValueError, match="cv needs at least 2 rows of each class"):
+        CalibratedClassifier(LogisticRegression()).fit(X, np.where(np.arange(len(y)) < 1, "yes", "no"))
+    with pytest.raises(ValueError, match=r"cv must be an integer >= 2.*; got 1"):
+        CalibratedClassifier(LogisticRegression(), cv=1).fit(X, y)

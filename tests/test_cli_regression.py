@@ -129,7 +129,8 @@ def test_evaluate_plot_and_report_with_a_continuous_label(table, tmp_path, capsy
         == 0
     )
     html = (tmp_path / "r.html").read_text()
-    for part in ('data-metric="mse"', 'id="reliability"', 'id="multicalibration"', "Mean outcome"):
+    for part in ('data-metric="mse"', 'id="reliability"', 'id="cumulative"', 'id="multicalibration"', "Mean outcome",
+                 'href="#cumulative"', "outcome minus prediction"):  # fmt: skip
         assert part in html
 
 
@@ -184,3 +185,17 @@ def test_regression_reliability_diagram_draws_bin_means_and_a_diagonal_over_ever
     assert diagonal.get_xydata().tolist() == [[1.0, 1.0], [20.0, 20.0]]  # one diagonal, over both curves
     with pytest.raises(ValueError, match="confidence must be None for outcome='regression'"):
         plot_reliability_diagram([1.0, 2.0], [1.0, 2.0], confidence=0.9, outcome="regression", ax=ax)
+
+
+def test_regression_cumulative_plot_draws_the_walk_of_real_outcomes_with_its_scale_bar():
+    Figure = pytest.importorskip("matplotlib.figure").Figure
+    from mcal.plotting import plot_cumulative_differences
+
+    ax = plot_cumulative_differences([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], outcome="regression", ax=Figure().add_subplot())
+    _zero, walk, bar = ax.get_lines()
+    np.testing.assert_allclose(walk.get_ydata(), [0.0, 1 / 3, 1.0, 1.0], rtol=0, atol=1e-15)  # range 1 = ECCE
+    sigma = mcal.metrics.ecce_std([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], outcome="regression")
+    np.testing.assert_allclose(np.ptp(bar.get_ydata()), 2.4977 * sigma, rtol=1e-4)  # 5 % range of Brownian motion
+    assert ax.get_ylabel() == "cumulative difference (outcome - prediction)"
+    with pytest.raises(ValueError, match="outcome must be 'classification' or 'regression'"):
+        plot_cumulative_differences([1.0], [1.0], outcome="real", ax=Figure().add_subplot())

@@ -28,14 +28,42 @@ def csv(table, tmp_path):
     return path
 
 
-def test_evaluate_prints_mce_and_the_ten_worst_segments(csv, capsys):
+def test_evaluate_prints_one_table_of_worst_segments_across_columns(csv, table, capsys):
     assert main(["evaluate", str(csv), "--score-col", "p", "--score-col", "q", "--label-col", "y",
                  "--segments", "job,age", "--max-depth", "2"]) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "mce_sigma" in out and "p: MCE" in out and "q: MCE" in out
-    worst = out.split("p: MCE", 1)[1].split("q: MCE", 1)[0].strip().splitlines()
-    assert worst[2].startswith("job=admin")  # the rest of the MCE line, column names, then the worst segment
-    assert len(worst) == 2 + 10
+    lines = out.split("worst segments (", 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["segment", "rows"])
+    first = lines[start + 1].split()
+    # rank, segment, rows, observed rate (by hand), then p's mean score and direction: under-predicted admins
+    admin = table[table["job"] == "admin"]
+    assert first[:4] == ["1", "job=admin", f"{len(admin):,}", f"{admin['y'].mean():.4g}"]
+    assert first[5:7] == [f"{admin['p'].mean():.4g}", "under"]
+    # p-values below precision print as "< 1e-15", adjusted ones as "< m * 1e-15", never as 0
+    assert "p < 1e-15, Holm-adjusted p < " in out
+    assert lines[start + 1].split()[-2] == "<"
+    assert "Holm-adjusted" in out
+
+
+def test_evaluate_groups_near_duplicates_unless_all_segments(table, tmp_path, capsys):
+    # "team" is "job" but for 5% of the rows: team=admin is a near-duplicate of job=admin
+    rng = np.random.default_rng(1)
+    team = np.where(rng.random(len(table)) < 0.95, table["job"], "other")
+    path = tmp_path / "teams.csv"
+    table.assign(team=team).to_csv(path, index=False)
+    args = ["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--segments", "job,team", "--json"]
+    assert main(args) == 0
+    grouped = json.loads(capsys.readouterr().out)["worst_segments"]
+    assert main([*args, "--all-segments"]) == 0
+    listed = json.loads(capsys.readouterr().out)["worst_segments"]
+    assert grouped["p_adjustment"] == "holm" and grouped["max_overlap"] == 0.8 and listed["max_overlap"] is None
+    admin = {"job=admin", "team=admin", "job=admin & team=admin"}
+    first = grouped["rows"][0]
+    assert first["description"] in admin and first["n_similar"] >= 2
+    assert sum(r["description"] in admin for r in grouped["rows"]) == 1
+    assert sum(r["description"] in admin for r in listed["rows"]) == 3
+    assert all(r["n_similar"] == 0 for r in listed["rows"])
 
 
 def test_evaluate_json_has_the_full_segment_table_matching_mce(csv, table, capsys):

@@ -155,7 +155,20 @@ def test_table_is_sorted_worst_first_and_points_to_segments(rng):
     X, y, p = _calibrated(rng, 2000)
     segs = generate_segments(X)
     table = mce(y, p, segments=segs).table
-    assert list(table.columns) == ["segment", "description", "size", "weight", "ecce", "sigma", "ecce_sigma", "pvalue"]
+    assert list(table.columns) == [
+        "segment",
+        "description",
+        "size",
+        "weight",
+        "mean_prediction",
+        "mean_outcome",
+        "direction",
+        "ecce",
+        "sigma",
+        "ecce_sigma",
+        "pvalue",
+        "pvalue_adjusted",
+    ]
     assert table["ecce_sigma"].is_monotonic_decreasing
     assert np.array_equal(table["size"], segs.sizes[table["segment"]])
     assert table["description"].tolist() == [segs.descriptions[k] for k in table["segment"]]

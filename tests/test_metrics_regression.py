@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mcal.metrics import ecce, ecce_pvalue, ecce_std, mae, mce, mse, reliability_curve
+from mcal.metrics import cumulative_curve, ecce, ecce_pvalue, ecce_std, mae, mce, mse, reliability_curve
 from mcal.segments import from_masks, generate_segments
 
 R = {"outcome": "regression"}
@@ -25,6 +25,17 @@ def test_ecce_sigma_of_real_outcomes_is_the_successive_difference_estimate_by_ha
         np.sqrt(45 / 96), rel=1e-15
     )
     assert ecce_std([5.0], [1.0], **R) == 0.0  # one row: no difference
+
+
+def test_cumulative_curve_of_real_outcomes_by_hand():
+    # residuals 1, 2, 0 in prediction order: walk from C_0 = 0 is 0, 1/3, 1, 1; sigma as in the test above
+    curve = cumulative_curve([1.0, 3.0, 2.0], [0.0, 1.0, 2.0], **R)
+    np.testing.assert_allclose(curve.difference, [0.0, 1 / 3, 1.0, 1.0], rtol=0, atol=1e-15)
+    assert curve.fraction.tolist() == pytest.approx([0.0, 1 / 3, 2 / 3, 1.0])
+    assert curve.score.tolist() == [0.0, 0.0, 1.0, 2.0]
+    assert curve.sigma == pytest.approx(np.sqrt(20 / 48), rel=1e-15)
+    with pytest.raises(ValueError, match="y_true must be binary"):  # the default is still binary labels
+        cumulative_curve([1.0, 3.0, 2.0], [0.0, 1.0, 2.0])
 
 
 def test_ecce_pvalue_tells_calibrated_from_shifted_real_predictions(rng):

@@ -391,7 +391,7 @@ def _next_float(value):
     "cls, edit",
     [
         (
-            IsotonicCalibration,
+            lambda: IsotonicCalibration(extremes="empirical"),  # no end block tied to its neighbour by the cap
             lambda s: s["y_thresholds_"]["__ndarray__"].__setitem__(
                 1, _next_float(s["y_thresholds_"]["__ndarray__"][1])
             ),

@@ -8,7 +8,7 @@ import pytest
 
 from mcal.metrics import mce
 from mcal.plotting import plot_segment_errors, plot_worst_segment_curves
-from mcal.segments import generate_segments
+from mcal.segments import from_labels, generate_segments
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def sample(rng):
     return y, p, segs, mce(y, p, segments=segs)
 
 
-def test_segment_errors_draws_every_segment_and_labels_the_worst(sample):
+def test_segment_errors_draws_every_segment_and_numbers_the_worst(sample):
     _, _, segs, result = sample
     before = dict(matplotlib.rcParams)
     ax = plot_segment_errors(result, n_labels=3)
@@ -30,9 +30,22 @@ def test_segment_errors_draws_every_segment_and_labels_the_worst(sample):
         offsets = ax.collections[0].get_offsets()
         assert len(offsets) == segs.n_segments
         texts = [t.get_text() for t in ax.texts]
-        assert texts == result.table["description"].head(3).tolist() and texts[0] == "job=admin"
+        assert texts == ["1", "2", "3"]  # a numbered key to the table, not overlapping descriptions
+        first = ax.texts[0].xy
+        assert first == (result.table["size"].iloc[0], result.table["ecce_sigma"].iloc[0])
         assert ax.get_xscale() == "log"
         assert dict(matplotlib.rcParams) == before
+    finally:
+        plt.close(ax.figure)
+
+
+def test_segment_errors_numbers_the_given_segments_in_their_order(sample):
+    _, _, _, result = sample
+    chosen = result.table["segment"].iloc[[4, 0]].tolist()
+    ax = plot_segment_errors(result, numbered=chosen)
+    try:
+        assert [t.get_text() for t in ax.texts] == ["1", "2"]
+        assert ax.texts[0].xy == (result.table["size"].iloc[4], result.table["ecce_sigma"].iloc[4])
     finally:
         plt.close(ax.figure)
 
@@ -103,3 +116,21 @@ def test_worst_segment_curves_refuse_a_bad_k(sample, k, error):
     y, p, segs, result = sample
     with pytest.raises(error, match="k must be a positive integer"):
         plot_worst_segment_curves(y, p, segments=segs, result=result, k=k)
+
+
+def test_numbered_labels_do_not_overlap_even_where_points_crowd(rng):
+    # many segments of one size and nearly one ECCE / sigma: their numbers would sit on top of each other
+    n = 6000
+    labels = rng.choice([f"g{k}" for k in range(12)], n)
+    p = rng.uniform(0.2, 0.8, n)
+    y = (rng.random(n) < p + 0.02).astype(int)
+    result = mce(y, p, segments=from_labels(labels))
+    ax = plot_segment_errors(result, n_labels=12)
+    try:
+        renderer = ax.figure.canvas.get_renderer()
+        boxes = [t.get_window_extent(renderer) for t in ax.texts]
+        assert len(boxes) == 12
+        overlaps = [(i, j) for i in range(12) for j in range(i) if boxes[i].overlaps(boxes[j])]
+        assert overlaps == []
+    finally:
+        plt.close(ax.figure)

@@ -304,6 +304,73 @@ def test_non_finite_predictions_at_predict_raise(fitted, data):
         fitted.predict(bad, X=Xt)
 
 
+@pytest.mark.parametrize(
+    "make_X, match",
+    [
+        (lambda X: X.assign(x=np.r_[np.inf, X["x"].to_numpy()[1:]]), "must not hold infinite values; got 1"),
+        (lambda X: X.iloc[:-1], r"X must have 6000 rows \(the length of y_pred\); got 5999"),
+        (lambda X: X.assign(when=pd.Timestamp("2024-01-01")), "X column 'when' must be converted to numbers"),
+        (lambda X: X.assign(v=np.full(len(X), 1j)), "X column 'v' must"),
+    ],
+)
+def test_bad_features_at_fit_raise_as_for_mcgrad(data, make_X, match):
+    (X, p, y), _ = data
+    with pytest.raises((ValueError, TypeError), match=match):
+        RegressionMCGrad(**FAST).fit(p, y, X=make_X(X))
+
+
+def test_bad_weights_raise_naming_them():
+    p, y = np.array([0.2, 0.3, 0.5, 0.6]), np.array([0.0, 1.0, 2.0, 3.0])
+    for weight, match in (([1, np.nan, 1, 1], "sample_weight must be finite"), ([1, 1, 1], "sample_weight"),
+                          ([1, np.inf, 1, 1], "sample_weight must be finite")):  # fmt: skip
+        with pytest.raises(ValueError, match=match):
+            RegressionMCGrad(**FAST).fit(p, y, sample_weight=weight)
+
+
+def test_predictions_at_predict_follow_the_rules_of_fit(data):
+    (X, p, y), (Xt, pt, _) = data
+    model = RegressionMCGrad(**{**FAST, "loss": "poisson", "early_stopping": None, "max_rounds": 1})
+    model.fit(np.exp(p / 4), np.abs(y), X=X)
+    with pytest.raises(ValueError, match=r"y_pred must be greater than 0; got 1 value\(s\): .* at index 2"):
+        model.predict(np.r_[1.0, 2.0, -1.0, np.ones(len(Xt) - 3)], X=Xt)
+    with pytest.raises(ValueError, match=r"y_pred must be finite .* at index 0"):
+        model.predict(np.r_[np.inf, np.ones(len(Xt) - 1)], X=Xt)
+    plain = RegressionMCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, y)
+    with pytest.raises(ValueError, match="must have 0 column"):  # fitted without features
+        plain.predict(pt, X=np.zeros((len(pt), 1)))
+
+
+def test_tiny_data_raises_for_kfold_early_stopping_naming_the_rows_needed():
+    # (holdout needs 2 rows, which two distinct outcomes always give)
+    X, p = np.array([[0.0], [1.0], [2.0]]), np.array([0.3, 0.6, 0.4])
+    with pytest.raises(ValueError, match=r"at least 5 rows in all for early_stopping='kfold'; got \[3\]"):
+        RegressionMCGrad(**{**FAST, "early_stopping": "kfold"}).fit(p, np.array([1.5, 2.5, 0.5]), X=X)
+    model = RegressionMCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, np.array([1.5, 2.5, 0.5]), X=X)
+    assert np.all(np.isfinite(model.predict(p, X=X)))
+
+
+@pytest.mark.parametrize("seed, kind", [(24, "training"), (0, "validation")])  # 24: the first seed whose split does it
+def test_an_early_stopping_part_without_positive_weight_raises_before_lightgbm(seed, kind):
+    rng = np.random.default_rng(0)
+    n = 600
+    w = np.zeros(n)
+    w[[0, 1]] = 1.0  # two rows carry weight: the holdout split leaves one part without (which one, by seed)
+    with pytest.raises(ValueError, match=f"the {kind} part of the split drawn with random_state={seed} has none"):
+        RegressionMCGrad(**{**FAST, "random_state": seed}).fit(
+            np.full(n, 2.0), rng.normal(size=n), X=rng.normal(size=(n, 1)), sample_weight=w
+        )
+
+
+def test_unseen_category_at_predict_warns_and_acts_as_missing(fitted, data):
+    _, (Xt, pt, _) = data
+    X_new, X_missing = Xt.iloc[:3].copy(), Xt.iloc[:3].copy()
+    X_new["segment"] = pd.Categorical(["zz", "zz", "a"])
+    X_missing["segment"] = pd.Categorical([None, None, "a"])
+    with pytest.warns(mcal.CalibrationWarning, match=r"X has 2 categorical value\(s\) unseen"):
+        out = fitted.predict(pt[:3], X=X_new)
+    np.testing.assert_array_equal(out, fitted.predict(pt[:3], X=X_missing))
+
+
 def test_predict_before_fit_raises():
     with pytest.raises(NotFittedError):
         RegressionMCGrad().predict(np.array([0.5]), X=np.zeros((1, 1)))

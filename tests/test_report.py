@@ -14,7 +14,7 @@ from scipy.special import expit, logit
 
 import mcal
 from mcal.cli import main
-from mcal.metrics import calibration_summary, field_pcoc, mce, pcoc, reliability_intervals
+from mcal.metrics import calibration_summary, field_pcoc, mce, pcoc, reliability_intervals, worst_segments
 from mcal.report import make_report
 from mcal.segments import generate_segments
 
@@ -58,7 +58,7 @@ class _Page(HTMLParser):
             self._cell[1] += data
 
     def table(self, cls):
-        return [rows for c, rows in self.tables if c == cls]
+        return [rows for c, rows in self.tables if cls in (c or "").split()]
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +99,8 @@ def test_make_report_returns_the_path_it_wrote(report):
 
 def test_report_has_every_section(report):
     _, page = report
-    assert page.sections == ["header", "metrics", "reliability", "cumulative", "multicalibration", "fields", "notes"]
+    assert page.sections == ["header", "verdict", "metrics", "reliability", "cumulative", "multicalibration",
+                             "features", "fields", "notes"]  # fmt: skip
 
 
 def test_metrics_table_holds_the_numbers_of_calibration_summary(report, data):
@@ -133,7 +134,9 @@ def test_header_says_what_data_rows_weights_when_and_which_version(report, data)
 
 def test_every_figure_is_embedded_svg(report):
     _, page = report
-    assert len(page.images) == 2 * 3 + 2 * 4  # three panels and four worst segments per score column
+    n_listed = len(page.table("findings")[0]) - 2  # two header rows
+    # the overlay, three panels per score column, and a curve per listed segment and column
+    assert n_listed >= 4 and len(page.images) == 1 + 2 * 3 + 2 * n_listed
     for img in page.images:
         assert img["src"].startswith("data:image/svg+xml;base64,")
         svg = base64.b64decode(img["src"].split(",", 1)[1])
@@ -142,7 +145,8 @@ def test_every_figure_is_embedded_svg(report):
 
 def test_every_score_column_gets_a_reliability_a_cumulative_and_a_segment_panel(report):
     _, page = report
-    panels = [img["alt"] for img in page.images if "class" not in img]
+    panels = [img["alt"] for img in page.images if "class" not in img][1:]  # after the overlay of every column
+    assert page.images[0]["alt"].startswith("Reliability diagram of every score column (calibrated, distorted)")
     assert [a.rsplit(" of ", 1)[1].split(" ")[0] for a in panels] == ["calibrated", "distorted"] * 3
     assert [a.split(" ")[0] for a in panels] == ["Reliability"] * 2 + ["Cumulative"] * 2 + ["ECCE"] * 2
 
@@ -151,24 +155,49 @@ def test_mce_section_holds_the_numbers_of_mce_and_its_worst_segments(report, dat
     y, probs, _, w, X = data
     _, page = report
     summary = {row[0][1]: [float(v) for v, _ in row[1:]] for row in page.table("mce")[0][1:]}
-    tables = page.table("segments")
-    assert len(tables) == 2
-    for k, (p, rows) in enumerate(zip(probs.values(), tables, strict=False)):
-        result = mce(y, p, X=X, sample_weight=w)
+    segs = generate_segments(X)
+    results = {name: mce(y, p, segments=segs, sample_weight=w) for name, p in probs.items()}
+    for k, result in enumerate(results.values()):
         assert summary["MCE (ECCE / σ of the worst segment)"][k] == result.mce_sigma
         assert summary["p-value"][k] == result.pvalue
+        assert summary["p-value, Holm-adjusted over the segments"][k] == result.pvalue_adjusted
         assert summary["minimum detectable error"][k] == result.mde
-        worst = result.table.head(4)
-        assert [r[1][1] for r in rows[1:]] == worst["description"].tolist()
-        assert [float(r[4][0]) for r in rows[1:]] == worst["ecce_sigma"].tolist()
-        assert [int(r[2][1].replace(",", "")) for r in rows[1:]] == worst["size"].tolist()
     assert summary["MCE (ECCE / σ of the worst segment)"][0] < summary["MCE (ECCE / σ of the worst segment)"][1]
+    # one table follows the first column's worst segments, then the second's, across both columns
+    worst = worst_segments(results, segs, n_worst=4, sample_weight=w)
+    rows = page.table("findings")[0][2:]
+    listed = worst.drop_duplicates("rank")
+    assert [r[1][1] for r in rows] == listed["description"].tolist()
+    assert [int(r[2][1].replace(",", "")) for r in rows] == listed["size"].tolist()
+    for k, name in enumerate(probs):
+        mine = worst[worst["score"] == name]
+        assert [float(r[5 + 5 * k + 2][0]) for r in rows] == mine["ecce_sigma"].tolist()
+        assert [r[5 + 5 * k + 1][1] for r in rows] == mine["direction"].tolist()
+        assert [float(r[5 + 5 * k + 3][0]) for r in rows] == mine["pvalue_adjusted"].tolist()
+    assert listed["listed_for"].iloc[0] == "calibrated" and "distorted" in set(listed["listed_for"])
+
+
+def test_p_values_below_precision_never_print_as_zero(report):
+    _, page = report
+    cells = [c for table in page.table("findings") + page.table("mce") for row in table for c in row]
+    tiny = [text for value, text in cells if value is not None and value != "nan" and float(value) == 0.0]
+    assert tiny and all(text.startswith("< ") for text in tiny)
+
+
+def test_verdict_tells_a_calibrated_column_from_a_miscalibrated_one(report):
+    _, page = report
+    text = " ".join(page.text)
+    verdict = text.split("Verdict", 1)[1].split("Core metrics", 1)[0]
+    calibrated, distorted = verdict.split("distorted :", 1)
+    assert "calibrated overall: no evidence of miscalibration" in calibrated
+    assert "In the segments: none of the" in calibrated
+    assert "miscalibrated overall" in distorted and " fail " in distorted and "after the Holm adjustment" in distorted
 
 
 def test_sections_without_segments_or_field_are_left_out(tmp_path, data):
     y, probs, _, _, _ = data
     page = _Page(make_report(y, probs, path=tmp_path / "r.html").read_text())
-    assert page.sections == ["header", "metrics", "reliability", "cumulative", "notes"]
+    assert page.sections == ["header", "verdict", "metrics", "reliability", "cumulative", "notes"]
 
 
 def test_per_bin_tables_hold_the_wilson_intervals(report, data):
@@ -236,7 +265,7 @@ def test_user_strings_are_escaped(tmp_path):
         description='"quoted" <tag>',
     )
     raw = out.read_text()
-    assert "<script>" not in raw and "<b>x</b>" not in raw and "<i>t</i>" not in raw and "<tag>" not in raw
+    assert "<script>alert" not in raw and "<b>x</b>" not in raw and "<i>t</i>" not in raw and "<tag>" not in raw
     text = " ".join(_Page(raw).text)
     assert name in text and "<b>x</b>" in text and '"quoted" <tag>' in text
 
@@ -244,7 +273,8 @@ def test_user_strings_are_escaped(tmp_path):
 def test_report_is_self_contained(report):
     out, page = report
     raw = out.read_text()
-    assert "<script" not in raw and "<link" not in raw and "@import" not in raw and "url(" not in raw
+    assert "<link" not in raw and "@import" not in raw and "url(" not in raw
+    assert raw.count("<script") == 1 and "<script>" in raw  # the inline one that sorts tables, nothing fetched
     assert "http://" not in raw.split("<body>", 1)[1].replace("http://www.w3.org", "")
     assert all(img["src"].startswith("data:") for img in page.images)
 
@@ -391,7 +421,8 @@ def test_cli_report_writes_the_report_and_prints_its_path(csv, tmp_path, data, c
     )
     assert capsys.readouterr().out.strip() == f"wrote {out}"
     page = _Page(out.read_text())
-    assert page.sections == ["header", "metrics", "reliability", "cumulative", "multicalibration", "fields", "notes"]
+    assert page.sections == ["header", "verdict", "metrics", "reliability", "cumulative", "multicalibration",
+                             "features", "fields", "notes"]  # fmt: skip
     y, probs, field, w, X = data
     expected = calibration_summary(y, probs, sample_weight=w, field=field)
     np.testing.assert_allclose(page.metrics["log_loss"], expected["log_loss"], rtol=1e-12)
@@ -503,7 +534,7 @@ def test_importing_the_report_module_loads_no_matplotlib():
     assert out.stdout.strip() == "False"
 
 
-def test_a_segment_of_zero_weight_is_listed_last_without_a_curve(tmp_path):
+def test_a_segment_of_zero_weight_is_not_listed_and_gets_no_curve(tmp_path):
     rng = np.random.default_rng(3)
     p = rng.uniform(size=300)
     y = (rng.uniform(size=300) < p).astype(float)
@@ -513,33 +544,9 @@ def test_a_segment_of_zero_weight_is_listed_last_without_a_curve(tmp_path):
     masks[:, 0] = True
     masks[:30, 1] = True
     page = _Page(make_report(y, {"p": p}, path=tmp_path / "r.html", segments=masks, sample_weight=w).read_text())
-    rows = page.table("segments")[0][1:]
-    assert len(rows) == 2
-    assert rows[1][3:6] == [("nan", "–")] * 3
-    assert rows[1][6] == (None, "–")
+    rows = page.table("findings")[0][2:]
+    assert [r[1][1] for r in rows] == ["segment 0"]
     assert sum("class" in img for img in page.images) == 1  # only the positive-weight segment has a curve
-    assert len(page.images) == 3 + 1
-
-
-def test_help_lists_the_report_command(capsys):
-    with pytest.raises(SystemExit):
-        main(["--help"])
-    assert "report" in capsys.readouterr().out
-    with pytest.raises(SystemExit):
-        main(["report", "--help"])
-    out = capsys.readouterr().out
-    for option in ("--score-col", "--label-col", "--segments", "--field", "--weight-col", "--quiet", "-o"):
-        assert option in out
-
-
-def test_warning_about_fields_without_positives_names_their_values(tmp_path):
-    rng = np.random.default_rng(3)
-    p = rng.uniform(0.2, 0.8, 300)
-    y = (rng.uniform(size=300) < p).astype(int)
-    field = np.where(np.arange(300) % 2 == 0, "north", "south").astype(object)
-    field[(y == 0) & (np.arange(300) < 30)] = "empty-field"
-    with pytest.warns(mcal.CalibrationWarning, match=r"without a positive label .*\['empty-field'\]"):
-        make_report(y, {"m": p}, path=tmp_path / "r.html", field=field)
 
 
 def test_cli_report_int_coded_column_declared_categorical_segments_as_the_column_as_text(data, tmp_path, capsys):
@@ -556,7 +563,7 @@ def test_cli_report_int_coded_column_declared_categorical_segments_as_the_column
         pages.append(_Page(out.read_text()))
     assert pages[0].table("mce") == pages[1].table("mce")
     assert pages[0].table("segments") == pages[1].table("segments")
-    assert "code=" in " ".join(r[1][1] for r in pages[0].table("segments")[0][1:])  # values, not quantile bins
+    assert "code=" in " ".join(r[1][1] for r in pages[0].table("segments")[0][2:])  # values, not quantile bins
 
 
 def test_make_report_categorical_features_declares_an_int_coded_column_categorical(data, tmp_path):

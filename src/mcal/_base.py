@@ -291,7 +291,8 @@ class BaseCalibrator(BaseEstimator):
         check_X_type(X)
         n = X.shape[0] if hasattr(X, "shape") else len(X)
         if n != n_samples:
-            raise ValueError(f"X must have {n_samples} rows (the length of y_prob); got {n}")
+            score = "y_pred" if self.outcome == "regression" else "y_prob"
+            raise ValueError(f"X must have {n_samples} rows (the length of {score}); got {n}")
         return X
 
     def feature_columns(self) -> list[Any] | None:

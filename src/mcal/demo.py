@@ -183,13 +183,37 @@ def run_demo(
         f"segments of {', '.join(DEMO_SEGMENT_FEATURES)}):",
         file=out,
     )
-    print(table.to_string(float_format=lambda v: f"{v:.4f}"), file=out)
+    print(table.to_string(float_format=lambda v: f"{v:.4f}", line_width=_TABLE_WIDTH), file=out)
+    print(f"\n{advice(table)}", file=out)
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}", file=out)
     print(f"\nwrote {output_dir / 'metrics.json'} and {output_dir / 'reliability.png'}", file=out)
     if report is not None:
         print(f"report: {report}", file=out)
     return DemoResult(table, output_dir, skipped, report)
+
+
+#: Characters per line of the printed table: wider tables wrap into blocks of columns.
+_TABLE_WIDTH = 110
+
+
+def advice(table: pd.DataFrame) -> str:
+    """One line of advice from the demo's own numbers: the method of lowest log loss against the base model, and
+    what it does to the multicalibration error (MCE) when the table has it."""
+    methods = table.drop(index=BASE)
+    if methods.empty:
+        return f"advice: no calibration method ran; the base model's log loss is {table.at[BASE, 'log_loss']:.4f}."
+    best = str(methods["log_loss"].idxmin())
+    before, after = table.at[BASE, "log_loss"], table.at[best, "log_loss"]
+    if after >= before:
+        return (f"advice: no method beat the base model's log loss ({before:.4f}; the best, {best}, has {after:.4f}): "
+                "its scores are calibrated enough on this data.")  # fmt: skip
+    mce_text = ""
+    if "mce_sigma" in table.columns:
+        mce_text = (f" and the worst segment's error from {table.at[BASE, 'mce_sigma']:.1f} to "
+                    f"{table.at[best, 'mce_sigma']:.1f} sigma")  # fmt: skip
+    return (f"advice: {best} lowers log loss from {before:.4f} to {after:.4f}{mce_text}; fit it on your own data "
+            f"with `mcal fit DATA --method {best} ...`.")  # fmt: skip
 
 
 def _write_report(
@@ -232,27 +256,28 @@ def _write_outputs(
         plt = import_optional("matplotlib.pyplot")
     except ImportError:
         return
-    from mcal.plotting import plot_reliability_diagram
+    from mcal.plotting import plot_calibration
 
     n = len(scores) - 1
     ncols = min(4, max(n, 1))
     nrows = max(1, -(-n // ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 3.2 * nrows), squeeze=False)
+    fig = plt.figure(figsize=(3.6 * ncols, 4.4 * nrows))
     try:
-        for ax, (name, p) in zip(axes.flat, [(k, v) for k, v in scores.items() if k != BASE], strict=False):
-            plot_reliability_diagram(y, scores[BASE], ax=ax, label=BASE)
-            plot_reliability_diagram(y, p, ax=ax, label=name)
-            ax.set_title(name, fontsize=9)
-            ax.set_xlabel("")
-            ax.set_ylabel("")
-            ax.legend(fontsize=7, loc="upper left")
-        for ax in list(axes.flat)[n:]:
-            ax.set_visible(False)
-        fig.tight_layout()
+        grid = fig.add_gridspec(2 * nrows, ncols, height_ratios=[3, 1] * nrows, hspace=0.35, wspace=0.3)
+        methods = [(k, v) for k, v in scores.items() if k != BASE]
+        for i, (name, p) in enumerate(methods):
+            row, col = divmod(i, ncols)
+            top, bottom = fig.add_subplot(grid[2 * row, col]), fig.add_subplot(grid[2 * row + 1, col])
+            plot_calibration(y, {BASE: scores[BASE], name: p}, axes=(top, bottom))  # 95% Wilson intervals
+            top.set_title(name, fontsize=9)
+            top.set_ylabel("observed frequency" if col == 0 else "", fontsize=8)
+            bottom.set_ylabel("rows per bin" if col == 0 else "", fontsize=8)
+            bottom.set_xlabel("mean predicted probability", fontsize=8)
+            top.legend(fontsize=7, loc="upper left")
         import io
 
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100)
+        fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
     finally:
         plt.close(fig)
     atomic_write_bytes(output_dir / "reliability.png", buf.getvalue())

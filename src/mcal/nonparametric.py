@@ -33,8 +33,33 @@ def _check_probabilities(name: str, arr: NDArray[np.float64]) -> None:
         raise ValueError(f"model data field state.{name} must hold probabilities in [0, 1]")
 
 
+#: Choices of how a block or bin whose rows all hold one class is estimated.
+EXTREMES = ("jeffreys", "empirical")
+
+
+def jeffreys_extremes(values: NDArray[np.float64], weight: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``values`` with each exact 0 and 1 replaced by the Jeffreys-prior estimate of its rate, ``1/2 / (n + 1)`` and
+    ``(n + 1/2) / (n + 1)``, ``n`` the total sample weight behind it (the row count for unit weights, so that a
+    weight of k is k copies); other values unchanged."""
+    out = np.array(values, dtype=np.float64)
+    low, high = out == 0.0, out == 1.0
+    out[low] = 0.5 / (weight[low] + 1.0)
+    out[high] = (weight[high] + 0.5) / (weight[high] + 1.0)
+    return out
+
+
 class IsotonicCalibration(BaseCalibrator):
     """Isotonic regression of the label on the score: the best non-decreasing step map in weighted squared error.
+
+    Parameters
+    ----------
+    extremes : {"jeffreys", "empirical"}, default="jeffreys"
+        Estimate of the block of lowest scores when all its rows are negatives, and of the block of highest
+        scores when all are positives, which isotonic regression maps to exactly 0 and 1 (and a single wrong
+        row then costs log loss an infinite term). ``"jeffreys"``: :math:`(k + 1/2) / (n + 1)` with :math:`k`
+        the positives (0 or :math:`n`) and :math:`n` the total sample weight of the block (its rows), the
+        Jeffreys-prior estimate of its rate, capped by the next block's value so that the map stays
+        non-decreasing; ``"empirical"``: the observed 0 or 1, as :class:`sklearn.isotonic.IsotonicRegression`.
 
     Attributes
     ----------
@@ -43,12 +68,19 @@ class IsotonicCalibration(BaseCalibrator):
     y_thresholds_ : ndarray of shape (n_thresholds,)
         Calibrated probability at each knot, non-decreasing.
 
+    Raises
+    ------
+    ValueError
+        From :meth:`fit`: ``extremes`` not one of its choices, or invalid scores, labels or weights.
+
     Notes
     -----
     Fitted with :class:`sklearn.isotonic.IsotonicRegression` (pool adjacent violators, ties pooled), then
     evaluated by linear interpolation between knots; scores outside the fitted range take the end values
     (``out_of_bounds="clip"``, as in the MCGrad paper's baseline). The map is non-decreasing but not strictly
-    increasing: it can tie scores, so ROC-AUC can change.
+    increasing: it can tie scores, so ROC-AUC can change. With ``extremes="empirical"``, a logistic regression of the
+    Census-KDD data calibrated by 5-fold cross-fitting predicted exactly 0 or 1 for 5,685 of its 18,000 test rows
+    (mean over 3 seeds); ``benchmarks/results/calibrated_classifier.md`` has the measurement.
 
     References
     ----------
@@ -58,17 +90,21 @@ class IsotonicCalibration(BaseCalibrator):
     Examples
     --------
     >>> import numpy as np
-    >>> cal = IsotonicCalibration().fit(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 1, 0, 1]))
+    >>> cal = IsotonicCalibration(extremes="empirical").fit(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 1, 0, 1]))
     >>> cal.predict(np.array([0.1, 0.25, 0.4])).tolist()
     [0.0, 0.5, 1.0]
+    >>> IsotonicCalibration().fit(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 1, 0, 1])).predict([0.1, 0.4]).tolist()
+    [0.25, 0.75]
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("X_thresholds_", "y_thresholds_")
     #: Fitted values lie in [0, 1] (None: unbounded, for real-valued outcomes).
     _probabilities: ClassVar[bool] = True
 
-    def __init__(self) -> None:
-        pass
+    _parameter_constraints: ClassVar[dict] = {"extremes": StrOptions(*EXTREMES)}
+
+    def __init__(self, *, extremes: str = "jeffreys") -> None:
+        self.extremes = extremes
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         keep = sample_weight > 0
@@ -77,6 +113,23 @@ class IsotonicCalibration(BaseCalibrator):
         iso.fit(y_prob[keep], y[keep], sample_weight=sample_weight[keep])
         self.X_thresholds_ = np.asarray(iso.X_thresholds_, dtype=np.float64)
         self.y_thresholds_ = np.asarray(iso.y_thresholds_, dtype=np.float64)
+        if self._probabilities and self.extremes == "jeffreys":
+            self.y_thresholds_ = self._jeffreys_ends(y_prob[keep], sample_weight[keep])
+
+    def _jeffreys_ends(self, p: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``y_thresholds_`` with the end blocks at exactly 0 or 1 estimated by :func:`jeffreys_extremes`, capped by
+        the neighbouring block's value."""
+        x, v = self.X_thresholds_, self.y_thresholds_.copy()
+        for pure, rows in ((v == 0.0, p <= x[np.flatnonzero(v == 0.0)[-1]] if (v == 0.0).any() else None),
+                           (v == 1.0, p >= x[np.flatnonzero(v == 1.0)[0]] if (v == 1.0).any() else None)):  # fmt: skip
+            if rows is None:
+                continue
+            value = jeffreys_extremes(v[pure][:1], np.array([w[rows].sum()]))[0]
+            others = v[~pure]
+            if others.size:  # stay within the neighbouring block, so that the map stays non-decreasing
+                value = min(value, others.min()) if value < 0.5 else max(value, others.max())
+            v[pure] = value
+        return v
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         if self.X_thresholds_.size == 1:
@@ -104,6 +157,10 @@ class HistogramBinning(BaseCalibrator):
     n_bins : int, default=20
         A positive integer: the number of equal-frequency (equal-weight) bins, 20 as in the MCNet paper's experiments. Fewer bins
         result where tied scores make quantile edges coincide.
+    extremes : {"jeffreys", "empirical"}, default="jeffreys"
+        Estimate of a bin whose rows all hold one class: ``"jeffreys"`` gives :math:`(k + 1/2) / (n + 1)`
+        (:math:`k` its positives, 0 or :math:`n`, and :math:`n` its total sample weight, its rows), so that no
+        bin predicts exactly 0 or 1; ``"empirical"`` its observed rate, 0 or 1.
 
     Attributes
     ----------
@@ -136,15 +193,17 @@ class HistogramBinning(BaseCalibrator):
     >>> import numpy as np
     >>> cal = HistogramBinning(n_bins=2).fit(np.array([0.1, 0.2, 0.3, 0.4]), np.array([0, 0, 0, 1]))
     >>> cal.predict(np.array([0.15, 0.35])).tolist()
-    [0.0, 0.5]
+    [0.16666666666666666, 0.5]
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("bin_edges_", "bin_values_")
 
-    _parameter_constraints: ClassVar[dict] = {"n_bins": Interval(numbers.Integral, 1, None)}
+    _parameter_constraints: ClassVar[dict] = {"n_bins": Interval(numbers.Integral, 1, None),
+                                              "extremes": StrOptions(*EXTREMES)}  # fmt: skip
 
-    def __init__(self, *, n_bins: int = 20) -> None:
+    def __init__(self, *, n_bins: int = 20, extremes: str = "jeffreys") -> None:
         self.n_bins = n_bins
+        self.extremes = extremes
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         edges = equal_frequency_edges(y_prob, sample_weight, int(self.n_bins))
@@ -153,6 +212,8 @@ class HistogramBinning(BaseCalibrator):
         positives = np.bincount(idx, weights=sample_weight * y, minlength=edges.size + 1)
         self.bin_edges_ = edges
         self.bin_values_ = positives / weight
+        if self.extremes == "jeffreys":
+            self.bin_values_ = jeffreys_extremes(self.bin_values_, weight)
 
     def _predict(self, y_prob, X) -> NDArray[np.float64]:
         return self.bin_values_[assign_bins(y_prob, self.bin_edges_)]

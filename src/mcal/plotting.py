@@ -5,10 +5,11 @@ matplotlib is imported inside each function; no function changes global style (r
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from mcal._optional import import_optional
 from mcal._validation import check_positive_int, check_sample_weight, check_y_prob
@@ -144,6 +145,83 @@ def plot_reliability_diagram(
     return ax
 
 
+def plot_calibration(
+    y_true: ArrayLike,
+    y_probs: Mapping[str, ArrayLike],
+    *,
+    sample_weight: ArrayLike | None = None,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    confidence: float = 0.95,
+    axes: tuple[Any, Any] | None = None,
+) -> tuple[Any, Any]:
+    """Draw every score column on one reliability diagram, with intervals, above the rows in each bin.
+
+    The figure of ``mcal evaluate --plot`` and the demo: each bin's observed frequency with its Wilson interval
+    (so that a bin of one row shows a bar from 0 to about 0.8 rather than a trusted point), and beneath, on the
+    same horizontal axis, the number of rows in each bin of each column.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels.
+    y_probs : mapping of str to array-like of shape (n_samples,)
+        Probabilities in [0, 1] by column name, in legend order.
+    sample_weight : array-like of shape (n_samples,), default=None
+        Non-negative weights (the intervals use the Kish effective size of each bin).
+    n_bins : int, default=10
+        Number of bins.
+    strategy : {"uniform", "quantile"}, default="uniform"
+        Equal-width or equal-weight bins, as in :func:`mcal.metrics.reliability_curve`.
+    confidence : float in (0, 1), default=0.95
+        Level of the Wilson intervals (:func:`mcal.metrics.reliability_intervals`).
+    axes : (Axes, Axes), default=None
+        The reliability axes and the counts axes beneath it; a new figure with both when None.
+
+    Returns
+    -------
+    axes : (Axes, Axes)
+        The reliability diagram and the bar chart of rows per bin.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`plot_reliability_diagram`; ``y_probs`` empty or not a mapping of names to scores.
+    ImportError
+        If matplotlib is not installed (``pip install 'mcal[plot]'``).
+
+    Examples
+    --------
+    >>> top, bottom = plot_calibration([0, 1, 1, 0], {"model": [0.2, 0.7, 0.9, 0.4]}, n_bins=2)
+    >>> top.get_ylabel(), bottom.get_ylabel(), [int(p.get_height()) for p in bottom.patches]
+    ('observed frequency of the positive class', 'rows per bin', [2, 2])
+    """
+    if not isinstance(y_probs, Mapping) or not y_probs:
+        raise TypeError(f"y_probs must be a non-empty mapping of names to scores; got {type(y_probs).__name__}")
+    if axes is None:
+        fig = import_optional("matplotlib.figure").Figure(figsize=(6, 7))
+        grid = fig.add_gridspec(2, 1, height_ratios=(3, 1), hspace=0.08)
+        axes = (fig.add_subplot(grid[0]), fig.add_subplot(grid[1]))
+    top, bottom = axes
+    width = 0.8 / len(y_probs)
+    for k, (name, p) in enumerate(y_probs.items()):
+        first = len(top.lines) + 1  # the diagonal, then this column's curve
+        plot_reliability_diagram(y_true, p, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy,
+                                 confidence=confidence, label=plain_text(name), ax=top)  # fmt: skip
+        curve = reliability_curve(y_true, p, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy)
+        centres = (curve.bin_edges[:-1] + curve.bin_edges[1:]) / 2
+        spans = np.diff(curve.bin_edges)
+        bottom.bar(centres - spans / 2 + spans * (0.1 + width * (k + 0.5)), curve.count, width=spans * width,
+                   color=top.lines[first].get_color(), alpha=0.8)  # fmt: skip
+    top.set_xlabel("")
+    top.tick_params(labelbottom=False)
+    top.set_title(f"bars: {confidence:.0%} Wilson intervals", fontsize=8, loc="right")
+    bottom.set_xlim(0, 1)
+    bottom.set_xlabel("mean predicted probability (bins of the score)")
+    bottom.set_ylabel("rows per bin")
+    return top, bottom
+
+
 def _regression_diagram(curve: Any, label: str | None, ax: Any) -> Any:
     """Mean outcome against mean prediction per bin, the diagonal across the range of every point on ``ax``."""
     keep = ~curve.empty
@@ -231,6 +309,7 @@ def plot_cumulative_differences(
     max_points: int = 2000,
     label: str | None = None,
     ax: Any = None,
+    outcome: str = "classification",
 ) -> Any:
     """Draw the cumulative differences between labels and scores in score order: the plot behind ECCE.
 
@@ -244,9 +323,9 @@ def plot_cumulative_differences(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Binary labels.
+        Binary labels (real outcomes for ``outcome="regression"``).
     y_prob : array-like of shape (n_samples,)
-        Probabilities in [0, 1].
+        Probabilities in [0, 1] (real-valued predictions for ``outcome="regression"``).
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
     alpha : float, default=0.05
@@ -257,6 +336,9 @@ def plot_cumulative_differences(
         Legend label; ECCE/sigma and the p-value are appended.
     ax : matplotlib Axes, default=None
         Axes to draw on; a new figure is made when None.
+    outcome : {"classification", "regression"}, default="classification"
+        As in :func:`mcal.metrics.ecce`: real outcomes and predictions, the walk in the outcome's units and
+        sigma from successive differences of the residuals (:func:`mcal.metrics.ecce_std`).
 
     Returns
     -------
@@ -265,7 +347,7 @@ def plot_cumulative_differences(
     Raises
     ------
     ValueError
-        On invalid input, or ``alpha`` outside (0, 1).
+        On invalid input, an unknown ``outcome``, or ``alpha`` outside (0, 1).
     ImportError
         If matplotlib is not installed.
     TypeError
@@ -285,8 +367,8 @@ def plot_cumulative_differences(
     [0.0, -0.025, 0.15, 0.0, 0.025]
     """
     check_open_unit(alpha, "alpha")
-    curve = cumulative_curve(y_true, y_prob, sample_weight=sample_weight, max_points=max_points)
-    pvalue = ecce_pvalue(y_true, y_prob, sample_weight=sample_weight)
+    curve = cumulative_curve(y_true, y_prob, sample_weight=sample_weight, max_points=max_points, outcome=outcome)
+    pvalue = ecce_pvalue(y_true, y_prob, sample_weight=sample_weight, outcome=outcome)
     ecce_value = float(curve.difference.max() - curve.difference.min())
     scale = ecce_value / curve.sigma if curve.sigma > 0 else float("nan")
     text = f"ECCE/σ = {scale:.2f}, p = {pvalue:.2g}"
@@ -303,25 +385,34 @@ def plot_cumulative_differences(
         label=f"significant range at {alpha:g}",
     )
     ax.set_xlim(0, 1)
-    ax.set_xlabel("cumulative share of weight, in score order")
-    ax.set_ylabel("cumulative difference (label - score)")
+    score, label_name = ("prediction", "outcome") if outcome == "regression" else ("score", "label")
+    ax.set_xlabel(f"cumulative share of weight, in {score} order")
+    ax.set_ylabel(f"cumulative difference ({label_name} - {score})")
     ticks = np.linspace(0.0, 1.0, 6)
     top = ax.secondary_xaxis("top")
     top.set_xticks(ticks, [f"{s:.2g}" for s in np.interp(ticks, curve.fraction, curve.score)])
-    top.set_xlabel("score")
+    top.set_xlabel(score)
     ax.legend(loc="best", fontsize="small")
     return ax
 
 
-def plot_segment_errors(result: Any, *, n_labels: int = 5, ax: Any = None) -> Any:
-    """Draw each segment's ECCE / sigma against its size, the worst ones labelled.
+def plot_segment_errors(
+    result: Any, *, n_labels: int = 5, numbered: Sequence[int] | None = None, ax: Any = None
+) -> Any:
+    """Draw each segment's ECCE / sigma against its size, the worst ones numbered.
+
+    Points are numbered rather than labelled with their descriptions, which overlapped each other and the legend:
+    the numbers are the key to a table (``result.table``'s order, or the order of ``numbered``).
 
     Parameters
     ----------
     result : MCEResult
         From :func:`mcal.metrics.mce`.
     n_labels : int, default=5
-        Number of worst segments whose descriptions are written next to their points.
+        Number of worst segments numbered 1 to ``n_labels``, in the order of ``result.table`` (worst first).
+    numbered : sequence of int, default=None
+        Segment numbers (the ``segment`` column of ``result.table``) to number 1, 2, ... in this order instead,
+        e.g. the rows of :func:`mcal.metrics.worst_segments`; ``n_labels`` is then ignored.
     ax : matplotlib Axes, default=None
         Axes to draw on; a new figure is made when None.
 
@@ -348,19 +439,40 @@ def plot_segment_errors(result: Any, *, n_labels: int = 5, ax: Any = None) -> An
     ax = _axes(ax)
     ax.scatter(table["size"], table["ecce_sigma"], s=12, alpha=0.6)
     ax.axhline(_critical_range(0.05), linestyle="--", color="grey", linewidth=1, label="p = 0.05 for one segment")
-    for row in table.head(n_labels).itertuples():
-        ax.annotate(
-            plain_text(row.description),
-            (row.size, row.ecce_sigma),
-            fontsize=7,
-            xytext=(3, 3),
-            textcoords="offset points",
-        )
+    shown = table.head(n_labels) if numbered is None else table.set_index("segment").reindex(list(numbered))
+    shown = shown.assign(number=np.arange(1, len(shown) + 1))[np.isfinite(shown["ecce_sigma"].to_numpy(float))]
+    ax.scatter(shown["size"], shown["ecce_sigma"], s=28, facecolors="none", edgecolors="black", linewidths=0.8)
     ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(import_optional("matplotlib.ticker").NullFormatter())  # 2x10^2 ... overlapped
+    ax.autoscale_view()
+    offsets = _label_offsets(ax, shown["size"].to_numpy(float), shown["ecce_sigma"].to_numpy(float),
+                             [len(str(n)) for n in shown["number"]])  # fmt: skip
+    for row, (dx, dy) in zip(shown.itertuples(), offsets, strict=True):
+        ax.annotate(str(row.number), (row.size, row.ecce_sigma), fontsize=7, xytext=(dx, dy),
+                    textcoords="offset points", arrowprops={"arrowstyle": "-", "linewidth": 0.4, "color": "grey"}
+                    if dy > 3 else None)  # fmt: skip
     ax.set_xlabel("segment size (rows)")
     ax.set_ylabel("ECCE / sigma")
-    ax.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.8)
     return ax
+
+
+def _label_offsets(ax: Any, x: NDArray, y: NDArray, n_chars: list[int]) -> list[tuple[float, float]]:
+    """Offsets in points of small labels at the points ``(x, y)`` of ``ax``, stacked upwards where they would
+    overlap a label placed before them (each label about 4.5 points wide per character and 8 high)."""
+    xy = ax.transData.transform(np.column_stack([x, y])) * 72.0 / ax.figure.dpi if len(x) else np.zeros((0, 2))
+    placed: list[tuple[float, float, float, float]] = []
+    offsets = []
+    for (px, py), chars in zip(xy, n_chars, strict=True):
+        width, dy = 4.5 * chars + 1.0, 3.0
+        while any(
+            px + 3 < right and left < px + 3 + width and py + dy < top and bottom < py + dy + 8.0
+            for left, bottom, right, top in placed
+        ):
+            dy += 8.0
+        placed.append((px + 3, py + dy, px + 3 + width, py + dy + 8.0))
+        offsets.append((3.0, dy))
+    return offsets
 
 
 def plot_worst_segment_curves(

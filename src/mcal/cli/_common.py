@@ -8,6 +8,7 @@ import gzip
 import io
 import json
 import os
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,8 +90,13 @@ def read_table(
         raise CLIError(f"--sep must be left out for Parquet, which has no field separator; got {path}")
     try:
         df = pd.read_parquet(path) if kind == "parquet" else _read_csv(path, sep, na_values, text_columns, label_col)
+    except (EOFError, zlib.error) as exc:  # a .gz file cut short
+        raise CLIError(f"cannot read {path} as {kind}: the compressed file is truncated or corrupt ({exc})") from exc
     except (ValueError, OSError, pd.errors.ParserError, ImportError) as exc:
         raise CLIError(f"cannot read {path} as {kind}: {exc}") from exc
+    twice = repeated([str(c) for c in (_csv_header(path, sep) if kind == "csv" else df.columns)])
+    if twice:
+        raise CLIError(f"DATA file {path} must name each column once; got {twice} more than once")
     if df.shape[0] == 0:
         raise CLIError(f"DATA file {path} has no rows")
     return df
@@ -121,6 +127,13 @@ def _read_csv(
         ):
             df.isetitem(j, values)
     return df
+
+
+def _csv_header(path: Path, sep: str | None) -> list[str]:
+    """The column names of a CSV file as written (pandas renames a repeated ``p`` to ``p.1``)."""
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8", newline="") as fh:
+        return next(csv.reader(fh, delimiter=_detect_sep(path) if sep is None else sep), [])
 
 
 def _detect_sep(path: Path) -> str:
@@ -261,7 +274,15 @@ def column(df: pd.DataFrame, name: str, option: str) -> pd.Series:
     if name not in df.columns:
         shown = ", ".join(map(str, list(df.columns)[:20]))
         raise CLIError(f"{option} {name!r} is not a column of DATA; columns are: {shown}")
-    return df[name]
+    values = df[name]
+    first = values.dropna().iloc[:1]
+    # lists and structs of a Parquet file (numpy arrays, by type name: numpy is not imported here)
+    nested = len(first) > 0 and (isinstance(first.iloc[0], (list, tuple, dict))
+                                 or type(first.iloc[0]).__name__ == "ndarray")  # fmt: skip
+    if values.dtype == object and nested:
+        raise CLIError(f"{option} {name!r} must hold one value per row; got nested values (lists or structs, e.g. "
+                       f"{str(first.iloc[0])[:60]}): flatten the column into plain ones")  # fmt: skip
+    return values
 
 
 def split_names(value: str | None, option: str) -> list[str]:

@@ -78,12 +78,17 @@ def _labels(frame: Any, name: str, pos_label: str | None) -> Any:
 
 
 def fit(args, model: Any, features: list[str]) -> int:
-    """``mcal fit`` on a cluster: MCGrad only (the method built for data of this size)."""
+    """``mcal fit`` on a cluster: MCGrad and RegressionMCGrad only (the methods built for data of this size)."""
     from mcal import save
-    from mcal.dask import DaskMCGrad, WorkerLostError, read_parquet
+    from mcal.dask import DaskMCGrad, DaskRegressionMCGrad, WorkerLostError, read_parquet
 
-    if args.method != "mcgrad":
-        raise CLIError(f"--scheduler and --dask-workers fit --method mcgrad only; got {args.method!r}")
+    dask_class = {"mcgrad": DaskMCGrad, "regression-mcgrad": DaskRegressionMCGrad}.get(args.method)
+    if dask_class is None:
+        raise CLIError(
+            f"--scheduler and --dask-workers fit --method mcgrad or regression-mcgrad only; got {args.method!r}"
+        )
+    if dask_class is DaskRegressionMCGrad and args.pos_label is not None:
+        raise CLIError(f"--pos-label applies to binary labels; got --pos-label {args.pos_label!r} with {args.method}")
     if args.dask_timeout is not None and not 0 < args.dask_timeout < float("inf"):
         raise CLIError(f"--dask-timeout must be a positive finite number of seconds; got {args.dask_timeout}")
     with _session(args) as client:
@@ -93,7 +98,7 @@ def fit(args, model: Any, features: list[str]) -> int:
         w = None if args.weight_col is None else _column(frame, args.weight_col, "--weight-col")
         for name in features:
             _column(frame, name, "--features")
-        model = DaskMCGrad(client=client, timeout=args.dask_timeout, **model.get_params())
+        model = dask_class(client=client, timeout=args.dask_timeout, **model.get_params())
         try:
             model.fit(p, y, X=frame[features] if features else None, sample_weight=w)  # no features: the score alone
         except WorkerLostError as exc:
@@ -101,7 +106,8 @@ def fit(args, model: Any, features: list[str]) -> int:
         n_partitions = frame.npartitions
     metadata = {"method": args.method, "score_col": args.score_col, "features": features, "field": None}
     save(model.to_local(), args.output, metadata=metadata)
-    print(f"wrote {args.output} (MCGrad fitted with Dask on {n_partitions} partitions, {model.n_rounds_} rounds)")
+    name = type(model.to_local()).__name__
+    print(f"wrote {args.output} ({name} fitted with Dask on {n_partitions} partitions, {model.n_rounds_} rounds)")
     return 0
 
 
@@ -110,7 +116,7 @@ def evaluate(args, segments_of: Any) -> tuple[pd.DataFrame, int, float | None, d
     results by score column (with ``--segments``; the segment definitions come from ``segments_of``, given the
     segment feature columns gathered as a pandas frame)."""
     from mcal.dask import read_parquet
-    from mcal.dask.metrics import calibration_summary, mce
+    from mcal.dask.metrics import calibration_summary, mce, regression_summary
 
     if args.plot:
         raise CLIError("--plot needs the data in memory; drop it with --scheduler or --dask-workers")
@@ -120,13 +126,17 @@ def evaluate(args, segments_of: Any) -> tuple[pd.DataFrame, int, float | None, d
         scores = {name: _column(frame, name, "--score-col") for name in args.score_col}
         w = None if args.weight_col is None else _column(frame, args.weight_col, "--weight-col")
         field = None if args.field is None else _column(frame, args.field, "--field")
-        table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
+        if args.outcome == "regression":
+            table = regression_summary(y, scores, sample_weight=w)
+        else:
+            table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
         names = split_names(args.segments, "--segments")
         for name in names:
             _column(frame, name, "--segments")
         segments = segments_of(frame[names].compute(), args) if names else segments_of(None, args)
         results = {
-            name: mce(y, p, X=frame[names], segments=segments, sample_weight=w) for name, p in scores.items()
+            name: mce(y, p, X=frame[names], segments=segments, sample_weight=w, outcome=args.outcome)
+            for name, p in scores.items()
         } if segments is not None else {}  # fmt: skip
         n_rows = int(frame.shape[0].compute())
         total = None if w is None else float(w.sum().compute())

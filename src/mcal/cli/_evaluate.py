@@ -1,7 +1,8 @@
 """``mcal evaluate``: every core metric for each score column, as a table or JSON, and a reliability diagram.
 
 With ``--segments``, also the multicalibration error (MCE) of each score column over segments generated from
-the named feature columns, with its ten worst segments (the full per-segment table in ``--json``). With ``--ci``,
+the named feature columns, and one table of the worst segments that follows the first column's worst segments
+(then each later column's) across every column (the full per-segment tables in ``--json``). With ``--ci``,
 bootstrap intervals of the metrics, the MCE and the worst segments' ECCE in sigmas.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,7 +44,8 @@ def _configure(parser) -> None:
     parser.add_argument(
         "--field", metavar="COL", help="field column: adds F-RCE (field-level relative calibration error)"
     )
-    parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE (default 10)")
+    parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="bins of the ECE and --plot (default 10)")
+    add_strategy_argument(parser)
     parser.add_argument(
         "--segments", metavar="A,B", help="feature columns to generate segments from: adds the multicalibration "
         "error (MCE) of each score column and its ten worst segments; dates and durations are categories, as "
@@ -50,6 +53,7 @@ def _configure(parser) -> None:
     )  # fmt: skip
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     add_categorical_argument(parser)
+    add_all_segments_argument(parser)
     add_outcome_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--plot", metavar="OUT.png", help="write a reliability diagram of every score column")
@@ -60,6 +64,23 @@ def _configure(parser) -> None:
 
 def _json_safe(value: float) -> float | None:
     return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def add_strategy_argument(parser) -> None:
+    """``--strategy``, of ``mcal evaluate`` and ``mcal report``: equal-width or quantile bins of the diagrams."""
+    parser.add_argument(
+        "--strategy", choices=("uniform", "quantile"), default="uniform", help="bins of the reliability diagrams "
+        "(--plot, the report): uniform (default, equal width) or quantile (equal rows, so no bin is nearly empty)",
+    )  # fmt: skip
+
+
+def add_all_segments_argument(parser) -> None:
+    """``--all-segments``, of ``mcal evaluate`` and ``mcal report``: list near-duplicate segments too."""
+    parser.add_argument(
+        "--all-segments", action="store_true", help="list near-duplicate segments among the worst too (by default a "
+        "segment that errs in the same direction as a worse listed one and shares 80%% of the larger one's rows "
+        "with it is grouped under it; see mcal.metrics.worst_segments)",
+    )  # fmt: skip
 
 
 def add_outcome_argument(parser) -> None:
@@ -79,8 +100,6 @@ def check_regression_options(args) -> None:
     for option, value in (("--field", getattr(args, "field", None)), ("--pos-label", args.pos_label)):
         if value is not None:
             raise CLIError(f"{option} applies to binary labels; got {option} {value!r} with --outcome regression")
-    if hasattr(args, "scheduler") and _dask.requested(args):  # mcal report has no Dask options
-        raise CLIError("--outcome regression runs on in-memory data only; drop --scheduler/--dask-workers")
 
 
 def add_categorical_argument(parser) -> None:
@@ -132,7 +151,7 @@ def _segments(df, args):
 
 
 def _run(args) -> int:
-    from mcal.metrics import calibration_summary, mce, regression_summary
+    from mcal.metrics import calibration_summary, mce, regression_summary, worst_segments
 
     check_count(args.n_bins, "--n-bins", 1)
     check_count(args.max_depth, "--max-depth", 0)
@@ -146,7 +165,9 @@ def _run(args) -> int:
         raise CLIError("--ci needs the data in memory: it is not available with --scheduler or --dask-workers")
     check_regression_options(args)
     if _dask.requested(args):
-        table, n_rows, total, results = _dask.evaluate(args, _segments)
+        built = []  # the segments _dask.evaluate generates, for the near-duplicate rule of the worst segments
+        table, n_rows, total, results = _dask.evaluate(args, lambda df, a: built.append(_segments(df, a)) or built[-1])
+        segments = built[-1] if built else None
     else:
         df = read_data(args)
         y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col,
@@ -162,14 +183,16 @@ def _run(args) -> int:
                                                for name, p in scores.items()}  # fmt: skip
         n_rows, total = len(df), None if w is None else float(w.sum())
         if args.plot:
-            _plot(y, scores, w, args.plot, args.outcome)
+            _plot(y, scores, w, args.plot, args.outcome, args.n_bins, args.strategy)
     if results:  # the columns calibration_summary(..., segments=...) adds, from the results printed below
         table["mce_sigma"] = [results[name].mce_sigma for name in table.index]
         table["mce_absolute"] = [results[name].mce_absolute for name in table.index]
         table["mce_pvalue"] = [results[name].pvalue for name in table.index]
     tables = {name: r.table for name, r in results.items()}
+    max_overlap = None if args.all_segments else 0.8
+    worst = worst_segments(results, segments, n_worst=_N_WORST, max_overlap=max_overlap) if results else None
     if args.ci is not None:
-        table, tables = _with_intervals(args, table, tables, y, scores, w, field, segments)
+        table, tables = _with_intervals(args, table, tables, y, scores, w, field, segments, worst)
     if args.json:
         out = {
             "n_samples": int(n_rows),
@@ -178,17 +201,39 @@ def _run(args) -> int:
         }
         if results:
             out["segments"] = {name: _records(t) for name, t in tables.items()}
+            out["worst_segments"] = {"p_adjustment": "holm", "max_overlap": max_overlap, "rows": _records(worst)}
         print(json.dumps(out, indent=2, allow_nan=False))
     else:
         print(f"{n_rows} rows{'' if total is None else f', total weight {total:.6g}'}, label {args.label_col!r}")
         print(table.to_string(float_format=lambda v: f"{v:.6f}"))
-        for name, result in results.items():
-            capped = ", capped" if result.capped else ""
-            print(f"\n{name}: MCE {result.mce_sigma:.4f} sigma (p = {result.pvalue:.3g}) over {result.n_segments} "
-                  f"segments of {args.segments}{capped}; the {_N_WORST} worst:")  # fmt: skip
-            worst = tables[name].head(_N_WORST).drop(columns="segment").set_index("description").rename_axis(None)
-            print(worst.to_string(float_format=lambda v: f"{v:.6g}"))
+        if results:
+            _print_segments(results, worst, tables, args.segments, max_overlap)
     return _gates.EVALUATE.report(args.fail_if, ((f"score column {name!r}", row) for name, row in table.iterrows()))
+
+
+def _print_segments(results, worst, tables, names, max_overlap) -> None:
+    """Each column's MCE, then the table of the worst segments across every column (with its intervals, if any)."""
+    from mcal.report import PVALUE_FLOOR, findings_note, findings_table, p_equals
+
+    n_tests = 0
+    for name, result in results.items():
+        n_tests = int(result.table["pvalue"].notna().sum())
+        capped = ", capped" if result.capped else ""
+        floor = min(1.0, n_tests * PVALUE_FLOOR)
+        print(f"{name}: MCE {result.mce_sigma:.4f} sigma ({p_equals(result.pvalue)}, "
+              f"Holm-adjusted {p_equals(result.pvalue_adjusted, floor=floor)}) over {result.n_segments} "
+              f"segments of {names}{capped}")  # fmt: skip
+    shown = findings_table(worst, n_tests)
+    for name, segment_table in tables.items():
+        if "ecce_sigma_low" in segment_table.columns:
+            bounds = segment_table.set_index("segment").loc[worst.drop_duplicates("rank")["segment"]]
+            shown[(name, "interval")] = [f"{lo:.3g} to {hi:.3g}" if lo == lo else "–"
+                                         for lo, hi in zip(bounds["ecce_sigma_low"], bounds["ecce_sigma_high"],
+                                                           strict=True)]  # fmt: skip
+    shown = shown[[c for c in shown.columns if c[0] == ""] + [c for name in results for c in shown.columns
+                                                              if c[0] == name]]  # fmt: skip
+    print("\n" + textwrap.fill(f"worst segments ({findings_note(worst, n_tests, max_overlap)}):", 116))
+    print(shown.to_string())
 
 
 def add_ci_arguments(parser) -> None:
@@ -212,9 +257,9 @@ def check_ci(args) -> None:
     check_count(args.n_resamples, "--n-resamples", 2)
 
 
-def _with_intervals(args, table, tables, y, scores, w, field, segments):
+def _with_intervals(args, table, tables, y, scores, w, field, segments, worst):
     """``table`` with the columns ``<metric>_low`` and ``<metric>_high`` after each metric that has them, and the
-    per-segment tables with ``ecce_sigma_low``/``_high`` for their worst ``_N_WORST`` segments (NaN below)."""
+    per-segment tables with ``ecce_sigma_low``/``_high`` for the segments of ``worst`` (NaN for the others)."""
     from mcal.metrics import segment_intervals, summary_intervals
 
     options = {"n_resamples": args.n_resamples or _N_RESAMPLES, "confidence_level": args.ci}
@@ -224,9 +269,9 @@ def _with_intervals(args, table, tables, y, scores, w, field, segments):
                c in table.columns or c in intervals.columns]  # fmt: skip
     table = table.join(intervals)[columns]
     for name, segment_table in tables.items():
-        worst = segment_intervals(y, scores[name], segments, segment_table["segment"].head(_N_WORST).tolist(),
-                                  sample_weight=w, **options)  # fmt: skip
-        tables[name] = segment_table.join(worst, on="segment")
+        listed = segment_intervals(y, scores[name], segments, worst.drop_duplicates("rank")["segment"].tolist(),
+                                   sample_weight=w, **options)  # fmt: skip
+        tables[name] = segment_table.join(listed, on="segment")
     return table, tables
 
 
@@ -253,19 +298,28 @@ def _check_plot_format(path: str) -> None:
         )
 
 
-def _plot(y, scores, w, path, outcome: str = "classification") -> None:
+def _plot(y, scores, w, path, outcome: str = "classification", n_bins: int = 10, strategy: str = "uniform") -> None:
+    """Every score column on one reliability diagram with 95% Wilson intervals, the rows per bin beneath
+    (regression: mean outcome against mean prediction)."""
     import io
 
     from mcal._optional import import_optional
-    from mcal.plotting import plain_text, plot_reliability_diagram
+    from mcal.plotting import plain_text, plot_calibration, plot_reliability_diagram
 
     plt = import_optional("matplotlib.pyplot")
-    fig, ax = plt.subplots(figsize=(6, 6))
+    fig = plt.figure(figsize=(6, 7) if outcome == "classification" else (6, 6))
     try:
-        for name, p in scores.items():
-            plot_reliability_diagram(y, p, sample_weight=w, label=plain_text(name), ax=ax, outcome=outcome)
+        if outcome == "classification":
+            grid = fig.add_gridspec(2, 1, height_ratios=(3, 1), hspace=0.08)
+            plot_calibration(y, scores, sample_weight=w, n_bins=n_bins, strategy=strategy,
+                             axes=(fig.add_subplot(grid[0]), fig.add_subplot(grid[1])))  # fmt: skip
+        else:
+            ax = fig.add_subplot()
+            for name, p in scores.items():
+                plot_reliability_diagram(y, p, sample_weight=w, n_bins=n_bins, strategy=strategy,
+                                         label=plain_text(name), ax=ax, outcome=outcome)  # fmt: skip
         buf = io.BytesIO()
-        fig.savefig(buf, format=_plot_format(path), dpi=120)
+        fig.savefig(buf, format=_plot_format(path), dpi=120, bbox_inches="tight")
     finally:
         plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())
@@ -276,7 +330,8 @@ EVALUATE = Command(
     "print calibration and ranking metrics of score columns",
     "Compute log loss, Brier score, ROC-AUC, PR-AUC, ECE, ECCE (with its sigma scale and p-value) and PCOC\n"
     "for each score column; F-RCE with --field; the multicalibration error (MCE) over segments of the\n"
-    "feature columns given with --segments, and each score column's ten worst segments; --categorical\n"
+    "feature columns given with --segments, and the worst segments followed across every score column\n"
+    "(near-duplicates grouped unless --all-segments, p-values Holm-adjusted); --categorical\n"
     "declares integer-coded segment columns categorical; --ci adds bootstrap confidence intervals.\n"
     "With --outcome regression (a continuous label): MSE, MAE, mean prediction and outcome, ECCE and its\n"
     "p-value, the regression MCE with --segments, and a diagram of mean outcome against mean prediction with --plot.\n\n"

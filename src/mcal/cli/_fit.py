@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import warnings
 from typing import TYPE_CHECKING
 
 from mcal._optional import import_optional
@@ -29,6 +30,11 @@ from mcal.cli._common import (
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import pandas as pd
 
+
+#: Seed of ``mcal fit`` without ``--random-state``: fits are reproducible by default (issue 19).
+DEFAULT_RANDOM_STATE = 0
+#: Features listed by name in the summary ``mcal fit`` prints.
+_N_TOP_FEATURES = 5
 
 #: Method parameters that an option of ``mcal fit`` sets, so ``--param`` must not: the model file records the
 #: columns of --field and --features for ``mcal predict``, --random-state is the one seed, and --device is checked
@@ -195,7 +201,9 @@ def _configure_fit(parser) -> None:
                         help="set a method parameter (value parsed as JSON when possible); repeatable, once per "
                              "NAME; random_state, field, auxiliary_features and device are set by --random-state, "
                              "--field, --features and --device")  # fmt: skip
-    parser.add_argument("--random-state", type=int, metavar="N", help="seed, for methods that use randomness")
+    parser.add_argument("--random-state", type=int, metavar="N", help=f"seed, for methods that use randomness "
+                        f"(default {DEFAULT_RANDOM_STATE}, so that two runs give the same model; recorded in the "
+                        "model file)")  # fmt: skip
     parser.add_argument("--device", metavar="DEV",
                         help="torch device to train on, for methods with one (mcnet): cpu (default), cuda or cuda:N; "
                              "the model predicts on any machine, by default on the CPU")  # fmt: skip
@@ -224,7 +232,7 @@ def _run_fit(args) -> int:
         args.method,
         field=args.field,
         params=args.param,
-        random_state=args.random_state,
+        random_state=DEFAULT_RANDOM_STATE if args.random_state is None else args.random_state,
         quiet=args.quiet,
         features=features,
         device=args.device,
@@ -245,6 +253,11 @@ def _run_fit(args) -> int:
         allow_soft=model.accepts_soft_labels,
         outcome=model.outcome,
     )
+    if p.size and p.min() == p.max():
+        from mcal import CalibrationWarning
+
+        warnings.warn(f"score column {args.score_col!r} is constant ({p[0]:g} on every row): the calibrator sees no "
+                      "score variation, so its map away from that score is arbitrary", CalibrationWarning, stacklevel=2)  # fmt: skip
     X = feature_frame(df, features, args.field)
     if X is not None and not model.uses_features:
         raise CLIError(f"method {args.method!r} uses only the scores; drop --features")
@@ -257,7 +270,32 @@ def _run_fit(args) -> int:
     metadata = {"method": args.method, "score_col": args.score_col, "features": features, "field": args.field}
     save(model, args.output, metadata=metadata)
     print(f"wrote {args.output} ({type(model).__name__} fitted on {len(df)} rows)")
+    for line in fit_summary(model, seeded=args.random_state is not None):
+        print(f"  {line}")
     return 0
+
+
+def fit_summary(model, *, seeded: bool) -> list[str]:
+    """What a fit chose, in a few lines: the seed, rounds or epochs and why, validation loss, top features."""
+    lines = []
+    if "random_state" in model.get_params():
+        origin = "" if seeded else " (the default; --random-state N for another)"
+        lines.append(f"random_state {model.random_state}{origin}, recorded in the model file")
+    losses = getattr(model, "validation_losses_", None)
+    if losses is not None:  # MCGrad
+        why = (f"early stopping chose it: validation log loss {losses[0]:.6f} before, {losses[model.n_rounds_]:.6f} "
+               f"after ({losses.size - 1} rounds evaluated)" if losses.size else "early stopping off")  # fmt: skip
+        lines.append(f"rounds: {model.n_rounds_}; {why}")
+        top = model.feature_importance().head(_N_TOP_FEATURES)
+        if model.n_rounds_ and top.iloc[0] > 0:
+            lines.append("top features by split gain: " + ", ".join(f"{k} {v:.4g}" for k, v in top.items() if v > 0))
+    curve = getattr(model, "validation_loss_curve_", None)
+    if curve is not None:  # MCNet
+        held_out = (f"; held-out loss {curve[0]:.6f} at the warm start, {curve.min():.6f} at the best step"
+                    if curve.size else "")  # fmt: skip
+        lines.append(f"epochs: {model.n_epochs_}, weights kept from epoch {model.best_epoch_} (step "
+                     f"{model.best_step_} of {model.n_steps_}){held_out}")  # fmt: skip
+    return lines
 
 
 def _configure_predict(parser) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mcal.cli._common import (
+    CLIError,
     Command,
     add_data_arguments,
     check_count,
@@ -16,7 +17,13 @@ from mcal.cli._common import (
 
 
 def _configure(parser) -> None:
-    from mcal.cli._evaluate import add_categorical_argument, add_ci_arguments, add_outcome_argument
+    from mcal.cli._evaluate import (
+        add_all_segments_argument,
+        add_categorical_argument,
+        add_ci_arguments,
+        add_outcome_argument,
+        add_strategy_argument,
+    )
 
     add_data_arguments(parser, score_required=True, multiple_scores=True)
     parser.add_argument(
@@ -24,7 +31,9 @@ def _configure(parser) -> None:
     )
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     add_categorical_argument(parser)
+    add_all_segments_argument(parser)
     add_outcome_argument(parser)
+    add_strategy_argument(parser)
     parser.add_argument("--field", metavar="COL", help="field (context) column: adds F-RCE and PCOC per field value")
     parser.add_argument("--title", metavar="TEXT", help="title of the report (default: Calibration report)")
     parser.add_argument(
@@ -46,6 +55,9 @@ def _run(args) -> int:
     check_unique_scores(args.score_col)
     check_ci(args)
     check_regression_options(args)
+    if args.outcome == "regression" and (args.strategy != "uniform" or args.all_segments):
+        raise CLIError("--strategy quantile and --all-segments apply to binary labels in the report; got one with "
+                       "--outcome regression")  # fmt: skip
     df = read_data(args)
     y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col,
                                     pos_label=args.pos_label, outcome=args.outcome)  # fmt: skip
@@ -69,7 +81,9 @@ def _run(args) -> int:
         confidence=0.95 if args.ci is None else args.ci,
         n_resamples=0 if args.ci is None else args.n_resamples or _N_RESAMPLES,
         outcome=args.outcome,
-    )
+        **({} if args.outcome == "regression" else {"strategy": args.strategy,
+                                                    "max_overlap": None if args.all_segments else 0.8}),
+    )  # fmt: skip
     print(f"wrote {out}")
     return 0
 

@@ -5,10 +5,12 @@ part of mcal that imports dask, and only inside its functions: ``import mcal`` (
 loads it.
 
 - :class:`DaskMCGrad`: MCGrad fitted on dask collections; the fitted model is an ordinary :class:`mcal.MCGrad`.
+- :class:`DaskRegressionMCGrad`: RegressionMCGrad (real-valued outcomes) the same way; an ordinary
+  :class:`mcal.RegressionMCGrad` once fitted.
 - :func:`monitor`: :func:`mcal.monitor.monitor` (calibration per time window, drift alarm) on dask collections.
 - :func:`predict`: any fitted mcal calibrator applied lazily to dask collections.
 - :mod:`mcal.dask.metrics`: the functions of :mod:`mcal.metrics`, with the same names and values, on dask
-  collections.
+  collections (``outcome="regression"``, ``mse`` and ``mae`` for real outcomes).
 - :func:`connect` and :func:`read_parquet`: a client (to a scheduler, or a local cluster) and partitioned Parquet
   input, as the command line's ``--scheduler`` / ``--dask-workers`` use them.
 """
@@ -18,10 +20,12 @@ from mcal.dask._engine import WorkerLostError
 from mcal.dask._mcgrad import DaskMCGrad
 from mcal.dask._monitor import monitor
 from mcal.dask._predict import predict
+from mcal.dask._regression import DaskRegressionMCGrad
 from mcal.dask._session import check_parquet_path, connect, read_parquet
 
 __all__ = [
     "DaskMCGrad",
+    "DaskRegressionMCGrad",
     "WorkerLostError",
     "check_parquet_path",
     "connect",

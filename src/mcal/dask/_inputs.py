@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from mcal._features.encoder import FeatureEncoder
 from mcal._optional import import_optional
-from mcal._validation import check_sample_weight, check_y_prob, check_y_true
+from mcal._validation import check_sample_weight, check_y_prob, check_y_real, check_y_true
 
 
 def is_dask_collection(value: Any) -> bool:
@@ -155,6 +155,8 @@ class BlockSummary:
     w_neg: float = 0.0  # summed apart from w_pos: w_sum - w_pos lost a small class to rounding under large weights
     w_low: float = np.inf  # smallest positive weight
     w_high: float = 0.0  # largest weight
+    y_low: float = np.inf  # least and greatest label of positive weight (real outcomes need two distinct ones)
+    y_high: float = -np.inf
     encoder: dict[str, Any] | None = None
     fold_counts: NDArray[np.int64] | None = None
 
@@ -179,46 +181,67 @@ def in_partition(index: int) -> Iterator[None]:
 
 
 def clean_block(
-    index: int, p: Any, y: Any, w: Any, *, label: str, allow_soft: bool, X: Any = None
+    index: int,
+    p: Any,
+    y: Any,
+    w: Any,
+    *,
+    label: str,
+    allow_soft: bool,
+    X: Any = None,
+    real: tuple | None = None,
+    score: str = "y_prob",
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Validated float64 scores, labels and weights of one partition, checked as the in-memory API checks them.
+
+    ``real`` is None for probabilities and labels in [0, 1]; for real-valued predictions and outcomes it is
+    ``(least prediction, least outcome, whether predictions must exceed their least value)``, the bounds of
+    :func:`~mcal._validation.check_y_real` (None for no bound). ``score`` names the predictions in messages.
 
     Raises
     ------
     ValueError
-        As :func:`~mcal._validation.check_y_prob` and friends, or if the inputs differ in length, with the
-        partition number added to the message.
+        As :func:`~mcal._validation.check_y_prob` (or :func:`~mcal._validation.check_y_real`) and friends, or if
+        the inputs differ in length, with the partition number added to the message.
     """
     with in_partition(index):
         n = len(p)
-        lengths = {"y_prob": n, label: len(y)} | ({} if w is None else {"sample_weight": len(w)})
+        lengths = {score: n, label: len(y)} | ({} if w is None else {"sample_weight": len(w)})
         lengths |= {} if X is None else {"X": len(X)}
         if len(set(lengths.values())) > 1:
             shown = ", ".join(f"{k} has {m}" for k, m in lengths.items())
             raise ValueError(f"inputs must have the same number of rows in each partition; got {shown}")
         if n == 0:
             return np.empty(0), np.empty(0), np.empty(0)
-        return check_y_prob(p), check_y_true(y, label, allow_soft=allow_soft), _weights(w, n)
+        if real is None:
+            return check_y_prob(p), check_y_true(y, label, allow_soft=allow_soft), _weights(w, n)
+        low_pred, low_y, strict = real
+        pp = check_y_real(p, score, lower=low_pred, strict=strict)
+        return pp, check_y_real(y, label, lower=low_y), _weights(w, n)
 
 
 def check_block(
     index: int, p: Any, y: Any, w: Any, X: Any, *, label: str, allow_soft: bool,
-    categorical_features: Any = None, folds: FoldSpec | None = None,
+    categorical_features: Any = None, folds: FoldSpec | None = None, real: tuple | None = None,
+    score: str = "y_prob",
 ) -> BlockSummary:  # fmt: skip
-    """Validate one partition of ``(y_prob, labels, weights, X)`` on a worker and summarise it.
+    """Validate one partition of ``(y_prob, labels, weights, X)`` on a worker and summarise it (``real`` and
+    ``score`` as in :func:`clean_block`).
 
     Raises
     ------
     ValueError
         As the in-memory checks, with the partition number added to the message.
     """
-    pp, yy, ww = clean_block(index, p, y, w, label=label, allow_soft=allow_soft, X=X)
+    pp, yy, ww = clean_block(index, p, y, w, label=label, allow_soft=allow_soft, X=X, real=real, score=score)
     if pp.size == 0:
         return BlockSummary()
+    kept = yy[ww > 0]
     summary = BlockSummary(
         n=pp.size, n_zero=int(np.count_nonzero(yy == 0.0)), n_one=int(np.count_nonzero(yy == 1.0)),
         w_sum=float(ww.sum()), w_pos=float(np.dot(ww, yy)), w_neg=float(np.dot(ww, 1.0 - yy)), w_high=float(ww.max()),
-        w_low=float(ww[ww > 0].min(initial=np.inf)),
+        w_low=float(ww[ww > 0].min(initial=np.inf)), y_low=float(kept.min(initial=np.inf)),
+        y_high=float(kept.max(initial=-np.inf)),
     )  # fmt: skip
     with in_partition(index):
         if X is not None:
@@ -228,24 +251,32 @@ def check_block(
     return summary
 
 
-def totals(summaries: list[BlockSummary], label: str) -> BlockSummary:
-    """The summaries of all partitions added up.
+def totals(summaries: list[BlockSummary], label: str, *, real: bool = False, score: str = "y_prob") -> BlockSummary:
+    """The summaries of all partitions added up (``score`` names the predictions in messages).
 
     Raises
     ------
     ValueError
-        If there are no rows, the weights sum to zero, or (for 0/1 labels) only one class carries weight.
+        If there are no rows, the weights sum to zero, or only one class (for 0/1 labels) or one value (for
+        real outcomes, ``real=True``) carries weight.
     """
     total = BlockSummary(
         n=sum(s.n for s in summaries), n_zero=sum(s.n_zero for s in summaries),
         n_one=sum(s.n_one for s in summaries), w_sum=sum(s.w_sum for s in summaries),
         w_pos=sum(s.w_pos for s in summaries), w_neg=sum(s.w_neg for s in summaries),
+        y_low=min((s.y_low for s in summaries), default=np.inf),
+        y_high=max((s.y_high for s in summaries), default=-np.inf),
     )  # fmt: skip
     if total.n == 0:
-        raise ValueError("y_prob must not be empty; got 0 samples in every partition")
+        raise ValueError(f"{score} must not be empty; got 0 samples in every partition")
     if not total.w_sum > 0:
         raise ValueError("sample_weight must have a positive sum; got all zeros")
-    if total.w_pos <= 0 or total.w_neg <= 0:
+    if real:
+        if total.y_low == total.y_high:
+            raise ValueError(
+                f"{label} must hold at least two distinct values with positive weight; got only {total.y_low!r}"
+            )
+    elif total.w_pos <= 0 or total.w_neg <= 0:
         only = "1 (all positive)" if total.w_neg <= 0 else "0 (all negative)"
         raise ValueError(f"{label} must contain both classes (with positive weight); got only class {only}")
     return total

@@ -14,7 +14,6 @@ from mcal._constraints import Interval
 from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm import check_float32_weight_range, check_monotone_constraints
 from mcal._optional import import_optional
-from mcal._validation import logit
 from mcal.dask._engine import DaskEngine
 from mcal.dask._inputs import (
     BlockSummary,
@@ -186,9 +185,21 @@ feature_names_in_
         TimeoutError
             If a step runs longer than ``timeout`` seconds.
         """
+        return self._fit_collections(y_prob, y, X, sample_weight)
+
+    #: The calibrator that the fitted model is (:meth:`to_local`, model files), and the name of its scores.
+    _local_class: ClassVar[type] = MCGrad
+    _score: ClassVar[str] = "y_prob"
+
+    def _real(self) -> tuple | None:
+        """None for probabilities; the bounds of real-valued predictions (see :func:`~mcal.dask._inputs.clean_block`)."""
+        return None
+
+    def _fit_collections(self, scores: Any, y: Any, X: Any, sample_weight: Any) -> Self:
+        """The fit of any dask MCGrad: scores, labels, features and weights as dask collections."""
         self._validate_params()
         client = get_client(self.client)
-        blocks = aligned({"y_prob": y_prob, "y": y, "sample_weight": sample_weight, "X": X}, matrix=("X",))
+        blocks = aligned({self._score: scores, "y": y, "sample_weight": sample_weight, "X": X}, matrix=("X",))
         split_seed, lgb_seed = self._seeds()
         folds = None
         if self.early_stopping is not None and self.max_rounds > 0:
@@ -224,12 +235,14 @@ feature_names_in_
         """
         dask = import_optional("dask")
         dd = import_optional("dask.dataframe")
-        rows = list(enumerate(zip(blocks["y_prob"], blocks["y"], blocks["sample_weight"], blocks["X"], strict=False)))
+        rows = list(
+            enumerate(zip(blocks[self._score], blocks["y"], blocks["sample_weight"], blocks["X"], strict=False))
+        )
         check = dask.delayed(check_block, pure=True)
         try:
             summaries = compute(client, [
                 check(i, p, yy, w, x, label="y", allow_soft=True, categorical_features=self.categorical_features,
-                      folds=folds)
+                      folds=folds, real=self._real(), score=self._score)
                 for i, (p, yy, w, x) in rows
             ], self.timeout, "checking the inputs")  # fmt: skip
         except KeyError as exc:  # the first step that reads the inputs' partitions; check_block raises no KeyError
@@ -238,7 +251,7 @@ feature_names_in_
         check_float32_weight_range(
             min((s.w_low for s in summaries), default=np.inf), max((s.w_high for s in summaries), default=0.0)
         )
-        total = totals(summaries, "y")
+        total = totals(summaries, "y", real=self._real() is not None, score=self._score)
         if folds is not None:
             _check_split(total, self.early_stopping, folds)
         encoder = (
@@ -248,8 +261,8 @@ feature_names_in_
         n_out = max(sum(s.n > 0 for s in summaries), len(client.scheduler_info()["workers"]))
         encode = dask.delayed(_encode_block, pure=True)
         frame = dd.from_delayed(
-            [encode(i, p, yy, w, x, encoder, folds, seed) for i, (p, yy, w, x) in rows],
-            meta=_encode_block(0, [], [], None, np.empty((0, 0)), None, None, 0, width),
+            [encode(i, p, yy, w, x, encoder, folds, seed, self._loss()) for i, (p, yy, w, x) in rows],
+            meta=_encode_block(0, [], [], None, np.empty((0, 0)), None, None, 0, self._loss(), width),
         )
         dealt = persist(client, frame.shuffle(on=_TARGET, npartitions=n_out), self.timeout, "dealing the rows")
         parts = dealt.to_delayed(optimize_graph=False)
@@ -322,7 +335,7 @@ feature_names_in_
         """
         self._check_fitted()
         params = {k: v for k, v in self.get_params(deep=False).items() if k not in _DASK_PARAMS}
-        local = MCGrad(**params)
+        local = self._local_class(**params)
         local.__dict__.update({k: v for k, v in self.__dict__.items() if k.endswith("_") and not k.startswith("_")})
         local._single_row = None
         local._compiled = getattr(self, "_compiled", None)  # compiled from the same boosters, if at all
@@ -344,7 +357,8 @@ feature_names_in_
         """
         if self.__sklearn_is_fitted__():
             return self.to_local().to_dict()
-        return MCGrad(**{k: v for k, v in self.get_params(deep=False).items() if k not in _DASK_PARAMS}).to_dict()
+        params = {k: v for k, v in self.get_params(deep=False).items() if k not in _DASK_PARAMS}
+        return self._local_class(**params).to_dict()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], tensors: dict | None = None) -> Any:
@@ -367,7 +381,11 @@ feature_names_in_
         ValueError
             Always, naming the class to load instead.
         """
-        raise ValueError("DaskMCGrad saves an MCGrad model; load it with mcal.load or mcal.MCGrad.from_dict")
+        local = cls._local_class.__name__
+        article = "an" if local.startswith("M") else "a"
+        raise ValueError(
+            f"{cls.__name__} saves {article} {local} model; load it with mcal.load or mcal.{local}.from_dict"
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -375,9 +393,10 @@ feature_names_in_
         return state
 
 
-def _signature() -> inspect.Signature:
-    """MCGrad's ``__init__`` signature with ``client`` and ``timeout`` in front of its keyword parameters."""
-    base = inspect.signature(MCGrad.__init__)
+def dask_signature(local: type) -> inspect.Signature:
+    """The ``__init__`` signature of the calibrator ``local`` with ``client`` and ``timeout`` in front of its keyword
+    parameters."""
+    base = inspect.signature(local.__init__)
     self_param, *params = base.parameters.values()
     extra = [
         inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any),
@@ -386,7 +405,7 @@ def _signature() -> inspect.Signature:
     return base.replace(parameters=[self_param, *extra, *params])
 
 
-DaskMCGrad.__init__.__signature__ = _signature()
+DaskMCGrad.__init__.__signature__ = dask_signature(MCGrad)
 
 
 def _check_split(total: BlockSummary, method: str, folds: FoldSpec) -> None:
@@ -408,10 +427,11 @@ _TARGET = "__partition__"
 
 def _encode_block(
     index: int, p: Any, y: Any, w: Any, X: Any, encoder: FeatureEncoder | None, folds: FoldSpec | None,
-    seed: int, width: int = 0,
+    seed: int, loss: Any, width: int = 0,
 ) -> pd.DataFrame:  # fmt: skip
     """One partition encoded as a frame: features ``f0..`` (with a spare score column), ``y``, ``w``, ``F``
-    (``logit(y_prob)``), the early-stopping ``fold`` and a random destination partition."""
+    (the loss's link of the scores: ``logit(y_prob)`` for MCGrad), the early-stopping ``fold`` and a random
+    destination partition."""
     n = len(p)
     yy = np.asarray(y, dtype=np.float64).reshape(-1)
     Xe = np.empty((0, width)) if encoder is None else encoder.transform(np.empty((n, 0)) if X is None else X,
@@ -419,7 +439,7 @@ def _encode_block(
     frame = pd.DataFrame(Xe, columns=[f"f{j}" for j in range(Xe.shape[1])])
     frame["y"] = yy
     frame["w"] = np.ones(n) if w is None else np.asarray(w, dtype=np.float64).reshape(-1)
-    frame["F"] = logit(np.asarray(p, dtype=np.float64).reshape(-1))
+    frame["F"] = loss.link(np.asarray(p, dtype=np.float64).reshape(-1))
     frame["fold"] = assign_folds(yy, folds, index) if folds is not None else np.zeros(n, dtype=np.int8)
     # dask sends a row to partition hash(value) % n_out: random 62-bit values spread the rows evenly
     frame[_TARGET] = np.random.default_rng([seed, index]).integers(0, 2**62, size=n)

@@ -53,7 +53,7 @@ def predict(model: BaseCalibrator, y_prob: Any, *, X: Any = None) -> Any:
     >>> model = mcal.IsotonicCalibration().fit([0.1, 0.4, 0.6, 0.9], [0, 0, 1, 1])
     >>> out = predict(model, da.from_array(np.array([0.2, 0.8]), chunks=1))
     >>> out.compute(scheduler="synchronous").tolist()
-    [0.0, 1.0]
+    [0.16666666666666666, 0.8333333333333334]
     """
     if not isinstance(model, BaseCalibrator):
         raise TypeError(f"model must be an mcal calibrator; got {type(model).__name__}")

@@ -19,9 +19,13 @@ from numpy.typing import NDArray
 
 from mcal._binning import level_steps, levels_reached
 from mcal._optional import import_optional
+from mcal.metrics.helpers import join_successive_differences, successive_difference_parts
 
 #: Prefix of the feature columns that travel with the scores through the sort (for the segments of the MCE).
 FEATURE_PREFIX = "x:"
+#: Column of the rows' input order, present for real outcomes: the successive-differences scale of their ECCE
+#: reads tied scores in input order, so each sorted partition orders its ties by it.
+ROW = "row"
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,8 @@ class PartStats:
     ``top``/``bottom`` are the extremes of the partition's own walk ``sum_{j<=k} w_j (y_j - p_j)`` read at the
     ends of tie blocks (``-inf``/``inf`` when empty); ``total`` is its last value; ``pos``/``neg`` the weights
     of the two classes; ``auc`` the partition's own Mann-Whitney count (ties count one half); ``variance``
-    the sum of ``w^2 p (1 - p)``.
+    the sum of ``w^2 p (1 - p)``; ``differences`` (real outcomes only, with the column :data:`ROW`) the
+    :func:`~mcal.metrics.helpers.successive_difference_parts` of the whole partition, shape (5,).
     """
 
     n: int
@@ -44,6 +49,7 @@ class PartStats:
     neg: float
     auc: float
     variance: float
+    differences: Any = None
 
 
 @dataclass
@@ -73,8 +79,11 @@ def _part_stats(part: pd.DataFrame) -> PartStats:
     pos_b, neg_b = _block_sums(w * y, ends), _block_sums(w * (1.0 - y), ends)
     neg_before = np.cumsum(neg_b) - neg_b
     auc = float(np.dot(pos_b, neg_before + 0.5 * neg_b))
+    differences = (
+        successive_difference_parts(y - p, w, None, np.zeros(1, dtype=np.intp))[:, 0] if ROW in part.columns else None
+    )
     return PartStats(p.size, p[0], p[-1], walk[ends].max(), walk[ends].min(), walk[-1], pos_b.sum(), neg_b.sum(), auc,
-                     float(np.dot(w * w, p * (1.0 - p))))  # fmt: skip
+                     float(np.dot(w * w, p * (1.0 - p))), differences)  # fmt: skip
 
 
 def _block_sums(values: NDArray[np.float64], ends: NDArray[np.bool_]) -> NDArray[np.float64]:
@@ -84,15 +93,17 @@ def _block_sums(values: NDArray[np.float64], ends: NDArray[np.bool_]) -> NDArray
 
 
 def partition_walks(part: pd.DataFrame, segments: Any, features: list[str]) -> NDArray[np.float64]:
-    """Per segment, in one sorted partition: walk extremes, walk total, weight, variance sum and row count.
+    """Per segment, in one sorted partition: walk extremes, walk total, weight, variance sum and row count, and
+    for real outcomes (the column :data:`ROW`) the five :func:`~mcal.metrics.helpers.successive_difference_parts`.
 
     ``segments`` are generated definitions applied to the partition's feature columns ``features`` (stored with
-    the prefix :data:`FEATURE_PREFIX`). Returns an array of shape (6, n_segments); a segment without rows here
-    has extremes ``-inf``/``inf`` and zero sums.
+    the prefix :data:`FEATURE_PREFIX`). Returns an array of shape (6, n_segments), or (11, n_segments) for real
+    outcomes; a segment without rows here has extremes ``-inf``/``inf`` and zero sums.
     """
     from mcal.metrics.helpers import walk_extremes
 
-    out = np.zeros((6, segments.n_segments))
+    regression = ROW in part.columns
+    out = np.zeros((11 if regression else 6, segments.n_segments))
     out[0], out[1] = -np.inf, np.inf
     if len(part) == 0:
         return out
@@ -105,6 +116,8 @@ def partition_walks(part: pd.DataFrame, segments: Any, features: list[str]) -> N
         out[0, block.ids], out[1, block.ids] = top[block.group], bottom[block.group]
         for row, values in ((2, residuals), (3, w), (4, variance)):
             out[row, block.ids] = block.sums(values)[block.group]
+        if regression:
+            out[6:, block.ids] = successive_difference_parts(y - p, w, block.positions, block.starts)[:, block.group]
     out[5] = local.sizes
     return out
 
@@ -128,7 +141,10 @@ def sort_by_score(frame: Any) -> Ordered:
         not be exact otherwise).
     """
     dask = import_optional("dask")
-    (ordered,) = dask.persist(frame.sort_values("p"))
+    ordered = frame.sort_values("p")
+    if ROW in frame.columns:
+        ordered = ordered.map_partitions(_ties_in_row_order, meta=frame._meta)
+    (ordered,) = dask.persist(ordered)
     blocks = list(ordered.to_delayed())
     stats = list(dask.compute(*[dask.delayed(_part_stats, pure=True)(b) for b in blocks]))
     last = -np.inf
@@ -142,6 +158,19 @@ def sort_by_score(frame: Any) -> Ordered:
             )
         last = s.last
     return Ordered(blocks, stats)
+
+
+def _ties_in_row_order(part: pd.DataFrame) -> pd.DataFrame:
+    return part.sort_values(["p", ROW], kind="stable")
+
+
+def regression_sigma(ordered: Ordered) -> float:
+    """The successive-differences scale of the ECCE of real outcomes (Guy et al. 2025, eq. 6) on all the rows,
+    from the partitions' :attr:`PartStats.differences` joined in score order."""
+    kept = [s for s in ordered.stats if s.n]
+    parts = np.stack([s.differences for s in kept])[:, :, None]
+    weights = np.array([[s.pos + s.neg] for s in kept])
+    return float(join_successive_differences(parts, weights, np.ones_like(weights, dtype=bool))[0])
 
 
 def walk_range(ordered: Ordered) -> float:

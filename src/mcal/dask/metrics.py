@@ -8,6 +8,9 @@ pass segments generated from a sample to avoid it):
 
 - sums (log loss, Brier score, PCOC, ECE with equal-width bins, the ECCE scale sigma, F-RCE per field) are added
   up partition by partition;
+- MSE and MAE of real outcomes are sums too; ``ecce``, ``ecce_sigma``, ``ecce_pvalue`` and ``mce`` take
+  ``outcome="regression"`` as in :mod:`mcal.metrics` (the successive-differences scale joins neighbouring
+  residuals across partitions);
 - ECCE, MCE (over segments), ROC-AUC, average precision and the equal-weight ECE bins need the global score order: the rows are
   sorted by score with dask's distributed sort, each partition computes its cumulative sums, and the partitions
   are joined with prefix offsets (:mod:`mcal.dask._sorted`).
@@ -30,7 +33,7 @@ from scipy.special import xlogy
 from mcal import metrics
 from mcal._binning import bin_ids_from_steps, uniform_bin_ids
 from mcal._optional import import_optional
-from mcal._validation import check_real
+from mcal._validation import OUTCOMES, check_choice, check_real
 from mcal.dask import _sorted
 from mcal.dask._inputs import aligned, clean_block, in_partition
 from mcal.metrics import MCEResult
@@ -40,6 +43,7 @@ from mcal.metrics.helpers import (
     check_bins,
     check_categorical_use,
     encode_field,
+    join_successive_differences,
     mce_result,
     sigma_scale,
 )
@@ -55,13 +59,18 @@ __all__ = [
     "ece",
     "f_rce",
     "log_loss",
+    "mae",
     "mce",
+    "mse",
     "pcoc",
     "pr_auc",
+    "regression_summary",
     "roc_auc",
 ]
 
 _EPS64 = float(np.finfo(np.float64).eps)  # scikit-learn's clipping of log-loss probabilities
+#: The bounds of real outcomes and predictions for :func:`~mcal.dask._inputs.clean_block`: any finite numbers.
+_REAL = (None, None, False)
 
 
 @dataclass
@@ -147,9 +156,13 @@ def _check_total(n: int, weight: float) -> None:
         raise ValueError("sample_weight must have a positive sum; got all zeros")
 
 
-def _frame_block(index: int, y: Any, p: Any, w: Any, X: Any = None) -> pd.DataFrame:
-    p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False, X=X)
+def _frame_block(index: int, y: Any, p: Any, w: Any, X: Any = None, real: bool = False) -> pd.DataFrame:
+    """One partition as a frame of ``p``, ``y``, ``w`` (the features of ``X`` prefixed), and for real outcomes
+    the rows' input order (partition number, then row)."""
+    p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False, X=X, real=_REAL if real else None)
     frame = pd.DataFrame({"p": p, "y": y, "w": w})
+    if real:
+        frame[_sorted.ROW] = np.int64(index) * 2**32 + np.arange(p.size, dtype=np.int64)
     if X is None:
         return frame
     if isinstance(X, pd.Series):
@@ -160,8 +173,11 @@ def _frame_block(index: int, y: Any, p: Any, w: Any, X: Any = None) -> pd.DataFr
     return pd.concat([frame, features], axis=1)
 
 
-def _ordered(y_true: Any, y_prob: Any, sample_weight: Any, X: Any = None) -> _sorted.Ordered:
-    """The rows (with the feature columns of ``X``, if given) sorted by score across the cluster, summarised."""
+def _ordered(
+    y_true: Any, y_prob: Any, sample_weight: Any, X: Any = None, outcome: str = "classification"
+) -> _sorted.Ordered:
+    """The rows (with the feature columns of ``X``, if given) sorted by score across the cluster, summarised;
+    for ``outcome="regression"`` real values, with tied scores in input order."""
     dask = import_optional("dask")
     dd = import_optional("dask.dataframe")
     blocks = aligned({"y_true": y_true, "y_prob": y_prob, "sample_weight": sample_weight, "X": X}, matrix=("X",))
@@ -172,9 +188,11 @@ def _ordered(y_true: Any, y_prob: Any, sample_weight: Any, X: Any = None) -> _so
         empty_X = X.to_frame()._meta if isinstance(X, dd.Series) else X._meta
     else:
         empty_X = np.empty((0, X.shape[1]), dtype=X.dtype)
-    meta = _frame_block(0, np.empty(0), np.empty(0), None, empty_X)
+    check_choice("outcome", outcome, OUTCOMES)
+    real = outcome == "regression"
+    meta = _frame_block(0, np.empty(0), np.empty(0), None, empty_X, real)
     columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["X"], strict=False)
-    frame = dd.from_delayed([task(i, y, p, w, x) for i, (y, p, w, x) in enumerate(columns)], meta=meta)
+    frame = dd.from_delayed([task(i, y, p, w, x, real) for i, (y, p, w, x) in enumerate(columns)], meta=meta)
     ordered = _sorted.sort_by_score(frame)
     _check_total(sum(s.n for s in ordered.stats), sum(s.pos + s.neg for s in ordered.stats))
     return ordered
@@ -196,7 +214,14 @@ _INPUTS = """    y_true : dask Array or Series of shape (n_samples,)
 
 
 def _mirror(
-    name: str, returns: str, *, parameters: str = "", raises: str = "", notes: str = "", type_raises: str = ""
+    name: str,
+    returns: str,
+    *,
+    parameters: str = "",
+    raises: str = "",
+    notes: str = "",
+    type_raises: str = "",
+    inputs: str = _INPUTS,
 ) -> Any:
     """Document a dask metric from the in-memory one it mirrors: its summary line, the shared inputs, the rest,
     and the mirrored docstring's References (the metric's source)."""
@@ -211,7 +236,7 @@ def _mirror(
 
     Parameters
     ----------
-{_INPUTS}{parameters}
+{inputs}{parameters}
 
     Returns
     -------
@@ -262,8 +287,26 @@ def pcoc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     return s.wp / s.wy
 
 
-@_mirror("ecce_std", "sigma : float\n        ``sqrt(sum w^2 p (1 - p)) / sum w``, in probability units.")
-def ecce_std(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+_OUTCOME = """
+    outcome : {"classification", "regression"}, default="classification"
+        Binary labels with probabilities, or real outcomes with real-valued predictions (any finite numbers),
+        as in :mod:`mcal.metrics`."""
+
+
+@_mirror(
+    "ecce_std", "sigma : float\n        ``sqrt(sum w^2 p (1 - p)) / sum w``, in probability units; for regression the "
+    "successive-differences\n        estimate of Guy et al. (2025, eq. 6), in the outcome's units.",
+    parameters=_OUTCOME, raises=", or an unknown ``outcome``",
+    notes="""
+
+    For regression the rows are sorted by prediction across the cluster (tied predictions in input order, as
+    in memory); each partition sums the squared differences of its neighbouring residuals, and the pairs
+    across partition boundaries are added on the client.""",
+)  # fmt: skip
+def ecce_std(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
+    check_choice("outcome", outcome, OUTCOMES)
+    if outcome == "regression":
+        return _sorted.regression_sigma(_ordered(y_true, y_prob, sample_weight, outcome=outcome))
     s = _sums(y_true, y_prob, sample_weight)
     return float(np.sqrt(s.variance) / s.w)
 
@@ -272,11 +315,12 @@ def ecce_std(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     "ecce_sigma",
     "ecce_sigma : float\n        ECCE / sigma (:func:`ecce` over :func:`ecce_std`), unitless.",
     notes="\n\n    Warns FutureWarning in mcal 0.2, as :func:`mcal.metrics.ecce_sigma`: it returned sigma before.",
-)
-def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+    parameters=_OUTCOME, raises=", or an unknown ``outcome``",
+)  # fmt: skip
+def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
     warnings.warn(ECCE_SIGMA_CHANGED, FutureWarning, stacklevel=2)
-    return sigma_scale(ecce(y_true, y_prob, sample_weight=sample_weight),
-                       ecce_std(y_true, y_prob, sample_weight=sample_weight))  # fmt: skip
+    return sigma_scale(ecce(y_true, y_prob, sample_weight=sample_weight, outcome=outcome),
+                       ecce_std(y_true, y_prob, sample_weight=sample_weight, outcome=outcome))  # fmt: skip
 
 
 @_mirror(
@@ -300,7 +344,8 @@ def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10
 
 
 @_mirror(
-    "ecce", "ecce : float\n        ``max_k C_k - min_k C_k`` with ``C_0 = 0``, in probability units.",
+    "ecce", "ecce : float\n        ``max_k C_k - min_k C_k`` with ``C_0 = 0``, in probability units (the outcome's "
+    "units for\n        regression).", parameters=_OUTCOME, raises=", or an unknown ``outcome``",
     notes="""
 
     The rows are sorted by score across the cluster; each partition walks its own cumulative differences
@@ -308,13 +353,21 @@ def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10
     the partitions before them, which gives the range of the global walk exactly (Arrieta-Ibarra et al.,
     JMLR 23(351), 2022; MCGrad paper eq. 1).""",
 )  # fmt: skip
-def ecce(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
-    ordered = _ordered(y_true, y_prob, sample_weight)
+def ecce(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
+    ordered = _ordered(y_true, y_prob, sample_weight, outcome=outcome)
     return _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
 
 
-@_mirror("ecce_pvalue", "pvalue : float\n        ``P(R > ECCE / sigma)`` for the range R of Brownian motion on [0, 1].")
-def ecce_pvalue(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
+@_mirror(
+    "ecce_pvalue", "pvalue : float\n        ``P(R > ECCE / sigma)`` for the range R of Brownian motion on [0, 1].",
+    parameters=_OUTCOME, raises=", or an unknown ``outcome``",
+)  # fmt: skip
+def ecce_pvalue(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
+    check_choice("outcome", outcome, OUTCOMES)
+    if outcome == "regression":  # one sort serves both
+        ordered = _ordered(y_true, y_prob, sample_weight, outcome=outcome)
+        stat = _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
+        return _ecce_pvalue(stat, _sorted.regression_sigma(ordered))
     return _ecce_pvalue(ecce(y_true, y_prob, sample_weight=sample_weight),
                         ecce_std(y_true, y_prob, sample_weight=sample_weight))  # fmt: skip
 
@@ -377,7 +430,10 @@ def _f_rce(s: _Sums, epsilon: float) -> float:
         With neither, the only segment is the whole table.
     categorical_features : "from_dtype", None, or 1-D array-like of int, bool or str, default="from_dtype"
         Which columns of ``X`` the generated segments treat as categorical, as in :func:`mcal.metrics.mce`; only
-        when the segments are generated from ``X`` (not with ``segments``).""",
+        when the segments are generated from ``X`` (not with ``segments``).
+    outcome : {"classification", "regression"}, default="classification"
+        As in :func:`mcal.metrics.mce`: for real outcomes each segment's sigma is the successive-differences
+        estimate within the segment, its pairs across partition boundaries joined on the client.""",
     notes="""
 
     The rows, with the segment features, are sorted by score across the cluster. Each partition evaluates the
@@ -393,7 +449,9 @@ def mce(
     segments: Any = None,
     sample_weight: Any = None,
     categorical_features: Any = "from_dtype",
+    outcome: str = "classification",
 ) -> MCEResult:
+    check_choice("outcome", outcome, OUTCOMES)
     if segments is not None and not isinstance(segments, Segments):
         raise TypeError(f"segments must be a mcal.segments.Segments; got {type(segments).__name__}")
     if segments is not None and X is None:
@@ -406,12 +464,13 @@ def mce(
             if X is not None
             else from_masks(np.ones((1, 1), bool), ["all"])
         )
-    ordered = _ordered(y_true, y_prob, sample_weight, X)
+    ordered = _ordered(y_true, y_prob, sample_weight, X, outcome)
     stats = ordered.stats
     total = sum(s.pos + s.neg for s in stats)
     global_ecce = _sorted.walk_range(ordered) / total
+    regression = outcome == "regression"
     if X is None:
-        walks = np.array([[[s.top], [s.bottom], [s.total], [s.pos + s.neg], [s.variance], [s.n]] for s in stats])
+        walks = np.stack([_whole_partition_walk(s, regression) for s in stats])
     else:
         features = _feature_names(X)
         task = dask.delayed(_sorted.partition_walks, pure=True)
@@ -419,10 +478,66 @@ def mce(
     weight, variance = walks[:, 3].sum(axis=0), walks[:, 4].sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         ecce = np.where(weight > 0, _sorted.segment_ranges(walks) / weight, np.nan)
-        sigma = np.where(weight > 0, np.sqrt(variance) / weight, np.nan)
+        if regression:
+            sigma = join_successive_differences(walks[:, 6:], walks[:, 3], walks[:, 5] > 0)
+            sigma = np.where(weight > 0, sigma, np.nan)
+        else:
+            sigma = np.where(weight > 0, np.sqrt(variance) / weight, np.nan)
+    global_sigma = (
+        _sorted.regression_sigma(ordered) if regression else float(np.sqrt(sum(s.variance for s in stats)) / total)
+    )
     return mce_result(ecce, sigma, weight, global_ecce, segments=segments, sizes=walks[:, 5].sum(axis=0).astype(np.int64),
-                      global_sigma=float(np.sqrt(sum(s.variance for s in stats)) / total),
-                      rate=sum(s.pos for s in stats) / total)  # fmt: skip
+                      global_sigma=global_sigma,
+                      rate=np.nan if regression else sum(s.pos for s in stats) / total)  # fmt: skip
+
+
+def _error_sums(index: int, y: Any, p: Any, w: Any) -> NDArray[np.float64]:
+    p, y, w = clean_block(index, p, y, w, label="y_true", allow_soft=False, real=_REAL, score="y_pred")
+    r = y - p
+    return np.array([p.size, w.sum(), np.dot(w, r * r), np.dot(w, np.abs(r)), np.dot(w, p), np.dot(w, y)])
+
+
+def _errors(y_true: Any, y_pred: Any, sample_weight: Any) -> NDArray[np.float64]:
+    """``(rows, sum w, sum w r^2, sum w |r|, sum w p, sum w y)``, ``r = y - p``, over all partitions."""
+    dask = import_optional("dask")
+    blocks = aligned({"y_true": y_true, "y_pred": y_pred, "sample_weight": sample_weight})
+    task = dask.delayed(_error_sums, pure=True)
+    columns = zip(blocks["y_true"], blocks["y_pred"], blocks["sample_weight"], strict=False)
+    total = np.sum(dask.compute(*[task(i, y, p, w) for i, (y, p, w) in enumerate(columns)]), axis=0)
+    if total[0] == 0:
+        raise ValueError("y_pred must not be empty; got 0 samples in every partition")
+    _check_total(int(total[0]), float(total[1]))
+    return total
+
+
+_REAL_INPUTS = """    y_true : dask Array or Series of shape (n_samples,)
+        Observed outcomes, finite.
+    y_pred : dask Array or Series of shape (n_samples,)
+        Predictions, finite, partitioned as ``y_true``.
+    sample_weight : dask Array or Series of shape (n_samples,), default=None
+        Non-negative weights, partitioned as ``y_true``."""
+
+
+@_mirror(
+    "mse", "mse : float\n        ``sum w (y - p)^2 / sum w``, in squared units of the outcome.", inputs=_REAL_INPUTS
+)
+def mse(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
+    total = _errors(y_true, y_pred, sample_weight)
+    return float(total[2] / total[1])
+
+
+@_mirror("mae", "mae : float\n        ``sum w |y - p| / sum w``, in units of the outcome.", inputs=_REAL_INPUTS)
+def mae(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
+    total = _errors(y_true, y_pred, sample_weight)
+    return float(total[3] / total[1])
+
+
+def _whole_partition_walk(s: _sorted.PartStats, regression: bool) -> NDArray[np.float64]:
+    """A partition's summary as :func:`mcal.dask._sorted.partition_walks` gives it for one segment of every row."""
+    rows = [s.top, s.bottom, s.total, s.pos + s.neg, s.variance, s.n]
+    if regression:
+        rows += list(s.differences) if s.n else [0.0] * 5
+    return np.array(rows)[:, None]
 
 
 def _feature_names(X: Any) -> list[str]:
@@ -481,4 +596,48 @@ def calibration_summary(
         if field is not None:
             row["f_rce"] = _f_rce(s, 0.01)
         rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def regression_summary(y_true: Any, y_preds: Mapping[str, Any], *, sample_weight: Any = None) -> pd.DataFrame:
+    """Every core metric of real-valued predictions, for each named column of dask collections; as
+    :func:`mcal.metrics.regression_summary` without segments (:func:`mce` with ``outcome="regression"`` adds them).
+
+    Parameters
+    ----------
+    y_true : dask Array or Series of shape (n_samples,)
+        Real outcomes, finite.
+    y_preds : mapping of str to dask Array or Series of shape (n_samples,)
+        Prediction columns (finite real numbers) by name, partitioned as ``y_true``.
+    sample_weight : dask Array or Series of shape (n_samples,), default=None
+        Non-negative weights.
+
+    Returns
+    -------
+    table : DataFrame of shape (len(y_preds), 7)
+        The columns of :func:`mcal.metrics.regression_summary` (``mse``, ``mae``, ``mean_prediction``,
+        ``mean_outcome``, ``ecce``, ``ecce_sigma_scale``, ``ecce_pvalue``), with the same values up to the order
+        of floating-point additions.
+
+    Raises
+    ------
+    ValueError
+        On NaN or infinite values (named, with the partition), an empty mapping, mismatched partitions, or
+        weights summing to zero.
+    TypeError
+        If an input is not a dask collection.
+    """
+    if not y_preds:
+        raise ValueError("y_preds must name at least one prediction column; got none")
+    rows = {}
+    for name, p in y_preds.items():
+        total = _errors(y_true, p, sample_weight)
+        ordered = _ordered(y_true, p, sample_weight, outcome="regression")
+        stat = _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
+        sigma = _sorted.regression_sigma(ordered)
+        rows[name] = {
+            "mse": total[2] / total[1], "mae": total[3] / total[1], "mean_prediction": total[4] / total[1],
+            "mean_outcome": total[5] / total[1], "ecce": stat, "ecce_sigma_scale": sigma_scale(stat, sigma),
+            "ecce_pvalue": _ecce_pvalue(stat, sigma),
+        }  # fmt: skip
     return pd.DataFrame.from_dict(rows, orient="index")

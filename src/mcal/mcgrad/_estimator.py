@@ -12,7 +12,9 @@ from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
+from sklearn.utils.validation import check_is_fitted
 
 from mcal._base import BaseCalibrator, Self
 from mcal._constraints import Interval, StrOptions
@@ -145,6 +147,7 @@ class MCGrad(BaseCalibrator):
         ``"log_loss"``); ``validation_scores_[n_rounds_]`` is its minimum when early stopping chose ``T``.
     feature_importances_ : ndarray of shape (n_features_in_ + 1,)
         Total split gain of each feature summed over all rounds; the last entry is the score ``F_{t-1}``.
+        :meth:`feature_importance` gives them by name.
     boosters_ : list of lightgbm.Booster
         The booster of each round.
     n_features_in_ : int
@@ -574,6 +577,26 @@ class MCGrad(BaseCalibrator):
         state.pop("_single_row", None)  # C handles; rebuilt on the next one-row predict
         state.pop("_compiled", None)  # machine code of this process; compile() again where wanted
         return state
+
+    def feature_importance(self) -> pd.Series:
+        """``feature_importances_`` by name, largest first.
+
+        Returns
+        -------
+        importance : Series of shape (n_features_in_ + 1,)
+            Total split gain over all rounds, indexed by ``feature_names_in_`` (``x0``, ``x1``, ... for an array)
+            and ``"score"`` for the score column; sorted in decreasing order, ties in column order.
+
+        Raises
+        ------
+        NotFittedError
+            If called before :meth:`fit`.
+        """
+        check_is_fitted(self, "feature_importances_")
+        names = self.feature_names_in_ if self.feature_names_in_ is not None else [
+            f"x{j}" for j in range(self.n_features_in_)]  # fmt: skip
+        table = pd.Series(self.feature_importances_, index=[*map(str, names), "score"], name="gain")
+        return table.sort_values(ascending=False, kind="stable")
 
     def _importances(self) -> NDArray[np.float64]:
         total = np.zeros(self.encoder_.n_features_in_ + 1, dtype=np.float64)

@@ -18,7 +18,8 @@ from mcal.metrics._curves import (
     wilson_interval,
 )
 from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
-from mcal.metrics._multicalibration import MCEResult, mce, mce_sigma
+from mcal.metrics._findings import worst_segments
+from mcal.metrics._multicalibration import MCEResult, holm, mce, mce_sigma
 from mcal.metrics._multiclass import (
     ClasswiseMCE,
     classwise_ecce,
@@ -58,6 +59,7 @@ __all__ = [
     "ece",
     "f_rce",
     "field_pcoc",
+    "holm",
     "log_loss",
     "mae",
     "max_group_smece",
@@ -80,4 +82,5 @@ __all__ = [
     "top_label_ece",
     "top_label_mce",
     "wilson_interval",
+    "worst_segments",
 ]

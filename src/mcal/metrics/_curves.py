@@ -15,7 +15,7 @@ from scipy.special import ndtri
 
 from mcal._validation import check_metric_inputs, check_positive_int, check_real
 from mcal.metrics._binned import ReliabilityCurve, bin_ids, reliability_curve
-from mcal.metrics._cumulative import _sigma, cumulative_differences
+from mcal.metrics._cumulative import cumulative_differences, outcome_sigma
 
 
 @dataclass(frozen=True)
@@ -244,20 +244,24 @@ def cumulative_curve(
     *,
     sample_weight: ArrayLike | None = None,
     max_points: int = 2000,
+    outcome: str = "classification",
 ) -> CumulativeCurve:
     """Cumulative differences between labels and scores, the curve whose range is ECCE, ready to plot.
 
     Parameters
     ----------
     y_true : array-like of shape (n_samples,)
-        Binary labels.
+        Binary labels (real outcomes for ``outcome="regression"``).
     y_prob : array-like of shape (n_samples,)
-        Probabilities in [0, 1].
+        Probabilities in [0, 1] (real-valued predictions for ``outcome="regression"``).
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
     max_points : int, default=2000
         Most points returned. Longer walks are cut into equal chunks and only each chunk's minimum and maximum
         are kept (with both ends), so the drawn range equals ECCE exactly and the figure stays small on any n.
+    outcome : {"classification", "regression"}, default="classification"
+        As in :func:`ecce`: for real outcomes the walk is in the outcome's units and ``sigma`` is the
+        successive-differences estimate of :func:`ecce_std`.
 
     Returns
     -------
@@ -290,11 +294,11 @@ def cumulative_curve(
     ([0.0, 0.25, 0.5, 0.75, 1.0], [0.0, -0.025, 0.15, 0.0, 0.025])
     """
     check_positive_int("max_points", max_points, minimum=4)
-    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
+    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight, outcome)
     walk = cumulative_differences(y, p, w)
     distinct, inverse = np.unique(p, return_inverse=True)
     cum_weight = np.concatenate(([0.0], np.cumsum(np.bincount(inverse, weights=w))))
     fraction = cum_weight / cum_weight[-1]
     score = np.concatenate((distinct[:1], distinct))
     keep = _thin_keeping_extremes(walk, int(max_points))
-    return CumulativeCurve(fraction[keep], walk[keep], score[keep], _sigma(p, w), int(distinct.size))
+    return CumulativeCurve(fraction[keep], walk[keep], score[keep], outcome_sigma(y, p, w, outcome), int(distinct.size))

@@ -21,7 +21,8 @@ from mcal.segments import Segments, from_masks, generate_segments
 #: The minimum detectable error is this many global sigmas (Guy et al. 2025; ``mcgrad`` ``mde``).
 _MDE_SIGMAS = 5.0
 
-_TABLE_COLUMNS = ["segment", "description", "size", "weight", "ecce", "sigma", "ecce_sigma", "pvalue"]
+_TABLE_COLUMNS = ["segment", "description", "size", "weight", "mean_prediction", "mean_outcome", "direction", "ecce",
+                  "sigma", "ecce_sigma", "pvalue", "pvalue_adjusted"]  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +44,9 @@ class MCEResult:
         ``mce_absolute / minority_prevalence``, a fraction (``mcgrad`` reports it in percent); NaN for regression.
     pvalue : float
         Brownian-range tail probability of ``mce_sigma`` (not adjusted for multiple testing; 0.0 below 1e-15).
+    pvalue_adjusted : float
+        ``pvalue`` adjusted for the number of segments tested (Holm 1979, which for the smallest p-value is
+        Bonferroni's ``min(1, m * pvalue)``; ``m`` the segments of positive weight).
     mde : float
         Minimum detectable error, ``5 * sigma``, in probability units.
     mde_relative : float
@@ -59,17 +63,22 @@ class MCEResult:
         Number of segments evaluated.
     capped : bool
         Whether the cap of generated segments applied.
-    table : DataFrame of shape (n_segments, 8)
+    table : DataFrame of shape (n_segments, 12)
         One row per segment, worst first (by ``ecce_sigma``, then segment number): ``segment`` (its number in
         the :class:`~mcal.segments.Segments`), ``description``, ``size`` (rows), ``weight`` (total sample weight),
-        ``ecce`` (probability units), ``sigma``, ``ecce_sigma`` and ``pvalue``. Segments of zero weight have NaN
-        statistics and come last.
+        ``mean_prediction`` and ``mean_outcome`` (weighted means over the segment; the observed rate for binary
+        labels), ``direction`` (``"over"`` where the mean prediction exceeds the mean outcome, ``"under"`` where
+        it falls short, ``""`` where they are equal or unknown), ``ecce`` (probability units), ``sigma``,
+        ``ecce_sigma``, ``pvalue`` and ``pvalue_adjusted`` (Holm's step-down adjustment over the segments of
+        positive weight, which holds the family-wise error rate under any dependence between the overlapping
+        segments). Segments of zero weight have NaN statistics and come last.
     """
 
     mce_sigma: float
     mce_absolute: float
     mce_relative: float
     pvalue: float
+    pvalue_adjusted: float
     mde: float
     mde_relative: float
     global_ecce: float
@@ -226,6 +235,39 @@ def _pvalues(ecce_sigma: NDArray[np.float64]) -> NDArray[np.float64]:
     return out
 
 
+def holm(pvalues: ArrayLike) -> NDArray[np.float64]:
+    """Holm's step-down adjustment of p-values for multiple testing; NaN entries are not tests and stay NaN.
+
+    Parameters
+    ----------
+    pvalues : array-like of shape (n_tests,)
+        Unadjusted p-values in [0, 1], NaN for no test.
+
+    Returns
+    -------
+    adjusted : ndarray of shape (n_tests,)
+        :math:`\\tilde p_{(i)} = \\max_{j \\le i} \\min(1, (m - j + 1) p_{(j)})` with :math:`p_{(1)} \\le \\dots
+        \\le p_{(m)}` the ``m`` non-NaN p-values in order: each is at least its own p-value, and rejecting where
+        it is below :math:`\\alpha` keeps the family-wise error rate at :math:`\\alpha` whatever the dependence.
+
+    References
+    ----------
+    .. [1] S. Holm, "A simple sequentially rejective multiple test procedure", Scand. J. Statist. 6(2), 1979.
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03, float("nan")]).round(4).tolist()
+    [0.03, 0.06, 0.06, nan]
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    tested = np.flatnonzero(~np.isnan(p))
+    order = tested[np.argsort(p[tested], kind="stable")]
+    factors = np.arange(order.size, 0, -1, dtype=np.float64)
+    out[order] = np.maximum.accumulate(np.minimum(1.0, factors * p[order]))
+    return out
+
+
 def check_categorical_use(categorical_features: Any, X: Any, segments: Any) -> None:
     """Refuse a ``categorical_features`` other than ``"from_dtype"`` where no segments are generated from ``X``
     (it would be ignored)."""
@@ -355,18 +397,22 @@ def mce(
     segs = _resolve_segments(X, segments, y.shape[0], categorical_features)
     ecce, sigma, weight, global_ecce = segment_ecce(y, p, w, segs, outcome)
     rate = np.nan if outcome == "regression" else float(np.dot(w, y) / w.sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = segs.segment_sums(w * p) / weight, segs.segment_sums(w * y) / weight
     return mce_result(ecce, sigma, weight, global_ecce, segments=segs, sizes=segs.sizes,
-                      global_sigma=outcome_sigma(y, p, w, outcome), rate=rate)  # fmt: skip
+                      global_sigma=outcome_sigma(y, p, w, outcome), rate=rate, means=means)  # fmt: skip
 
 
 def mce_result(
     ecce: NDArray[np.float64], sigma: NDArray[np.float64], weight: NDArray[np.float64], global_ecce: float, *,
     segments: Segments, sizes: NDArray[np.int64], global_sigma: float, rate: float,
+    means: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
 ) -> MCEResult:  # fmt: skip
     """The :class:`MCEResult` of per-segment ECCE, sigma and weight (NaN for empty segments), however computed.
 
     ``segments`` gives the descriptions and the cap, ``sizes`` the rows per segment, ``rate`` the weighted
-    positive rate. Shared by :func:`mce` and ``mcal.dask.metrics.mce``.
+    positive rate, ``means`` the weighted mean prediction and mean outcome of each segment (NaN, and no
+    direction, when None). Shared by :func:`mce` and ``mcal.dask.metrics.mce``.
 
     Raises
     ------
@@ -378,16 +424,23 @@ def mce_result(
     if np.isnan(ecce_sigma).all():
         raise ValueError("segments must include one with positive total sample weight; got none")
     pvalues = _pvalues(ecce_sigma)
+    adjusted = holm(pvalues)
+    mean_prediction, mean_outcome = (np.full(segs.n_segments, np.nan),) * 2 if means is None else means
+    direction = np.select([mean_prediction > mean_outcome, mean_prediction < mean_outcome], ["over", "under"], "")
     table = pd.DataFrame(
         {
             "segment": np.arange(segs.n_segments),
             "description": segs.descriptions,
             "size": sizes,
             "weight": weight,
+            "mean_prediction": mean_prediction,
+            "mean_outcome": mean_outcome,
+            "direction": direction,
             "ecce": ecce,
             "sigma": sigma,
             "ecce_sigma": ecce_sigma,
             "pvalue": pvalues,
+            "pvalue_adjusted": adjusted,
         },
         columns=_TABLE_COLUMNS,
     )
@@ -403,6 +456,7 @@ def mce_result(
         mce_absolute=float(mce_absolute),
         mce_relative=float(relative[0]),
         pvalue=float(table["pvalue"].iloc[0]),
+        pvalue_adjusted=float(table["pvalue_adjusted"].iloc[0]),
         mde=_MDE_SIGMAS * global_sigma,
         mde_relative=float(relative[1]),
         global_ecce=global_ecce,

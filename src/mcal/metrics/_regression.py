@@ -44,6 +44,23 @@ def successive_difference_sigmas(
     -------
     sigma : ndarray of shape (n_groups,)
     """
+    parts = successive_difference_parts(residuals, weights, positions, starts)
+    w = weights if positions is None else weights[positions]
+    return _sigmas(parts[0], np.add.reduceat(w, starts), parts[2], parts[4])
+
+
+def successive_difference_parts(
+    residuals: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    positions: NDArray[np.intp] | None,
+    starts: NDArray[np.intp],
+) -> NDArray[np.float64]:
+    """The pieces of :func:`successive_difference_sigmas` of every group that rows elsewhere can extend.
+
+    Returns an array of shape (5, n_groups): the sum of the squared weighted differences of neighbours within the
+    group, and the residual and weight of its first and of its last row. Groups of rows spread over several
+    sorted blocks (the partitions of a cluster) are joined by :func:`join_successive_differences`.
+    """
     r = residuals if positions is None else residuals[positions]
     w = weights if positions is None else weights[positions]
     pairs = np.empty(r.size)
@@ -51,10 +68,48 @@ def successive_difference_sigmas(
     np.square(np.diff(r) * (w[1:] + w[:-1]), out=pairs[1:])
     pairs[starts] = 0.0  # the pair that would join a group to the one before it
     ends = np.append(starts[1:], r.size) - 1
-    total = np.add.reduceat(w, starts)
-    denominator = 4.0 * total * (2.0 * total - w[starts] - w[ends])
+    return np.stack([np.add.reduceat(pairs, starts), r[starts], w[starts], r[ends], w[ends]])
+
+
+def join_successive_differences(
+    parts: NDArray[np.float64], totals: NDArray[np.float64], present: NDArray[np.bool_]
+) -> NDArray[np.float64]:
+    """:func:`successive_difference_sigmas` of groups whose rows lie in consecutive sorted blocks.
+
+    Parameters
+    ----------
+    parts : ndarray of shape (n_blocks, 5, n_groups)
+        :func:`successive_difference_parts` of each block, in score order (any values where a group is absent).
+    totals : ndarray of shape (n_blocks, n_groups)
+        Weight of each group in each block.
+    present : ndarray of shape (n_blocks, n_groups)
+        Whether the block holds rows of the group.
+
+    Returns
+    -------
+    sigma : ndarray of shape (n_groups,)
+        The scale of each group, as if its rows had been in one block (0 for a group without rows).
+    """
+    n_groups = parts.shape[2]
+    pairs, first_w, last_r, last_w = (np.zeros(n_groups) for _ in range(4))
+    seen = np.zeros(n_groups, dtype=bool)
+    for part, here in zip(parts, present, strict=True):
+        joined = seen & here  # the pair of the group's last row so far and its first row in this block
+        step = np.where(joined, np.square((part[1] - last_r) * (part[2] + last_w)), 0.0)
+        pairs += np.where(here, part[0], 0.0) + step
+        first_w = np.where(here & ~seen, part[2], first_w)
+        last_r, last_w = np.where(here, part[3], last_r), np.where(here, part[4], last_w)
+        seen |= here
+    return _sigmas(pairs, totals.sum(axis=0), first_w, last_w)
+
+
+def _sigmas(
+    pairs: NDArray[np.float64], total: NDArray[np.float64], first_w: NDArray[np.float64], last_w: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """eq. 6 of Guy et al. from its sums: ``sqrt(pairs / (4 W (2 W - w_first - w_last)))``, 0 where undefined."""
+    denominator = 4.0 * total * (2.0 * total - first_w - last_w)
     with np.errstate(divide="ignore", invalid="ignore"):
-        variance = np.where(denominator > 0, np.add.reduceat(pairs, starts) / denominator, 0.0)
+        variance = np.where(denominator > 0, pairs / denominator, 0.0)
     return np.sqrt(variance)
 
 

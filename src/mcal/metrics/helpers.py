@@ -11,6 +11,7 @@ from mcal.metrics._curves import check_open_unit
 from mcal.metrics._field import encode_field
 from mcal.metrics._multicalibration import _resolve_segments as resolve_segments
 from mcal.metrics._multicalibration import check_categorical_use, mce_result, walk_extremes
+from mcal.metrics._regression import join_successive_differences, successive_difference_parts
 
 __all__ = [
     "ECCE_SIGMA_CHANGED",
@@ -19,8 +20,10 @@ __all__ = [
     "check_categorical_use",
     "check_open_unit",
     "encode_field",
+    "join_successive_differences",
     "mce_result",
     "resolve_segments",
     "sigma_scale",
+    "successive_difference_parts",
     "walk_extremes",
 ]

@@ -95,6 +95,10 @@ min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_feature
     ImportError
         If LightGBM is not installed (``pip install "mcal[mcgrad]"``).
 
+    See Also
+    --------
+    mcal.dask.DaskRegressionMCGrad : the same rounds on a Dask cluster; its fitted model is a RegressionMCGrad.
+
     Notes
     -----
     Round ``t``, with ``L`` the loss on the link scale (``L(F, y) = (y - F)^2`` for the squared error):

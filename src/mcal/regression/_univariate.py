@@ -53,6 +53,11 @@ class IsotonicRecalibration(RegressionCalibrator, IsotonicCalibration):
 
     _probabilities: ClassVar[bool] = False
 
+    _parameter_constraints: ClassVar[dict] = {}  # real outcomes have no extremes of 0 and 1 to keep away from
+
+    def __init__(self) -> None:
+        pass
+
 
 class LinearRecalibration(RegressionCalibrator, BaseCalibrator):
     r"""Linear recalibration: the weighted least-squares line of the outcome on the prediction.

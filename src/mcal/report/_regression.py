@@ -15,7 +15,10 @@ from mcal._persistence import atomic_write_bytes
 from mcal._validation import check_positive_int
 from mcal.metrics import mce, regression_summary, reliability_curve
 from mcal.metrics.helpers import check_categorical_use, resolve_segments
-from mcal.report import _check_inputs, _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
+from mcal.report._checks import _check_inputs
+from mcal.report._findings import PVALUE_FLOOR
+from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
+from mcal.report._segments import _pvalue_cell
 
 #: Rows of the MCE table of real outcomes (the relative scales need a prevalence).
 _MCE_ROWS = (("mce_sigma", "MCE (ECCE / σ of the worst segment)"), ("pvalue", "p-value"),
@@ -42,7 +45,7 @@ def regression_report(
     Figure = import_optional("matplotlib.figure").Figure
     weighted = sample_weight is not None
     sections = [_metrics_section(regression_summary(y, preds, sample_weight=w), n_bins, note=_NOTE),
-                _reliability_section(Figure, y, preds, w, n_bins)]  # fmt: skip
+                _reliability_section(Figure, y, preds, w, n_bins), _cumulative_section(Figure, y, preds, w)]  # fmt: skip
     if segs is not None:
         sections.append(_segments_section(y, preds, w, segs, n_worst_segments))
     name = title or "Calibration report"
@@ -78,19 +81,49 @@ def _reliability_section(Figure: Any, y: NDArray, preds: dict, w: NDArray, n_bin
     )
 
 
+def _cumulative_section(Figure: Any, y: NDArray, preds: dict, w: NDArray) -> str:
+    from mcal.plotting import plot_cumulative_differences
+
+    axes = {
+        name: plot_cumulative_differences(y, p, sample_weight=w, outcome="regression",
+                                          ax=Figure(figsize=(4.4, 3.8)).add_subplot())
+        for name, p in preds.items()
+    }  # fmt: skip
+    low, high = min(ax.get_ylim()[0] for ax in axes.values()), max(ax.get_ylim()[1] for ax in axes.values())
+    panels = []
+    for name, ax in axes.items():
+        ax.set_ylim(low, high)  # one vertical scale, so that the columns compare at a glance
+        panels.append(
+            _figure_panel(
+                name, _svg_uri(ax.figure), f"Cumulative differences between outcomes and predictions of {name}"
+            )
+        )
+    return (
+        '<section id="cumulative"><h2>Cumulative differences (ECCE)</h2>'
+        '<p class="note">The running sum of outcome minus prediction, in prediction order, divided by the total '
+        "weight (Arrieta-Ibarra et al. 2022), in the outcome's units. No bins: ECCE is the curve's range. A slope "
+        "over a stretch of predictions is miscalibration there (up: outcomes above the predictions); a calibrated "
+        "model wanders like Brownian motion, and the black bar at the origin is the range it exceeds with "
+        "probability 5%, σ estimated from successive differences of the residuals. The panels share one vertical "
+        "scale.</p>"
+        f'<div class="grid">{"".join(panels)}</div></section>'
+    )
+
+
 def _segments_section(y: NDArray, preds: dict, w: NDArray, segs: Any, n_worst: int) -> str:
     results = {name: mce(y, p, segments=segs, sample_weight=w, outcome="regression") for name, p in preds.items()}
     head = "".join(f"<th>{escape(n)}</th>" for n in preds)
     summary = "".join(
         f'<tr data-metric="{key}"><th scope="row">{label}</th>'
-        + "".join(_num(getattr(r, key)) for r in results.values()) + "</tr>"
+        + "".join(_pvalue_cell(r.pvalue, PVALUE_FLOOR) if key == "pvalue" else _num(getattr(r, key))
+                  for r in results.values()) + "</tr>"
         for key, label in _MCE_ROWS
     )  # fmt: skip
     panels = []
     for name, r in results.items():
         rows = "".join(
             f"<tr><td>{rank}</td><td>{escape(str(seg.description))}</td><td class=\"num\">{seg.size:,}</td>"
-            + "".join(_num(v) for v in (seg.ecce, seg.ecce_sigma, seg.pvalue)) + "</tr>"
+            + _num(seg.ecce) + _num(seg.ecce_sigma) + _pvalue_cell(seg.pvalue, PVALUE_FLOOR) + "</tr>"
             for rank, seg in enumerate(r.table.head(n_worst).itertuples(index=False), start=1)
         )  # fmt: skip
         panels.append(

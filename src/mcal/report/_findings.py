@@ -1,0 +1,95 @@
+"""Readable forms of the segment findings: p-values that never read "0", and one table across score columns."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+#: p-values below this print as "< 1e-15": the Brownian-range tail is computed to about this precision.
+PVALUE_FLOOR = 1e-15
+
+
+def format_pvalue(pvalue: float, *, floor: float = PVALUE_FLOOR) -> str:
+    """A p-value as text, ``"< 1e-15"`` (``floor``) below its precision instead of ``"0"``.
+
+    Parameters
+    ----------
+    pvalue : float
+        A p-value in [0, 1], or NaN (no test: ``"–"``).
+    floor : float, default=1e-15
+        Smallest p-value printed as a number; for a p-value adjusted over ``m`` tests, ``m`` times that of one.
+
+    Returns
+    -------
+    text : str
+        Three significant digits, or ``"< floor"``.
+
+    Examples
+    --------
+    >>> format_pvalue(0.0), format_pvalue(0.01234), format_pvalue(0.0, floor=347e-15), format_pvalue(float("nan"))
+    ('< 1e-15', '0.0123', '< 3.5e-13', '–')
+    """
+    if math.isnan(pvalue):
+        return "–"
+    if pvalue < floor:
+        return f"< {floor:.2g}"
+    return f"{pvalue:.3g}"
+
+
+def p_equals(pvalue: float, *, floor: float = PVALUE_FLOOR) -> str:
+    """``"p = 0.0123"``, or ``"p < 1e-15"`` below the floor (see :func:`format_pvalue`)."""
+    text = format_pvalue(pvalue, floor=floor)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+def findings_table(worst: pd.DataFrame, n_tests: int) -> pd.DataFrame:
+    """The rows of :func:`mcal.metrics.worst_segments` as one text table: a row per segment, a column group per
+    score column (mean score, direction, ECCE / σ, Holm-adjusted p-value).
+
+    Parameters
+    ----------
+    worst : DataFrame
+        As returned by :func:`mcal.metrics.worst_segments`.
+    n_tests : int
+        Segments the p-values were adjusted over (sets the floor of the adjusted p-values, ``n_tests * 1e-15``).
+
+    Returns
+    -------
+    table : DataFrame of str
+        Index: the rank; columns: ``("", "segment")``, ``("", "rows")``, ``("", "observed")``, ``("", "similar")``
+        and, for each score column ``c``, ``(c, "mean")``, ``(c, "error")``, ``(c, "ECCE/σ")`` and
+        ``(c, "p (Holm)")``.
+    """
+    floor = min(1.0, n_tests * PVALUE_FLOOR)
+    rows = {}
+    for rank, group in worst.groupby("rank", sort=True):
+        first = group.iloc[0]
+        row = {("", "segment"): first["description"], ("", "rows"): f"{int(first['size']):,}",
+               ("", "observed"): f"{first['mean_outcome']:.4g}", ("", "similar"): str(int(group["n_similar"].max()))}  # fmt: skip
+        for r in group.itertuples(index=False):
+            row[(r.score, "mean")] = f"{r.mean_prediction:.4g}"
+            row[(r.score, "error")] = r.direction or "–"
+            row[(r.score, "ECCE/σ")] = f"{r.ecce_sigma:.3g}"
+            row[(r.score, "p (Holm)")] = format_pvalue(r.pvalue_adjusted, floor=floor)
+        rows[rank] = row
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.columns = pd.MultiIndex.from_tuples(table.columns)
+    return table
+
+
+def findings_note(worst: pd.DataFrame, n_tests: int, max_overlap: float | None) -> str:
+    """One sentence saying how the table of :func:`findings_table` was made."""
+    scores = list(dict.fromkeys(worst["score"]))
+    order = f"{scores[0]}'s worst segments first, then each later column's" if len(scores) > 1 else "worst first"
+    grouped = int(worst.drop_duplicates("rank")["n_similar"].sum())
+    rule = (
+        "near-duplicates not grouped"
+        if max_overlap is None
+        else f"{grouped} near-duplicate(s) grouped into the row they resemble (same error direction, sharing "
+        f">= {max_overlap:.0%} of the larger segment's weight)"
+    )
+    return (
+        f"{order}; {n_tests:,} segments tested, p-values Holm-adjusted for {n_tests:,} tests; {rule}; error: "
+        "'over' where the mean score exceeds the observed rate, 'under' where it falls short"
+    )

@@ -1,0 +1,239 @@
+"""HTML building blocks of the report: page, header, tables, number cells and embedded figures."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import io
+import math
+from html import escape
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from mcal.segments import Segments
+
+#: Label, and which direction is better ("min", "max", "one" for closest to 1, None), of each summary column.
+_METRICS: dict[str, tuple[str, str | None]] = {
+    "log_loss": ("Log loss", "min"),
+    "brier_score": ("Brier score", "min"),
+    "roc_auc": ("ROC-AUC", "max"),
+    "pr_auc": ("PR-AUC", "max"),
+    "ece": ("ECE", "min"),
+    "ecce": ("ECCE", "min"),
+    "ecce_sigma_scale": ("ECCE / σ", "min"),
+    "ecce_pvalue": ("ECCE p-value", None),
+    "pcoc": ("PCOC", "one"),
+    "f_rce": ("F-RCE", "min"),
+    "mse": ("MSE", "min"),
+    "mae": ("MAE", "min"),
+    "mean_prediction": ("mean prediction", None),
+    "mean_outcome": ("mean outcome", None),
+}
+
+_CSS = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: #1d2330;
+       margin: 0 auto; padding: 1.5rem 2rem 3rem; max-width: 1400px; background: #fff; }
+h1 { font-size: 1.6rem; margin: 0 0 .6rem; } h2 { font-size: 1.25rem; margin: 2rem 0 .5rem;
+     border-bottom: 2px solid #e3e7ef; padding-bottom: .2rem; } h3 { font-size: 1rem; margin: .2rem 0 .4rem; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1.2rem; margin: 0; }
+dl.facts dt { color: #5a6478; } dl.facts dd { margin: 0; }
+nav a { margin-right: 1rem; color: #2458a6; text-decoration: none; }
+table { border-collapse: collapse; margin: .4rem 0; font-variant-numeric: tabular-nums; }
+th, td { padding: .25rem .6rem; border-bottom: 1px solid #e3e7ef; text-align: right; vertical-align: middle; }
+th:first-child, td:first-child { text-align: left; } thead th { background: #f4f6fa; } td.num { white-space: nowrap; }
+td.best { font-weight: 700; color: #11663a; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 1rem 1.5rem; }
+.grid.wide { grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); }
+table.segments td:nth-child(2) { text-align: left; max-width: 16rem; overflow-wrap: anywhere; }
+figure.panel { margin: 0; padding: .6rem; border: 1px solid #e3e7ef; border-radius: 6px; }
+figure.panel img { width: 100%; height: auto; display: block; }
+figcaption { font-weight: 600; margin-bottom: .3rem; overflow-wrap: anywhere; }
+img.thumb { width: 120px; height: auto; display: block; }
+details { margin-top: .4rem; } summary { cursor: pointer; color: #2458a6; }
+p.note, .muted { color: #5a6478; } .num { font-variant-numeric: tabular-nums; }
+.ci { font-size: 0.8em; color: #5a6478; }
+footer { margin-top: 2.5rem; font-size: .9rem; color: #5a6478; }
+.scroll { overflow-x: auto; max-width: 100%; } th.group { text-align: center; border-bottom: 2px solid #c9d1e0; }
+td.dir.over { color: #a5361f; } td.dir.under { color: #1f5fa5; } td.fail { background: #fde8e8; font-weight: 700; }
+table.sortable thead tr:last-child th { cursor: pointer; } table.sortable th[aria-sort]::after { content: " ⇅"; }
+ul.verdict { padding-left: 1.2rem; } ul.verdict li { margin: .3rem 0; }
+figure.overlay { max-width: 640px; }
+"""
+
+#: Sorts a ``table.sortable`` by the clicked column of its last header row (numbers by ``data-value``, else text).
+_SCRIPT = """
+document.querySelectorAll("table.sortable").forEach(function (table) {
+  var heads = table.tHead.rows[table.tHead.rows.length - 1].cells;
+  Array.prototype.forEach.call(heads, function (th, col) {
+    th.addEventListener("click", function () {
+      var up = th.getAttribute("aria-sort") !== "ascending", body = table.tBodies[0];
+      Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", up ? "ascending" : "descending");
+      var key = function (row) {
+        var cell = row.cells[col], v = cell.getAttribute("data-value");
+        var n = v === null ? parseFloat(cell.textContent.replace(/,/g, "")) : parseFloat(v);
+        return isNaN(n) ? cell.textContent : n;
+      };
+      var rows = Array.prototype.slice.call(body.rows).sort(function (a, b) {
+        var x = key(a), y = key(b), c = typeof x === typeof y ? (x < y ? -1 : x > y ? 1 : 0) : typeof x === "number" ? -1 : 1;
+        return up ? c : -c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    });
+  });
+});
+"""
+
+
+# ----------------------------------------------------------------------------------------------- formatting
+
+
+def _num(value: float, digits: int = 4, css: str = "num", interval: tuple[float, float] | None = None) -> str:
+    """A table cell: the value rounded for reading, the exact value in ``data-value`` for machines; an
+    ``interval`` (low, high) is shown beneath it and kept in ``data-low``/``data-high``."""
+    value = float(value)
+    if math.isnan(value):
+        return f'<td class="{css}" data-value="nan">–</td>'
+    if interval is None:
+        return f'<td class="{css}" data-value="{value!r}">{value:.{digits}g}</td>'
+    low, high = (float(v) for v in interval)
+    shown = "–" if math.isnan(low) else f"{low:.3g} to {high:.3g}"
+    return (
+        f'<td class="{css}" data-value="{value!r}" data-low="{low!r}" data-high="{high!r}">{value:.{digits}g}'
+        f'<br><span class="ci">{shown}</span></td>'
+    )
+
+
+def _interval(ci: dict | None, name: str, metric: str) -> tuple[float, float] | None:
+    """The bootstrap interval of ``metric`` for score column ``name`` from ``ci["table"]``, if there is one."""
+    if ci is None or f"{metric}_low" not in ci["table"].columns:
+        return None
+    return ci["table"].loc[name, f"{metric}_low"], ci["table"].loc[name, f"{metric}_high"]
+
+
+def _ci_note(ci: dict | None) -> str:
+    if ci is None:
+        return ""
+    return (
+        f" Beneath a value, its {ci['confidence_level']:.0%} bootstrap percentile interval ({ci['n_resamples']} "
+        "resamples of the rows with their weights; <code>mcal.metrics.bootstrap</code>); for ECE, ECCE and MCE, "
+        "which are biased upwards, it shows the statistic's variability, not a range for the true error."
+    )
+
+
+def _best(values: pd.Series, rule: str | None) -> set[str]:
+    finite = values.dropna()
+    if rule is None or finite.empty or len(values) < 2:
+        return set()
+    key = {"min": finite, "max": -finite, "one": (finite - 1.0).abs()}[rule]
+    return set(key.index[key == key.min()])
+
+
+def _svg_uri(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _figure_panel(name: str, uri: str, alt: str, extra: str = "") -> str:
+    return (
+        f'<figure class="panel" data-score="{escape(name)}"><figcaption>{escape(name)}</figcaption>'
+        f'<img alt="{escape(alt)}" src="{uri}">{extra}</figure>'
+    )
+
+
+# ----------------------------------------------------------------------------------------------- sections
+
+
+def _header(
+    title: str,
+    description: str | None,
+    y: NDArray,
+    w: NDArray,
+    weighted: bool,
+    probs: dict,
+    field_name: Any,
+    fields: tuple[NDArray, NDArray] | None,
+    segs: Segments | None,
+    rate: str = "Positive rate",
+) -> str:
+    from mcal import __version__
+
+    total = float(w.sum())
+    facts = [
+        ("Data", escape(description) if description else '<span class="muted">not described</span>'),
+        ("Rows", f"{y.shape[0]:,}"),
+        ("Weights", f"sample weights, total {total:,.6g}" if weighted else "none (every row counts once)"),
+        (rate, f"{float(np.dot(w, y)) / total:.4g}" + (" (weighted)" if weighted else "")),
+        ("Score columns", ", ".join(escape(n) for n in probs)),
+    ]
+    if fields is not None:
+        name = "field" if field_name is None else str(field_name)
+        facts.append(("Field", f"{escape(name)} ({len(fields[1]):,} values)"))
+    if segs is not None:
+        capped = " (capped)" if segs.capped else ""
+        facts.append(("Segments", f"{segs.n_segments:,}{capped}"))
+    created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    facts += [("Created", created), ("mcal version", escape(__version__))]
+    rows = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in facts)
+    return f'<header id="header"><h1>{escape(title)}</h1><dl class="facts">{rows}</dl></header>'
+
+
+def _metrics_section(summary: pd.DataFrame, n_bins: int, ci: dict | None = None, note: str | None = None) -> str:
+    head = "".join(f"<th>{escape(n)}</th>" for n in summary.index)
+    body = []
+    for column in summary.columns:
+        label, rule = _METRICS.get(column, (column, None))
+        best = _best(summary[column], rule)
+        cells = "".join(_num(v, css="num best" if name in best else "num", interval=_interval(ci, name, column))
+                        for name, v in summary[column].items())  # fmt: skip
+        body.append(f'<tr data-metric="{escape(column)}"><th scope="row">{escape(label)}</th>{cells}</tr>')
+    return (
+        '<section id="metrics"><h2>Core metrics</h2>'
+        f'<div class="scroll"><table class="metrics"><thead><tr><th>metric</th>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+        + '<p class="note">'
+        + (
+            note
+            or f"From <code>mcal.metrics.calibration_summary</code>. ECE on {n_bins} equal-width bins; "
+            "ECCE is the range of the cumulative differences (no bins), ECCE / σ its size in standard deviations "
+            "under perfect calibration, with its p-value; PCOC is mean score over mean label (1 is calibrated in the "
+            "large)."
+        )
+        + f" Bold marks the best column of a row.{_ci_note(ci)}</p></section>"
+    )
+
+
+def _page(title: str, header: str, sections: list[str]) -> str:
+    from mcal import __version__
+
+    nav = "".join(
+        f'<a href="#{sid}">{label}</a>'
+        for sid, label in (
+            ("verdict", "Verdict"),
+            ("metrics", "Metrics"),
+            ("reliability", "Reliability"),
+            ("cumulative", "Cumulative"),
+            ("multicalibration", "Segments"),
+            ("features", "Features"),
+            ("fields", "Fields"),
+        )
+        if f'<section id="{sid}"' in "".join(sections)
+    )
+    footer = (
+        '<footer id="notes">Made by mcal ' + escape(__version__) + ". Intervals: Wilson (1927) score intervals. "
+        "ECCE: Arrieta-Ibarra, Gujral, Tannen, Tygert, Xu, JMLR 23(351), 2022; MCGrad (Tax et al. 2025), eq. 1. "
+        "MCE: MCGrad, eq. 2, and Guy et al., arXiv 2506.11251, 2025. "
+        "PCOC and F-RCE: MCNet (Dai et al. 2025), eq. 3-4. Multiple testing: Holm, Scand. J. Statist. 6(2), 1979. "
+        "This file is self-contained (its one script sorts tables) and needs no network.</footer>"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="generator" content="mcal {escape(__version__)}"><title>{escape(title)}</title>'
+        f"<style>{_CSS}</style></head><body>{header}<nav>{nav}</nav>{''.join(sections)}{footer}"
+        f"<script>{_SCRIPT}</script></body></html>\n"
+    )

@@ -1,0 +1,165 @@
+"""The multicalibration section of the report: MCE per column and the worst segments."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from mcal.metrics import (
+    segment_intervals,
+)
+from mcal.report._findings import PVALUE_FLOOR, findings_note, format_pvalue
+from mcal.report._html import _ci_note, _figure_panel, _interval, _num, _svg_uri
+from mcal.segments import Segments
+
+#: Rows of the MCE summary table: attribute of :class:`mcal.metrics.MCEResult` and label.
+_MCE_ROWS = (
+    ("mce_sigma", "MCE (ECCE / σ of the worst segment)"),
+    ("pvalue", "p-value"),
+    ("pvalue_adjusted", "p-value, Holm-adjusted over the segments"),
+    ("mce_absolute", "MCE, absolute"),
+    ("mce_relative", "MCE, relative to the rarer class"),
+    ("mde", "minimum detectable error"),
+    ("global_ecce_sigma", "global ECCE / σ"),
+)
+
+
+def _thumbnail(Figure: Any, y: NDArray, p: NDArray, w: NDArray | None, confidence: float) -> str:
+    from mcal.plotting import plot_reliability_diagram
+
+    ax = Figure(figsize=(1.9, 1.9)).add_subplot()
+    plot_reliability_diagram(y, p, sample_weight=w, n_bins=5, confidence=confidence, ax=ax)
+    ax.set_xlabel("score", fontsize=6, labelpad=1)
+    ax.set_ylabel("observed", fontsize=6, labelpad=1)
+    ax.set_xticks([0, 0.5, 1], labels=["0", ".5", "1"])
+    ax.set_yticks([0, 0.5, 1], labels=["0", ".5", "1"])
+    ax.tick_params(labelsize=6, length=2, pad=1)
+    return _svg_uri(ax.figure)
+
+
+def _pvalue_cell(pvalue: float, floor: float) -> str:
+    """A p-value cell that never reads 0: ``< floor`` below the precision of the Brownian-range tail."""
+    text = format_pvalue(float(pvalue), floor=floor)
+    return f'<td class="num" data-value="{float(pvalue)!r}">{escape(text)}</td>'
+
+
+def _findings_rows(
+    Figure: Any, y: NDArray, probs: dict, w: NDArray | None, segs: Segments, worst: pd.DataFrame,
+    n_tests: int, confidence: float, intervals: dict | None,
+) -> list[str]:  # fmt: skip
+    floor = min(1.0, n_tests * PVALUE_FLOOR)
+    rows = []
+    for rank, group in worst.groupby("rank", sort=True):
+        first = group.iloc[0]
+        idx = segs.indices(int(first["segment"]))
+        cells = [
+            f'<td class="num">{rank}</td><td>{escape(str(first["description"]))}</td>',
+            f'<td class="num" data-value="{int(first["size"])}">{int(first["size"]):,}</td>',
+            _num(first["mean_outcome"]),
+            f'<td class="num">{int(group["n_similar"].max())}</td>',
+        ]
+        for r in group.itertuples(index=False):
+            interval = None if intervals is None else tuple(intervals[r.score].loc[r.segment])
+            failing = " fail" if r.pvalue_adjusted < 0.05 else ""
+            thumb = _thumbnail(Figure, y[idx], probs[r.score][idx], None if w is None else w[idx], confidence)
+            cells += [
+                _num(r.mean_prediction),
+                f'<td class="dir {r.direction}{failing}">{r.direction or "–"}</td>',
+                _num(r.ecce_sigma, interval=interval),
+                _pvalue_cell(r.pvalue_adjusted, floor),
+                f'<td><img class="thumb" alt="reliability curve of the segment for {escape(r.score)}" src="{thumb}">'
+                "</td>",
+            ]
+        rows.append(f'<tr data-segment="{int(first["segment"])}">{"".join(cells)}</tr>')
+    return rows
+
+
+def _findings_table(rows: list[str], names: list[str]) -> str:
+    top = "".join(f'<th colspan="5" class="group">{escape(n)}</th>' for n in names)
+    per = "<th>mean score</th><th>error</th><th>ECCE / σ</th><th>p (Holm)</th><th>reliability</th>" * len(names)
+    return (
+        '<div class="scroll"><table class="segments findings sortable"><thead>'
+        f'<tr><th colspan="5"></th>{top}</tr><tr><th>#</th><th>segment</th><th>rows</th><th>observed</th>'
+        f"<th>similar</th>{per}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _segments_section(
+    Figure: Any, y: NDArray, probs: dict, w: NDArray, weighted: bool, segs: Segments, results: dict,
+    worst: pd.DataFrame, max_overlap: float | None, confidence: float, ci: dict | None,
+) -> str:  # fmt: skip
+    """The MCE of every column, a numbered scatter of every segment per column, and one table that follows the
+    first column's worst segments (then each later column's) across every column."""
+    from mcal.plotting import plot_segment_errors
+
+    head = "".join(f"<th>{escape(n)}</th>" for n in probs)
+    n_tests = int(next(iter(results.values())).table["pvalue"].notna().sum())
+    floor = min(1.0, n_tests * PVALUE_FLOOR)
+    summary = "".join(
+        f'<tr data-metric="{key}"><th scope="row">{label}</th>'
+        + "".join(
+            _pvalue_cell(getattr(r, key), PVALUE_FLOOR if key == "pvalue" else floor) if "pvalue" in key
+            else _num(getattr(r, key), interval=_interval(ci, name, key) if key == "mce_sigma" else None)
+            for name, r in results.items()
+        )
+        + "</tr>"
+        for key, label in _MCE_ROWS
+    )  # fmt: skip
+    listed = worst.drop_duplicates("rank")["segment"].tolist()
+    panels = []
+    for name, r in results.items():
+        scatter = plot_segment_errors(r, numbered=listed, ax=Figure(figsize=(5.6, 3.4)).add_subplot())
+        alt = f"ECCE / sigma against size of every segment (the listed ones numbered) of {name}"
+        panels.append(_figure_panel(name, _svg_uri(scatter.figure), alt))
+    intervals = None if ci is None else {
+        name: segment_intervals(y, p, segs, listed, sample_weight=w, n_resamples=ci["n_resamples"],
+                                confidence_level=ci["confidence_level"]) for name, p in probs.items()}  # fmt: skip
+    rows = _findings_rows(Figure, y, probs, w if weighted else None, segs, worst, n_tests, confidence, intervals)
+    return (
+        '<section id="multicalibration"><h2>Multicalibration: the worst segments</h2>'
+        f'<div class="scroll"><table class="mce"><thead><tr><th></th>{head}</tr></thead><tbody>{summary}</tbody>'
+        "</table></div>"
+        f'<p class="note">MCE is the largest ECCE / σ over the {segs.n_segments:,} segments (MCGrad paper, Tax et '
+        "al. 2025, eq. 2; Guy et al. 2025), with its p-value, and that p-value Holm-adjusted for the "
+        f"{n_tests:,} segments tested; the absolute MCE rescales it by the global σ and the relative one divides "
+        "that by the rarer class's rate. Every segment's ECCE / σ against its size (dashed: p = 0.05 for one "
+        "segment); the numbers are the rows of the table below.</p>"
+        f'<div class="grid wide">{"".join(panels)}</div>'
+        f"<h3>The worst segments, followed across every column</h3>{_findings_table(rows, list(probs))}"
+        f'<p class="note">{escape(findings_note(worst, n_tests, max_overlap))}. Similar: near-duplicates grouped '
+        "under the row (<code>mcal.metrics.worst_segments</code>; <code>--all-segments</code> lists them). "
+        f"Reliability: the segment's curve on 5 bins with {confidence:.0%} Wilson intervals. Red: fails after "
+        f"the Holm adjustment (p &lt; 0.05). Click a heading to sort.{_ci_note(ci)}</p></section>"
+    )
+
+
+def _feature_section(probs: dict, segs: Segments, results: dict) -> str:
+    """Calibration error by value of each segment feature: every one-condition segment, in feature order."""
+    single = np.flatnonzero(segs.depths == 1)
+    if single.size == 0:
+        return ""
+    tables = {name: r.table.set_index("segment").loc[single] for name, r in results.items()}
+    first = next(iter(tables.values()))
+    head = "".join(f'<th colspan="3" class="group">{escape(n)}</th>' for n in probs)
+    sub = "<th>mean score</th><th>error</th><th>ECCE / σ</th>" * len(probs)
+    rows = []
+    for k in single:
+        cells = [f"<td>{escape(str(first.at[k, 'description']))}</td>",
+                 f'<td class="num" data-value="{int(first.at[k, "size"])}">{int(first.at[k, "size"]):,}</td>',
+                 _num(first.at[k, "mean_outcome"])]  # fmt: skip
+        for t in tables.values():
+            cells += [_num(t.at[k, "mean_prediction"]), f'<td class="dir {t.at[k, "direction"]}">'
+                      f'{t.at[k, "direction"] or "–"}</td>', _num(t.at[k, "ecce_sigma"])]  # fmt: skip
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    return (
+        '<section id="features"><h2>Calibration by feature value</h2>'
+        f'<div class="scroll"><table class="features sortable"><thead><tr><th colspan="3"></th>{head}</tr>'
+        f"<tr><th>feature value</th><th>rows</th><th>observed</th>{sub}</tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        '<p class="note">Every segment of one condition (one value, or one quantile range, of one feature), in '
+        "feature order: the mean score against the observed rate and the ECCE / σ of each column.</p></section>"
+    )
