@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade "pip>=25.1"
 	# the CPU wheel of torch, exactly this version, before anything can ask for torch
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[all]" --group test
+	$(PY) -m pip install --quiet -e ".[all]" --group test --group lint
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -20,9 +20,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest tests src/mcal --doctest-modules --ignore=src/mcal/__main__.py -q
 
-# The code-shape tools: the layers of [tool.importlinter] in pyproject.toml (no arrow points up)
+# The code-shape tools: ruff (lint and format), mypy ([tool.mypy] in pyproject.toml) and the layers of
+# [tool.importlinter] (no arrow points up)
 lint: $(STAMP)
-	$(PY) -m pip install --quiet --group lint
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 
 # Both papers' result tables (benchmarks/results/paper_*.md); needs ../shared/data or MCAL_DATA_DIR.

@@ -240,10 +240,7 @@ def test_no_private_import_across_packages():
     from B): what another package needs gets a public name in the package that owns it. import-linter keeps the
     layers (``lint-imports``, configured in pyproject.toml); it sees modules, not names, hence this walk."""
     root = Path(mcal.__file__).parent
-    # mcal._report_regression reuses the page parts of mcal.report; it moves into the report package (issue #19)
-    known = {("mcal._report_regression", "mcal.report")}
-    found = [f for f in _private_imports_across_packages(root) if f[:2] not in known]
-    assert found == []
+    assert _private_imports_across_packages(root) == []
 
 
 def test_private_import_walk_finds_each_kind(tmp_path):

@@ -270,8 +270,13 @@ class BaseCalibrator(BaseEstimator):
         """Raise ``ValueError`` for parameters that each meet their rule but contradict each other."""
 
     def _fit(
-        self, y_prob: NDArray[np.float64], y: NDArray[np.float64], sample_weight: NDArray[np.float64], X: Any
+        self,
+        y_prob: NDArray[np.float64],
+        y: NDArray[np.float64] | NDArray[np.intp],
+        sample_weight: NDArray[np.float64],
+        X: Any,
     ) -> None:
+        """Learn from clean inputs; ``y`` holds float64 outcomes, or class codes for the multiclass calibrators."""
         raise NotImplementedError
 
     def _predict(self, y_prob: NDArray[np.float64], X: Any) -> NDArray[np.float64]:

@@ -7,6 +7,10 @@ A feature module adds its method here with one line.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcal._base import BaseCalibrator
 
 #: method name (as in ``mcal fit --method NAME``) -> "module:ClassName"
 METHODS: dict[str, str] = {
@@ -56,12 +60,12 @@ def method_outcome(name: str) -> str:
     return "regression" if module == "mcal.regression" or module.startswith("mcal.regression.") else "classification"
 
 
-def _resolve(target: str) -> type:
+def _resolve(target: str) -> type[BaseCalibrator]:
     module, _, name = target.partition(":")
     return getattr(importlib.import_module(module), name)
 
 
-def get_method(name: str) -> type:
+def get_method(name: str) -> type[BaseCalibrator]:
     """Return the calibrator class registered under ``name``.
 
     Raises
@@ -74,7 +78,7 @@ def get_method(name: str) -> type:
     return _resolve(METHODS[name])
 
 
-def class_by_name(class_name: str) -> type:
+def class_by_name(class_name: str) -> type[BaseCalibrator]:
     """Return the calibrator class with ``__name__ == class_name`` among the registered ones.
 
     This is the whitelist used when loading model files: no other class can be instantiated.

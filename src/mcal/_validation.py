@@ -12,6 +12,8 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
+from types import FrameType
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -254,7 +256,7 @@ def check_int(name: str, value: object, rule: str, accept: Callable[[int], bool]
     included; bools are not integers here), ``ValueError`` unless ``accept(value)`` holds."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be {rule}; got {value!r} of type {type(value).__name__}")
-    if not accept(value):
+    if not accept(int(value)):
         raise ValueError(f"{name} must be {rule}; got {value!r}")
 
 
@@ -344,16 +346,18 @@ def check_X_type(X: object) -> None:
         raise TypeError(f"X must be a DataFrame or a 2-D array-like; got {type(X).__name__}{hint}")
 
 
-def check_real(name: str, value: object, rule: str, accept: Callable[[float], bool]) -> None:
+def check_real(name: str, value: object, rule: str, accept: Callable[[float], bool]) -> float:
     """Raise ("<name> must be <rule>; got <value>") ``TypeError`` unless ``value`` is a real number (bools are not
-    numbers here), ``ValueError`` unless it is finite and ``accept(value)`` holds."""
+    numbers here), ``ValueError`` unless it is finite and ``accept(value)`` holds; return it as a float."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be {rule}; got {value!r} of type {type(value).__name__}")
-    if not (math.isfinite(value) and accept(value)):
+    number = float(value)
+    if not (math.isfinite(number) and accept(number)):
         raise ValueError(f"{name} must be {rule}; got {value!r}")
+    return number
 
 
-def check_consistent(**arrays: object) -> None:
+def check_consistent(**arrays: Any) -> None:
     """Raise ``ValueError`` naming each argument's length if the given arrays differ in length."""
     lengths = {k: (v.shape[0] if hasattr(v, "shape") else len(v)) for k, v in arrays.items() if v is not None}
     if len(set(lengths.values())) > 1:
@@ -419,7 +423,8 @@ def output_dtype(y_prob: ArrayLike) -> np.dtype:
 def warn(message: str) -> None:
     """Issue a :class:`CalibrationWarning` pointing at the first caller outside the mcal package (a fixed stack
     level pointed into mcal whenever a decorator or helper stood between the public function and this call)."""
-    level, frame = 2, sys._getframe(1)
+    level = 2
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, CalibrationWarning, stacklevel=level)

@@ -248,6 +248,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         """(base model, calibration rows, their scores or None) of each fold, or the one pair of out-of-fold scores
         and a base model fitted on all rows (``ensemble=False``)."""
         rarer = int(min(np.count_nonzero(y01 == 0), np.count_nonzero(y01 == 1)))
+        assert self.cv is not None  # cv=None takes the single split of _fit_split, not cross-fitting
         n_folds = min(self.cv, rarer)
         if n_folds < 2:
             raise ValueError(f"cv needs at least 2 rows of each class (one per fold); got {rarer} of the rarer class")

@@ -71,7 +71,7 @@ def split_bank(random_state: int = 0, quick: bool = False) -> tuple[pd.DataFrame
         order = order[:12000]
     n_train, n_cal = int(0.4 * len(order)), int(0.3 * len(order))
     parts = np.split(order, [n_train, n_train + n_cal])
-    return tuple(df.iloc[idx].reset_index(drop=True) for idx in parts)  # type: ignore[return-value]
+    return tuple(df.iloc[idx].reset_index(drop=True) for idx in parts)
 
 
 def fit_base_model(train: pd.DataFrame, random_state: int = 0):

@@ -208,7 +208,7 @@ class HistogramBinning(BaseCalibrator):
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         edges = equal_frequency_edges(y_prob, sample_weight, int(self.n_bins))
         idx = assign_bins(y_prob, edges)
-        weight = np.bincount(idx, weights=sample_weight, minlength=edges.size + 1)
+        weight = np.bincount(idx, weights=sample_weight, minlength=edges.size + 1).astype(np.float64, copy=False)
         positives = np.bincount(idx, weights=sample_weight * y, minlength=edges.size + 1)
         self.bin_edges_ = edges
         self.bin_values_ = positives / weight
@@ -253,6 +253,7 @@ def smoothed_isotonic_knots(
     """
     keep = sample_weight > 0
     p, yy, w = y_prob[keep], y[keep], sample_weight[keep]
+    idx: NDArray[np.intp] | NDArray[np.float64]
     if strategy == "quantile":  # bin k is (edge_{k-1}, edge_k], every bin holds weight
         idx = assign_bins(p, equal_frequency_edges(p, w, n_bins))
     else:

@@ -445,8 +445,7 @@ _MAX_SHIFT = 100.0
 
 def _check_shift(name: str, value: object) -> None:
     """The rule of GammaScaling's ``shift``: a positive number of logit units, at most :data:`_MAX_SHIFT`."""
-    check_real(name, value, "a positive finite number", lambda v: v > 0)
-    if value > _MAX_SHIFT:
+    if check_real(name, value, "a positive finite number", lambda v: v > 0) > _MAX_SHIFT:
         raise ValueError(
             f"{name} must be at most {_MAX_SHIFT:g} logit units (beyond, log(u) is nearly linear in u over the "
             f"scores and the fit degenerates); got {value!r}"

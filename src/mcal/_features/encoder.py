@@ -192,7 +192,7 @@ class FeatureEncoder:
         self.feature_names_in_ = names
         declared = self._declared_mask(len(columns), names)
         self.categorical_ = []
-        self.categories_ = []
+        self.categories_: list[list[str] | None] = []
         for j, column in enumerate(columns):
             kind = column_kind(column)
             if kind == UNSUPPORTED:
@@ -315,7 +315,9 @@ class FeatureEncoder:
     def _vocabulary(self, j: int) -> dict[str, int]:
         vocab = self._vocab.get(j)
         if vocab is None:
-            vocab = self._vocab[j] = {key: code for code, key in enumerate(self.categories_[j])}
+            categories = self.categories_[j]
+            assert categories is not None  # asked of categorical columns only
+            vocab = self._vocab[j] = {key: code for code, key in enumerate(categories)}
         return vocab
 
     def _levels(self, j: int, keys: list[str]) -> tuple[NDArray[np.float64], NDArray[np.bool_], list[str], bool]:

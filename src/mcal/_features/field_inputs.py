@@ -64,7 +64,7 @@ def feature_matrix(X: Any, columns: list[str | int], n_samples: int) -> NDArray[
                 f"auxiliary_features must be column indices of the {arr.shape[1]}-column array X; got {bad!r}"
             )
         try:
-            values = arr[:, list(columns)].astype(np.float64)
+            values = arr[:, np.asarray(columns)].astype(np.float64)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"auxiliary feature columns must be numeric (encode categories first): {exc}") from exc
     if values.shape[0] != n_samples:

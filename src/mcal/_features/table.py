@@ -145,7 +145,7 @@ def column_kind(column: Any) -> str:
     return UNSUPPORTED
 
 
-def take_rows(X: Any, rows: NDArray[np.intp]) -> Any:
+def take_rows(X: Any, rows: NDArray[np.intp] | NDArray[np.bool_]) -> Any:
     """The rows ``rows`` of ``X``, of the type of ``X``: a pandas, polars or pyarrow table stays one (a model inside
     may select its columns by name), a sparse matrix stays sparse, anything else becomes an array.
 

@@ -260,7 +260,8 @@ def check_lightgbm_params(params: dict[str, Any], owner: str = "MCGrad") -> None
         alias), it is not a training parameter, two names of one parameter are given, or as
         :func:`check_lightgbm_value`.
     """
-    groups, reserved, seen = _alias_groups(), _reserved_names(), {}
+    groups, reserved = _alias_groups(), _reserved_names()
+    seen: dict[frozenset[str], str] = {}
     not_training = with_aliases(_NOT_TRAINING)
     for key, value in params.items():
         if not isinstance(key, str):
@@ -354,8 +355,9 @@ def check_monotone_constraints(lightgbm_params: dict[str, Any] | None, encoder: 
     LightGBM feature (the encoded columns of ``X``, then the score), 0 on categorical columns: LightGBM reads
     another value as 0 and aborts the process on a constraint on a categorical column."""
     d = encoder.n_features_in_
-    for key in [k for k in lightgbm_params or {} if k in with_aliases([_MONOTONE])]:
-        value = lightgbm_params[key]
+    params = lightgbm_params or {}
+    for key in [k for k in params if k in with_aliases([_MONOTONE])]:
+        value = params[key]
         signs = [_sign(v) for v in (value.split(",") if isinstance(value, str) else _items(value))]
         if (
             len(signs) != d + 1
@@ -374,7 +376,7 @@ def _sign(value: Any) -> str:
     """A monotone constraint as LightGBM reads it: ``"1"`` for 1 and 1.0 alike (its text ``"1.0"`` reads as 1), the
     text of anything else (``"True"``, which LightGBM would read as 0, and ``"0.9"`` are then refused)."""
     if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and value in (-1, 0, 1):
-        return str(int(value))
+        return str(int(float(value)))
     return str(value).strip()
 
 

@@ -117,7 +117,7 @@ def _write_pair(path: Path, text: bytes, wpath: Path | None, weights: bytes | No
     """Write the weights (under their content-addressed name) first, the model file second, and remove the weights
     of the model file it replaced last: whatever fails, ``path`` and the weights it names belong together."""
     previous = weights_files(path)
-    if wpath is not None:
+    if wpath is not None and weights is not None:
         atomic_write_bytes(wpath, weights)
     try:
         atomic_write_bytes(path, text)

@@ -61,6 +61,7 @@ def _labels(frame: Any, name: str, pos_label: str | None) -> Any:
     labels = _column(frame, name, "--label-col")
     if pos_label is None:
         return labels
+    target: Any
     if pd.api.types.is_numeric_dtype(labels.dtype):
         try:
             positive = float(pos_label)

@@ -12,7 +12,7 @@ import json
 import math
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcal._persistence import atomic_write_bytes
 from mcal.cli import _dask, _gates
@@ -165,8 +165,15 @@ def _run(args) -> int:
         raise CLIError("--ci needs the data in memory: it is not available with --scheduler or --dask-workers")
     check_regression_options(args)
     if _dask.requested(args):
-        built = []  # the segments _dask.evaluate generates, for the near-duplicate rule of the worst segments
-        table, n_rows, total, results = _dask.evaluate(args, lambda df, a: built.append(_segments(df, a)) or built[-1])
+        built: list[
+            Any
+        ] = []  # the segments _dask.evaluate generates, for the near-duplicate rule of the worst segments
+
+        def build(df: Any, a: Any) -> Any:
+            built.append(_segments(df, a))
+            return built[-1]
+
+        table, n_rows, total, results = _dask.evaluate(args, build)
         segments = built[-1] if built else None
     else:
         df = read_data(args)
@@ -190,7 +197,11 @@ def _run(args) -> int:
         table["mce_pvalue"] = [results[name].pvalue for name in table.index]
     tables = {name: r.table for name, r in results.items()}
     max_overlap = None if args.all_segments else 0.8
-    worst = worst_segments(results, segments, n_worst=_N_WORST, max_overlap=max_overlap) if results else None
+    worst = (
+        worst_segments(results, segments, n_worst=_N_WORST, max_overlap=max_overlap)
+        if results and segments is not None
+        else None
+    )
     if args.ci is not None:
         table, tables = _with_intervals(args, table, tables, y, scores, w, field, segments, worst)
     if args.json:

@@ -253,6 +253,7 @@ def _run_fit(args) -> int:
         allow_soft=model.accepts_soft_labels,
         outcome=model.outcome,
     )
+    assert p is not None  # fit reads a score column
     if p.size and p.min() == p.max():
         from mcal import CalibrationWarning
 

@@ -83,6 +83,7 @@ def _run(args) -> int:
         df = read_data(args)
         y, p, w = labels_scores_weights(df, label_col=args.label_col, score_col=args.score_col,
                                         weight_col=args.weight_col, pos_label=args.pos_label)  # fmt: skip
+        assert p is not None  # monitor reads a score column
         times = parse_times(column(df, args.time_col, "--time-col"), name=f"--time-col {args.time_col!r}")
         window = _window_length(args, pd.api.types.is_numeric_dtype(times.dtype))
         result = monitor(y, p, times, window=window, X=segment_features(df, args), segments=_segments(df, args),

@@ -155,7 +155,7 @@ feature_names_in_
         return type(self)(client=self.client, **params)
 
     # -- fit -------------------------------------------------------------------------------------------------
-    def fit(self, y_prob: Any, y: Any, *, X: Any = None, sample_weight: Any = None) -> Self:
+    def fit(self, y_prob: Any, y: Any, *, X: Any = None, sample_weight: Any = None) -> Self:  # type: ignore[override]
         """Fit MCGrad on dask collections.
 
         Parameters
@@ -213,6 +213,7 @@ feature_names_in_
 
         def splits() -> tuple[list[Part], list[Part]]:
             kept = [s for s in summaries if s.n > 0]
+            assert folds is not None  # splits() runs only with early stopping, which draws the folds
             train, valid = [], []
             for k in [1] if self.early_stopping == "holdout" else range(folds.n_folds):
                 train.append(self._select((Xe, yy, w, F0), fold, k, False, kept, client))
@@ -253,6 +254,7 @@ feature_names_in_
         )
         total = totals(summaries, "y", real=self._real() is not None, score=self._score)
         if folds is not None:
+            assert self.early_stopping is not None  # folds are drawn for early stopping only
             _check_split(total, self.early_stopping, folds)
         encoder = (
             merge_encoders(summaries, self.categorical_features) if has_X else FeatureEncoder().fit(np.empty((1, 0)))
@@ -281,7 +283,8 @@ feature_names_in_
         dask = import_optional("dask")
         take = dask.delayed(_take_rows, pure=True)
         fold_blocks = fold.to_delayed().ravel()
-        sizes = [int(s.fold_counts[k]) if inside else s.n - int(s.fold_counts[k]) for s in kept]
+        assert all(s.fold_counts is not None for s in kept)  # counted when the folds were drawn
+        sizes = [int(s.fold_counts[k]) if inside else s.n - int(s.fold_counts[k]) for s in kept]  # type: ignore[index]
         selected = []
         for arr in arrays:
             blocks = arr.to_delayed().ravel()
@@ -396,7 +399,7 @@ feature_names_in_
 def dask_signature(local: type) -> inspect.Signature:
     """The ``__init__`` signature of the calibrator ``local`` with ``client`` and ``timeout`` in front of its keyword
     parameters."""
-    base = inspect.signature(local.__init__)
+    base = inspect.signature(local.__dict__["__init__"])
     self_param, *params = base.parameters.values()
     extra = [
         inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Any),
@@ -405,7 +408,7 @@ def dask_signature(local: type) -> inspect.Signature:
     return base.replace(parameters=[self_param, *extra, *params])
 
 
-DaskMCGrad.__init__.__signature__ = dask_signature(MCGrad)
+DaskMCGrad.__init__.__signature__ = dask_signature(MCGrad)  # type: ignore[attr-defined]  # read by inspect
 
 
 def _check_split(total: BlockSummary, method: str, folds: FoldSpec) -> None:

@@ -31,10 +31,12 @@ class DaskRegressionMCGrad(DaskMCGrad, RegressionMCGrad):
         The cluster; None uses the running default client.
     timeout : float > 0 or None, default=None
         As in :class:`DaskMCGrad`.
-    loss, tweedie_power, max_rounds, early_stopping, validation_fraction, n_folds, patience, rescale, \
-learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split, \
-min_sum_hessian_in_leaf, lightgbm_params, categorical_features, progress, random_state
-        As in :class:`mcal.RegressionMCGrad`, with the same defaults.
+    loss, tweedie_power, max_rounds, early_stopping, validation_fraction, n_folds, patience, early_stopping_metric, \
+max_time, rescale, rescale_input, learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, \
+l2_regularization, min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_features, progress, \
+random_state
+        As in :class:`mcal.RegressionMCGrad`, with the same defaults; ``early_stopping_metric`` must be
+        ``"log_loss"`` (the loss of the rounds), as in :class:`DaskMCGrad`.
     n_jobs : int or None, default=None
         LightGBM threads of local :meth:`predict` calls; the distributed fits use each worker's threads.
 
@@ -93,7 +95,7 @@ feature_names_in_
     def _real(self) -> tuple:
         return self._bounds()
 
-    def fit(self, y_pred: Any, y: Any, *, X: Any = None, sample_weight: Any = None) -> Self:
+    def fit(self, y_pred: Any, y: Any, *, X: Any = None, sample_weight: Any = None) -> Self:  # type: ignore[override]
         """Fit RegressionMCGrad on dask collections.
 
         Parameters
@@ -151,4 +153,4 @@ feature_names_in_
         return super().predict(y_pred, X=X)
 
 
-DaskRegressionMCGrad.__init__.__signature__ = dask_signature(RegressionMCGrad)
+DaskRegressionMCGrad.__init__.__signature__ = dask_signature(RegressionMCGrad)  # type: ignore[attr-defined]

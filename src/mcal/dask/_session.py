@@ -65,6 +65,7 @@ def connect(scheduler: str | None = None, *, n_workers: int | None = None, timeo
         with _client(distributed, scheduler, float(timeout)) as client:
             yield client
         return
+    assert n_workers is not None  # exactly one of scheduler and n_workers, checked above
     check_positive_int("n_workers", n_workers)
     with distributed.LocalCluster(
         n_workers=int(n_workers), threads_per_worker=1, processes=True, dashboard_address=":0", host="127.0.0.1",

@@ -136,7 +136,9 @@ class PerFieldCalibrator(BaseCalibrator):
             )
 
         n_min = int(self.min_samples_per_field)
+        assert self.field is not None  # the parameter constraints refuse None
         slots, row_slots = FieldSlots.fit(X, self.field, sample_weight, n_min, eligible=both_classes)
+        assert slots.counts is not None  # set by FieldSlots.fit
         values = slots.vocabulary.to_list()
         single = [v for v, k, c in zip(values, slots.slot_of_value, slots.counts, strict=False) if k < 0 and c >= n_min]
         if single:
@@ -203,6 +205,7 @@ class PerFieldCalibrator(BaseCalibrator):
     ) -> tuple[NDArray[np.float64], ...]:
         """The arrays ``method(calibrator, scores)`` returns, each row's from its field value's calibrator."""
         slots = FieldSlots(self.field_values_, self.field_slots_)
+        assert self.field is not None  # the parameter constraints refuse None
         row_slots = slots.transform(X, self.field, y_prob.shape[0])
         out: tuple[NDArray[np.float64], ...] = ()
         for k, cal in enumerate([*self.field_calibrators_, self.global_calibrator_]):

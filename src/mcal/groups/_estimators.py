@@ -473,6 +473,7 @@ class DFMC(GroupInput, BaseCalibrator):
             if fitting:
                 self.segments_ = self.segment_columns_ = None
                 self.encoder_ = FeatureEncoder(self.categorical_features).fit(X)
+            assert self.encoder_ is not None  # fitted with groups="columns"
             features = self.encoder_.transform(X, n_extra_columns=1)
         features[:, -1] = logit(y_prob)
         return features

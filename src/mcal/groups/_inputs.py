@@ -49,15 +49,17 @@ def group_masks(X: Any, n_samples: int) -> NDArray[np.bool_]:
         values = None if arr.dtype.kind == "c" else arr.astype(np.float64)
     except (TypeError, ValueError):
         values = None
-    bad = None if values is None else ~np.isin(values, (0.0, 1.0))
-    if values is None or bad.any():
-        col = 0 if values is None else int(np.flatnonzero(bad.any(axis=0))[0])
-        shown = pd.unique(pd.Series(arr[:, col]))[:3].tolist()
-        raise ValueError(
-            f"X must hold boolean group indicators (bool or 0/1) in every column; column {names[col]!r} "
-            f"holds values such as {shown}"
-        )
-    return values == 1.0
+    col = 0
+    if values is not None:
+        bad = ~np.isin(values, (0.0, 1.0))
+        if not bad.any():
+            return values == 1.0
+        col = int(np.flatnonzero(bad.any(axis=0))[0])
+    shown = pd.unique(pd.Series(arr[:, col]))[:3].tolist()
+    raise ValueError(
+        f"X must hold boolean group indicators (bool or 0/1) in every column; column {names[col]!r} "
+        f"holds values such as {shown}"
+    )
 
 
 def _check_segment_params(name: str, params: Any) -> None:
@@ -76,6 +78,16 @@ GROUP_CONSTRAINTS = {"groups": StrOptions("columns", "generated"), "segment_para
 class GroupInput:
     """How ``X`` becomes groups for HKRR and DFMC: its columns, or segments generated from its features."""
 
+    # set by the estimator's __init__ and by fit
+    groups: str
+    segment_params: dict[str, Any] | None
+    segments_: dict[str, Any] | None
+    segment_columns_: list[str] | None
+
+    def _column_names(self) -> list[str] | None:
+        """The group (HKRR) or feature (DFMC) columns of a DataFrame ``X`` by name, None for an array."""
+        raise NotImplementedError
+
     def _feature_columns(self) -> list[Any] | None:
         """The columns the generated segments read, or the group (HKRR) or feature (DFMC) columns, by name."""
         names = self.segment_columns_ if self.groups == "generated" else self._column_names()
@@ -93,6 +105,7 @@ class GroupInput:
             self.segments_ = segments.to_dict()
             self.segment_columns_ = _segment_features(self.segments_) if isinstance(X, pd.DataFrame) else None
             return segments
+        assert self.segments_ is not None  # fitted with groups="generated"
         segments = Segments.from_dict(self.segments_, X)
         if segments.n_samples != len(X):
             raise ValueError(f"X must have {len(X)} rows; got {segments.n_samples}")
@@ -107,7 +120,11 @@ class GroupInput:
                 )
             return
         parts = state.get("parts") if isinstance(state, dict) else None
-        if not isinstance(parts, list) or not all(isinstance(q, dict) and q.get("kind") == "generated" for q in parts):
+        if (
+            state is None
+            or not isinstance(parts, list)
+            or not all(isinstance(q, dict) and q.get("kind") == "generated" for q in parts)
+        ):
             raise ValueError("model data field state.segments_ must hold generated segment definitions")
         if sum(len(q.get("segments", [])) for q in parts) != n_groups:
             raise ValueError(f"model data field state.segments_ must define {n_groups} segments")
@@ -128,5 +145,5 @@ class GroupInput:
 
 def _segment_features(state: dict[str, Any]) -> list[str]:
     """The names of the features that the generated segment definitions ``state`` read, in order of appearance."""
-    names = [f.get("name") for q in state["parts"] for f in q.get("features", []) if isinstance(f, dict)]
+    names: list[Any] = [f.get("name") for q in state["parts"] for f in q.get("features", []) if isinstance(f, dict)]
     return list(dict.fromkeys(names))

@@ -212,6 +212,8 @@ class MCGrad(BaseCalibrator):
 
     uses_features: ClassVar[bool] = True
     accepts_soft_labels: ClassVar[bool] = True
+    _single_row: SingleRowPredictor | None
+    _compiled: CompiledForests | None
     _state_attrs: ClassVar[tuple[str, ...]] = (
         "n_rounds_",
         "rescale_factors_",

@@ -111,7 +111,12 @@ class LocalEngine:
             data.set_init_score(part.F)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
         scores: list[NDArray[np.float64]] = []
-        booster.eval_train(feval=lambda preds, _: scores.append(preds) or ("scores", 0.0, False))
+
+        def collect(preds: NDArray[np.float64], _: Any) -> tuple[str, float, bool]:
+            scores.append(preds)
+            return "scores", 0.0, False
+
+        booster.eval_train(feval=collect)
         if keep:
             booster = lgb.Booster(model_str=booster.model_to_string())  # drops the training data
         # LightGBM reports the objective's output (expit or exp of F + h); rows where the link does not recover

@@ -6,7 +6,7 @@ and the per-block sums of the loss and its derivatives in the rescaling factor (
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,7 +35,7 @@ class LogLoss:
     """
 
     #: LightGBM's objective parameters, and the ``objective=`` line of its model text.
-    lightgbm_params: ClassVar[dict[str, Any]] = {"objective": "cross_entropy"}
+    lightgbm_params: dict[str, Any] = {"objective": "cross_entropy"}  # noqa: RUF012 (TweedieLoss sets its own)
     model_objective = "cross_entropy"
     #: |z| bound inside the rescaling objective (None: no clip), and the bounds of theta.
     clip: float | None = LOGIT_CLIP
@@ -80,7 +80,7 @@ class SquaredError(LogLoss):
     the reference implementation's least-squares fit without intercept (mcgrad 0.1.5 ``RegressionMCGrad``).
     """
 
-    lightgbm_params: ClassVar[dict[str, Any]] = {"objective": "regression"}
+    lightgbm_params: dict[str, Any] = {"objective": "regression"}  # noqa: RUF012 (TweedieLoss sets its own)
     model_objective = "regression"
     clip = None
     theta_bounds = (-np.inf, np.inf)

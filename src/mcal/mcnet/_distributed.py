@@ -97,7 +97,7 @@ def train_in_processes(
         store = Path(folder) / "rendezvous"
         args = (n_processes, store.as_uri(), state, spec, geometry_np, arrays, n_threads, train_args, queue)
         processes = mp.start_processes(_process, args=args, nprocs=n_processes, start_method="spawn", join=False)
-        results = []
+        results: list[Any] = []
         while len(results) < n_processes:
             if not queue.empty():
                 results.append(queue.get())

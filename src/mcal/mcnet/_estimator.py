@@ -1,4 +1,4 @@
-"""The MCNet estimator: validation, binning, fields, training orchestration, inference modes and model files."""
+"""The MCNet estimator: parameters, binning and fields, the fit's orchestration, inference modes, fitted state."""
 
 from __future__ import annotations
 
@@ -27,31 +27,22 @@ from mcal.mcnet._checks import (
 )
 from mcal.mcnet._compiled import build_tables, check_tables, evaluate_tables
 from mcal.mcnet._distributed import train_in_processes
+from mcal.mcnet._exact import auxiliary_logits, float64_weights, network_logits
+from mcal.mcnet._inputs import LOGIT_BOUND, balance_groups, bin_geometry, standardisation, warm_start
+from mcal.mcnet._model_file import model_tensors, read_tensors, stored_parameters, upgrade_model_data, weight_arrays
 from mcal.mcnet._network import (
     Architecture,
-    auxiliary,
     initial_weights,
     to_parameters,
     warm_start_bias,
 )
 from mcal.mcnet._training import (
-    EVAL_CHUNK,
     Data,
     Schedule,
     Spec,
-    calibrated_logits,
-    model_tables,
     split_rows,
     train,
 )
-from mcal.parametric import fit_logistic_map
-
-#: The outer bin edges, in logit units: every score, once clipped to [EPS, 1 - EPS], lies between them.
-LOGIT_BOUND = float(logit(np.array([1.0]))[0])
-#: Smallest half-width used to normalise a bin's score input (a bin of tied scores has width zero).
-MIN_HALF_WIDTH = 0.05
-#: Newton steps for the per-field intercepts of the warm start.
-_NEWTON_STEPS = 25
 
 
 class MCNet(BaseCalibrator):
@@ -272,6 +263,9 @@ class MCNet(BaseCalibrator):
     """
 
     uses_features: ClassVar[bool] = True
+    field_values_: list[str] | None
+    auxiliary_mean_: NDArray[np.float64] | None
+    auxiliary_scale_: NDArray[np.float64] | None
     _state_attrs: ClassVar[tuple[str, ...]] = (
         "bin_edges_",
         "score_range_",
@@ -359,16 +353,7 @@ class MCNet(BaseCalibrator):
         )
 
     def _geometry(self) -> dict[str, NDArray[np.float64]]:
-        """Anchor (integration start), centre and half-width of each bin's data range, in logit units."""
-        edges, (low, high) = self.bin_edges_, self.score_range_
-        anchor = np.concatenate([[low], edges[1:-1]])
-        top = np.minimum(edges[1:], high)
-        return {
-            "edges": edges,
-            "anchor": anchor,
-            "center": (anchor + top) / 2.0,
-            "half_width": np.maximum((top - anchor) / 2.0, MIN_HALF_WIDTH),
-        }
+        return bin_geometry(self.bin_edges_, self.score_range_)
 
     def _contexts(self, X: Any, n: int, *, fitting: bool) -> NDArray[np.intp]:
         if self.field is None:
@@ -376,6 +361,7 @@ class MCNet(BaseCalibrator):
         col = field_column(X, self.field, n)
         if fitting:
             self.field_values_ = FieldVocabulary.fit(col, f"X[{self.field!r}]").to_list()
+        assert self.field_values_ is not None  # set at fit whenever a field is
         codes = FieldVocabulary(self.field_values_).transform(col, f"X[{self.field!r}]")
         return np.where(codes == UNSEEN, 0, codes + 1)
 
@@ -384,9 +370,8 @@ class MCNet(BaseCalibrator):
             return None
         values = feature_matrix(X, list(self.auxiliary_features), n)
         if fitting:
-            self.auxiliary_mean_ = values.mean(axis=0)
-            std = values.std(axis=0)
-            self.auxiliary_scale_ = np.where(std > 0, std, 1.0)
+            self.auxiliary_mean_, self.auxiliary_scale_ = standardisation(values)
+        assert self.auxiliary_mean_ is not None and self.auxiliary_scale_ is not None  # set at fit with the features
         return (values - self.auxiliary_mean_) / self.auxiliary_scale_
 
     # -- fit --------------------------------------------------------------------------------------------
@@ -428,39 +413,25 @@ class MCNet(BaseCalibrator):
         geometry = self._geometry()
         arch = self._architecture()
         t = train_rows
-        slope, intercepts = self._warm_start(x[t], y[t], sample_weight[t], contexts[t])
+        n_contexts = 1 if self.field_values_ is None else len(self.field_values_) + 1
+        slope, intercepts = warm_start(x[t], y[t], sample_weight[t], contexts[t], n_contexts)
         P = to_parameters(torch, initial_weights(arch, rng, slope=slope), device=device, dtype=torch.float32)
         warm_start_bias(torch, P, len(arch.hidden_sizes), slope * geometry["anchor"][:, None] + intercepts[None, :])
-
-        def tensor(a: Any, dtype: Any = torch.float32) -> Any:
-            return None if a is None else torch.as_tensor(a, dtype=dtype, device=device)
-
-        data = Data(
-            x=tensor(x),
-            y=tensor(y),
-            w=tensor(sample_weight),
-            bins=bins,
-            contexts=contexts,
-            groups=tensor(groups, torch.long),
-            n_groups=n_groups,
-            aux=tensor(aux),
-        )
+        data = Data.on_device(torch, device, x, y, sample_weight, bins, contexts, groups, n_groups, aux)
         schedule = Schedule.build(
             train_rows.size, validation_rows.size, learning_rate=float(self.learning_rate),
             batch_size=int(self.batch_size), max_epochs=int(self.max_epochs), max_steps=int(self.max_steps),
             min_steps=int(self.min_steps), patience=int(self.patience),
         )  # fmt: skip
-        run = dict(train_rows=train_rows, validation_rows=validation_rows, schedule=schedule, rng=rng,
+        run: dict[str, Any] = dict(train_rows=train_rows, validation_rows=validation_rows, schedule=schedule, rng=rng,
                    show_progress=self.progress)  # fmt: skip
-        geometry_t = {k: tensor(v) for k, v in geometry.items()}
+        geometry_t = {k: torch.as_tensor(v, dtype=torch.float32, device=device) for k, v in geometry.items()}
         if self.n_processes == 1:
             history = train(torch, P, self._spec(arch), geometry_t, data, **run)
         else:
             history = train_in_processes(int(self.n_processes), torch, P, self._spec(arch), geometry_t, data,
                                          n_threads=self.n_threads, **run)  # fmt: skip
-        self.module_ = to_parameters(
-            torch, {k: v.detach().cpu().numpy() for k, v in P.items()}, device="cpu", dtype=torch.float32
-        )
+        self.module_ = stored_parameters(torch, weight_arrays(P))
         self.n_epochs_, self.best_epoch_ = int(history["n_epochs"]), int(history["best_epoch"])
         self.n_steps_, self.best_step_ = int(history["n_steps"]), int(history["best_step"])
         self.loss_curve_ = np.asarray(history["loss_curve"], dtype=np.float64)
@@ -471,33 +442,9 @@ class MCNet(BaseCalibrator):
         if self.alpha == 0:
             return None, 0
         if self.balance_field is None or self.balance_field == self.field:
+            assert self.field_values_ is not None  # the balance groups are the field's values
             return contexts - 1, len(self.field_values_)
-        col = field_column(X, self.balance_field, n)
-        vocab = FieldVocabulary.fit(col, f"X[{self.balance_field!r}]")
-        return vocab.transform(col), len(vocab)
-
-    def _warm_start(self, x, y, w, contexts) -> tuple[float, NDArray[np.float64]]:
-        """Platt scaling, then one intercept per field with the slope fixed; returns the slope and intercepts.
-
-        The intercepts solve each field's score equation :math:`\\sum_{i \\in c} w_i(\\sigma(a s_i + b_c) - y_i)
-        = 0` by Newton steps, with a ridge of one average row's weight towards the Platt intercept (finite for a
-        field of one class).
-        Context 0 (no context) keeps the Platt intercept.
-        """
-        theta = fit_logistic_map(
-            np.column_stack([x, np.ones_like(x)]), y, w, lower=np.array([0.0, -np.inf]), x0=np.array([1.0, 0.0])
-        )
-        slope, intercept = float(theta[0]), float(theta[1])
-        n_ctx = 1 if self.field_values_ is None else len(self.field_values_) + 1
-        b = np.full(n_ctx, intercept)
-        ridge = w.mean()  # the weight of one average row
-        for _ in range(_NEWTON_STEPS if n_ctx > 1 else 0):
-            p = expit(slope * x + b[contexts])
-            grad = np.bincount(contexts, weights=w * (p - y), minlength=n_ctx) + ridge * (b - intercept)
-            hess = np.bincount(contexts, weights=w * p * (1.0 - p), minlength=n_ctx) + ridge
-            b = np.clip(b - grad / hess, -LOGIT_BOUND, LOGIT_BOUND)
-            b[0] = intercept
-        return slope, b
+        return balance_groups(X, self.balance_field, n)
 
     def _spec(self, arch: Architecture) -> Spec:
         return Spec(
@@ -509,11 +456,8 @@ class MCNet(BaseCalibrator):
             bin_joins=self.bin_joins,
         )
 
-    def _float64_weights(self, torch: Any, device: Any) -> dict[str, Any]:
-        return {k: v.detach().to(device=device, dtype=torch.float64) for k, v in self.module_.items()}
-
     def _compile(self, torch: Any) -> None:
-        P = self._float64_weights(torch, torch.device("cpu"))
+        P = float64_weights(torch, self.module_, torch.device("cpu"))
         self.compiled_values_, self.compiled_slopes_ = build_tables(
             torch,
             P,
@@ -575,7 +519,7 @@ class MCNet(BaseCalibrator):
         if self.inference == "compiled":
             logits = evaluate_tables(self.compiled_values_, self.compiled_slopes_, self.bin_edges_, x, bins, contexts)
             if aux is not None:
-                logits = logits + self._auxiliary_logits(aux)
+                logits = logits + auxiliary_logits(import_optional("torch"), self.module_, aux)
         else:
             logits = self._exact_logits(x, bins, contexts, aux, device)
         return np.clip(expit(logits), EPS, 1.0 - EPS)
@@ -586,57 +530,16 @@ class MCNet(BaseCalibrator):
             return self._network_logits(torch, x, bins, contexts, aux, torch_device(torch, "device", device))
 
     def _network_logits(self, torch, x, bins, contexts, aux, device) -> NDArray[np.float64]:
-        P = self._float64_weights(torch, device)
         spec = self._spec(self._architecture())
-        geometry = {k: torch.as_tensor(v, dtype=torch.float64, device=device) for k, v in self._geometry().items()}
-        xt = torch.as_tensor(x, dtype=torch.float64, device=device)
-        at = None if aux is None else torch.as_tensor(aux, dtype=torch.float64, device=device)
-        with torch.no_grad():
-            tables, _ = model_tables(torch, P, spec, geometry)
-            parts = [
-                calibrated_logits(
-                    torch,
-                    P,
-                    spec,
-                    geometry,
-                    tables,
-                    xt[s : s + EVAL_CHUNK],
-                    bins[s : s + EVAL_CHUNK],
-                    contexts[s : s + EVAL_CHUNK],
-                    None if at is None else at[s : s + EVAL_CHUNK],
-                )
-                for s in range(0, x.size, EVAL_CHUNK)
-            ]
-        return torch.cat(parts).cpu().numpy()
-
-    def _auxiliary_logits(self, aux: NDArray[np.float64]) -> NDArray[np.float64]:
-        torch = import_optional("torch")
-        P = self._float64_weights(torch, torch.device("cpu"))
-        with torch.no_grad():
-            return auxiliary(torch, P, torch.as_tensor(aux, dtype=torch.float64)).numpy()
+        return network_logits(torch, self.module_, spec, self._geometry(), x, bins, contexts, aux, device)
 
     # -- persistence ------------------------------------------------------------------------------------
     @classmethod
     def _from_dict(cls, data: dict[str, Any], tensors: dict[str, NDArray] | None) -> MCNet:
-        state = data.get("state") if isinstance(data, dict) else None
-        if isinstance(state, dict) and "n_epochs_" in state and "n_steps_" not in state:
-            raise ValueError(
-                "model data must be an MCNet trained by steps (its state records 'n_steps_'); got a "
-                "schema_version 2 file of the epoch-trained MCNet (mcal before the step-budget change), whose "
-                "network this mcal evaluates differently (monotone across bins by construction): fit the "
-                "model again and save it"
-            )
-        params = data.get("params") if isinstance(data, dict) else None
-        if isinstance(params, dict) and isinstance(state, dict) and "n_steps_" in state and "bin_joins" not in params:
-            # written by the step-trained MCNet before bin_joins existed: its bins were raised
-            data = {**data, "params": {**params, "bin_joins": "raised"}}
-        return super()._from_dict(data, tensors)
+        return super()._from_dict(upgrade_model_data(data), tensors)
 
     def _get_tensors(self) -> dict[str, NDArray]:
-        tensors = {f"net.{k}": v.detach().cpu().numpy() for k, v in self.module_.items()}
-        tensors["compiled.values"] = self.compiled_values_
-        tensors["compiled.slopes"] = self.compiled_slopes_
-        return tensors
+        return model_tensors(self.module_, self.compiled_values_, self.compiled_slopes_)
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         check_fitted_structure(self, LOGIT_BOUND)
@@ -646,11 +549,7 @@ class MCNet(BaseCalibrator):
             n_bins=self.bin_edges_.size - 1,
             n_contexts=len(self.field_values_ or []) + 1,
         )
-        torch = import_optional("torch")
-        weights = {k[4:]: tensors[k] for k in tensors if k.startswith("net.")}
-        self.module_ = to_parameters(torch, weights, device="cpu", dtype=torch.float32)
-        self.compiled_values_ = np.asarray(tensors["compiled.values"], dtype=np.float64)
-        self.compiled_slopes_ = np.asarray(tensors["compiled.slopes"], dtype=np.float64)
+        self.module_, self.compiled_values_, self.compiled_slopes_ = read_tensors(import_optional("torch"), tensors)
         self._check_tables_match_network()
 
     def _check_tables_match_network(self) -> None:
@@ -672,11 +571,10 @@ class MCNet(BaseCalibrator):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(super().__getstate__())  # a copy: object.__getstate__ returns the instance's own dict
         if "module_" in state:
-            state["module_"] = {k: v.detach().cpu().numpy() for k, v in state["module_"].items()}
+            state["module_"] = weight_arrays(state["module_"])
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if isinstance(state.get("module_"), dict):
-            torch = import_optional("torch")
-            state = {**state, "module_": to_parameters(torch, state["module_"], device="cpu", dtype=torch.float32)}
+            state = {**state, "module_": stored_parameters(import_optional("torch"), state["module_"])}
         super().__setstate__(state)

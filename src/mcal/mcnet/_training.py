@@ -53,6 +53,27 @@ class Data:
     n_groups: int
     aux: Any  # (n, F) standardised auxiliary features, or None
 
+    @classmethod
+    def on_device(
+        cls,
+        torch: Any,
+        device: Any,
+        x: NDArray[np.float64],
+        y: NDArray[np.float64],
+        w: NDArray[np.float64],
+        bins: NDArray[np.intp],
+        contexts: NDArray[np.intp],
+        groups: NDArray[np.intp] | None,
+        n_groups: int,
+        aux: NDArray[np.float64] | None,
+    ) -> Data:
+        """The rows from numpy arrays: float32 tensors on ``device`` (``groups`` int64; None stays None)."""
+
+        def tensor(a: Any, dtype: Any = torch.float32) -> Any:
+            return None if a is None else torch.as_tensor(a, dtype=dtype, device=device)
+
+        return cls(tensor(x), tensor(y), tensor(w), bins, contexts, tensor(groups, torch.long), n_groups, tensor(aux))
+
 
 def split_rows(
     y: NDArray[np.float64], sample_weight: NDArray[np.float64], fraction: float, rng: np.random.Generator
@@ -100,7 +121,27 @@ def calibrated_logits(
     contexts: NDArray[np.intp],
     aux: Any,
 ) -> Any:
-    """Eq. 7-8 in logit units, plus the auxiliary network (Appendix A.3) when present; shape (n,)."""
+    """Eq. 7-8 in logit units, plus the auxiliary network (Appendix A.3) when present; shape (n,).
+
+    Without gradient, ``EVAL_CHUNK`` rows at a time (bounds the memory of the T-node activations).
+    """
+    if not torch.is_grad_enabled() and bins.size > EVAL_CHUNK:
+        return torch.cat(
+            [
+                calibrated_logits(
+                    torch,
+                    P,
+                    spec,
+                    geometry,
+                    tables,
+                    x[s : s + EVAL_CHUNK],
+                    bins[s : s + EVAL_CHUNK],
+                    contexts[s : s + EVAL_CHUNK],
+                    None if aux is None else aux[s : s + EVAL_CHUNK],
+                )
+                for s in range(0, bins.size, EVAL_CHUNK)
+            ]
+        )
     offset, bias = tables
     b = torch.as_tensor(bins, device=x.device)
     c = torch.as_tensor(contexts, device=x.device)
@@ -173,25 +214,7 @@ def objective(
     tables, order = model_tables(torch, P, spec, geometry)
     r = torch.as_tensor(rows, device=data.x.device)
     aux = None if data.aux is None else data.aux[r]
-    if torch.is_grad_enabled():
-        logits = calibrated_logits(torch, P, spec, geometry, tables, data.x[r], data.bins[rows], contexts[rows], aux)
-    else:
-        logits = torch.cat(
-            [
-                calibrated_logits(
-                    torch,
-                    P,
-                    spec,
-                    geometry,
-                    tables,
-                    data.x[r[s : s + EVAL_CHUNK]],
-                    data.bins[rows[s : s + EVAL_CHUNK]],
-                    contexts[rows[s : s + EVAL_CHUNK]],
-                    None if aux is None else aux[s : s + EVAL_CHUNK],
-                )
-                for s in range(0, rows.size, EVAL_CHUNK)
-            ]
-        )
+    logits = calibrated_logits(torch, P, spec, geometry, tables, data.x[r], data.bins[rows], contexts[rows], aux)
     y, w = data.y[r], data.w[r]
     loss = (w * torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none")).sum() / (
         w.sum() if batch_weight is None else batch_weight

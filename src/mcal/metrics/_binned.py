@@ -138,7 +138,7 @@ def reliability_curve(
     unit = (p - low) / width if width > 0 else np.zeros_like(p)  # scores on [0, 1] for the uniform bins
     edges = low + width * bin_edges(unit, w, n_bins, strategy) if width > 0 else np.full(n_bins + 1, low)
     idx = bin_ids(unit, w, n_bins, strategy).astype(np.intp)
-    weight = np.bincount(idx, weights=w, minlength=n_bins)
+    weight = np.bincount(idx, weights=w, minlength=n_bins).astype(np.float64, copy=False)
     sum_p = np.bincount(idx, weights=w * p, minlength=n_bins)
     sum_y = np.bincount(idx, weights=w * y, minlength=n_bins)
     count = np.bincount(idx, minlength=n_bins).astype(np.int64)

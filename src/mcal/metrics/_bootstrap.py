@@ -222,7 +222,7 @@ def _statistic(
         many = np.atleast_2d(rows)
         counts = rows_sorted.counts(many) if any(form is not None for form in forms) else None
         values = np.stack([
-            form(rows_sorted, counts) if form is not None else np.array([one(fn, keys, r) for r in many])
+            form(rows_sorted, counts) if form is not None and counts is not None else np.array([one(fn, keys, r) for r in many])
             for form, (fn, keys) in zip(forms, metrics, strict=True)
         ])  # fmt: skip
         return values if rows.ndim > 1 else values[:, 0]

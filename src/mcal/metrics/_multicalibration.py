@@ -187,9 +187,9 @@ def segment_ecce(
     p_sorted, w_sorted = p[order], w[order]
     residuals = w_sorted * (y[order] - p_sorted)
     regression = outcome == "regression"
-    raw = y[order] - p_sorted if regression else None
     squared = w_sorted * w_sorted if variance_weight is None else variance_weight[order]
-    variance_terms = None if regression else squared * p_sorted * (1.0 - p_sorted)
+    # the raw residuals of a regression outcome, the variance terms of a binary one
+    spread = y[order] - p_sorted if regression else squared * p_sorted * (1.0 - p_sorted)
     ties = p_sorted if np.any(p_sorted[1:] == p_sorted[:-1]) else None
     ranges, weight, sigma = np.zeros((3, segments.n_segments))
     workspace = np.empty(p.size)
@@ -197,9 +197,11 @@ def segment_ecce(
         ranges[block.ids] = walk_ranges(residuals, ties, block.positions, block.starts, workspace)[block.group]
         weight[block.ids] = block.sums(w_sorted)[block.group]
         if regression:
-            sigma[block.ids] = successive_difference_sigmas(raw, w_sorted, block.positions, block.starts)[block.group]
+            sigma[block.ids] = successive_difference_sigmas(spread, w_sorted, block.positions, block.starts)[
+                block.group
+            ]
         else:
-            sigma[block.ids] = np.sqrt(block.sums(variance_terms)[block.group])
+            sigma[block.ids] = np.sqrt(block.sums(spread)[block.group])
     with np.errstate(divide="ignore", invalid="ignore"):
         positive = weight > 0
         ecce = np.where(positive, ranges / weight, np.nan)

@@ -30,9 +30,10 @@ def _round_to_grid(p: NDArray[np.float64], values: NDArray[np.float64], n_grid: 
     scaled = p * (n_grid - 1)
     left = np.clip(scaled.astype(np.int64), 0, n_grid - 2)
     frac = scaled - left
-    return np.bincount(left, weights=(1 - frac) * values, minlength=n_grid) + np.bincount(
+    spread = np.bincount(left, weights=(1 - frac) * values, minlength=n_grid) + np.bincount(
         left + 1, weights=frac * values, minlength=n_grid
     )
+    return spread.astype(np.float64, copy=False)
 
 
 def _reflected_smooth(grid_values: NDArray[np.float64], bandwidth: float) -> NDArray[np.float64]:

@@ -251,7 +251,7 @@ def regression_summary(
     _check_mapping("y_preds", y_preds)
     y = check_y_real(y_true, "y_true")
     w = check_sample_weight(sample_weight, y.shape[0])
-    regression = {"sample_weight": w, "outcome": "regression"}
+    regression: dict[str, Any] = {"sample_weight": w, "outcome": "regression"}
     rows = {}
     for name, p in y_preds.items():
         row = {

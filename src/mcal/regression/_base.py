@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -16,7 +16,13 @@ else:  # pragma: no cover
     from typing_extensions import Self
 
 
-class RegressionCalibrator:
+if TYPE_CHECKING:  # the mixin always precedes a BaseCalibrator, whose methods it calls
+    from mcal._base import BaseCalibrator as _Base
+else:
+    _Base = object
+
+
+class RegressionCalibrator(_Base):
     """Mixin (before :class:`~mcal.BaseCalibrator` or one of its subclasses) for calibrators of real-valued
     predictions: it replaces the probability and label checks of ``fit`` and ``predict`` with those of
     real numbers, and keeps everything else (parameters, ``X``, weights, model files) of the base.

@@ -28,7 +28,7 @@ _DEFAULTS = {
 }
 
 
-class RegressionMCGrad(RegressionCalibrator, MCGrad):
+class RegressionMCGrad(RegressionCalibrator, MCGrad):  # type: ignore[misc]  # fit(y_pred, ...) names its input
     """MCGrad for a real-valued prediction: multicalibration of means by recursive gradient boosting.
 
     The rounds of :class:`mcal.MCGrad` (Algorithm 1 of [1]_) with the log loss replaced by a loss for real
@@ -169,4 +169,4 @@ def _signature() -> inspect.Signature:
     return base.replace(parameters=[self_param, *extra, *params])
 
 
-RegressionMCGrad.__init__.__signature__ = _signature()
+RegressionMCGrad.__init__.__signature__ = _signature()  # type: ignore[attr-defined]  # read by inspect, get_params

@@ -204,7 +204,7 @@ def make_report(
     Figure = import_optional("matplotlib.figure").Figure
     summary = calibration_summary(y, probs, sample_weight=w, field=None if fields is None else fields[0], n_bins=n_bins)
     weighted = sample_weight is not None
-    ci = None
+    ci: dict[str, Any] | None = None
     if n_resamples:
         ci = {"n_resamples": n_resamples, "confidence_level": confidence}
         ci["table"] = summary_intervals(y, probs, sample_weight=w, field=None if fields is None else fields[0],

@@ -4,6 +4,7 @@ segments, which segments still fail and by how much."""
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ ALPHA = 0.05
 
 
 def column_verdict(
-    name: str, y: NDArray, p: NDArray, w: NDArray, summary: pd.Series, result: object | None
+    name: str, y: NDArray, p: NDArray, w: NDArray, summary: pd.Series, result: Any | None
 ) -> str:  # fmt: skip
     """One column's verdict as an HTML list item: calibration in the large, then in the segments."""
     mean_score, observed = float(np.average(p, weights=w)), float(np.average(y, weights=w))

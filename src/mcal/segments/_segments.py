@@ -232,6 +232,7 @@ class Segments:
         names, columns, _ = feature_table(X)
         parts = []
         for p in self._parts:
+            assert isinstance(p, CodedPart)  # masks were refused above
             codes = tuple(encode_feature(f, column_of(names, columns, f.name)) for f in p.features)
             fresh = CodedPart(p.features, codes, p.combos, p.seg_combo, p.seg_group, np.zeros(0, np.int64))
             parts.append(with_sizes(fresh))
@@ -296,8 +297,9 @@ class Segments:
             elif ps.get("kind") == "generated":
                 if X is None:
                     raise ValueError("X must be given to rebuild generated segments; got None")
-                parts.append(coded_part_from_state(ps, X))
-                n_samples = parts[-1].codes[0].shape[0] if parts[-1].codes else n_samples
+                coded = coded_part_from_state(ps, X)
+                parts.append(coded)
+                n_samples = coded.codes[0].shape[0] if coded.codes else n_samples
             else:
                 raise ValueError(f"segment part kind must be 'generated' or 'masks'; got {ps.get('kind')!r}")
         return cls(parts, n_samples, capped=bool(state["capped"]))

@@ -39,7 +39,8 @@ class Block:
     def sums(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
         """Per-group sums of a per-row quantity given in score order."""
         if self.labels is not None and self.nonempty is not None:
-            return np.bincount(self.labels, weights=values, minlength=int(self.nonempty[-1]) + 1)[self.nonempty]
+            sums = np.bincount(self.labels, weights=values, minlength=int(self.nonempty[-1]) + 1)
+            return sums.astype(np.float64, copy=False)[self.nonempty]
         return np.add.reduceat(values if self.positions is None else values[self.positions], self.starts)
 
 
@@ -127,7 +128,9 @@ class IndexPart:
 
     def sums(self, values: NDArray[np.float64]) -> NDArray[np.float64]:
         owner = np.repeat(np.arange(len(self.names)), self.sizes)
-        return np.bincount(owner, weights=values[self.indices], minlength=len(self.names))
+        return np.bincount(owner, weights=values[self.indices], minlength=len(self.names)).astype(
+            np.float64, copy=False
+        )
 
     def blocks(self, order: NDArray[np.intp]) -> Iterator[Block]:
         rank = np.empty(order.size, dtype=np.intp)

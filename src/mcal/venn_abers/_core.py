@@ -30,7 +30,7 @@ def csd_points(
     scores, inverse = np.unique(y_prob, return_inverse=True)
     weight = np.bincount(inverse, weights=sample_weight, minlength=scores.size)
     positives = np.bincount(inverse, weights=sample_weight * y, minlength=scores.size)
-    return scores, weight, positives
+    return scores, weight.astype(np.float64, copy=False), positives.astype(np.float64, copy=False)
 
 
 def _cross(o: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:

@@ -107,7 +107,7 @@ class VennAbers(BaseCalibrator):
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         keep = sample_weight > 0
         p, yy, w = y_prob[keep], y[keep], sample_weight[keep]
-        folds = [np.arange(p.size)] if self.n_splits is None else self._folds(yy)
+        folds = [np.arange(p.size)] if self.n_splits is None else self._folds(yy, int(self.n_splits))
         self.calibration_scores_, self.f0_, self.f1_ = [], [], []
         for rows in folds:
             scores, weight, positives = csd_points(p[rows], yy[rows], w[rows])
@@ -116,8 +116,7 @@ class VennAbers(BaseCalibrator):
             self.f0_.append(f0)
             self.f1_.append(f1)
 
-    def _folds(self, y: NDArray[np.float64]) -> list[NDArray[np.intp]]:
-        n_splits = int(self.n_splits)
+    def _folds(self, y: NDArray[np.float64], n_splits: int) -> list[NDArray[np.intp]]:
         smallest = int(min(np.sum(y == 1), np.sum(y == 0)))
         if n_splits > smallest:
             raise ValueError(
