@@ -49,6 +49,7 @@ def test_monitor_on_a_parquet_folder_equals_the_python_api(scores, folder, tmp_p
     assert f"drift alarm: fired in the window starting {expected.alarm_window}" in stdout
     html = out.read_text(encoding="utf-8")
     assert html.count("data:image/png;base64,") == 5 and f"{expected.table['evalue'].iloc[-1]:.4g}" in html
+    assert "MCE p: the worst segment's p-value, not adjusted for the number of segments" in html
 
 
 def test_monitor_gates_name_each_window_where_a_condition_held(scores, folder, capsys):
@@ -174,6 +175,9 @@ def test_bad_input_exits_2_not_the_1_of_a_held_gate(scores, tmp_path, capsys, co
         ("__import__('os').system('true') > 0", "must be METRIC OP NUMBER"),
         ("> 3", "must be METRIC OP NUMBER"),
         ("ecce_sigma => 3", "must be METRIC OP NUMBER"),
+        ("ecce_sigma > inf", "must be METRIC OP NUMBER with OP one of < <= > >= == != and a finite NUMBER"),
+        ("ecce_sigma > 1e999", "a finite NUMBER (e.g. 'ecce_sigma > 3'); got 'ecce_sigma > 1e999'"),
+        ("ecce_sigma < -1e999", "a finite NUMBER"),
         ("eccee > 3", "must name one of the metrics brier_score, ecce, ecce_pvalue, ecce_sigma, ecce_sigma_scale"),
     ],
 )
@@ -243,3 +247,83 @@ def test_monitor_gates_on_the_bootstrap_interval_of_the_mce(folder, capsys):
     assert all(any(f"2024-01-0{d}" in line for d in "5678") for line in held)
     status, _, err = run([*argv[:-3], "--n-resamples", "1"], capsys)
     assert status == 2 and "--n-resamples must be 0 (no bootstrap intervals) or an integer >= 2; got 1" in err
+
+
+def test_monitor_refuses_a_window_without_a_unit_on_datetime_times(scores, tmp_path, capsys):
+    path = tmp_path / "s.csv"
+    scores.to_csv(path, index=False)
+    base = ["monitor", str(path), "--score-col", "p", "--label-col", "y", "--time-col", "t"]
+    for window in ("5", "2.5"):  # pandas would read them as nanoseconds: one window per row
+        status, out, err = run([*base, "--window", window], capsys)
+        assert status == 2 and out == ""
+        assert (f"--window must be a pandas offset such as 1D or 6h (a length with a unit) for the datetime time "
+                f"column 't'; got '{window}'") in err  # fmt: skip
+    status, out, _ = run([*base, "--window", "2D"], capsys)
+    assert status == 0 and "4800 rows in 5 windows of 2D" in out
+
+
+def test_monitor_reads_iso_8601_times_in_mixed_precision_and_names_a_bad_one(scores, tmp_path, capsys):
+    text = scores["t"].dt.strftime("%Y-%m-%dT%H:%M:%S")
+    text[1::2] = text[1::2] + ".5"  # every other row with fractional seconds, as in the review
+    path = tmp_path / "s.csv"
+    scores.assign(t=text).to_csv(path, index=False)
+    base = ["monitor", str(path), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--n-resamples", "0"]
+    status, out, _ = run([*base, "--json"], capsys)
+    import json
+
+    expected = monitor(scores["y"], scores["p"], pd.to_datetime(text, format="ISO8601"), n_resamples=0).table
+    windows = json.loads(out)["windows"]
+    assert status == 0 and [w["n_samples"] for w in windows] == expected["n_samples"].tolist()
+    assert len(windows) == 8 and windows[0]["window_start"] == "2024-01-01T00:00:00"
+    bad = text.copy()
+    bad[7] = "2024-01-0x"
+    scores.assign(t=bad).to_csv(path, index=False)
+    status, _, err = run(base, capsys)
+    assert status == 2 and "--time-col 't' must be datetimes, numbers or dates as text" in err
+    assert "got '2024-01-0x' at index 7" in err
+
+
+def test_evaluate_gates_on_interval_bounds_with_ci_only(scores, tmp_path, capsys):
+    import json
+
+    path = tmp_path / "s.csv"
+    scores.to_csv(path, index=False)
+    base = ["evaluate", str(path), "--score-col", "p", "--label-col", "y"]
+    status, _, err = run([*base, "--fail-if", "ecce_sigma_low > 3"], capsys)
+    assert status == 2 and "--fail-if 'ecce_sigma_low > 3': the metric ecce_sigma_low needs --ci" in err
+    status, _, err = run([*base, "--ci", "--fail-if", "mce_sigma_low > 3"], capsys)
+    assert status == 2 and "the metric mce_sigma_low needs --segments" in err
+    argv = [*base, "--ci", "--n-resamples", "50", "--json"]
+    status, out, _ = run(argv, capsys)
+    metrics = json.loads(out)["metrics"]["p"]
+    low, high = metrics["ecce_sigma_scale_low"], metrics["ecce_sigma_scale_high"]
+    assert status == 0 and low < metrics["ecce_sigma_scale"] < high
+    status, _, err = run([*argv, "--fail-if", f"ecce_sigma_low > {low - 0.01}", "--fail-if",
+                          f"ecce_sigma_high < {low}"], capsys)  # fmt: skip
+    assert status == 1 and f"ecce_sigma_low > {low - 0.01:g} held for score column 'p'" in err
+    assert "ecce_sigma_high" not in err and "1 condition(s) held" in err
+    assert run([*argv, "--fail-if", f"ecce_sigma_low > {low + 0.01}"], capsys)[0] == 0
+
+
+def test_fail_if_help_says_the_mce_pvalue_is_not_adjusted(capsys):
+    with pytest.raises(SystemExit):
+        main(["monitor", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "mce_pvalue is the worst segment's p-value, not adjusted for the number of segments" in help_text
+    assert "Windows without rows are left out" in help_text
+
+
+def test_a_closed_stdout_ends_the_command_quietly_with_141(scores, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "s.csv"
+    scores.to_csv(path, index=False)
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)}
+    argv = [sys.executable, "-m", "mcal", "evaluate", str(path), "--score-col", "p", "--label-col", "y", "--segments",
+            "a", "--json", "--fail-if", "ecce_sigma > 0"]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()  # as `| head -0`: the reader is gone before anything is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and err == ""

@@ -10,7 +10,7 @@ import pytest
 from scipy.special import expit, logit
 
 from mcal.metrics import ecce, ecce_pvalue, log_loss, mce, pcoc
-from mcal.monitor import monitor, monitor_report, window_starts
+from mcal.monitor import monitor, monitor_report, parse_times, window_starts
 from mcal.monitor._eprocess import INTERCEPTS, N_ALTERNATIVES, SLOPES, log_evalues, log_likelihood_ratios
 from mcal.segments import generate_segments
 
@@ -134,6 +134,19 @@ def test_windows_of_datetimes_are_days_from_the_epoch_in_utc():
     assert six_hours[1] == np.datetime64("2024-03-01T06:00")
 
 
+def test_iso_8601_text_in_mixed_precision_reads_as_the_same_datetimes():
+    text = ["2026-01-01T00:03:11", "2026-01-01T00:03:11.5", "2026-01-01", "2026-01-01T23:59:59.999999+00:00"]
+    expected = [pd.Timestamp(2026, 1, 1, 0, 3, 11), pd.Timestamp(2026, 1, 1, 0, 3, 11, 500000),
+                pd.Timestamp(2026, 1, 1), pd.Timestamp(2026, 1, 1, 23, 59, 59, 999999)]  # fmt: skip
+    parsed = parse_times(text)
+    assert parsed.dtype == "datetime64[ns]" and (parsed == expected).all()
+    np.testing.assert_array_equal(window_starts(text, "1h"), np.array(["2026-01-01T00", "2026-01-01T00",
+                                                                       "2026-01-01T00", "2026-01-01T23"],
+                                                                      dtype="datetime64[ns]"))  # fmt: skip
+    # one format that is not ISO 8601 is still read, as pandas infers it from the first value
+    assert parse_times(["03/04/2024 10:00", "03/05/2024 11:00"])[1] == pd.Timestamp("2024-03-05 11:00")
+
+
 def test_windows_of_numbers_are_multiples_of_the_window():
     np.testing.assert_array_equal(window_starts([0.5, 2.9, -0.1, 7.0], 2.5), [0.0, 2.5, -2.5, 5.0])
 
@@ -149,8 +162,13 @@ def test_windows_of_numbers_are_multiples_of_the_window():
         ([1.0, 2.0], 0.0, ValueError, "window must be a positive finite number"),
         ([1.0, np.nan], 1.0, ValueError, "times must be finite"),
         ([b"x", b"y"], "1D", TypeError, "times must be datetimes or numbers"),
+        (["2024-01-01"], "5", ValueError, "window must be a length with a unit such as '1D' or '6h' for datetime "
+         "times; got '5'"),
+        (["2024-01-01T00:00", "2024-01-01T00:00:01.5", "soon", "later"], "1D", ValueError,
+         r"times must be datetimes, numbers or dates as text \(ISO 8601 such as 2026-01-01T00:03:11.5\); got 'soon' "
+         "at index 2"),
     ],
-)
+)  # fmt: skip
 def test_bad_times_or_window_are_clear_errors(times, window, error, match):
     with pytest.raises(error, match=match):
         window_starts(times, window)

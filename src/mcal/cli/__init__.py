@@ -6,6 +6,7 @@ Run ``mcal --help`` or ``mcal COMMAND --help``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -27,8 +28,12 @@ Typical use, on a CSV or Parquet file with a score column and a label column:
   mcal monitor scores.parquet --score-col p --label-col y --time-col t --window 1D -o monitor.html
   mcal demo                                                     everything, on data shipped with mcal
 
-Exit status: 0 on success, 1 when a --fail-if condition held, 2 on bad input (any "mcal: error").
+Exit status: 0 on success, 1 when a --fail-if condition held, 2 on bad input (any "mcal: error"), 141 (as a
+shell reports a command ended by SIGPIPE) when stdout was closed before the output was written, as by '| head'.
 """
+
+#: Exit status when stdout is closed before the output is written: 128 + SIGPIPE (13), as a shell reports it.
+EXIT_BROKEN_PIPE = 141
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,18 +64,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success, 1 when a ``--fail-if`` condition held (each is named on stderr), 2 on bad input: a usage
         error (``argparse``'s, a malformed ``--fail-if`` condition) or any other error reported on stderr as
         ``mcal: error: ...`` (a missing or unreadable file, a bad column or value, a missing optional dependency),
-        so that a pipeline tells a failed gate from a command that could not run.
+        so that a pipeline tells a failed gate from a command that could not run; ``EXIT_BROKEN_PIPE`` (141, as a
+        shell reports a command ended by SIGPIPE) when stdout was closed before the output was written (``mcal
+        evaluate ... | head -1``): nothing more is printed, and the ``--fail-if`` conditions, checked after the
+        output, are not (not 0, which would pass a gate unchecked).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning  # restored on exit: warnings read as messages, not source lines
         try:
-            return args.run(args)
+            status = args.run(args)
+            sys.stdout.flush()  # a closed pipe raises here rather than at exit, where it could not be handled
+            return status
+        except BrokenPipeError:
+            _silence_stdout()
+            return EXIT_BROKEN_PIPE
         except (CLIError, ValueError, TypeError, KeyError, OSError, ImportError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
             print(f"mcal: error: {message}", file=sys.stderr)
             return 2
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that the flush at exit does not fail on the closed pipe again (as the
+    Python documentation of SIGPIPE recommends)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a stream without a file descriptor: nothing is flushed to it
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

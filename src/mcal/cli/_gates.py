@@ -3,7 +3,9 @@
 A condition is ``METRIC OP NUMBER``, e.g. ``"ecce_sigma > 3"``, with OP one of ``< <= > >= == !=``. It is parsed by
 a regular expression and compared with the :mod:`operator` functions: never evaluated as code. The command exits 1
 and names each condition that held (for each score column, or each window), and 0 when none held; a malformed
-condition, or a metric the command does not compute, is a usage error (exit 2) that lists the valid names.
+condition, a number that is not finite (``inf``, or ``1e999`` that overflows to it: such a condition could never
+hold, or always would), or a metric the command does not compute, is a usage error (exit 2) that lists the valid
+names. ``mce_pvalue`` is the p-value of the worst segment, not adjusted for the number of segments.
 """
 
 from __future__ import annotations
@@ -41,12 +43,21 @@ class Condition:
 
 @dataclass(frozen=True)
 class Gates:
-    """The metrics a command can gate on: name -> (column of its result table, option it needs or None)."""
+    """The metrics a command can gate on: name -> (column of its result table, options it needs)."""
 
-    metrics: Mapping[str, tuple[str, str | None]]
+    metrics: Mapping[str, tuple[str, tuple[str, ...]]]
 
     def names(self) -> str:
-        return ", ".join(sorted(self.metrics))
+        """The metric names, with those of interval bounds folded: ``a, b and the interval bounds
+        <metric>_low, <metric>_high of a``."""
+        bounds = sorted(
+            n[: -len("_low")] for n in self.metrics if n.endswith("_low") and n[: -len("_low")] in self.metrics
+        )
+        folded = {f"{name}_{end}" for name in bounds for end in ("low", "high")}
+        plain = ", ".join(sorted(set(self.metrics) - folded))
+        return (
+            f"{plain} and the interval bounds <metric>_low, <metric>_high of {', '.join(bounds)}" if bounds else plain
+        )
 
     def parse(self, text: str) -> Condition:
         """The ``argparse`` type of ``--fail-if``: a bad condition is a usage error (exit 2) naming the valid metrics.
@@ -54,12 +65,14 @@ class Gates:
         Raises
         ------
         argparse.ArgumentTypeError
-            If ``text`` does not match ``METRIC OP NUMBER``, or METRIC is not one of :attr:`metrics`.
+            If ``text`` does not match ``METRIC OP NUMBER``, NUMBER is not finite, or METRIC is not one of
+            :attr:`metrics`.
         """
         match = _GRAMMAR.fullmatch(text)
-        if match is None:
+        if match is None or not math.isfinite(float(match["number"])):
             raise argparse.ArgumentTypeError(
-                f"must be METRIC OP NUMBER with OP one of < <= > >= == != (e.g. 'ecce_sigma > 3'); got {text!r}; "
+                f"must be METRIC OP NUMBER with OP one of < <= > >= == != and a finite NUMBER (e.g. 'ecce_sigma > 3'); "
+                f"got {text!r}; "
                 f"metrics: {self.names()}"
             )
         metric = match["metric"]
@@ -72,7 +85,8 @@ class Gates:
         parser.add_argument(
             "--fail-if", action="append", type=self.parse, default=[], metavar="COND",
             help=f"exit 1 if the condition holds for any {per}, e.g. 'ecce_sigma > 3' (repeatable; each condition "
-            f"that held is named on stderr); metrics: {self.names()}",
+            f"that held is named on stderr); metrics: {self.names()}; mce_pvalue is the worst segment's p-value, "
+            "not adjusted for the number of segments",
         )  # fmt: skip
 
     def check_options(self, conditions: Iterable[Condition], args: argparse.Namespace) -> None:
@@ -84,9 +98,9 @@ class Gates:
             Naming the metric and the option it needs.
         """
         for condition in conditions:
-            needs = self.metrics[condition.metric][1]
-            if needs is not None and getattr(args, needs.lstrip("-").replace("-", "_")) is None:
-                raise CLIError(f"--fail-if {str(condition)!r}: the metric {condition.metric} needs {needs}")
+            for needs in self.metrics[condition.metric][1]:
+                if getattr(args, needs.lstrip("-").replace("-", "_")) is None:
+                    raise CLIError(f"--fail-if {str(condition)!r}: the metric {condition.metric} needs {needs}")
 
     def report(self, conditions: Iterable[Condition], rows: Iterable[tuple[str, Mapping[str, float]]]) -> int:
         """Check every condition on every row (a score column, a window), print each one that held on stderr.
@@ -108,20 +122,28 @@ class Gates:
 
 
 #: ``mcal evaluate``: the columns of its metrics table; ``ecce_sigma`` is ECCE in sigma units (``ecce_sigma_scale``).
+#: With ``--ci``, the bounds ``<metric>_low`` and ``<metric>_high`` of the metrics that have a bootstrap interval.
+_EVALUATE_METRICS = {
+    name: (name, ()) for name in ("log_loss", "brier_score", "roc_auc", "pr_auc", "ece", "ecce", "ecce_sigma_scale",
+                                  "ecce_pvalue", "pcoc")
+} | {"ecce_sigma": ("ecce_sigma_scale", ()), "f_rce": ("f_rce", ("--field",))} | {
+    name: (name, ("--segments",)) for name in ("mce_sigma", "mce_absolute", "mce_pvalue")
+}  # fmt: skip
+_WITH_INTERVALS = ("log_loss", "brier_score", "roc_auc", "pr_auc", "ece", "ecce", "ecce_sigma_scale", "ecce_sigma",
+                   "pcoc", "f_rce", "mce_sigma")  # fmt: skip
 EVALUATE = Gates(
-    {name: (name, None) for name in ("log_loss", "brier_score", "roc_auc", "pr_auc", "ece", "ecce", "ecce_sigma_scale",
-                                     "ecce_pvalue", "pcoc")}
-    | {"ecce_sigma": ("ecce_sigma_scale", None), "f_rce": ("f_rce", "--field")}
-    | {name: (name, "--segments") for name in ("mce_sigma", "mce_absolute", "mce_pvalue")}
+    _EVALUATE_METRICS
+    | {f"{name}_{end}": (f"{_EVALUATE_METRICS[name][0]}_{end}", (*_EVALUATE_METRICS[name][1], "--ci"))
+       for name in _WITH_INTERVALS for end in ("low", "high")}
 )  # fmt: skip
 
 #: ``mcal monitor``: the columns of the per-window table of :func:`mcal.monitor.monitor` (``alarm`` is 1 from the
 #: window where the drift alarm fired on, else 0).
 MONITOR = Gates(
-    {name: (name, None) for name in ("n_samples", "weight", "positive_rate", "mean_score", "log_loss", "log_loss_low",
-                                     "log_loss_high", "ecce", "ecce_sigma_scale", "ecce_sigma_scale_low",
-                                     "ecce_sigma_scale_high", "ecce_pvalue", "pcoc", "pcoc_low", "pcoc_high", "evalue",
-                                     "alarm")}
-    | {f"ecce_sigma{end}": (f"ecce_sigma_scale{end}", None) for end in ("", "_low", "_high")}
-    | {name: (name, "--segments") for name in ("mce_sigma", "mce_sigma_low", "mce_sigma_high", "mce_pvalue")}
+    {name: (name, ()) for name in ("n_samples", "weight", "positive_rate", "mean_score", "log_loss", "log_loss_low",
+                                   "log_loss_high", "ecce", "ecce_sigma_scale", "ecce_sigma_scale_low",
+                                   "ecce_sigma_scale_high", "ecce_pvalue", "pcoc", "pcoc_low", "pcoc_high", "evalue",
+                                   "alarm")}
+    | {f"ecce_sigma{end}": (f"ecce_sigma_scale{end}", ()) for end in ("", "_low", "_high")}
+    | {name: (name, ("--segments",)) for name in ("mce_sigma", "mce_sigma_low", "mce_sigma_high", "mce_pvalue")}
 )  # fmt: skip

@@ -24,10 +24,14 @@ _SHOWN = ["window_start", "n_samples", "log_loss", "ecce_sigma_scale", "pcoc", "
 
 def _configure(parser) -> None:
     add_data_arguments(parser, score_required=True)
-    parser.add_argument("--time-col", required=True, metavar="COL", help="column of times (datetimes, or numbers)")
+    parser.add_argument(
+        "--time-col", required=True, metavar="COL",
+        help="column of times: datetimes, dates as ISO 8601 text (any precision), or numbers",
+    )  # fmt: skip
     parser.add_argument(
         "--window", default="1D", metavar="LENGTH", help="window length: '1D', '6h', '15min', ... for datetimes, "
-        "a number for numeric times (default 1D); windows start at multiples of it from the Unix epoch (0)",
+        "a number for numeric times (default 1D); windows start at multiples of it from the Unix epoch (0); windows "
+        "without rows are left out",
     )  # fmt: skip
     parser.add_argument(
         "--segments", metavar="A,B", help="feature columns to generate segments from: adds the multicalibration "
@@ -47,20 +51,24 @@ def _configure(parser) -> None:
 
 
 def _window_length(args, numeric: bool):
-    """``--window`` as :func:`mcal.monitor.monitor` takes it: a number for numeric times, else the text."""
-    if not numeric:
-        return args.window
+    """``--window`` as :func:`mcal.monitor.monitor` takes it: a number for numeric times, else the text, which must
+    have a unit (pandas reads a bare number as nanoseconds)."""
     try:
-        return float(args.window)
+        number = float(args.window)
     except ValueError:
-        raise CLIError(f"--window must be a number for the numeric time column {args.time_col!r}; "
-                       f"got {args.window!r}") from None  # fmt: skip
+        number = None
+    if numeric and number is None:
+        raise CLIError(f"--window must be a number for the numeric time column {args.time_col!r}; got {args.window!r}")
+    if not numeric and number is not None:
+        raise CLIError(f"--window must be a pandas offset such as 1D or 6h (a length with a unit) for the datetime "
+                       f"time column {args.time_col!r}; got {args.window!r}")  # fmt: skip
+    return number if numeric else args.window
 
 
 def _run(args) -> int:
     import pandas as pd
 
-    from mcal.monitor import monitor, monitor_report
+    from mcal.monitor import monitor, monitor_report, parse_times
 
     check_count(args.max_depth, "--max-depth", 0)
     if args.n_resamples < 0 or args.n_resamples == 1:
@@ -76,7 +84,7 @@ def _run(args) -> int:
         y, p, w = labels_scores_weights(df, label_col=args.label_col, score_col=args.score_col,
                                         weight_col=args.weight_col, pos_label=args.pos_label)  # fmt: skip
         assert p is not None  # monitor reads a score column
-        times = column(df, args.time_col, "--time-col")
+        times = parse_times(column(df, args.time_col, "--time-col"), name=f"--time-col {args.time_col!r}")
         window = _window_length(args, pd.api.types.is_numeric_dtype(times.dtype))
         result = monitor(y, p, times, window=window, X=segment_features(df, args), segments=_segments(df, args),
                          sample_weight=w, alpha=args.alpha, n_resamples=args.n_resamples)  # fmt: skip
@@ -146,7 +154,9 @@ MONITOR = Command(
     "bootstrap intervals (--n-resamples). An e-process tests whether the scores stay calibrated and raises the\n"
     "drift alarm when it reaches 1/alpha; its false-alarm rate is at most alpha however many windows are looked\n"
     "at. -o writes an HTML page with a time series per metric; --fail-if exits 1 when a condition holds in any\n"
-    "window, and bad input exits 2.\n\n"
+    "window, and bad input exits 2. Windows without rows are left out (the e-process skips them). The MCE\n"
+    "p-value (mce_pvalue, in --json and on the page) is the worst segment's, not adjusted for the number of\n"
+    "segments.\n\n"
     "example: mcal monitor scores.parquet --score-col p --label-col y --time-col t --window 1D -o monitor.html\n"
     "         mcal monitor scores/ --score-col p --label-col y --time-col t --fail-if 'ecce_sigma > 3'\n"
     "         mcal monitor 'scores/*.parquet' --score-col p --label-col y --time-col t --scheduler tcp://host:8786",

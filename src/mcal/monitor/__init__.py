@@ -4,6 +4,7 @@
   segments, the MCE; and an e-process that raises an alarm when the stream stops being calibrated, valid however
   often it is looked at.
 - :func:`monitor_report`: a self-contained HTML page of a :class:`MonitorResult`, one time series per metric.
+- :func:`parse_times`: times as the monitor reads them (numbers, datetimes, ISO 8601 text).
 - :func:`summarize_window`, :func:`monitor_result` and :func:`window_starts`: the pieces ``mcal.dask`` reuses to
   compute the same result on a cluster.
 """
@@ -15,6 +16,7 @@ from mcal.monitor._windows import (
     check_monitor_params,
     monitor,
     monitor_result,
+    parse_times,
     summarize_window,
     summary_columns,
     window_starts,
@@ -27,6 +29,7 @@ __all__ = [
     "monitor",
     "monitor_report",
     "monitor_result",
+    "parse_times",
     "summarize_window",
     "summary_columns",
     "window_starts",

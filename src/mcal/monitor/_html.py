@@ -95,11 +95,15 @@ def monitor_report(
     title = title or "Calibration monitor"
     body = _header(title, description, result) + '<section id="plots"><h2>Metrics per window</h2><div class="grid">'
     body += "".join(figures) + "</div></section>" + _table(table)
+    mce_note = "MCE p: the worst segment's p-value, not adjusted for the number of segments. "
     footer = (
-        '<footer><p class="muted">Made by mcal. Intervals: normal, from linearisation standard errors (log loss, PCOC), bootstrap percentile (ECCE / σ, MCE). ECCE: '
-        "Arrieta-Ibarra et al., JMLR 23(351), 2022. MCE: Guy et al., arXiv 2506.11251. Drift alarm: a mixture of "
-        "likelihood-ratio test martingales (Henzi and Ziegel, Biometrika 2022; Ramdas et al., Statistical Science "
-        "2023), valid at every window. This file is self-contained and needs no network.</p></footer>"
+        '<footer><p class="muted">Made by mcal. Windows without rows are left out. Intervals: normal, from '
+        "linearisation standard errors (log loss, PCOC), bootstrap percentile (ECCE / σ, MCE). "
+        + (mce_note if "mce_pvalue" in table.columns else "")
+        + "ECCE: Arrieta-Ibarra et al., JMLR 23(351), 2022. MCE: Guy et al., arXiv 2506.11251. Drift alarm: a "
+        "mixture of likelihood-ratio test martingales (Henzi and Ziegel, Biometrika 2022; Ramdas et al., "
+        "Statistical Science 2023), valid at every window. This file is self-contained and needs no network."
+        "</p></footer>"
     )
     page = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>' + escape(title) + "</title><style>"

@@ -31,11 +31,14 @@ class MonitorResult:
     Attributes
     ----------
     table : DataFrame of shape (n_windows, n_columns)
-        One row per window that holds rows, in time order: ``window_start`` (the window is
+        One row per window that holds rows, in time order (a window without rows is left out, and the e-process
+        skips it): ``window_start`` (the window is
         ``[window_start, window_start + window)``), ``n_samples``, ``weight``, ``positive_rate``, ``mean_score``,
         ``log_loss`` with ``log_loss_low`` and ``log_loss_high``, ``ecce`` (probability units),
         ``ecce_sigma_scale`` (ECCE / sigma) with ``_low`` and ``_high``, ``ecce_pvalue``, ``pcoc`` with
-        ``pcoc_low`` and ``pcoc_high``, ``mce_sigma`` with ``_low`` and ``_high`` and ``mce_pvalue`` with segments, ``evalue`` (the e-process at the window's end) and
+        ``pcoc_low`` and ``pcoc_high``, ``mce_sigma`` with ``_low`` and ``_high`` and ``mce_pvalue`` with segments
+        (the worst segment's p-value, not adjusted for the number of segments), ``evalue`` (the e-process at the
+        window's end) and
         ``alarm`` (whether it has reached ``1 / alpha`` by then). A metric undefined in a window is NaN (PCOC
         without positives; everything but the counts where the weights sum to 0).
     window : str
@@ -60,16 +63,75 @@ class MonitorResult:
         return self.alarm_window is not None
 
 
+def parse_times(times: ArrayLike, *, name: str = "times") -> pd.Series:
+    """Times as :func:`window_starts` reads them: datetimes in UTC, or numbers.
+
+    Parameters
+    ----------
+    times : array-like of shape (n_samples,)
+        Numbers, datetimes (numpy ``datetime64``, pandas ``Timestamp``; timezone-aware ones are read in UTC), or
+        text: ISO 8601 in any precision, row by row (``2026-01-01``, ``2026-01-01T00:03:11``,
+        ``2026-01-01T00:03:11.5+01:00`` in one column), else one format that pandas infers from the first value.
+    name : str, default="times"
+        How error messages name ``times`` (``mcal monitor`` passes its option).
+
+    Returns
+    -------
+    times : Series of shape (n_samples,)
+        float64 for numbers, else ``datetime64[ns]`` (UTC, naive); a default index.
+
+    Raises
+    ------
+    ValueError
+        If ``times`` is not 1-D and non-empty, a time is missing (NaT, NaN), or a text is not a date (the first
+        such is named).
+    TypeError
+        If the times are neither datetimes, text nor numbers.
+    """
+    values = times.reset_index(drop=True) if isinstance(times, pd.Series) else pd.Series(np.asarray(times))
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array-like; got shape {np.shape(times)}")
+    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+        return values.astype(np.float64)
+    missing = values.isna().to_numpy()
+    if missing.any():
+        raise ValueError(f"{name} must not be missing; got {int(missing.sum())} missing, the first at index "
+                         f"{int(np.flatnonzero(missing)[0])}")  # fmt: skip
+    if pd.api.types.is_bool_dtype(values.dtype):
+        raise TypeError(f"{name} must be datetimes or numbers; got dtype {values.dtype}")
+    try:
+        stamps = _to_datetime(values)
+    except (TypeError, ValueError):
+        if pd.api.types.infer_dtype(values) != "string":
+            raise TypeError(f"{name} must be datetimes or numbers; got dtype {values.dtype}") from None
+        # the first text that neither ISO 8601 nor the format inferred from the first value reads
+        bad = np.logical_and(*(pd.to_datetime(values, utc=True, errors="coerce", format=f).isna().to_numpy()
+                               for f in ("ISO8601", None)))  # fmt: skip
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must be datetimes, numbers or dates as text (ISO 8601 such as "
+                         f"2026-01-01T00:03:11.5); got {values.iloc[first]!r} at index {first}") from None  # fmt: skip
+    return stamps.dt.tz_localize(None).astype("datetime64[ns]")
+
+
+def _to_datetime(values: pd.Series) -> pd.Series:
+    """``pd.to_datetime`` in UTC: ISO 8601 text in any precision, else, as pandas advises, one inferred format."""
+    try:
+        return pd.to_datetime(values, utc=True, format="ISO8601")
+    except (TypeError, ValueError):
+        return pd.to_datetime(values, utc=True)
+
+
 def window_starts(times: ArrayLike, window: Any) -> NDArray:
     """The start of the window of each time: ``floor(t / window) * window``, windows anchored at the Unix epoch.
 
     Parameters
     ----------
     times : array-like of shape (n_samples,)
-        Datetimes (numpy ``datetime64``, pandas ``Timestamp``, timezone-aware ones are read in UTC) or numbers.
+        Datetimes (numpy ``datetime64``, pandas ``Timestamp``, timezone-aware ones are read in UTC), dates as
+        ISO 8601 text, or numbers: see :func:`parse_times`.
     window : str, timedelta or number
-        A fixed length: a pandas timedelta string (``"1D"``, ``"6h"``, ``"15min"``) or ``datetime.timedelta`` for
-        datetimes; a positive number for numeric times.
+        A fixed length: a pandas timedelta string with a unit (``"1D"``, ``"6h"``, ``"15min"``) or
+        ``datetime.timedelta`` for datetimes; a positive number for numeric times.
 
     Returns
     -------
@@ -79,31 +141,25 @@ def window_starts(times: ArrayLike, window: Any) -> NDArray:
     Raises
     ------
     ValueError
-        If a time is missing (NaT, NaN) or infinite, or ``window`` is not a positive length.
+        If a time is missing (NaT, NaN), infinite or unreadable, or ``window`` is not a positive length (a string
+        without a unit, such as ``"5"``, included: pandas would read it as nanoseconds).
     TypeError
         If the times are neither datetimes nor numbers, or ``window`` is not of their kind.
     """
-    values = times.reset_index(drop=True) if isinstance(times, pd.Series) else pd.Series(np.asarray(times))
-    if values.ndim != 1 or values.size == 0:
-        raise ValueError(f"times must be a non-empty 1-D array-like; got shape {np.shape(times)}")
-    if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
-        return _numeric_starts(values.to_numpy(np.float64), window)
-    try:
-        stamps = pd.to_datetime(values, utc=True)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"times must be datetimes or numbers; got dtype {values.dtype} ({exc})") from None
-    missing = stamps.isna().to_numpy()
-    if missing.any():
-        raise ValueError(f"times must not be missing; got {int(missing.sum())} missing, the first at index "
-                         f"{int(np.flatnonzero(missing)[0])}")  # fmt: skip
+    values = parse_times(times)
+    if values.dtype == np.float64:
+        return _numeric_starts(values.to_numpy(), window)
     step = _timedelta(window).value
-    ns = stamps.dt.tz_localize(None).to_numpy("datetime64[ns]").astype(np.int64)
+    ns = values.to_numpy("datetime64[ns]").astype(np.int64)
     return ((ns // step) * step).astype("datetime64[ns]")
 
 
 def _timedelta(window: Any) -> pd.Timedelta:
     if not isinstance(window, (str, datetime.timedelta, np.timedelta64)):
         raise TypeError(f"window must be a timedelta string such as '1D' or '6h' for datetime times; got {window!r}")
+    if isinstance(window, str) and _is_number(window):  # pandas would read "5" as 5 nanoseconds
+        raise ValueError(f"window must be a length with a unit such as '1D' or '6h' for datetime times; got "
+                         f"{window!r}")  # fmt: skip
     try:
         step = pd.Timedelta(window)
     except ValueError as exc:
@@ -112,6 +168,14 @@ def _timedelta(window: Any) -> pd.Timedelta:
     if pd.isna(step) or step.value <= 0:
         raise ValueError(f"window must be a positive length; got {window!r}")
     return step
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _numeric_starts(t: NDArray[np.float64], window: Any) -> NDArray[np.float64]:
@@ -367,7 +431,10 @@ def monitor(
     \\, y_i)^2} / \\sum_i w_i y_i`; and with segments the MCE (:func:`mcal.metrics.mce`). ECCE / sigma and the MCE,
     which are not means, get bootstrap percentile intervals (:func:`mcal.metrics.bootstrap`, rows resampled with
     their weights): like every interval of these statistics, they show the statistic's variability, and do not
-    cover 0 on a calibrated window.
+    cover 0 on a calibrated window. The MCE's p-value, ``mce_pvalue``, is that of the worst segment's ECCE
+    (:func:`mcal.metrics.mce`): it is not adjusted for the number of segments (nor of windows), so it is small
+    more often than its level on calibrated data with many segments. A window without rows is left out of the
+    table, and the e-process skips it (no bet, no fixed-share step), so that the table may have gaps in time.
 
     The alarm tests the null hypothesis that the stream is calibrated, :math:`P(y_t = 1 \\mid p_t, \\text{past}) =
     p_t` for every row, with an e-process: the mixture, with equal weights, of the likelihood-ratio martingales
