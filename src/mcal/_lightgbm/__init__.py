@@ -338,6 +338,27 @@ def _items(value: Any) -> list[Any]:
     return list(value) if _is_list(value) else [value]
 
 
+def round_params(estimator: Any, seed: int, num_threads: int, layout: str) -> dict[str, Any]:
+    """The LightGBM parameters of one MCGrad round that come from the estimator's tree parameters (MCGrad and its
+    multiclass form), the seed, threads and histogram ``layout`` (``"force_row_wise"`` or ``"force_col_wise"``),
+    with ``lightgbm_params`` applied last; the caller adds the objective."""
+    return {
+        "learning_rate": float(estimator.learning_rate),
+        "max_depth": int(estimator.max_depth),
+        "min_data_in_leaf": int(estimator.min_child_samples),
+        "num_leaves": int(estimator.max_leaves),
+        "lambda_l2": float(estimator.l2_regularization),
+        "min_gain_to_split": float(estimator.min_gain_to_split),
+        "min_sum_hessian_in_leaf": float(estimator.min_sum_hessian_in_leaf),
+        "num_threads": num_threads,
+        "seed": seed,
+        "deterministic": True,
+        layout: True,
+        "verbosity": -1,
+        **forwarded(estimator.lightgbm_params),
+    }
+
+
 def forwarded(params: dict[str, Any] | None) -> dict[str, Any]:
     """``lightgbm_params`` as mcal hands them to LightGBM: an integer beyond int32 as a float, so that LightGBM
     reads it whole where the parameter is real-valued and refuses it, naming it, where it reads an int32 (it

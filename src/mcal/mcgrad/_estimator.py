@@ -25,9 +25,9 @@ from mcal._lightgbm import (
     LightGBMParams,
     check_float32_weights,
     check_monotone_constraints,
-    forwarded,
     lightgbm_errors_name_lightgbm_params,
     lightgbm_threads,
+    round_params,
     tree_constraints,
 )
 from mcal._progress import check_progress_param
@@ -282,22 +282,9 @@ class MCGrad(BaseCalibrator):
     def _lightgbm_params(self, seed: int, n_rows: int | None = None) -> dict[str, Any]:
         """LightGBM's parameters; ``n_rows`` (training rows, None if unknown) picks the histogram layout."""
         layout = "force_col_wise" if n_rows is not None and n_rows >= _COL_WISE_FROM_ROWS else "force_row_wise"
-        return {
-            **self._loss().lightgbm_params,  # cross entropy: the binary log loss, also for soft labels
-            "learning_rate": float(self.learning_rate),
-            "max_depth": int(self.max_depth),
-            "min_data_in_leaf": int(self.min_child_samples),
-            "num_leaves": int(self.max_leaves),
-            "lambda_l2": float(self.l2_regularization),
-            "min_gain_to_split": float(self.min_gain_to_split),
-            "min_sum_hessian_in_leaf": float(self.min_sum_hessian_in_leaf),
-            "num_threads": lightgbm_threads(self.n_jobs, n_rows),
-            "seed": seed,
-            "deterministic": True,
-            layout: True,
-            "verbosity": -1,
-            **forwarded(self.lightgbm_params),
-        }
+        threads = lightgbm_threads(self.n_jobs, n_rows)
+        # cross entropy: the binary log loss, also for soft labels
+        return {**self._loss().lightgbm_params, **round_params(self, seed, threads, layout)}
 
     def _loss(self) -> Any:
         """The loss of the rounds (:class:`~mcal.mcgrad.engine.LogLoss`): link, LightGBM objective, rescaling sums."""

@@ -15,9 +15,9 @@ from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm import (
     LightGBMParams,
     booster_from_text,
-    forwarded,
     lightgbm_errors_name_lightgbm_params,
     lightgbm_threads,
+    round_params,
     tree_constraints,
 )
 from mcal._optional import import_optional
@@ -229,23 +229,8 @@ min_sum_hessian_in_leaf
         self.input = input
 
     def _lightgbm_params(self, k: int, seed: int, n_rows: int) -> dict[str, Any]:
-        return {
-            "objective": "multiclass",
-            "num_class": k,
-            "learning_rate": float(self.learning_rate),
-            "max_depth": int(self.max_depth),
-            "min_data_in_leaf": int(self.min_child_samples),
-            "num_leaves": int(self.max_leaves),
-            "lambda_l2": float(self.l2_regularization),
-            "min_gain_to_split": float(self.min_gain_to_split),
-            "min_sum_hessian_in_leaf": float(self.min_sum_hessian_in_leaf),
-            "num_threads": lightgbm_threads(self.n_jobs, n_rows),
-            "seed": seed,
-            "deterministic": True,
-            "force_row_wise": True,
-            "verbosity": -1,
-            **forwarded(self.lightgbm_params),
-        }
+        threads = lightgbm_threads(self.n_jobs, n_rows)
+        return {"objective": "multiclass", "num_class": k, **round_params(self, seed, threads, "force_row_wise")}
 
     @lightgbm_errors_name_lightgbm_params
     def _fit(self, z, y, sample_weight, X) -> None:
