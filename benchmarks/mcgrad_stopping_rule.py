@@ -31,7 +31,7 @@ import os
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -138,7 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="processes, each fitting with one LightGBM thread")
     parser.add_argument("--quick", action="store_true", help="tiny data and 2 seeds (the test suite's run)")
     parser.add_argument("--out-dir", default=str(RESULTS))
+    parser.add_argument("--from-csv", nargs="+", help="write the summary of these runs' CSV files, fitting nothing")
     args = parser.parse_args(argv)
+    out = Path(args.out_dir) / "mcgrad_stopping_rule"
+    if args.from_csv:
+        head = {"merged from": ", ".join(Path(f).name for f in args.from_csv), "threads": "1 LightGBM thread per fit"}
+        write(pd.concat([pd.read_csv(f) for f in args.from_csv]).to_dict("records"), head, out)
+        return 0
     if args.quick:
         args.sizes, args.size_seeds, args.seeds = [2_000], [2], 2
     if len(args.size_seeds) != len(args.sizes):
@@ -146,14 +152,24 @@ def main(argv: list[str] | None = None) -> int:
     head = run_header("MCGrad early-stopping rule (min_gain_se)", range(max([args.seeds, *args.size_seeds])),
                       {"threads": "1 LightGBM thread per fit, OMP_NUM_THREADS=1", "processes": str(args.jobs),
                        "load average at start": f"{os.getloadavg()[0]:.1f}"})  # fmt: skip
-    calibrated_tasks = [(n, s, args.rules) for n, k in zip(args.sizes, args.size_seeds, strict=True) for s in range(k)]
-    data_tasks = [(name, s, args.rules, args.quick) for name in args.datasets for s in range(args.seeds)]
-    with ProcessPoolExecutor(args.jobs) as pool:
-        rows = [r for rows in pool.map(run_calibrated, calibrated_tasks) for r in rows]
-        rows += [r for rows in pool.map(run_dataset, data_tasks) for r in rows]
-    head["load average at end"] = f"{os.getloadavg()[0]:.1f}"
-    table = pd.DataFrame(rows)
-    out = Path(args.out_dir) / "mcgrad_stopping_rule"
+    sizes = list(zip(args.sizes, args.size_seeds, strict=True))
+    tasks = [(run_calibrated, (n, s, args.rules)) for n, k in sizes[:1] for s in range(k)]
+    tasks += [(run_dataset, (name, s, args.rules, args.quick)) for name in args.datasets for s in range(args.seeds)]
+    tasks += [(run_calibrated, (n, s, args.rules)) for n, k in sizes[1:] for s in range(k)]
+    rows: list[dict] = []
+    with ProcessPoolExecutor(args.jobs) as pool:  # results written after each task: a cut run keeps what it has
+        for done in as_completed([pool.submit(fn, task) for fn, task in tasks]):
+            rows += done.result()
+            print(f"{len(rows)} fits: {rows[-1]['data'] if rows else ''}", flush=True)
+            write(rows, head, out)
+    print(f"wrote {out}.md")
+    return 0
+
+
+def write(rows: list[dict], head: dict[str, str], out: Path) -> None:
+    """The CSV of every fit and the Markdown summary, from the rows so far."""
+    head = {**head, "load average at end": f"{os.getloadavg()[0]:.1f}"} if "seeds" in head else head
+    table = pd.DataFrame(rows).sort_values(["data", "min_gain_se", "seed"], kind="stable")
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out.with_suffix(".csv"), index=False)
     lines = ["# MCGrad: the early-stopping rule min_gain_se, on calibrated and on real data", ""]
@@ -163,8 +179,6 @@ def main(argv: list[str] | None = None) -> int:
               "  difference to `min_gain_se=0` paired by seed; `fit_s`: seconds per fit (shared machine)", "",
               md_table(summary(table), 5), ""]  # fmt: skip
     out.with_suffix(".md").write_text("\n".join(lines))
-    print(f"wrote {out}.md")
-    return 0
 
 
 if __name__ == "__main__":
