@@ -27,6 +27,7 @@ Writes ``benchmarks/results/mcgrad_stopping_rule.md`` and ``.csv`` (``--out-dir`
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -75,16 +76,26 @@ def run_calibrated(task: tuple[int, int, list[float]]) -> list[dict]:
     return rows
 
 
-def run_dataset(task: tuple[str, int, list[float], bool]) -> list[dict]:
-    name, seed, rules, quick = task
+def prepare_dataset(task: tuple[str, bool, str]) -> dict | None:
+    """Write one data set's train/test files to the cache folder once (the base logistic fits take minutes)."""
+    name, quick, folder = task
     from mcgrad_vs_reference import prepare
 
-    with tempfile.TemporaryDirectory() as tmp:
-        info = prepare(name, (5_000 if quick else 100_000) if name == "synthetic" else None, Path(tmp))
+    size = (5_000 if quick else 100_000) if name == "synthetic" else None
+    tag = f"{name}_{size}" if size else name
+    info_file = Path(folder) / f"{tag}.json"
+    if not info_file.exists():
+        info = prepare(name, size, Path(folder))
         if info is None:
-            return []
-        train = pd.read_parquet(Path(tmp) / f"{info['tag']}_train.parquet")
-        test = pd.read_parquet(Path(tmp) / f"{info['tag']}_test.parquet")
+            return None
+        info_file.write_text(json.dumps(info))
+    return json.loads(info_file.read_text())
+
+
+def run_dataset(task: tuple[dict, int, list[float], bool, str]) -> list[dict]:
+    info, seed, rules, quick, folder = task
+    train = pd.read_parquet(Path(folder) / f"{info['tag']}_train.parquet")
+    test = pd.read_parquet(Path(folder) / f"{info['tag']}_test.parquet")
     cols, cats = info["cats"] + info["nums"], info["cats"]
     if quick:
         train, test = train.iloc[:3000], test.iloc[:2000]
@@ -138,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="processes, each fitting with one LightGBM thread")
     parser.add_argument("--quick", action="store_true", help="tiny data and 2 seeds (the test suite's run)")
     parser.add_argument("--out-dir", default=str(RESULTS))
+    parser.add_argument(
+        "--cache-dir", help="folder of the prepared data sets, kept between runs (default: a temporary one)"
+    )
     parser.add_argument("--from-csv", nargs="+", help="write the summary of these runs' CSV files, fitting nothing")
     args = parser.parse_args(argv)
     out = Path(args.out_dir) / "mcgrad_stopping_rule"
@@ -154,10 +168,16 @@ def main(argv: list[str] | None = None) -> int:
                        "load average at start": f"{os.getloadavg()[0]:.1f}"})  # fmt: skip
     sizes = list(zip(args.sizes, args.size_seeds, strict=True))
     tasks = [(run_calibrated, (n, s, args.rules)) for n, k in sizes[:1] for s in range(k)]
-    tasks += [(run_dataset, (name, s, args.rules, args.quick)) for name in args.datasets for s in range(args.seeds)]
+    n_first = len(tasks)
     tasks += [(run_calibrated, (n, s, args.rules)) for n, k in sizes[1:] for s in range(k)]
     rows: list[dict] = []
-    with ProcessPoolExecutor(args.jobs) as pool:  # results written after each task: a cut run keeps what it has
+    with tempfile.TemporaryDirectory() as tmp, ProcessPoolExecutor(args.jobs) as pool:
+        folder = args.cache_dir or tmp
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        infos = [i for i in pool.map(prepare_dataset, [(d, args.quick, folder) for d in args.datasets]) if i]
+        tasks = [*tasks[:n_first], *[(run_dataset, (i, s, args.rules, args.quick, folder)) for i in infos
+                                     for s in range(args.seeds)], *tasks[n_first:]]  # fmt: skip
+        # results written after each task: a cut run keeps what it has
         for done in as_completed([pool.submit(fn, task) for fn, task in tasks]):
             rows += done.result()
             print(f"{len(rows)} fits: {rows[-1]['data'] if rows else ''}", flush=True)

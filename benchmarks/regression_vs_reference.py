@@ -207,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=20, help="seeds of both on data sets of at most --seed-rows rows")
     parser.add_argument("--seeds-large", type=int, default=3, help="seeds of both on larger data sets")
     parser.add_argument("--seed-rows", type=int, default=250_000)
+    parser.add_argument("--seed-list", type=int, nargs="+", help="these seeds instead of --seeds / --seeds-large")
     parser.add_argument("--max-rows", type=int, default=None, help="cap the rows read from the real data sets")
     parser.add_argument("--impls", nargs="+", choices=sorted(IMPLS), default=["reference", "mcal"])
     parser.add_argument("--quick", action="store_true", help="tiny data and one seed (the test suite's run)")
@@ -236,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({**base, "impl": "base prediction", "seed": 0,
                          **quality(folder, info["tag"], "base", info["cats"], info["nums"])})  # fmt: skip
             n_seeds = args.seeds if info["n_train"] <= args.seed_rows else args.seeds_large
-            for seed in range(n_seeds):
+            for seed in args.seed_list or range(n_seeds):
                 for impl in args.impls:
                     label, (row, params) = f"{impl}_{seed}", IMPLS[impl]
                     spec = {**info, "folder": str(folder), "threads": args.threads, "label": label, "seed": seed,
