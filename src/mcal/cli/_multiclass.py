@@ -135,8 +135,8 @@ def refuse(args, options: tuple[str, ...]) -> None:
 
 def labels_and_matrices(args, df: pd.DataFrame, groups: list[list[str]]):
     """Label codes, class of each column, the matrix of each group by name (its columns comma-joined), weights."""
-    y, classes = class_codes(column(df, args.label_col, "--label-col"), args.label_col, groups[0])
     probs = {",".join(g): score_matrix(df, g) for g in groups}
+    y, classes = class_codes(column(df, args.label_col, "--label-col"), args.label_col, groups[0])
     return y, classes, probs, _weights(df, args.weight_col)
 
 
