@@ -23,7 +23,7 @@ from mcal._validation import (
 )
 from mcal.metrics import classwise_mce, multiclass_summary, top_label, top_label_mce
 from mcal.metrics.helpers import check_categorical_use, resolve_segments
-from mcal.report._checks import _check_path
+from mcal.report._checks import _check_names, _check_path
 from mcal.report._findings import PVALUE_FLOOR
 from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
 from mcal.report._segments import _pvalue_cell
@@ -157,13 +157,7 @@ def make_multiclass_report(
 def _check_inputs(
     y_true: ArrayLike, y_probs: Mapping[str, ArrayLike], sample_weight: ArrayLike | None, class_names: Any
 ) -> tuple[NDArray[np.intp], dict[str, NDArray[np.float64]], NDArray[np.float64], list[str]]:
-    if not isinstance(y_probs, Mapping):
-        raise TypeError(f"y_probs must be a mapping of names to probability matrices; got {type(y_probs).__name__}")
-    if not y_probs:
-        raise ValueError("y_probs must name at least one probability matrix; got none")
-    bad = [k for k in y_probs if not isinstance(k, str)]
-    if bad:
-        raise TypeError(f"y_probs keys must be strings (names of the matrices); got {bad[:3]!r}")
+    _check_names(y_probs, "probability matrices", "probability matrix")
     probs = {name: check_class_scores(P, f"probability matrix {name!r}") for name, P in y_probs.items()}
     ks = {name: P.shape[1] for name, P in probs.items()}
     if len(set(ks.values())) > 1:
