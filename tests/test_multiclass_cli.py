@@ -229,3 +229,23 @@ def test_the_binary_path_is_unchanged(csv, frame, tmp_path):
     assert main(["fit", str(binary), "--score-col", "p_ant", "--label-col", "y01", "--method", "platt", "-o",
                  str(model)]) == 0  # fmt: skip
     assert load(model, return_metadata=True)[1]["score_col"] == "p_ant"
+
+
+def test_a_column_no_label_names_is_a_class_absent_from_the_data(frame, tmp_path, capsys):
+    path = tmp_path / "two.csv"
+    frame[frame["y"] != "cat"].to_csv(path, index=False)
+    model = tmp_path / "m.json"
+    assert _fit(path, model, "--method", "temperature") == 0
+    assert "ant -> p_ant, bee -> p_bee, (absent) -> p_cat" in capsys.readouterr().out
+    assert load(model, return_metadata=True)[1]["classes"] == ["ant", "bee", None]
+
+
+def test_evaluate_weights_the_metrics_as_the_library_does(frame, tmp_path, capsys):
+    w = np.random.default_rng(1).integers(0, 4, len(frame)).astype(float)
+    path = tmp_path / "w.csv"
+    frame.assign(w=w).to_csv(path, index=False)
+    assert main(["evaluate", str(path), "--score-cols", ALL, "--label-col", "y", "--weight-col", "w", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["metrics"][ALL]
+    expected = multiclass_log_loss(frame["code"], frame[COLS].to_numpy(), sample_weight=w)
+    assert row["log_loss"] == pytest.approx(expected, rel=1e-12)
+    assert row["log_loss"] != pytest.approx(multiclass_log_loss(frame["code"], frame[COLS].to_numpy()), rel=1e-6)

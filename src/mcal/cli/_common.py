@@ -393,12 +393,15 @@ def add_data_arguments(
     )
     from mcal.cli._multiclass import SCORE_COLS_HELP
 
-    scores = parser.add_mutually_exclusive_group(required=score_required)
+    # --score-col or --score-cols, one of them required; alone, --score-col is required as before
+    scores = parser.add_mutually_exclusive_group(required=score_required) if classes else parser
+    required = {} if classes else {"required": score_required}
     if multiple_scores:
         scores.add_argument(
             "--score-col",
             action="append",
             metavar="COL",
+            **required,
             help="column of probabilities in [0, 1] (of real predictions with --outcome regression); repeat the "
             "option to compare several columns",
         )
@@ -410,6 +413,7 @@ def add_data_arguments(
         scores.add_argument(
             "--score-col",
             metavar="COL",
+            **required,
             help="column of probabilities in [0, 1] (of real predictions for regression)",
         )
         if classes:

@@ -263,8 +263,8 @@ def evaluate(args) -> int:
     from mcal.metrics import multiclass_summary
 
     check_ci(args)
-    refuse(args, ("--pos-label", "--field", "--plot", "--ci", "--fail-if", "--outcome", "--scheduler",
-                  "--dask-workers"))  # fmt: skip
+    refuse(args, ("--pos-label", "--field", "--plot", "--ci", "--fail-if", "--outcome", "--all-segments",
+                  "--scheduler", "--dask-workers"))  # fmt: skip
     groups = score_groups(args.score_cols)
     df = read_data(args)
     y, classes, probs, w = labels_and_matrices(args, df, groups)
