@@ -89,15 +89,19 @@ class Gates:
             "not adjusted for the number of segments",
         )  # fmt: skip
 
-    def check_options(self, conditions: Iterable[Condition], args: argparse.Namespace) -> None:
-        """Refuse, before any work, a condition on a metric that an option not given would add.
+    def check_options(self, conditions: Iterable[Condition], args: argparse.Namespace, what: str = "") -> None:
+        """Refuse, before any work, a condition on a metric this command does not compute (``what`` says for which
+        input, e.g. "with --outcome regression"), or that an option not given would add.
 
         Raises
         ------
         CLIError
-            Naming the metric and the option it needs.
+            Naming the metric and the metrics computed, or the option it needs.
         """
         for condition in conditions:
+            if condition.metric not in self.metrics:
+                raise CLIError(f"--fail-if {str(condition)!r}: the metric {condition.metric} is not computed {what}; "
+                               f"metrics: {self.names()}")  # fmt: skip
             for needs in self.metrics[condition.metric][1]:
                 if getattr(args, needs.lstrip("-").replace("-", "_")) is None:
                     raise CLIError(f"--fail-if {str(condition)!r}: the metric {condition.metric} needs {needs}")
@@ -136,6 +140,18 @@ EVALUATE = Gates(
     | {f"{name}_{end}": (f"{_EVALUATE_METRICS[name][0]}_{end}", (*_EVALUATE_METRICS[name][1], "--ci"))
        for name in _WITH_INTERVALS for end in ("low", "high")}
 )  # fmt: skip
+
+#: ``mcal evaluate --outcome regression``: the columns of :func:`mcal.metrics.regression_summary` (no intervals).
+EVALUATE_REGRESSION = Gates(
+    {name: (name, ()) for name in ("mse", "mae", "mean_prediction", "mean_outcome", "ecce", "ecce_sigma_scale",
+                                   "ecce_pvalue")}
+    | {"ecce_sigma": ("ecce_sigma_scale", ())}
+    | {name: (name, ("--segments",)) for name in ("mce_sigma", "mce_absolute", "mce_pvalue")}
+)  # fmt: skip
+
+#: What ``--fail-if`` of ``mcal evaluate`` parses: the metrics of either outcome (``--outcome`` picks the set
+#: checked before any work).
+EVALUATE_ANY = Gates(dict(EVALUATE.metrics) | dict(EVALUATE_REGRESSION.metrics))
 
 #: ``mcal monitor``: the columns of the per-window table of :func:`mcal.monitor.monitor` (``alarm`` is 1 from the
 #: window where the drift alarm fired on, else 0).
