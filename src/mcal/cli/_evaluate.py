@@ -197,6 +197,7 @@ def _run(args) -> int:
         table["mce_sigma"] = [results[name].mce_sigma for name in table.index]
         table["mce_absolute"] = [results[name].mce_absolute for name in table.index]
         table["mce_pvalue"] = [results[name].pvalue for name in table.index]
+        table["mce_pvalue_adjusted"] = [results[name].pvalue_adjusted for name in table.index]
     tables = {name: r.table for name, r in results.items()}
     max_overlap = None if args.all_segments else 0.8
     worst = (
