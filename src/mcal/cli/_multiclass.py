@@ -184,7 +184,7 @@ def fit(args, features: list[str], random_state: int) -> int:
     from mcal._persistence import save
     from mcal.cli._fit import feature_frame
 
-    refuse(args, ("--pos-label", "--field", "--device", "--scheduler", "--dask-workers"))
+    refuse(args, ("--pos-label", "--field", "--device", "--scheduler", "--dask-workers", "--dask-timeout"))
     if args.method not in method_names():
         raise CLIError(f"--method must be one of {', '.join(method_names())} with --score-cols (k classes); got "
                        f"{args.method!r}, a method for one score column")  # fmt: skip
