@@ -72,7 +72,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         The two class labels, sorted; the second is the positive class.
     n_features_in_ : int
         Number of features seen by the base model's ``fit`` (copied from ``estimator_``, when it has it).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Column names seen by the base model's ``fit``, when ``X`` was a DataFrame with string column names.
 
     Raises
@@ -290,6 +290,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Features, as taken by the base estimator.
 
         Returns
         -------
@@ -312,6 +313,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Features, as taken by the base estimator.
 
         Returns
         -------
