@@ -32,7 +32,7 @@ lint: $(STAMP)
 # and the example gallery of examples/, executed. Offline; warnings are errors. -E rereads every page, so that a
 # second run reports the warnings of pages unchanged since the first (the examples rerun only when they change).
 docs: $(STAMP)
-	OMP_NUM_THREADS=1 MPLBACKEND=Agg $(PY) -m sphinx -E -W --keep-going -b html docs docs/_build/html
+	OMP_NUM_THREADS=1 MPLBACKEND=Agg $(PY) -m sphinx -E -W --keep-going -b html -d docs/_build/doctrees docs docs/_build/html
 
 # Both papers' result tables (benchmarks/results/paper_*.md); needs ../shared/data or MCAL_DATA_DIR.
 bench: $(STAMP)

@@ -195,6 +195,7 @@ sphinx_gallery_conf = {
     "backreferences_dir": None,
     "default_thumb_file": None,
     "min_reported_time": 0,
+    "write_computation_times": False,  # its page loads DataTables from a CDN
 }
 
 templates_path = ["_templates"]

@@ -8,6 +8,8 @@ calibration data need not fit one machine. Here the cluster is a small local one
 cluster, pass ``Client("tcp://scheduler:8786")`` and read partitioned Parquet with :func:`mcal.dask.read_parquet`.
 """
 
+import logging
+
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
@@ -26,6 +28,7 @@ frame["y"] = (rng.random(n) < expit(z + bias)).astype(int)  # the score misses a
 frame["p"] = expit(z)
 df = dd.from_pandas(frame, npartitions=4)
 
+logging.getLogger("distributed.shuffle").setLevel(logging.ERROR)  # it logs every shuffle as a warning
 cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None)
 client = Client(cluster)
 
