@@ -1,8 +1,8 @@
 """Sphinx configuration of the mcal documentation: ``make docs`` builds ``docs/_build/html`` offline.
 
 The API reference is generated from each public module's ``__all__`` (:func:`write_api_pages`), so a name added to
-``__all__`` gets a page at the next build; every object has one page, under the first module listed in
-:data:`API_MODULES` that exports it, and later modules link to it. Nothing is fetched from the network: no
+``__all__`` gets a page at the next build; every object has one page, under the first module of
+:data:`API_MODULES` that exports it under its own name, and the other modules that export it link to that page. Nothing is fetched from the network: no
 intersphinx, and formulas are shown as LaTeX source (no MathJax from a CDN).
 """
 
@@ -39,8 +39,7 @@ extensions = [
     "sphinx_gallery.gen_gallery",
 ]
 
-#: Public modules of the API reference, in the order of its pages, with a one-line description. An object exported
-#: by several of them is documented under the first.
+#: Public modules of the API reference, in the order of its pages, with a one-line description.
 API_MODULES = {
     "mcal": "The estimators, model files and the package's constants.",
     "mcal.metrics": "Calibration and multicalibration metrics, curves and intervals.",
@@ -138,8 +137,6 @@ def write_api_pages(out_dir: Path) -> list[Path]:
     (out_dir / "index.rst").write_text("\n".join(index), encoding="utf-8")
     return paths
 
-
-write_api_pages(DOCS / "api")
 
 autosummary_generate = True
 autosummary_imported_members = True
@@ -241,7 +238,9 @@ def _skip_member(app, what, name, obj, skip, options):
 
 
 def setup(app):
-    """Register the offline math renderer (formulas appear as their LaTeX source, with no script fetched) and
-    the member filter."""
+    """Write the API pages, and register the member filter and the offline math renderer (formulas appear as their
+    LaTeX source, with no script fetched)."""
     app.connect("autodoc-skip-member", _skip_member)
+    # before autosummary (priority 500) reads the pages to generate its stubs
+    app.connect("builder-inited", lambda app: write_api_pages(DOCS / "api"), priority=400)
     app.add_html_math_renderer("mcal_plain", (_visit_inline_math, None), (_visit_block_math, None))
