@@ -241,6 +241,6 @@ def setup(app):
     """Write the API pages, and register the member filter and the offline math renderer (formulas appear as their
     LaTeX source, with no script fetched)."""
     app.connect("autodoc-skip-member", _skip_member)
-    # before autosummary (priority 500) reads the pages to generate its stubs
-    app.connect("builder-inited", lambda app: write_api_pages(DOCS / "api"), priority=400)
+    # before Sphinx lists the source files, so that autosummary finds the pages and generates their stubs
+    app.connect("config-inited", lambda app, config: write_api_pages(DOCS / "api"))
     app.add_html_math_renderer("mcal_plain", (_visit_inline_math, None), (_visit_block_math, None))
