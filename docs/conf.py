@@ -196,7 +196,14 @@ sphinx_gallery_conf = {
 }
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip"]
+exclude_patterns = [
+    "_build",
+    "sg_execution_times.rst",
+    "auto_examples/sg_execution_times.rst",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.py",
+    "auto_examples/*.zip",
+]
 root_doc = "index"
 
 html_theme = "pydata_sphinx_theme"
