@@ -80,7 +80,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         the second is the positive class.
     n_features_in_ : int
         Number of features seen by the base model's ``fit`` (copied from ``estimator_``, when it has it).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Column names seen by the base model's ``fit``, when ``X`` was a DataFrame with string column names.
 
     Raises
@@ -320,6 +320,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Features, as taken by the base estimator.
 
         Returns
         -------
@@ -343,6 +344,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Features, as taken by the base estimator.
 
         Returns
         -------

@@ -150,7 +150,7 @@ min_sum_hessian_in_leaf
     ----------
     n_rounds_ : int
         Rounds kept (0: the input probabilities are returned, up to the floor of ``log``).
-    rescale_factors_ : ndarray of shape (n_rounds_,)
+    rescale_factors_ : ndarray of shape (n_rounds,)
     validation_losses_ : ndarray
         Held-out multiclass log loss before round 1 and after each round tried (empty without early stopping).
     boosters_ : list of lightgbm.Booster
