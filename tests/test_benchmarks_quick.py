@@ -435,3 +435,15 @@ def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
     scored = means[means["method"] != "binary MCGrad (one class)"]
     assert scored["log_loss"].gt(0).all() and scored["worst_class_mce"].ge(0).all()
     assert (tmp_path / "multiclass.md").read_text().count("| shoppers_visitor | lightgbm |") == 1 + len(methods)
+
+
+@pytest.mark.slow
+def test_mcgrad_stopping_rule_quick_mode_never_keeps_more_rounds_under_the_rule(tmp_path):
+    module = _script("mcgrad_stopping_rule")
+    assert module.main(["--quick", "--datasets", "synthetic", "--out-dir", str(tmp_path)]) == 0
+    raw = pd.read_csv(tmp_path / "mcgrad_stopping_rule.csv")
+    assert set(raw["data"]) == {"calibrated_2000", "synthetic_5000"}
+    rounds = raw.pivot_table(index=["data", "seed"], columns="min_gain_se", values="rounds")
+    assert (rounds[1.0] <= rounds[0.0]).all()  # with patience 0 the rule can only stop earlier
+    assert np.isfinite(raw["mean_abs_change"]).all()
+    assert "| calibrated_2000 | 1.00000 |" in (tmp_path / "mcgrad_stopping_rule.md").read_text()

@@ -76,7 +76,7 @@ class DaskMCGrad(MCGrad):
         LightGBM's sockets then keep their default of 120 minutes, after which a stalled booster fit fails in
         LightGBM. A worker that leaves during a
         booster fit stops the fit with :class:`~mcal.dask.WorkerLostError` whatever the timeout.
-    max_rounds, early_stopping, validation_fraction, n_folds, patience, early_stopping_metric, max_time, rescale, \
+    max_rounds, early_stopping, validation_fraction, n_folds, patience, min_gain_se, early_stopping_metric, max_time, rescale, \
 rescale_input, learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, \
 min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_features, progress, random_state
         As in :class:`mcal.MCGrad`, with the same defaults; ``early_stopping_metric`` must be ``"log_loss"``.

@@ -37,7 +37,8 @@ from numpy.typing import NDArray
 
 from mcal._optional import import_optional
 from mcal._progress import progress
-from mcal.mcgrad.losses import LOG_LOSS, LOGIT_CLIP, THETA_BOUNDS, LogLoss, SquaredError, TweedieLoss
+from mcal.mcgrad.losses import LOG_LOSS, LOGIT_CLIP, THETA_BOUNDS, LogLoss, SquaredError, TweedieLoss, gain_sums
+from mcal.mcgrad.losses import gain_exceeds as _gain_exceeds
 from mcal.mcgrad.losses import wsum as _wsum
 
 __all__ = [
@@ -167,6 +168,10 @@ class LocalEngine:
         with np.errstate(invalid="ignore", over="ignore"):  # a diverged F gives NaN or inf, which boost_rounds reports
             return _wsum(w, self.objective.loss(y, F)), float(w.sum())
 
+    def gain_sums(self, y: Any, F_best: Any, F: Any, w: Any) -> NDArray[np.float64]:
+        """:func:`mcal.mcgrad.losses.gain_sums` of the objective: the per-row loss gain of ``F`` over ``F_best``."""
+        return gain_sums(self.objective, y, F_best, F, w)
+
 
 def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
     """The weights LightGBM is given: None when all are 1 (the same trees, without a float32 copy per dataset)."""
@@ -272,6 +277,7 @@ def boost_rounds(
     score: Callable[[list[Part]], float] | None = None,
     out_of_time: Callable[[], bool] | None = None,
     rescale_input: bool = False,
+    min_gain_se: float = 0.0,
 ) -> RoundPath:
     """Run the rounds of Algorithm 1 of Tax et al. (2026) on one or more (train, validation) pairs.
 
@@ -312,6 +318,9 @@ def boost_rounds(
         Start round 1 by rescaling each training part's input ``F_0`` by its own factor ``theta_0`` (the rescaling
         step of section 3.2 applied to the input; the validation part takes the same factor): a global
         temperature that the boosters then correct locally. ``input_factor`` is the last part's ``theta_0``.
+    min_gain_se : float, default=0.0
+        With ``score`` None, a round becomes the best only if its mean per-row validation loss gain over the best
+        round exceeds ``min_gain_se`` standard errors of that gain (engine method ``gain_sums``, pooled over parts).
 
     Returns
     -------
@@ -330,6 +339,8 @@ def boost_rounds(
         path.losses.append(_pooled_loss(engine, valid))
         path.scores.append(path.losses[-1] if score is None else score(valid))
     wait = 0
+    by_gain = bool(valid) and score is None and min_gain_se > 0
+    best_F = [part.F for part in valid or []] if by_gain else []
     with progress(max_rounds, desc, enabled=show_progress, unit="round") as bar:
         for t in range(1, max_rounds + 1):
             for k, part in enumerate(train):
@@ -354,8 +365,12 @@ def boost_rounds(
             if valid:
                 path.losses.append(loss)
                 path.scores.append(loss if score is None else score(valid))
-                if path.scores[-1] < path.scores[path.best_round]:
-                    path.best_round, wait = t, 0
+                improved = path.scores[-1] < path.scores[path.best_round]
+                if improved and by_gain:  # the gain of each row over the best round, against its standard error
+                    sums = [engine.gain_sums(p.y, F, p.F, p.w) for p, F in zip(valid, best_F, strict=True)]
+                    improved = _gain_exceeds(sums, min_gain_se)
+                if improved:
+                    path.best_round, wait, best_F = t, 0, [p.F for p in valid] if by_gain else []
                 else:
                     wait += 1
                     if wait > patience:

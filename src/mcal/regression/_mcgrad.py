@@ -53,7 +53,7 @@ class RegressionMCGrad(RegressionCalibrator, MCGrad):  # type: ignore[misc]  # f
         weighted in the fit: the mean is estimated consistently whatever the true variance.
     tweedie_power : float in [1, 2), default=1.5
         Variance power of ``loss="tweedie"`` (1 is Poisson); ignored by the other losses.
-    max_rounds, early_stopping, validation_fraction, n_folds, patience, early_stopping_metric, max_time, rescale, \
+    max_rounds, early_stopping, validation_fraction, n_folds, patience, min_gain_se, early_stopping_metric, max_time, rescale, \
 rescale_input, learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, \
 min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_features, n_jobs, progress, random_state
         As in :class:`mcal.MCGrad` (``early_stopping_metric="log_loss"`` stands for the loss of the rounds;
