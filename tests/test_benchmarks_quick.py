@@ -415,7 +415,8 @@ def test_mcgrad_memory_quick_mode_charges_every_phase(tmp_path):
     module = _script("mcgrad_memory")
     assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
     _, raw = _csv(tmp_path / "mcgrad_memory_quick.csv")
-    assert {"encode X", "bin (LightGBM Dataset)", "early-stopping rounds", "refit rounds"} <= set(raw["phase"])
+    phases = {"encode and bin X (LightGBM Dataset)", "early-stopping rounds", "refit rounds", "whole fit"}
+    assert phases <= set(raw["phase"])
     assert (raw["peak_mib"] > 0).all() and (raw["rows"] == 20_000).all()
 
 

@@ -35,7 +35,7 @@ from mcal._validation import check_y_prob, check_y_real, output_dtype
 from mcal.mcgrad import _controls as controls
 from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, choose_rounds, validation_score
 from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
-from mcal.mcgrad._splits import EncodedRows, split_parts, split_rows
+from mcal.mcgrad._splits import EncodedRows, FeatureBlocks, split_parts, split_rows
 from mcal.mcgrad.engine import (
     LOG_LOSS,
     CompiledForests,
@@ -332,7 +332,6 @@ class MCGrad(BaseCalibrator):
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
         check_monotone_constraints(self.lightgbm_params, encoder)
-        Xe = encoder.transform(X, n_extra_columns=1)
         loss = self._loss()
         engine = LocalEngine(
             self._lightgbm_params(lgb_seed, y_prob.shape[0]),
@@ -340,12 +339,13 @@ class MCGrad(BaseCalibrator):
             np.flatnonzero(encoder.categorical_).tolist(),
             loss,
         )
-        whole = Part(Xe, y, sample_weight, loss.link(y_prob))
-        engine.binned(whole)  # binned once, shared by the early-stopping parts and reused by the refit
-        # The rounds need feature values only for the validation rows and the rare rows predicted again:
-        # they are encoded from X when asked, and the encoded matrix is freed before the rounds.
-        whole.X = EncodedRows(encoder, X, Xe.shape)
-        del Xe
+        # The rounds need feature values only for the validation rows and the rare rows predicted again: they are
+        # encoded from X when asked. The features are binned once, block by block, shared by the early-stopping
+        # parts and reused by the refit.
+        n_rows = y_prob.shape[0]
+        whole = Part(EncodedRows(encoder, X, (n_rows, encoder.n_features_in_ + 1)), y, sample_weight, loss.link(y_prob))
+        if encoder.n_features_in_:
+            whole.binned = engine.bin_features([FeatureBlocks(encoder, X, n_rows)], y, sample_weight)
         score_of = partial(validation_score, self.early_stopping_metric, loss,
                            categorical_features=self.categorical_features, outcome=self.outcome)  # fmt: skip
         eval_set = getattr(self, "_eval_set", None)

@@ -122,18 +122,21 @@ class LocalEngine:
     def binned(self, part: Part) -> Any:
         """The part's feature columns binned by LightGBM (a constructed ``Dataset`` with labels and weights), cached."""
         if part.binned is None:  # column-major X (FeatureEncoder's output) is read without a copy
-            part.binned = (
-                import_optional("lightgbm")
-                .Dataset(
-                    part.X[:, :-1],
-                    label=part.y,
-                    weight=_lightgbm_weight(part.w),
-                    categorical_feature=self.categorical,
-                    params=self.params,
-                )
-                .construct()
-            )
+            part.binned = self.bin_features(part.X[:, :-1], part.y, part.w)
         return part.binned
+
+    def bin_features(self, features: Any, y: NDArray[np.float64], w: NDArray[np.float64]) -> Any:
+        """``features`` binned by LightGBM: a constructed ``Dataset`` with labels ``y`` and weights ``w``.
+
+        ``features`` is a float64 array of shape (n_samples, n_features) or a list of ``lightgbm.Sequence`` of row
+        blocks, which LightGBM samples for the bin boundaries (the same rows as from an array) and then reads one
+        block at a time, so that the features of all rows never exist as one float64 matrix.
+        """
+        lgb = import_optional("lightgbm")
+        data = lgb.Dataset(
+            features, label=y, weight=_lightgbm_weight(w), categorical_feature=self.categorical, params=self.params
+        )
+        return data.construct()
 
     def binned_rows(self, part: Part, rows: NDArray[np.intp]) -> Any:
         """The binned feature columns of ``rows`` (increasing) of the part, with its bins (``Dataset.subset``).
