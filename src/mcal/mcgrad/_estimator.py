@@ -49,6 +49,10 @@ from mcal.mcgrad.engine import (
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same trees
 #: either way); measured in benchmarks/results/mcgrad_defaults.md.
 _COL_WISE_FROM_ROWS = 500_000
+#: From this many rows on, the features are binned from row blocks, which LightGBM samples one row at a time (about
+#: 1 s for its 200,000 sampled rows) instead of from the float64 matrix (88 MB per million rows of 11 columns);
+#: the same bins either way. Measured in benchmarks/results/mcgrad_memory.md.
+_BIN_BLOCKS_FROM_ROWS = 1_000_000
 
 
 class MCGrad(BaseCalibrator):
@@ -340,12 +344,16 @@ class MCGrad(BaseCalibrator):
             loss,
         )
         # The rounds need feature values only for the validation rows and the rare rows predicted again: they are
-        # encoded from X when asked. The features are binned once, block by block, shared by the early-stopping
-        # parts and reused by the refit.
+        # encoded from X when asked. The features are binned once, shared by the early-stopping parts and reused by
+        # the refit: from row blocks on large data (the float64 matrix never whole), from the matrix on smaller
+        # data, where LightGBM's sampling of single rows from blocks costs more than the matrix's memory.
         n_rows = y_prob.shape[0]
         whole = Part(EncodedRows(encoder, X, (n_rows, encoder.n_features_in_ + 1)), y, sample_weight, loss.link(y_prob))
         if encoder.n_features_in_:
-            whole.binned = engine.bin_features([FeatureBlocks(encoder, X, n_rows)], y, sample_weight)
+            blocked = n_rows >= _BIN_BLOCKS_FROM_ROWS
+            features = [FeatureBlocks(encoder, X, n_rows)] if blocked else encoder.transform(X)
+            whole.binned = engine.bin_features(features, y, sample_weight)
+            del features
         score_of = partial(validation_score, self.early_stopping_metric, loss,
                            categorical_features=self.categorical_features, outcome=self.outcome)  # fmt: skip
         eval_set = getattr(self, "_eval_set", None)
@@ -361,7 +369,7 @@ class MCGrad(BaseCalibrator):
             rows = split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
             va = np.concatenate([va for _, va in rows])  # the validation rows in the order of the parts
             score = score_of(y[va], sample_weight[va], None if X_user is None else take_rows(X_user, va))
-        self._fit_rounds(engine, encoder, whole, partial(split_parts, engine, whole, rows), score=score, start=start)
+        self._fit_rounds(engine, encoder, whole, partial(split_parts, whole, rows), score=score, start=start)
 
     def _seeds(self) -> tuple[int, int]:
         """The seeds of the early-stopping split and of LightGBM, both drawn from ``random_state``."""

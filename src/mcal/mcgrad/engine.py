@@ -66,8 +66,8 @@ class LocalEngine:
     """Single-machine engine: LightGBM boosters on in-memory float64 arrays, NumPy reductions.
 
     Each part's feature columns are binned by LightGBM once; every round then bins only the score column
-    and joins the two (``Dataset.subset`` + ``add_features_from``), which gives the same trees as binning
-    all columns again (the bin boundaries of a column do not depend on the other columns).
+    and joins the two (``Dataset.subset`` of the part's rows + ``add_features_from``), which gives the same trees
+    as binning all columns again (the bin boundaries of a column do not depend on the other columns).
 
     Parameters
     ----------
@@ -103,7 +103,8 @@ class LocalEngine:
                 # notes on the (freed) raw data and re-read categorical flags, kept in the joined bin mappers
                 warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
                 warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
-                data = self.binned(part).subset(np.arange(part.y.shape[0], dtype=np.int32)).construct()
+                rows = np.arange(part.y.shape[0], dtype=np.int32) if part.rows is None else part.rows
+                data = self.binned(part).subset(rows).construct()
                 data.add_features_from(lgb.Dataset(part.F.reshape(-1, 1), params=self.params).construct())
             data.set_init_score(part.F)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
@@ -138,17 +139,23 @@ class LocalEngine:
         )
         return data.construct()
 
-    def binned_rows(self, part: Part, rows: NDArray[np.intp]) -> Any:
-        """The binned feature columns of ``rows`` (increasing) of the part, with its bins (``Dataset.subset``).
-
-        None when there are no feature columns (the rounds then train on the score alone).
-        """
-        return None if part.X.shape[1] == 1 else self.binned(part).subset(rows).construct()
-
     def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
-        """Raw booster output on the part's features and logit (the init score is not included)."""
-        part.X[:, -1] = part.F
-        return booster.predict(part.X, raw_score=True, num_threads=self.params["num_threads"])
+        """Raw booster output on the part's features and logit (the init score is not included).
+
+        A part with ``rows`` takes them from its ``X`` (features encoded on demand) :data:`_BLOCK` rows at a time,
+        so that its encoded features never exist whole.
+        """
+        threads = self.params["num_threads"]
+        if part.rows is None:
+            part.X[:, -1] = part.F
+            return booster.predict(part.X, raw_score=True, num_threads=threads)
+        out = np.empty(part.F.shape[0])
+        for start in range(0, out.shape[0], _BLOCK):
+            block = slice(start, start + _BLOCK)
+            X = part.X[part.rows[block]]
+            X[:, -1] = part.F[block]
+            out[block] = booster.predict(X, raw_score=True, num_threads=threads)
+        return out
 
     def loss_grad_hess(
         self, theta: float, y: NDArray[np.float64], z: NDArray[np.float64], w: NDArray[np.float64]
@@ -234,9 +241,9 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
 class Part:
     """One block of rows: encoded features (with a spare last column for the score), labels, weights, logit.
 
-    ``binned`` is the engine's cache of the binned feature columns. ``rows``, when given, says which rows of
-    ``X`` are the part's (a training part that shares the whole data's features instead of copying them);
-    ``y``, ``w`` and ``F`` always hold the part's rows only.
+    ``binned`` is the engine's cache of the binned feature columns, of the rows of ``X``. ``rows``, when given,
+    says which rows of ``X`` (and of ``binned``) are the part's: an early-stopping part that shares the whole data's
+    features and bins instead of copying them; ``y``, ``w`` and ``F`` always hold the part's rows only.
     """
 
     X: Any
