@@ -61,3 +61,19 @@ def test_feature_blocks_read_rows_and_slices_as_the_encoder(monkeypatch):
     rows = splits.FeatureBlocks(encoder, listed, len(X))  # no shape: one block
     assert rows.batch_size == 500
     np.testing.assert_array_equal(rows[499], encoder.transform(listed)[499])
+
+
+def test_sorted_subset_is_lightgbms_subset():
+    lgb = pytest.importorskip("lightgbm")
+    from mcal._lightgbm import sorted_subset
+
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(2000, 3)), (rng.random(2000) < 0.4).astype(float)
+    params = {"objective": "binary", "verbose": -1, "num_threads": 1, "seed": 0}
+    binned = lgb.Dataset(X, label=y, params=params).construct()
+    rows = np.flatnonzero(rng.random(2000) < 0.6)
+    ours, theirs = sorted_subset(binned, rows), binned.subset(rows).construct()
+    assert ours.num_data() == rows.size
+    np.testing.assert_array_equal(ours.get_label(), y[rows])
+    text = [lgb.train(params, d, num_boost_round=3).model_to_string() for d in (ours, theirs)]
+    assert text[0] == text[1]

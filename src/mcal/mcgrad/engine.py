@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mcal._lightgbm import sorted_subset
 from mcal._optional import import_optional
 from mcal._progress import progress
 from mcal.mcgrad.losses import LOG_LOSS, LOGIT_CLIP, THETA_BOUNDS, LogLoss, SquaredError, TweedieLoss
@@ -103,8 +104,8 @@ class LocalEngine:
                 # notes on the (freed) raw data and re-read categorical flags, kept in the joined bin mappers
                 warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
                 warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
-                rows = np.arange(part.y.shape[0], dtype=np.int32) if part.rows is None else part.rows
-                data = self.binned(part).subset(rows).construct()
+                rows = np.arange(part.y.shape[0]) if part.rows is None else part.rows
+                data = sorted_subset(self.binned(part), rows)
                 data.add_features_from(lgb.Dataset(part.F.reshape(-1, 1), params=self.params).construct())
             data.set_init_score(part.F)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
