@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import sys
 import tempfile
 import threading
@@ -157,7 +158,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(prefix="mcal-memory-") as folder:
         raw = pd.DataFrame(measure(rows, Path(folder)))
     head = run_header("MCGrad's fit memory by phase", [0], {
-        "mode": "quick" if args.quick else "full", "rows": f"{rows:,}", "threads": "OMP_NUM_THREADS as set; n_jobs=1",
+        "mode": "quick" if args.quick else "full", "rows": f"{rows:,}", "threads": f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; n_jobs=1",
         "wall time": f"{time.perf_counter() - start:.0f} s",
     })  # fmt: skip
     sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(raw, digits=2)]

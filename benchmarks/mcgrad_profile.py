@@ -110,7 +110,7 @@ def main(argv=None) -> int:
     load = os.getloadavg()[0]
     table = measure(rows)
     head = run_header("MCGrad's fit time outside LightGBM's training", [0], {
-        "mode": "quick" if args.quick else "full", "rows": f"{rows:,}", "threads": "OMP_NUM_THREADS as set; n_jobs=1",
+        "mode": "quick" if args.quick else "full", "rows": f"{rows:,}", "threads": f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; n_jobs=1",
         "load average": f"{load:.1f} at start, {os.getloadavg()[0]:.1f} at end (a shared machine: timings are noisy)",
     })  # fmt: skip
     sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(table, digits=3)]
