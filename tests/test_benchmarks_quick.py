@@ -415,8 +415,19 @@ def test_mcgrad_memory_quick_mode_charges_every_phase(tmp_path):
     module = _script("mcgrad_memory")
     assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
     _, raw = _csv(tmp_path / "mcgrad_memory_quick.csv")
-    assert {"encode X", "bin (LightGBM Dataset)", "early-stopping rounds", "refit rounds"} <= set(raw["phase"])
+    phases = {"encode and bin X (LightGBM Dataset)", "early-stopping rounds", "refit rounds", "whole fit"}
+    assert phases <= set(raw["phase"])
     assert (raw["peak_mib"] > 0).all() and (raw["rows"] == 20_000).all()
+
+
+@pytest.mark.slow
+def test_mcgrad_profile_quick_mode_accounts_for_the_whole_fit(tmp_path):
+    module = _script("mcgrad_profile")
+    assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
+    _, raw = _csv(tmp_path / "mcgrad_profile_quick.csv")
+    assert "LightGBM trees (Booster.update)" in set(raw["part"])
+    assert (raw["seconds"] >= 0).all() and np.isclose(raw["share"].sum(), 1.0)
+    assert 0 < raw["in_lgb_train"].iloc[0] < 1
 
 
 def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):

@@ -35,7 +35,7 @@ from mcal._validation import check_y_prob, check_y_real, output_dtype
 from mcal.mcgrad import _controls as controls
 from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, choose_rounds, validation_score
 from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
-from mcal.mcgrad._splits import EncodedRows, split_parts, split_rows
+from mcal.mcgrad._splits import EncodedRows, FeatureBlocks, split_parts, split_rows
 from mcal.mcgrad.engine import (
     LOG_LOSS,
     CompiledForests,
@@ -49,6 +49,10 @@ from mcal.mcgrad.engine import (
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same trees
 #: either way); measured in benchmarks/results/mcgrad_defaults.md.
 _COL_WISE_FROM_ROWS = 500_000
+#: From this many rows on, the features are binned from row blocks, which LightGBM samples one row at a time (about
+#: 1 s for its 200,000 sampled rows) instead of from the float64 matrix (88 MB per million rows of 11 columns);
+#: the same bins either way. Measured in benchmarks/results/mcgrad_memory.md.
+_BIN_BLOCKS_FROM_ROWS = 1_000_000
 
 
 class MCGrad(BaseCalibrator):
@@ -340,7 +344,6 @@ class MCGrad(BaseCalibrator):
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
         check_monotone_constraints(self.lightgbm_params, encoder)
-        Xe = encoder.transform(X, n_extra_columns=1)
         loss = self._loss()
         engine = LocalEngine(
             self._lightgbm_params(lgb_seed, y_prob.shape[0]),
@@ -348,12 +351,17 @@ class MCGrad(BaseCalibrator):
             np.flatnonzero(encoder.categorical_).tolist(),
             loss,
         )
-        whole = Part(Xe, y, sample_weight, loss.link(y_prob))
-        engine.binned(whole)  # binned once, shared by the early-stopping parts and reused by the refit
-        # The rounds need feature values only for the validation rows and the rare rows predicted again:
-        # they are encoded from X when asked, and the encoded matrix is freed before the rounds.
-        whole.X = EncodedRows(encoder, X, Xe.shape)
-        del Xe
+        # The rounds need feature values only for the validation rows and the rare rows predicted again: they are
+        # encoded from X when asked. The features are binned once, shared by the early-stopping parts and reused by
+        # the refit: from row blocks on large data (the float64 matrix never whole), from the matrix on smaller
+        # data, where LightGBM's sampling of single rows from blocks costs more than the matrix's memory.
+        n_rows = y_prob.shape[0]
+        whole = Part(EncodedRows(encoder, X, (n_rows, encoder.n_features_in_ + 1)), y, sample_weight, loss.link(y_prob))
+        if encoder.n_features_in_:
+            blocked = n_rows >= _BIN_BLOCKS_FROM_ROWS
+            features = [FeatureBlocks(encoder, X, n_rows)] if blocked else encoder.transform(X)
+            whole.binned = engine.bin_features(features, y, sample_weight)
+            del features
         score_of = partial(validation_score, self.early_stopping_metric, loss,
                            categorical_features=self.categorical_features, outcome=self.outcome)  # fmt: skip
         eval_set = getattr(self, "_eval_set", None)
@@ -369,7 +377,7 @@ class MCGrad(BaseCalibrator):
             rows = split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
             va = np.concatenate([va for _, va in rows])  # the validation rows in the order of the parts
             score = score_of(y[va], sample_weight[va], None if X_user is None else take_rows(X_user, va))
-        self._fit_rounds(engine, encoder, whole, partial(split_parts, engine, whole, rows), score=score, start=start)
+        self._fit_rounds(engine, encoder, whole, partial(split_parts, whole, rows), score=score, start=start)
 
     def _seeds(self) -> tuple[int, int]:
         """The seeds of the early-stopping split and of LightGBM, both drawn from ``random_state``."""

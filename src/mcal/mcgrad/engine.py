@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mcal._lightgbm import sorted_subset
 from mcal._optional import import_optional
 from mcal._progress import progress
 from mcal.mcgrad.losses import LOG_LOSS, LOGIT_CLIP, THETA_BOUNDS, LogLoss, SquaredError, TweedieLoss, gain_sums
@@ -67,8 +68,8 @@ class LocalEngine:
     """Single-machine engine: LightGBM boosters on in-memory float64 arrays, NumPy reductions.
 
     Each part's feature columns are binned by LightGBM once; every round then bins only the score column
-    and joins the two (``Dataset.subset`` + ``add_features_from``), which gives the same trees as binning
-    all columns again (the bin boundaries of a column do not depend on the other columns).
+    and joins the two (``Dataset.subset`` of the part's rows + ``add_features_from``), which gives the same trees
+    as binning all columns again (the bin boundaries of a column do not depend on the other columns).
 
     Parameters
     ----------
@@ -104,7 +105,8 @@ class LocalEngine:
                 # notes on the (freed) raw data and re-read categorical flags, kept in the joined bin mappers
                 warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
                 warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
-                data = self.binned(part).subset(np.arange(part.y.shape[0], dtype=np.int32)).construct()
+                rows = np.arange(part.y.shape[0]) if part.rows is None else part.rows
+                data = sorted_subset(self.binned(part), rows)
                 data.add_features_from(lgb.Dataset(part.F.reshape(-1, 1), params=self.params).construct())
             data.set_init_score(part.F)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
@@ -123,30 +125,39 @@ class LocalEngine:
     def binned(self, part: Part) -> Any:
         """The part's feature columns binned by LightGBM (a constructed ``Dataset`` with labels and weights), cached."""
         if part.binned is None:  # column-major X (FeatureEncoder's output) is read without a copy
-            part.binned = (
-                import_optional("lightgbm")
-                .Dataset(
-                    part.X[:, :-1],
-                    label=part.y,
-                    weight=_lightgbm_weight(part.w),
-                    categorical_feature=self.categorical,
-                    params=self.params,
-                )
-                .construct()
-            )
+            part.binned = self.bin_features(part.X[:, :-1], part.y, part.w)
         return part.binned
 
-    def binned_rows(self, part: Part, rows: NDArray[np.intp]) -> Any:
-        """The binned feature columns of ``rows`` (increasing) of the part, with its bins (``Dataset.subset``).
+    def bin_features(self, features: Any, y: NDArray[np.float64], w: NDArray[np.float64]) -> Any:
+        """``features`` binned by LightGBM: a constructed ``Dataset`` with labels ``y`` and weights ``w``.
 
-        None when there are no feature columns (the rounds then train on the score alone).
+        ``features`` is a float64 array of shape (n_samples, n_features) or a list of ``lightgbm.Sequence`` of row
+        blocks, which LightGBM samples for the bin boundaries (the same rows as from an array) and then reads one
+        block at a time, so that the features of all rows never exist as one float64 matrix.
         """
-        return None if part.X.shape[1] == 1 else self.binned(part).subset(rows).construct()
+        lgb = import_optional("lightgbm")
+        data = lgb.Dataset(
+            features, label=y, weight=_lightgbm_weight(w), categorical_feature=self.categorical, params=self.params
+        )
+        return data.construct()
 
     def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
-        """Raw booster output on the part's features and logit (the init score is not included)."""
-        part.X[:, -1] = part.F
-        return booster.predict(part.X, raw_score=True, num_threads=self.params["num_threads"])
+        """Raw booster output on the part's features and logit (the init score is not included).
+
+        A part with ``rows`` takes them from its ``X`` (features encoded on demand) :data:`_BLOCK` rows at a time,
+        so that its encoded features never exist whole.
+        """
+        threads = self.params["num_threads"]
+        if part.rows is None:
+            part.X[:, -1] = part.F
+            return booster.predict(part.X, raw_score=True, num_threads=threads)
+        out = np.empty(part.F.shape[0])
+        for start in range(0, out.shape[0], _BLOCK):
+            block = slice(start, start + _BLOCK)
+            X = part.X[part.rows[block]]
+            X[:, -1] = part.F[block]
+            out[block] = booster.predict(X, raw_score=True, num_threads=threads)
+        return out
 
     def loss_grad_hess(
         self, theta: float, y: NDArray[np.float64], z: NDArray[np.float64], w: NDArray[np.float64]
@@ -236,9 +247,9 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
 class Part:
     """One block of rows: encoded features (with a spare last column for the score), labels, weights, logit.
 
-    ``binned`` is the engine's cache of the binned feature columns. ``rows``, when given, says which rows of
-    ``X`` are the part's (a training part that shares the whole data's features instead of copying them);
-    ``y``, ``w`` and ``F`` always hold the part's rows only.
+    ``binned`` is the engine's cache of the binned feature columns, of the rows of ``X``. ``rows``, when given,
+    says which rows of ``X`` (and of ``binned``) are the part's: an early-stopping part that shares the whole data's
+    features and bins instead of copying them; ``y``, ``w`` and ``F`` always hold the part's rows only.
     """
 
     X: Any
