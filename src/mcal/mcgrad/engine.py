@@ -67,7 +67,8 @@ class LocalEngine:
 
     Each part's feature columns are binned by LightGBM once; every round then bins only the score column
     and joins the two (``Dataset.subset`` + ``add_features_from``), which gives the same trees as binning
-    all columns again (the bin boundaries of a column do not depend on the other columns).
+    all columns again (the bin boundaries of a column do not depend on the other columns). A part's ``F`` of
+    shape (n, k) (a multiclass objective) has k score columns, the last k of ``X``.
 
     Parameters
     ----------
@@ -96,15 +97,16 @@ class LocalEngine:
         A kept booster is reloaded from its model text, which drops its training data; one not kept is freed.
         """
         lgb = import_optional("lightgbm")
-        if part.X.shape[1] == 1:  # no features: the score alone
-            data = lgb.Dataset(part.F.reshape(-1, 1), label=part.y, weight=_lightgbm_weight(part.w), init_score=part.F)
+        scores_2d = _score_columns(part.F)
+        if part.X.shape[1] == scores_2d.shape[1]:  # no features: the score alone
+            data = lgb.Dataset(scores_2d, label=part.y, weight=_lightgbm_weight(part.w), init_score=part.F)
         else:
             with warnings.catch_warnings():
                 # notes on the (freed) raw data and re-read categorical flags, kept in the joined bin mappers
                 warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
                 warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
                 data = self.binned(part).subset(np.arange(part.y.shape[0], dtype=np.int32)).construct()
-                data.add_features_from(lgb.Dataset(part.F.reshape(-1, 1), params=self.params).construct())
+                data.add_features_from(lgb.Dataset(scores_2d, params=self.params).construct())
             data.set_init_score(part.F)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
         scores: list[NDArray[np.float64]] = []
@@ -114,6 +116,7 @@ class LocalEngine:
         # from the objective's output; rows where the link cannot recover F + h to ~1e-9 are predicted again
         z = self.objective.raw_from_output(scores[0])
         far = ~(np.isfinite(z) & (z < self.objective.exact_below))
+        far = far.reshape(far.shape[0], -1).any(axis=1)  # rows, also for k score columns
         if far.any():
             X_far = part.X[far if part.rows is None else part.rows[far]]
             z[far] = part.F[far] + self.predict_raw(booster, Part(X_far, None, None, part.F[far]))
@@ -125,7 +128,7 @@ class LocalEngine:
             part.binned = (
                 import_optional("lightgbm")
                 .Dataset(
-                    part.X[:, :-1],
+                    part.X[:, : -_score_columns(part.F).shape[1]],
                     label=part.y,
                     weight=_lightgbm_weight(part.w),
                     categorical_feature=self.categorical,
@@ -140,11 +143,14 @@ class LocalEngine:
 
         None when there are no feature columns (the rounds then train on the score alone).
         """
-        return None if part.X.shape[1] == 1 else self.binned(part).subset(rows).construct()
+        return (
+            None if part.X.shape[1] == _score_columns(part.F).shape[1] else self.binned(part).subset(rows).construct()
+        )
 
     def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
         """Raw booster output on the part's features and logit (the init score is not included)."""
-        part.X[:, -1] = part.F
+        scores_2d = _score_columns(part.F)
+        part.X[:, -scores_2d.shape[1] :] = scores_2d
         return booster.predict(part.X, raw_score=True, num_threads=self.params["num_threads"])
 
     def loss_grad_hess(
@@ -166,6 +172,11 @@ class LocalEngine:
         """``(sum of w * loss of F, sum of w)``: the log loss of ``expit(F)`` for MCGrad, else the objective's."""
         with np.errstate(invalid="ignore", over="ignore"):  # a diverged F gives NaN or inf, which boost_rounds reports
             return _wsum(w, self.objective.loss(y, F)), float(w.sum())
+
+
+def _score_columns(F: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The score columns of ``F``: shape (n, 1) for a score of shape (n,), (n, k) for k scores."""
+    return F.reshape(F.shape[0], -1)
 
 
 def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
@@ -272,6 +283,7 @@ def boost_rounds(
     score: Callable[[list[Part]], float] | None = None,
     out_of_time: Callable[[], bool] | None = None,
     rescale_input: bool = False,
+    rescaler: Callable[..., Any] | None = None,
 ) -> RoundPath:
     """Run the rounds of Algorithm 1 of Tax et al. (2026) on one or more (train, validation) pairs.
 
@@ -312,6 +324,9 @@ def boost_rounds(
         Start round 1 by rescaling each training part's input ``F_0`` by its own factor ``theta_0`` (the rescaling
         step of section 3.2 applied to the input; the validation part takes the same factor): a global
         temperature that the boosters then correct locally. ``input_factor`` is the last part's ``theta_0``.
+    rescaler : callable or None, default=None
+        ``rescaler(engine, y, z, w) -> theta`` of the rescaling steps; None uses :func:`rescale_factor`. A theta
+        of another shape than a number multiplies ``z`` by broadcasting (one factor per score column).
 
     Returns
     -------
@@ -325,6 +340,7 @@ def boost_rounds(
         If a round leaves a non-finite validation loss (or, in the refit, training loss): the boosting diverged.
     """
     keep = not valid if keep is None else keep
+    rescaler = rescale_factor if rescaler is None else rescaler
     path = RoundPath(best_round=0 if valid else max_rounds)
     if valid:
         path.losses.append(_pooled_loss(engine, valid))
@@ -334,12 +350,12 @@ def boost_rounds(
         for t in range(1, max_rounds + 1):
             for k, part in enumerate(train):
                 if t == 1 and rescale_input:
-                    path.input_factor = rescale_factor(engine, part.y, part.F, part.w)
+                    path.input_factor = rescaler(engine, part.y, part.F, part.w)
                     part.F = path.input_factor * part.F
                     if valid:
                         valid[k].F = path.input_factor * valid[k].F
                 booster, z = engine.fit_round(part, keep=keep)
-                theta = rescale_factor(engine, part.y, z, part.w) if rescale else 1.0
+                theta = rescaler(engine, part.y, z, part.w) if rescale else 1.0
                 part.F = theta * z
                 if valid:
                     val = valid[k]
