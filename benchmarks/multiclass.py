@@ -29,6 +29,8 @@ import argparse
 import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -221,6 +223,15 @@ def target_row(g: pd.DataFrame, seeds: pd.DataFrame, variant: str) -> dict[str, 
     }  # fmt: skip
 
 
+def run_case(case: tuple[str, str, int], rows: int, quick: bool) -> list[dict]:
+    """The rows of :func:`run_one` for one (data, base, seed), or none when the data are absent."""
+    try:
+        return run_one(*case, rows, quick)
+    except DataUnavailable as exc:
+        print(f"skipping {case[0]}: {exc}", file=sys.stderr)
+        return []
+
+
 def targets(means: pd.DataFrame, raw: pd.DataFrame) -> pd.DataFrame:
     """Per (data, base): does MulticlassMCGrad lower the worst-class MCE at least as much as any other method,
     without a higher log loss than the base model; and is its fit time at most k times binary MCGrad's? With the
@@ -246,27 +257,26 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     parser.add_argument("--bases", default="mlp,lightgbm,resampled")
     parser.add_argument("--quick", action="store_true", help="tiny run for the test suite (numbers meaningless)")
     parser.add_argument("--out-dir", type=Path, default=None)
+    parser.add_argument("--jobs", type=int, default=1, help="(data, base, seed) cases run at once, one process each")
     args = parser.parse_args(argv)
     seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
     rows_n = 400 if args.quick else args.rows
     bases = ["lightgbm"] if args.quick else args.bases.split(",")
-    started, rows, load_start = time.perf_counter(), [], os.getloadavg()
-    for name in args.data.split(","):
-        for kind in bases:
-            for seed in seeds:
-                try:
-                    rows += run_one(name, kind, seed, rows_n, args.quick)
-                except DataUnavailable as exc:
-                    print(f"skipping {name}: {exc}", file=sys.stderr)
-                    break
-    raw = pd.DataFrame(rows)
+    started, load_start = time.perf_counter(), os.getloadavg()
+    cases = [(name, kind, seed) for name in args.data.split(",") for kind in bases for seed in seeds]
+    run = partial(run_case, rows=rows_n, quick=args.quick)
+    if args.jobs > 1:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            raw = pd.DataFrame([row for out in pool.map(run, cases) for row in out])
+    else:
+        raw = pd.DataFrame([row for out in map(run, cases) for row in out])
     if raw.empty:
         return raw
     means = raw.groupby(["data", "base", "method"], sort=False).mean(numeric_only=True).reset_index()
     means["seed"] = len(seeds)
     header = run_header("Calibration for k classes on real data (mcal.multiclass)", seeds, {
         "rows": f"{rows_n} base / {rows_n} calibration / {rows_n} test per seed",
-        "threads": "OMP_NUM_THREADS=1, LightGBM n_jobs=1",
+        "threads": f"OMP_NUM_THREADS=1, LightGBM n_jobs=1; {args.jobs} case(s) at once, one process each",
         "machine load": "1/5/15-minute load average {:.1f}/{:.1f}/{:.1f} at the start, {:.1f}/{:.1f}/{:.1f} at the end".format(
             *load_start, *os.getloadavg()
         ),
