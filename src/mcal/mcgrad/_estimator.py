@@ -126,7 +126,7 @@ class MCGrad(BaseCalibrator):
     ----------
     n_rounds_ : int
         Number of rounds ``T`` of the fitted model (0: the model is the identity).
-    rescale_factors_ : ndarray of shape (n_rounds_,)
+    rescale_factors_ : ndarray of shape (n_rounds,)
         ``theta_t`` of each round.
     input_factor_ : float
         ``theta_0``, the factor of the input logit before round 1 (1.0 without rounds or ``rescale_input``).
@@ -136,7 +136,7 @@ class MCGrad(BaseCalibrator):
     validation_scores_ : ndarray of shape (n_evaluated,)
         The early-stopping metric after each evaluated round (equal to ``validation_losses_`` for
         ``"log_loss"``); ``validation_scores_[n_rounds_]`` is its minimum when early stopping chose ``T``.
-    feature_importances_ : ndarray of shape (n_features_in_ + 1,)
+    feature_importances_ : ndarray of shape (n_features + 1,)
         Total split gain of each feature summed over all rounds; the last entry is the score ``F_{t-1}``.
         :meth:`feature_importance` gives them by name.
     boosters_ : list of lightgbm.Booster
@@ -533,7 +533,7 @@ class MCGrad(BaseCalibrator):
 
         Returns
         -------
-        importance : Series of shape (n_features_in_ + 1,)
+        importance : Series of shape (n_features + 1,)
             Total split gain over all rounds, indexed by ``feature_names_in_`` (``x0``, ``x1``, ... for an array)
             and ``"score"`` for the score column; sorted in decreasing order, ties in column order.
 

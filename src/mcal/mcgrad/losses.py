@@ -14,7 +14,7 @@ from scipy.special import expit, logit, xlogy
 
 from mcal._validation import logit as _clipped_logit
 
-#: |z| bound inside the rescaling objective, so that a few extreme logits cannot drive theta (as in the
+#: ``|z|`` bound inside the rescaling objective, so that a few extreme logits cannot drive theta (as in the
 #: reference implementation, mcgrad 0.1.5 ``MCGrad.UNSHRINK_LOGIT_EPSILON``).
 LOGIT_CLIP = 10.0
 #: Up to this logit, ``logit(expit(z))`` recovers ``z`` to about 1e-9; training rows above are predicted again.
@@ -37,7 +37,7 @@ class LogLoss:
     #: LightGBM's objective parameters, and the ``objective=`` line of its model text.
     lightgbm_params: dict[str, Any] = {"objective": "cross_entropy"}  # noqa: RUF012 (TweedieLoss sets its own)
     model_objective = "cross_entropy"
-    #: |z| bound inside the rescaling objective (None: no clip), and the bounds of theta.
+    #: ``|z|`` bound inside the rescaling objective (None: no clip), and the bounds of theta.
     clip: float | None = LOGIT_CLIP
     theta_bounds: tuple[float, float] = THETA_BOUNDS
     #: One Newton step from theta = 1 is the exact rescaling factor (a loss quadratic in theta).

@@ -131,7 +131,7 @@ class MCNet(BaseCalibrator):
 
     Attributes
     ----------
-    bin_edges_ : ndarray of shape (n_bins_ + 1,)
+    bin_edges_ : ndarray of shape (n_bins + 1,)
         Bin edges in logit units, strictly increasing; the outer ones are :math:`\\mp` logit(1 - EPS) and bin k is
         ``(edge_k, edge_{k+1}]``.
     score_range_ : ndarray of shape (2,)
@@ -153,7 +153,7 @@ class MCNet(BaseCalibrator):
     module_ : torch.nn.ParameterDict
         The trained weights (float32, on the CPU).
     compiled_values_, compiled_slopes_ : ndarray
-        Tables of the compiled mode, shapes (C + 1, n_bins_, G) and (C + 1, n_bins_, G - 1, 2).
+        Tables of the compiled mode, shapes (C + 1, ``n_bins_``, G) and (C + 1, ``n_bins_``, G - 1, 2).
 
     Raises
     ------

@@ -70,12 +70,12 @@ min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_feature
     ----------
     n_rounds_ : int
         Number of rounds ``T`` (0: the model is the identity).
-    rescale_factors_ : ndarray of shape (n_rounds_,)
+    rescale_factors_ : ndarray of shape (n_rounds,)
         ``theta_t`` of each round of the refit.
     validation_losses_ : ndarray of shape (n_evaluated,)
         Weighted mean validation loss (squared error, or deviance) after each evaluated round, index 0 the
         input; empty without early stopping.
-    feature_importances_ : ndarray of shape (n_features_in_ + 1,)
+    feature_importances_ : ndarray of shape (n_features + 1,)
         Total split gain of each feature over all rounds; the last entry is the score ``F_{t-1}``.
     boosters_ : list of lightgbm.Booster
         The booster of each round.
