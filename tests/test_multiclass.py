@@ -19,6 +19,9 @@ from mcal.multiclass import (
 from mcal.multiclass import _mcgrad as multiclass_mcgrad
 from mcal.multiclass._mcgrad import SoftmaxEngine, class_rescale_factors
 
+#: Rounds small enough for weights to equal copies: LightGBM bins by row counts, so one bin per value.
+TINY_MCGRAD = {"early_stopping": None, "max_rounds": 2, "n_estimators": 5, "max_leaves": 2, "min_child_samples": 0,
+               "lightgbm_params": {"min_data_in_bin": 1, "max_bin": 1023}}  # fmt: skip
 FAST_MCGRAD = {"n_estimators": 20, "learning_rate": 0.1, "min_child_samples": 20, "random_state": 0}
 
 
@@ -120,27 +123,10 @@ def test_binary_data_through_the_multiclass_path_equals_the_binary_calibrator():
         VectorScaling(),
         DirichletCalibration(),
         OneVsRestCalibrator(method="isotonic"),
-        MulticlassMCGrad(
-            early_stopping=None,
-            max_rounds=2,
-            n_estimators=5,
-            max_leaves=2,
-            min_child_samples=0,
-            lightgbm_params={"min_data_in_bin": 1, "max_bin": 1023},
-            # with the input temperature, a split of round 2 nearly ties on these rows and the two fits pick
-            # different ones (probabilities 0.01 apart); the per-class variant below covers rescale_input
-            rescale_input=False,
-        ),
-        MulticlassMCGrad(
-            early_stopping=None,
-            max_rounds=2,
-            n_estimators=5,
-            max_leaves=2,
-            min_child_samples=0,
-            lightgbm_params={"min_data_in_bin": 1, "max_bin": 1023},
-            rescale="per_class",
-            rescale_input=True,
-        ),
+        # with the input temperature, a split of round 2 nearly ties on these rows and the two fits pick different
+        # ones (probabilities 0.01 apart); the per-class variant covers rescale_input
+        MulticlassMCGrad(**TINY_MCGRAD, rescale_input=False),
+        MulticlassMCGrad(**TINY_MCGRAD, rescale="per_class", rescale_input=True),
     ],
     ids=lambda c: type(c).__name__ + ("_per_class" if getattr(c, "rescale", None) == "per_class" else ""),
 )
