@@ -69,7 +69,8 @@ class LocalEngine:
 
     Each part's feature columns are binned by LightGBM once; every round then bins only the score column
     and joins the two (``Dataset.subset`` of the part's rows + ``add_features_from``), which gives the same trees
-    as binning all columns again (the bin boundaries of a column do not depend on the other columns).
+    as binning all columns again (the bin boundaries of a column do not depend on the other columns). A part's
+    ``F`` of shape (n, k) (a multiclass objective) has k score columns, the last k of ``X``.
 
     Parameters
     ----------
@@ -98,8 +99,9 @@ class LocalEngine:
         A kept booster is reloaded from its model text, which drops its training data; one not kept is freed.
         """
         lgb = import_optional("lightgbm")
-        if part.X.shape[1] == 1:  # no features: the score alone
-            data = lgb.Dataset(part.F.reshape(-1, 1), label=part.y, weight=_lightgbm_weight(part.w), init_score=part.F)
+        scores_2d = _score_columns(part.F)
+        if part.X.shape[1] == scores_2d.shape[1]:  # no features: the score alone
+            data = lgb.Dataset(scores_2d, label=part.y, weight=_lightgbm_weight(part.w), init_score=part.F)
         else:
             with warnings.catch_warnings():
                 # notes on the (freed) raw data and re-read categorical flags, kept in the joined bin mappers
@@ -107,7 +109,7 @@ class LocalEngine:
                 warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
                 rows = np.arange(part.y.shape[0]) if part.rows is None else part.rows
                 data = sorted_subset(self.binned(part), rows)
-                data.add_features_from(lgb.Dataset(part.F.reshape(-1, 1), params=self.params).construct())
+                data.add_features_from(lgb.Dataset(scores_2d, params=self.params).construct())
             data.set_init_score(part.F)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
         scores: list[NDArray[np.float64]] = []
@@ -117,6 +119,7 @@ class LocalEngine:
         # from the objective's output; rows where the link cannot recover F + h to ~1e-9 are predicted again
         z = self.objective.raw_from_output(scores[0])
         far = ~(np.isfinite(z) & (z < self.objective.exact_below))
+        far = far.reshape(far.shape[0], -1).any(axis=1)  # rows, also for k score columns
         if far.any():
             X_far = part.X[far if part.rows is None else part.rows[far]]
             z[far] = part.F[far] + self.predict_raw(booster, Part(X_far, None, None, part.F[far]))
@@ -125,7 +128,7 @@ class LocalEngine:
     def binned(self, part: Part) -> Any:
         """The part's feature columns binned by LightGBM (a constructed ``Dataset`` with labels and weights), cached."""
         if part.binned is None:  # column-major X (FeatureEncoder's output) is read without a copy
-            part.binned = self.bin_features(part.X[:, :-1], part.y, part.w)
+            part.binned = self.bin_features(part.X[:, : -_score_columns(part.F).shape[1]], part.y, part.w)
         return part.binned
 
     def bin_features(self, features: Any, y: NDArray[np.float64], w: NDArray[np.float64]) -> Any:
@@ -148,14 +151,16 @@ class LocalEngine:
         so that its encoded features never exist whole.
         """
         threads = self.params["num_threads"]
+        scores_2d = _score_columns(part.F)
+        k = scores_2d.shape[1]
         if part.rows is None:
-            part.X[:, -1] = part.F
+            part.X[:, -k:] = scores_2d
             return booster.predict(part.X, raw_score=True, num_threads=threads)
-        out = np.empty(part.F.shape[0])
+        out = np.empty_like(part.F)
         for start in range(0, out.shape[0], _BLOCK):
             block = slice(start, start + _BLOCK)
             X = part.X[part.rows[block]]
-            X[:, -1] = part.F[block]
+            X[:, -k:] = scores_2d[block]
             out[block] = booster.predict(X, raw_score=True, num_threads=threads)
         return out
 
@@ -182,6 +187,11 @@ class LocalEngine:
     def gain_sums(self, y: Any, F_best: Any, F: Any, w: Any) -> NDArray[np.float64]:
         """:func:`mcal.mcgrad.losses.gain_sums` of the objective: the per-row loss gain of ``F`` over ``F_best``."""
         return gain_sums(self.objective, y, F_best, F, w)
+
+
+def _score_columns(F: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The score columns of ``F``: shape (n, 1) for a score of shape (n,), (n, k) for k scores."""
+    return F.reshape(F.shape[0], -1)
 
 
 def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
@@ -289,6 +299,7 @@ def boost_rounds(
     out_of_time: Callable[[], bool] | None = None,
     rescale_input: bool = False,
     min_gain_se: float = 0.0,
+    rescaler: Callable[..., Any] | None = None,
 ) -> RoundPath:
     """Run the rounds of Algorithm 1 of Tax et al. (2026) on one or more (train, validation) pairs.
 
@@ -332,6 +343,9 @@ def boost_rounds(
     min_gain_se : float, default=0.0
         With ``score`` None, a round becomes the best only if its mean per-row validation loss gain over the best
         round exceeds ``min_gain_se`` standard errors of that gain (engine method ``gain_sums``, pooled over parts).
+    rescaler : callable or None, default=None
+        ``rescaler(engine, y, z, w) -> theta`` of the rescaling steps; None uses :func:`rescale_factor`. A theta
+        of another shape than a number multiplies ``z`` by broadcasting (one factor per score column).
 
     Returns
     -------
@@ -345,6 +359,7 @@ def boost_rounds(
         If a round leaves a non-finite validation loss (or, in the refit, training loss): the boosting diverged.
     """
     keep = not valid if keep is None else keep
+    rescaler = rescale_factor if rescaler is None else rescaler
     path = RoundPath(best_round=0 if valid else max_rounds)
     if valid:
         path.losses.append(_pooled_loss(engine, valid))
@@ -356,12 +371,12 @@ def boost_rounds(
         for t in range(1, max_rounds + 1):
             for k, part in enumerate(train):
                 if t == 1 and rescale_input:
-                    path.input_factor = rescale_factor(engine, part.y, part.F, part.w)
+                    path.input_factor = rescaler(engine, part.y, part.F, part.w)
                     part.F = path.input_factor * part.F
                     if valid:
                         valid[k].F = path.input_factor * valid[k].F
                 booster, z = engine.fit_round(part, keep=keep)
-                theta = rescale_factor(engine, part.y, z, part.w) if rescale else 1.0
+                theta = rescaler(engine, part.y, z, part.w) if rescale else 1.0
                 part.F = theta * z
                 if valid:
                     val = valid[k]
