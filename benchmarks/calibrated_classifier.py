@@ -200,11 +200,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         rewrite()
         return pd.read_csv(RESULTS_CSV, comment="#")
     seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
-    raw = run(DATASETS[:1] if args.quick else DATASETS, seeds, 3000 if args.quick else MAX_ROWS)
-    table = summarize(raw) if len(raw) else raw
-    sections = _sections(raw, table) if len(raw) else []
-    if args.quick:
-        return table
+    # the header (commit, date) is taken before the run: edits made while it runs are not the code that ran
     header = run_header(
         "CalibratedClassifier against scikit-learn's CalibratedClassifierCV",
         seeds,
@@ -212,6 +208,11 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
          "design": f"stratified 70/30 train/test per seed; datasets sampled to at most {MAX_ROWS} rows; "
                    "OMP_NUM_THREADS=1"},
     )  # fmt: skip
+    raw = run(DATASETS[:1] if args.quick else DATASETS, seeds, 3000 if args.quick else MAX_ROWS)
+    table = summarize(raw) if len(raw) else raw
+    sections = _sections(raw, table) if len(raw) else []
+    if args.quick:
+        return table
     write_results("calibrated_classifier", header, sections, raw)
     print(md_table(table))
     return table
