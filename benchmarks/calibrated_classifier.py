@@ -63,25 +63,31 @@ def _methods(C: float) -> dict:
     }  # fmt: skip
 
 
-def run(datasets, seeds, max_rows: int | None) -> pd.DataFrame:
-    rows = []
+def run(datasets, seeds, max_rows: int | None, on_seed=None) -> pd.DataFrame:
+    """Every method on every dataset, seed after seed; ``on_seed(rows so far, seeds done)`` after each seed, so that
+    an interrupted run leaves the seeds it completed on every dataset."""
+    loaded = {}
     for key in datasets:
         try:
             ds = load(key, max_rows=max_rows)
         except DataUnavailable as exc:
             print(f"{key}: skipped ({exc})")
             continue
-        X, y = ds.X.to_numpy(dtype=np.float64), np.asarray(ds.y)
-        for seed in seeds:
+        loaded[key] = (ds.X.to_numpy(dtype=np.float64), np.asarray(ds.y), ds.C)
+    rows = []
+    for done, seed in enumerate(seeds, start=1):
+        for key, (X, y, C) in loaded.items():
             train, test = train_test_split(np.arange(y.size), test_size=0.3, stratify=y, random_state=seed)
-            for name, make in _methods(ds.C).items():
+            for name, make in _methods(C).items():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", ConvergenceWarning)
                     q = make(seed).fit(X[train], y[train]).predict_proba(X[test])[:, 1]
                 rows.append({"dataset": key, "rows": y.size, "seed": seed, "method": name,
                              "log_loss": log_loss(y[test], q), "brier_score": brier_score(y[test], q),
                              "exact_0_or_1": int(np.count_nonzero((q == 0) | (q == 1)))})  # fmt: skip
-            print(f"{key} seed {seed} done")
+            print(f"{key} seed {seed} done", flush=True)
+        if on_seed is not None:
+            on_seed(pd.DataFrame(rows), seeds[:done])
     return pd.DataFrame(rows)
 
 
@@ -193,27 +199,32 @@ def rewrite(csv: Path = RESULTS_CSV) -> None:
 def main(argv: list[str] | None = None) -> pd.DataFrame:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default=",".join(map(str, range(10))))
+    parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated dataset keys")
     parser.add_argument("--quick", action="store_true", help="one seed, 3000 rows of one dataset; no files")
     parser.add_argument("--rewrite", action="store_true", help="rewrite the .md from the .csv of an earlier run")
     args = parser.parse_args(argv)
     if args.rewrite:
         rewrite()
         return pd.read_csv(RESULTS_CSV, comment="#")
-    seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
+    if args.quick:
+        table = summarize(raw := run(DATASETS[:1], [0], 3000))
+        _sections(raw, table)
+        return table
     # the header (commit, date) is taken before the run: edits made while it runs are not the code that ran
     header = run_header(
         "CalibratedClassifier against scikit-learn's CalibratedClassifierCV",
-        seeds,
+        [],
         {"command": "python benchmarks/calibrated_classifier.py " + " ".join(argv if argv is not None else sys.argv[1:]),
          "design": f"stratified 70/30 train/test per seed; datasets sampled to at most {MAX_ROWS} rows; "
-                   "OMP_NUM_THREADS=1"},
+                   "OMP_NUM_THREADS=1; the files are rewritten after every seed (all datasets)"},
     )  # fmt: skip
-    raw = run(DATASETS[:1] if args.quick else DATASETS, seeds, 3000 if args.quick else MAX_ROWS)
-    table = summarize(raw) if len(raw) else raw
-    sections = _sections(raw, table) if len(raw) else []
-    if args.quick:
-        return table
-    write_results("calibrated_classifier", header, sections, raw)
+
+    def write(raw: pd.DataFrame, done: list[int]) -> None:
+        header["seeds"] = ", ".join(map(str, done))
+        write_results("calibrated_classifier", header, _sections(raw, summarize(raw)), raw)
+
+    raw = run(args.datasets.split(","), [int(s) for s in args.seeds.split(",")], MAX_ROWS, on_seed=write)
+    table = summarize(raw)
     print(md_table(table))
     return table
 
