@@ -412,7 +412,8 @@ DaskMCGrad.__init__.__signature__ = dask_signature(MCGrad)  # type: ignore[attr-
 
 
 def _check_split(total: BlockSummary, method: str, folds: FoldSpec) -> None:
-    """The global row counts must allow the split, as :func:`mcal.mcgrad._estimator._split_rows` requires in memory."""
+    """The global row counts must allow the split that an in-memory MCGrad fit makes: at least ``n_folds`` rows
+    (``"kfold"``; 2 otherwise) of each class for 0/1 labels, or in all for other labels."""
     binary = total.n_zero + total.n_one == total.n
     need = folds.n_folds if method == "kfold" else 2
     counts = [total.n_zero, total.n_one] if binary else [total.n]
