@@ -435,3 +435,14 @@ def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
     scored = means[means["method"] != "binary MCGrad (one class)"]
     assert scored["log_loss"].gt(0).all() and scored["worst_class_mce"].ge(0).all()
     assert (tmp_path / "multiclass.md").read_text().count("| shoppers_visitor | lightgbm |") == 1 + len(methods)
+
+
+def test_report_open_quick_mode_times_chromium_on_a_tiny_report():
+    # benchmarks/report_open.py on a one-column report: its figures counted, the page's load event timed
+    import shutil
+
+    if not any(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")):
+        pytest.skip("chromium not found (apt-get install chromium)")
+    m = _script("report_open").main(["--quick"])
+    assert m["figures"] == 3 and m["bytes"] > 10_000
+    assert 0 < m["dom_ms"][0] <= m["load_ms"][0] < 1000 * m["report_s"][0]
