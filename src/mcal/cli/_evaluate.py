@@ -40,7 +40,7 @@ _N_RESAMPLES = 200
 
 
 def _configure(parser) -> None:
-    add_data_arguments(parser, score_required=True, multiple_scores=True)
+    add_data_arguments(parser, score_required=True, multiple_scores=True, classes=True)
     parser.add_argument(
         "--field", metavar="COL", help="field column: adds F-RCE (field-level relative calibration error)"
     )
@@ -156,6 +156,10 @@ def _run(args) -> int:
 
     check_count(args.n_bins, "--n-bins", 1)
     check_count(args.max_depth, "--max-depth", 0)
+    if args.score_cols is not None:
+        from mcal.cli._multiclass import evaluate
+
+        return evaluate(args)
     check_output(args.plot, "--plot", inputs=[("DATA", args.data)])
     if args.plot:
         _check_plot_format(args.plot)
@@ -350,10 +354,13 @@ EVALUATE = Command(
     "(near-duplicates grouped unless --all-segments, p-values Holm-adjusted); --categorical\n"
     "declares integer-coded segment columns categorical; --ci adds bootstrap confidence intervals.\n"
     "With --outcome regression (a continuous label): MSE, MAE, mean prediction and outcome, ECCE and its\n"
-    "p-value, the regression MCE with --segments, and a diagram of mean outcome against mean prediction with --plot.\n\n"
+    "p-value, the regression MCE with --segments, and a diagram of mean outcome against mean prediction with --plot.\n"
+    "With --score-cols (one probability column per class, k classes): log loss, Brier score, accuracy, top-label\n"
+    "and classwise ECE; with --segments, the classwise MCE of each class (and the worst) and the top-label MCE.\n\n"
     "example: mcal evaluate test.csv --score-col p --score-col p_calibrated --label-col y --plot diagram.png\n"
     "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,region --categorical region\n"
-    "         mcal evaluate 'scores/*.parquet' --score-col p --label-col y --scheduler tcp://host:8786",
+    "         mcal evaluate 'scores/*.parquet' --score-col p --label-col y --scheduler tcp://host:8786\n"
+    "         mcal evaluate test.csv --score-cols p_ant,p_bee,p_cat --label-col y --segments age,region",
     _configure,
     _run,
 )
