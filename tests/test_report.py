@@ -2,6 +2,7 @@
 
 import base64
 import datetime
+import shutil
 import subprocess
 from html.parser import HTMLParser
 
@@ -481,6 +482,20 @@ def test_demo_writes_the_report_and_prints_its_path(tmp_path, capsys):
     page = _Page(report.read_text())
     assert {"metrics", "reliability", "cumulative", "multicalibration", "fields"} <= set(page.sections)
     assert [t for _, t in page.table("metrics")[0][0]] == ["metric", "uncalibrated", "isotonic"]
+
+
+# ----------------------------------------------------------------------------------------------- browser
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip(
+        "chromium not found: .ci/run installs Debian's chromium (apt-get install chromium); "
+        "install it to run the browser check"
+    )
 
 
 def test_importing_the_report_module_loads_no_matplotlib():

@@ -7,7 +7,6 @@ import base64
 import io
 import json
 import re
-import shutil
 import subprocess
 from html import unescape
 
@@ -17,6 +16,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 from scipy.special import expit, logit
+from test_report import _chromium
 
 from mcal.report import make_report
 
@@ -66,17 +66,6 @@ pre.textContent = JSON.stringify({figures: figures, words: words, broken: broken
 document.body.appendChild(pre);
 </script>
 """
-
-
-def _chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.skip(
-        "chromium not found: .ci/run installs Debian's chromium (apt-get install chromium); "
-        "install it to run the browser check"
-    )
 
 
 def _browse(page, tmp_path, *args, height=2000):
