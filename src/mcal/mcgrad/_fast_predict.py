@@ -28,11 +28,8 @@ _ROWS_PER_THREAD = 10_000
 class SingleRowPredictor:
     """One-row prediction through LightGBM's C API fast path (``LGBM_BoosterPredictForMatSingleRowFast``).
 
-    ``Booster.predict`` prepares a predictor from its parameters on every call, about 20 µs per booster;
-    this prepares one configuration per booster once. The public ``Booster.predict`` alone misses the 0.2 ms
-    target for a one-row ``MCGrad.predict`` call once there are several rounds (the benchmark measures both:
-    ``one_row_ms`` and ``one_row_public_ms`` in ``benchmarks/results/mcgrad_vs_reference.md``), hence this
-    path. It reaches the C library through LightGBM's private ctypes handles (``lightgbm.basic._LIB``,
+    ``Booster.predict`` prepares a predictor from its parameters on every call; this prepares one
+    configuration per booster once (why this path: ``benchmarks/results/mcgrad_defaults.md``). It reaches the C library through LightGBM's private ctypes handles (``lightgbm.basic._LIB``,
     ``_safe_call``, ``Booster._handle``), so :meth:`create` uses it only on the LightGBM major versions it was tested with
     (:data:`_FAST_PATH_LIGHTGBM`) and when the handles exist; otherwise it returns None and callers use
     ``Booster.predict`` (the tests check that both give the same values, and the fallback).
@@ -99,14 +96,12 @@ class CompiledForests:
     """The boosters of the fitted rounds compiled to native code by lleaves, for batch prediction.
 
     lleaves [1]_ (``lleaves.Model(model_file).compile(raw_score=True)``) turns a LightGBM model file into
-    machine code through llvmlite: several times faster than ``Booster.predict(raw_score=True)`` in batch
-    (``benchmarks/mcgrad_vs_reference.py``, row "mcal compiled"), with the same trees (it sums them in
-    another order, so values agree to about 1e-15 per round). Each
+    machine code through llvmlite, with the same trees (it sums them in another order, so values agree to
+    about 1e-15 per round; speed: ``benchmarks/results/mcgrad_defaults.md``). Each
     booster's text goes through a temporary file that is deleted once compiled; lleaves' on-disk cache is
     never used (loading a cached object file runs its code, like unpickling).
 
-    One-row calls are left to :class:`SingleRowPredictor`, which was measured faster for them (lleaves'
-    ``Model.predict`` adds a few µs of Python per round and call). Compiled forests belong to the process
+    One-row calls are left to :class:`SingleRowPredictor`. Compiled forests belong to the process
     that built them: they are neither pickled nor saved.
 
     Parameters

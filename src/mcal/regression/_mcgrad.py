@@ -60,9 +60,8 @@ min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_feature
         ``rescale_input`` defaults to False, as the reference has no such step), with the defaults of the reference's ``RegressionMCGrad`` for the boosters
         (LightGBM's own): learning_rate 0.1, max_depth -1 (no limit), min_child_samples 20, n_estimators 100,
         max_leaves 31, l2_regularization 0 and min_gain_to_split 0, and MCGrad's for the rest (holdout early
-        stopping). MCGrad's paper defaults chose 11-12 rounds at 3-4 times the fit time, for a regression MCE
-        higher on the 100k synthetic data and lower on the credit-limit data, and a held-out MSE 0.2 % lower and
-        1.6 % higher (``benchmarks/results/regression_vs_reference_paper_defaults.md``). Splits are not
+        stopping); against MCGrad's paper defaults: ``benchmarks/results/regression_vs_reference_paper_defaults.md``.
+        Splits are not
         stratified unless the outcomes are all 0 or 1. ``min_sum_hessian_in_leaf`` is in units of weight for the squared error (its Hessian
         is the weight). ``lightgbm_params`` must not set ``tweedie_variance_power`` (use ``tweedie_power``).
 
