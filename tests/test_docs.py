@@ -85,3 +85,30 @@ def test_user_guide_pages_are_all_in_its_table_of_contents():
     index = (DOCS / "user_guide" / "index.rst").read_text(encoding="utf-8")
     pages = {p.stem for p in (DOCS / "user_guide").glob("*.rst")} - {"index"}
     assert pages == set(re.findall(r"^   (\w+)$", index, flags=re.M))
+
+
+def _type_lines(obj) -> list[str]:
+    """The type of every Parameters, Returns and Attributes entry of an object's numpydoc docstring."""
+    from numpydoc.docscrape import ClassDoc, FunctionDoc
+
+    doc = ClassDoc(obj) if inspect.isclass(obj) else FunctionDoc(obj)
+    sections = ("Parameters", "Other Parameters", "Returns", "Yields", "Attributes")
+    return [entry.type for section in sections for entry in doc[section]]
+
+
+def test_no_type_line_holds_a_bare_trailing_underscore_name(conf):
+    """A word ending in ``_`` in a type line (``shape (n_rounds_,)``) is a reStructuredText link to a target that
+    does not exist: the build fails with "Unknown target name". Quote it, or name the dimension without ``_``."""
+    pytest.importorskip("numpydoc")
+    bad = []
+    for module_name in conf.API_MODULES:
+        module = importlib.import_module(module_name)
+        for name in conf.public_names(module_name):
+            obj = getattr(module, name)
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            for line in _type_lines(obj):
+                unquoted = re.sub(r"``.*?``", "", line)
+                if re.search(r"\b\w+_(?=[\s,.;:)\]]|$)", unquoted):
+                    bad.append(f"{module_name}.{name}: {line}")
+    assert bad == []

@@ -157,8 +157,8 @@ min_sum_hessian_in_leaf
     ----------
     n_rounds_ : int
         Rounds kept (0: the input probabilities are returned, up to the floor of ``log``).
-    rescale_factors_ : ndarray of shape (n_rounds_,), or (n_rounds_, n_classes_) with ``rescale="per_class"``
-    input_factor_ : float, or ndarray of shape (n_classes_,) with ``rescale="per_class"``
+    rescale_factors_ : ndarray of shape (n_rounds,), or (n_rounds, n_classes) with ``rescale="per_class"``
+    input_factor_ : float, or ndarray of shape (n_classes,) with ``rescale="per_class"``
         ``theta_0``, the factor of the input logits (1.0 without rounds or ``rescale_input``).
     validation_losses_ : ndarray
         Held-out multiclass log loss before round 1 and after each round tried (empty without early stopping).
