@@ -25,8 +25,8 @@ with mcal's defaults (no tuning) is scored beside them.
 
 Usage (from the repository root; the reference interpreter needs ``mcgrad==0.1.5`` and ``ax-platform``)::
 
-    python3.11 -m venv /tmp/axvenv && /tmp/axvenv/bin/pip install torch==2.13.0
-    /tmp/axvenv/bin/pip install --group reference   # mcgrad 0.1.5, ax-platform (pyproject's reference group)
+    python3.11 -m venv /tmp/axvenv && /tmp/axvenv/bin/pip install "pip>=25.1" torch==2.13.0
+    /tmp/axvenv/bin/pip install --group reference   # mcgrad 0.1.5, ax-platform 1.3.1 (pyproject.toml)
     OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/mcgrad_tuning_vs_reference.py \\
         --reference-python /tmp/axvenv/bin/python [--seeds 15 25 35] [--n-trials 20] [--quick]
 

@@ -435,3 +435,23 @@ def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
     scored = means[means["method"] != "binary MCGrad (one class)"]
     assert scored["log_loss"].gt(0).all() and scored["worst_class_mce"].ge(0).all()
     assert (tmp_path / "multiclass.md").read_text().count("| shoppers_visitor | lightgbm |") == 1 + len(methods)
+
+
+@pytest.mark.slow
+def test_mcgrad_tuning_benchmark_quick_mode_runs_mcal_and_says_why_the_reference_did_not(bench, tmp_path):
+    # benchmarks/mcgrad_tuning_vs_reference.py --quick: 3,000 rows of Bank Marketing, 4 trials; the reference half
+    # needs Ax (not a dependency) and runs only where this interpreter imports mcgrad.tuning
+    _load(bench, "bank_marketing", max_rows=10)
+    module = _script("mcgrad_tuning_vs_reference")
+    assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
+    header, raw = _csv(tmp_path / "mcgrad_tuning_vs_reference.csv")
+    assert {"mcal version", "git commit", "seeds", "threads", "trials"} <= set(header)
+    assert list(raw["method"]) == ["base model", *module.IMPLS]  # nothing left out silently
+    ok = raw[raw["status"] == "ok"]
+    assert np.isfinite(ok[["log_loss", "ece", "mce_sigma"]]).all().all()
+    assert raw.loc[raw["status"] != "ok", "reason"].notna().all()
+    tuned = raw[raw["method"] == "mcal tune_mcgrad"].iloc[0]
+    # 1,800 training rows, 1,440 after the held-out fifth: too few for a rung below all of them (< 3 x 1,000),
+    # so the 4 candidates are fitted once each, then the winner is refitted on all rows
+    assert tuned["n_fits"] == 5 and tuned["n_train"] == 1800
+    assert raw.loc[raw["method"] == "mcal defaults", "n_fits"].item() == 1
