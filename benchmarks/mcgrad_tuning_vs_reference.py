@@ -240,8 +240,6 @@ def main(argv=None) -> int:
         worker(json.loads(args.worker))
         return 0
     sys.path.insert(0, str(HERE))
-    from _common import md_table, run_header, write_results
-
     if args.quick:
         args.datasets, args.seeds, args.n_trials = ["bank_marketing"], args.seeds[:1], 4
     reference = args.reference_python or sys.executable
@@ -250,23 +248,31 @@ def main(argv=None) -> int:
         reference = None
     start, rows = time.perf_counter(), []
     with tempfile.TemporaryDirectory() as tmp:
-        for key in args.datasets:
-            for seed in args.seeds:
-                desc = prepare(key, seed, Path(tmp), 3000 if args.quick else None)
-                rows += run_seed(desc, Path(tmp), args, reference)
-    raw = pd.DataFrame(rows)
-    head = run_header("mcal.tune_mcgrad against mcgrad's tune_mcgrad_params (Ax)", args.seeds, {
+        for seed in args.seeds:  # every data set once before the next seed; the files are rewritten after each
+            for key in args.datasets:
+                rows += run_seed(
+                    prepare(key, seed, Path(tmp), 3000 if args.quick else None), Path(tmp), args, reference
+                )
+            done = args.seeds[: args.seeds.index(seed) + 1]
+            write(pd.DataFrame(rows), args, reference, done, time.perf_counter() - start)
+    return 0
+
+
+def write(raw: pd.DataFrame, args, reference: str | None, seeds: list[int], seconds: float) -> None:
+    """Write the results files of the seeds run so far."""
+    from _common import md_table, run_header, write_results
+
+    head = run_header("mcal.tune_mcgrad against mcgrad's tune_mcgrad_params (Ax)", seeds, {
         "mode": "quick" if args.quick else "full", "trials": str(args.n_trials),
         "threads": f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, LightGBM {args.threads} thread(s)",
         "reference interpreter": reference or "none (reference half not run)",
         "machine load": "1-minute load average before each run in the CSV's load_1min column",
-        "wall time": f"{time.perf_counter() - start:.0f} s",
+        "wall time": f"{seconds:.0f} s",
     })  # fmt: skip
     sections = [(__doc__ or "").split("\n\nUsage")[0], "## Per data set (mean ± standard error over seeds)",
                 md_table(summary(raw), digits=4), "## Chosen parameters", md_table(params_table(raw), digits=4)]  # fmt: skip
     write_results("mcgrad_tuning_vs_reference", head, sections, raw, args.out_dir)
     print(md_table(summary(raw), digits=4))
-    return 0
 
 
 if __name__ == "__main__":
