@@ -253,8 +253,8 @@ def main(argv=None) -> int:
                 rows += run_seed(
                     prepare(key, seed, Path(tmp), 3000 if args.quick else None), Path(tmp), args, reference
                 )
-            done = args.seeds[: args.seeds.index(seed) + 1]
-            write(pd.DataFrame(rows), args, reference, done, time.perf_counter() - start)
+                done = args.seeds[: args.seeds.index(seed) + 1]
+                write(pd.DataFrame(rows), args, reference, done, time.perf_counter() - start)
     return 0
 
 
