@@ -107,7 +107,7 @@ def test_works_inside_cross_validation(data):
 def test_bad_arguments_raise(data):
     X, y = data
     with pytest.raises(ValueError, match="two classes"):
-        CalibratedClassifier(LogisticRegression()).fit(X, np.arange(len(y)) % 3)
+        CalibratedClassifier(LogisticRegression(), PlattScaling()).fit(X, np.arange(len(y)) % 3)
     with pytest.raises(ValueError, match="calibration_fraction"):
         CalibratedClassifier(LogisticRegression(), calibration_fraction=1.5).fit(X, y)
     with pytest.raises(NotFittedError):
@@ -203,8 +203,9 @@ def test_sparse_features_reach_a_base_model_that_accepts_them(data):
         np.testing.assert_allclose(clf.predict_proba(scipy.sparse.csr_matrix(X[:20])), dense, rtol=1e-10)
 
 
-def test_tags_declare_binary_only_and_the_base_models_sparse_support():
-    assert get_tags(CalibratedClassifier(LogisticRegression())).classifier_tags.multi_class is False
+def test_tags_declare_multiclass_with_a_multiclass_calibrator_and_the_base_models_sparse_support():
+    assert get_tags(CalibratedClassifier(LogisticRegression())).classifier_tags.multi_class is True
+    assert get_tags(CalibratedClassifier(LogisticRegression(), PlattScaling())).classifier_tags.multi_class is False
     assert get_tags(CalibratedClassifier(LogisticRegression())).input_tags.sparse is True
     assert get_tags(CalibratedClassifier(GaussianNB())).input_tags.sparse is False
 
@@ -283,14 +284,14 @@ def test_column_vector_y_warns_data_conversion_and_fits_as_the_1d_labels(data):
     np.testing.assert_array_equal(column.predict_proba(X[:100]), flat.predict_proba(X[:100]))
 
 
-def test_multiclass_labels_raise_with_scikit_learns_binary_only_sentence(data):
+def test_multiclass_labels_with_a_binary_calibrator_raise_with_scikit_learns_binary_only_sentence(data):
     X, _ = data
     with pytest.raises(
         ValueError,
         match=r"got 3 classes: \[0, 1, 2\]\. Only binary classification is supported\. "
         r"The type of the target is multiclass\.",
     ):
-        CalibratedClassifier(LogisticRegression()).fit(X, np.arange(len(X)) % 3)
+        CalibratedClassifier(LogisticRegression(), PlattScaling()).fit(X, np.arange(len(X)) % 3)
 
 
 def test_predict_is_the_argmax_of_predict_proba_and_a_tie_at_one_half_predicts_the_first_class(data):
@@ -370,7 +371,7 @@ def test_cross_fitting_beats_the_single_split_on_held_out_log_loss(rng):
 def test_cv_larger_than_the_rarer_class_warns_and_uses_fewer_folds(data):
     X, y = data
     y = np.where(np.arange(len(y)) < 3, "yes", "no")
-    with pytest.warns(CalibrationWarning, match="cv=5 exceeds the 3 rows of the rarer class"):
+    with pytest.warns(CalibrationWarning, match="cv=5 exceeds the 3 rows of the rarest class"):
         clf = CalibratedClassifier(LogisticRegression(), random_state=0).fit(X, y)
     assert len(clf.calibrators_) == 3
     with pytest.raises(ValueError, match="cv needs at least 2 rows of each class"):

@@ -173,6 +173,38 @@ def test_binary_only_options_and_continuous_labels_for_binary_methods_are_refuse
     assert re.search(match, capsys.readouterr().err)
 
 
+@pytest.mark.parametrize(
+    "extra, match",
+    [
+        (["--fail-if", "roc_auc > 0.5"], "roc_auc is not computed with --outcome regression; metrics: .*mse"),
+        (["--fail-if", "mce_sigma > 1"], "mce_sigma needs --segments"),
+        (["--ci", "0.9"], "--ci applies to binary labels"),
+    ],
+)
+def test_regression_gates_and_intervals_are_checked_before_any_work(table, extra, match, capsys, monkeypatch):
+    path, _ = table
+    monkeypatch.setattr("mcal.metrics.regression_summary", lambda *a, **k: pytest.fail("ran before the check"))
+    argv = ["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--outcome", "regression", *extra]
+    assert main(argv) == 2
+    assert re.search(match, capsys.readouterr().err)
+
+
+def test_regression_gates_on_mse_hold_by_the_computed_value(table, capsys):
+    path, df = table
+    value = mse(df["y"], df["p"])  # about 1.67: the noise plus the planted segment offsets
+    argv = ["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--outcome", "regression", "--fail-if"]
+    assert main([*argv, f"mse > {value - 0.01}"]) == 1
+    assert f"mse = {value:.6g}" in capsys.readouterr().err
+    assert main([*argv, f"mse > {value + 0.01}"]) == 0
+
+
+def test_classification_refuses_a_gate_on_a_regression_metric(table, tmp_path, capsys):
+    path = tmp_path / "b.csv"
+    pd.DataFrame({"y": [0, 1, 1, 0], "p": [0.2, 0.7, 0.6, 0.4]}).to_csv(path, index=False)
+    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--fail-if", "mse > 1"]) == 2
+    assert "mse is not computed with --outcome classification" in capsys.readouterr().err
+
+
 def test_regression_reliability_diagram_draws_bin_means_and_a_diagonal_over_every_curve():
     Figure = pytest.importorskip("matplotlib.figure").Figure
     from mcal.plotting import plot_reliability_diagram

@@ -75,6 +75,7 @@ def test_evaluate_json_has_the_full_segment_table_matching_mce(csv, table, capsy
     assert rows[0]["description"] == expected.worst_segment
     assert out["metrics"]["p"]["mce_sigma"] == pytest.approx(expected.mce_sigma)
     assert out["metrics"]["p"]["mce_pvalue"] == pytest.approx(expected.pvalue)
+    assert out["metrics"]["p"]["mce_pvalue_adjusted"] == pytest.approx(expected.pvalue_adjusted)
 
 
 def test_evaluate_without_segments_has_no_mce(csv, capsys):

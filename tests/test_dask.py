@@ -527,8 +527,11 @@ def test_distributed_mce_equals_local_mce_over_the_same_segments(client, scored)
     assert abs(got.mce_sigma - local.mce_sigma) < 1e-9 and abs(got.global_ecce - local.global_ecce) < 1e-9
     assert got.table["description"].tolist() == local.table["description"].tolist()
     assert got.table["size"].tolist() == local.table["size"].tolist()
-    np.testing.assert_allclose(got.table[["weight", "ecce", "sigma"]], local.table[["weight", "ecce", "sigma"]],
+    means = ["mean_prediction", "mean_outcome"]
+    np.testing.assert_allclose(got.table[["weight", "ecce", "sigma", *means]], local.table[["weight", "ecce", "sigma", *means]],
                                rtol=1e-9, atol=1e-12)  # fmt: skip
+    assert got.table["direction"].tolist() == local.table["direction"].tolist()
+    assert "" not in set(got.table["direction"])  # every segment has a direction
     whole = dmetrics.mce(ddf["y"], ddf["p"], sample_weight=ddf["w"])  # one segment: the global ECCE / sigma
     assert abs(whole.mce_sigma - mcal.metrics.mce(y, p, sample_weight=w).mce_sigma) < 1e-9
 

@@ -291,8 +291,11 @@ def test_distributed_regression_mce_equals_local_mce_over_the_same_segments(clie
     assert local.n_segments == got.n_segments > 10
     assert abs(got.mce_sigma - local.mce_sigma) < 1e-9 * local.mce_sigma
     assert got.table["size"].tolist() == local.table["size"].tolist()
-    np.testing.assert_allclose(got.table[["weight", "ecce", "sigma"]], local.table[["weight", "ecce", "sigma"]],
+    means = ["mean_prediction", "mean_outcome"]
+    np.testing.assert_allclose(got.table[["weight", "ecce", "sigma", *means]], local.table[["weight", "ecce", "sigma", *means]],
                                rtol=1e-9, atol=1e-12)  # fmt: skip
+    assert got.table["direction"].tolist() == local.table["direction"].tolist()
+    assert "" not in set(got.table["direction"])  # every segment has a direction
     assert np.isnan(got.minority_prevalence) and np.isnan(local.minority_prevalence)
     for field in ("global_ecce", "global_ecce_sigma", "sigma", "mce_absolute", "pvalue"):
         assert abs(getattr(got, field) - getattr(local, field)) <= 1e-9 * max(1.0, abs(getattr(local, field))), field

@@ -66,6 +66,7 @@ def test_per_window_metrics_equal_the_metrics_on_the_window_rows(rng):
         assert row["pcoc"] == pytest.approx(pcoc(y[rows], p[rows]), rel=1e-12)
         window_mce = mce(y[rows], p[rows], segments=segments.apply(X[rows].reset_index(drop=True)))
         assert row["mce_sigma"] == pytest.approx(window_mce.mce_sigma, rel=1e-12)
+        assert row["mce_pvalue_adjusted"] == pytest.approx(window_mce.pvalue_adjusted, rel=1e-12)
 
 
 def test_intervals_are_the_normal_intervals_of_hand_computed_standard_errors():

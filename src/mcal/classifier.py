@@ -32,7 +32,10 @@ def _check_calibrator(name: str, calibrator: Any) -> None:
 
 
 class CalibratedClassifier(ClassifierMixin, BaseEstimator):
-    """A binary classifier followed by a calibrator, usable anywhere scikit-learn expects a classifier.
+    """A classifier followed by a calibrator, usable anywhere scikit-learn expects a classifier.
+
+    Binary labels go through a binary calibrator (one probability per row); labels of k > 2 classes (or any labels
+    with a calibrator of :mod:`mcal.multiclass`) go through a calibrator of the k-column probability matrix.
 
     Parameters
     ----------
@@ -40,8 +43,12 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         The base model (required: None raises in :meth:`fit`). Cloned and fitted on part of the data unless
         ``prefit=True``.
     calibrator : BaseCalibrator or None, default=None
-        Any mcal calibrator (cloned); :class:`mcal.IsotonicCalibration` when None. Feature-aware calibrators
-        (``uses_features = True``) receive the same ``X`` as the estimator.
+        Any mcal calibrator (cloned); binary ones take two classes only, those of :mod:`mcal.multiclass` any
+        number. When None: :class:`mcal.IsotonicCalibration` for two classes, and for more
+        :class:`mcal.multiclass.TemperatureScaling`, which fits one parameter (it cannot over-fit a small
+        calibration fold), keeps every row's most probable class (accuracy unchanged) and is scikit-learn's
+        ``CalibratedClassifierCV(method="temperature")``. Feature-aware calibrators (``uses_features = True``)
+        receive the same ``X`` as the estimator.
     prefit : bool, default=False
         If True, ``estimator`` is already fitted and all of the data passed to :meth:`fit` calibrates it.
     cv : int >= 2 or None, default=5
@@ -68,8 +75,9 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         ``estimators_[0]``; the only base model unless ``ensemble=True``.
     calibrator_ : BaseCalibrator
         ``calibrators_[0]``.
-    classes_ : ndarray of shape (2,)
-        The two class labels, sorted; the second is the positive class.
+    classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted (scikit-learn's order, the columns of :meth:`predict_proba`); with two classes
+        the second is the positive class.
     n_features_in_ : int
         Number of features seen by the base model's ``fit`` (copied from ``estimator_``, when it has it).
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -79,8 +87,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     ------
     ValueError
         From :meth:`fit`: ``calibration_fraction`` outside (0, 1), ``cv`` below 2 or fewer than 2 rows of a class
-        with ``cv``, ``y`` that is None, complex, missing-valued or not of exactly two classes, or a prefit
-        ``estimator`` fitted on other labels.
+        with ``cv``, ``y`` that is None, complex, missing-valued, continuous or of one class, ``y`` of more than two
+        classes with a binary calibrator, or a prefit ``estimator`` fitted on other labels.
     TypeError
         From :meth:`fit`: ``estimator`` without ``predict_proba``, ``calibrator`` that is not an mcal calibrator or
         None, ``prefit`` or ``ensemble`` that is not a bool, ``cv`` that is not an integer or None, ``calibration_fraction`` that is not a real number, or sparse ``X``
@@ -97,7 +105,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     (``cv=None``) gives the base model only ``1 - calibration_fraction`` of them, which is why the split
     can lose more log loss than calibration wins back. Each row's ``sample_weight`` travels with it: a weight of k
     is therefore not the same as k copies of the row, which folds and splits separate. With ``prefit=True``
-    nothing is split, and an integer weight k gives exactly the model of k copies.
+    nothing is split, and an integer weight k gives exactly the model of k copies. A prefit estimator with a
+    calibrator for k classes keeps the estimator's classes, some of which ``y`` may lack.
 
     :meth:`predict` is ``classes_[argmax(predict_proba(X))]``: a calibrated probability of exactly 0.5 predicts
     ``classes_[0]``.
@@ -152,7 +161,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         X : array-like or DataFrame of shape (n_samples, n_features)
             Features of the base model.
         y : array-like of shape (n_samples,)
-            Labels with exactly two classes.
+            Class labels, at least two classes (exactly two with a binary calibrator).
         sample_weight : array-like of shape (n_samples,), default=None
             Passed to the base model's and the calibrator's ``fit``.
 
@@ -163,8 +172,9 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            If ``y`` is None, holds complex numbers, missing or infinite values, or does not have exactly two classes
-            (scikit-learn's "Only binary classification is supported." for a multiclass or continuous target),
+            If ``y`` is None, holds complex numbers, missing or infinite values, is continuous or of one class, or
+            has more than two classes with a binary calibrator (scikit-learn's "Only binary classification is
+            supported."),
             ``X`` and ``y`` differ in length, ``sample_weight`` is invalid or leaves positive weight on one class
             only in the calibration split (or, with ``prefit=True``, in all rows), a parameter breaks its rule (see
             Parameters), or a prefit estimator was not fitted on the labels of ``y``.
@@ -178,10 +188,6 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             If ``y`` is a column vector of shape (n_samples, 1), as scikit-learn's classifiers warn; it is raveled.
         """
         check_params(self._parameter_constraints, self)
-        from mcal.nonparametric import IsotonicCalibration
-
-        cal = clone(self.calibrator) if self.calibrator is not None else IsotonicCalibration()
-        X_features = _calibrator_X(cal, X)
         y_arr = _labels(y, type(self).__name__)
         if pd.isna(y_arr).any():
             raise ValueError(f"y must not contain missing values; got {int(pd.isna(y_arr).sum())}")
@@ -189,22 +195,11 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"y must not contain infinite values; got {int(np.isinf(y_arr).sum())}")
         check_consistent_length(X, y_arr)
         self.classes_ = np.unique(y_arr)
-        if self.classes_.size != 2:
-            k, kind = self.classes_.size, type_of_target(y_arr)
-            shown = "continuous values" if kind == "continuous" else f"{k} class{'es' if k > 1 else ''}"
-            sklearn_says = (
-                ""
-                if kind == "binary"
-                # scikit-learn's sentence, which its tooling matches
-                else (f" Only binary classification is supported. The type of the target is {kind}.")
-            )
-            raise ValueError(
-                f"y must have exactly two classes (binary classification only); got {shown}: "
-                f"{self.classes_[:5].tolist()}.{sklearn_says}"
-            )
-        y01 = (y_arr == self.classes_[1]).astype(np.float64)
-        w = None if sample_weight is None else check_sample_weight(sample_weight, y01.size)
-        idx = np.arange(y01.size)
+        cal = self._calibrator(y_arr)
+        X_features = _calibrator_X(cal, X)
+        codes = np.searchsorted(self.classes_, y_arr)
+        w = None if sample_weight is None else check_sample_weight(sample_weight, codes.size)
+        idx = np.arange(codes.size)
         if self.prefit:
             check_is_fitted(self.estimator)
             if not set(self.classes_.tolist()) <= set(np.asarray(self.estimator.classes_).tolist()):
@@ -212,21 +207,24 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
                     f"y must hold only the classes the prefit estimator was fitted on "
                     f"{np.asarray(self.estimator.classes_).tolist()}; got {self.classes_.tolist()}"
                 )
+            if self._multiclass:  # the calibrator reads every column the estimator gives, some classes maybe unseen
+                self.classes_ = np.unique(np.asarray(self.estimator.classes_))
+                codes = np.searchsorted(self.classes_, y_arr)
             pairs = [(self.estimator, idx, None)]
         elif self.cv is None:
             fit_idx, cal_idx = train_test_split(
-                idx, test_size=self.calibration_fraction, stratify=y01, random_state=self.random_state
+                idx, test_size=self.calibration_fraction, stratify=codes, random_state=self.random_state
             )
             pairs = [(self._fit_base(X, y_arr, w, fit_idx), cal_idx, None)]
         else:
-            pairs = self._cross_fit(X, y_arr, y01, w)
+            pairs = self._cross_fit(X, y_arr, codes, w)
         self.estimators_, self.calibrators_ = [], []
         for base, cal_idx, scores in pairs:
-            if w is not None:
-                self._check_weighted_classes(y01[cal_idx], w[cal_idx])
+            if w is not None and not self._multiclass:
+                self._check_weighted_classes(codes[cal_idx].astype(np.float64), w[cal_idx])
             fitted = clone(cal).fit(
-                _positive_proba(base, self.classes_[1], take_rows(X, cal_idx)) if scores is None else scores,
-                y01[cal_idx],
+                self._scores(base, take_rows(X, cal_idx)) if scores is None else scores,
+                codes[cal_idx] if self._multiclass else codes[cal_idx].astype(np.float64),
                 X=None if X_features is None else take_rows(X_features, cal_idx),
                 sample_weight=None if w is None else w[cal_idx],
             )
@@ -240,29 +238,61 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
                 self.__dict__.pop(name, None)
         return self
 
+    def _calibrator(self, y: NDArray) -> BaseCalibrator:
+        """The unfitted calibrator for the classes of ``y`` (set in ``classes_``), and whether it takes the k-column
+        score matrix (``_multiclass``): a multiclass calibrator, or the default for more than two classes (of
+        ``y``, or of a prefit estimator)."""
+        from mcal.multiclass import MulticlassTemperatureScaling
+        from mcal.nonparametric import IsotonicCalibration
+
+        k, kind = self.classes_.size, type_of_target(y)
+        if k < 2 or (k > 2 and kind == "continuous"):  # two values are two classes, whatever they are
+            shown = "continuous values" if k > 2 else f"{k} class"
+            raise ValueError(f"y must have at least two classes of labels; got {shown}: {self.classes_[:5].tolist()}")
+        known = len(getattr(self.estimator, "classes_", ())) if self.prefit else 0  # a prefit model's classes
+        default = IsotonicCalibration() if max(k, known) == 2 else MulticlassTemperatureScaling()
+        cal = clone(self.calibrator) if self.calibrator is not None else default
+        self._multiclass = _takes_classes(cal)
+        if k > 2 and not self._multiclass:
+            raise ValueError(  # ends with scikit-learn's sentence, which its tooling matches
+                f"y must have exactly two classes for the binary calibrator {type(cal).__name__} (pass a calibrator "
+                f"of mcal.multiclass, or None, for more); got {k} classes: {self.classes_[:5].tolist()}. Only binary "
+                f"classification is supported. The type of the target is {kind}."
+            )
+        return cal
+
+    def _scores(self, estimator: Any, X: Any) -> NDArray[np.float64]:
+        """What the calibrator reads: P(y = classes_[1]), or with a multiclass calibrator the columns of every
+        class of ``classes_``, in that order."""
+        proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
+        columns = [list(estimator.classes_).index(c) for c in self.classes_]
+        return proba[:, columns] if self._multiclass else proba[:, columns[1]]
+
     def _fit_base(self, X: Any, y: NDArray, w: NDArray | None, rows: NDArray[np.intp]) -> Any:
         kwargs = {} if w is None else {"sample_weight": w[rows]}
         return clone(self.estimator).fit(take_rows(X, rows), y[rows], **kwargs)
 
-    def _cross_fit(self, X: Any, y: NDArray, y01: NDArray, w: NDArray | None) -> list[tuple[Any, NDArray, Any]]:
+    def _cross_fit(self, X: Any, y: NDArray, codes: NDArray, w: NDArray | None) -> list[tuple[Any, NDArray, Any]]:
         """(base model, calibration rows, their scores or None) of each fold, or the one pair of out-of-fold scores
         and a base model fitted on all rows (``ensemble=False``)."""
-        rarer = int(min(np.count_nonzero(y01 == 0), np.count_nonzero(y01 == 1)))
+        rarer = int(np.bincount(codes, minlength=self.classes_.size).min())
         assert self.cv is not None  # cv=None takes the single split of _fit_split, not cross-fitting
         n_folds = min(self.cv, rarer)
         if n_folds < 2:
-            raise ValueError(f"cv needs at least 2 rows of each class (one per fold); got {rarer} of the rarer class")
+            raise ValueError(f"cv needs at least 2 rows of each class (one per fold); got {rarer} of the rarest class")
         if n_folds < self.cv:
-            warn(f"cv={self.cv} exceeds the {rarer} rows of the rarer class; cross-fitting on {n_folds} folds, so that "
-                 "every fold holds both classes")  # fmt: skip
-        folds = StratifiedKFold(n_folds, shuffle=True, random_state=self.random_state).split(np.zeros(y01.size), y01)
+            warn(f"cv={self.cv} exceeds the {rarer} rows of the rarest class; cross-fitting on {n_folds} folds, so "
+                 "that every fold holds every class")  # fmt: skip
+        folds = StratifiedKFold(n_folds, shuffle=True, random_state=self.random_state).split(
+            np.zeros(codes.size), codes
+        )
         pairs = [(self._fit_base(X, y, w, fit_idx), cal_idx, None) for fit_idx, cal_idx in folds]
         if self.ensemble:
             return pairs
-        scores = np.empty(y01.size)
+        scores = np.empty((codes.size, self.classes_.size) if self._multiclass else codes.size)
         for base, cal_idx, _ in pairs:
-            scores[cal_idx] = _positive_proba(base, self.classes_[1], take_rows(X, cal_idx))
-        return [(self._fit_base(X, y, w, np.arange(y01.size)), np.arange(y01.size), scores)]
+            scores[cal_idx] = self._scores(base, take_rows(X, cal_idx))
+        return [(self._fit_base(X, y, w, np.arange(codes.size)), np.arange(codes.size), scores)]
 
     def _check_weighted_classes(self, y01: NDArray[np.float64], w: NDArray[np.float64]) -> None:
         """Refuse calibration rows whose positive weight is on one class only (``y`` itself has both), which the
@@ -293,8 +323,9 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, 2)
-            Columns in the order of ``classes_``; the second is the calibrated P(y = classes_[1]).
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``, rows summing to 1; with two classes and a binary calibrator the
+            second is the calibrated P(y = classes_[1]).
 
         Raises
         ------
@@ -302,9 +333,9 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             If called before :meth:`fit`.
         """
         check_is_fitted(self, "calibrators_")
-        q = np.mean([cal.predict(_positive_proba(base, self.classes_[1], X), X=_calibrator_X(cal, X))
+        q = np.mean([cal.predict(self._scores(base, X), X=_calibrator_X(cal, X))
                      for base, cal in zip(self.estimators_, self.calibrators_, strict=True)], axis=0)  # fmt: skip
-        return np.column_stack([1.0 - q, q])
+        return q if self._multiclass else np.column_stack([1.0 - q, q])
 
     def predict(self, X: Any) -> NDArray:
         """Predicted class: the most probable under :meth:`predict_proba`, ``classes_[0]`` at a tie (exactly 0.5).
@@ -327,7 +358,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        # the default calibrator and those of mcal.multiclass take k classes; a binary calibrator takes two
+        tags.classifier_tags.multi_class = self.calibrator is None or _takes_classes(self.calibrator)
         if self.estimator is not None:  # what X may hold is what the base model (and a feature calibrator) accept
             base = get_tags(self.estimator).input_tags
             dense_only = self.calibrator is not None and self.calibrator.uses_features
@@ -336,10 +368,10 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
 
-def _positive_proba(estimator: Any, positive: Any, X: Any) -> NDArray[np.float64]:
-    """The column of ``estimator.predict_proba(X)`` of the class ``positive``, as float64."""
-    proba = estimator.predict_proba(X)
-    return np.asarray(proba[:, list(estimator.classes_).index(positive)], dtype=np.float64)
+def _takes_classes(calibrator: Any) -> bool:
+    from mcal.multiclass import MulticlassCalibrator
+
+    return isinstance(calibrator, MulticlassCalibrator)
 
 
 def _labels(y: ArrayLike, owner: str) -> NDArray:

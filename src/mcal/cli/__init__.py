@@ -27,6 +27,8 @@ Typical use, on a CSV or Parquet file with a score column and a label column:
   mcal report new_calibrated.csv --score-col p --score-col p_calibrated --label-col y -o report.html
   mcal monitor scores.parquet --score-col p --label-col y --time-col t --window 1D -o monitor.html
   mcal demo                                                     everything, on data shipped with mcal
+  mcal fit scores.csv --score-cols p_a,p_b,p_c --label-col y --method temperature -o model.json
+                                                                k classes: one probability column per class
 
 Exit status: 0 on success, 1 when a --fail-if condition held, 2 on bad input (any "mcal: error"), 141 (as a
 shell reports a command ended by SIGPIPE) when stdout was closed before the output was written, as by '| head'.

@@ -384,29 +384,42 @@ class Command:
 
 
 def add_data_arguments(
-    parser, *, score_required: bool, multiple_scores: bool = False, soft_labels: bool = False
+    parser, *, score_required: bool, multiple_scores: bool = False, soft_labels: bool = False, classes: bool = False
 ) -> None:
-    """Add DATA, --score-col, --label-col, --weight-col, --pos-label, --sep and --na-values."""
+    """Add DATA, --score-col (or with ``classes`` --score-cols, one column per class), --label-col, --weight-col, --pos-label, --sep
+    and --na-values."""
     parser.add_argument(
         "data", metavar="DATA", help="CSV (.csv, .csv.gz, .tsv, .txt) or Parquet (.parquet, .pq, folder) file"
     )
+    from mcal.cli._multiclass import SCORE_COLS_HELP
+
+    # --score-col or --score-cols, one of them required; alone, --score-col is required as before
+    scores = parser.add_mutually_exclusive_group(required=score_required) if classes else parser
+    required = {} if classes else {"required": score_required}
     if multiple_scores:
-        parser.add_argument(
+        scores.add_argument(
             "--score-col",
             action="append",
-            required=score_required,
             metavar="COL",
+            **required,
             help="column of probabilities in [0, 1] (of real predictions with --outcome regression); repeat the "
             "option to compare several columns",
         )
+        if classes:
+            scores.add_argument("--score-cols", action="append", metavar="A,B,C",
+                                help=f"{SCORE_COLS_HELP}; repeat the option to compare several sets of columns, "
+                                     "matched to the classes in the order of the first")  # fmt: skip
     else:
-        parser.add_argument(
+        scores.add_argument(
             "--score-col",
-            required=score_required,
             metavar="COL",
+            **required,
             help="column of probabilities in [0, 1] (of real predictions for regression)",
         )
-    label_help = "column of binary labels (0/1, bool, or see --pos-label), or of real outcomes for regression"
+        if classes:
+            scores.add_argument("--score-cols", metavar="A,B,C", help=SCORE_COLS_HELP)
+    label_help = ("column of binary labels (0/1, bool, or see --pos-label), of real outcomes for regression, or "
+                  "of k classes with --score-cols")  # fmt: skip
     if soft_labels:
         label_help += "; soft labels in [0, 1] for methods that accept them (e.g. mcgrad)"
     parser.add_argument("--label-col", required=True, metavar="COL", help=label_help)

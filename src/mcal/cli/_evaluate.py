@@ -40,7 +40,7 @@ _N_RESAMPLES = 200
 
 
 def _configure(parser) -> None:
-    add_data_arguments(parser, score_required=True, multiple_scores=True)
+    add_data_arguments(parser, score_required=True, multiple_scores=True, classes=True)
     parser.add_argument(
         "--field", metavar="COL", help="field column: adds F-RCE (field-level relative calibration error)"
     )
@@ -59,7 +59,7 @@ def _configure(parser) -> None:
     parser.add_argument("--plot", metavar="OUT.png", help="write a reliability diagram of every score column")
     add_ci_arguments(parser)
     _dask.add_arguments(parser)
-    _gates.EVALUATE.add_argument(parser, "score column")
+    _gates.EVALUATE_ANY.add_argument(parser, "score column")
 
 
 def _json_safe(value: float) -> float | None:
@@ -97,7 +97,8 @@ def check_regression_options(args) -> None:
     """Refuse the options that apply to binary labels only, with ``--outcome regression``."""
     if args.outcome != "regression":
         return
-    for option, value in (("--field", getattr(args, "field", None)), ("--pos-label", args.pos_label)):
+    for option, value in (("--field", getattr(args, "field", None)), ("--pos-label", args.pos_label),
+                          ("--ci", getattr(args, "ci", None))):  # fmt: skip
         if value is not None:
             raise CLIError(f"{option} applies to binary labels; got {option} {value!r} with --outcome regression")
 
@@ -155,11 +156,16 @@ def _run(args) -> int:
 
     check_count(args.n_bins, "--n-bins", 1)
     check_count(args.max_depth, "--max-depth", 0)
+    if args.score_cols is not None:
+        from mcal.cli._multiclass import evaluate
+
+        return evaluate(args)
     check_output(args.plot, "--plot", inputs=[("DATA", args.data)])
     if args.plot:
         _check_plot_format(args.plot)
     check_unique_scores(args.score_col)
-    _gates.EVALUATE.check_options(args.fail_if, args)
+    gates = _gates.EVALUATE_REGRESSION if args.outcome == "regression" else _gates.EVALUATE
+    gates.check_options(args.fail_if, args, f"with --outcome {args.outcome}")
     check_ci(args)
     if args.ci is not None and _dask.requested(args):
         raise CLIError("--ci needs the data in memory: it is not available with --scheduler or --dask-workers")
@@ -195,6 +201,7 @@ def _run(args) -> int:
         table["mce_sigma"] = [results[name].mce_sigma for name in table.index]
         table["mce_absolute"] = [results[name].mce_absolute for name in table.index]
         table["mce_pvalue"] = [results[name].pvalue for name in table.index]
+        table["mce_pvalue_adjusted"] = [results[name].pvalue_adjusted for name in table.index]
     tables = {name: r.table for name, r in results.items()}
     max_overlap = None if args.all_segments else 0.8
     worst = (
@@ -221,7 +228,7 @@ def _run(args) -> int:
         print(format_pvalue_columns(table).to_string(float_format=lambda v: f"{v:.6f}"))
         if results:
             _print_segments(results, worst, tables, args.segments, max_overlap)
-    return _gates.EVALUATE.report(args.fail_if, ((f"score column {name!r}", row) for name, row in table.iterrows()))
+    return gates.report(args.fail_if, ((f"score column {name!r}", row) for name, row in table.iterrows()))
 
 
 def _print_segments(results, worst, tables, names, max_overlap) -> None:
@@ -347,10 +354,13 @@ EVALUATE = Command(
     "(near-duplicates grouped unless --all-segments, p-values Holm-adjusted); --categorical\n"
     "declares integer-coded segment columns categorical; --ci adds bootstrap confidence intervals.\n"
     "With --outcome regression (a continuous label): MSE, MAE, mean prediction and outcome, ECCE and its\n"
-    "p-value, the regression MCE with --segments, and a diagram of mean outcome against mean prediction with --plot.\n\n"
+    "p-value, the regression MCE with --segments, and a diagram of mean outcome against mean prediction with --plot.\n"
+    "With --score-cols (one probability column per class, k classes): log loss, Brier score, accuracy, top-label\n"
+    "and classwise ECE; with --segments, the classwise MCE of each class (and the worst) and the top-label MCE.\n\n"
     "example: mcal evaluate test.csv --score-col p --score-col p_calibrated --label-col y --plot diagram.png\n"
     "         mcal evaluate test.csv --score-col p --label-col y --segments age,job,region --categorical region\n"
-    "         mcal evaluate 'scores/*.parquet' --score-col p --label-col y --scheduler tcp://host:8786",
+    "         mcal evaluate 'scores/*.parquet' --score-col p --label-col y --scheduler tcp://host:8786\n"
+    "         mcal evaluate test.csv --score-cols p_ant,p_bee,p_cat --label-col y --segments age,region",
     _configure,
     _run,
 )

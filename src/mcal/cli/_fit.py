@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from mcal._optional import import_optional
 from mcal._registry import METHODS, get_method
-from mcal.cli import _dask
+from mcal.cli import _dask, _multiclass
 from mcal.cli._common import (
     CLIError,
     Command,
@@ -185,13 +185,18 @@ def feature_frame(df: pd.DataFrame, features: list[str], field: str | None) -> p
 
 
 def _configure_fit(parser) -> None:
-    add_data_arguments(parser, score_required=True, soft_labels=True)
+    add_data_arguments(parser, score_required=True, soft_labels=True, classes=True)
     parser.add_argument(
         "--method",
         required=True,
-        choices=sorted(METHODS),
+        choices=sorted(set(METHODS) | set(_multiclass.method_names())),
         metavar="NAME",
-        help="calibration method: " + ", ".join(sorted(METHODS)),
+        help="calibration method: "
+        + ", ".join(sorted(METHODS))
+        + "; with --score-cols (k classes): "
+        + ", ".join(_multiclass.MULTICLASS_METHODS)
+        + ", or ovr-NAME (one-vs-rest around the binary method NAME, "
+        "e.g. ovr-isotonic, its --param settings going to NAME)",
     )
     parser.add_argument("--features", metavar="A,B,C",
                         help="feature columns, for methods that use features (e.g. mcgrad, hkrr); mcgrad and mcnet "
@@ -228,11 +233,17 @@ def _run_fit(args) -> int:
                 f"{option} must not name the label column (--label-col); got {args.label_col!r}, "
                 "which the model would learn from and which new data does not have"
             )
+    random_state = DEFAULT_RANDOM_STATE if args.random_state is None else args.random_state
+    if args.score_cols is not None:
+        return _multiclass.fit(args, features, random_state)
+    if args.method not in METHODS:
+        raise CLIError(f"--method {args.method} is a method for k classes: it needs --score-cols A,B,C (one "
+                       "probability column per class) instead of --score-col")  # fmt: skip
     model = build_estimator(
         args.method,
         field=args.field,
         params=args.param,
-        random_state=DEFAULT_RANDOM_STATE if args.random_state is None else args.random_state,
+        random_state=random_state,
         quiet=args.quiet,
         features=features,
         device=args.device,
@@ -309,7 +320,11 @@ def _configure_predict(parser) -> None:
         metavar="OUT",
         help="output file: .csv or .csv.gz (comma-separated), .tsv (tab-separated), .parquet or .pq",
     )
-    parser.add_argument("--score-col", metavar="COL", help="score column (default: the one used at fit time)")
+    scores = parser.add_mutually_exclusive_group()
+    scores.add_argument("--score-col", metavar="COL", help="score column (default: the one used at fit time)")
+    scores.add_argument("--score-cols", metavar="A,B,C", help="a model for k classes: its probability columns, one "
+                        "per class in the order of fit (default: those used at fit time); writes <column>_calibrated "
+                        "for each")  # fmt: skip
     parser.add_argument(
         "--output-col", metavar="COL", help="name of the added column (default: <score-col>_calibrated)"
     )
@@ -371,10 +386,20 @@ def _feature_input(model, meta: dict, df: pd.DataFrame, given: list[str]):
 def _run_predict(args) -> int:
     from mcal import MCGrad, MCNet
     from mcal._persistence import load
+    from mcal.multiclass import MulticlassCalibrator
 
     check_table_output(args.output, "-o/--output", inputs=[("MODEL", args.model), ("DATA", args.data)])
     given = split_names(args.features, "--features")
     model, meta = load(args.model, return_metadata=True)
+    if isinstance(model, MulticlassCalibrator):
+        refuse = [o for o, v in (("--compile", args.compile), ("--device", args.device)) if v]
+        if refuse:
+            raise CLIError(f"{refuse[0]} applies to binary MCGrad and MCNet models; {args.model} holds a "
+                           f"{type(model).__name__} for {model.n_classes_} classes")  # fmt: skip
+        return _multiclass.predict(args, model, meta, given)
+    if args.score_cols is not None:
+        raise CLIError(f"--score-cols applies to a model for k classes; {args.model} holds a binary "
+                       f"{type(model).__name__}: name its score column with --score-col")  # fmt: skip
     if given and not model.uses_features:
         raise CLIError(f"--features must be left out: the model, a {type(model).__name__}, uses only the scores; "
                        f"got {given}")  # fmt: skip
@@ -416,6 +441,7 @@ FIT = Command(
     "fit a calibrator and save it as a model file",
     "Fit a calibration method on a table of scores and labels and write a JSON model file.\n\n"
     "example: mcal fit train.csv --score-col p --label-col y --method isotonic -o model.json\n"
+    "k classes: mcal fit train.csv --score-cols p_ant,p_bee,p_cat --label-col y --method temperature -o model.json\n"
     "on a cluster: mcal fit 'data/*.parquet' --score-col p --label-col y --method mcgrad --features a,b \\\n"
     "                --scheduler tcp://host:8786 -o model.json   (or --dask-workers 4 for a local cluster)",
     _configure_fit,
@@ -426,6 +452,7 @@ PREDICT = Command(
     "add calibrated probabilities to a table",
     "Apply a saved model to a table and write it with a calibrated column added.\n\n"
     "example: mcal predict model.json test.parquet -o test_calibrated.parquet\n"
+    "A model for k classes (fit with --score-cols) writes one column <column>_calibrated per class.\n"
     "MCGrad models predict faster with --compile (lleaves, the `compiled` extra), same values to 1e-12.",
     _configure_predict,
     _run_predict,

@@ -5,7 +5,8 @@ a regular expression and compared with the :mod:`operator` functions: never eval
 and names each condition that held (for each score column, or each window), and 0 when none held; a malformed
 condition, a number that is not finite (``inf``, or ``1e999`` that overflows to it: such a condition could never
 hold, or always would), or a metric the command does not compute, is a usage error (exit 2) that lists the valid
-names. ``mce_pvalue`` is the p-value of the worst segment, not adjusted for the number of segments.
+names. ``mce_pvalue`` is the p-value of the worst segment, not adjusted for the number of segments;
+``mce_pvalue_adjusted`` is it Holm-adjusted for them.
 """
 
 from __future__ import annotations
@@ -86,18 +87,22 @@ class Gates:
             "--fail-if", action="append", type=self.parse, default=[], metavar="COND",
             help=f"exit 1 if the condition holds for any {per}, e.g. 'ecce_sigma > 3' (repeatable; each condition "
             f"that held is named on stderr); metrics: {self.names()}; mce_pvalue is the worst segment's p-value, "
-            "not adjusted for the number of segments",
+            "not adjusted for the number of segments (mce_pvalue_adjusted: Holm-adjusted for them)",
         )  # fmt: skip
 
-    def check_options(self, conditions: Iterable[Condition], args: argparse.Namespace) -> None:
-        """Refuse, before any work, a condition on a metric that an option not given would add.
+    def check_options(self, conditions: Iterable[Condition], args: argparse.Namespace, what: str = "") -> None:
+        """Refuse, before any work, a condition on a metric this command does not compute (``what`` says for which
+        input, e.g. "with --outcome regression"), or that an option not given would add.
 
         Raises
         ------
         CLIError
-            Naming the metric and the option it needs.
+            Naming the metric and the metrics computed, or the option it needs.
         """
         for condition in conditions:
+            if condition.metric not in self.metrics:
+                raise CLIError(f"--fail-if {str(condition)!r}: the metric {condition.metric} is not computed {what}; "
+                               f"metrics: {self.names()}")  # fmt: skip
             for needs in self.metrics[condition.metric][1]:
                 if getattr(args, needs.lstrip("-").replace("-", "_")) is None:
                     raise CLIError(f"--fail-if {str(condition)!r}: the metric {condition.metric} needs {needs}")
@@ -127,7 +132,7 @@ _EVALUATE_METRICS = {
     name: (name, ()) for name in ("log_loss", "brier_score", "roc_auc", "pr_auc", "ece", "ecce", "ecce_sigma_scale",
                                   "ecce_pvalue", "pcoc")
 } | {"ecce_sigma": ("ecce_sigma_scale", ()), "f_rce": ("f_rce", ("--field",))} | {
-    name: (name, ("--segments",)) for name in ("mce_sigma", "mce_absolute", "mce_pvalue")
+    name: (name, ("--segments",)) for name in ("mce_sigma", "mce_absolute", "mce_pvalue", "mce_pvalue_adjusted")
 }  # fmt: skip
 _WITH_INTERVALS = ("log_loss", "brier_score", "roc_auc", "pr_auc", "ece", "ecce", "ecce_sigma_scale", "ecce_sigma",
                    "pcoc", "f_rce", "mce_sigma")  # fmt: skip
@@ -137,6 +142,18 @@ EVALUATE = Gates(
        for name in _WITH_INTERVALS for end in ("low", "high")}
 )  # fmt: skip
 
+#: ``mcal evaluate --outcome regression``: the columns of :func:`mcal.metrics.regression_summary` (no intervals).
+EVALUATE_REGRESSION = Gates(
+    {name: (name, ()) for name in ("mse", "mae", "mean_prediction", "mean_outcome", "ecce", "ecce_sigma_scale",
+                                   "ecce_pvalue")}
+    | {"ecce_sigma": ("ecce_sigma_scale", ())}
+    | {name: (name, ("--segments",)) for name in ("mce_sigma", "mce_absolute", "mce_pvalue", "mce_pvalue_adjusted")}
+)  # fmt: skip
+
+#: What ``--fail-if`` of ``mcal evaluate`` parses: the metrics of either outcome (``--outcome`` picks the set
+#: checked before any work).
+EVALUATE_ANY = Gates(dict(EVALUATE.metrics) | dict(EVALUATE_REGRESSION.metrics))
+
 #: ``mcal monitor``: the columns of the per-window table of :func:`mcal.monitor.monitor` (``alarm`` is 1 from the
 #: window where the drift alarm fired on, else 0).
 MONITOR = Gates(
@@ -145,5 +162,6 @@ MONITOR = Gates(
                                    "ecce_sigma_scale_high", "ecce_pvalue", "pcoc", "pcoc_low", "pcoc_high", "evalue",
                                    "alarm")}
     | {f"ecce_sigma{end}": (f"ecce_sigma_scale{end}", ()) for end in ("", "_low", "_high")}
-    | {name: (name, ("--segments",)) for name in ("mce_sigma", "mce_sigma_low", "mce_sigma_high", "mce_pvalue")}
+    | {name: (name, ("--segments",)) for name in ("mce_sigma", "mce_sigma_low", "mce_sigma_high", "mce_pvalue",
+                                                  "mce_pvalue_adjusted")}
 )  # fmt: skip

@@ -156,7 +156,7 @@ MONITOR = Command(
     "at. -o writes an HTML page with a time series per metric; --fail-if exits 1 when a condition holds in any\n"
     "window, and bad input exits 2. Windows without rows are left out (the e-process skips them). The MCE\n"
     "p-value (mce_pvalue, in --json and on the page) is the worst segment's, not adjusted for the number of\n"
-    "segments.\n\n"
+    "segments; mce_pvalue_adjusted is it Holm-adjusted for the window's segments.\n\n"
     "example: mcal monitor scores.parquet --score-col p --label-col y --time-col t --window 1D -o monitor.html\n"
     "         mcal monitor scores/ --score-col p --label-col y --time-col t --fail-if 'ecce_sigma > 3'\n"
     "         mcal monitor 'scores/*.parquet' --score-col p --label-col y --time-col t --scheduler tcp://host:8786",

@@ -25,7 +25,7 @@ def _configure(parser) -> None:
         add_strategy_argument,
     )
 
-    add_data_arguments(parser, score_required=True, multiple_scores=True)
+    add_data_arguments(parser, score_required=True, multiple_scores=True, classes=True)
     parser.add_argument(
         "--segments", metavar="A,B,C", help="feature columns to generate segments from: adds MCE and the worst segments"
     )
@@ -52,6 +52,10 @@ def _run(args) -> int:
     check_count(args.n_bins, "--n-bins", 1)
     check_count(args.max_depth, "--max-depth", 0)
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
+    if args.score_cols is not None:
+        from mcal.cli._multiclass import report
+
+        return report(args)
     check_unique_scores(args.score_col)
     check_ci(args)
     check_regression_options(args)
@@ -96,9 +100,12 @@ REPORT = Command(
     "differences behind ECCE; MCE and the worst segments with --segments (--categorical declares\n"
     "integer-coded segment columns categorical); PCOC and F-RCE per field value with --field. With\n"
     "--outcome regression (a continuous label): MSE, MAE, ECCE, mean outcome against mean prediction per\n"
-    "bin, and the regression MCE with --segments.\n\n"
+    "bin, and the regression MCE with --segments. With --score-cols (one probability column per class, k\n"
+    "classes): the metrics of k classes, top-label and per-class (one-vs-rest) reliability diagrams, and with\n"
+    "--segments the classwise MCE of every class and the worst segments of the worst class.\n\n"
     "example: mcal report test.csv --label-col y --score-col p --score-col p_calibrated --segments age,country\n"
-    "         -o report.html",
+    "         -o report.html\n"
+    "         mcal report test.csv --label-col y --score-cols p_ant,p_bee,p_cat --segments age -o report.html",
     _configure,
     _run,
 )

@@ -36,7 +36,8 @@ class PartStats:
     ends of tie blocks (``-inf``/``inf`` when empty); ``total`` is its last value; ``pos``/``neg`` the weights
     of the two classes; ``auc`` the partition's own Mann-Whitney count (ties count one half); ``variance``
     the sum of ``w^2 p (1 - p)``; ``differences`` (real outcomes only, with the column :data:`ROW`) the
-    :func:`~mcal.metrics.helpers.successive_difference_parts` of the whole partition, shape (5,).
+    :func:`~mcal.metrics.helpers.successive_difference_parts` of the whole partition, shape (5,); ``score_sum`` the
+    sum of ``w p``.
     """
 
     n: int
@@ -50,6 +51,7 @@ class PartStats:
     auc: float
     variance: float
     differences: Any = None
+    score_sum: float = 0.0
 
 
 @dataclass
@@ -83,7 +85,7 @@ def _part_stats(part: pd.DataFrame) -> PartStats:
         successive_difference_parts(y - p, w, None, np.zeros(1, dtype=np.intp))[:, 0] if ROW in part.columns else None
     )
     return PartStats(p.size, p[0], p[-1], walk[ends].max(), walk[ends].min(), walk[-1], pos_b.sum(), neg_b.sum(), auc,
-                     float(np.dot(w * w, p * (1.0 - p))), differences)  # fmt: skip
+                     float(np.dot(w * w, p * (1.0 - p))), differences, float(np.dot(w, p)))  # fmt: skip
 
 
 def _block_sums(values: NDArray[np.float64], ends: NDArray[np.bool_]) -> NDArray[np.float64]:
@@ -93,17 +95,18 @@ def _block_sums(values: NDArray[np.float64], ends: NDArray[np.bool_]) -> NDArray
 
 
 def partition_walks(part: pd.DataFrame, segments: Any, features: list[str]) -> NDArray[np.float64]:
-    """Per segment, in one sorted partition: walk extremes, walk total, weight, variance sum and row count, and
-    for real outcomes (the column :data:`ROW`) the five :func:`~mcal.metrics.helpers.successive_difference_parts`.
+    """Per segment, in one sorted partition: walk extremes, walk total, weight, variance sum, row count and the sum
+    of ``w p``, and for real outcomes (the column :data:`ROW`) the five
+    :func:`~mcal.metrics.helpers.successive_difference_parts`.
 
     ``segments`` are generated definitions applied to the partition's feature columns ``features`` (stored with
-    the prefix :data:`FEATURE_PREFIX`). Returns an array of shape (6, n_segments), or (11, n_segments) for real
+    the prefix :data:`FEATURE_PREFIX`). Returns an array of shape (7, n_segments), or (12, n_segments) for real
     outcomes; a segment without rows here has extremes ``-inf``/``inf`` and zero sums.
     """
     from mcal.metrics.helpers import walk_extremes
 
     regression = ROW in part.columns
-    out = np.zeros((11 if regression else 6, segments.n_segments))
+    out = np.zeros((12 if regression else 7, segments.n_segments))
     out[0], out[1] = -np.inf, np.inf
     if len(part) == 0:
         return out
@@ -114,16 +117,16 @@ def partition_walks(part: pd.DataFrame, segments: Any, features: list[str]) -> N
     for block in local._blocks(np.arange(p.size)):
         top, bottom = walk_extremes(residuals, ties, block.positions, block.starts)
         out[0, block.ids], out[1, block.ids] = top[block.group], bottom[block.group]
-        for row, values in ((2, residuals), (3, w), (4, variance)):
+        for row, values in ((2, residuals), (3, w), (4, variance), (6, w * p)):
             out[row, block.ids] = block.sums(values)[block.group]
         if regression:
-            out[6:, block.ids] = successive_difference_parts(y - p, w, block.positions, block.starts)[:, block.group]
+            out[7:, block.ids] = successive_difference_parts(y - p, w, block.positions, block.starts)[:, block.group]
     out[5] = local.sizes
     return out
 
 
 def segment_ranges(walks: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Range of each segment's global walk from the per-partition walks (shape (n_partitions, 6, n_segments)),
+    """Range of each segment's global walk from the per-partition walks (shape (n_partitions, 7, n_segments)),
     joined in score order with prefix offsets."""
     offsets = np.cumsum(walks[:, 2], axis=0) - walks[:, 2]
     top = np.max(offsets + walks[:, 0], axis=0)

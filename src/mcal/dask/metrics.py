@@ -344,8 +344,10 @@ def mce(
     weight, variance = walks[:, 3].sum(axis=0), walks[:, 4].sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         ecce = np.where(weight > 0, _sorted.segment_ranges(walks) / weight, np.nan)
+        mean_prediction = walks[:, 6].sum(axis=0) / weight
+        means = mean_prediction, mean_prediction + walks[:, 2].sum(axis=0) / weight  # sum w y = sum w p + walk
         if regression:
-            sigma = join_successive_differences(walks[:, 6:], walks[:, 3], walks[:, 5] > 0)
+            sigma = join_successive_differences(walks[:, 7:], walks[:, 3], walks[:, 5] > 0)
             sigma = np.where(weight > 0, sigma, np.nan)
         else:
             sigma = np.where(weight > 0, np.sqrt(variance) / weight, np.nan)
@@ -354,7 +356,7 @@ def mce(
     )
     return mce_result(ecce, sigma, weight, global_ecce, segments=segments, sizes=walks[:, 5].sum(axis=0).astype(np.int64),
                       global_sigma=global_sigma,
-                      rate=np.nan if regression else sum(s.pos for s in stats) / total)  # fmt: skip
+                      rate=np.nan if regression else sum(s.pos for s in stats) / total, means=means)  # fmt: skip
 
 
 _REAL_INPUTS = """    y_true : dask Array or Series of shape (n_samples,)
@@ -381,7 +383,7 @@ def mae(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
 
 def _whole_partition_walk(s: _sorted.PartStats, regression: bool) -> NDArray[np.float64]:
     """A partition's summary as :func:`mcal.dask._sorted.partition_walks` gives it for one segment of every row."""
-    rows = [s.top, s.bottom, s.total, s.pos + s.neg, s.variance, s.n]
+    rows = [s.top, s.bottom, s.total, s.pos + s.neg, s.variance, s.n, s.score_sum]
     if regression:
         rows += list(s.differences) if s.n else [0.0] * 5
     return np.array(rows)[:, None]

@@ -408,13 +408,13 @@ def mce(
 def mce_result(
     ecce: NDArray[np.float64], sigma: NDArray[np.float64], weight: NDArray[np.float64], global_ecce: float, *,
     segments: Segments, sizes: NDArray[np.int64], global_sigma: float, rate: float,
-    means: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None,
+    means: tuple[NDArray[np.float64], NDArray[np.float64]],
 ) -> MCEResult:  # fmt: skip
     """The :class:`MCEResult` of per-segment ECCE, sigma and weight (NaN for empty segments), however computed.
 
     ``segments`` gives the descriptions and the cap, ``sizes`` the rows per segment, ``rate`` the weighted
-    positive rate, ``means`` the weighted mean prediction and mean outcome of each segment (NaN, and no
-    direction, when None). Shared by :func:`mce` and ``mcal.dask.metrics.mce``.
+    positive rate, ``means`` the weighted mean prediction and mean outcome of each segment. Shared by :func:`mce`
+    and ``mcal.dask.metrics.mce``.
 
     Raises
     ------
@@ -427,7 +427,7 @@ def mce_result(
         raise ValueError("segments must include one with positive total sample weight; got none")
     pvalues = _pvalues(ecce_sigma)
     adjusted = holm(pvalues)
-    mean_prediction, mean_outcome = (np.full(segs.n_segments, np.nan),) * 2 if means is None else means
+    mean_prediction, mean_outcome = means
     direction = np.select([mean_prediction > mean_outcome, mean_prediction < mean_outcome], ["over", "under"], "")
     table = pd.DataFrame(
         {

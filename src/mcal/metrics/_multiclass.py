@@ -7,10 +7,12 @@ true one?" scored by the top probability (Guo et al. 2017, section 2); the class
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._validation import check_class_labels, check_class_scores, check_consistent, check_sample_weight
@@ -328,3 +330,54 @@ def top_label_mce(
         sample_weight=sample_weight,
         categorical_features=categorical_features,
     )
+
+
+def multiclass_summary(
+    y_true: ArrayLike,
+    y_probs: Mapping[str, ArrayLike],
+    *,
+    sample_weight: ArrayLike | None = None,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+) -> pd.DataFrame:
+    """The metrics of k classes for each named probability matrix: one row per matrix.
+
+    Parameters
+    ----------
+    y_true, sample_weight
+        As in :func:`multiclass_log_loss`.
+    y_probs : mapping of str to array-like of shape (n_samples, k)
+        Probability matrices by name, in row order; every one with the same k.
+    n_bins, strategy
+        Bins of the ECEs, as in :func:`top_label_ece`.
+
+    Returns
+    -------
+    table : DataFrame of shape (len(y_probs), 5)
+        Index = names; columns ``log_loss`` (:func:`multiclass_log_loss`), ``brier_score``
+        (:func:`multiclass_brier_score`), ``accuracy`` (weighted share of rows whose most probable class is the
+        label), ``top_label_ece`` and ``classwise_ece``.
+
+    Raises
+    ------
+    ValueError
+        On invalid input, or matrices of different k.
+
+    Examples
+    --------
+    >>> p = [[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]]
+    >>> multiclass_summary([0, 1, 1], {"model": p}).loc["model", "accuracy"].round(4)
+    np.float64(0.6667)
+    """
+    rows = {}
+    for name, p in y_probs.items():
+        y, q, w = _inputs(y_true, p, sample_weight)
+        correct, confidence = top_label(y, q)
+        rows[name] = {
+            "log_loss": multiclass_log_loss(y, q, sample_weight=w),
+            "brier_score": multiclass_brier_score(y, q, sample_weight=w),
+            "accuracy": float(np.average(correct, weights=w)),
+            "top_label_ece": ece(correct, confidence, sample_weight=w, n_bins=n_bins, strategy=strategy),
+            "classwise_ece": classwise_ece(y, q, sample_weight=w, n_bins=n_bins, strategy=strategy),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")

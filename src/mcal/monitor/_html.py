@@ -41,7 +41,7 @@ _RANGE_95 = 2.4977
 _COLUMNS = {
     "window_start": "window start", "n_samples": "rows", "weight": "weight", "log_loss": "log loss",
     "ecce_sigma_scale": "ECCE / σ", "ecce_pvalue": "ECCE p", "pcoc": "PCOC", "mce_sigma": "MCE / σ",
-    "mce_pvalue": "MCE p", "evalue": "e-value",
+    "mce_pvalue": "MCE p", "mce_pvalue_adjusted": "MCE p (Holm)", "evalue": "e-value",
 }  # fmt: skip
 
 
@@ -95,7 +95,10 @@ def monitor_report(
     title = title or "Calibration monitor"
     body = _header(title, description, result) + '<section id="plots"><h2>Metrics per window</h2><div class="grid">'
     body += "".join(figures) + "</div></section>" + _table(table)
-    mce_note = "MCE p: the worst segment's p-value, not adjusted for the number of segments. "
+    mce_note = (
+        "MCE p: the worst segment's p-value, not adjusted for the number of segments; MCE p (Holm): "
+        "adjusted for the window's segments by Holm's method (not for the number of windows). "
+    )
     footer = (
         '<footer><p class="muted">Made by mcal. Windows without rows are left out. Intervals: normal, from '
         "linearisation standard errors (log loss, PCOC), bootstrap percentile (ECCE / σ, MCE). "

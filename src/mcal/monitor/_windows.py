@@ -36,8 +36,8 @@ class MonitorResult:
         ``[window_start, window_start + window)``), ``n_samples``, ``weight``, ``positive_rate``, ``mean_score``,
         ``log_loss`` with ``log_loss_low`` and ``log_loss_high``, ``ecce`` (probability units),
         ``ecce_sigma_scale`` (ECCE / sigma) with ``_low`` and ``_high``, ``ecce_pvalue``, ``pcoc`` with
-        ``pcoc_low`` and ``pcoc_high``, ``mce_sigma`` with ``_low`` and ``_high`` and ``mce_pvalue`` with segments
-        (the worst segment's p-value, not adjusted for the number of segments), ``evalue`` (the e-process at the
+        ``pcoc_low`` and ``pcoc_high``, ``mce_sigma`` with ``_low`` and ``_high``, ``mce_pvalue`` (the worst segment's
+        p-value, not adjusted for the number of segments) and ``mce_pvalue_adjusted`` (Holm) with segments, ``evalue`` (the e-process at the
         window's end) and
         ``alarm`` (whether it has reached ``1 / alpha`` by then). A metric undefined in a window is NaN (PCOC
         without positives; everything but the counts where the weights sum to 0).
@@ -195,7 +195,8 @@ def summary_columns(with_segments: bool) -> list[str]:
     Parameters
     ----------
     with_segments : bool
-        Whether the windows are summarised with segments (adds ``mce_sigma`` and ``mce_pvalue``).
+        Whether the windows are summarised with segments (adds ``mce_sigma``, ``mce_pvalue`` and
+        ``mce_pvalue_adjusted``).
 
     Returns
     -------
@@ -204,7 +205,7 @@ def summary_columns(with_segments: bool) -> list[str]:
     """
     metrics = ["positive_rate", "mean_score", "log_loss", "log_loss_se", "ecce", *_with_interval("ecce_sigma_scale"),
                "ecce_pvalue", "pcoc", "pcoc_se"]  # fmt: skip
-    mce_columns = [*_with_interval("mce_sigma"), "mce_pvalue"] if with_segments else []
+    mce_columns = [*_with_interval("mce_sigma"), "mce_pvalue", "mce_pvalue_adjusted"] if with_segments else []
     return ["n_samples", "weight", *LOG_LR_COLUMNS, *metrics, *mce_columns]
 
 
@@ -234,7 +235,8 @@ def summarize_window(
     w : ndarray of shape (n_samples,), float64
         Non-negative weights (they may sum to 0: then every metric is NaN).
     segments : Segments, default=None
-        Segments of these rows (definitions applied to the window); adds ``mce_sigma`` and ``mce_pvalue``.
+        Segments of these rows (definitions applied to the window); adds ``mce_sigma``, ``mce_pvalue`` and
+        ``mce_pvalue_adjusted``.
     n_resamples : int, default=200
         Bootstrap resamples of the intervals of ECCE / sigma and the MCE (:func:`mcal.metrics.bootstrap`, seed 0,
         the rows in a canonical order so that the interval does not depend on it); 0 leaves them NaN.
@@ -273,7 +275,11 @@ def summarize_window(
         row |= {"pcoc": nan, "pcoc_se": nan}
     if segments is not None:
         result = mce(y, p, segments=segments, sample_weight=w)
-        row |= {"mce_sigma": result.mce_sigma, "mce_pvalue": result.pvalue}
+        row |= {
+            "mce_sigma": result.mce_sigma,
+            "mce_pvalue": result.pvalue,
+            "mce_pvalue_adjusted": result.pvalue_adjusted,
+        }
     return row | _intervals(y, p, w, segments, n_resamples, confidence_level)
 
 
@@ -433,7 +439,8 @@ def monitor(
     their weights): like every interval of these statistics, they show the statistic's variability, and do not
     cover 0 on a calibrated window. The MCE's p-value, ``mce_pvalue``, is that of the worst segment's ECCE
     (:func:`mcal.metrics.mce`): it is not adjusted for the number of segments (nor of windows), so it is small
-    more often than its level on calibrated data with many segments. A window without rows is left out of the
+    more often than its level on calibrated data with many segments; ``mce_pvalue_adjusted`` is the same p-value
+    Holm-adjusted for the window's segments (not for the number of windows). A window without rows is left out of the
     table, and the e-process skips it (no bet, no fixed-share step), so that the table may have gaps in time.
 
     The alarm tests the null hypothesis that the stream is calibrated, :math:`P(y_t = 1 \\mid p_t, \\text{past}) =

@@ -29,7 +29,7 @@ class OneVsRestCalibrator(MulticlassCalibrator):
     ----------
     method : str, default="isotonic"
         A binary method of ``mcal fit --method`` (e.g. "isotonic", "platt", "beta", "histogram", "venn-abers",
-        "mcgrad"); feature-aware ones receive ``X``.
+        "mcgrad"); feature-aware ones receive ``X``, the others ignore it.
     method_params : dict or None, default=None
         Keyword arguments of that method's class.
     input : {"probability", "logit"}, default="probability"
@@ -78,7 +78,8 @@ class OneVsRestCalibrator(MulticlassCalibrator):
         for j in range(z.shape[1]):
             cal = cls(**(self.method_params or {}))
             try:
-                cal.fit(p[:, j], (y == j).astype(np.float64), X=X, sample_weight=sample_weight)
+                cal.fit(p[:, j], (y == j).astype(np.float64), X=X if cls.uses_features else None,
+                        sample_weight=sample_weight)  # fmt: skip
             except ValueError as exc:
                 raise ValueError(
                     f"the {self.method} calibrator of class column {j} could not be fitted: {exc}"
@@ -88,7 +89,8 @@ class OneVsRestCalibrator(MulticlassCalibrator):
 
     def _predict(self, z, X) -> NDArray[np.float64]:
         p = np.exp(z)
-        q = np.column_stack([cal.predict(p[:, j], X=X) for j, cal in enumerate(self.calibrators_)])
+        q = np.column_stack([cal.predict(p[:, j], X=X if cal.uses_features else None)
+                             for j, cal in enumerate(self.calibrators_)])  # fmt: skip
         total = q.sum(axis=1, keepdims=True)
         empty = total[:, 0] <= 0.0
         q[empty], total[empty] = p[empty], p[empty].sum(axis=1, keepdims=True)

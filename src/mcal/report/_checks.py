@@ -33,21 +33,25 @@ def _check_path(path: Any) -> Path:
     return path
 
 
+def _check_names(y_probs: Any, what: str, one: str) -> None:
+    """Refuse a ``y_probs`` that is not a non-empty mapping of string names to ``what`` (each a ``one``)."""
+    if not isinstance(y_probs, Mapping):
+        raise TypeError(f"y_probs must be a mapping of names to {what}, e.g. {{'model': p}}; got "
+                        f"{type(y_probs).__name__}")  # fmt: skip
+    if not y_probs:
+        raise ValueError(f"y_probs must name at least one {one}; got none")
+    bad = [k for k in y_probs if not isinstance(k, str)]
+    if bad:
+        raise TypeError(f"y_probs keys must be strings ({one} names); got {bad[:3]!r}")
+
+
 def _check_inputs(
     y_true: ArrayLike,
     y_probs: Mapping[str, ArrayLike],
     sample_weight: ArrayLike | None,
     outcome: str = "classification",
 ) -> tuple[NDArray[np.float64], dict[str, NDArray[np.float64]], NDArray[np.float64]]:
-    if not isinstance(y_probs, Mapping):
-        raise TypeError(
-            f"y_probs must be a mapping of names to score arrays, e.g. {{'model': p}}; got {type(y_probs).__name__}"
-        )
-    if not y_probs:
-        raise ValueError("y_probs must name at least one score column; got none")
-    bad = [k for k in y_probs if not isinstance(k, str)]
-    if bad:
-        raise TypeError(f"y_probs keys must be strings (score column names); got {bad[:3]!r}")
+    _check_names(y_probs, "score arrays", "score column")
     regression = outcome == "regression"
     y = check_y_real(y_true, "y_true") if regression else check_y_true(y_true)
     if y.shape[0] < 2:

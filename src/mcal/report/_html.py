@@ -31,6 +31,11 @@ _METRICS: dict[str, tuple[str, str | None]] = {
     "mae": ("MAE", "min"),
     "mean_prediction": ("mean prediction", None),
     "mean_outcome": ("mean outcome", None),
+    "accuracy": ("accuracy", "max"),
+    "top_label_ece": ("top-label ECE", "min"),
+    "classwise_ece": ("classwise ECE", "min"),
+    "classwise_mce_sigma": ("classwise MCE (worst class, σ)", "min"),
+    "top_label_mce_sigma": ("top-label MCE (σ)", "min"),
 }
 
 _CSS = """

@@ -1,0 +1,251 @@
+"""``mcal fit/predict/evaluate`` with one probability column per class (``--score-cols``)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import softmax
+
+from mcal import load
+from mcal.cli import main
+from mcal.metrics import classwise_ece, classwise_mce, multiclass_log_loss, top_label_ece
+from mcal.multiclass import MulticlassTemperatureScaling, OneVsRestCalibrator, VectorScaling
+from mcal.segments import generate_segments
+
+COLS = ["p_ant", "p_bee", "p_cat"]
+ALL = ",".join(COLS)
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(0)
+    n = 2000
+    z = rng.normal(size=(n, 3)) * 2.0
+    seg = rng.choice(["north", "south"], n)
+    truth = softmax(z / 1.6 + (seg == "north")[:, None] * np.array([0.8, 0.0, 0.0]), axis=1)
+    y = (rng.uniform(size=n)[:, None] > truth.cumsum(axis=1)).sum(axis=1)
+    p = softmax(z, axis=1)  # over-confident, and class ant under-predicted in the north
+    df = pd.DataFrame(p, columns=COLS)
+    names = np.array(["ant", "bee", "cat"])[y]
+    return df.assign(p_rest=p[:, 1:].sum(axis=1), y=names, code=y, seg=seg, x=rng.normal(size=n))
+
+
+@pytest.fixture
+def csv(frame, tmp_path):
+    path = tmp_path / "scores.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _fit(csv, model, *extra, cols=ALL, label="y"):
+    return main(["fit", str(csv), "--score-cols", cols, "--label-col", label, *extra, "-o", str(model)])
+
+
+def test_fit_saves_the_temperature_of_the_library_and_the_columns_with_their_classes(csv, frame, tmp_path):
+    model = tmp_path / "m.json"
+    assert _fit(csv, model, "--method", "temperature") == 0
+    fitted, meta = load(model, return_metadata=True)
+    expected = MulticlassTemperatureScaling().fit(frame[COLS].to_numpy(), frame["code"].to_numpy())
+    assert fitted.temperature_ == pytest.approx(expected.temperature_, rel=1e-9)
+    assert meta["score_cols"] == COLS and meta["classes"] == ["ant", "bee", "cat"]
+
+
+def test_class_names_map_to_the_columns_they_end_whatever_the_column_order(csv, frame, tmp_path, capsys):
+    model = tmp_path / "m.json"
+    shuffled = "p_cat,p_ant,p_bee"
+    assert _fit(csv, model, "--method", "vector", cols=shuffled) == 0
+    assert "cat -> p_cat, ant -> p_ant, bee -> p_bee" in capsys.readouterr().out
+    codes = frame["y"].map({"cat": 0, "ant": 1, "bee": 2}).to_numpy()
+    expected = VectorScaling().fit(frame[["p_cat", "p_ant", "p_bee"]].to_numpy(), codes)
+    np.testing.assert_allclose(load(model).coef_, expected.coef_, rtol=1e-6, atol=1e-9)
+
+
+def test_integer_labels_are_column_positions(csv, frame, tmp_path):
+    model = tmp_path / "m.json"
+    assert _fit(csv, model, "--method", "temperature", label="code") == 0
+    by_name = tmp_path / "n.json"
+    assert _fit(csv, by_name, "--method", "temperature") == 0
+    assert load(model).temperature_ == pytest.approx(load(by_name).temperature_, rel=1e-12)
+    assert load(model, return_metadata=True)[1]["classes"] == [0, 1, 2]
+
+
+def test_names_that_end_no_column_are_matched_in_sorted_order(frame, tmp_path, capsys):
+    path = tmp_path / "s.csv"
+    frame.rename(columns=dict(zip(COLS, ["s0", "s1", "s2"], strict=True))).to_csv(path, index=False)
+    assert _fit(path, tmp_path / "m.json", "--method", "temperature", cols="s0,s1,s2") == 0
+    assert "ant -> s0, bee -> s1, cat -> s2" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("cols", "label", "message"),
+    [
+        (
+            "p_ant,p_rest",
+            "y",
+            r"got labels \['ant', 'bee', 'cat'\] and the columns \['p_ant', 'p_rest'\]: "
+            r"\['bee', 'cat'\] end no column's name",
+        ),
+        (
+            "p_ant,p_bee,p_cat",
+            "seg",
+            r"got labels \['north', 'south'\] and the columns \['p_ant', 'p_bee', "
+            r"'p_cat'\]: 2 class names for 3 columns",
+        ),
+        ("p_ant", "y", "--score-cols must name at least 2 columns, one per class; got 'p_ant'"),
+        ("p_ant,p_ant,p_cat", "y", r"--score-cols must name each entry once; got \['p_ant'\]"),
+        ("p_ant,p_bee,x", "code", r"score columns \['p_ant', 'p_bee', 'x'\] must"),
+        ("p_ant,p_bee,nope", "y", "--score-cols 'nope' is not a column of DATA"),
+    ],
+)
+def test_labels_or_columns_that_do_not_match_fail_naming_both_and_write_nothing(csv, tmp_path, capsys, cols, label,
+                                                                                 message):  # fmt: skip
+    model = tmp_path / "m.json"
+    assert _fit(csv, model, "--method", "temperature", cols=cols, label=label) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mcal: error: ") and __import__("re").search(message, err), err
+    assert not model.exists()
+
+
+def test_a_binary_method_with_score_cols_and_a_multiclass_one_with_score_col_fail_naming_the_fix(csv, tmp_path,
+                                                                                                   capsys):  # fmt: skip
+    assert _fit(csv, tmp_path / "m.json", "--method", "isotonic") == 2
+    assert "got 'isotonic', a method for one score column" in capsys.readouterr().err
+    args = ["fit", str(csv), "--score-col", "p_ant", "--label-col", "y", "--method", "dirichlet", "-o", "m.json"]
+    assert main(args) == 2
+    assert "--method dirichlet is a method for k classes: it needs --score-cols" in capsys.readouterr().err
+
+
+def test_score_col_and_score_cols_together_are_a_usage_error(csv):
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", str(csv), "--score-col", "p_ant", "--score-cols", "p_ant,p_bee", "--label-col", "y",
+              "--method", "temperature", "-o", "m.json"])  # fmt: skip
+    assert exc.value.code == 2
+
+
+def test_predict_writes_one_calibrated_column_per_class_on_the_simplex(csv, frame, tmp_path):
+    model, out = tmp_path / "m.json", tmp_path / "out.csv"
+    assert _fit(csv, model, "--method", "ovr-platt") == 0
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
+    written = pd.read_csv(out)
+    calibrated = written[[f"{c}_calibrated" for c in COLS]].to_numpy()
+    np.testing.assert_allclose(calibrated.sum(axis=1), 1.0, atol=1e-9)
+    expected = OneVsRestCalibrator(method="platt").fit(frame[COLS].to_numpy(), frame["code"].to_numpy())
+    np.testing.assert_allclose(calibrated, expected.predict(frame[COLS].to_numpy()), atol=1e-9)
+
+
+def test_predict_refuses_binary_options_and_column_clashes(csv, frame, tmp_path, capsys):
+    model, out = tmp_path / "m.json", tmp_path / "out.csv"
+    assert _fit(csv, model, "--method", "temperature") == 0
+    assert main(["predict", str(model), str(csv), "--score-col", "p_ant", "-o", str(out)]) == 2
+    assert "--score-col applies to a binary model" in capsys.readouterr().err
+    assert main(["predict", str(model), str(csv), "--score-cols", "p_ant,p_bee", "-o", str(out)]) == 2
+    assert "--score-cols must name the model's 3 class columns; got 2" in capsys.readouterr().err
+    clash = tmp_path / "clash.csv"
+    frame.assign(p_ant_calibrated=0.0).to_csv(clash, index=False)
+    assert main(["predict", str(model), str(clash), "-o", str(out)]) == 2
+    assert "already has the column(s) ['p_ant_calibrated']" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_mcgrad_with_features_lowers_the_worst_class_mce(csv, frame, tmp_path):
+    model, out = tmp_path / "m.json", tmp_path / "out.csv"
+    assert _fit(csv, model, "--method", "mcgrad", "--features", "seg,x", "--param", "max_rounds=3",
+                "--param", "n_jobs=1") == 0  # fmt: skip
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
+    written = pd.read_csv(out)
+    segs = generate_segments(frame[["seg", "x"]])
+    before = classwise_mce(frame["code"], frame[COLS].to_numpy(), segments=segs).mce_sigma
+    after = classwise_mce(frame["code"], written[[f"{c}_calibrated" for c in COLS]].to_numpy(), segments=segs)
+    assert after.mce_sigma < before / 2
+
+
+def test_features_with_a_method_that_reads_only_scores_fail(csv, tmp_path, capsys):
+    assert _fit(csv, tmp_path / "m.json", "--method", "ovr-isotonic", "--features", "x") == 2
+    assert "method 'ovr-isotonic' uses only the scores; drop --features" in capsys.readouterr().err
+
+
+def test_evaluate_json_holds_the_library_metrics_and_the_classwise_mce(csv, frame, capsys):
+    args = ["evaluate", str(csv), "--score-cols", ",".join(COLS), "--label-col", "y", "--segments", "seg,x",
+            "--n-bins", "15", "--json"]  # fmt: skip
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    P, y = frame[COLS].to_numpy(), frame["code"].to_numpy()
+    row = out["metrics"][",".join(COLS)]
+    assert row["log_loss"] == pytest.approx(multiclass_log_loss(y, P), rel=1e-12)
+    assert row["top_label_ece"] == pytest.approx(top_label_ece(y, P, n_bins=15), rel=1e-12)
+    assert row["classwise_ece"] == pytest.approx(classwise_ece(y, P, n_bins=15), rel=1e-12)
+    expected = classwise_mce(y, P, segments=generate_segments(frame[["seg", "x"]]))
+    mce = out["mce"][",".join(COLS)]
+    assert mce["worst_class"] == "ant"  # the class planted in the north
+    assert mce["classwise_mce_sigma"]["ant"] == pytest.approx(expected.per_class[0].mce_sigma, rel=1e-12)
+    assert row["classwise_mce_sigma"] == pytest.approx(expected.mce_sigma, rel=1e-12)
+
+
+def test_evaluate_compares_column_sets_and_prints_the_worst_class(csv, tmp_path, capsys):
+    model, out = tmp_path / "m.json", tmp_path / "out.csv"
+    assert _fit(csv, model, "--method", "temperature") == 0
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
+    capsys.readouterr()
+    calibrated = ",".join(f"{c}_calibrated" for c in COLS)
+    assert main(["evaluate", str(out), "--score-cols", ",".join(COLS), "--score-cols", calibrated, "--label-col",
+                 "y", "--segments", "seg"]) == 0  # fmt: skip
+    text = capsys.readouterr().out
+    assert "3 classes: ant -> p_ant, bee -> p_bee, cat -> p_cat" in text
+    assert f"{calibrated}: worst class" in text and "classwise MCE" in text
+
+
+@pytest.mark.parametrize(
+    ("extra", "option"),
+    [(["--plot", "x.png"], "--plot"), (["--pos-label", "ant"], "--pos-label"), (["--ci"], "--ci"),
+     (["--field", "seg"], "--field")],
+)  # fmt: skip
+def test_evaluate_refuses_the_options_of_one_score_column(csv, capsys, extra, option):
+    assert main(["evaluate", str(csv), "--score-cols", ",".join(COLS), "--label-col", "y", *extra]) == 2
+    assert f"mcal: error: {option} applies to a single score column (--score-col), not to --score-cols" in (
+        capsys.readouterr().err
+    )
+
+
+def test_evaluate_refuses_column_sets_of_different_sizes(csv, capsys):
+    args = ["evaluate", str(csv), "--score-cols", ",".join(COLS), "--score-cols", "p_ant,p_bee", "--label-col", "y"]
+    assert main(args) == 2
+    assert "--score-cols must name the same number of columns (classes) each time; got [3, 2]" in (
+        capsys.readouterr().err
+    )
+
+
+def test_help_documents_score_cols_with_an_example_and_the_label_rule(capsys):
+    with pytest.raises(SystemExit):
+        main(["fit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--score-cols p_ant,p_bee,p_cat" in text and "integers 0..k-1" in text and "sorted order" in text
+
+
+def test_the_binary_path_is_unchanged(csv, frame, tmp_path):
+    binary = tmp_path / "b.csv"
+    frame.assign(y01=(frame["code"] == 0).astype(int)).to_csv(binary, index=False)
+    model = tmp_path / "m.json"
+    assert main(["fit", str(binary), "--score-col", "p_ant", "--label-col", "y01", "--method", "platt", "-o",
+                 str(model)]) == 0  # fmt: skip
+    assert load(model, return_metadata=True)[1]["score_col"] == "p_ant"
+
+
+def test_a_column_no_label_names_is_a_class_absent_from_the_data(frame, tmp_path, capsys):
+    path = tmp_path / "two.csv"
+    frame[frame["y"] != "cat"].to_csv(path, index=False)
+    model = tmp_path / "m.json"
+    assert _fit(path, model, "--method", "temperature") == 0
+    assert "ant -> p_ant, bee -> p_bee, (absent) -> p_cat" in capsys.readouterr().out
+    assert load(model, return_metadata=True)[1]["classes"] == ["ant", "bee", None]
+
+
+def test_evaluate_weights_the_metrics_as_the_library_does(frame, tmp_path, capsys):
+    w = np.random.default_rng(1).integers(0, 4, len(frame)).astype(float)
+    path = tmp_path / "w.csv"
+    frame.assign(w=w).to_csv(path, index=False)
+    assert main(["evaluate", str(path), "--score-cols", ALL, "--label-col", "y", "--weight-col", "w", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["metrics"][ALL]
+    expected = multiclass_log_loss(frame["code"], frame[COLS].to_numpy(), sample_weight=w)
+    assert row["log_loss"] == pytest.approx(expected, rel=1e-12)
+    assert row["log_loss"] != pytest.approx(multiclass_log_loss(frame["code"], frame[COLS].to_numpy()), rel=1e-6)
