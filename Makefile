@@ -4,14 +4,14 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-quick clean
+.PHONY: demo test lint docs bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=25.1"
 	# the CPU wheel of torch, exactly this version, before anything can ask for torch
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[all]" --group test --group lint
+	$(PY) -m pip install --quiet -e ".[all]" --group test --group lint --group docs
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -28,6 +28,12 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
 
+# The documentation site, docs/_build/html: user guide, API reference from the docstrings (numpydoc validation on),
+# and the example gallery of examples/, executed. Offline; warnings are errors. -E rereads every page, so that a
+# second run reports the warnings of pages unchanged since the first (the examples rerun only when they change).
+docs: $(STAMP)
+	OMP_NUM_THREADS=1 MPLBACKEND=Agg $(PY) -m sphinx -E -W --keep-going -b html -d docs/_build/doctrees docs docs/_build/html
+
 # Both papers' result tables (benchmarks/results/paper_*.md); needs ../shared/data or MCAL_DATA_DIR.
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
@@ -36,4 +42,4 @@ bench-quick: $(STAMP)
 	$(PY) benchmarks/run_all.py --quick
 
 clean:
-	rm -rf $(VENV) mcal-demo
+	rm -rf $(VENV) mcal-demo docs/_build docs/api docs/auto_examples

@@ -1,16 +1,18 @@
 """Where MCGrad's single-process fit peaks in memory, by phase (issue #20, the 10M-row target).
 
 The data of ``dask_scale.py`` (2 string categoricals, 8 numerical features, a base score and labels), written to
-Parquet and read back with pandas, then ``MCGrad(max_rounds=5, random_state=0, n_jobs=1)`` fitted on it. A thread
-samples the process's resident memory (``VmRSS`` in ``/proc/self/status``) every 20 ms and charges each sample to
-the phase that runs: reading, encoding X, binning (LightGBM ``Dataset``), the early-stopping split, the
-early-stopping rounds, the refit rounds. Reported per phase: the peak resident memory and that peak minus the
-resident memory before reading (what the phase holds on top of the interpreter and libraries), beside the size
-of the float64 input (rows x (features + score + label) x 8 bytes) and the size of the frame pandas holds.
+Parquet and read back into pandas (pyarrow's ``to_pandas(self_destruct=True)``, then its allocator's cache
+released), then ``MCGrad(max_rounds=5, random_state=0, n_jobs=1)`` fitted on it. A thread samples the process's
+resident memory (``VmRSS`` in ``/proc/self/status``) every 20 ms and charges each sample to the phase that runs:
+reading, the fit's checks, encoding and binning X (LightGBM ``Dataset``, built from row blocks), the
+early-stopping split, the early-stopping rounds, the refit rounds; "whole fit" is the highest of the fit's phases.
+Reported per phase: the peak resident memory and that peak minus the resident memory before reading (what the
+phase holds on top of the interpreter and libraries, the caller's frame included), beside the size of the float64
+input (rows x (features + score + label) x 8 bytes) and the size of the frame pandas holds.
 
 Usage (from the repository root)::
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/mcgrad_memory.py [--rows 2000000] [--quick]
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/mcgrad_memory.py [--rows 2000000] [--quick] [--name mcgrad_memory]
 
 Writes ``benchmarks/results/mcgrad_memory.md`` and ``.csv`` (``--out-dir`` elsewhere).
 """
@@ -18,13 +20,18 @@ Writes ``benchmarks/results/mcgrad_memory.md`` and ``.csv`` (``--out-dir`` elsew
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import sys
 import tempfile
 import threading
 import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import RESULTS, md_table, run_header, write_results
@@ -76,7 +83,6 @@ def instrument(sampler: PhaseSampler) -> None:
     """Mark the phases by wrapping the functions that start them (measurement only)."""
     import mcal.mcgrad._controls as controls
     import mcal.mcgrad._estimator as est
-    from mcal._features.encoder import FeatureEncoder
     from mcal.mcgrad.engine import LocalEngine
 
     def wrap(owner, name, phase, after=None):
@@ -92,21 +98,36 @@ def instrument(sampler: PhaseSampler) -> None:
 
         setattr(owner, name, wrapped)
 
-    wrap(FeatureEncoder, "transform", "encode X")
-    wrap(LocalEngine, "binned", "bin (LightGBM Dataset)")
+    wrap(LocalEngine, "bin_features", "encode and bin X (LightGBM Dataset)")
     wrap(est, "split_parts", "early-stopping split")
     wrap(controls, "boost_rounds", lambda a, k: "refit rounds" if a[2] is None else "early-stopping rounds")
 
 
+def write_parquet(rows: int, path: Path) -> None:
+    synthetic(rows, seed=1).to_parquet(path)
+
+
 def measure(rows: int, folder: Path) -> list[dict]:
-    synthetic(rows, seed=1).to_parquet(folder / "train.parquet")
+    # written by a child process, so that what generating the data leaves in this process's heap cannot be reused
+    child = multiprocessing.get_context("spawn").Process(target=write_parquet, args=(rows, folder / "train.parquet"))
+    child.start()
+    child.join()
+    if child.exitcode != 0:
+        raise RuntimeError(f"writing the data failed (exit code {child.exitcode})")
     import mcal
 
+    small = synthetic(2_000, seed=2)  # a first fit imports what the fit uses (LightGBM, scikit-learn) before the start
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", mcal.CalibrationWarning)
+        mcal.MCGrad(max_rounds=1, random_state=0, n_jobs=1).fit(small["p"], small["y"], X=small[FEATURES])
+    del small
     base = rss_mib()
     with PhaseSampler() as sampler:
         instrument(sampler)
         sampler.enter("read Parquet (pandas)")
-        frame = pd.read_parquet(folder / "train.parquet")
+        # pyarrow's table is freed column by column as pandas takes it, and its allocator's cache is returned
+        frame = pq.read_table(folder / "train.parquet").to_pandas(self_destruct=True, split_blocks=True)
+        pa.default_memory_pool().release_unused()
         frame_mib = frame.memory_usage(deep=True).sum() / 2**20
         sampler.enter("fit: checks")
         start = time.perf_counter()
@@ -114,6 +135,9 @@ def measure(rows: int, folder: Path) -> list[dict]:
         fit_s = time.perf_counter() - start
         sampler.enter("end")
     input_mib = rows * (len(FEATURES) + 2) * 8 / 2**20
+    fit_phases = sampler.order[sampler.order.index("fit: checks") : sampler.order.index("end")]
+    sampler.peaks["whole fit"] = max(sampler.peaks[phase] for phase in fit_phases)
+    sampler.order.append("whole fit")
     return [
         {"phase": phase, "peak_mib": sampler.peaks[phase], "above_start_mib": sampler.peaks[phase] - base,
          "per_input": (sampler.peaks[phase] - base) / input_mib, "rows": rows, "float64_input_mib": input_mib,
@@ -127,17 +151,18 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--quick", action="store_true", help="20,000 rows")
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="mcgrad_memory", help="results file name (without extension)")
     args = parser.parse_args(argv)
     rows = 20_000 if args.quick else args.rows
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mcal-memory-") as folder:
         raw = pd.DataFrame(measure(rows, Path(folder)))
     head = run_header("MCGrad's fit memory by phase", [0], {
-        "mode": "quick" if args.quick else "full", "rows": f"{rows:,}", "threads": "OMP_NUM_THREADS as set; n_jobs=1",
+        "mode": "quick" if args.quick else "full", "rows": f"{rows:,}", "threads": f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; n_jobs=1",
         "wall time": f"{time.perf_counter() - start:.0f} s",
     })  # fmt: skip
     sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(raw, digits=2)]
-    write_results("mcgrad_memory_quick" if args.quick else "mcgrad_memory", head, sections, raw, args.out_dir)
+    write_results(f"{args.name}_quick" if args.quick else args.name, head, sections, raw, args.out_dir)
     print(md_table(raw, digits=2))
     return 0
 

@@ -247,9 +247,9 @@ def worker(args: argparse.Namespace) -> None:
         extra["compiled"] = compiled_timings(model, predict, test_input, one)
         np.save(folder / f"{spec['tag']}_{spec['label']}_compiled_pred.npy", extra["compiled"].pop("pred"))
     if spec["impl"] == "mcal":  # the same one-row calls without the single-row C path
-        import mcal.mcgrad.engine
+        import mcal.mcgrad._fast_predict
 
-        mcal.mcgrad.engine._FAST_PATH_LIGHTGBM, model._single_row, model._compiled = (), None, None
+        mcal.mcgrad._fast_predict._FAST_PATH_LIGHTGBM, model._single_row, model._compiled = (), None, None
         extra["one_row_public_ms"] = _one_row_ms(predict, one)  # through Booster.predict
     print(
         json.dumps(
@@ -275,20 +275,20 @@ def compiled_timings(model, predict, test_input, one) -> dict:
     ``predict`` does) and through the compiled rounds (``one_row_lleaves_ms``), so that the load of the shared
     machine weighs on both alike; each is its best block median, as :func:`_one_row_ms`.
     """
-    import mcal.mcgrad.engine as engine
+    import mcal.mcgrad._fast_predict as fast_predict
 
     start = time.perf_counter()
     model.compile()
     compile_s = time.perf_counter() - start
     batch_s, pred = _best_batch(predict, test_input)
     predict(one)
-    paths = {"one_row_ms": (engine._FAST_PATH_LIGHTGBM, model._single_row), "one_row_lleaves_ms": ((), None)}
+    paths = {"one_row_ms": (fast_predict._FAST_PATH_LIGHTGBM, model._single_row), "one_row_lleaves_ms": ((), None)}
     times: dict[str, list[float]] = {name: [] for name in paths}
     for _ in range(10):
         for name, (versions, single_row) in paths.items():
-            engine._FAST_PATH_LIGHTGBM, model._single_row = versions, single_row
+            fast_predict._FAST_PATH_LIGHTGBM, model._single_row = versions, single_row
             times[name].append(_block_median(predict, one))
-    engine._FAST_PATH_LIGHTGBM, model._single_row = paths["one_row_ms"]
+    fast_predict._FAST_PATH_LIGHTGBM, model._single_row = paths["one_row_ms"]
     return {
         "compile_s": compile_s,
         "batch_us_per_row": batch_s / len(pred) * 1e6,

@@ -57,9 +57,12 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_ROW, MCAL_ROW = "mcgrad 0.1.5", "mcal"
 #: The implementations a run can measure: row name and mcal parameters (None: the reference). "mcal-paper" is mcal
 #: with MCGrad's paper defaults for the boosters instead of the reference's LightGBM defaults, and "mcal-kfold" mcal
-#: with the reference's 5-fold early stopping instead of holdout, for the choice of RegressionMCGrad's defaults.
+#: with the reference's 5-fold early stopping instead of holdout, "mcal-se0"/"mcal-se1" mcal with min_gain_se 0 or 1
+#: (a round kept only if its validation gain beats that many standard errors), for the choice of its defaults.
 IMPLS = {"reference": (REFERENCE_ROW, None), "mcal": (MCAL_ROW, {}),
          "mcal-kfold": ("mcal, 5-fold early stopping", {"early_stopping": "kfold"}),
+         "mcal-se0": ("mcal, min_gain_se=0", {"min_gain_se": 0.0}),
+         "mcal-se1": ("mcal, min_gain_se=1", {"min_gain_se": 1.0}),
          "mcal-paper": ("mcal, MCGrad's paper defaults", {"learning_rate": 0.02873, "max_depth": 5,
                         "min_child_samples": 160, "n_estimators": 94, "max_leaves": 5, "l2_regularization": 0.00913,
                         "min_gain_to_split": 0.15})}  # fmt: skip
@@ -204,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=20, help="seeds of both on data sets of at most --seed-rows rows")
     parser.add_argument("--seeds-large", type=int, default=3, help="seeds of both on larger data sets")
     parser.add_argument("--seed-rows", type=int, default=250_000)
+    parser.add_argument("--seed-list", type=int, nargs="+", help="these seeds instead of --seeds / --seeds-large")
     parser.add_argument("--max-rows", type=int, default=None, help="cap the rows read from the real data sets")
     parser.add_argument("--impls", nargs="+", choices=sorted(IMPLS), default=["reference", "mcal"])
     parser.add_argument("--quick", action="store_true", help="tiny data and one seed (the test suite's run)")
@@ -233,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({**base, "impl": "base prediction", "seed": 0,
                          **quality(folder, info["tag"], "base", info["cats"], info["nums"])})  # fmt: skip
             n_seeds = args.seeds if info["n_train"] <= args.seed_rows else args.seeds_large
-            for seed in range(n_seeds):
+            for seed in args.seed_list or range(n_seeds):
                 for impl in args.impls:
                     label, (row, params) = f"{impl}_{seed}", IMPLS[impl]
                     spec = {**info, "folder": str(folder), "threads": args.threads, "label": label, "seed": seed,

@@ -415,8 +415,19 @@ def test_mcgrad_memory_quick_mode_charges_every_phase(tmp_path):
     module = _script("mcgrad_memory")
     assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
     _, raw = _csv(tmp_path / "mcgrad_memory_quick.csv")
-    assert {"encode X", "bin (LightGBM Dataset)", "early-stopping rounds", "refit rounds"} <= set(raw["phase"])
+    phases = {"encode and bin X (LightGBM Dataset)", "early-stopping rounds", "refit rounds", "whole fit"}
+    assert phases <= set(raw["phase"])
     assert (raw["peak_mib"] > 0).all() and (raw["rows"] == 20_000).all()
+
+
+@pytest.mark.slow
+def test_mcgrad_profile_quick_mode_accounts_for_the_whole_fit(tmp_path):
+    module = _script("mcgrad_profile")
+    assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
+    _, raw = _csv(tmp_path / "mcgrad_profile_quick.csv")
+    assert "LightGBM trees (Booster.update)" in set(raw["part"])
+    assert (raw["seconds"] >= 0).all() and np.isclose(raw["share"].sum(), 1.0)
+    assert 0 < raw["in_lgb_train"].iloc[0] < 1
 
 
 def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
@@ -434,7 +445,53 @@ def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
     assert {"base model", "Temperature", "Dirichlet (ODIR)", "MulticlassMCGrad", "binary MCGrad (one class)"} <= methods
     scored = means[means["method"] != "binary MCGrad (one class)"]
     assert scored["log_loss"].gt(0).all() and scored["worst_class_mce"].ge(0).all()
-    assert (tmp_path / "multiclass.md").read_text().count("| shoppers_visitor | lightgbm |") == 1 + len(methods)
+    assert (tmp_path / "multiclass.md").read_text().count("| shoppers_visitor | lightgbm |") == len(bench.OURS) + len(
+        methods
+    )
+
+
+@pytest.mark.slow
+def test_mcgrad_stopping_rule_quick_mode_never_keeps_more_rounds_under_the_rule(tmp_path):
+    module = _script("mcgrad_stopping_rule")
+    assert module.main(["--quick", "--datasets", "synthetic", "--out-dir", str(tmp_path)]) == 0
+    raw = pd.read_csv(tmp_path / "mcgrad_stopping_rule.csv")
+    assert set(raw["data"]) == {"calibrated_2000", "synthetic_5000"}
+    rounds = raw.pivot_table(index=["data", "seed"], columns="min_gain_se", values="rounds")
+    assert (rounds[1.0] <= rounds[0.0]).all()  # with patience 0 the rule can only stop earlier
+    assert np.isfinite(raw["mean_abs_change"]).all()
+    assert "| calibrated_2000 | 1.00000 |" in (tmp_path / "mcgrad_stopping_rule.md").read_text()
+
+
+def test_report_open_quick_mode_times_chromium_on_a_tiny_report():
+    # benchmarks/report_open.py on a one-column report: its figures counted, the page's load event timed
+    import shutil
+
+    if not any(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")):
+        pytest.skip("chromium not found (apt-get install chromium)")
+    m = _script("report_open").main(["--quick"])
+    assert m["figures"] == 3 and m["bytes"] > 10_000
+    assert 0 < m["dom_ms"][0] <= m["load_ms"][0] < 1000 * m["report_s"][0]
+
+
+def test_calibrated_classifier_paired_differences_by_hand():
+    # log losses of two methods on 2 datasets x 3 seeds: differences a - ref are (1, 2, 3) / 100 on "d1" (mean 0.02,
+    # sd 0.01, SE 0.01 / sqrt(3)) and (-1, -1, -1) / 100 on "d2" (SE 0); over the datasets the mean of the means,
+    # SE sqrt(SE1^2 + SE2^2) / 2
+    module = _script("calibrated_classifier")
+    rows = []
+    for dataset, diffs in (("d1", (0.01, 0.02, 0.03)), ("d2", (-0.01, -0.01, -0.01))):
+        for seed, d in enumerate(diffs):
+            rows += [{"dataset": dataset, "seed": seed, "method": "base model", "log_loss": 0.5},
+                     {"dataset": dataset, "seed": seed, "method": "ref", "log_loss": 0.3},
+                     {"dataset": dataset, "seed": seed, "method": "a", "log_loss": 0.3 + d}]  # fmt: skip
+    out = module.paired(pd.DataFrame(rows), "ref").set_index("dataset")
+    assert out.loc["d1", "mean"] == pytest.approx(0.02) and out.loc["d1", "se"] == pytest.approx(0.01 / np.sqrt(3))
+    assert out.loc["d2", "mean"] == pytest.approx(-0.01) and out.loc["d2", "se"] == pytest.approx(0.0, abs=1e-12)
+    over = out.loc["mean over datasets"]
+    assert over["mean"] == pytest.approx(0.005) and over["se"] == pytest.approx(0.01 / np.sqrt(3) / 2)
+    # d1 is more than 2 SE above 0, d2 below it with SE 0, and their mean within 2 SE
+    verdicts = list(module._verdict(out.reset_index()))
+    assert over["n"] == 6 and verdicts == ["higher", "lower", "no clear difference"]
 
 
 @pytest.mark.slow

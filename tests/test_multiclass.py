@@ -5,6 +5,7 @@ import pytest
 from scipy.special import softmax
 
 import mcal
+from mcal.mcgrad.engine import Part, rescale_factor
 from mcal.multiclass import (
     DirichletCalibration,
     MatrixScaling,
@@ -15,7 +16,12 @@ from mcal.multiclass import (
     TemperatureScaling,
     VectorScaling,
 )
+from mcal.multiclass import _mcgrad as multiclass_mcgrad
+from mcal.multiclass._mcgrad import SoftmaxEngine, class_rescale_factors
 
+#: Rounds small enough for weights to equal copies: LightGBM bins by row counts, so one bin per value.
+TINY_MCGRAD = {"early_stopping": None, "max_rounds": 2, "n_estimators": 5, "max_leaves": 2, "min_child_samples": 0,
+               "lightgbm_params": {"min_data_in_bin": 1, "max_bin": 1023}}  # fmt: skip
 FAST_MCGRAD = {"n_estimators": 20, "learning_rate": 0.1, "min_child_samples": 20, "random_state": 0}
 
 
@@ -39,6 +45,7 @@ def _all(k=3):
         DirichletCalibration(),
         OneVsRestCalibrator(method="platt"),
         MulticlassMCGrad(**FAST_MCGRAD),
+        MulticlassMCGrad(**FAST_MCGRAD, rescale="per_class", rescale_input=True),
     ]
 
 
@@ -116,16 +123,12 @@ def test_binary_data_through_the_multiclass_path_equals_the_binary_calibrator():
         VectorScaling(),
         DirichletCalibration(),
         OneVsRestCalibrator(method="isotonic"),
-        MulticlassMCGrad(
-            early_stopping=None,
-            max_rounds=2,
-            n_estimators=5,
-            max_leaves=2,
-            min_child_samples=0,
-            lightgbm_params={"min_data_in_bin": 1, "max_bin": 1023},
-        ),
+        # with the input temperature, a split of round 2 nearly ties on these rows and the two fits pick different
+        # ones (probabilities 0.01 apart); the per-class variant covers rescale_input
+        MulticlassMCGrad(**TINY_MCGRAD, rescale_input=False),
+        MulticlassMCGrad(**TINY_MCGRAD, rescale="per_class", rescale_input=True),
     ],
-    ids=lambda c: type(c).__name__,
+    ids=lambda c: type(c).__name__ + ("_per_class" if getattr(c, "rescale", None) == "per_class" else ""),
 )
 def test_weight_k_equals_k_copies(cal):
     # weights from 1 (LightGBM bins by row counts, and a row of weight 0 still counts) and fewer rows than bins
@@ -177,6 +180,48 @@ def test_mcgrad_removes_a_planted_class_bias_in_one_segment():
     se = np.sqrt(q[st, 1].mean() * (1 - q[st, 1].mean()) / st.sum())
     assert before > 10 * se  # the planted bias is large
     assert after < 3 * se  # and gone, within sampling noise
+
+
+class _PredictingEngine(SoftmaxEngine):
+    """The rounds as first written: every round bins all columns again and predicts its training rows."""
+
+    def fit_round(self, part, keep=True):
+        import lightgbm as lgb
+
+        k = part.F.shape[1]
+        X = part.X if part.rows is None else part.X[part.rows]
+        X[:, -k:] = part.F
+        data = lgb.Dataset(X, label=part.y, init_score=part.F, categorical_feature=self.categorical, params=self.params)
+        booster = lgb.train(self.params, data, num_boost_round=self.n_estimators)
+        return booster, part.F + self.predict_raw(booster, Part(X, None, None, part.F))
+
+
+@pytest.mark.parametrize("rescale", [True, "per_class"])
+def test_mcgrad_rounds_read_from_lightgbm_equal_the_rounds_predicted_again(rescale, monkeypatch):
+    # features binned once and training logits read from LightGBM's softmax output: the same model (the
+    # early-stopping rounds differ a little: their features are binned on all rows, as in binary MCGrad)
+    p, y, X = _draw(3000, 3, 15, sharpen=2.0, bias=1.0)
+    fits = []
+    for engine in (SoftmaxEngine, _PredictingEngine):
+        monkeypatch.setattr(multiclass_mcgrad, "SoftmaxEngine", engine)
+        kwargs = {**FAST_MCGRAD, "rescale": rescale, "rescale_input": True}
+        fits.append(MulticlassMCGrad(**kwargs, max_rounds=3, early_stopping=None).fit(p, y, X=X))
+    fast, slow = fits
+    np.testing.assert_allclose(fast.rescale_factors_, slow.rescale_factors_, rtol=1e-10)
+    np.testing.assert_allclose(fast.predict(p, X=X), slow.predict(p, X=X), rtol=0, atol=1e-12)
+
+
+def test_class_rescale_factors_recover_planted_factors():
+    rng = np.random.default_rng(16)
+    z = rng.normal(size=(40000, 3)) * 1.5
+    theta = np.array([2.0, 0.5, 1.0])
+    p = softmax(theta * z, axis=1)
+    y = (p.cumsum(axis=1) < rng.random(z.shape[0])[:, None]).sum(axis=1)
+    found = class_rescale_factors(None, y, z, np.ones(y.size))
+    np.testing.assert_allclose(found, theta, atol=0.06)
+    scalar = rescale_factor(SoftmaxEngine({}, 1, []), y, z, np.ones(y.size))
+    nll = [-np.log(softmax(t * z, axis=1)[np.arange(y.size), y]).mean() for t in (found, scalar)]
+    assert nll[0] < nll[1]  # a factor per class fits at least as well as one factor
 
 
 def test_mcgrad_without_rounds_returns_the_scores():

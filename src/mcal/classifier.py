@@ -58,8 +58,8 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     ensemble : bool, default=True
         With ``cv``: True keeps the ``cv`` (base model, calibrator) pairs and averages their calibrated
         probabilities, as scikit-learn's ``CalibratedClassifierCV(ensemble=True)``; False fits one calibrator on
-        the out-of-fold scores and the base model on all rows (``ensemble=False`` there). The defaults were
-        chosen by measurement against scikit-learn on four datasets: ``benchmarks/results/calibrated_classifier.md``.
+        the out-of-fold scores and the base model on all rows (``ensemble=False`` there). Why these defaults:
+        ``benchmarks/results/calibrated_classifier.md``.
     calibration_fraction : float in (0, 1), default=0.3
         Fraction of the rows held out (stratified by label) to fit the calibrator when ``cv=None``.
     random_state : int or None, default=None
@@ -80,7 +80,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         the second is the positive class.
     n_features_in_ : int
         Number of features seen by the base model's ``fit`` (copied from ``estimator_``, when it has it).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Column names seen by the base model's ``fit``, when ``X`` was a DataFrame with string column names.
 
     Raises
@@ -320,6 +320,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Features, as taken by the base estimator.
 
         Returns
         -------
@@ -343,6 +344,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
+            Features, as taken by the base estimator.
 
         Returns
         -------

@@ -78,9 +78,8 @@ class IsotonicCalibration(BaseCalibrator):
     Fitted with :class:`sklearn.isotonic.IsotonicRegression` (pool adjacent violators, ties pooled), then
     evaluated by linear interpolation between knots; scores outside the fitted range take the end values
     (``out_of_bounds="clip"``, as in the MCGrad paper's baseline). The map is non-decreasing but not strictly
-    increasing: it can tie scores, so ROC-AUC can change. With ``extremes="empirical"``, a logistic regression of the
-    Census-KDD data calibrated by 5-fold cross-fitting predicted exactly 0 or 1 for 5,685 of its 18,000 test rows
-    (mean over 3 seeds); ``benchmarks/results/calibrated_classifier.md`` has the measurement.
+    increasing: it can tie scores, so ROC-AUC can change. ``extremes="empirical"`` can predict exactly 0 or 1
+    (how often: ``benchmarks/results/calibrated_classifier.md``).
 
     References
     ----------
@@ -322,14 +321,9 @@ class SmoothedIsotonic(BaseCalibrator):
     order of scores within a bin is kept and ROC-AUC is unchanged. Ties between adjacent rates are pooled,
     and a pooled rate of exactly 0 (or 1) is dropped in favour of the anchor it would repeat, so that
     strictness holds on any data.
-    Beyond the outermost knots the map runs linearly to the anchors. With equal-width bins the outermost
-    knots of an over-confident base model (scores piled near 0 and 1) sit at the middle of the outer bins,
-    which hold most rows, and every row beyond them is pulled toward 0 or 1: on held-out data such a model
-    (log loss 0.87) ended at log loss 0.65 where isotonic regression reached 0.48. Equal-weight bins put the
-    outermost knots inside the first and last ``1 / n_bins`` of the rows (more where pooling merges the outer
-    bins), so the anchor segments touch few rows (8 % instead of 45 % on that model), and SIR lands within 0.01
-    of isotonic regression (test ``test_sir_is_close_to_isotonic_on_an_over_confident_base_model``). So a score
-    of exactly 1 (or 0) is
+    Beyond the outermost knots the map runs linearly to the anchors. Equal-weight bins put the outermost
+    knots inside the first and last ``1 / n_bins`` of the rows (more where pooling merges the outer bins);
+    why equal-weight bins: ``benchmarks/results/defaults_nonparametric.md``. So a score of exactly 1 (or 0) is
     mapped to 1 (or 0) unless the outermost pooled block holds only such scores. When a base model puts
     many rows at exactly 1 with a low positive rate (a saturated logistic regression), pooling joins them
     with the bins below and they are predicted 1, with infinite log loss on their negatives; clip such

@@ -31,6 +31,7 @@ from mcal._lightgbm import INT32_MAX
 from mcal._optional import import_optional
 from mcal.dask._inputs import block_sums, persist
 from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part
+from mcal.mcgrad.losses import gain_sums
 
 #: Seconds between two looks at the cluster while LightGBM trains.
 _POLL = 0.2
@@ -122,6 +123,10 @@ class DaskEngine:
         sums = block_sums(self.client, _log_loss_sum, [y, F, w], (self.objective,), self.timeout, "the validation loss")
         return float(sums[0]), float(sums[1])
 
+    def gain_sums(self, y: Any, F_best: Any, F: Any, w: Any) -> NDArray[np.float64]:
+        """:func:`mcal.mcgrad.losses.gain_sums` of the objective, in one pass."""
+        return block_sums(self.client, _gain_sums, [y, F_best, F, w], (self.objective,), self.timeout, "a round's gain")
+
 
 def _loss_grad_hess(y: NDArray, z: NDArray, w: NDArray, theta: float, objective: Any) -> NDArray[np.float64]:
     return np.array(LocalEngine({}, 1, [], objective).loss_grad_hess(theta, y, z, w))
@@ -129,6 +134,10 @@ def _loss_grad_hess(y: NDArray, z: NDArray, w: NDArray, theta: float, objective:
 
 def _log_loss_sum(y: NDArray, F: NDArray, w: NDArray, objective: Any) -> NDArray[np.float64]:
     return np.array(LocalEngine({}, 1, [], objective).log_loss_sum(y, F, w))
+
+
+def _gain_sums(y: NDArray, F_best: NDArray, F: NDArray, w: NDArray, objective: Any) -> NDArray[np.float64]:
+    return gain_sums(objective, y, F_best, F, w)
 
 
 def _set_score(x: NDArray[np.float64], f: NDArray[np.float64]) -> NDArray[np.float64]:

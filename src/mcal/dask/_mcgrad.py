@@ -76,7 +76,7 @@ class DaskMCGrad(MCGrad):
         LightGBM's sockets then keep their default of 120 minutes, after which a stalled booster fit fails in
         LightGBM. A worker that leaves during a
         booster fit stops the fit with :class:`~mcal.dask.WorkerLostError` whatever the timeout.
-    max_rounds, early_stopping, validation_fraction, n_folds, patience, early_stopping_metric, max_time, rescale, \
+    max_rounds, early_stopping, validation_fraction, n_folds, patience, min_gain_se, early_stopping_metric, max_time, rescale, \
 rescale_input, learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, \
 min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_features, progress, random_state
         As in :class:`mcal.MCGrad`, with the same defaults; ``early_stopping_metric`` must be ``"log_loss"``.
@@ -102,7 +102,7 @@ feature_names_in_
     -----
     Results agree with :class:`mcal.MCGrad` on the same data up to LightGBM's data-parallel training, which
     builds each feature's histogram bins from the workers' own rows, and which worker gets which partition
-    (measured: held-out log loss within a few 1e-3, see ``benchmarks/dask_scale.py``); runs are not
+    (the difference is measured in ``benchmarks/results/dask_scale.md``); runs are not
     bit-identical run to run. The early-stopping split differs from the in-memory one (it is drawn per
     partition). LightGBM's own early stopping is not used (it breaks under Dask); MCGrad's is computed here.
     ``lightgbm.dask`` prints "Finding random open ports for workers" for each booster fit; pass a logger to
@@ -412,7 +412,8 @@ DaskMCGrad.__init__.__signature__ = dask_signature(MCGrad)  # type: ignore[attr-
 
 
 def _check_split(total: BlockSummary, method: str, folds: FoldSpec) -> None:
-    """The global row counts must allow the split, as :func:`mcal.mcgrad._estimator._split_rows` requires in memory."""
+    """The global row counts must allow the split that an in-memory MCGrad fit makes: at least ``n_folds`` rows
+    (``"kfold"``; 2 otherwise) of each class for 0/1 labels, or in all for other labels."""
     binary = total.n_zero + total.n_one == total.n
     need = folds.n_folds if method == "kfold" else 2
     counts = [total.n_zero, total.n_one] if binary else [total.n]

@@ -31,7 +31,7 @@ class DaskRegressionMCGrad(DaskMCGrad, RegressionMCGrad):
         The cluster; None uses the running default client.
     timeout : float > 0 or None, default=None
         As in :class:`DaskMCGrad`.
-    loss, tweedie_power, max_rounds, early_stopping, validation_fraction, n_folds, patience, early_stopping_metric, \
+    loss, tweedie_power, max_rounds, early_stopping, validation_fraction, n_folds, patience, min_gain_se, early_stopping_metric, \
 max_time, rescale, rescale_input, learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, \
 l2_regularization, min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_features, progress, \
 random_state

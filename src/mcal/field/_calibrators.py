@@ -45,10 +45,8 @@ class NeuCalib(FieldNetwork):
         Numeric columns of ``X`` fed to the auxiliary perceptron beside the field embedding (standardised with
         their weighted mean and standard deviation at fit).
     auxiliary_l2 : float >= 0, default=0.01
-        L2 penalty on the auxiliary perceptron's weights, applied when ``auxiliary_features`` are given. The
-        MCNet paper warns that the auxiliary network overfits a calibration set that is not independent:
-        without this penalty and early stopping (``validation_fraction``), fed a hundred one-hot columns, it
-        memorises a few thousand calibration rows (Table 2 of ``benchmarks/results/paper_mcnet.md``).
+        L2 penalty on the auxiliary perceptron's weights, applied when ``auxiliary_features`` are given (why:
+        ``benchmarks/results/defaults_field.md``).
     monotonic_penalty : float >= 0, default=1.0
         Weight of the order-preserving penalty ``sum_k max(0, v_k - v_{k+1})`` on the knot values.
     alpha : float >= 0, default=0.0
@@ -68,8 +66,7 @@ class NeuCalib(FieldNetwork):
         Field values with fewer rows (of positive weight) at fit time, and unseen values, use the fallback.
     n_threads : int >= 1 or None, default=1
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
-        setting. The networks are tiny, so one thread is fastest on a shared machine (on a busy 2-core
-        machine two threads made a fit many times slower); raise it for millions of rows.
+        setting; raise it for millions of rows (why 1: ``benchmarks/results/defaults_field.md``).
     random_state : int >= 0 or None, default=None
         Seeds the initial weights.
 
@@ -110,14 +107,8 @@ class NeuCalib(FieldNetwork):
     the embedding :math:`h_c` of the field value and the auxiliary features ``x``. The knots are placed as
     the MCNet paper describes the hybrid methods ("they first obtain multiple bins similarly as the
     binning-based methods"): at equal-weight quantiles of the calibration logits, from the smallest to the
-    largest. Knots fixed at ``logit(k / (n_knots + 1))`` (the UMC re-implementation) span only
-    [-3.0, 3.0]: an over-confident base model puts most rows beyond them, where ``f`` is the extension of
-    its outermost segments. The knot values start at the Platt map of the calibration rows (weighted
-    log loss, slope >= 0; a starting point of the same objective): started at the identity, Adam's steps of
-    ``learning_rate`` could not carry the outer knots the many logits an over-confident model needs
-    within ``max_iter`` steps. Both together took the held-out log loss of such a base (0.86) from 0.52 to
-    0.48, isotonic regression's (test ``test_neucalib_is_close_to_isotonic_on_an_over_confident_base``).
-    The paper feeds ``g`` the
+    largest. The knot values start at the Platt map of the calibration rows (weighted log loss, slope >= 0);
+    why these knots and this start: ``benchmarks/results/defaults_field.md``. The paper feeds ``g`` the
     base model's embeddings; mcal sees only columns, so the field embedding is learned here. Trained on the
     weighted log loss plus the order-preserving penalty, which encourages, but does not guarantee, an
     increasing ``f``; ``g`` does not depend on the score, so the map is monotone in the score exactly when
@@ -286,10 +277,8 @@ class AdaCalib(FieldNetwork):
         calibrated logit (the MCNet paper's Table 2 "-Aux" variant); standardised with their weighted mean
         and standard deviation at fit. It does not see the score, so the map stays increasing in the score.
     auxiliary_l2 : float >= 0, default=0.01
-        L2 penalty on the auxiliary perceptron's weights, applied when ``auxiliary_features`` are given. The
-        MCNet paper warns that the auxiliary network overfits a calibration set that is not independent:
-        without this penalty and early stopping (``validation_fraction``), fed a hundred one-hot columns, it
-        memorises a few thousand calibration rows (Table 2 of ``benchmarks/results/paper_mcnet.md``).
+        L2 penalty on the auxiliary perceptron's weights, applied when ``auxiliary_features`` are given (why:
+        ``benchmarks/results/defaults_field.md``).
     alpha : float >= 0, default=0.0
         Weight of the field-balance penalty (MCNet paper eq. 11-12), as in the MCNet paper's Table 3; 0 switches
         it off (the original loss).
@@ -306,8 +295,7 @@ class AdaCalib(FieldNetwork):
         Field values with fewer rows (of positive weight) at fit time, and unseen values, use the fallback.
     n_threads : int >= 1 or None, default=1
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
-        setting. The networks are tiny, so one thread is fastest on a shared machine (on a busy 2-core
-        machine two threads made a fit many times slower); raise it for millions of rows.
+        setting; raise it for millions of rows (why 1: ``benchmarks/results/defaults_field.md``).
     random_state : int >= 0 or None, default=None
         Seeds the initial weights.
 

@@ -370,14 +370,8 @@ class DFMC(GroupInput, BaseCalibrator):
     calibrated probability is ``expit(logit(p) + F(x, logit(p)))``. The defaults are the benchmark's: LightGBM's
     defaults with ``max_depth=2``. This follows the MCGrad benchmark's re-implementation through MCGrad's
     machinery (log loss on the logit), whose numbers the MCGrad paper reports, not the original authors'
-    code (github.com/hjenryin/Discretization-free-MC). Deviation from the original: its guarantee rests on a
-    loss-saturation condition for the squared-error loss (MCGrad paper, section 7), and the authors' code
-    (``src/alg/Boosting.py``) fits LightGBM's squared-error objective (``"regression"``) to the labels on
-    the probability scale, starting from the base model's probability (``init_score``) with that
-    probability, optionally rounded to a grid, as an extra feature, and clips the sum to [0, 1]; its
-    defaults are learning rate 0.01, row subsampling 0.5, up to 2000 rounds with early stopping after 50 on
-    a held-out 30% of the rows. Groups
-    are given as 0/1 (or bool) columns of ``X``, alone or beside other features (encoded as MCGrad encodes
+    code (github.com/hjenryin/Discretization-free-MC), which fits the squared error on the probability scale
+    (how the two differ: ``benchmarks/results/defaults_groups.md``). Groups are given as 0/1 (or bool) columns of ``X``, alone or beside other features (encoded as MCGrad encodes
     them). Sample weights enter LightGBM's loss; its histogram binning and ``min_child_samples`` count rows,
     so weight k approximates, but does not equal, k copies of a row. Not monotone in the score.
 

@@ -167,7 +167,23 @@ def hkrr_replay(
 ) -> NDArray[np.float64]:
     """Apply recorded HKRR patches, in order, to new predictions (before the snap to level means).
 
-    ``members`` holds the sorted row indices of each group in the new rows.
+    Parameters
+    ----------
+    y_prob : ndarray of shape (n_samples,)
+        Predictions in [0, 1] of the new rows.
+    members : list of ndarray of int
+        The sorted row indices of each group in the new rows.
+    groups, levels : ndarray of int of shape (n_updates,)
+        Group and prediction level of each recorded patch (:class:`HKRRResult` ``update_groups``, ``update_levels``).
+    deltas : ndarray of shape (n_updates,)
+        The shift of each patch, in probability units.
+    n_levels : int
+        Number of prediction levels, as at fit.
+
+    Returns
+    -------
+    patched : ndarray of shape (n_samples,)
+        The predictions after every patch, clipped to [0, 1].
     """
     p = y_prob.copy()
     for g, v, delta in zip(groups, levels, deltas, strict=False):

@@ -178,6 +178,7 @@ def choose_rounds(
     timer = out_of_time(model.max_time, clock() if start is None else start)
     rounds = partial(boost_rounds, engine, max_rounds=int(model.max_rounds), rescale=bool(model.rescale),
                      rescale_input=bool(model.rescale and model.rescale_input),
+                     min_gain_se=float(model.min_gain_se),
                      show_progress=model.progress)  # fmt: skip
     path = None
     if eval_part is not None:

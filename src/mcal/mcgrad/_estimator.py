@@ -34,21 +34,18 @@ from mcal._progress import check_progress_param
 from mcal._validation import check_y_prob, check_y_real, output_dtype
 from mcal.mcgrad import _controls as controls
 from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, choose_rounds, validation_score
+from mcal.mcgrad._fast_predict import CompiledForests, SingleRowPredictor
 from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
-from mcal.mcgrad._splits import EncodedRows, split_parts, split_rows
-from mcal.mcgrad.engine import (
-    LOG_LOSS,
-    CompiledForests,
-    LocalEngine,
-    Part,
-    SingleRowPredictor,
-    predict_logit,
-    staged_logits,
-)
+from mcal.mcgrad._splits import EncodedRows, FeatureBlocks, split_parts, split_rows
+from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part, predict_logit, staged_logits
 
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same trees
 #: either way); measured in benchmarks/results/mcgrad_defaults.md.
 _COL_WISE_FROM_ROWS = 500_000
+#: From this many rows on, the features are binned from row blocks, which LightGBM samples one row at a time (about
+#: 1 s for its 200,000 sampled rows) instead of from the float64 matrix (88 MB per million rows of 11 columns);
+#: the same bins either way. Measured in benchmarks/results/mcgrad_memory.md.
+_BIN_BLOCKS_FROM_ROWS = 1_000_000
 
 
 class MCGrad(BaseCalibrator):
@@ -77,6 +74,11 @@ class MCGrad(BaseCalibrator):
     patience : int >= 0, default=0
         Rounds without a lower validation metric tolerated before stopping; 0 stops at the first round that
         does not improve, as Algorithm 1 does. ``T`` is always the round with the lowest metric.
+    min_gain_se : float >= 0, default=0.0
+        With ``early_stopping_metric="log_loss"``, a round counts as an improvement only if its mean per-row
+        validation log loss gain over the best round so far exceeds ``min_gain_se`` standard errors of that gain
+        (rows as independent draws, weighted as sampling weights); 0 accepts any lower loss, as Algorithm 1
+        does. Other metrics compare values only. Measured in ``benchmarks/results/mcgrad_stopping_rule.md``.
     early_stopping_metric : {"log_loss", "mce"} or callable, default="log_loss"
         What early stopping minimizes on the validation rows: the weighted log loss, the multicalibration
         error ``mce_sigma`` of :func:`mcal.metrics.mce` on segments generated once from the validation
@@ -126,7 +128,7 @@ class MCGrad(BaseCalibrator):
     ----------
     n_rounds_ : int
         Number of rounds ``T`` of the fitted model (0: the model is the identity).
-    rescale_factors_ : ndarray of shape (n_rounds_,)
+    rescale_factors_ : ndarray of shape (n_rounds,)
         ``theta_t`` of each round.
     input_factor_ : float
         ``theta_0``, the factor of the input logit before round 1 (1.0 without rounds or ``rescale_input``).
@@ -136,7 +138,7 @@ class MCGrad(BaseCalibrator):
     validation_scores_ : ndarray of shape (n_evaluated,)
         The early-stopping metric after each evaluated round (equal to ``validation_losses_`` for
         ``"log_loss"``); ``validation_scores_[n_rounds_]`` is its minimum when early stopping chose ``T``.
-    feature_importances_ : ndarray of shape (n_features_in_ + 1,)
+    feature_importances_ : ndarray of shape (n_features + 1,)
         Total split gain of each feature summed over all rounds; the last entry is the score ``F_{t-1}``.
         :meth:`feature_importance` gives them by name.
     boosters_ : list of lightgbm.Booster
@@ -215,6 +217,7 @@ class MCGrad(BaseCalibrator):
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "max_rounds": Interval(numbers.Integral, 0, None),
         "patience": Interval(numbers.Integral, 0, None),
+        "min_gain_se": Interval(numbers.Real, 0, None),
         "n_folds": Interval(numbers.Integral, 2, None),
         **tree_constraints(min_child_samples=0, limited_depth=False),
         "progress": check_progress_param,
@@ -237,6 +240,7 @@ class MCGrad(BaseCalibrator):
         validation_fraction: float = 0.2,
         n_folds: int = 5,
         patience: int = 0,
+        min_gain_se: float = 0.0,
         early_stopping_metric: str | Callable[..., float] = "log_loss",
         max_time: float | None = None,
         rescale: bool = True,
@@ -260,6 +264,7 @@ class MCGrad(BaseCalibrator):
         self.validation_fraction = validation_fraction
         self.n_folds = n_folds
         self.patience = patience
+        self.min_gain_se = min_gain_se
         self.early_stopping_metric = early_stopping_metric
         self.max_time = max_time
         self.rescale = rescale
@@ -332,7 +337,6 @@ class MCGrad(BaseCalibrator):
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
         check_monotone_constraints(self.lightgbm_params, encoder)
-        Xe = encoder.transform(X, n_extra_columns=1)
         loss = self._loss()
         engine = LocalEngine(
             self._lightgbm_params(lgb_seed, y_prob.shape[0]),
@@ -340,12 +344,17 @@ class MCGrad(BaseCalibrator):
             np.flatnonzero(encoder.categorical_).tolist(),
             loss,
         )
-        whole = Part(Xe, y, sample_weight, loss.link(y_prob))
-        engine.binned(whole)  # binned once, shared by the early-stopping parts and reused by the refit
-        # The rounds need feature values only for the validation rows and the rare rows predicted again:
-        # they are encoded from X when asked, and the encoded matrix is freed before the rounds.
-        whole.X = EncodedRows(encoder, X, Xe.shape)
-        del Xe
+        # The rounds need feature values only for the validation rows and the rare rows predicted again: they are
+        # encoded from X when asked. The features are binned once, shared by the early-stopping parts and reused by
+        # the refit: from row blocks on large data (the float64 matrix never whole), from the matrix on smaller
+        # data, where LightGBM's sampling of single rows from blocks costs more than the matrix's memory.
+        n_rows = y_prob.shape[0]
+        whole = Part(EncodedRows(encoder, X, (n_rows, encoder.n_features_in_ + 1)), y, sample_weight, loss.link(y_prob))
+        if encoder.n_features_in_:
+            blocked = n_rows >= _BIN_BLOCKS_FROM_ROWS
+            features = [FeatureBlocks(encoder, X, n_rows)] if blocked else encoder.transform(X)
+            whole.binned = engine.bin_features(features, y, sample_weight)
+            del features
         score_of = partial(validation_score, self.early_stopping_metric, loss,
                            categorical_features=self.categorical_features, outcome=self.outcome)  # fmt: skip
         eval_set = getattr(self, "_eval_set", None)
@@ -361,7 +370,7 @@ class MCGrad(BaseCalibrator):
             rows = split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
             va = np.concatenate([va for _, va in rows])  # the validation rows in the order of the parts
             score = score_of(y[va], sample_weight[va], None if X_user is None else take_rows(X_user, va))
-        self._fit_rounds(engine, encoder, whole, partial(split_parts, engine, whole, rows), score=score, start=start)
+        self._fit_rounds(engine, encoder, whole, partial(split_parts, whole, rows), score=score, start=start)
 
     def _seeds(self) -> tuple[int, int]:
         """The seeds of the early-stopping split and of LightGBM, both drawn from ``random_state``."""
@@ -533,7 +542,7 @@ class MCGrad(BaseCalibrator):
 
         Returns
         -------
-        importance : Series of shape (n_features_in_ + 1,)
+        importance : Series of shape (n_features + 1,)
             Total split gain over all rounds, indexed by ``feature_names_in_`` (``x0``, ``x1``, ... for an array)
             and ``"score"`` for the score column; sorted in decreasing order, ties in column order.
 

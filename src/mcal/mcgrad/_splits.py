@@ -9,7 +9,11 @@ from numpy.typing import NDArray
 
 from mcal._features.encoder import FeatureEncoder
 from mcal._features.table import take_rows
+from mcal._optional import import_optional
 from mcal.mcgrad.engine import Part
+
+#: Rows of a block of :class:`FeatureBlocks` (8.4 MB of float64 codes for 16 features).
+_BLOCK_ROWS = 1 << 16
 
 
 class EncodedRows:
@@ -20,6 +24,35 @@ class EncodedRows:
 
     def __getitem__(self, rows: NDArray[np.intp] | NDArray[np.bool_]) -> NDArray[np.float64]:
         return self.encoder.transform(take_rows(self.X, rows), n_extra_columns=1)
+
+
+class FeatureBlocks:
+    """The encoded feature columns of ``X`` (no score column) as a ``lightgbm.Sequence`` of row blocks.
+
+    LightGBM reads single rows of it, in increasing order, for the bin boundaries, then ``batch_size`` rows at a
+    time: each read encodes one block of ``X``, so the float64 matrix of all rows never exists. An ``X`` without a
+    shape (a list of rows) is read as one block, since taking its rows converts all of it.
+    """
+
+    def __init__(self, encoder: FeatureEncoder, X: Any, n_rows: int) -> None:
+        import_optional("lightgbm").Sequence.register(FeatureBlocks)
+        self.encoder, self.X, self.n_rows = encoder, X, n_rows
+        self.batch_size = _BLOCK_ROWS if hasattr(X, "shape") else max(n_rows, 1)
+        self._start, self._block = 0, np.empty((0, 0))
+
+    def __len__(self) -> int:
+        return self.n_rows
+
+    def __getitem__(self, idx: int | slice) -> NDArray[np.float64]:
+        if isinstance(idx, slice):
+            return self._encode(*idx.indices(self.n_rows)[:2])
+        if not self._start <= idx < self._start + self._block.shape[0]:
+            self._start, self._block = idx, self._encode(idx, idx + self.batch_size)
+        return self._block[idx - self._start]
+
+    def _encode(self, start: int, stop: int) -> NDArray[np.float64]:
+        rows = take_rows(self.X, np.arange(start, min(stop, self.n_rows)))
+        return np.ascontiguousarray(self.encoder.transform(rows))
 
 
 def check_split_weights(engine: Any, train: list[Part], valid: list[Part], random_state: Any) -> None:
@@ -35,12 +68,12 @@ def check_split_weights(engine: Any, train: list[Part], valid: list[Part], rando
                 )
 
 
-def split_parts(engine: Any, whole: Part, rows: list[tuple[Any, Any]]) -> tuple[list[Part], list[Part]]:
-    """The (train, validation) parts of ``rows``: training parts share ``whole``'s features and bins, validation
-    parts hold their rows encoded."""
-    w = whole.w
-    train = [Part(whole.X, whole.y[tr], w[tr], whole.F[tr], engine.binned_rows(whole, tr), tr) for tr, _ in rows]
-    return train, [Part(whole.X[va], whole.y[va], w[va], whole.F[va]) for _, va in rows]
+def split_parts(whole: Part, rows: list[tuple[Any, Any]]) -> tuple[list[Part], list[Part]]:
+    """The (train, validation) parts of ``rows``: both share ``whole``'s features (encoded on demand) and the
+    training parts its bins, each round taking the part's rows of them."""
+    y, w, F = whole.y, whole.w, whole.F
+    train = [Part(whole.X, y[tr], w[tr], F[tr], whole.binned, tr) for tr, _ in rows]
+    return train, [Part(whole.X, y[va], w[va], F[va], rows=va) for _, va in rows]
 
 
 def split_rows(

@@ -27,9 +27,16 @@ from mcal.mcgrad._splits import split_rows
 
 
 def default_search_space() -> dict[str, Any]:
-    """The default ``param_distributions`` of :func:`tune_mcgrad`: the booster parameters and ranges of the
-    reference's ``tune_mcgrad_params`` (mcgrad 0.1.5, ``default_parameter_configurations``; ``num_leaves`` and
-    ``lambda_l2`` under MCGrad's names), as scipy distributions for scikit-learn's ``ParameterSampler``."""
+    """The default ``param_distributions`` of :func:`tune_mcgrad`.
+
+    The booster parameters and ranges of the reference's ``tune_mcgrad_params`` (mcgrad 0.1.5,
+    ``default_parameter_configurations``; ``num_leaves`` and ``lambda_l2`` under MCGrad's names).
+
+    Returns
+    -------
+    space : dict of str to scipy distribution
+        Parameter name to distribution, for scikit-learn's ``ParameterSampler``.
+    """
     from scipy.stats import loguniform, randint, uniform
 
     return {

@@ -21,24 +21,23 @@ RegressionMCGrad (squared error on the prediction, or a Poisson/Tweedie deviance
 
 from __future__ import annotations
 
-import ctypes
-import importlib.metadata
-import os
-import tempfile
-import threading
 import warnings
-import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from mcal._lightgbm import sorted_subset
 from mcal._optional import import_optional
 from mcal._progress import progress
-from mcal.mcgrad.losses import LOG_LOSS, LOGIT_CLIP, THETA_BOUNDS, LogLoss, SquaredError, TweedieLoss
+from mcal.mcgrad.losses import LOG_LOSS, LOGIT_CLIP, THETA_BOUNDS, LogLoss, SquaredError, TweedieLoss, gain_sums
+from mcal.mcgrad.losses import gain_exceeds as _gain_exceeds
 from mcal.mcgrad.losses import wsum as _wsum
+
+if TYPE_CHECKING:
+    from mcal.mcgrad._fast_predict import CompiledForests, SingleRowPredictor
 
 __all__ = [
     "LOGIT_CLIP",
@@ -54,20 +53,17 @@ __all__ = [
     "staged_logits",
 ]
 
-#: LightGBM major versions whose private C handles :class:`SingleRowPredictor` was tested with.
-_FAST_PATH_LIGHTGBM = ("4",)
 #: Rows per block of the rescaling sums.
 _BLOCK = 1 << 16
-#: Rows per thread of a compiled batch predict (:class:`CompiledForests`).
-_ROWS_PER_THREAD = 10_000
 
 
 class LocalEngine:
     """Single-machine engine: LightGBM boosters on in-memory float64 arrays, NumPy reductions.
 
     Each part's feature columns are binned by LightGBM once; every round then bins only the score column
-    and joins the two (``Dataset.subset`` + ``add_features_from``), which gives the same trees as binning
-    all columns again (the bin boundaries of a column do not depend on the other columns).
+    and joins the two (``Dataset.subset`` of the part's rows + ``add_features_from``), which gives the same trees
+    as binning all columns again (the bin boundaries of a column do not depend on the other columns). A part's
+    ``F`` of shape (n, k) (a multiclass objective) has k score columns, the last k of ``X``.
 
     Parameters
     ----------
@@ -96,15 +92,17 @@ class LocalEngine:
         A kept booster is reloaded from its model text, which drops its training data; one not kept is freed.
         """
         lgb = import_optional("lightgbm")
-        if part.X.shape[1] == 1:  # no features: the score alone
-            data = lgb.Dataset(part.F.reshape(-1, 1), label=part.y, weight=_lightgbm_weight(part.w), init_score=part.F)
+        scores_2d = _score_columns(part.F)
+        if part.X.shape[1] == scores_2d.shape[1]:  # no features: the score alone
+            data = lgb.Dataset(scores_2d, label=part.y, weight=_lightgbm_weight(part.w), init_score=part.F)
         else:
             with warnings.catch_warnings():
                 # notes on the (freed) raw data and re-read categorical flags, kept in the joined bin mappers
                 warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
                 warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
-                data = self.binned(part).subset(np.arange(part.y.shape[0], dtype=np.int32)).construct()
-                data.add_features_from(lgb.Dataset(part.F.reshape(-1, 1), params=self.params).construct())
+                rows = np.arange(part.y.shape[0]) if part.rows is None else part.rows
+                data = sorted_subset(self.binned(part), rows)
+                data.add_features_from(lgb.Dataset(scores_2d, params=self.params).construct())
             data.set_init_score(part.F)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
         scores: list[NDArray[np.float64]] = []
@@ -114,6 +112,7 @@ class LocalEngine:
         # from the objective's output; rows where the link cannot recover F + h to ~1e-9 are predicted again
         z = self.objective.raw_from_output(scores[0])
         far = ~(np.isfinite(z) & (z < self.objective.exact_below))
+        far = far.reshape(far.shape[0], -1).any(axis=1)  # rows, also for k score columns
         if far.any():
             X_far = part.X[far if part.rows is None else part.rows[far]]
             z[far] = part.F[far] + self.predict_raw(booster, Part(X_far, None, None, part.F[far]))
@@ -122,30 +121,41 @@ class LocalEngine:
     def binned(self, part: Part) -> Any:
         """The part's feature columns binned by LightGBM (a constructed ``Dataset`` with labels and weights), cached."""
         if part.binned is None:  # column-major X (FeatureEncoder's output) is read without a copy
-            part.binned = (
-                import_optional("lightgbm")
-                .Dataset(
-                    part.X[:, :-1],
-                    label=part.y,
-                    weight=_lightgbm_weight(part.w),
-                    categorical_feature=self.categorical,
-                    params=self.params,
-                )
-                .construct()
-            )
+            part.binned = self.bin_features(part.X[:, : -_score_columns(part.F).shape[1]], part.y, part.w)
         return part.binned
 
-    def binned_rows(self, part: Part, rows: NDArray[np.intp]) -> Any:
-        """The binned feature columns of ``rows`` (increasing) of the part, with its bins (``Dataset.subset``).
+    def bin_features(self, features: Any, y: NDArray[np.float64], w: NDArray[np.float64]) -> Any:
+        """``features`` binned by LightGBM: a constructed ``Dataset`` with labels ``y`` and weights ``w``.
 
-        None when there are no feature columns (the rounds then train on the score alone).
+        ``features`` is a float64 array of shape (n_samples, n_features) or a list of ``lightgbm.Sequence`` of row
+        blocks, which LightGBM samples for the bin boundaries (the same rows as from an array) and then reads one
+        block at a time, so that the features of all rows never exist as one float64 matrix.
         """
-        return None if part.X.shape[1] == 1 else self.binned(part).subset(rows).construct()
+        lgb = import_optional("lightgbm")
+        data = lgb.Dataset(
+            features, label=y, weight=_lightgbm_weight(w), categorical_feature=self.categorical, params=self.params
+        )
+        return data.construct()
 
     def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
-        """Raw booster output on the part's features and logit (the init score is not included)."""
-        part.X[:, -1] = part.F
-        return booster.predict(part.X, raw_score=True, num_threads=self.params["num_threads"])
+        """Raw booster output on the part's features and logit (the init score is not included).
+
+        A part with ``rows`` takes them from its ``X`` (features encoded on demand) :data:`_BLOCK` rows at a time,
+        so that its encoded features never exist whole.
+        """
+        threads = self.params["num_threads"]
+        scores_2d = _score_columns(part.F)
+        k = scores_2d.shape[1]
+        if part.rows is None:
+            part.X[:, -k:] = scores_2d
+            return booster.predict(part.X, raw_score=True, num_threads=threads)
+        out = np.empty_like(part.F)
+        for start in range(0, out.shape[0], _BLOCK):
+            block = slice(start, start + _BLOCK)
+            X = part.X[part.rows[block]]
+            X[:, -k:] = scores_2d[block]
+            out[block] = booster.predict(X, raw_score=True, num_threads=threads)
+        return out
 
     def loss_grad_hess(
         self, theta: float, y: NDArray[np.float64], z: NDArray[np.float64], w: NDArray[np.float64]
@@ -166,6 +176,15 @@ class LocalEngine:
         """``(sum of w * loss of F, sum of w)``: the log loss of ``expit(F)`` for MCGrad, else the objective's."""
         with np.errstate(invalid="ignore", over="ignore"):  # a diverged F gives NaN or inf, which boost_rounds reports
             return _wsum(w, self.objective.loss(y, F)), float(w.sum())
+
+    def gain_sums(self, y: Any, F_best: Any, F: Any, w: Any) -> NDArray[np.float64]:
+        """:func:`mcal.mcgrad.losses.gain_sums` of the objective: the per-row loss gain of ``F`` over ``F_best``."""
+        return gain_sums(self.objective, y, F_best, F, w)
+
+
+def _score_columns(F: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The score columns of ``F``: shape (n, 1) for a score of shape (n,), (n, k) for k scores."""
+    return F.reshape(F.shape[0], -1)
 
 
 def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
@@ -231,9 +250,9 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
 class Part:
     """One block of rows: encoded features (with a spare last column for the score), labels, weights, logit.
 
-    ``binned`` is the engine's cache of the binned feature columns. ``rows``, when given, says which rows of
-    ``X`` are the part's (a training part that shares the whole data's features instead of copying them);
-    ``y``, ``w`` and ``F`` always hold the part's rows only.
+    ``binned`` is the engine's cache of the binned feature columns, of the rows of ``X``. ``rows``, when given,
+    says which rows of ``X`` (and of ``binned``) are the part's: an early-stopping part that shares the whole data's
+    features and bins instead of copying them; ``y``, ``w`` and ``F`` always hold the part's rows only.
     """
 
     X: Any
@@ -272,6 +291,8 @@ def boost_rounds(
     score: Callable[[list[Part]], float] | None = None,
     out_of_time: Callable[[], bool] | None = None,
     rescale_input: bool = False,
+    min_gain_se: float = 0.0,
+    rescaler: Callable[..., Any] | None = None,
 ) -> RoundPath:
     """Run the rounds of Algorithm 1 of Tax et al. (2026) on one or more (train, validation) pairs.
 
@@ -312,6 +333,12 @@ def boost_rounds(
         Start round 1 by rescaling each training part's input ``F_0`` by its own factor ``theta_0`` (the rescaling
         step of section 3.2 applied to the input; the validation part takes the same factor): a global
         temperature that the boosters then correct locally. ``input_factor`` is the last part's ``theta_0``.
+    min_gain_se : float, default=0.0
+        With ``score`` None, a round becomes the best only if its mean per-row validation loss gain over the best
+        round exceeds ``min_gain_se`` standard errors of that gain (engine method ``gain_sums``, pooled over parts).
+    rescaler : callable or None, default=None
+        ``rescaler(engine, y, z, w) -> theta`` of the rescaling steps; None uses :func:`rescale_factor`. A theta
+        of another shape than a number multiplies ``z`` by broadcasting (one factor per score column).
 
     Returns
     -------
@@ -325,21 +352,24 @@ def boost_rounds(
         If a round leaves a non-finite validation loss (or, in the refit, training loss): the boosting diverged.
     """
     keep = not valid if keep is None else keep
+    rescaler = rescale_factor if rescaler is None else rescaler
     path = RoundPath(best_round=0 if valid else max_rounds)
     if valid:
         path.losses.append(_pooled_loss(engine, valid))
         path.scores.append(path.losses[-1] if score is None else score(valid))
     wait = 0
+    by_gain = bool(valid) and score is None and min_gain_se > 0
+    best_F = [part.F for part in valid or []] if by_gain else []
     with progress(max_rounds, desc, enabled=show_progress, unit="round") as bar:
         for t in range(1, max_rounds + 1):
             for k, part in enumerate(train):
                 if t == 1 and rescale_input:
-                    path.input_factor = rescale_factor(engine, part.y, part.F, part.w)
+                    path.input_factor = rescaler(engine, part.y, part.F, part.w)
                     part.F = path.input_factor * part.F
                     if valid:
                         valid[k].F = path.input_factor * valid[k].F
                 booster, z = engine.fit_round(part, keep=keep)
-                theta = rescale_factor(engine, part.y, z, part.w) if rescale else 1.0
+                theta = rescaler(engine, part.y, z, part.w) if rescale else 1.0
                 part.F = theta * z
                 if valid:
                     val = valid[k]
@@ -354,8 +384,12 @@ def boost_rounds(
             if valid:
                 path.losses.append(loss)
                 path.scores.append(loss if score is None else score(valid))
-                if path.scores[-1] < path.scores[path.best_round]:
-                    path.best_round, wait = t, 0
+                improved = path.scores[-1] < path.scores[path.best_round]
+                if improved and by_gain:  # the gain of each row over the best round, against its standard error
+                    sums = [engine.gain_sums(p.y, F, p.F, p.w) for p, F in zip(valid, best_F, strict=True)]
+                    improved = _gain_exceeds(sums, min_gain_se)
+                if improved:
+                    path.best_round, wait, best_F = t, 0, [p.F for p in valid] if by_gain else []
                 else:
                     wait += 1
                     if wait > patience:
@@ -431,170 +465,7 @@ def staged_logits(
         yield F
 
 
-class SingleRowPredictor:
-    """One-row prediction through LightGBM's C API fast path (``LGBM_BoosterPredictForMatSingleRowFast``).
-
-    ``Booster.predict`` prepares a predictor from its parameters on every call, about 20 µs per booster;
-    this prepares one configuration per booster once. The public ``Booster.predict`` alone misses the 0.2 ms
-    target for a one-row ``MCGrad.predict`` call once there are several rounds (the benchmark measures both:
-    ``one_row_ms`` and ``one_row_public_ms`` in ``benchmarks/results/mcgrad_vs_reference.md``), hence this
-    path. It reaches the C library through LightGBM's private ctypes handles (``lightgbm.basic._LIB``,
-    ``_safe_call``, ``Booster._handle``), so :meth:`create` uses it only on the LightGBM major versions it was tested with
-    (:data:`_FAST_PATH_LIGHTGBM`) and when the handles exist; otherwise it returns None and callers use
-    ``Booster.predict`` (the tests check that both give the same values, and the fallback).
-    """
-
-    def __init__(self, lib: Any, safe_call: Any, boosters: list[Any], n_columns: int) -> None:
-        self._lib, self._safe_call = lib, safe_call
-        self._boosters = boosters  # the configurations point into them
-        self._configs: list[ctypes.c_void_p] = []
-        self._finalizer = weakref.finalize(self, _free_configs, lib, self._configs)
-        raw_score, float64 = 1, 1  # C_API_PREDICT_RAW_SCORE, C_API_DTYPE_FLOAT64 in LightGBM's c_api.h
-        for booster in boosters:
-            config = ctypes.c_void_p()
-            safe_call(
-                lib.LGBM_BoosterPredictForMatSingleRowFastInit(
-                    booster._handle,
-                    ctypes.c_int(raw_score),
-                    ctypes.c_int(0),
-                    ctypes.c_int(-1),
-                    ctypes.c_int(float64),
-                    ctypes.c_int32(n_columns),
-                    ctypes.c_char_p(b"num_threads=1"),
-                    ctypes.byref(config),
-                )
-            )
-            self._configs.append(config)
-        self._out = np.empty(1, dtype=np.float64)
-        self._out_ptr = self._out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
-        self._out_len = ctypes.c_int64()
-        self._lock = threading.Lock()  # the configurations and the output buffer are not thread-safe
-
-    @classmethod
-    def create(cls, boosters: list[Any], n_columns: int) -> SingleRowPredictor | None:
-        """The predictor, or None if this LightGBM does not expose the handles it needs."""
-        lgb = import_optional("lightgbm")
-        if lgb.__version__.split(".")[0] not in _FAST_PATH_LIGHTGBM:
-            return None
-        lib, safe_call = getattr(lgb.basic, "_LIB", None), getattr(lgb.basic, "_safe_call", None)
-        if lib is None or safe_call is None or not all(hasattr(b, "_handle") for b in boosters):
-            return None
-        return cls(lib, safe_call, boosters, n_columns)
-
-    def predict_logit(self, factors: NDArray[np.float64], row: NDArray[np.float64], F: float) -> float:
-        """Apply every round to one C-contiguous float64 row whose last entry is the score slot."""
-        data = row.ctypes.data_as(ctypes.c_void_p)
-        with self._lock:
-            for config, theta in zip(self._configs, factors, strict=False):
-                row[-1] = F
-                self._safe_call(
-                    self._lib.LGBM_BoosterPredictForMatSingleRowFast(
-                        config, data, ctypes.byref(self._out_len), self._out_ptr
-                    )
-                )
-                F = float(theta) * (F + self._out[0])
-        return F
-
-
-def _free_configs(lib: Any, configs: list[ctypes.c_void_p]) -> None:
-    for config in configs:
-        lib.LGBM_FastConfigFree(config)
-
-
-class CompiledForests:
-    """The boosters of the fitted rounds compiled to native code by lleaves, for batch prediction.
-
-    lleaves [1]_ (``lleaves.Model(model_file).compile(raw_score=True)``) turns a LightGBM model file into
-    machine code through llvmlite: several times faster than ``Booster.predict(raw_score=True)`` in batch
-    (``benchmarks/mcgrad_vs_reference.py``, row "mcal compiled"), with the same trees (it sums them in
-    another order, so values agree to about 1e-15 per round). Each
-    booster's text goes through a temporary file that is deleted once compiled; lleaves' on-disk cache is
-    never used (loading a cached object file runs its code, like unpickling).
-
-    One-row calls are left to :class:`SingleRowPredictor`, which was measured faster for them (lleaves'
-    ``Model.predict`` adds a few µs of Python per round and call). Compiled forests belong to the process
-    that built them: they are neither pickled nor saved.
-
-    Parameters
-    ----------
-    models : list of lleaves.Model
-        The compiled model of each round.
-    n_jobs : int
-        Most threads of one batch predict.
-
-    References
-    ----------
-    .. [1] S. Boehm, lleaves: a LLVM-based compiler for LightGBM decision trees,
-       https://github.com/siboehm/lleaves (version 1.3).
-    """
-
-    def __init__(self, models: list[Any], n_jobs: int) -> None:
-        self._models = models
-        self.n_jobs = n_jobs
-
-    @classmethod
-    def compile(cls, boosters: list[Any], n_jobs: int) -> CompiledForests:
-        """Compile every booster with lleaves.
-
-        Raises
-        ------
-        ImportError
-            If lleaves is not installed, or cannot compile with the installed llvmlite (0.45 removed
-            ``PassManagerBuilder``, which lleaves 1.3 uses: https://github.com/siboehm/lleaves/issues/95).
-        ValueError
-            If a booster has linear trees (LightGBM's ``linear_tree``), which lleaves does not evaluate, or
-            model text that lleaves rejects (a hand-edited model file that LightGBM accepts).
-        """
-        lleaves = import_optional("lleaves")
-        models = []
-        with tempfile.TemporaryDirectory(prefix="mcal-lleaves-") as folder:
-            for t, booster in enumerate(boosters):
-                text = booster.model_to_string()
-                if "\nis_linear=1" in text:
-                    raise ValueError(
-                        f"boosters_[{t}] must have constant leaves to be compiled; got linear trees "
-                        "(lightgbm_params linear_tree=True), which lleaves does not evaluate"
-                    )
-                path = os.path.join(folder, f"round_{t}.txt")
-                with open(path, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                try:
-                    model = lleaves.Model(model_file=path)
-                    model.compile(raw_score=True)
-                except (AssertionError, LookupError, RuntimeError, TypeError, ValueError) as exc:
-                    # lleaves checks the text with assert (and llvmlite rejects the code of a split that does
-                    # not fit its feature); model files that LightGBM accepts can still fail here.
-                    raise ValueError(
-                        f"boosters_[{t}] must be LightGBM model text that lleaves {_version('lleaves')} can compile; "
-                        f"got text that lleaves rejected ({type(exc).__name__}: {str(exc)[:200] or 'no message'})"
-                    ) from exc
-                except AttributeError as exc:
-                    if "PassManagerBuilder" not in str(exc):
-                        raise
-                    raise ImportError(
-                        f"lleaves {_version('lleaves')} cannot compile with llvmlite {_version('llvmlite')}: "
-                        "llvmlite 0.45 removed PassManagerBuilder, which lleaves up to 1.3 uses "
-                        "(https://github.com/siboehm/lleaves/issues/95); install llvmlite<0.45, "
-                        "e.g. with `pip install 'mcal[compiled]'`"
-                    ) from exc
-                models.append(model)
-        return cls(models, n_jobs)
-
-    def predict_raw(self, t: int, X: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Raw output of round ``t`` on a float64 ``X``, as ``Booster.predict(raw_score=True)`` (C order avoids a copy)."""
-        # lleaves starts a thread pool per call with n_jobs > 1: not worth it below _ROWS_PER_THREAD rows a thread
-        threads = max(1, min(self.n_jobs, X.shape[0] // _ROWS_PER_THREAD))
-        return self._models[t].predict(X, n_jobs=threads)
-
-
 def _record(scores: list[NDArray[np.float64]], preds: NDArray[np.float64]) -> tuple[str, float, bool]:
     """An ``feval`` of LightGBM that keeps the training scores it is given."""
     scores.append(preds)
     return "scores", 0.0, False
-
-
-def _version(dist: str) -> str:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "(version unknown)"

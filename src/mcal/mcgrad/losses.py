@@ -14,7 +14,7 @@ from scipy.special import expit, logit, xlogy
 
 from mcal._validation import logit as _clipped_logit
 
-#: |z| bound inside the rescaling objective, so that a few extreme logits cannot drive theta (as in the
+#: ``|z|`` bound inside the rescaling objective, so that a few extreme logits cannot drive theta (as in the
 #: reference implementation, mcgrad 0.1.5 ``MCGrad.UNSHRINK_LOGIT_EPSILON``).
 LOGIT_CLIP = 10.0
 #: Up to this logit, ``logit(expit(z))`` recovers ``z`` to about 1e-9; training rows above are predicted again.
@@ -37,7 +37,7 @@ class LogLoss:
     #: LightGBM's objective parameters, and the ``objective=`` line of its model text.
     lightgbm_params: dict[str, Any] = {"objective": "cross_entropy"}  # noqa: RUF012 (TweedieLoss sets its own)
     model_objective = "cross_entropy"
-    #: |z| bound inside the rescaling objective (None: no clip), and the bounds of theta.
+    #: ``|z|`` bound inside the rescaling objective (None: no clip), and the bounds of theta.
     clip: float | None = LOGIT_CLIP
     theta_bounds: tuple[float, float] = THETA_BOUNDS
     #: One Newton step from theta = 1 is the exact rescaling factor (a loss quadratic in theta).
@@ -157,3 +157,29 @@ class TweedieLoss(LogLoss):
 
 #: MCGrad's loss.
 LOG_LOSS = LogLoss()
+
+
+def gain_sums(
+    objective: Any, y: NDArray[np.float64], F_best: NDArray[np.float64], F: NDArray[np.float64], w: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The sums behind a round's validation gain and its standard error (:func:`gain_exceeds`).
+
+    With ``g_i = loss(F_best_i) - loss(F_i)`` per row: ``[sum w, sum w g, sum w^2, sum w^2 g, sum w^2 g^2]``.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):  # a diverged F gives NaN or inf, which boost_rounds reports
+        g = objective.loss(y, F_best) - objective.loss(y, F)
+    w2 = w * w
+    return np.array([w.sum(), wsum(w, g), w2.sum(), wsum(w2, g), wsum(w2, g * g)])
+
+
+def gain_exceeds(sums: list[NDArray[np.float64]], min_gain_se: float) -> bool:
+    """Whether the weighted mean per-row gain, from the :func:`gain_sums` of each part, exceeds ``min_gain_se``
+    standard errors of it.
+
+    The gain is ``sum w g / sum w``; its standard error treats the rows as independent draws with sampling
+    weights, ``sqrt(sum w^2 (g - gain)^2) / sum w`` (rows weighted as in ECCE's sigma, ``mcal.metrics.ecce_std``).
+    """
+    total_w, wg, w2, w2g, w2g2 = (float(s) for s in np.sum(sums, axis=0))
+    gain = wg / total_w
+    se = np.sqrt(max(w2g2 - 2.0 * gain * w2g + gain * gain * w2, 0.0)) / total_w
+    return bool(gain > min_gain_se * se)

@@ -54,6 +54,11 @@ def torch_device(torch: Any, name: str, device: Any) -> Any:
     device : str
         'cpu', 'cuda' or 'cuda:N'.
 
+    Returns
+    -------
+    device : torch.device
+        The device, available on this machine.
+
     Raises
     ------
     TypeError

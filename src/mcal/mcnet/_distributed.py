@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from mcal._optional import import_optional
+from mcal.mcnet._model_file import weight_arrays
 from mcal.mcnet._network import to_parameters
 from mcal.mcnet._training import Data, train
 
@@ -90,7 +91,7 @@ def train_in_processes(
     mp = torch.multiprocessing
     context = mp.get_context("spawn")
     queue = context.SimpleQueue()
-    state = {k: v.detach().cpu().numpy() for k, v in P.items()}
+    state = weight_arrays(P)
     arrays = {f.name: _numpy(getattr(data, f.name)) for f in fields(data)}
     geometry_np = {k: _numpy(v) for k, v in geometry.items()}
     with tempfile.TemporaryDirectory(prefix="mcal-mcnet-") as folder:  # the processes meet through a file
@@ -140,13 +141,10 @@ def _process(
     )  # fmt: skip
     try:
         P = to_parameters(torch, state, device="cpu", dtype=torch.float32)
-        tensors = {k: v if k in ("bins", "contexts", "n_groups") or v is None else torch.as_tensor(v)
-                   for k, v in arrays.items()}  # fmt: skip
         args = {**train_args, "show_progress": train_args.get("show_progress") if rank == 0 else False}
-        history = train(
-            torch, P, spec, {k: torch.as_tensor(v) for k, v in geometry.items()}, Data(**tensors),
-            shard=Shard(rank, world), **args,
-        )  # fmt: skip
-        queue.put((rank, {k: v.detach().numpy() for k, v in P.items()}, history))
+        geometry_t = {k: torch.as_tensor(v) for k, v in geometry.items()}
+        data = Data.on_device(torch, "cpu", **arrays)
+        history = train(torch, P, spec, geometry_t, data, shard=Shard(rank, world), **args)
+        queue.put((rank, weight_arrays(P), history))
     finally:
         torch.distributed.destroy_process_group()

@@ -67,8 +67,7 @@ class MCNet(BaseCalibrator):
     beta : float >= 0, default=0.0
         Weight of the order-preserving regularizer (eq. 10, 13); the paper uses 1.0. Here the map is monotone
         across bins by construction; with ``bin_joins="raised"`` the penalty only pulls the network's own bias
-        terms into order (0.1 kept the warm start in the measurements, see Notes), and with "continuous" it is
-        zero.
+        terms into order, and with "continuous" it is zero.
     alpha : float >= 0, default=0.0
         Weight of the field-balance regularizer (eq. 11-13); needs ``field`` or ``balance_field``. The paper
         does not report its value; 0 leaves the regularizer off, as in its Table 1 runs without Table 3's ablation.
@@ -84,8 +83,8 @@ class MCNet(BaseCalibrator):
         Hidden width of the auxiliary two-layer MLP.
     learning_rate : float > 0, default=3e-3
         Adam's peak step size: reached by a linear warm-up over the first 100 steps (a tenth of the budget if
-        fewer), then lowered along a cosine to 5 % of it at the end of the budget (see Notes; the paper uses
-        1e-4 or 1e-5 with millions of rows).
+        fewer), then lowered along a cosine to 5 % of it at the end of the budget (the paper uses 1e-4 or 1e-5
+        with millions of rows).
     batch_size : int >= 1, default=2048
         Mini-batch size (the paper's 2048).
     max_epochs : int >= 1, default=1000
@@ -93,7 +92,7 @@ class MCNet(BaseCalibrator):
         ``min(max_steps, max_epochs * ceil(n_train / batch_size))``.
     max_steps : int >= 1, default=3000
         Most optimizer steps (mini-batches), however large the data: small data gets many passes, large data
-        few (1.4 passes of 5M rows).
+        few.
     min_steps : int >= 0, default=500
         Early stopping cannot end a fit before this many steps (nor before the budget, if smaller).
     patience : int >= 1, default=500
@@ -103,15 +102,15 @@ class MCNet(BaseCalibrator):
         Part of the calibration rows held out for early stopping, in [0, 1); 0 trains the whole step budget.
     memory_efficient : bool, default=False
         Backward pass of Algorithm 2: recompute f1 a few nodes at a time and integrate the gradient, instead
-        of storing the activations of all T nodes: a training step's peak memory falls 2.6-2.9x
-        (``benchmarks/results/mcnet.md``), for one more forward pass of f1.
+        of storing the activations of all T nodes: lower peak memory for one more forward pass of f1 (measured in
+        ``benchmarks/results/mcnet.md``).
     random_state : int >= 0 or None, default=None
         Seeds the initial weights, the split, the mini-batch order and the fallback draws (all numpy; torch's
         global generator is never used).
     n_threads : int >= 1 or None, default=1
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
-        setting. One thread makes results identical on every CPU and avoids thread contention, which on a
-        busy 2-core machine made a fit several times slower; raise it on a dedicated many-core machine.
+        setting. One thread gives identical results on every CPU; raise it on a dedicated many-core machine
+        (why 1: ``benchmarks/results/defaults_mcnet.md``).
     progress : bool or None, default=False
         Show a progress bar over epochs: None on a terminal only, True always (tqdm required), False never.
     n_processes : int >= 1, default=1
@@ -131,7 +130,7 @@ class MCNet(BaseCalibrator):
 
     Attributes
     ----------
-    bin_edges_ : ndarray of shape (n_bins_ + 1,)
+    bin_edges_ : ndarray of shape (n_bins + 1,)
         Bin edges in logit units, strictly increasing; the outer ones are :math:`\\mp` logit(1 - EPS) and bin k is
         ``(edge_k, edge_{k+1}]``.
     score_range_ : ndarray of shape (2,)
@@ -153,7 +152,7 @@ class MCNet(BaseCalibrator):
     module_ : torch.nn.ParameterDict
         The trained weights (float32, on the CPU).
     compiled_values_, compiled_slopes_ : ndarray
-        Tables of the compiled mode, shapes (C + 1, n_bins_, G) and (C + 1, n_bins_, G - 1, 2).
+        Tables of the compiled mode, shapes (C + 1, ``n_bins_``, G) and (C + 1, ``n_bins_``, G - 1, 2).
 
     Raises
     ------
@@ -178,62 +177,32 @@ class MCNet(BaseCalibrator):
     :math:`+ \\beta L_{order}` (eq. 10) :math:`+ \\alpha L_{balance}` (eq. 11-12). The integral uses
     Clenshaw-Curtis quadrature, all nodes and all bins in one batched pass (Algorithms 1-2).
 
-    Choices the paper leaves open, and why:
+    Choices the paper leaves open (the reasons and measurements behind them: ``benchmarks/results/defaults_mcnet.md``):
 
     * **Units and output.** s is the clipped score logit and :math:`f^k` a calibrated logit; the output
-      is :math:`\\sigma(f^k)` clipped to [EPS, 1 - EPS]. The sigmoid is strictly increasing, so monotonicity
-      in s carries over, the output is strictly inside (0, 1) without clipping the network, the log loss
-      is computed stably from logits, and Appendix A.3's auxiliary network adds in logit units. Logit
-      units also keep bins of small CTR-like scores from being numerically tiny.
+      is :math:`\\sigma(f^k)` clipped to [EPS, 1 - EPS]; Appendix A.3's auxiliary network adds in logit units.
     * **Where the integral starts.** :math:`a_k` is the bin's lower edge; for the first bin, the smallest
-      calibration score. So :math:`f_2^k` is the calibrated logit at an observed score, the integral never
-      spans score ranges without data, and eq. 10 compares :math:`f^k(b_k)` with :math:`f_2^{k+1}`.
-      Scores below :math:`a_1` give a negative integral; the map stays strictly increasing.
-    * **Bin intervals.** Bin k is :math:`(b_{k-1}, b_k]`, not eq. 8's :math:`[b_{k-1}, b_k)`: the edges are
-      observed quantile scores, and, as in mcal's shared binning, a score equal to an edge belongs to the bin
-      whose quantile it is. Eq. 10 then compares the value the map takes at :math:`b_k` with the start of
-      bin k+1; for continuous scores the two conventions agree almost surely.
-    * **Positivity.** :math:`f_1 = \\mathrm{softplus}(\\cdot) + 10^{-4}` instead of the paper's sigmoid:
-      its slope is not capped at 1, which an under-confident score needs, and it is strictly positive
-      in floating point. Hidden activations are SiLU (smooth, so the quadrature and the compiled tables
-      converge fast). f1 reads the score normalised to the bin's data range.
-    * **Warm start.** Training starts from Platt scaling with one intercept per field, fitted on the
-      training part (the Platt slope a; intercepts :math:`b_c` fitted with a fixed; the no-context
-      intercept is Platt's). f1's output layer starts at zero with bias
-      :math:`\\mathrm{softplus}^{-1}(a)`, and f2's output layer is solved (minimum norm) so that
-      :math:`f_2^k(c) = a\\,a_k + b_c`. This start is continuous across bins (eq. 10 is zero) and
-      calibrated in the large per field; held-out step 0 is it.
-    * **Monotone across bins by construction.** Eq. 10 is a penalty: after training, the map can still
-      drop at a bin edge (by up to 0.003 in probability with the earlier defaults), which reorders scores
-      within a field. Here the bins are joined in training and prediction alike
+      calibration score; eq. 10 compares :math:`f^k(b_k)` with :math:`f_2^{k+1}`.
+    * **Bin intervals.** Bin k is :math:`(b_{k-1}, b_k]`, not eq. 8's :math:`[b_{k-1}, b_k)`: a score equal to
+      an edge belongs to the bin whose quantile it is, as in mcal's shared binning.
+    * **Positivity.** :math:`f_1 = \\mathrm{softplus}(\\cdot) + 10^{-4}` instead of the paper's sigmoid; hidden
+      activations are SiLU; f1 reads the score normalised to the bin's data range.
+    * **Warm start.** Platt scaling with one intercept per field, fitted on the training part; f1's output
+      layer starts at zero with bias :math:`\\mathrm{softplus}^{-1}(a)` and f2's output layer is solved
+      (minimum norm) so that :math:`f_2^k(c) = a\\,a_k + b_c`. Held-out step 0 is this start.
+    * **Monotone across bins by construction.** The bins are joined in training and prediction alike
       (:func:`mcal.mcnet._network.ordered_tables`), so the map is non-decreasing in the score for every field
-      whatever the training did, and ROC-AUC within a field equals the base score's. By default
-      (``bin_joins="continuous"``) bin k+1 starts where bin k ends: the map is continuous, and each field
-      has one free level (the first bin's f2) instead of K; the per-bin integrands f1 keep eq. 7's
-      expressiveness. With K free levels per field, early stopping on noisy held-out rows kept jumps between
-      bins that the true maps do not have (``benchmarks/results/mcnet_synthetic.md``). With
-      ``bin_joins="raised"`` bin k+1's bias term is raised, where needed, to the value bin k ends at (a
-      cumulative maximum), and eq. 10 (weight ``beta``) is kept on the network's own bias terms, so that a bias
-      term pushed below its bin's start, which the maximum hides from the log loss, is pulled back.
-    * **Unseen fields.** Each pass 10% of the training rows get the no-context code (h = 0), so the
-      no-context function is a trained MCNet-None; unseen fields at predict time use it, with one warning.
-      Eq. 10 covers it too.
-    * **Width, step size, training length.** Every row costs T network passes, so width and T set the
-      training time; (32, 32) with T = 25 trains about 4.5x faster than (64, 64) with T = 50 and was no
-      farther from the true map in the measurements (the paper's (128, 128) is one argument away). Training
-      is counted in optimizer steps, not epochs: 5k rows give 3 steps of 2,048 a pass, 5M rows 2,200, and
-      the data's size sets how many passes the step budget buys. Early stopping reads eq. 13 of the map on
-      the held-out rows: log loss and alpha times the balance term; eq. 10 of the map is zero by
-      construction, and the penalty on the network's own bias terms, which the map does not use where they
-      are out of order, is left out (counted, it made every fit keep the warm start). It cannot stop before
-      ``min_steps``; the weights of the best reading are kept, the warm start included. The defaults come
-      from measurements at 5k to 1M rows (``benchmarks/results/mcnet_synthetic.md``, "Choice of the
-      defaults"): with eq. 10 as a penalty (``beta`` 0.1 or the paper's 1, summed over every bin edge and
-      field) the held-out loss rose in the first few hundred steps and early stopping often kept the warm
-      start; with the construction above and ``beta=0`` the fits left it. Appendix B.4's :math:`L_2`
-      regularization (weight not reported) is not applied; early stopping is the guard against overfitting.
-    * **Precision.** Training runs in float32 (twice as fast on CPU; Adam's noise dwarfs the rounding);
-      exact inference and the compiled tables use float64, so outputs are monotone to rounding.
+      and ROC-AUC within a field equals the base score's. ``bin_joins="continuous"``: bin k+1 starts where
+      bin k ends (one free level per field). ``bin_joins="raised"``: bin k+1's bias term is raised, where
+      needed, to the value bin k ends at (a cumulative maximum), and eq. 10 (weight ``beta``) is kept on the
+      network's own bias terms.
+    * **Unseen fields.** Each pass 10% of the training rows get the no-context code (h = 0); unseen fields at
+      predict time use that function, with one warning. Eq. 10 covers it too.
+    * **Training length.** Counted in optimizer steps, not epochs. Early stopping reads eq. 13 of the map on
+      the held-out rows (log loss and alpha times the balance term; the penalty on the network's own bias
+      terms is left out); it cannot stop before ``min_steps``, and the weights of the best reading are kept,
+      the warm start included. Appendix B.4's :math:`L_2` regularization is not applied.
+    * **Precision.** Training runs in float32; exact inference and the compiled tables use float64.
     * **Field balance.** DIFF_c uses the mini-batch, is weighted by ``sample_weight``, and ``1e-12`` under
       the square root keeps the gradient finite.
 

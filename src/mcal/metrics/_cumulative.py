@@ -160,10 +160,6 @@ def ecce_std(
     --------
     ecce_sigma : ECCE in units of this sigma.
 
-    References
-    ----------
-    .. [1] Arrieta-Ibarra et al., JMLR 23(351), 2022; MCGrad paper, section 2.
-
     Notes
     -----
     Added in mcal 0.2: before, :func:`ecce_sigma` returned this sigma.
@@ -173,6 +169,10 @@ def ecce_std(
     :math:`\\sigma^2 = \\sum_j (r_{j+1} - r_j)^2 (w_j + w_{j+1})^2 / (4 W (w_1 + w_n + 2 \\sum_{j=2}^{n-1} w_j))`,
     as the reference implementation computes it (mcgrad 0.1.5,
     ``mcgrad.metrics._ecce_regression_standard_deviation_per_segment``).
+
+    References
+    ----------
+    .. [1] Arrieta-Ibarra et al., JMLR 23(351), 2022; MCGrad paper, section 2.
 
     Examples
     --------
@@ -269,7 +269,7 @@ def ecce_in_sigmas(
 def ecce_pvalue(
     y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
 ) -> float:
-    """p-value of ECCE under the null hypothesis of perfect calibration.
+    """P-value of ECCE under the null hypothesis of perfect calibration.
 
     Parameters
     ----------

@@ -303,7 +303,7 @@ def top_label_mce(
     sample_weight: ArrayLike | None = None,
     categorical_features: Any = "from_dtype",
 ) -> MCEResult:
-    """MCE of the top-label problem (:func:`top_label`): is the confidence calibrated in every segment?
+    """MCE of the top-label problem (:func:`top_label`), which asks whether the confidence is calibrated in every segment.
 
     Parameters
     ----------

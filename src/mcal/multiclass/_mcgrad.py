@@ -20,15 +20,10 @@ from mcal._lightgbm import (
     round_params,
     tree_constraints,
 )
-from mcal._optional import import_optional
 from mcal._validation import warn
-from mcal.mcgrad.engine import Part, boost_rounds
+from mcal.mcgrad.engine import LocalEngine, Part, boost_rounds
 from mcal.mcgrad.losses import THETA_BOUNDS
 from mcal.multiclass._base import MulticlassCalibrator
-
-#: LightGBM parameters that the rounds set themselves (the objective and its outputs, the init scores).
-#: Rows per block of the rescaling sums, so that the (block, k) temporaries stay small on any data size.
-_BLOCK = 1 << 16
 
 
 class SoftmaxLoss:
@@ -37,10 +32,19 @@ class SoftmaxLoss:
     theta_bounds = THETA_BOUNDS
     clip = None
     closed_form = False
+    #: Every finite ``raw_from_output`` is exact to about 1e-15 (rows with a probability below the smallest
+    #: normal float are NaN, and predicted again).
+    exact_below = np.inf
 
     def loss(self, y: NDArray[np.intp], F: NDArray[np.float64]) -> NDArray[np.float64]:
         """Per-row ``-log softmax(F)[y]``."""
         return -log_softmax(F, axis=1)[np.arange(y.size), y]
+
+    def raw_from_output(self, output: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The centred ``F + h`` (``log p`` less its row mean) from LightGBM's softmax output ``p`` (n, k)."""
+        with np.errstate(divide="ignore"):
+            z = np.log(np.where(output >= np.finfo(np.float64).tiny, output, np.nan))
+        return center(z)
 
     def block_sums(self, theta: float, y: NDArray[np.intp], z: NDArray[np.float64], w: NDArray[np.float64]):
         """Weighted loss of ``softmax(theta z)`` and its first two derivatives in theta: ``E_q[z] - z_y`` and
@@ -53,52 +57,49 @@ class SoftmaxLoss:
         return np.array([w @ loss, w @ (mean - zy), w @ np.maximum(var, 0.0)])
 
 
-class SoftmaxEngine:
+def center(F: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``F`` less its row mean: the logits of ``softmax(F)`` whose mean over the classes is 0."""
+    return F - F.mean(axis=1, keepdims=True)
+
+
+def class_rescale_factors(engine: Any, y: NDArray[np.intp], z: NDArray[np.float64], w: NDArray[np.float64]):
+    """One rescaling factor per class: ``argmin_theta sum_i w_i L(softmax(theta * z_i), y_i)`` over theta of shape
+    (k,) within the binary algorithm's bounds (the rescaling of section 3.2 of Tax et al. (2025) with a factor per
+    class, i.e. vector scaling without intercepts), by L-BFGS-B from theta = 1 on the convex objective.
+
+    ``engine`` is unused (the signature of :func:`mcal.mcgrad.engine.rescale_factor`).
+    """
+    from scipy.optimize import minimize
+
+    onehot = np.zeros_like(z)
+    onehot[np.arange(y.size), y] = 1.0
+
+    def loss_grad(theta: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
+        logq = log_softmax(theta * z, axis=1)
+        return float(-w @ (onehot * logq).sum(axis=1)), ((np.exp(logq) - onehot) * z).T @ w
+
+    k = z.shape[1]
+    res = minimize(loss_grad, np.ones(k), jac=True, method="L-BFGS-B", bounds=[THETA_BOUNDS] * k)
+    return res.x
+
+
+class SoftmaxEngine(LocalEngine):
     """The engine of :func:`mcal.mcgrad.engine.boost_rounds` for k classes: one LightGBM multiclass model per
     round on the encoded features plus the k current logits, from those logits as init scores.
 
     A part's ``X`` holds the encoded features followed by k spare columns for its logits ``F`` (shape (n, k)).
+    :class:`~mcal.mcgrad.engine.LocalEngine` runs the rounds (features binned once, training scores read from
+    LightGBM's softmax output); a round maps ``F`` to ``center(F + h_t)``, so that the logits after a round are
+    those of its probabilities, with mean 0 over the classes, whether read back from the softmax or predicted.
     """
 
-    def __init__(self, params: dict[str, Any], n_estimators: int, categorical: list[int], n_classes: int) -> None:
-        self.params = params
-        self.n_estimators = n_estimators
-        self.categorical = categorical
-        self.k = n_classes
-        self.objective = SoftmaxLoss()
-
-    def fit_round(self, part: Part, keep: bool = True) -> tuple[Any, NDArray[np.float64]]:
-        """Fit one round on the part; return the booster and ``F + h_t`` on the part's rows."""
-        lgb = import_optional("lightgbm")
-        part.X[:, -self.k :] = part.F
-        data = lgb.Dataset(
-            part.X,
-            label=part.y,
-            weight=None if part.w.min() == 1.0 == part.w.max() else part.w,
-            init_score=part.F,
-            categorical_feature=self.categorical,
-            params=self.params,
-        )
-        booster = lgb.train(self.params, data, num_boost_round=self.n_estimators)
-        return booster, part.F + booster.predict(part.X, raw_score=True, num_threads=self.params["num_threads"])
+    def __init__(self, params: dict[str, Any], n_estimators: int, categorical: list[int]) -> None:
+        super().__init__(params, n_estimators, categorical, SoftmaxLoss())
 
     def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
-        """Raw booster output (n, k) on the part's features and logits (the init score is not included)."""
-        part.X[:, -self.k :] = part.F
-        return booster.predict(part.X, raw_score=True, num_threads=self.params["num_threads"])
-
-    def loss_grad_hess(self, theta: float, y: Any, z: Any, w: Any) -> tuple[float, float, float]:
-        """Weighted loss of ``softmax(theta z)`` and its first two derivatives in theta, summed over blocks."""
-        sums = np.zeros(3)
-        for start in range(0, z.shape[0], _BLOCK):
-            rows = slice(start, start + _BLOCK)
-            sums += self.objective.block_sums(theta, y[rows], z[rows], w[rows])
-        return float(sums[0]), float(sums[1]), float(sums[2])
-
-    def log_loss_sum(self, y: Any, F: Any, w: Any) -> tuple[float, float]:
-        """``(sum of w * log loss of softmax(F), sum of w)``."""
-        with np.errstate(invalid="ignore", over="ignore"):
-            return float(w @ self.objective.loss(y, F)), float(w.sum())
+        """``center(F + h) - F``: the round's step on the part's logits ``F`` (n, k)."""
+        h = super().predict_raw(booster, part)
+        return h - (h + part.F).mean(axis=1, keepdims=True)
 
 
 class MulticlassMCGrad(MulticlassCalibrator):
@@ -108,10 +109,11 @@ class MulticlassMCGrad(MulticlassCalibrator):
     fits a LightGBM multiclass model ``h_t`` (k trees per boosting iteration, softmax objective) on the features
     plus the k current logits, with ``F_{t-1}`` as init score, so that the trees can split on any segment of the
     features crossed with any region of the scores, as the binary algorithm's trees split on ``F_{t-1}``. Then
-    ``F_t = theta_t (F_{t-1} + h_t)`` with one rescaling factor per round,
+    ``F_t = theta_t center(F_{t-1} + h_t)`` (``center``: less the row mean, so that the logits of the next round
+    are those of the probabilities) with one rescaling factor per round,
     ``theta_t = argmin_theta sum_i w_i L(softmax(theta (F_{t-1} + h_t)_i), y_i)`` (section 3.2 of the paper,
     for the softmax loss): one factor rather than one per class keeps the rescaling a temperature of the whole
-    round, which preserves the order of the classes within a row. Early stopping chooses the number of rounds on
+    round, which preserves the order of the classes within a row (``rescale="per_class"`` fits one per class). Early stopping chooses the number of rounds on
     a held-out part (the multiclass log loss, as the binary algorithm uses the log loss), and the rounds are refit
     on all rows. A segment in which class j is over-predicted is a region of features where the softmax
     gradient of class j has a constant sign, which the trees of round t can isolate: the rounds minimize the
@@ -128,8 +130,13 @@ class MulticlassMCGrad(MulticlassCalibrator):
         Held-out share for early stopping, in (0, 1).
     patience : int >= 0, default=0
         Rounds without improvement of the held-out loss before stopping.
-    rescale : bool, default=True
-        Fit ``theta_t``, or keep it at 1.
+    rescale : bool or "per_class", default=True
+        Fit one factor ``theta_t`` per round, one per round and class (``theta_t`` of shape (k,), by
+        :func:`class_rescale_factors`), or keep it at 1.
+    rescale_input : bool, default=True
+        Before round 1, rescale the input logits ``F_0`` as the rounds are rescaled (a temperature, or a factor per
+        class with ``rescale="per_class"``), as :class:`mcal.MCGrad`'s ``rescale_input``; ignored without
+        ``rescale``. The default and one factor per round were chosen by measurement (``multiclass.md``).
     learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split, \
 min_sum_hessian_in_leaf
         LightGBM's parameters of each round, with the defaults and rules of :class:`mcal.MCGrad` (the MCGrad
@@ -150,7 +157,9 @@ min_sum_hessian_in_leaf
     ----------
     n_rounds_ : int
         Rounds kept (0: the input probabilities are returned, up to the floor of ``log``).
-    rescale_factors_ : ndarray of shape (n_rounds_,)
+    rescale_factors_ : ndarray of shape (n_rounds_,), or (n_rounds_, n_classes_) with ``rescale="per_class"``
+    input_factor_ : float, or ndarray of shape (n_classes_,) with ``rescale="per_class"``
+        ``theta_0``, the factor of the input logits (1.0 without rounds or ``rescale_input``).
     validation_losses_ : ndarray
         Held-out multiclass log loss before round 1 and after each round tried (empty without early stopping).
     boosters_ : list of lightgbm.Booster
@@ -169,6 +178,7 @@ min_sum_hessian_in_leaf
     _state_attrs: ClassVar[tuple[str, ...]] = (
         "n_rounds_",
         "rescale_factors_",
+        "input_factor_",
         "validation_losses_",
         "classes_",
         "n_classes_",
@@ -180,7 +190,8 @@ min_sum_hessian_in_leaf
         "early_stopping": StrOptions("holdout", None),
         "validation_fraction": Interval(numbers.Real, 0, 1, closed="neither"),
         "patience": Interval(numbers.Integral, 0, None),
-        "rescale": "boolean",
+        "rescale": ["boolean", StrOptions("per_class")],
+        "rescale_input": "boolean",
         **tree_constraints(min_child_samples=0, limited_depth=True),
         "random_state": "random_state",
         "lightgbm_params": LightGBMParams("MulticlassMCGrad"),
@@ -194,7 +205,8 @@ min_sum_hessian_in_leaf
         early_stopping: str | None = "holdout",
         validation_fraction: float = 0.2,
         patience: int = 0,
-        rescale: bool = True,
+        rescale: bool | str = True,
+        rescale_input: bool = True,
         learning_rate: float = 0.02873,
         max_depth: int = 5,
         min_child_samples: int = 160,
@@ -214,6 +226,7 @@ min_sum_hessian_in_leaf
         self.validation_fraction = validation_fraction
         self.patience = patience
         self.rescale = rescale
+        self.rescale_input = rescale_input
         self.learning_rate = learning_rate
         self.max_depth = max_depth
         self.min_child_samples = min_child_samples
@@ -232,6 +245,15 @@ min_sum_hessian_in_leaf
         threads = lightgbm_threads(self.n_jobs, n_rows)
         return {"objective": "multiclass", "num_class": k, **round_params(self, seed, threads, "force_row_wise")}
 
+    def _rescaling(self) -> dict[str, Any]:
+        """The rescaling arguments of :func:`~mcal.mcgrad.engine.boost_rounds`."""
+        per_class = self.rescale == "per_class"
+        return {
+            "rescale": bool(self.rescale),
+            "rescale_input": bool(self.rescale and self.rescale_input),
+            "rescaler": class_rescale_factors if per_class else None,
+        }
+
     @lightgbm_errors_name_lightgbm_params
     def _fit(self, z, y, sample_weight, X) -> None:
         n, k = z.shape
@@ -240,13 +262,11 @@ min_sum_hessian_in_leaf
         X = np.empty((n, 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
         Xe = encoder.transform(X, n_extra_columns=k)
-        F0 = z - z.mean(axis=1, keepdims=True)
         engine = SoftmaxEngine(
-            self._lightgbm_params(k, lgb_seed, n),
-            int(self.n_estimators),
-            np.flatnonzero(encoder.categorical_).tolist(),
-            k,
+            self._lightgbm_params(k, lgb_seed, n), int(self.n_estimators), np.flatnonzero(encoder.categorical_).tolist()
         )
+        whole = Part(Xe, y, sample_weight, center(z))
+        engine.binned(whole)  # binned once, shared by the early-stopping part and reused by the refit
         n_rounds, losses = int(self.max_rounds), []
         if self.early_stopping is not None and n_rounds > 0:
             order = np.random.default_rng(split_seed).permutation(n)
@@ -261,21 +281,23 @@ min_sum_hessian_in_leaf
                     )
             path = boost_rounds(
                 engine,
-                [Part(Xe[tr], y[tr], sample_weight[tr], F0[tr])],
-                [Part(Xe[va], y[va], sample_weight[va], F0[va])],
+                [Part(Xe, y[tr], sample_weight[tr], whole.F[tr], whole.binned, tr)],
+                [Part(Xe[va], y[va], sample_weight[va], whole.F[va])],
                 max_rounds=n_rounds,
                 patience=int(self.patience),
-                rescale=bool(self.rescale),
+                **self._rescaling(),
             )
             losses, n_rounds = path.losses, path.best_round
             if n_rounds == self.max_rounds:
                 warn(f"early stopping chose max_rounds={self.max_rounds} rounds; a larger max_rounds may fit better")
-        final = boost_rounds(engine, [Part(Xe, y, sample_weight, F0)], None, max_rounds=n_rounds, patience=0,
-                             rescale=bool(self.rescale))  # fmt: skip
+        final = boost_rounds(engine, [whole], None, max_rounds=n_rounds, patience=0, **self._rescaling())
         self.encoder_ = encoder
         self.boosters_ = final.boosters
         self.n_rounds_ = len(final.boosters)
         self.rescale_factors_ = np.asarray(final.factors, dtype=np.float64)
+        self.input_factor_ = final.input_factor if n_rounds else 1.0
+        if self.rescale != "per_class":
+            self.input_factor_ = float(self.input_factor_)
         self.validation_losses_ = np.asarray(losses, dtype=np.float64)
         self._set_feature_attrs()
 
@@ -286,11 +308,11 @@ min_sum_hessian_in_leaf
             X = np.empty((z.shape[0], 0))
         k = self.n_classes_
         Xe = self.encoder_.transform(X, n_extra_columns=k)
-        F = z - z.mean(axis=1, keepdims=True)
+        F = self.input_factor_ * center(z)
         threads = lightgbm_threads(self.n_jobs, z.shape[0])
         for booster, theta in zip(self.boosters_, self.rescale_factors_, strict=True):
             Xe[:, -k:] = F
-            F = theta * (F + booster.predict(Xe, raw_score=True, num_threads=threads))
+            F = theta * center(F + booster.predict(Xe, raw_score=True, num_threads=threads))
         return softmax(F, axis=1)
 
     def _check_X_columns(self, X: Any) -> None:
@@ -326,8 +348,14 @@ min_sum_hessian_in_leaf
         T, k = self.n_rounds_, self.n_classes_
         if isinstance(T, bool) or not isinstance(T, int) or T < 0:
             raise ValueError(f"model data field state.n_rounds_ must be a non-negative int; got {T!r}")
-        if len(self.boosters_) != T or self.rescale_factors_.shape != (T,):
-            raise ValueError(f"model data fields state.boosters and state.rescale_factors_ must hold {T} rounds")
+        shape = (T, k) if self.rescale == "per_class" else (T,)
+        if len(self.boosters_) != T or np.shape(self.rescale_factors_) != shape:
+            raise ValueError(
+                f"model data fields state.boosters and state.rescale_factors_ must hold {T} rounds (factors of "
+                f"shape {shape})"
+            )
+        if np.shape(self.input_factor_) not in ((), (k,)):
+            raise ValueError(f"model data field state.input_factor_ must be a number or hold {k} numbers")
         if self.classes_.shape != (k,):
             raise ValueError(f"model data field state.classes_ must have shape ({k},)")
         d = self.encoder_.n_features_in_

@@ -119,6 +119,7 @@ class MulticlassTemperatureScaling(_LinearScaling):
 
     @property
     def temperature_(self) -> float:
+        """The fitted temperature T > 0 (the logits are divided by it)."""
         self._check_fitted()
         return float(1.0 / self.coef_[0, 0])
 

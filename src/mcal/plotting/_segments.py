@@ -64,6 +64,7 @@ def plot_segment_errors(
     ax.scatter(shown["size"], shown["ecce_sigma"], s=28, facecolors="none", edgecolors="black", linewidths=0.8)
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(import_optional("matplotlib.ticker").NullFormatter())  # 2x10^2 ... overlapped
+    ax.margins(y=0.12)  # head room for the numbers above the highest points
     ax.autoscale_view()
     offsets = _label_offsets(ax, shown["size"].to_numpy(float), shown["ecce_sigma"].to_numpy(float),
                              [len(str(n)) for n in shown["number"]])  # fmt: skip
@@ -73,7 +74,8 @@ def plot_segment_errors(
                     if dy > 3 else None)  # fmt: skip
     ax.set_xlabel("segment size (rows)")
     ax.set_ylabel("ECCE / sigma")
-    ax.legend(loc="lower right", fontsize=8, framealpha=0.8)
+    # above the axes, where the numbers, which stay inside them, cannot run under it
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False, borderaxespad=0.2)
     return ax
 
 

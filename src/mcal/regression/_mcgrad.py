@@ -53,16 +53,15 @@ class RegressionMCGrad(RegressionCalibrator, MCGrad):  # type: ignore[misc]  # f
         weighted in the fit: the mean is estimated consistently whatever the true variance.
     tweedie_power : float in [1, 2), default=1.5
         Variance power of ``loss="tweedie"`` (1 is Poisson); ignored by the other losses.
-    max_rounds, early_stopping, validation_fraction, n_folds, patience, early_stopping_metric, max_time, rescale, \
+    max_rounds, early_stopping, validation_fraction, n_folds, patience, min_gain_se, early_stopping_metric, max_time, rescale, \
 rescale_input, learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, \
 min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_features, n_jobs, progress, random_state
         As in :class:`mcal.MCGrad` (``early_stopping_metric="log_loss"`` stands for the loss of the rounds;
         ``rescale_input`` defaults to False, as the reference has no such step), with the defaults of the reference's ``RegressionMCGrad`` for the boosters
         (LightGBM's own): learning_rate 0.1, max_depth -1 (no limit), min_child_samples 20, n_estimators 100,
         max_leaves 31, l2_regularization 0 and min_gain_to_split 0, and MCGrad's for the rest (holdout early
-        stopping). MCGrad's paper defaults chose 11-12 rounds at 3-4 times the fit time, for a regression MCE
-        higher on the 100k synthetic data and lower on the credit-limit data, and a held-out MSE 0.2 % lower and
-        1.6 % higher (``benchmarks/results/regression_vs_reference_paper_defaults.md``). Splits are not
+        stopping); against MCGrad's paper defaults: ``benchmarks/results/regression_vs_reference_paper_defaults.md``.
+        Splits are not
         stratified unless the outcomes are all 0 or 1. ``min_sum_hessian_in_leaf`` is in units of weight for the squared error (its Hessian
         is the weight). ``lightgbm_params`` must not set ``tweedie_variance_power`` (use ``tweedie_power``).
 
@@ -70,12 +69,12 @@ min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_feature
     ----------
     n_rounds_ : int
         Number of rounds ``T`` (0: the model is the identity).
-    rescale_factors_ : ndarray of shape (n_rounds_,)
+    rescale_factors_ : ndarray of shape (n_rounds,)
         ``theta_t`` of each round of the refit.
     validation_losses_ : ndarray of shape (n_evaluated,)
         Weighted mean validation loss (squared error, or deviance) after each evaluated round, index 0 the
         input; empty without early stopping.
-    feature_importances_ : ndarray of shape (n_features_in_ + 1,)
+    feature_importances_ : ndarray of shape (n_features + 1,)
         Total split gain of each feature over all rounds; the last entry is the score ``F_{t-1}``.
     boosters_ : list of lightgbm.Booster
         The booster of each round.

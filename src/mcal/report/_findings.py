@@ -42,6 +42,18 @@ def format_pvalue_columns(table: pd.DataFrame, *, floor: float = PVALUE_FLOOR) -
 
     For printed tables, so that a p-value below ``floor`` reads ``"< 1e-15"``, never ``"0"``; other columns are kept.
 
+    Parameters
+    ----------
+    table : DataFrame
+        Any table; columns whose names end in ``pvalue`` hold p-values in [0, 1] or NaN.
+    floor : float, default=PVALUE_FLOOR
+        Smallest p-value printed as a number.
+
+    Returns
+    -------
+    formatted : DataFrame
+        A copy of ``table``, its p-value columns as text.
+
     Examples
     --------
     >>> format_pvalue_columns(pd.DataFrame({"ecce": [0.5], "ecce_pvalue": [0.0]}))["ecce_pvalue"].tolist()
@@ -55,7 +67,20 @@ def format_pvalue_columns(table: pd.DataFrame, *, floor: float = PVALUE_FLOOR) -
 
 
 def p_equals(pvalue: float, *, floor: float = PVALUE_FLOOR) -> str:
-    """``"p = 0.0123"``, or ``"p < 1e-15"`` below the floor (see :func:`format_pvalue`)."""
+    """``"p = 0.0123"``, or ``"p < 1e-15"`` below the floor (see :func:`format_pvalue`).
+
+    Parameters
+    ----------
+    pvalue : float
+        A p-value in [0, 1], or NaN.
+    floor : float, default=PVALUE_FLOOR
+        Smallest p-value printed as a number.
+
+    Returns
+    -------
+    text : str
+        ``"p = "`` followed by the p-value to three significant digits, or ``"p < floor"``.
+    """
     text = format_pvalue(pvalue, floor=floor)
     return f"p {text}" if text.startswith("<") else f"p = {text}"
 
@@ -96,7 +121,22 @@ def findings_table(worst: pd.DataFrame, n_tests: int) -> pd.DataFrame:
 
 
 def findings_note(worst: pd.DataFrame, n_tests: int, max_overlap: float | None) -> str:
-    """One sentence saying how the table of :func:`findings_table` was made."""
+    """One sentence saying how the table of :func:`findings_table` was made.
+
+    Parameters
+    ----------
+    worst : DataFrame
+        As returned by :func:`mcal.metrics.worst_segments`.
+    n_tests : int
+        Segments the p-values were adjusted over.
+    max_overlap : float or None
+        The ``max_overlap`` that :func:`mcal.metrics.worst_segments` grouped near-duplicates with (None: not grouped).
+
+    Returns
+    -------
+    note : str
+        The order of the rows, the number of tests, the grouping rule and the meaning of the error column.
+    """
     scores = list(dict.fromkeys(worst["score"]))
     order = f"{scores[0]}'s worst segments first, then each later column's" if len(scores) > 1 else "worst first"
     grouped = int(worst.drop_duplicates("rank")["n_similar"].sum())

@@ -52,7 +52,8 @@ th:first-child, td:first-child { text-align: left; } thead th { background: #f4f
 td.best { font-weight: 700; color: #11663a; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 1rem 1.5rem; }
 .grid.wide { grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); }
-table.segments td:nth-child(2) { text-align: left; max-width: 16rem; overflow-wrap: anywhere; }
+/* a segment name stays on one line (no break inside a condition); its table scrolls instead */
+table.segments td:nth-child(2), table.features td:first-child { text-align: left; white-space: nowrap; }
 figure.panel { margin: 0; padding: .6rem; border: 1px solid #e3e7ef; border-radius: 6px; }
 figure.panel img { width: 100%; height: auto; display: block; }
 figcaption { font-weight: 600; margin-bottom: .3rem; overflow-wrap: anywhere; }

@@ -68,10 +68,12 @@ class Segments:
 
     @property
     def sizes(self) -> NDArray[np.int64]:
+        """Number of rows of each segment, an int64 array of shape (n_segments,)."""
         return np.concatenate([p.sizes for p in self._parts]).astype(np.int64) if self._parts else np.zeros(0, np.int64)
 
     @property
     def depths(self) -> NDArray[np.int64]:
+        """Number of conditions defining each segment (1 for masks and labels), shape (n_segments,)."""
         out = [
             np.array([len(p.combos[c]) for c in p.seg_combo], dtype=np.int64)
             if isinstance(p, CodedPart)
@@ -82,6 +84,7 @@ class Segments:
 
     @property
     def descriptions(self) -> list[str]:
+        """Readable definition of each segment (``"age<30 & job=retired"``), a list of n_segments strings."""
         if self._descriptions is None:
             self._descriptions = [
                 p.description(k) if isinstance(p, CodedPart) else p.names[k]

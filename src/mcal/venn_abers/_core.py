@@ -131,5 +131,15 @@ def merge_bounds(p0: NDArray[np.float64], p1: NDArray[np.float64]) -> NDArray[np
     """The merged probability ``p1 / (1 - p0 + p1)``, minimax for log loss (Vovk et al. 2015, section 4).
 
     ``1 - p0 + p1 >= 1`` since ``p0 <= p1``, so the ratio is always defined.
+
+    Parameters
+    ----------
+    p0, p1 : ndarray of shape (n_samples,)
+        Lower and upper Venn-Abers probabilities, ``p0 <= p1``, in [0, 1].
+
+    Returns
+    -------
+    p : ndarray of shape (n_samples,)
+        The merged probabilities, in [p0, p1].
     """
     return p1 / (1.0 - p0 + p1)
