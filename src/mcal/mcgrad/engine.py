@@ -317,7 +317,7 @@ def boost_rounds(
     rescale : bool
         Fit theta_t (section 3.2) or keep it at 1.
     show_progress : bool or None, default=False
-        Progress bar over rounds (:func:`mcal._progress.progress`): None on a terminal only.
+        Progress bar over rounds (tqdm): None on a terminal only.
     desc : str, default="MCGrad rounds"
         Label of the progress bar.
     keep : bool or None, default=None

@@ -130,7 +130,7 @@ def walk_extremes(
         ``w_i (y_i - p_i)`` with the rows sorted by score.
     scores : ndarray of shape (n_samples,) or None
         The sorted scores, when they have ties (the walk is then read at the end of each tie block within a
-        group, as :func:`~mcal.metrics._cumulative.cumulative_differences` does); None when all are distinct.
+        group, as :func:`mcal.metrics.ecce` reads it); None when all are distinct.
     positions : ndarray of shape (n_positions,) or None
         Rows (indices into the sorted arrays) grouped so that each group is contiguous and in score order;
         None for all rows in order.
