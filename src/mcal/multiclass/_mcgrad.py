@@ -131,8 +131,8 @@ class MulticlassMCGrad(MulticlassCalibrator):
     patience : int >= 0, default=0
         Rounds without improvement of the held-out loss before stopping.
     rescale : bool or "per_class", default=True
-        Fit one factor ``theta_t`` per round, one per round and class (``theta_t`` of shape (k,), by
-        :func:`class_rescale_factors`), or keep it at 1.
+        Fit one factor ``theta_t`` per round, one per round and class (``theta_t`` of shape (k,), fitted
+        for the log loss), or keep it at 1.
     rescale_input : bool, default=True
         Before round 1, rescale the input logits ``F_0`` as the rounds are rescaled (a temperature, or a factor per
         class with ``rescale="per_class"``), as :class:`mcal.MCGrad`'s ``rescale_input``; ignored without
