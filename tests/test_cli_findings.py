@@ -194,6 +194,7 @@ def test_evaluate_prints_tiny_pvalues_as_below_the_floor_never_zero(rng, tmp_pat
     header, row = capsys.readouterr().out.splitlines()[1:3]
     cells = dict(zip(header.split(), re.split(r"(?<!<) +", row.strip())[1:], strict=True))
     assert cells["ecce_pvalue"] == cells["mce_pvalue"] == "< 1e-15", row
+    assert cells["mce_pvalue_adjusted"] == "< 3e-15", row  # Holm over the 3 segments: all, job=admin, job=tech
     assert mcal.metrics.ecce_pvalue(y, np.full(n, 0.1)) < 1e-15  # what the "< 1e-15" stands for
     main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--segments", "job", "--json"])
     metrics = json.loads(capsys.readouterr().out)["metrics"]["p"]
