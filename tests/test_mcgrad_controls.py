@@ -303,6 +303,14 @@ def test_tune_mcgrad_scores_on_rows_it_never_trains_on(tuned, monkeypatch):
         ({"validation_fraction": 1.0}, ValueError, "validation_fraction must be a number in"),
         ({"mcgrad_params": {"learning_rate": 0.1}}, ValueError, r"mcgrad_params must not set .*learning_rate"),
         ({"param_distributions": {"max_leaves": [2.5]}}, TypeError, "max_leaves"),
+        (
+            {"param_distributions": {"nonsense": [1, 2]}},
+            ValueError,
+            r"param_distributions must name MCGrad parameters; got unknown \['nonsense'\]",
+        ),
+        ({"mcgrad_params": {"n_job": 1}}, ValueError, r"mcgrad_params must name MCGrad parameters; got .*'n_job'"),
+        ({"mcgrad_params": {"random_state": 1}}, ValueError, "mcgrad_params must not set random_state"),
+        ({"param_distributions": [SPACE]}, TypeError, "param_distributions must be a dict .*; got list"),
     ],
 )
 def test_tune_mcgrad_rejects_bad_arguments_naming_them(kwargs, error, match):
