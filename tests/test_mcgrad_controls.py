@@ -236,8 +236,12 @@ def test_the_learning_curve_draws_each_rounds_loss_and_metric(data):
     np.testing.assert_array_equal(ax.get_lines()[1].get_xdata(), [model.n_rounds_, model.n_rounds_])
     (twin,) = [a for a in ax.figure.axes if a is not ax]
     np.testing.assert_array_equal(twin.get_lines()[0].get_ydata(), model.validation_scores_)
-    with pytest.raises(ValueError, match="model must be a fitted MCGrad with validation values"):
+    with pytest.raises(ValueError, match="model must be a fitted MCGrad with validation values.*got MCGrad with none"):
         plot_learning_curve(MCGrad(**{**FAST, "early_stopping": None}).fit(p, y, X=X))
+    with pytest.raises(ValueError, match="got MCGrad not fitted"):
+        plot_learning_curve(MCGrad())
+    with pytest.raises(ValueError, match=r"got PlattScaling \(not an MCGrad\)"):
+        plot_learning_curve(mcal.PlattScaling().fit(p, y))  # fitted, but no rounds to draw
 
 
 # -- tune_mcgrad -------------------------------------------------------------------------------------------------
