@@ -52,6 +52,16 @@ def test_fit_prints_rounds_validation_loss_and_top_features_by_name(csv, tmp_pat
     assert top.split()[0] == "job"  # the miscalibrated segment is a job, not the noise column
 
 
+def test_fit_names_the_early_stopping_metric_that_chose_the_rounds(csv, tmp_path, capsys):
+    assert _fit(csv, tmp_path / "m.json", "--param", "early_stopping_metric=mce") == 0
+    out = capsys.readouterr().out
+    model = mcal.load(tmp_path / "m.json")
+    scores, losses, n = model.validation_scores_, model.validation_losses_, model.n_rounds_
+    expected = (f"rounds: {n}; early stopping on the mce chose it: validation mce {scores[0]:.4f} before, "
+                f"{scores[n]:.4f} after; log loss {losses[0]:.6f} before, {losses[n]:.6f} after")  # fmt: skip
+    assert expected in out, out
+
+
 def test_feature_importance_names_the_importances(rng):
     X = pd.DataFrame({"a": rng.normal(size=2000), "b": rng.choice(["u", "v"], 2000)})
     p = rng.uniform(0.1, 0.9, 2000)
