@@ -121,6 +121,11 @@ def test_demo_advice_names_the_best_method_from_its_numbers():
                          index=[BASE, "isotonic", "platt"])  # fmt: skip
     assert advice(table) == ("advice: isotonic lowers log loss from 0.3000 to 0.2800 and the worst segment's error "
                              "from 9.0 to 2.5 sigma; fit it on your own data with `mcal fit DATA --method isotonic ...`.")  # fmt: skip
+    segments_worse = table.assign(mce_sigma=[3.5, 3.6, 4.0])  # the demo's --quick run with platt,isotonic
+    assert advice(segments_worse) == (
+        "advice: isotonic lowers log loss from 0.3000 to 0.2800, but not the worst segment's error (3.5 to 3.6 "
+        "sigma); fit it on your own data with `mcal fit DATA --method isotonic ...`."
+    )
     worse = table.assign(log_loss=[0.2, 0.28, 0.29])
     assert advice(worse).startswith("advice: no method beat the base model's log loss (0.2000")
 
