@@ -244,3 +244,10 @@ def test_demo_figure_titles_clear_the_interval_note_and_the_panel_above(rng, tmp
     titles = [ax.title.get_window_extent(renderer) for ax in tops]
     xlabels = [ax.xaxis.label.get_window_extent(renderer) for ax in fig.axes if ax.get_xlabel()]
     assert xlabels and not any(t.overlaps(x) for t in titles for x in xlabels)
+
+
+def test_demo_names_its_methods_option_for_an_unknown_method(tmp_path, capsys):
+    assert main(["demo", "--quick", "--methods", "platt,nope", "--output-dir", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "mcal: error: --methods must name methods among " in err and err.rstrip().endswith("; got nope")
+    assert not (tmp_path / "d").exists()
