@@ -52,6 +52,16 @@ def test_fit_prints_rounds_validation_loss_and_top_features_by_name(csv, tmp_pat
     assert top.split()[0] == "job"  # the miscalibrated segment is a job, not the noise column
 
 
+def test_fit_names_the_early_stopping_metric_that_chose_the_rounds(csv, tmp_path, capsys):
+    assert _fit(csv, tmp_path / "m.json", "--param", "early_stopping_metric=mce") == 0
+    out = capsys.readouterr().out
+    model = mcal.load(tmp_path / "m.json")
+    scores, losses, n = model.validation_scores_, model.validation_losses_, model.n_rounds_
+    expected = (f"rounds: {n}; early stopping on the mce chose it: validation mce {scores[0]:.4f} before, "
+                f"{scores[n]:.4f} after; log loss {losses[0]:.6f} before, {losses[n]:.6f} after")  # fmt: skip
+    assert expected in out, out
+
+
 def test_feature_importance_names_the_importances(rng):
     X = pd.DataFrame({"a": rng.normal(size=2000), "b": rng.choice(["u", "v"], 2000)})
     p = rng.uniform(0.1, 0.9, 2000)
@@ -111,6 +121,11 @@ def test_demo_advice_names_the_best_method_from_its_numbers():
                          index=[BASE, "isotonic", "platt"])  # fmt: skip
     assert advice(table) == ("advice: isotonic lowers log loss from 0.3000 to 0.2800 and the worst segment's error "
                              "from 9.0 to 2.5 sigma; fit it on your own data with `mcal fit DATA --method isotonic ...`.")  # fmt: skip
+    segments_worse = table.assign(mce_sigma=[3.5, 3.6, 4.0])  # the demo's --quick run with platt,isotonic
+    assert advice(segments_worse) == (
+        "advice: isotonic lowers log loss from 0.3000 to 0.2800, but not the worst segment's error (3.5 to 3.6 "
+        "sigma); fit it on your own data with `mcal fit DATA --method isotonic ...`."
+    )
     worse = table.assign(log_loss=[0.2, 0.28, 0.29])
     assert advice(worse).startswith("advice: no method beat the base model's log loss (0.2000")
 
@@ -194,6 +209,7 @@ def test_evaluate_prints_tiny_pvalues_as_below_the_floor_never_zero(rng, tmp_pat
     header, row = capsys.readouterr().out.splitlines()[1:3]
     cells = dict(zip(header.split(), re.split(r"(?<!<) +", row.strip())[1:], strict=True))
     assert cells["ecce_pvalue"] == cells["mce_pvalue"] == "< 1e-15", row
+    assert cells["mce_pvalue_adjusted"] == "< 3e-15", row  # Holm over the 3 segments: all, job=admin, job=tech
     assert mcal.metrics.ecce_pvalue(y, np.full(n, 0.1)) < 1e-15  # what the "< 1e-15" stands for
     main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--segments", "job", "--json"])
     metrics = json.loads(capsys.readouterr().out)["metrics"]["p"]
@@ -228,3 +244,10 @@ def test_demo_figure_titles_clear_the_interval_note_and_the_panel_above(rng, tmp
     titles = [ax.title.get_window_extent(renderer) for ax in tops]
     xlabels = [ax.xaxis.label.get_window_extent(renderer) for ax in fig.axes if ax.get_xlabel()]
     assert xlabels and not any(t.overlaps(x) for t in titles for x in xlabels)
+
+
+def test_demo_names_its_methods_option_for_an_unknown_method(tmp_path, capsys):
+    assert main(["demo", "--quick", "--methods", "platt,nope", "--output-dir", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "mcal: error: --methods must name methods among " in err and err.rstrip().endswith("; got nope")
+    assert not (tmp_path / "d").exists()

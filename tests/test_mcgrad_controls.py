@@ -236,8 +236,12 @@ def test_the_learning_curve_draws_each_rounds_loss_and_metric(data):
     np.testing.assert_array_equal(ax.get_lines()[1].get_xdata(), [model.n_rounds_, model.n_rounds_])
     (twin,) = [a for a in ax.figure.axes if a is not ax]
     np.testing.assert_array_equal(twin.get_lines()[0].get_ydata(), model.validation_scores_)
-    with pytest.raises(ValueError, match="model must be a fitted MCGrad with validation values"):
+    with pytest.raises(ValueError, match="model must be a fitted MCGrad with validation values.*got MCGrad with none"):
         plot_learning_curve(MCGrad(**{**FAST, "early_stopping": None}).fit(p, y, X=X))
+    with pytest.raises(ValueError, match="got MCGrad not fitted"):
+        plot_learning_curve(MCGrad())
+    with pytest.raises(ValueError, match=r"got PlattScaling \(not an MCGrad\)"):
+        plot_learning_curve(mcal.PlattScaling().fit(p, y))  # fitted, but no rounds to draw
 
 
 # -- tune_mcgrad -------------------------------------------------------------------------------------------------
@@ -303,6 +307,14 @@ def test_tune_mcgrad_scores_on_rows_it_never_trains_on(tuned, monkeypatch):
         ({"validation_fraction": 1.0}, ValueError, "validation_fraction must be a number in"),
         ({"mcgrad_params": {"learning_rate": 0.1}}, ValueError, r"mcgrad_params must not set .*learning_rate"),
         ({"param_distributions": {"max_leaves": [2.5]}}, TypeError, "max_leaves"),
+        (
+            {"param_distributions": {"nonsense": [1, 2]}},
+            ValueError,
+            r"param_distributions must name MCGrad parameters; got unknown \['nonsense'\]",
+        ),
+        ({"mcgrad_params": {"n_job": 1}}, ValueError, r"mcgrad_params must name MCGrad parameters; got .*'n_job'"),
+        ({"mcgrad_params": {"random_state": 1}}, ValueError, "mcgrad_params must not set random_state"),
+        ({"param_distributions": [SPACE]}, TypeError, "param_distributions must be a dict .*; got list"),
     ],
 )
 def test_tune_mcgrad_rejects_bad_arguments_naming_them(kwargs, error, match):

@@ -85,7 +85,15 @@ def test_cumulative_plot_range_is_ecce_and_the_bar_is_the_five_percent_range(sam
     sigma = ecce_std(y, p, sample_weight=w)
     assert brownian_range_sf(bar_height / sigma)[0] == pytest.approx(0.05, abs=1e-8)
     assert bar_height / sigma == pytest.approx(2.4977, abs=1e-4)  # the MCGrad paper's threshold
-    assert f"p = {ecce_pvalue(y, p, sample_weight=w):.2g}" in walk.get_label()
+    pvalue = ecce_pvalue(y, p, sample_weight=w)
+    assert (f"p = {pvalue:.2g}" if pvalue > 0 else "p < 1e-15") in walk.get_label()
+
+
+def test_cumulative_plot_label_reads_a_p_value_below_its_floor_as_below_it(rng):
+    p = np.full(5000, 0.1)
+    y = (rng.uniform(size=p.size) < 0.9).astype(float)  # a p-value far below 1e-15, computed as 0
+    label = plot_cumulative_differences(y, p, ax=_ax()).lines[1].get_label()
+    assert ecce_pvalue(y, p) == 0.0 and label.endswith("p < 1e-15"), label
 
 
 def test_cumulative_plot_of_a_large_sample_draws_a_bounded_number_of_points(rng):

@@ -576,3 +576,11 @@ def test_worst_segment_table_is_capped_for_many_columns(tmp_path):
     text = "".join(page.text)
     assert f"first {MAX_FINDINGS_ROWS} of the {n_listed} segments listed" in text
     assert f"for the first {MAX_THUMBNAIL_COLUMNS} score columns" in text
+
+
+def test_a_metric_p_value_below_its_floor_reads_below_it_never_zero(report):
+    _, page = report
+    (row,) = [r for r in page.table("metrics")[0] if r[0][1] == "ECCE p-value"]
+    value, text = row[2]  # the distorted column: miscalibrated beyond the p-value's precision
+    assert float(value) == 0.0 and text == "< 1e-15"
+    assert float(row[1][0]) > 0.05 and row[1][1] == f"{float(row[1][0]):.3g}"

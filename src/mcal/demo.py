@@ -212,8 +212,10 @@ def advice(table: pd.DataFrame) -> str:
                 "its scores are calibrated enough on this data.")  # fmt: skip
     mce_text = ""
     if "mce_sigma" in table.columns:
-        mce_text = (f" and the worst segment's error from {table.at[BASE, 'mce_sigma']:.1f} to "
-                    f"{table.at[best, 'mce_sigma']:.1f} sigma")  # fmt: skip
+        mce_before, mce_after = table.at[BASE, "mce_sigma"], table.at[best, "mce_sigma"]
+        change = f"{mce_before:.1f} to {mce_after:.1f} sigma"
+        mce_text = (f" and the worst segment's error from {change}" if mce_after < mce_before
+                    else f", but not the worst segment's error ({change})")  # fmt: skip
     return (f"advice: {best} lowers log loss from {before:.4f} to {after:.4f}{mce_text}; fit it on your own data "
             f"with `mcal fit DATA --method {best} ...`.")  # fmt: skip
 

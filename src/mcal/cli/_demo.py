@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mcal.cli._common import Command, check_count, split_names
+from mcal._registry import METHODS
+from mcal.cli._common import CLIError, Command, check_count, split_names
 
 
 def _configure(parser) -> None:
@@ -19,6 +20,9 @@ def _run(args) -> int:
 
     check_count(args.random_state, "--random-state", 0)
     methods = split_names(args.methods, "--methods") or None
+    unknown = [name for name in methods or () if name not in METHODS]
+    if unknown:
+        raise CLIError(f"--methods must name methods among {', '.join(sorted(METHODS))}; got {', '.join(unknown)}")
     run_demo(args.output_dir, methods=methods, quick=args.quick, random_state=args.random_state)
     return 0
 

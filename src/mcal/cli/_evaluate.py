@@ -223,9 +223,16 @@ def _run(args) -> int:
         print(json.dumps(out, indent=2, allow_nan=False))
     else:
         print(f"{n_rows} rows{'' if total is None else f', total weight {total:.6g}'}, label {args.label_col!r}")
-        from mcal.report import format_pvalue_columns
+        from mcal.report import PVALUE_FLOOR, format_pvalue, format_pvalue_columns
 
-        print(format_pvalue_columns(table).to_string(float_format=lambda v: f"{v:.6f}"))
+        shown = format_pvalue_columns(table)
+        if results:  # adjusted over a column's m tested segments: "< m * 1e-15" below the floor, never "0"
+            shown["mce_pvalue_adjusted"] = [
+                format_pvalue(results[name].pvalue_adjusted,
+                              floor=min(1.0, int(results[name].table["pvalue"].notna().sum()) * PVALUE_FLOOR))
+                for name in table.index
+            ]  # fmt: skip
+        print(shown.to_string(float_format=lambda v: f"{v:.6f}"))
         if results:
             _print_segments(results, worst, tables, args.segments, max_overlap)
     return gates.report(args.fail_if, ((f"score column {name!r}", row) for name, row in table.iterrows()))

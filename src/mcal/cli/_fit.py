@@ -295,9 +295,7 @@ def fit_summary(model, *, seeded: bool) -> list[str]:
         lines.append(f"random_state {model.random_state}{origin}, recorded in the model file")
     losses = getattr(model, "validation_losses_", None)
     if losses is not None:  # MCGrad
-        why = (f"early stopping chose it: validation log loss {losses[0]:.6f} before, {losses[model.n_rounds_]:.6f} "
-               f"after ({losses.size - 1} rounds evaluated)" if losses.size else "early stopping off")  # fmt: skip
-        lines.append(f"rounds: {model.n_rounds_}; {why}")
+        lines.append(f"rounds: {model.n_rounds_}; {_rounds_why(model)}")
         top = model.feature_importance().head(_N_TOP_FEATURES)
         if model.n_rounds_ and top.iloc[0] > 0:
             lines.append("top features by split gain: " + ", ".join(f"{k} {v:.4g}" for k, v in top.items() if v > 0))
@@ -308,6 +306,22 @@ def fit_summary(model, *, seeded: bool) -> list[str]:
         lines.append(f"epochs: {model.n_epochs_}, weights kept from epoch {model.best_epoch_} (step "
                      f"{model.best_step_} of {model.n_steps_}){held_out}")  # fmt: skip
     return lines
+
+
+def _rounds_why(model) -> str:
+    """Why MCGrad kept its rounds: the early-stopping metric (and log loss) on the validation rows, before and
+    after them."""
+    losses, n = model.validation_losses_, model.n_rounds_
+    if not losses.size:
+        return "early stopping off"
+    loss = f"log loss {losses[0]:.6f} before, {losses[n]:.6f} after"
+    evaluated = f"({losses.size - 1} round{'s' if losses.size != 2 else ''} evaluated)"
+    metric = model.early_stopping_metric  # from the CLI a name: "log_loss" or "mce"
+    if metric == "log_loss":
+        return f"early stopping chose it: validation {loss} {evaluated}"
+    scores = model.validation_scores_
+    return (f"early stopping on the {metric} chose it: validation {metric} {scores[0]:.4f} before, "
+            f"{scores[n]:.4f} after; {loss} {evaluated}")  # fmt: skip
 
 
 def _configure_predict(parser) -> None:

@@ -119,8 +119,9 @@ def tune_mcgrad(
     ------
     ValueError
         On invalid inputs (as :meth:`MCGrad.fit`), an out-of-range ``n_trials``, ``validation_fraction`` or
-        ``factor``, a parameter in ``mcgrad_params`` that is also searched, or an invalid candidate (named by
-        MCGrad).
+        ``factor``, a name in ``param_distributions`` or ``mcgrad_params`` that is not an MCGrad parameter or is
+        ``random_state``, a parameter in ``mcgrad_params`` that is also searched, or an invalid candidate (named
+        by MCGrad).
     TypeError
         If an argument is of the wrong type.
 
@@ -144,9 +145,7 @@ def tune_mcgrad(
     p, yy, w = _check_inputs(y_prob, y, sample_weight, n_trials, validation_fraction, factor, random_state)
     space = default_search_space() if param_distributions is None else param_distributions
     fixed = dict(mcgrad_params or {})
-    both = sorted(set(fixed) & set(space))
-    if both:
-        raise ValueError(f"mcgrad_params must not set the searched parameters; got {both}")
+    _check_param_names(space, fixed)
     rng = np.random.default_rng(random_state)
     seed = int(rng.integers(2**31 - 1))
     ((train, held),) = split_rows(yy, "holdout", float(validation_fraction), 2, seed)
@@ -184,6 +183,26 @@ def _trial(params, fixed, candidate, rung, rows, held, p, y, w, X, random_state)
 def _plain(value: Any) -> Any:
     """A sampled value as a Python scalar: integers stay integers (MCGrad refuses ``2.0`` for an int)."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _check_param_names(space: Any, fixed: dict[str, Any]) -> None:
+    """``param_distributions`` and ``mcgrad_params`` name MCGrad parameters, apart, and leave ``random_state`` to
+    the argument of that name."""
+    if not isinstance(space, dict):
+        raise TypeError(
+            f"param_distributions must be a dict of MCGrad parameter names to lists or distributions; "
+            f"got {type(space).__name__}"
+        )
+    known = set(MCGrad().get_params())
+    for name, given in (("param_distributions", space), ("mcgrad_params", fixed)):
+        unknown = sorted(map(str, set(given) - known))
+        if unknown:
+            raise ValueError(f"{name} must name MCGrad parameters; got unknown {unknown}")
+        if "random_state" in given:
+            raise ValueError(f"{name} must not set random_state (tune_mcgrad's random_state seeds every fit)")
+    both = sorted(set(fixed) & set(space))
+    if both:
+        raise ValueError(f"mcgrad_params must not set the searched parameters; got {both}")
 
 
 def _check_inputs(y_prob, y, sample_weight, n_trials, validation_fraction, factor, random_state) -> tuple:

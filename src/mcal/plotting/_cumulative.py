@@ -83,7 +83,8 @@ def plot_cumulative_differences(
     pvalue = ecce_pvalue(y_true, y_prob, sample_weight=sample_weight, outcome=outcome)
     ecce_value = float(curve.difference.max() - curve.difference.min())
     scale = ecce_value / curve.sigma if curve.sigma > 0 else float("nan")
-    text = f"ECCE/σ = {scale:.2f}, p = {pvalue:.2g}"
+    # ecce_pvalue is 0.0 below 1e-15, its precision: "p < 1e-15" then, never "p = 0"
+    text = f"ECCE/σ = {scale:.2f}, " + ("p < 1e-15" if pvalue == 0 else f"p = {pvalue:.2g}")
     ax = axes_or_new(ax)
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.plot(curve.fraction, curve.difference, linewidth=1.2, label=text if label is None else f"{label}: {text}")

@@ -36,9 +36,13 @@ def plot_learning_curve(model: Any, *, ax: Any = None) -> Any:
     """
     losses = np.asarray(getattr(model, "validation_losses_", np.zeros(0)))
     if losses.size == 0:
+        if hasattr(model, "validation_losses_"):
+            state = "with none"
+        else:  # MCGrad and DaskMCGrad have max_rounds: then unfitted; any other model is not one
+            state = "not fitted" if hasattr(model, "max_rounds") else "(not an MCGrad)"
         raise ValueError(
             "model must be a fitted MCGrad with validation values (early stopping or an eval_set); got "
-            f"{type(model).__name__} with {'none' if hasattr(model, 'validation_losses_') else 'no fit'}"
+            f"{type(model).__name__} {state}"
         )
     scores = np.asarray(getattr(model, "validation_scores_", losses))
     ax = axes_or_new(ax)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from mcal.report._findings import PVALUE_FLOOR, format_pvalue
 from mcal.segments import Segments
 
 #: Label, and which direction is better ("min", "max", "one" for closest to 1, None), of each summary column.
@@ -113,6 +114,12 @@ def _num(value: float, digits: int = 4, css: str = "num", interval: tuple[float,
     )
 
 
+def _pvalue_cell(pvalue: float, floor: float = PVALUE_FLOOR) -> str:
+    """A p-value cell that never reads 0: ``< floor`` below the precision of the Brownian-range tail."""
+    text = format_pvalue(float(pvalue), floor=floor)
+    return f'<td class="num" data-value="{float(pvalue)!r}">{escape(text)}</td>'
+
+
 def _interval(ci: dict | None, name: str, metric: str) -> tuple[float, float] | None:
     """The bootstrap interval of ``metric`` for score column ``name`` from ``ci["table"]``, if there is one."""
     if ci is None or f"{metric}_low" not in ci["table"].columns:
@@ -194,8 +201,11 @@ def _metrics_section(summary: pd.DataFrame, n_bins: int, ci: dict | None = None,
     for column in summary.columns:
         label, rule = _METRICS.get(column, (column, None))
         best = _best(summary[column], rule)
-        cells = "".join(_num(v, css="num best" if name in best else "num", interval=_interval(ci, name, column))
-                        for name, v in summary[column].items())  # fmt: skip
+        if str(column).endswith("pvalue"):  # "< 1e-15" below the floor, never "0"
+            cells = "".join(_pvalue_cell(v) for v in summary[column])
+        else:
+            cells = "".join(_num(v, css="num best" if name in best else "num", interval=_interval(ci, name, column))
+                            for name, v in summary[column].items())  # fmt: skip
         body.append(f'<tr data-metric="{escape(column)}"><th scope="row">{escape(label)}</th>{cells}</tr>')
     return (
         '<section id="metrics"><h2>Core metrics</h2>'

@@ -12,8 +12,8 @@ from numpy.typing import NDArray
 from mcal.metrics import (
     segment_intervals,
 )
-from mcal.report._findings import PVALUE_FLOOR, findings_note, format_pvalue
-from mcal.report._html import _ci_note, _figure_panel, _interval, _num, _svg_uri
+from mcal.report._findings import PVALUE_FLOOR, findings_note
+from mcal.report._html import _ci_note, _figure_panel, _interval, _num, _pvalue_cell, _svg_uri
 from mcal.segments import Segments
 
 #: Rows of the MCE summary table: attribute of :class:`mcal.metrics.MCEResult` and label.
@@ -45,12 +45,6 @@ def _thumbnail(Figure: Any, y: NDArray, p: NDArray, w: NDArray | None, confidenc
     ax.set_yticks([0, 0.5, 1], labels=["0", ".5", "1"])
     ax.tick_params(labelsize=6, length=2, pad=1)
     return _svg_uri(ax.figure)
-
-
-def _pvalue_cell(pvalue: float, floor: float) -> str:
-    """A p-value cell that never reads 0: ``< floor`` below the precision of the Brownian-range tail."""
-    text = format_pvalue(float(pvalue), floor=floor)
-    return f'<td class="num" data-value="{float(pvalue)!r}">{escape(text)}</td>'
 
 
 def _findings_rows(
