@@ -249,3 +249,28 @@ def test_evaluate_weights_the_metrics_as_the_library_does(frame, tmp_path, capsy
     expected = multiclass_log_loss(frame["code"], frame[COLS].to_numpy(), sample_weight=w)
     assert row["log_loss"] == pytest.approx(expected, rel=1e-12)
     assert row["log_loss"] != pytest.approx(multiclass_log_loss(frame["code"], frame[COLS].to_numpy()), rel=1e-6)
+
+
+def test_one_vs_rest_around_a_field_method_reads_its_field(csv, frame, tmp_path):
+    model, out = tmp_path / "m.json", tmp_path / "out.csv"
+    assert _fit(csv, model, "--method", "ovr-per-field-isotonic", "--field", "seg", label="code") == 0
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
+    written = pd.read_csv(out)[[f"{c}_calibrated" for c in COLS]].to_numpy()
+    ref = OneVsRestCalibrator(method="per-field-isotonic", method_params={"field": "seg"})
+    ref.fit(frame[COLS].to_numpy(), frame["code"], X=frame[["seg"]])
+    np.testing.assert_allclose(written, ref.predict(frame[COLS].to_numpy(), X=frame[["seg"]]), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("method", "extra", "message"),
+    [
+        ("ovr-neucalib", [], "method 'ovr-neucalib' needs --field COL, the field (context) column; got no --field"),
+        ("ovr-isotonic", ["--field", "seg"], "--field is not used by method 'ovr-isotonic'"),
+        ("temperature", ["--field", "seg"], "--field applies to a single score column (--score-col)"),
+    ],
+)
+def test_field_with_score_cols_only_for_one_vs_rest_around_a_field_method(csv, tmp_path, capsys, method, extra,
+                                                                          message):  # fmt: skip
+    assert _fit(csv, tmp_path / "m.json", "--method", method, *extra) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()

@@ -148,18 +148,22 @@ def class_mapping(classes: list[Any], columns: list[str]) -> str:
 # ----------------------------------------------------------------------------------------------- fit, predict
 
 
-def build_estimator(method: str, params: list[str], random_state: int):
+def build_estimator(method: str, params: list[str], random_state: int, field: str | None = None):
     """The unfitted calibrator of a ``--method`` name of :func:`method_names` with ``--param`` settings (for
-    ``ovr-NAME``: the binary method's parameters)."""
+    ``ovr-NAME``: the binary method's parameters, and its ``--field``)."""
     from mcal import multiclass
-    from mcal.cli._fit import _parse_params
+    from mcal.cli._fit import _parse_params, field_setting
 
     kwargs = _parse_params(params)
     if method.startswith(_OVR):
-        binary = method[len(_OVR) :]
-        if "random_state" in inspect.signature(get_method(binary).__init__).parameters:
+        binary = get_method(method[len(_OVR) :])
+        if "random_state" in inspect.signature(binary.__init__).parameters:
             kwargs.setdefault("random_state", random_state)
-        return multiclass.OneVsRestCalibrator(method=binary, method_params=kwargs or None)
+        kwargs.update(field_setting(method, binary, field))
+        return multiclass.OneVsRestCalibrator(method=method[len(_OVR) :], method_params=kwargs or None)
+    if field is not None:
+        raise CLIError(f"--field applies to a single score column (--score-col), not to --score-cols; got --field "
+                       f"{field!r}")  # fmt: skip
     cls = getattr(multiclass, MULTICLASS_METHODS[method])
     accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
     unknown = sorted(set(kwargs) - accepted)
@@ -184,20 +188,20 @@ def fit(args, features: list[str], random_state: int) -> int:
     from mcal._persistence import save
     from mcal.cli._fit import feature_frame
 
-    refuse(args, ("--pos-label", "--field", "--device", "--scheduler", "--dask-workers", "--dask-timeout"))
+    refuse(args, ("--pos-label", "--device", "--scheduler", "--dask-workers", "--dask-timeout"))
     if args.method not in method_names():
         raise CLIError(f"--method must be one of {', '.join(method_names())} with --score-cols (k classes); got "
                        f"{args.method!r}, a method for one score column")  # fmt: skip
     (columns,) = score_groups([args.score_cols])
-    model = build_estimator(args.method, args.param, random_state)
-    df = read_data(args)
+    model = build_estimator(args.method, args.param, random_state, args.field)
+    df = read_data(args, text_columns=[args.field] if args.field else [])  # a field's values are labels
     y, classes, probs, w = labels_and_matrices(args, df, [columns])
-    X = feature_frame(df, features, None)
+    X = feature_frame(df, features, args.field)
     if X is not None and not reads_features(model):
         raise CLIError(f"method {args.method!r} uses only the scores; drop --features")
     model.fit(probs[",".join(columns)], y, X=X, sample_weight=w)
     metadata = {"method": args.method, "score_cols": columns, "classes": classes, "features": features,
-                "field": None}  # fmt: skip
+                "field": args.field}  # fmt: skip
     save(model, args.output, metadata=metadata)
     print(f"wrote {args.output} ({type(model).__name__} fitted on {len(df)} rows, {len(columns)} classes)")
     print(f"  classes: {class_mapping(classes, columns)}")
@@ -221,7 +225,8 @@ def predict(args, model, meta: dict, given: list[str]) -> int:
     if len(columns) != model.n_classes_:
         raise CLIError(f"--score-cols must name the model's {model.n_classes_} class columns; got "
                        f"{len(columns)}: {columns}")  # fmt: skip
-    df = read_data(args)
+    field = meta.get("field")
+    df = read_data(args, text_columns=[field] if isinstance(field, str) else [])  # read as at fit time
     P = score_matrix(df, columns)
     out = [f"{name}_calibrated" for name in columns]
     taken = [name for name in out if name in df.columns]
