@@ -274,3 +274,8 @@ def test_field_with_score_cols_only_for_one_vs_rest_around_a_field_method(csv, t
     assert _fit(csv, tmp_path / "m.json", "--method", method, *extra) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "m.json").exists()
+
+
+def test_one_vs_rest_names_a_parameter_its_binary_method_does_not_take(csv, tmp_path, capsys):
+    assert _fit(csv, tmp_path / "m.json", "--method", "ovr-platt", "--param", "foo=1") == 2
+    assert "--param ['foo'] not accepted by ovr-platt; its parameters are [" in capsys.readouterr().err

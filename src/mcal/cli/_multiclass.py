@@ -155,22 +155,20 @@ def build_estimator(method: str, params: list[str], random_state: int, field: st
     from mcal.cli._fit import _parse_params, field_setting
 
     kwargs = _parse_params(params)
-    if method.startswith(_OVR):
-        binary = get_method(method[len(_OVR) :])
-        if "random_state" in inspect.signature(binary.__init__).parameters:
-            kwargs.setdefault("random_state", random_state)
-        kwargs.update(field_setting(method, binary, field))
-        return multiclass.OneVsRestCalibrator(method=method[len(_OVR) :], method_params=kwargs or None)
-    if field is not None:
-        raise CLIError(f"--field applies to a single score column (--score-col), not to --score-cols; got --field "
-                       f"{field!r}")  # fmt: skip
-    cls = getattr(multiclass, MULTICLASS_METHODS[method])
+    ovr = method.startswith(_OVR)
+    cls = get_method(method[len(_OVR) :]) if ovr else getattr(multiclass, MULTICLASS_METHODS[method])
     accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
     unknown = sorted(set(kwargs) - accepted)
     if unknown:
         raise CLIError(f"--param {unknown} not accepted by {method}; its parameters are {sorted(accepted)}")
     if "random_state" in accepted:
         kwargs["random_state"] = random_state
+    if ovr:
+        kwargs.update(field_setting(method, cls, field))
+        return multiclass.OneVsRestCalibrator(method=method[len(_OVR) :], method_params=kwargs or None)
+    if field is not None:
+        raise CLIError(f"--field applies to a single score column (--score-col), not to --score-cols; got --field "
+                       f"{field!r}")  # fmt: skip
     return cls(**kwargs)
 
 
