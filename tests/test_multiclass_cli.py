@@ -92,7 +92,12 @@ def test_names_that_end_no_column_are_matched_in_sorted_order(frame, tmp_path, c
             r"got labels \['north', 'south'\] and the columns \['p_ant', 'p_bee', "
             r"'p_cat'\]: 2 class names for 3 columns",
         ),
-        ("p_ant", "y", "--score-cols must name at least 2 columns, one per class; got 'p_ant'"),
+        (
+            "p_ant",
+            "y",
+            r"--score-cols must name at least 2 columns \(one per class\) or a prefix of at least 2 columns of "
+            r"DATA; got 'p_ant'\n",
+        ),
         ("p_ant,p_ant,p_cat", "y", r"--score-cols must name each entry once; got \['p_ant'\]"),
         ("p_ant,p_bee,x", "code", r"score columns \['p_ant', 'p_bee', 'x'\] must"),
         ("p_ant,p_bee,nope", "y", "--score-cols 'nope' is not a column of DATA"),
@@ -279,3 +284,28 @@ def test_field_with_score_cols_only_for_one_vs_rest_around_a_field_method(csv, t
 def test_one_vs_rest_names_a_parameter_its_binary_method_does_not_take(csv, tmp_path, capsys):
     assert _fit(csv, tmp_path / "m.json", "--method", "ovr-platt", "--param", "foo=1") == 2
     assert "--param ['foo'] not accepted by ovr-platt; its parameters are [" in capsys.readouterr().err
+
+
+def test_a_prefix_names_the_columns_that_start_with_it_in_file_order(frame, tmp_path, capsys):
+    path = tmp_path / "scores.csv"
+    frame[[*COLS, "y"]].to_csv(path, index=False)
+    assert _fit(path, tmp_path / "a.json", "--method", "vector", cols="p_") == 0
+    assert _fit(path, tmp_path / "b.json", "--method", "vector") == 0
+    a, b = load(tmp_path / "a.json", return_metadata=True), load(tmp_path / "b.json", return_metadata=True)
+    assert a[1]["score_cols"] == COLS and a[1]["classes"] == b[1]["classes"]
+    np.testing.assert_array_equal(a[0].coef_, b[0].coef_)
+    assert (
+        main(["predict", str(tmp_path / "a.json"), str(path), "--score-cols", "p_", "-o", str(tmp_path / "o.csv")]) == 0
+    )
+    capsys.readouterr()
+    assert main(["evaluate", str(path), "--score-cols", "p_", "--label-col", "y", "--json"]) == 0
+    assert list(json.loads(capsys.readouterr().out)["metrics"]) == [ALL]
+
+
+@pytest.mark.parametrize(("cols", "got"), [("p_a", "got 'p_a', the start of 1 column: ['p_ant']"),
+                                           ("q_", "got 'q_', the start of 0 columns: []")])  # fmt: skip
+def test_a_prefix_of_fewer_than_two_columns_fails(csv, tmp_path, capsys, cols, got):
+    assert _fit(csv, tmp_path / "m.json", "--method", "temperature", cols=cols) == 2
+    err = capsys.readouterr().err
+    assert "--score-cols must name at least 2 columns (one per class) or a prefix of at least 2 columns" in err
+    assert got in err and not (tmp_path / "m.json").exists()

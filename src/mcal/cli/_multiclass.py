@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
 #: Help of ``--score-cols``, with the rule that maps labels to columns.
 SCORE_COLS_HELP = (
     "k > 1 classes: one probability column per class, comma-separated, rows summing to 1, e.g. --score-cols "
-    "p_ant,p_bee,p_cat. Labels are integers 0..k-1 (the position of the class's column in the list), or class "
+    "p_ant,p_bee,p_cat, or a prefix that is not a column (p_: every column whose name starts with it, in file "
+    "order). Labels are integers 0..k-1 (the position of the class's column in the list), or class "
     "names, each the end of exactly one column's name (cat for p_cat; a column no label names is a class absent "
     "from the data), or k class names none of which ends a column's name, matched to the columns in sorted order "
     "(numbers by value, text alphabetically); anything else is an error that names the labels and the columns"
@@ -44,13 +45,21 @@ def method_names() -> list[str]:
     return sorted(MULTICLASS_METHODS) + binary
 
 
-def score_groups(values: list[str] | None) -> list[list[str]]:
+def score_groups(values: list[str] | None, df: pd.DataFrame) -> list[list[str]]:
     """The column lists of each ``--score-cols`` option: each of at least 2 columns, all of the same length, no
-    column twice."""
-    groups = [split_names(value, "--score-cols") for value in values or []]
-    for value, names in zip(values or [], groups, strict=True):
+    column twice. A single name that is not a column of ``df`` is a prefix: the columns of ``df`` that start with
+    it, in file order."""
+    groups = []
+    for value in values or []:
+        names = split_names(value, "--score-cols")
+        prefix = len(names) == 1 and names[0] not in df.columns
+        if prefix:
+            names = [c for c in df.columns if isinstance(c, str) and c.startswith(names[0])]
         if len(names) < 2:
-            raise CLIError(f"--score-cols must name at least 2 columns, one per class; got {value!r}")
+            found = f", the start of {len(names)} column{'' if len(names) == 1 else 's'}: {names}" if prefix else ""
+            raise CLIError(f"--score-cols must name at least 2 columns (one per class) or a prefix of at least 2 "
+                           f"columns of DATA; got {value!r}{found}")  # fmt: skip
+        groups.append(names)
     if len({len(g) for g in groups}) > 1:
         raise CLIError(f"--score-cols must name the same number of columns (classes) each time; got "
                        f"{[len(g) for g in groups]} in {[','.join(g) for g in groups]}")  # fmt: skip
@@ -190,9 +199,9 @@ def fit(args, features: list[str], random_state: int) -> int:
     if args.method not in method_names():
         raise CLIError(f"--method must be one of {', '.join(method_names())} with --score-cols (k classes); got "
                        f"{args.method!r}, a method for one score column")  # fmt: skip
-    (columns,) = score_groups([args.score_cols])
     model = build_estimator(args.method, args.param, random_state, args.field)
     df = read_data(args, text_columns=[args.field] if args.field else [])  # a field's values are labels
+    (columns,) = score_groups([args.score_cols], df)
     y, classes, probs, w = labels_and_matrices(args, df, [columns])
     X = feature_frame(df, features, args.field)
     if X is not None and not reads_features(model):
@@ -219,12 +228,12 @@ def predict(args, model, meta: dict, given: list[str]) -> int:
     if given and not reads_features(model):
         raise CLIError(f"--features must be left out: the model, a {type(model).__name__}, uses only the scores; "
                        f"got {given}")  # fmt: skip
-    columns = score_groups([args.score_cols])[0] if args.score_cols else list(meta.get("score_cols") or [])
+    field = meta.get("field")
+    df = read_data(args, text_columns=[field] if isinstance(field, str) else [])  # read as at fit time
+    columns = score_groups([args.score_cols], df)[0] if args.score_cols else list(meta.get("score_cols") or [])
     if len(columns) != model.n_classes_:
         raise CLIError(f"--score-cols must name the model's {model.n_classes_} class columns; got "
                        f"{len(columns)}: {columns}")  # fmt: skip
-    field = meta.get("field")
-    df = read_data(args, text_columns=[field] if isinstance(field, str) else [])  # read as at fit time
     P = score_matrix(df, columns)
     out = [f"{name}_calibrated" for name in columns]
     taken = [name for name in out if name in df.columns]
@@ -268,8 +277,8 @@ def evaluate(args) -> int:
     check_ci(args)
     refuse(args, ("--pos-label", "--field", "--plot", "--ci", "--fail-if", "--outcome", "--all-segments",
                   "--scheduler", "--dask-workers"))  # fmt: skip
-    groups = score_groups(args.score_cols)
     df = read_data(args)
+    groups = score_groups(args.score_cols, df)
     y, classes, probs, w = labels_and_matrices(args, df, groups)
     table = multiclass_summary(y, probs, sample_weight=w, n_bins=args.n_bins, strategy=args.strategy)
     segments = _segments(df, args)
@@ -319,8 +328,8 @@ def report(args) -> int:
 
     check_ci(args)
     refuse(args, ("--pos-label", "--field", "--ci", "--outcome", "--all-segments"))
-    groups = score_groups(args.score_cols)
     df = read_data(args)
+    groups = score_groups(args.score_cols, df)
     y, classes, probs, w = labels_and_matrices(args, df, groups)
     description = f"{args.data}, label column {args.label_col!r}, classes {class_mapping(classes, groups[0])}" + (
         f", weight column {args.weight_col!r}" if w is not None else ""
