@@ -309,3 +309,14 @@ def test_a_prefix_of_fewer_than_two_columns_fails(csv, tmp_path, capsys, cols, g
     err = capsys.readouterr().err
     assert "--score-cols must name at least 2 columns (one per class) or a prefix of at least 2 columns" in err
     assert got in err and not (tmp_path / "m.json").exists()
+
+
+def test_logit_columns_with_input_logit_fit_and_predict_as_the_library(frame, tmp_path):
+    path, model, out = tmp_path / "logits.csv", tmp_path / "m.json", tmp_path / "out.csv"
+    z = np.log(frame[COLS].to_numpy()) * 1.3 + 0.2
+    pd.DataFrame(z, columns=COLS).assign(y=frame["y"]).to_csv(path, index=False)
+    assert _fit(path, model, "--method", "temperature", "--param", "input=logit") == 0
+    assert main(["predict", str(model), str(path), "-o", str(out)]) == 0
+    ref = MulticlassTemperatureScaling(input="logit").fit(z, frame["y"])
+    written = pd.read_csv(out)[[f"{c}_calibrated" for c in COLS]].to_numpy()
+    np.testing.assert_allclose(written, ref.predict(z), atol=1e-12)

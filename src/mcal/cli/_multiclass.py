@@ -115,13 +115,13 @@ def class_codes(labels: pd.Series, label_col: str, columns: list[str]) -> tuple[
     return column_of[np.searchsorted(classes, values)], [by_column.get(j) for j in range(k)]
 
 
-def score_matrix(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    """The validated (n, k) probability matrix of ``columns``."""
+def score_matrix(df: pd.DataFrame, columns: list[str], logits: bool = False) -> np.ndarray:
+    """The validated (n, k) probability matrix of ``columns`` (logits for a model with ``input="logit"``)."""
     from mcal._validation import check_class_scores
 
     for name in columns:
         column(df, name, "--score-cols")
-    return check_class_scores(df[columns].to_numpy(), f"score columns {columns}")
+    return check_class_scores(df[columns].to_numpy(), f"score columns {columns}", logits=logits)
 
 
 def _weights(df: pd.DataFrame, weight_col: str | None) -> np.ndarray | None:
@@ -142,9 +142,9 @@ def refuse(args, options: tuple[str, ...]) -> None:
                            f"{option} {value!r}")  # fmt: skip
 
 
-def labels_and_matrices(args, df: pd.DataFrame, groups: list[list[str]]):
+def labels_and_matrices(args, df: pd.DataFrame, groups: list[list[str]], logits: bool = False):
     """Label codes, class of each column, the matrix of each group by name (its columns comma-joined), weights."""
-    probs = {",".join(g): score_matrix(df, g) for g in groups}
+    probs = {",".join(g): score_matrix(df, g, logits) for g in groups}
     y, classes = class_codes(column(df, args.label_col, "--label-col"), args.label_col, groups[0])
     return y, classes, probs, _weights(df, args.weight_col)
 
@@ -202,7 +202,7 @@ def fit(args, features: list[str], random_state: int) -> int:
     model = build_estimator(args.method, args.param, random_state, args.field)
     df = read_data(args, text_columns=[args.field] if args.field else [])  # a field's values are labels
     (columns,) = score_groups([args.score_cols], df)
-    y, classes, probs, w = labels_and_matrices(args, df, [columns])
+    y, classes, probs, w = labels_and_matrices(args, df, [columns], model.input == "logit")
     X = feature_frame(df, features, args.field)
     if X is not None and not reads_features(model):
         raise CLIError(f"method {args.method!r} uses only the scores; drop --features")
@@ -234,7 +234,7 @@ def predict(args, model, meta: dict, given: list[str]) -> int:
     if len(columns) != model.n_classes_:
         raise CLIError(f"--score-cols must name the model's {model.n_classes_} class columns; got "
                        f"{len(columns)}: {columns}")  # fmt: skip
-    P = score_matrix(df, columns)
+    P = score_matrix(df, columns, model.input == "logit")
     out = [f"{name}_calibrated" for name in columns]
     taken = [name for name in out if name in df.columns]
     if taken:
