@@ -29,8 +29,8 @@ sigmas = ecce(test["y"], p) / ecce_std(test["y"], p)
 print(f"overall: ECCE = {sigmas:.1f} sigma, p-value {format_pvalue(ecce_pvalue(test['y'], p))}")
 
 # %%
-# Overall the scores are somewhat under-confident. Over segments of age, job, marital status and education the
-# error is larger, and the segments say where:
+# Overall the scores are miscalibrated: too high for the lowest and the highest scores, too low in between. Over
+# segments of age, job, marital status and education the error is larger, and the segments say where:
 audit = test[["age", "job", "marital", "education"]]
 segments = generate_segments(audit)
 result = mce(test["y"], p, segments=segments)

@@ -49,7 +49,7 @@ for name, p in scores.items():
     print(f"{name:9s} log loss {log_loss(test['y'], p):.4f}   MCE {result.mce_sigma:5.2f} sigma")
 
 # %%
-# The features MCGrad's rounds split on most, by gain (``"logit"`` is the input score):
+# The features MCGrad's rounds split on most, by gain (``"score"`` is the input score):
 importance = mcgrad.feature_importance()
 ax = importance.sort_values().tail(8).plot.barh(figsize=(6, 3.5))
 ax.set_xlabel("split gain")

@@ -492,3 +492,23 @@ def test_calibrated_classifier_paired_differences_by_hand():
     # d1 is more than 2 SE above 0, d2 below it with SE 0, and their mean within 2 SE
     verdicts = list(module._verdict(out.reset_index()))
     assert over["n"] == 6 and verdicts == ["higher", "lower", "no clear difference"]
+
+
+@pytest.mark.slow
+def test_mcgrad_tuning_benchmark_quick_mode_runs_mcal_and_says_why_the_reference_did_not(bench, tmp_path):
+    # benchmarks/mcgrad_tuning_vs_reference.py --quick: 3,000 rows of Bank Marketing, 4 trials; the reference half
+    # needs Ax (not a dependency) and runs only where this interpreter imports mcgrad.tuning
+    _load(bench, "bank_marketing", max_rows=10)
+    module = _script("mcgrad_tuning_vs_reference")
+    assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
+    header, raw = _csv(tmp_path / "mcgrad_tuning_vs_reference.csv")
+    assert {"mcal version", "git commit", "seeds", "threads", "trials"} <= set(header)
+    assert list(raw["method"]) == ["base model", *module.IMPLS]  # nothing left out silently
+    ok = raw[raw["status"] == "ok"]
+    assert np.isfinite(ok[["log_loss", "ece", "mce_sigma"]]).all().all()
+    assert raw.loc[raw["status"] != "ok", "reason"].notna().all()
+    tuned = raw[raw["method"] == "mcal tune_mcgrad"].iloc[0]
+    # 1,800 training rows, 1,440 after the held-out fifth: too few for a rung below all of them (< 3 x 1,000),
+    # so the 4 candidates are fitted once each, then the winner is refitted on all rows
+    assert tuned["n_fits"] == 5 and tuned["n_train"] == 1800
+    assert raw.loc[raw["method"] == "mcal defaults", "n_fits"].item() == 1

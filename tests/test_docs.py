@@ -85,3 +85,57 @@ def test_user_guide_pages_are_all_in_its_table_of_contents():
     index = (DOCS / "user_guide" / "index.rst").read_text(encoding="utf-8")
     pages = {p.stem for p in (DOCS / "user_guide").glob("*.rst")} - {"index"}
     assert pages == set(re.findall(r"^   (\w+)$", index, flags=re.M))
+
+
+def _type_lines(obj) -> list[str]:
+    """The type of every Parameters, Returns and Attributes entry of an object's numpydoc docstring."""
+    from numpydoc.docscrape import ClassDoc, FunctionDoc
+
+    doc = ClassDoc(obj) if inspect.isclass(obj) else FunctionDoc(obj)
+    sections = ("Parameters", "Other Parameters", "Returns", "Yields", "Attributes")
+    return [entry.type for section in sections for entry in doc[section]]
+
+
+def test_no_type_line_holds_a_bare_trailing_underscore_name(conf):
+    """A word ending in ``_`` in a type line (``shape (n_rounds_,)``) is a reStructuredText link to a target that
+    does not exist: the build fails with "Unknown target name". Quote it, or name the dimension without ``_``."""
+    pytest.importorskip("numpydoc")
+    bad = []
+    for module_name in conf.API_MODULES:
+        module = importlib.import_module(module_name)
+        for name in conf.public_names(module_name):
+            obj = getattr(module, name)
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            for line in _type_lines(obj):
+                unquoted = re.sub(r"``.*?``", "", line)
+                if re.search(r"\b\w+_(?=[\s,.;:)\]]|$)", unquoted):
+                    bad.append(f"{module_name}.{name}: {line}")
+    assert bad == []
+
+
+def _documented_objects(conf):
+    """``(name, object)`` for every module, class, function and public method or property that has an API page."""
+    for module_name in conf.API_MODULES:
+        module = importlib.import_module(module_name)
+        yield module_name, module
+        for name in conf.public_names(module_name):
+            obj = getattr(module, name)
+            if inspect.ismodule(obj) or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            yield f"{module_name}.{name}", obj
+            if inspect.isclass(obj):
+                for attr, member in vars(obj).items():
+                    if not attr.startswith("_") and (inspect.isfunction(member) or isinstance(member, property)):
+                        yield f"{module_name}.{name}.{attr}", member
+
+
+def test_public_docstrings_point_to_no_private_module_or_function(conf):
+    """The API reference has no page for ``mcal._progress`` or ``mcal.mcnet._network.ordered_tables``: a public
+    docstring that sends the reader there leads nowhere (Sphinx renders the reference as plain text, silently)."""
+    bad = []
+    for qualname, obj in _documented_objects(conf):
+        for line in (inspect.getdoc(obj) or "").splitlines():
+            if re.search(r"\bmcal(\.\w+)*\._\w+", line):
+                bad.append(f"{qualname}: {line.strip()}")
+    assert bad == []

@@ -53,6 +53,13 @@ def test_lazy_attributes_behave_as_imported_ones():
         "from mcal.mcgrad import MCGrad as owner\n"
         "assert MCGrad is owner is mcal.MCGrad and metrics.mce is mcal.metrics.mce and save is mcal._persistence.save\n"
         "try:\n    mcal.nope\nexcept AttributeError as exc:\n    print(exc)\n"
+        # every public subpackage after a bare `import mcal`, as its API page names it
+        "import sys\n"
+        "assert 'mcal.multiclass' not in sys.modules\n"
+        "assert mcal.multiclass.MCGrad.__name__ == 'MulticlassMCGrad'\n"
+        "for name in ('dask', 'datasets', 'field', 'groups', 'mcgrad', 'mcnet', 'monitor', 'plotting', 'report',\n"
+        "             'venn_abers'):\n"
+        "    assert getattr(mcal, name).__name__ == 'mcal.' + name and name in dir(mcal)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "module 'mcal' has no attribute 'nope'"

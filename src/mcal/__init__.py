@@ -41,6 +41,13 @@ _ATTRIBUTES = {
     "segments": "mcal.segments",
     "tune_mcgrad": "mcal.mcgrad",
 }
+# The public subpackages, also imported on first use (``mcal.multiclass.MCGrad`` after ``import mcal``); not in
+# ``__all__`` beside the three above, which ``from mcal import *`` has always given.
+_ATTRIBUTES |= {
+    name: f"mcal.{name}"
+    for name in ("dask", "datasets", "field", "groups", "mcgrad", "mcnet", "monitor", "multiclass", "plotting",
+                 "report", "venn_abers")
+}  # fmt: skip
 __all__ = [
     "DFMC",
     "EPS",

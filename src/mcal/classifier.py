@@ -45,7 +45,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     calibrator : BaseCalibrator or None, default=None
         Any mcal calibrator (cloned); binary ones take two classes only, those of :mod:`mcal.multiclass` any
         number. When None: :class:`mcal.IsotonicCalibration` for two classes, and for more
-        :class:`mcal.multiclass.TemperatureScaling`, which fits one parameter (it cannot over-fit a small
+        :class:`mcal.multiclass.MulticlassTemperatureScaling`, which fits one parameter (it cannot over-fit a small
         calibration fold), keeps every row's most probable class (accuracy unchanged) and is scikit-learn's
         ``CalibratedClassifierCV(method="temperature")``. Feature-aware calibrators (``uses_features = True``)
         receive the same ``X`` as the estimator.

@@ -84,7 +84,7 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
     Notes
     -----
     The file is schema version 2: its header entry ``content_sha256`` is the SHA-256 of the canonical
-    serialization of everything else in the file (see :func:`mcal._persistence.files.content_digest`), which includes
+    serialization of everything else in the file, which includes
     the weights file's SHA-256, so :func:`load` detects a changed digit, reordered rounds or a weights file taken
     from another model. The digest detects corruption and edits, not forgery: anyone who edits a file can
     compute a new one. Both files are written atomically (a temporary file, then a rename); if the JSON file

@@ -7,13 +7,13 @@ the feature columns of ``mce`` called with ``X`` but without ``segments`` (gener
 pass segments generated from a sample to avoid it):
 
 - sums (log loss, Brier score, PCOC, ECE with equal-width bins, the ECCE scale sigma, F-RCE per field) are added
-  up partition by partition (:mod:`mcal.dask._passes`);
+  up partition by partition;
 - MSE and MAE of real outcomes are sums too; ``ecce``, ``ecce_sigma``, ``ecce_pvalue`` and ``mce`` take
   ``outcome="regression"`` as in :mod:`mcal.metrics` (the successive-differences scale joins neighbouring
   residuals across partitions);
 - ECCE, MCE (over segments), ROC-AUC, average precision and the equal-weight ECE bins need the global score order: the rows are
   sorted by score with dask's distributed sort, each partition computes its cumulative sums, and the partitions
-  are joined with prefix offsets (:mod:`mcal.dask._sorted`).
+  are joined with prefix offsets.
 
 Computations run on the current dask scheduler (the default ``distributed.Client`` when one is running).
 """

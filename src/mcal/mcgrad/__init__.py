@@ -1,6 +1,6 @@
 """MCGrad: multicalibration by recursive gradient boosting (Tax et al. 2025), on LightGBM.
 
-:class:`MCGrad` is the estimator; :mod:`mcal.mcgrad.engine` is its round loop, the seam that
+:class:`~mcal.MCGrad` is the estimator; :mod:`mcal.mcgrad.engine` is its round loop, the seam that
 :mod:`mcal.dask` reuses with distributed data.
 """
 

@@ -27,7 +27,7 @@ from mcal.mcgrad._splits import split_rows
 
 
 def default_search_space() -> dict[str, Any]:
-    """The default ``param_distributions`` of :func:`tune_mcgrad`.
+    """The default ``param_distributions`` of :func:`~mcal.tune_mcgrad`.
 
     The booster parameters and ranges of the reference's ``tune_mcgrad_params`` (mcgrad 0.1.5,
     ``default_parameter_configurations``; ``num_leaves`` and ``lambda_l2`` under MCGrad's names).
@@ -53,7 +53,7 @@ def default_search_space() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class TuningResult:
-    """What :func:`tune_mcgrad` found.
+    """What :func:`~mcal.tune_mcgrad` found.
 
     Attributes
     ----------
@@ -99,7 +99,7 @@ def tune_mcgrad(
     n_trials : int >= 1, default=16
         Candidates, MCGrad's defaults included.
     param_distributions : dict or None, default=None
-        MCGrad parameter names to lists or scipy distributions; None uses :func:`default_search_space` (the
+        MCGrad parameter names to lists or scipy distributions; None uses :func:`~mcal.mcgrad.default_search_space` (the
         parameters and ranges of ``mcgrad``'s ``tune_mcgrad_params``).
     mcgrad_params : dict or None, default=None
         Parameters of every fit that are not searched (e.g. ``{"n_jobs": 1}``).

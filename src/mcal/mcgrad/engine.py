@@ -13,7 +13,7 @@ alike. It touches data only through an engine's methods:
 :class:`LocalEngine` does this with NumPy arrays; a distributed engine (``lightgbm.dask`` with dask
 reductions) implements the same methods and reuses the loop unchanged.
 
-The loss is an object (:mod:`mcal.mcgrad.losses`: ``LogLoss``, ``SquaredError``, ``TweedieLoss``) that gives the link
+The loss is an object (``mcal.mcgrad.losses``: ``LogLoss``, ``SquaredError``, ``TweedieLoss``) that gives the link
 between predictions and the boosted score ``F``, LightGBM's objective, and the per-block sums of the loss
 and its derivatives in the rescaling factor: the same rounds serve MCGrad (log loss on logits) and
 RegressionMCGrad (squared error on the prediction, or a Poisson/Tweedie deviance on its logarithm).
@@ -140,7 +140,7 @@ class LocalEngine:
     def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
         """Raw booster output on the part's features and logit (the init score is not included).
 
-        A part with ``rows`` takes them from its ``X`` (features encoded on demand) :data:`_BLOCK` rows at a time,
+        A part with ``rows`` takes them from its ``X`` (features encoded on demand) a block of rows at a time,
         so that its encoded features never exist whole.
         """
         threads = self.params["num_threads"]
@@ -162,7 +162,7 @@ class LocalEngine:
     ) -> tuple[float, float, float]:
         """Weighted loss of ``theta * z`` (the objective's) and its first two derivatives in ``theta``.
 
-        Summed over blocks of :data:`_BLOCK` rows, so that the temporaries stay a few MB on any data size.
+        Summed over blocks of rows, so that the temporaries stay a few MB on any data size.
         """
         sums = np.zeros(3)
         for start in range(0, z.shape[0], _BLOCK):
@@ -178,7 +178,7 @@ class LocalEngine:
             return _wsum(w, self.objective.loss(y, F)), float(w.sum())
 
     def gain_sums(self, y: Any, F_best: Any, F: Any, w: Any) -> NDArray[np.float64]:
-        """:func:`mcal.mcgrad.losses.gain_sums` of the objective: the per-row loss gain of ``F`` over ``F_best``."""
+        """``gain_sums`` of the objective (``mcal.mcgrad.losses``): the per-row loss gain of ``F`` over ``F_best``."""
         return gain_sums(self.objective, y, F_best, F, w)
 
 
@@ -317,7 +317,7 @@ def boost_rounds(
     rescale : bool
         Fit theta_t (section 3.2) or keep it at 1.
     show_progress : bool or None, default=False
-        Progress bar over rounds (:func:`mcal._progress.progress`): None on a terminal only.
+        Progress bar over rounds (tqdm): None on a terminal only.
     desc : str, default="MCGrad rounds"
         Label of the progress bar.
     keep : bool or None, default=None

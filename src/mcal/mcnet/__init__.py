@@ -1,7 +1,6 @@
 """MCNet: monotonic calibration networks with field context (Dai et al., WWW 2025).
 
-Importing this package does not import torch; fitting and exact inference do, through
-:func:`mcal._optional.import_optional`.
+Importing this package does not import torch; fitting and exact inference do.
 """
 
 from mcal.mcnet._checks import torch_device

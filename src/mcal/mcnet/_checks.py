@@ -43,7 +43,7 @@ def check_device(name: str, device: Any) -> None:
 
 
 def torch_device(torch: Any, name: str, device: Any) -> Any:
-    """The ``torch.device`` for ``device``, checked as :func:`check_device` and available on this machine.
+    """The ``torch.device`` for ``device``, checked as ``MCNet.fit`` checks it and available on this machine.
 
     Parameters
     ----------

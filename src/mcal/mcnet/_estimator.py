@@ -116,7 +116,7 @@ class MCNet(BaseCalibrator):
     n_processes : int >= 1, default=1
         Train with this many processes at once (``torch.distributed`` data parallelism, gloo, CPU only): each
         mini-batch is split between them and their gradients summed, so the fit is the single-process one up
-        to float32 rounding (``mcal.mcnet._distributed``). Worth it for large calibration sets trained with
+        to float32 rounding. Worth it for large calibration sets trained with
         large batches; not with ``alpha > 0``. Scripts need the ``if __name__ == "__main__":`` guard (the
         processes are spawned).
     device : {"cpu", "cuda", "cuda:N"}, default="cpu"
@@ -190,9 +190,8 @@ class MCNet(BaseCalibrator):
     * **Warm start.** Platt scaling with one intercept per field, fitted on the training part; f1's output
       layer starts at zero with bias :math:`\\mathrm{softplus}^{-1}(a)` and f2's output layer is solved
       (minimum norm) so that :math:`f_2^k(c) = a\\,a_k + b_c`. Held-out step 0 is this start.
-    * **Monotone across bins by construction.** The bins are joined in training and prediction alike
-      (:func:`mcal.mcnet._network.ordered_tables`), so the map is non-decreasing in the score for every field
-      and ROC-AUC within a field equals the base score's. ``bin_joins="continuous"``: bin k+1 starts where
+    * **Monotone across bins by construction.** The bins are joined in training and prediction alike,
+      so the map is non-decreasing in the score for every field and ROC-AUC within a field equals the base score's. ``bin_joins="continuous"``: bin k+1 starts where
       bin k ends (one free level per field). ``bin_joins="raised"``: bin k+1's bias term is raised, where
       needed, to the value bin k ends at (a cumulative maximum), and eq. 10 (weight ``beta``) is kept on the
       network's own bias terms.

@@ -71,7 +71,7 @@ def outcome_sigma(y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.
 
 def sigma_scale(stat: float, sigma: float) -> float:
     """``stat / sigma``, and for ``sigma == 0`` (every score 0 or 1) 0.0 when ``stat`` is 0 and ``inf`` otherwise,
-    the limits that :func:`ecce_pvalue` (1.0 and 0.0) and the MCE table use."""
+    the limits that :func:`~mcal.metrics.ecce_pvalue` (1.0 and 0.0) and the MCE table use."""
     if sigma > 0:
         return stat / sigma
     return float("inf") if stat > 0 else 0.0
@@ -188,7 +188,7 @@ def ecce_std(
 def ecce_sigma(
     y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
 ) -> float:
-    """ECCE in units of its sigma: ECCE / sigma, the statistic whose null distribution gives :func:`ecce_pvalue`.
+    """ECCE in units of its sigma: ECCE / sigma, the statistic whose null distribution gives :func:`~mcal.metrics.ecce_pvalue`.
 
     Parameters
     ----------

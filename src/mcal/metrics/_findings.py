@@ -57,7 +57,7 @@ def worst_segments(
         segment it is), ``n_similar`` (near-duplicates grouped under it, for that column), ``score`` (the score
         column of the row), then that column's ``mean_prediction``, ``mean_outcome``, ``direction``, ``ecce``,
         ``ecce_sigma``, ``pvalue`` and ``pvalue_adjusted`` (Holm, over all segments), as in
-        :attr:`MCEResult.table`.
+        the ``table`` of :class:`~mcal.metrics.MCEResult`.
 
     Raises
     ------

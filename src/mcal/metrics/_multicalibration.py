@@ -130,7 +130,7 @@ def walk_extremes(
         ``w_i (y_i - p_i)`` with the rows sorted by score.
     scores : ndarray of shape (n_samples,) or None
         The sorted scores, when they have ties (the walk is then read at the end of each tie block within a
-        group, as :func:`~mcal.metrics._cumulative.cumulative_differences` does); None when all are distinct.
+        group, as :func:`mcal.metrics.ecce` reads it); None when all are distinct.
     positions : ndarray of shape (n_positions,) or None
         Rows (indices into the sorted arrays) grouped so that each group is contiguous and in score order;
         None for all rows in order.
@@ -178,7 +178,7 @@ def segment_ecce(
     """Absolute ECCE, sigma and total weight of every segment, and the global ECCE, from one sort of the scores.
 
     Inputs are clean float64 arrays. Segments of zero weight get NaN ECCE and sigma. For ``outcome="regression"``
-    sigma is the successive-differences estimate within the segment (:func:`successive_difference_sigmas`).
+    sigma is the successive-differences estimate within the segment (``successive_difference_sigmas``).
     ``variance_weight`` replaces ``w ** 2`` in the variance terms ``w^2 p (1 - p)`` of a binary outcome: a
     bootstrap resample that draws row ``i`` ``c_i`` times passes weights ``c w`` and variance weights ``c w^2``.
     ``blocks`` are the segments' blocks for these scores (:func:`score_blocks`), reused across calls on them.
@@ -410,10 +410,10 @@ def mce_result(
     segments: Segments, sizes: NDArray[np.int64], global_sigma: float, rate: float,
     means: tuple[NDArray[np.float64], NDArray[np.float64]],
 ) -> MCEResult:  # fmt: skip
-    """The :class:`MCEResult` of per-segment ECCE, sigma and weight (NaN for empty segments), however computed.
+    """The :class:`~mcal.metrics.MCEResult` of per-segment ECCE, sigma and weight (NaN for empty segments), however computed.
 
     ``segments`` gives the descriptions and the cap, ``sizes`` the rows per segment, ``rate`` the weighted
-    positive rate, ``means`` the weighted mean prediction and mean outcome of each segment. Shared by :func:`mce`
+    positive rate, ``means`` the weighted mean prediction and mean outcome of each segment. Shared by :func:`~mcal.metrics.mce`
     and ``mcal.dask.metrics.mce``.
 
     Raises
@@ -472,7 +472,7 @@ def mce_result(
 
 
 def mce_sigma(y_true: ArrayLike, y_prob: ArrayLike, *, segments: Any, sample_weight: ArrayLike | None = None) -> float:
-    """Multicalibration error in sigmas, :attr:`MCEResult.mce_sigma` of :func:`mce`, as a plain metric.
+    """Multicalibration error in sigmas, ``mce_sigma`` of :func:`~mcal.metrics.mce`, as a plain metric.
 
     Parameters
     ----------

@@ -55,7 +55,7 @@ def successive_difference_parts(
     positions: NDArray[np.intp] | None,
     starts: NDArray[np.intp],
 ) -> NDArray[np.float64]:
-    """The pieces of :func:`successive_difference_sigmas` of every group that rows elsewhere can extend.
+    """The pieces of ``successive_difference_sigmas`` of every group that rows elsewhere can extend.
 
     Returns an array of shape (5, n_groups): the sum of the squared weighted differences of neighbours within the
     group, and the residual and weight of its first and of its last row. Groups of rows spread over several
@@ -74,7 +74,7 @@ def successive_difference_parts(
 def join_successive_differences(
     parts: NDArray[np.float64], totals: NDArray[np.float64], present: NDArray[np.bool_]
 ) -> NDArray[np.float64]:
-    """:func:`successive_difference_sigmas` of groups whose rows lie in consecutive sorted blocks.
+    """``successive_difference_sigmas`` of groups whose rows lie in consecutive sorted blocks.
 
     Parameters
     ----------

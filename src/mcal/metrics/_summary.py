@@ -170,7 +170,7 @@ def segment_intervals(
     segments : Segments
         The segments of the :func:`mce` call.
     which : sequence of int
-        Segment numbers (the ``segment`` column of :attr:`MCEResult.table`), e.g. the worst ten.
+        Segment numbers (the ``segment`` column of the ``table`` of :class:`~mcal.metrics.MCEResult`), e.g. the worst ten.
     n_resamples, confidence_level, random_state
         As for :func:`summary_intervals`; the rows of each segment are resampled within it.
 

@@ -246,7 +246,7 @@ def summarize_window(
     Returns
     -------
     summary : dict of str to float
-        The keys of :func:`summary_columns`: the columns of :attr:`MonitorResult.table` before the intervals and
+        The keys of :func:`summary_columns`: the columns of the ``table`` of :class:`~mcal.monitor.MonitorResult` before the intervals and
         the e-process, the standard errors ``log_loss_se`` and ``pcoc_se``, and the e-process terms ``log_lr_j``
         (the sum over the rows of ``w`` times the log likelihood ratio of alternative ``j``).
     """

@@ -63,7 +63,7 @@ class MulticlassCalibrator(BaseCalibrator):
         y : array-like of shape (n_samples,)
             Labels: integers ``0 .. n_classes - 1`` naming the column, or exactly ``n_classes`` class names.
         X : array-like or DataFrame of shape (n_samples, n_features), default=None
-            Features; only for calibrators that read them (:class:`MCGrad`).
+            Features; only for calibrators that read them (:class:`~mcal.multiclass.MulticlassMCGrad`).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights, not all zero; weight k is equivalent to k copies of the row.
 

@@ -131,8 +131,8 @@ class MulticlassMCGrad(MulticlassCalibrator):
     patience : int >= 0, default=0
         Rounds without improvement of the held-out loss before stopping.
     rescale : bool or "per_class", default=True
-        Fit one factor ``theta_t`` per round, one per round and class (``theta_t`` of shape (k,), by
-        :func:`class_rescale_factors`), or keep it at 1.
+        Fit one factor ``theta_t`` per round, one per round and class (``theta_t`` of shape (k,), fitted
+        for the log loss), or keep it at 1.
     rescale_input : bool, default=True
         Before round 1, rescale the input logits ``F_0`` as the rounds are rescaled (a temperature, or a factor per
         class with ``rescale="per_class"``), as :class:`mcal.MCGrad`'s ``rescale_input``; ignored without
@@ -157,8 +157,8 @@ min_sum_hessian_in_leaf
     ----------
     n_rounds_ : int
         Rounds kept (0: the input probabilities are returned, up to the floor of ``log``).
-    rescale_factors_ : ndarray of shape (n_rounds_,), or (n_rounds_, n_classes_) with ``rescale="per_class"``
-    input_factor_ : float, or ndarray of shape (n_classes_,) with ``rescale="per_class"``
+    rescale_factors_ : ndarray of shape (n_rounds,), or (n_rounds, n_classes) with ``rescale="per_class"``
+    input_factor_ : float, or ndarray of shape (n_classes,) with ``rescale="per_class"``
         ``theta_0``, the factor of the input logits (1.0 without rounds or ``rescale_input``).
     validation_losses_ : ndarray
         Held-out multiclass log loss before round 1 and after each round tried (empty without early stopping).

@@ -111,7 +111,7 @@ def make_report(
         :func:`mcal.metrics.segment_intervals`, fixed seed); 0 shows none. Each interval costs ``n_resamples``
         evaluations of its metric.
     progress : bool or None, default=False
-        Progress bar on standard error: None shows it on a terminal only (see :mod:`mcal._progress`).
+        Progress bar on standard error (tqdm): None shows it on a terminal only.
     outcome : {"classification", "regression"}, default="classification"
         ``"regression"``: ``y_true`` holds real outcomes and the columns real predictions; the report then shows
         :func:`mcal.metrics.regression_summary`, a diagram of mean outcome against mean prediction per column

@@ -1,6 +1,6 @@
 """Venn-Abers predictors: calibrated probabilities with an interval, from isotonic regression (Vovk et al. 2015).
 
-:class:`VennAbers` is the calibrator; the pure functions beside it compute its fit from the data.
+:class:`~mcal.VennAbers` is the calibrator; the pure functions beside it compute its fit from the data.
 """
 
 from mcal.venn_abers._core import csd_points, merge_bounds, venn_abers_bounds, venn_abers_fits
