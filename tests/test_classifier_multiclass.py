@@ -124,3 +124,14 @@ def test_prefit_estimator_keeps_a_class_the_calibration_rows_lack(data):
     keep = y[700:] != "cow"
     clf = CalibratedClassifier(base, prefit=True).fit(X[700:][keep], y[700:][keep])
     assert clf.classes_.tolist() == ["ant", "cat", "cow"] and clf.predict_proba(X[:5]).shape == (5, 3)
+
+
+def test_a_frozen_estimator_without_a_class_of_y_raises_naming_it(data):
+    X, y = data
+    base = LogisticRegression().fit(X[:700], y[:700])
+    y_cal = y[700:].copy()
+    y_cal[:20] = "dog"
+    clf = CalibratedClassifier(FrozenEstimator(base), MulticlassTemperatureScaling())
+    with pytest.raises(ValueError, match=r"y must hold only classes the estimator predicts \['ant', 'cat', 'cow'\]; "
+                       r"got \['dog'\]"):  # fmt: skip
+        clf.fit(X[700:], y_cal)

@@ -279,3 +279,9 @@ def test_one_vs_rest_names_the_class_it_could_not_fit():
     y = np.where(y == 2, 0, y)  # class 2 never occurs
     with pytest.raises(ValueError, match="calibrator of class column 2 could not be fitted"):
         OneVsRestCalibrator(method="platt").fit(p, y)
+
+
+def test_one_vs_rest_names_a_parameter_its_method_does_not_take():
+    p, y, _ = _draw(300, 3, 18)
+    with pytest.raises(TypeError, match=r"method_params must hold parameters of platt \(PlattScaling\); got \['foo'\]"):
+        OneVsRestCalibrator(method="platt", method_params={"foo": 1}).fit(p, y)

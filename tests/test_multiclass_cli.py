@@ -92,7 +92,12 @@ def test_names_that_end_no_column_are_matched_in_sorted_order(frame, tmp_path, c
             r"got labels \['north', 'south'\] and the columns \['p_ant', 'p_bee', "
             r"'p_cat'\]: 2 class names for 3 columns",
         ),
-        ("p_ant", "y", "--score-cols must name at least 2 columns, one per class; got 'p_ant'"),
+        (
+            "p_ant",
+            "y",
+            r"--score-cols must name at least 2 columns \(one per class\) or a prefix of at least 2 columns of "
+            r"DATA; got 'p_ant'\n",
+        ),
         ("p_ant,p_ant,p_cat", "y", r"--score-cols must name each entry once; got \['p_ant'\]"),
         ("p_ant,p_bee,x", "code", r"score columns \['p_ant', 'p_bee', 'x'\] must"),
         ("p_ant,p_bee,nope", "y", "--score-cols 'nope' is not a column of DATA"),
@@ -249,3 +254,69 @@ def test_evaluate_weights_the_metrics_as_the_library_does(frame, tmp_path, capsy
     expected = multiclass_log_loss(frame["code"], frame[COLS].to_numpy(), sample_weight=w)
     assert row["log_loss"] == pytest.approx(expected, rel=1e-12)
     assert row["log_loss"] != pytest.approx(multiclass_log_loss(frame["code"], frame[COLS].to_numpy()), rel=1e-6)
+
+
+def test_one_vs_rest_around_a_field_method_reads_its_field(csv, frame, tmp_path):
+    model, out = tmp_path / "m.json", tmp_path / "out.csv"
+    assert _fit(csv, model, "--method", "ovr-per-field-isotonic", "--field", "seg", label="code") == 0
+    assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
+    written = pd.read_csv(out)[[f"{c}_calibrated" for c in COLS]].to_numpy()
+    ref = OneVsRestCalibrator(method="per-field-isotonic", method_params={"field": "seg"})
+    ref.fit(frame[COLS].to_numpy(), frame["code"], X=frame[["seg"]])
+    np.testing.assert_allclose(written, ref.predict(frame[COLS].to_numpy(), X=frame[["seg"]]), atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("method", "extra", "message"),
+    [
+        ("ovr-neucalib", [], "method 'ovr-neucalib' needs --field COL, the field (context) column; got no --field"),
+        ("ovr-isotonic", ["--field", "seg"], "--field is not used by method 'ovr-isotonic'"),
+        ("temperature", ["--field", "seg"], "--field applies to a single score column (--score-col)"),
+    ],
+)
+def test_field_with_score_cols_only_for_one_vs_rest_around_a_field_method(csv, tmp_path, capsys, method, extra,
+                                                                          message):  # fmt: skip
+    assert _fit(csv, tmp_path / "m.json", "--method", method, *extra) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_one_vs_rest_names_a_parameter_its_binary_method_does_not_take(csv, tmp_path, capsys):
+    assert _fit(csv, tmp_path / "m.json", "--method", "ovr-platt", "--param", "foo=1") == 2
+    assert "--param ['foo'] not accepted by ovr-platt; its parameters are [" in capsys.readouterr().err
+
+
+def test_a_prefix_names_the_columns_that_start_with_it_in_file_order(frame, tmp_path, capsys):
+    path = tmp_path / "scores.csv"
+    frame[[*COLS, "y"]].to_csv(path, index=False)
+    assert _fit(path, tmp_path / "a.json", "--method", "vector", cols="p_") == 0
+    assert _fit(path, tmp_path / "b.json", "--method", "vector") == 0
+    a, b = load(tmp_path / "a.json", return_metadata=True), load(tmp_path / "b.json", return_metadata=True)
+    assert a[1]["score_cols"] == COLS and a[1]["classes"] == b[1]["classes"]
+    np.testing.assert_array_equal(a[0].coef_, b[0].coef_)
+    assert (
+        main(["predict", str(tmp_path / "a.json"), str(path), "--score-cols", "p_", "-o", str(tmp_path / "o.csv")]) == 0
+    )
+    capsys.readouterr()
+    assert main(["evaluate", str(path), "--score-cols", "p_", "--label-col", "y", "--json"]) == 0
+    assert list(json.loads(capsys.readouterr().out)["metrics"]) == [ALL]
+
+
+@pytest.mark.parametrize(("cols", "got"), [("p_a", "got 'p_a', the start of 1 column: ['p_ant']"),
+                                           ("q_", "got 'q_', the start of 0 columns: []")])  # fmt: skip
+def test_a_prefix_of_fewer_than_two_columns_fails(csv, tmp_path, capsys, cols, got):
+    assert _fit(csv, tmp_path / "m.json", "--method", "temperature", cols=cols) == 2
+    err = capsys.readouterr().err
+    assert "--score-cols must name at least 2 columns (one per class) or a prefix of at least 2 columns" in err
+    assert got in err and not (tmp_path / "m.json").exists()
+
+
+def test_logit_columns_with_input_logit_fit_and_predict_as_the_library(frame, tmp_path):
+    path, model, out = tmp_path / "logits.csv", tmp_path / "m.json", tmp_path / "out.csv"
+    z = np.log(frame[COLS].to_numpy()) * 1.3 + 0.2
+    pd.DataFrame(z, columns=COLS).assign(y=frame["y"]).to_csv(path, index=False)
+    assert _fit(path, model, "--method", "temperature", "--param", "input=logit") == 0
+    assert main(["predict", str(model), str(path), "-o", str(out)]) == 0
+    ref = MulticlassTemperatureScaling(input="logit").fit(z, frame["y"])
+    written = pd.read_csv(out)[[f"{c}_calibrated" for c in COLS]].to_numpy()
+    np.testing.assert_allclose(written, ref.predict(z), atol=1e-12)

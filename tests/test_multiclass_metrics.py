@@ -87,3 +87,16 @@ def test_classwise_mce_reports_the_worst_class():
 def test_bad_input(y, p, message):
     with pytest.raises(ValueError, match=message):
         M.multiclass_log_loss(np.array(y, dtype=object) if None in y else y, p)
+
+
+def test_summary_refuses_matrices_of_different_class_counts():
+    p3 = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3]])
+    p4 = np.array([[0.6, 0.2, 0.1, 0.1], [0.2, 0.5, 0.2, 0.1]])
+    with pytest.raises(ValueError, match=r"y_probs must all have 3 columns .*; got 4 in 'b'"):
+        M.multiclass_summary([0, 1], {"a": p3, "b": p4})
+
+
+def test_row_sum_error_shows_a_plain_number():
+    with pytest.raises(ValueError, match=r"the first row 0 sums to 0\.9 \(") as info:
+        M.multiclass_log_loss([0, 1], [[0.5, 0.4], [0.5, 0.5]])
+    assert "np.float64" not in str(info.value)

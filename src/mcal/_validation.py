@@ -495,7 +495,7 @@ def check_class_scores(y_prob: ArrayLike, name: str = "y_prob", *, logits: bool 
         row = int(np.flatnonzero(off)[0])
         raise ValueError(
             f"{name} rows must sum to 1 (within {ROW_SUM_TOL:g}); got {int(off.sum())} row(s) that do not, the first "
-            f"row {row} sums to {sums[row]!r} (pass logits with the estimator's input='logit' if these are scores)"
+            f"row {row} sums to {float(sums[row]):.6g} (pass logits with the estimator's input='logit' if these are scores)"
         )
     return arr / sums[:, None]
 

@@ -265,7 +265,11 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         """What the calibrator reads: P(y = classes_[1]), or with a multiclass calibrator the columns of every
         class of ``classes_``, in that order."""
         proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
-        columns = [list(estimator.classes_).index(c) for c in self.classes_]
+        known = np.asarray(estimator.classes_).tolist()
+        unknown = [c for c in self.classes_.tolist() if c not in known]
+        if unknown:  # a frozen or already-fitted base model that never saw a class of y
+            raise ValueError(f"y must hold only classes the estimator predicts {known}; got {unknown[:5]}")
+        columns = [known.index(c) for c in self.classes_]
         return proba[:, columns] if self._multiclass else proba[:, columns[1]]
 
     def _fit_base(self, X: Any, y: NDArray, w: NDArray | None, rows: NDArray[np.intp]) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mcal._optional import import_optional
 from mcal._registry import METHODS, get_method
@@ -85,6 +85,24 @@ def check_device_option(device: str) -> None:
     torch_device(import_optional("torch"), "--device", device)
 
 
+def field_setting(method: str, cls: type[Any], field: str | None) -> dict[str, str]:
+    """``{"field": field}`` for a method (named ``method``, of class ``cls``) that takes ``--field``, or ``{}``.
+
+    Raises
+    ------
+    CLIError
+        On ``--field`` for a method without one, or no ``--field`` for a method that needs it.
+    """
+    accepted = inspect.signature(cls.__init__).parameters
+    if field is not None:
+        if "field" not in accepted:
+            raise CLIError(f"--field is not used by method {method!r}; methods with a field: see `mcal fit --help`")
+        return {"field": field}
+    if "field" in accepted and getattr(cls, "requires_features", False):  # MCNet's field is optional
+        raise CLIError(f"method {method!r} needs --field COL, the field (context) column; got no --field")
+    return {}
+
+
 def build_estimator(
     method: str,
     *,
@@ -120,12 +138,7 @@ def build_estimator(
         if name not in METHODS:
             raise CLIError(f"--param calibrator must name a method (e.g. platt, sir); got {name!r}")
         kwargs["calibrator"] = get_method(name)()
-    if field is not None:
-        if "field" not in accepted:
-            raise CLIError(f"--field is not used by method {method!r}; methods with a field: see `mcal fit --help`")
-        kwargs["field"] = field
-    elif "field" in accepted and cls.requires_features:  # MCNet's field is optional: one context without it
-        raise CLIError(f"method {method!r} needs --field COL, the field (context) column; got no --field")
+    kwargs.update(field_setting(method, cls, field))
     if features and "field" in accepted:
         if "auxiliary_features" not in accepted:
             raise CLIError(f"method {method!r} reads only its --field column; drop --features")

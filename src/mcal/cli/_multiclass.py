@@ -20,7 +20,8 @@ if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
 #: Help of ``--score-cols``, with the rule that maps labels to columns.
 SCORE_COLS_HELP = (
     "k > 1 classes: one probability column per class, comma-separated, rows summing to 1, e.g. --score-cols "
-    "p_ant,p_bee,p_cat. Labels are integers 0..k-1 (the position of the class's column in the list), or class "
+    "p_ant,p_bee,p_cat, or a prefix that is not a column (p_: every column whose name starts with it, in file "
+    "order). Labels are integers 0..k-1 (the position of the class's column in the list), or class "
     "names, each the end of exactly one column's name (cat for p_cat; a column no label names is a class absent "
     "from the data), or k class names none of which ends a column's name, matched to the columns in sorted order "
     "(numbers by value, text alphabetically); anything else is an error that names the labels and the columns"
@@ -44,13 +45,21 @@ def method_names() -> list[str]:
     return sorted(MULTICLASS_METHODS) + binary
 
 
-def score_groups(values: list[str] | None) -> list[list[str]]:
+def score_groups(values: list[str] | None, df: pd.DataFrame) -> list[list[str]]:
     """The column lists of each ``--score-cols`` option: each of at least 2 columns, all of the same length, no
-    column twice."""
-    groups = [split_names(value, "--score-cols") for value in values or []]
-    for value, names in zip(values or [], groups, strict=True):
+    column twice. A single name that is not a column of ``df`` is a prefix: the columns of ``df`` that start with
+    it, in file order."""
+    groups = []
+    for value in values or []:
+        names = split_names(value, "--score-cols")
+        prefix = len(names) == 1 and names[0] not in df.columns
+        if prefix:
+            names = [c for c in df.columns if isinstance(c, str) and c.startswith(names[0])]
         if len(names) < 2:
-            raise CLIError(f"--score-cols must name at least 2 columns, one per class; got {value!r}")
+            found = f", the start of {len(names)} column{'' if len(names) == 1 else 's'}: {names}" if prefix else ""
+            raise CLIError(f"--score-cols must name at least 2 columns (one per class) or a prefix of at least 2 "
+                           f"columns of DATA; got {value!r}{found}")  # fmt: skip
+        groups.append(names)
     if len({len(g) for g in groups}) > 1:
         raise CLIError(f"--score-cols must name the same number of columns (classes) each time; got "
                        f"{[len(g) for g in groups]} in {[','.join(g) for g in groups]}")  # fmt: skip
@@ -106,13 +115,13 @@ def class_codes(labels: pd.Series, label_col: str, columns: list[str]) -> tuple[
     return column_of[np.searchsorted(classes, values)], [by_column.get(j) for j in range(k)]
 
 
-def score_matrix(df: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    """The validated (n, k) probability matrix of ``columns``."""
+def score_matrix(df: pd.DataFrame, columns: list[str], logits: bool = False) -> np.ndarray:
+    """The validated (n, k) probability matrix of ``columns`` (logits for a model with ``input="logit"``)."""
     from mcal._validation import check_class_scores
 
     for name in columns:
         column(df, name, "--score-cols")
-    return check_class_scores(df[columns].to_numpy(), f"score columns {columns}")
+    return check_class_scores(df[columns].to_numpy(), f"score columns {columns}", logits=logits)
 
 
 def _weights(df: pd.DataFrame, weight_col: str | None) -> np.ndarray | None:
@@ -133,9 +142,9 @@ def refuse(args, options: tuple[str, ...]) -> None:
                            f"{option} {value!r}")  # fmt: skip
 
 
-def labels_and_matrices(args, df: pd.DataFrame, groups: list[list[str]]):
+def labels_and_matrices(args, df: pd.DataFrame, groups: list[list[str]], logits: bool = False):
     """Label codes, class of each column, the matrix of each group by name (its columns comma-joined), weights."""
-    probs = {",".join(g): score_matrix(df, g) for g in groups}
+    probs = {",".join(g): score_matrix(df, g, logits) for g in groups}
     y, classes = class_codes(column(df, args.label_col, "--label-col"), args.label_col, groups[0])
     return y, classes, probs, _weights(df, args.weight_col)
 
@@ -148,25 +157,27 @@ def class_mapping(classes: list[Any], columns: list[str]) -> str:
 # ----------------------------------------------------------------------------------------------- fit, predict
 
 
-def build_estimator(method: str, params: list[str], random_state: int):
+def build_estimator(method: str, params: list[str], random_state: int, field: str | None = None):
     """The unfitted calibrator of a ``--method`` name of :func:`method_names` with ``--param`` settings (for
-    ``ovr-NAME``: the binary method's parameters)."""
+    ``ovr-NAME``: the binary method's parameters, and its ``--field``)."""
     from mcal import multiclass
-    from mcal.cli._fit import _parse_params
+    from mcal.cli._fit import _parse_params, field_setting
 
     kwargs = _parse_params(params)
-    if method.startswith(_OVR):
-        binary = method[len(_OVR) :]
-        if "random_state" in inspect.signature(get_method(binary).__init__).parameters:
-            kwargs.setdefault("random_state", random_state)
-        return multiclass.OneVsRestCalibrator(method=binary, method_params=kwargs or None)
-    cls = getattr(multiclass, MULTICLASS_METHODS[method])
+    ovr = method.startswith(_OVR)
+    cls = get_method(method[len(_OVR) :]) if ovr else getattr(multiclass, MULTICLASS_METHODS[method])
     accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
     unknown = sorted(set(kwargs) - accepted)
     if unknown:
         raise CLIError(f"--param {unknown} not accepted by {method}; its parameters are {sorted(accepted)}")
     if "random_state" in accepted:
         kwargs["random_state"] = random_state
+    if ovr:
+        kwargs.update(field_setting(method, cls, field))
+        return multiclass.OneVsRestCalibrator(method=method[len(_OVR) :], method_params=kwargs or None)
+    if field is not None:
+        raise CLIError(f"--field applies to a single score column (--score-col), not to --score-cols; got --field "
+                       f"{field!r}")  # fmt: skip
     return cls(**kwargs)
 
 
@@ -184,20 +195,20 @@ def fit(args, features: list[str], random_state: int) -> int:
     from mcal._persistence import save
     from mcal.cli._fit import feature_frame
 
-    refuse(args, ("--pos-label", "--field", "--device", "--scheduler", "--dask-workers", "--dask-timeout"))
+    refuse(args, ("--pos-label", "--device", "--scheduler", "--dask-workers", "--dask-timeout"))
     if args.method not in method_names():
         raise CLIError(f"--method must be one of {', '.join(method_names())} with --score-cols (k classes); got "
                        f"{args.method!r}, a method for one score column")  # fmt: skip
-    (columns,) = score_groups([args.score_cols])
-    model = build_estimator(args.method, args.param, random_state)
-    df = read_data(args)
-    y, classes, probs, w = labels_and_matrices(args, df, [columns])
-    X = feature_frame(df, features, None)
+    model = build_estimator(args.method, args.param, random_state, args.field)
+    df = read_data(args, text_columns=[args.field] if args.field else [])  # a field's values are labels
+    (columns,) = score_groups([args.score_cols], df)
+    y, classes, probs, w = labels_and_matrices(args, df, [columns], model.input == "logit")
+    X = feature_frame(df, features, args.field)
     if X is not None and not reads_features(model):
         raise CLIError(f"method {args.method!r} uses only the scores; drop --features")
     model.fit(probs[",".join(columns)], y, X=X, sample_weight=w)
     metadata = {"method": args.method, "score_cols": columns, "classes": classes, "features": features,
-                "field": None}  # fmt: skip
+                "field": args.field}  # fmt: skip
     save(model, args.output, metadata=metadata)
     print(f"wrote {args.output} ({type(model).__name__} fitted on {len(df)} rows, {len(columns)} classes)")
     print(f"  classes: {class_mapping(classes, columns)}")
@@ -217,12 +228,13 @@ def predict(args, model, meta: dict, given: list[str]) -> int:
     if given and not reads_features(model):
         raise CLIError(f"--features must be left out: the model, a {type(model).__name__}, uses only the scores; "
                        f"got {given}")  # fmt: skip
-    columns = score_groups([args.score_cols])[0] if args.score_cols else list(meta.get("score_cols") or [])
+    field = meta.get("field")
+    df = read_data(args, text_columns=[field] if isinstance(field, str) else [])  # read as at fit time
+    columns = score_groups([args.score_cols], df)[0] if args.score_cols else list(meta.get("score_cols") or [])
     if len(columns) != model.n_classes_:
         raise CLIError(f"--score-cols must name the model's {model.n_classes_} class columns; got "
                        f"{len(columns)}: {columns}")  # fmt: skip
-    df = read_data(args)
-    P = score_matrix(df, columns)
+    P = score_matrix(df, columns, model.input == "logit")
     out = [f"{name}_calibrated" for name in columns]
     taken = [name for name in out if name in df.columns]
     if taken:
@@ -265,8 +277,8 @@ def evaluate(args) -> int:
     check_ci(args)
     refuse(args, ("--pos-label", "--field", "--plot", "--ci", "--fail-if", "--outcome", "--all-segments",
                   "--scheduler", "--dask-workers"))  # fmt: skip
-    groups = score_groups(args.score_cols)
     df = read_data(args)
+    groups = score_groups(args.score_cols, df)
     y, classes, probs, w = labels_and_matrices(args, df, groups)
     table = multiclass_summary(y, probs, sample_weight=w, n_bins=args.n_bins, strategy=args.strategy)
     segments = _segments(df, args)
@@ -316,8 +328,8 @@ def report(args) -> int:
 
     check_ci(args)
     refuse(args, ("--pos-label", "--field", "--ci", "--outcome", "--all-segments"))
-    groups = score_groups(args.score_cols)
     df = read_data(args)
+    groups = score_groups(args.score_cols, df)
     y, classes, probs, w = labels_and_matrices(args, df, groups)
     description = f"{args.data}, label column {args.label_col!r}, classes {class_mapping(classes, groups[0])}" + (
         f", weight column {args.weight_col!r}" if w is not None else ""

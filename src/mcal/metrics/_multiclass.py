@@ -369,9 +369,13 @@ def multiclass_summary(
     >>> multiclass_summary([0, 1, 1], {"model": p}).loc["model", "accuracy"].round(4)
     np.float64(0.6667)
     """
-    rows = {}
+    rows: dict[str, dict[str, float]] = {}
+    k: int | None = None
     for name, p in y_probs.items():
         y, q, w = _inputs(y_true, p, sample_weight)
+        k = q.shape[1] if k is None else k
+        if q.shape[1] != k:
+            raise ValueError(f"y_probs must all have {k} columns (one per class); got {q.shape[1]} in {name!r}")
         correct, confidence = top_label(y, q)
         rows[name] = {
             "log_loss": multiclass_log_loss(y, q, sample_weight=w),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, ClassVar
 
 import numpy as np
@@ -73,6 +74,9 @@ class OneVsRestCalibrator(MulticlassCalibrator):
 
     def _fit(self, z, y, sample_weight, X) -> None:
         cls = get_method(self.method)
+        unknown = sorted(set(self.method_params or {}) - set(inspect.signature(cls.__init__).parameters))
+        if unknown:
+            raise TypeError(f"method_params must hold parameters of {self.method} ({cls.__name__}); got {unknown}")
         p = np.exp(z)
         calibrators = []
         for j in range(z.shape[1]):
