@@ -706,6 +706,20 @@ def test_load_rejects_compiled_tables_of_another_model(field_model, log_data):
     assert np.array_equal(restored.compiled_values_, field_model.compiled_values_)
 
 
+def test_a_model_whose_exact_quadrature_is_coarser_than_its_tables_saves_and_loads(tmp_path):
+    # one-vs-rest class 2 of this problem: the exact mode (n_nodes Clenshaw-Curtis nodes from the anchor) and the
+    # tables (5 nodes per grid cell) differ by 3e-5 relative, which the load check refused at a 1e-6 tolerance
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = make_classification(1500, 6, n_informative=4, n_classes=3, random_state=0)
+    p = LogisticRegression(C=100).fit(X[:500], y[:500]).predict_proba(X[500:])[:, 2]
+    model = MCNet(random_state=0).fit(p, (y[500:] == 2).astype(float), X=X[500:])
+    mcal.save(model, tmp_path / "m.json")
+    loaded = mcal.load(tmp_path / "m.json")
+    np.testing.assert_array_equal(loaded.predict(p, X=X[500:]), model.predict(p, X=X[500:]))
+
+
 # -- the paper's equations on hand-built networks (Dai et al. 2025, section 4.2) ------------------------------
 def hand_network(slope, targets, *, edges=(-3.0, 0.0, 3.0), anchor=(-2.0, 0.0), random_f1=False):
     """float64 weights of K = len(anchor) bins and C = targets.shape[1] - 1 fields: f1 == ``slope`` everywhere

@@ -26,8 +26,9 @@ CELL_NODES = 5
 _EVALS_PER_CALL = 65536
 #: Contexts whose tables :func:`check_tables` compares with the network (all when there are fewer).
 _CHECKED_CONTEXTS = 64
-#: Relative difference allowed between a table and the network at a grid point.
-_TABLE_TOLERANCE = 1e-6
+#: Relative difference allowed between a table and the network at a grid point: above the exact mode's own
+#: quadrature error, far below the difference to another model's tables (benchmarks/results/defaults_mcnet.md).
+_TABLE_TOLERANCE = 1e-3
 
 
 def build_tables(
@@ -166,7 +167,7 @@ def check_tables(
 
     The middle grid point of every bin, for up to :data:`_CHECKED_CONTEXTS` contexts (evenly spaced, the
     field-agnostic one first), must equal ``exact_logits(x, bins, contexts)`` (the network's calibrated logit by
-    quadrature; the two agree to about 1e-9, ``benchmarks/results/mcnet.md``). Tables from another model of the
+    quadrature, which agrees with the tables up to its own quadrature error). Tables from another model of the
     same shape would otherwise load and predict something else in compiled mode.
 
     Raises
