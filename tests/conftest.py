@@ -33,6 +33,23 @@ def rng():
     return np.random.default_rng(12345)
 
 
+@pytest.fixture(scope="session")
+def overconfident_k_classes():
+    """A function ``(rng, n, temperature, bias) -> (p, y, segment)``: k = len(bias) classes whose probabilities
+    ``p = softmax(z)`` are over-confident (the truth is ``softmax(z / temperature)``), with ``bias`` added to the
+    true logits in the segment "north" (the other rows are "south")."""
+    from scipy.special import softmax
+
+    def draw(rng, n, temperature, bias):
+        z = rng.normal(size=(n, len(bias))) * 2.0
+        segment = rng.choice(["north", "south"], n)
+        truth = softmax(z / temperature + (segment == "north")[:, None] * np.asarray(bias, dtype=float), axis=1)
+        y = (rng.uniform(size=n)[:, None] > truth.cumsum(axis=1)).sum(axis=1)
+        return softmax(z, axis=1), y, segment
+
+    return draw
+
+
 @pytest.fixture
 def miscalibrated(rng):
     """20k over-confident scores: the true probability is expit(0.5 * logit(p) + 0.3)."""

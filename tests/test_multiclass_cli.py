@@ -5,7 +5,6 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.special import softmax
 
 from mcal import load
 from mcal.cli import main
@@ -18,14 +17,10 @@ ALL = ",".join(COLS)
 
 
 @pytest.fixture(scope="module")
-def frame():
+def frame(overconfident_k_classes):
     rng = np.random.default_rng(0)
     n = 2000
-    z = rng.normal(size=(n, 3)) * 2.0
-    seg = rng.choice(["north", "south"], n)
-    truth = softmax(z / 1.6 + (seg == "north")[:, None] * np.array([0.8, 0.0, 0.0]), axis=1)
-    y = (rng.uniform(size=n)[:, None] > truth.cumsum(axis=1)).sum(axis=1)
-    p = softmax(z, axis=1)  # over-confident, and class ant under-predicted in the north
+    p, y, seg = overconfident_k_classes(rng, n, 1.6, [0.8, 0.0, 0.0])  # and class ant under-predicted in the north
     df = pd.DataFrame(p, columns=COLS)
     names = np.array(["ant", "bee", "cat"])[y]
     return df.assign(p_rest=p[:, 1:].sum(axis=1), y=names, code=y, seg=seg, x=rng.normal(size=n))

@@ -6,7 +6,6 @@ import matplotlib.image
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.special import softmax
 from test_report import _chromium, _Page
 
 from mcal.cli import main
@@ -17,14 +16,10 @@ from mcal.segments import generate_segments
 
 
 @pytest.fixture(scope="module")
-def data():
+def data(overconfident_k_classes):
     rng = np.random.default_rng(5)
     n = 3000
-    z = rng.normal(size=(n, 4)) * 2.0
-    region = rng.choice(["north", "south"], n)
-    truth = softmax(z / 1.5 + (region == "north")[:, None] * np.array([0.0, 0.0, 1.0, 0.0]), axis=1)
-    y = (rng.uniform(size=n)[:, None] > truth.cumsum(axis=1)).sum(axis=1)
-    raw = softmax(z, axis=1)
+    raw, y, region = overconfident_k_classes(rng, n, 1.5, [0.0, 0.0, 1.0, 0.0])
     calibrated = MulticlassTemperatureScaling().fit(raw, y).predict(raw)
     X = pd.DataFrame({"region": region, "age": rng.integers(18, 80, n)})
     return y, {"raw": raw, "temperature": calibrated}, X
