@@ -36,8 +36,8 @@ from mcal.mcgrad import _controls as controls
 from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, choose_rounds, validation_score
 from mcal.mcgrad._fast_predict import CompiledForests, SingleRowPredictor
 from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
-from mcal.mcgrad._splits import EncodedRows, FeatureBlocks, split_parts, split_rows
-from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part, predict_logit, staged_logits
+from mcal.mcgrad._splits import EncodedRows, FeatureBlocks, split_rows
+from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part, predict_logit, split_parts, staged_logits
 
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same trees
 #: either way); measured in benchmarks/results/mcgrad_defaults.md.

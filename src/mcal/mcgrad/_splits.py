@@ -68,14 +68,6 @@ def check_split_weights(engine: Any, train: list[Part], valid: list[Part], rando
                 )
 
 
-def split_parts(whole: Part, rows: list[tuple[Any, Any]]) -> tuple[list[Part], list[Part]]:
-    """The (train, validation) parts of ``rows``: both share ``whole``'s features (encoded on demand) and the
-    training parts its bins, each round taking the part's rows of them."""
-    y, w, F = whole.y, whole.w, whole.F
-    train = [Part(whole.X, y[tr], w[tr], F[tr], whole.binned, tr) for tr, _ in rows]
-    return train, [Part(whole.X, y[va], w[va], F[va], rows=va) for _, va in rows]
-
-
 def split_rows(
     y: NDArray[np.float64], method: str, validation_fraction: float, n_folds: int, seed: int
 ) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:

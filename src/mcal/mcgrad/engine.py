@@ -263,6 +263,14 @@ class Part:
     rows: Any = None
 
 
+def split_parts(whole: Part, rows: list[tuple[Any, Any]]) -> tuple[list[Part], list[Part]]:
+    """The (train, validation) parts of ``rows``, pairs of row indices (the training rows increasing): both share ``whole``'s features (encoded on demand) and the
+    training parts its bins, each round taking the part's rows of them."""
+    y, w, F = whole.y, whole.w, whole.F
+    train = [Part(whole.X, y[tr], w[tr], F[tr], whole.binned, tr) for tr, _ in rows]
+    return train, [Part(whole.X, y[va], w[va], F[va], rows=va) for _, va in rows]
+
+
 @dataclass
 class RoundPath:
     """What :func:`boost_rounds` found: kept boosters and factors, validation losses and scores (the

@@ -21,7 +21,7 @@ from mcal._lightgbm import (
     tree_constraints,
 )
 from mcal._validation import warn
-from mcal.mcgrad.engine import LocalEngine, Part, boost_rounds
+from mcal.mcgrad.engine import LocalEngine, Part, boost_rounds, split_parts
 from mcal.mcgrad.losses import THETA_BOUNDS
 from mcal.multiclass._base import MulticlassCalibrator
 
@@ -279,10 +279,11 @@ min_sum_hessian_in_leaf
                         f"random_state={self.random_state!r}; got none (use another random_state, or "
                         "early_stopping=None)"
                     )
+            train, valid = split_parts(whole, [(tr, va)])
             path = boost_rounds(
                 engine,
-                [Part(Xe, y[tr], sample_weight[tr], whole.F[tr], whole.binned, tr)],
-                [Part(Xe[va], y[va], sample_weight[va], whole.F[va])],
+                train,
+                valid,
                 max_rounds=n_rounds,
                 patience=int(self.patience),
                 **self._rescaling(),
