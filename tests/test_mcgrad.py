@@ -270,7 +270,7 @@ class _ShiftEngine(LocalEngine):
         super().__init__({}, 1, [])
         self.losses = None if losses is None else list(losses)
 
-    def fit_round(self, part, keep=True):
+    def fit_round(self, part):
         return "booster", part.F + 1.0
 
     def predict_raw(self, booster, part):
@@ -1152,7 +1152,7 @@ def test_rounds_that_make_the_logits_non_finite_raise_naming_the_divergence(vali
     from mcal.mcgrad.engine import Part, boost_rounds
 
     class Diverging(LocalEngine):
-        def fit_round(self, part, keep=True):
+        def fit_round(self, part):
             return None, np.full(part.y.shape[0], np.inf)
 
         def predict_raw(self, booster, part):

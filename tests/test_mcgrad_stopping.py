@@ -45,7 +45,7 @@ class _ScriptedEngine(LocalEngine):
         super().__init__({}, 1, [], SquaredError())
         self.moves = list(moves)
 
-    def fit_round(self, part, keep=True):
+    def fit_round(self, part):
         return "booster", part.F.copy()
 
     def predict_raw(self, booster, part):

@@ -185,7 +185,7 @@ def test_mcgrad_removes_a_planted_class_bias_in_one_segment():
 class _PredictingEngine(SoftmaxEngine):
     """The rounds as first written: every round bins all columns again and predicts its training rows."""
 
-    def fit_round(self, part, keep=True):
+    def fit_round(self, part):
         import lightgbm as lgb
 
         k = part.F.shape[1]

@@ -84,11 +84,8 @@ class DaskEngine:
         self.timeout = timeout
         self.n_fits = 0
 
-    def fit_round(self, part: Part, keep: bool = True) -> tuple[Any, Any]:
-        """Fit one booster on the cluster; return it (a local ``lightgbm.Booster``) and ``F + h_t`` (persisted).
-
-        ``keep`` is part of the engine seam; the booster is always a local copy of the cluster's model.
-        """
+    def fit_round(self, part: Part) -> tuple[Any, Any]:
+        """Fit one booster on the cluster; return it (a local ``lightgbm.Booster``) and ``F + h_t`` (persisted)."""
         lgb = import_optional("lightgbm")
         lgb_dask = import_optional("lightgbm.dask")
         part.F = persist(self.client, part.F, self.timeout, "the scores of a round")

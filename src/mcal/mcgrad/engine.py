@@ -3,9 +3,9 @@
 :func:`boost_rounds` is the only place where rounds are run, for early stopping and for the final refit
 alike. It touches data only through an engine's methods:
 
-- ``fit_round(part, keep)``: one LightGBM booster of ``n_estimators`` trees on the part's features plus its
-  current logit ``F`` as one more feature, with ``F`` as init score, and ``F + h_t`` on the part's rows
-  (``keep`` says whether the booster outlives the round, as the refit's do, or only predicts the validation part);
+- ``fit_round(part)``: one LightGBM booster of ``n_estimators`` trees on the part's features plus its
+  current logit ``F`` as one more feature, with ``F`` as init score, and ``F + h_t`` on the part's rows (the
+  booster without its training data);
 - ``predict_raw(booster, part)``: the booster's raw output on the part (without the init score);
 - ``loss_grad_hess(theta, y, z, w)`` and ``log_loss_sum(y, F, w)``: the sums behind the rescaling
   Newton step and the validation loss (of the engine's ``objective``; the log loss for MCGrad).
@@ -85,11 +85,12 @@ class LocalEngine:
         self.categorical = categorical
         self.objective = LOG_LOSS if objective is None else objective
 
-    def fit_round(self, part: Part, keep: bool = True) -> tuple[Any, NDArray[np.float64]]:
+    def fit_round(self, part: Part) -> tuple[Any, NDArray[np.float64]]:
         """Fit one booster on the part's features plus its score ``F``, starting from ``F`` as init score.
 
         Returns the booster and ``F + h_t`` on the part's rows, read from ``Booster.eval_train`` (no second predict).
-        A kept booster is reloaded from its model text, which drops its training data; one not kept is freed.
+        The booster is reloaded from its model text, which frees the round's Dataset and LightGBM's per-row training
+        state before the rescaling and the validation predictions allocate their own.
         """
         lgb = import_optional("lightgbm")
         scores_2d = _score_columns(part.F)
@@ -107,8 +108,8 @@ class LocalEngine:
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
         scores: list[NDArray[np.float64]] = []
         booster.eval_train(feval=lambda preds, _: _record(scores, preds))
-        if keep:
-            booster = lgb.Booster(model_str=booster.model_to_string())  # drops the training data
+        booster = lgb.Booster(model_str=booster.model_to_string())
+        del data
         # from the objective's output; rows where the link cannot recover F + h to ~1e-9 are predicted again
         z = self.objective.raw_from_output(scores[0])
         far = ~(np.isfinite(z) & (z < self.objective.exact_below))
@@ -200,8 +201,8 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
     ``theta_bounds`` (:data:`THETA_BOUNDS` for the log loss) and the step halved whenever the loss rises
     converges to the exact minimum in a handful of passes (each pass is one ``loss_grad_hess`` reduction).
     For the squared error (``objective.closed_form``) the loss is quadratic in theta and one Newton step is
-    the closed form ``sum w z y / sum w z^2`` (one pass). The clip of ``z`` is the objective's (±10 for
-    logits, none otherwise).
+    the closed form ``sum w z y / sum w z^2`` (one pass). The log loss clips ``z`` to ±10 inside its sums
+    (block by block, without a clipped copy of ``z``); the other losses do not clip.
 
     Parameters
     ----------
@@ -221,8 +222,6 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
     """
     objective = getattr(engine, "objective", LOG_LOSS)
     lo, hi = objective.theta_bounds
-    if objective.clip is not None:
-        z = np.clip(z, -objective.clip, objective.clip)
     theta = 1.0
     loss, grad, hess = engine.loss_grad_hess(theta, y, z, w)
     if objective.closed_form:
@@ -264,11 +263,19 @@ class Part:
 
 
 def split_parts(whole: Part, rows: list[tuple[Any, Any]]) -> tuple[list[Part], list[Part]]:
-    """The (train, validation) parts of ``rows``, pairs of row indices (the training rows increasing): both share ``whole``'s features (encoded on demand) and the
-    training parts its bins, each round taking the part's rows of them."""
+    """The (train, validation) parts of ``rows``, pairs of row indices (the training rows increasing): both share
+    ``whole``'s features (encoded on demand) and the training parts its bins, each round taking the part's rows of
+    them. Weights of one repeated value (unit weights, stride 0) stay one value."""
     y, w, F = whole.y, whole.w, whole.F
-    train = [Part(whole.X, y[tr], w[tr], F[tr], whole.binned, tr) for tr, _ in rows]
-    return train, [Part(whole.X, y[va], w[va], F[va], rows=va) for _, va in rows]
+    train = [Part(whole.X, y[tr], _take(w, tr), F[tr], whole.binned, tr) for tr, _ in rows]
+    return train, [Part(whole.X, y[va], _take(w, va), F[va], rows=va) for _, va in rows]
+
+
+def _take(values: NDArray[np.float64], rows: NDArray[np.integer]) -> NDArray[np.float64]:
+    """``values[rows]``, without a copy of an array that holds one value (stride 0)."""
+    if values.ndim == 1 and values.strides[0] == 0:
+        return np.broadcast_to(values[:1], rows.shape)
+    return values[rows]
 
 
 @dataclass
@@ -376,16 +383,18 @@ def boost_rounds(
                     part.F = path.input_factor * part.F
                     if valid:
                         valid[k].F = path.input_factor * valid[k].F
-                booster, z = engine.fit_round(part, keep=keep)
+                booster, z = engine.fit_round(part)
+                part.F = None  # replaced by the rescaled z: freed before that is allocated
                 theta = rescaler(engine, part.y, z, part.w) if rescale else 1.0
                 part.F = theta * z
+                del z
                 if valid:
                     val = valid[k]
                     val.F = theta * (val.F + engine.predict_raw(booster, val))
                 if keep:
                     path.boosters.append(booster)
                     path.factors.append(theta)
-                del booster  # and its training data, before the next round allocates its own
+                del booster
             bar.update()
             loss = _pooled_loss(engine, valid or train)  # the refit: its training loss, to catch a divergence
             _check_finite(t, "validation" if valid else "training", loss)
