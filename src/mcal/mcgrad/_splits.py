@@ -71,8 +71,8 @@ def check_split_weights(engine: Any, train: list[Part], valid: list[Part], rando
 def split_rows(
     y: NDArray[np.float64], method: str, validation_fraction: float, n_folds: int, seed: int
 ) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
-    """(train, validation) row indices for early stopping, the training rows sorted; stratified by label when
-    labels are 0/1. The indices are int32 below 2**31 rows (what LightGBM's ``Dataset.subset`` reads).
+    """(train, validation) row indices for early stopping, each increasing; stratified by label when labels are
+    0/1. The indices are int32 below 2**31 rows (what LightGBM's ``Dataset.subset`` reads).
 
     Raises
     ------
@@ -99,7 +99,10 @@ def split_rows(
             n_splits=1, test_size=validation_fraction, random_state=seed
         )
     try:
-        return [(np.sort(tr).astype(index), va.astype(index)) for tr, va in splitter.split(rows, y if binary else None)]
+        return [
+            (np.sort(tr).astype(index), np.sort(va).astype(index))
+            for tr, va in splitter.split(rows, y if binary else None)
+        ]
     except ValueError as exc:
         what = (
             f"validation_fraction={validation_fraction} of {y.size} rows"

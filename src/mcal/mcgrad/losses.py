@@ -24,8 +24,12 @@ THETA_BOUNDS = (1e-8, 50.0)
 
 
 def wsum(w: NDArray[np.float64], x: NDArray[np.float64]) -> float:
-    """``sum w * x``. einsum rather than np.dot: a multi-threaded BLAS dot on a busy machine costs up to 1000x more."""
-    return float(np.einsum("i,i->", w, x))
+    """``sum w * x``. einsum rather than np.dot: a multi-threaded BLAS dot on a busy machine costs up to 1000x more.
+
+    Unit weights held as one broadcast number are expanded for the sum (a transient of the block's size): einsum
+    adds in another order over a stride-0 operand, which would move the result in its last bit.
+    """
+    return float(np.einsum("i,i->", np.ascontiguousarray(w), x))
 
 
 class LogLoss:
