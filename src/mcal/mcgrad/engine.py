@@ -102,6 +102,7 @@ class LocalEngine:
         shares_bins = valid is not None and (no_features or (valid.rows is not None and valid.binned is part.binned))
         data, score_column = self._round_data(lgb, part)
         valid_sets = [self._round_data(lgb, valid, score_column)[0]] if shares_bins and valid is not None else []
+        del score_column  # the bins of the validation part's score column are taken; joined, it is not needed
         params = {**self.params, "metric": "None"} if valid_sets else self.params  # no metric each iteration
         booster = lgb.train(
             params, data, num_boost_round=self.n_estimators, valid_sets=valid_sets, keep_training_booster=True
@@ -111,7 +112,7 @@ class LocalEngine:
         if valid_sets:
             booster.eval_valid(feval=lambda preds, _: _record(scores, preds))
         booster = lgb.Booster(model_str=booster.model_to_string())
-        del data, score_column, valid_sets
+        del data, valid_sets
         z = self._raw_from_output(booster, part, scores[0])
         if valid is None:
             return booster, z, None
@@ -132,7 +133,7 @@ class LocalEngine:
             # notes on the (freed) raw data and re-read categorical flags, kept in the joined bin mappers
             warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
             warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
-            rows = np.arange(part.y.shape[0]) if part.rows is None else part.rows
+            rows = np.arange(part.y.shape[0], dtype=np.int32) if part.rows is None else part.rows
             data = sorted_subset(self.binned(part), rows)
             score_column = lgb.Dataset(scores_2d, reference=reference, params=self.params).construct()
             data.add_features_from(score_column)
