@@ -183,12 +183,13 @@ class LocalEngine:
     ) -> tuple[float, float, float]:
         """Weighted loss of ``theta * z`` (the objective's) and its first two derivatives in ``theta``.
 
-        Summed over blocks of rows, so that the temporaries stay a few MB on any data size.
+        Summed over blocks of rows, so that the temporaries stay a few MB on any data size (unit weights held as one
+        number are expanded block by block).
         """
         sums = np.zeros(3)
         for start in range(0, z.shape[0], _BLOCK):
             rows = slice(start, start + _BLOCK)
-            sums += self.objective.block_sums(theta, y[rows], z[rows], w[rows])
+            sums += self.objective.block_sums(theta, y[rows], z[rows], np.ascontiguousarray(w[rows]))
         return float(sums[0]), float(sums[1]), float(sums[2])
 
     def log_loss_sum(
