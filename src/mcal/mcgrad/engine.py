@@ -220,7 +220,8 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
     Section 3.2 of Tax et al. (2026): ``theta_t = argmin_theta E_D[L(theta (F_{t-1} + h_t), y)]``. The
     objective is convex in theta, so Newton's method with the iterate projected onto the objective's
     ``theta_bounds`` (:data:`THETA_BOUNDS` for the log loss) and the step halved whenever the loss rises
-    converges to the exact minimum in a handful of passes (each pass is one ``loss_grad_hess`` reduction).
+    converges to the exact minimum in a handful of passes (each pass is one ``loss_grad_hess`` reduction; the last
+    step, below ``tol``, is taken without one).
     For the squared error (``objective.closed_form``) the loss is quadratic in theta and one Newton step is
     the closed form ``sum w z y / sum w z^2`` (one pass). The log loss clips ``z`` to ±10 inside its sums
     (block by block, without a clipped copy of ``z``); the other losses do not clip.
@@ -251,6 +252,9 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
         if not hess > 0.0:
             break
         step = grad / hess
+        cand = min(max(theta - step, lo), hi)
+        if abs(cand - theta) <= tol * max(1.0, abs(theta)):
+            return cand  # the last Newton step, too small to raise the loss: taken without a pass over the rows
         for _ in range(60):
             cand = min(max(theta - step, lo), hi)
             c_loss, c_grad, c_hess = engine.loss_grad_hess(cand, y, z, w)
