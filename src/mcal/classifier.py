@@ -111,6 +111,10 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     :meth:`predict` is ``classes_[argmax(predict_proba(X))]``: a calibrated probability of exactly 0.5 predicts
     ``classes_[0]``.
 
+    :func:`mcal.save` refuses a CalibratedClassifier: its model files are JSON, never pickle, and cannot hold your
+    classifier. Save each fitted calibrator of ``calibrators_`` with :func:`mcal.save`, and the classifiers of
+    ``estimators_`` in a format of their own.
+
     Examples
     --------
     >>> import numpy as np
