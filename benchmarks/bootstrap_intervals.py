@@ -199,7 +199,8 @@ def reading(table: pd.DataFrame) -> str:
         "covers far better wherever the bias matters, about as well (within 0.03) where it does not (clear "
         "miscalibration at 10,000 rows and more), and costs nothing more than the percentile one; the means (log "
         "loss, Brier score, ROC-AUC, PR-AUC, PCOC) keep the percentile interval, which covers them at about the "
-        "nominal rate (`bootstrap_coverage.md`). A basic interval below the estimate, or reaching below 0, reads "
+        "nominal rate (`bootstrap_coverage.md`). A basic interval below the estimate, down to 0 (mcal cuts its "
+        "low end at 0, which leaves the coverage of a non-negative value as it is), reads "
         "as: the estimate is mostly bias, and the data are consistent with a smaller error or none. Gates on a "
         'low end (`--fail-if "mce_sigma_low > 5"`) fire less often than with the percentile interval, whose '
         "low end carried the bias."

@@ -181,8 +181,8 @@ def test_basic_interval_is_the_percentile_one_reflected_around_the_estimate(rng)
                               random_state=4)  # fmt: skip
     percentile = bootstrap(partial(ece, n_bins=10), y, p, n_resamples=80, random_state=4)
     basic = mixed["ece"]
-    assert (basic.low, basic.high, basic.method) == (
-        2 * percentile.estimate - percentile.high, 2 * percentile.estimate - percentile.low, "basic")  # fmt: skip
+    assert (basic.low, basic.high, basic.method) == (  # the lower bound cut at 0: the ECE is non-negative
+        max(2 * percentile.estimate - percentile.high, 0.0), 2 * percentile.estimate - percentile.low, "basic")  # fmt: skip
     assert mixed["log_loss"] == bootstrap(log_loss, y, p, n_resamples=80, random_state=4)
     assert basic == bootstrap(partial(ece, n_bins=10), y, p, n_resamples=80, method="basic", random_state=4)
 
@@ -383,3 +383,16 @@ def test_count_forms_give_the_intervals_of_one_call_per_resample_on_the_same_dra
         slow = bootstrap(lambda a, b, *, sample_weight, m=metric: m(a, b, sample_weight=sample_weight), y, p, **options)
         for name in ("estimate", "low", "high", "standard_error"):
             assert getattr(fast, name) == pytest.approx(getattr(slow, name), rel=1e-12, abs=1e-15)
+
+
+def test_basic_interval_of_a_non_negative_metric_stops_at_zero(rng):
+    # on calibrated scores the ECCE is mostly bias: reflected, the percentile interval would reach below 0
+    y, p = _calibrated(rng, 1000)
+    percentile = bootstrap(ecce, y, p, n_resamples=200, random_state=1)
+    basic = bootstrap(ecce, y, p, n_resamples=200, method="basic", random_state=1)
+    assert 2 * percentile.estimate - percentile.high < 0
+    assert basic.low == 0.0 and basic.high == 2 * percentile.estimate - percentile.low
+    # a metric whose resamples go below 0 keeps its reflected bound
+    shifted = bootstrap(lambda yt, yp, sample_weight=None: ecce(yt, yp, sample_weight=sample_weight) - 0.05,
+                        y, p, n_resamples=200, method="basic", random_state=1)  # fmt: skip
+    assert shifted.low == pytest.approx(2 * percentile.estimate - percentile.high - 0.05, abs=1e-12)

@@ -437,7 +437,7 @@ def monitor(
     the linearisation (delta-method) standard error of a ratio, :math:`\\sqrt{\\sum_i w_i^2 (p_i - \\mathrm{PCOC}
     \\, y_i)^2} / \\sum_i w_i y_i`; and with segments the MCE (:func:`mcal.metrics.mce`). ECCE / sigma and the MCE,
     which are not means, get basic bootstrap intervals (:func:`mcal.metrics.bootstrap`, rows resampled with their
-    weights), which correct the statistics' upward bias: they may lie below the estimate or reach below 0, and
+    weights), which correct the statistics' upward bias: they may lie below the estimate, down to 0, and
     like every interval of these statistics they do not cover 0 on a calibrated window at the nominal rate
     (``benchmarks/results/bootstrap_intervals.md``). The MCE's p-value, ``mce_pvalue``, is that of the worst segment's ECCE
     (:func:`mcal.metrics.mce`): it is not adjusted for the number of segments (nor of windows), so it is small
