@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/mcal demo --output-dir mcal-demo
+	$(VENV)/bin/mcal demo -o mcal-demo
 
 test: $(STAMP)
 	$(PY) -m pytest tests src/mcal --doctest-modules --ignore=src/mcal/__main__.py -q

@@ -268,6 +268,28 @@ def test_bootstrap_coverage_quick_run_and_population_values():
     assert len(table) == 10 and table["coverage_percentile"].between(0, 1).all()
 
 
+def test_bootstrap_intervals_quick_run_and_population_values_against_a_large_sample():
+    # benchmarks/bootstrap_intervals.py on 2 tiny data sets per scenario; its population values (on a grid of
+    # scores, labels replaced by their expectation) against the metrics of 2 million rows drawn as the benchmark does
+    from mcal.metrics import ecce, ece, f_rce
+
+    intervals = _script("bootstrap_intervals")
+    assert all(v == pytest.approx(0, abs=1e-12) for v in intervals.population_values("calibrated", 1000).values())
+    truth = intervals.population_values("clear", 1000)
+    rng = np.random.default_rng(0)
+    n = 2_000_000
+    field, p = rng.integers(5, size=n), rng.uniform(size=n)
+    y = (rng.uniform(size=n) < intervals.conditional_mean(p, field, "clear")).astype(float)
+    assert ece(y, p) == pytest.approx(truth["ece"], abs=2e-3) and truth["ece"] > 0.02
+    assert ecce(y, p) == pytest.approx(truth["ecce"], abs=1.5e-3) and truth["ecce"] > 0.01
+    assert f_rce(y, p, field=field) == pytest.approx(truth["f_rce"], abs=2e-3) and truth["f_rce"] > 0.02
+    # ECCE / sigma and MCE / sigma grow as sqrt(n) on miscalibrated data
+    assert intervals.population_values("clear", 4000)["mce_sigma"] == pytest.approx(2 * truth["mce_sigma"])
+    table = intervals.main(["--quick"])
+    assert len(table) == 5 * 3 * 3 and set(table["method"]) == {"percentile", "basic", "bca"}
+    assert table["coverage"].between(0, 1).all()
+
+
 def test_bootstrap_speed_quick_run_gives_the_intervals_of_one_call_per_resample():
     sys.path.insert(0, str(BENCH))
     try:

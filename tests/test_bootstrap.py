@@ -10,13 +10,16 @@ from mcal.metrics import (
     bootstrap,
     brier_score,
     calibration_summary,
+    ecce,
     ece,
+    f_rce,
     log_loss,
     mce,
     roc_auc,
     segment_intervals,
     summary_intervals,
 )
+from mcal.metrics._bootstrap import bootstrap_metrics
 from mcal.segments import generate_segments
 
 
@@ -162,8 +165,41 @@ def test_summary_intervals_hold_the_summary_and_match_bootstrap(rng):
     assert not any(c.startswith(("ecce_pvalue", "mce")) for c in table.columns)
     for metric in ("log_loss", "brier_score", "roc_auc", "pcoc"):
         assert (table[f"{metric}_low"] <= summary[metric]).all() and (summary[metric] <= table[f"{metric}_high"]).all()
-    direct = bootstrap(partial(ece, n_bins=10), y, probs["q"], n_resamples=60, random_state=0)
-    assert (table.loc["q", "ece_low"], table.loc["q", "ece_high"]) == (direct.low, direct.high)
+    # means get percentile intervals, the upward-biased metrics basic ones (benchmarks/results/bootstrap_intervals.md)
+    for metric, method in ((log_loss, "percentile"), (partial(ece, n_bins=10), "basic"), (ecce, "basic")):
+        direct = bootstrap(metric, y, probs["q"], n_resamples=60, method=method, random_state=0)
+        name = getattr(metric, "func", metric).__name__
+        assert (table.loc["q", f"{name}_low"], table.loc["q", f"{name}_high"]) == (direct.low, direct.high)
+    direct = bootstrap(f_rce, y, probs["q"], row_args={"field": field}, n_resamples=60, method="basic", random_state=0)
+    assert (table.loc["q", "f_rce_low"], table.loc["q", "f_rce_high"]) == (direct.low, direct.high)
+
+
+def test_basic_interval_is_the_percentile_one_reflected_around_the_estimate(rng):
+    y, p = _calibrated(rng, 600)
+    metrics = {"ece": (partial(ece, n_bins=10), []), "log_loss": (log_loss, [])}
+    mixed = bootstrap_metrics(metrics, y, p, n_resamples=80, method={"ece": "basic", "log_loss": "percentile"},
+                              random_state=4)  # fmt: skip
+    percentile = bootstrap(partial(ece, n_bins=10), y, p, n_resamples=80, random_state=4)
+    basic = mixed["ece"]
+    assert (basic.low, basic.high, basic.method) == (  # the lower bound cut at 0: the ECE is non-negative
+        max(2 * percentile.estimate - percentile.high, 0.0), 2 * percentile.estimate - percentile.low, "basic")  # fmt: skip
+    assert mixed["log_loss"] == bootstrap(log_loss, y, p, n_resamples=80, random_state=4)
+    assert basic == bootstrap(partial(ece, n_bins=10), y, p, n_resamples=80, method="basic", random_state=4)
+
+
+@pytest.mark.parametrize(
+    ("method", "match"),
+    [
+        ({"ece": "basic"}, r"method must name the method of each metric \['ece', 'log_loss'\]; got \['ece'\]"),
+        ({"ece": "bca", "log_loss": "percentile"}, "method 'bca' must be the method of every metric or of none"),
+        ({"ece": "basic", "log_loss": "student"}, "method must be 'percentile', 'basic' or 'bca'; got 'student'"),
+    ],
+)
+def test_methods_per_metric_are_checked(rng, method, match):
+    y, p = _calibrated(rng, 100)
+    metrics = {"ece": (partial(ece, n_bins=10), []), "log_loss": (log_loss, [])}
+    with pytest.raises(ValueError, match=match):
+        bootstrap_metrics(metrics, y, p, n_resamples=10, method=method)
 
 
 def test_segment_intervals_resample_within_each_segment(rng):
@@ -290,7 +326,7 @@ def test_report_shows_intervals_for_metrics_mce_and_worst_segments(scores_table,
     html = out.read_text()
     # 8 core metrics, the MCE, and the 4 segments of column a (all among the worst 10)
     assert html.count('<span class="ci">') == 8 + 1 + 4
-    assert "bootstrap percentile interval (30 resamples" in html
+    assert "bootstrap interval (30 resamples" in html and "basic for ECE, ECCE, MCE and F-RCE" in html
     assert main(["report", str(scores_table), "--score-col", "p", "--label-col", "y", "--quiet", "-o", str(out)]) == 0
     assert '<span class="ci">' not in out.read_text()
 
@@ -347,3 +383,16 @@ def test_count_forms_give_the_intervals_of_one_call_per_resample_on_the_same_dra
         slow = bootstrap(lambda a, b, *, sample_weight, m=metric: m(a, b, sample_weight=sample_weight), y, p, **options)
         for name in ("estimate", "low", "high", "standard_error"):
             assert getattr(fast, name) == pytest.approx(getattr(slow, name), rel=1e-12, abs=1e-15)
+
+
+def test_basic_interval_of_a_non_negative_metric_stops_at_zero(rng):
+    # on calibrated scores the ECCE is mostly bias: reflected, the percentile interval would reach below 0
+    y, p = _calibrated(rng, 1000)
+    percentile = bootstrap(ecce, y, p, n_resamples=200, random_state=1)
+    basic = bootstrap(ecce, y, p, n_resamples=200, method="basic", random_state=1)
+    assert 2 * percentile.estimate - percentile.high < 0
+    assert basic.low == 0.0 and basic.high == 2 * percentile.estimate - percentile.low
+    # a metric whose resamples go below 0 keeps its reflected bound
+    shifted = bootstrap(lambda yt, yp, sample_weight=None: ecce(yt, yp, sample_weight=sample_weight) - 0.05,
+                        y, p, n_resamples=200, method="basic", random_state=1)  # fmt: skip
+    assert shifted.low == pytest.approx(2 * percentile.estimate - percentile.high - 0.05, abs=1e-12)

@@ -502,8 +502,16 @@ def test_help_lists_every_command(capsys):
         assert command in out
 
 
+@pytest.mark.parametrize("option", ["-o", "--output", "--output-dir"])
+def test_demo_takes_the_output_option_of_the_other_commands_and_its_old_spelling(option):
+    from mcal.cli import build_parser
+
+    args = build_parser().parse_args(["demo", option, "somewhere"])
+    assert args.output_dir == "somewhere"
+
+
 def test_demo_quick_writes_metrics_and_figure(tmp_path, capsys):
-    assert main(["demo", "--quick", "--methods", "platt,isotonic", "--output-dir", str(tmp_path / "d")]) == 0
+    assert main(["demo", "--quick", "--methods", "platt,isotonic", "-o", str(tmp_path / "d")]) == 0
     doc = json.loads((tmp_path / "d" / "metrics.json").read_text())
     assert set(doc["metrics"]) == {"uncalibrated", "platt", "isotonic"}
     assert doc["metrics"]["platt"]["log_loss"] <= doc["metrics"]["uncalibrated"]["log_loss"] + 0.005

@@ -12,7 +12,7 @@ from test_mcgrad import FAST, segment_data
 import mcal
 from mcal import CalibrationWarning, MCGrad
 from mcal.mcgrad import _controls
-from mcal.metrics import log_loss, mce
+from mcal.metrics import ecce, log_loss, mce
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +111,18 @@ def test_the_mce_metric_scores_mce_sigma_on_segments_of_the_validation_features(
     assert model.validation_scores_[0] == pytest.approx(mce(yv, pv, X=Xv).mce_sigma, rel=1e-9)
     assert model.n_rounds_ == int(np.argmin(model.validation_scores_)) >= 1
     assert model.validation_scores_[model.n_rounds_] < model.validation_scores_[0] / 2  # planted shifts removed
+
+
+def test_the_mce_metric_without_features_warns_once_and_scores_ecce_sigma_of_all_rows(data):
+    from mcal.metrics import ecce_std
+
+    (_, p, y), (_, pv, yv), _ = data
+    with pytest.warns(CalibrationWarning) as record:
+        model = MCGrad(**{**FAST, "early_stopping_metric": "mce"}).fit(p, y, eval_set=(pv, yv, None))
+    messages = [str(w.message) for w in record if "early_stopping_metric='mce'" in str(w.message)]
+    assert len(messages) == 1 and "got X=None" in messages[0] and "ECCE / sigma of all validation rows" in messages[0]
+    expected = ecce(yv, pv) / ecce_std(yv, pv)
+    assert model.validation_scores_[0] == pytest.approx(expected, rel=1e-9)
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from scipy.special import softmax
+from sklearn.base import clone
 
 import mcal
 from mcal.mcgrad.engine import Part, rescale_factor
@@ -258,6 +259,19 @@ def test_mcgrad_model_file_refuses_a_booster_of_another_class_count(tmp_path):
 def test_bad_input_gets_a_clear_error(y_prob, y, kwargs, message):
     with pytest.raises(ValueError, match=message):
         MulticlassTemperatureScaling(**kwargs).fit(np.asarray(y_prob), y)
+
+
+@pytest.mark.parametrize("cal", _all(), ids=lambda c: type(c).__name__)
+def test_labels_of_one_class_are_refused_naming_y_and_that_class(cal):
+    # fitted on them, temperature scaling ran to its bound T = 1e4 (uniform probabilities) and the maps with a
+    # bias put all mass on the one class, silently
+    p, y, X = _draw(300, 3, 14)
+    names = np.array(["a", "b", "c"])[y]
+    with pytest.raises(ValueError, match=r"y must contain at least two classes \(with positive weight\); got only "
+                       r"class 1 of the 3"):  # fmt: skip
+        clone(cal).fit(p, np.ones(300, dtype=int), **_fx(cal, X))
+    with pytest.raises(ValueError, match=r"got only class 'c' of the 3"):  # the other classes weigh nothing
+        clone(cal).fit(p, names, sample_weight=(names == "c").astype(float), **_fx(cal, X))
 
 
 def test_predict_refuses_another_number_of_columns():

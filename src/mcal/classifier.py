@@ -111,6 +111,10 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     :meth:`predict` is ``classes_[argmax(predict_proba(X))]``: a calibrated probability of exactly 0.5 predicts
     ``classes_[0]``.
 
+    :func:`mcal.save` refuses a CalibratedClassifier: its model files are JSON, never pickle, and cannot hold your
+    classifier. Save each fitted calibrator of ``calibrators_`` with :func:`mcal.save`, and the classifiers of
+    ``estimators_`` in a format of their own.
+
     Examples
     --------
     >>> import numpy as np
@@ -123,6 +127,15 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     >>> clf.classes_.tolist(), clf.predict(X[:2]).shape
     ([0, 1], (2,))
     """
+
+    #: Why :func:`mcal.save` refuses this class, and what to save instead (read by ``save``).
+    _save_refusal: ClassVar[str] = (
+        "it wraps your own classifier, which mcal cannot store without pickle; save the fitted mcal calibrator it "
+        "holds, mcal.save(model.calibrator_, path) (with ensemble=True one file for each of model.calibrators_, "
+        "whose calibrated probabilities predict_proba averages), and the classifier(s) in model.estimators_ in a "
+        "format of their own (e.g. skops); the calibrator then reads the classifier's predict_proba: column "
+        "classes_[1], or all columns with a multiclass calibrator"
+    )
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "estimator": _check_classifier,

@@ -76,8 +76,9 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
     Raises
     ------
     TypeError
-        If ``model`` is not an mcal calibrator or holds a value that cannot be stored, or ``path`` is not a
-        str or path-like object.
+        If ``model`` is not an mcal calibrator (a :class:`~mcal.CalibratedClassifier` included: the message says
+        to save the calibrators it holds) or holds a value that cannot be stored, or ``path`` is not a str or
+        path-like object.
     FileNotFoundError, IsADirectoryError
         If the folder of ``path`` does not exist, or ``path`` is a folder (nothing is written).
 
@@ -91,7 +92,12 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
     cannot be written the weights file is removed, so a failed save leaves neither behind.
     """
     if not isinstance(model, BaseCalibrator):
-        raise TypeError(f"model must be an mcal calibrator; got {type(model).__name__}")
+        refusal = getattr(type(model), "_save_refusal", None)  # a class that knows what to save instead
+        raise TypeError(
+            "model must be an mcal calibrator (model files hold mcal calibrators as JSON, never pickle); got "
+            + type(model).__name__
+            + (f": {refusal}" if refusal else "")
+        )
     from mcal._version import __version__
 
     path = as_path(path, "path")

@@ -7,9 +7,8 @@ from mcal.cli._common import CLIError, Command, check_count, split_names
 
 
 def _configure(parser) -> None:
-    parser.add_argument(
-        "--output-dir", default="mcal-demo", metavar="DIR", help="folder for the outputs (default: mcal-demo)"
-    )
+    parser.add_argument("-o", "--output", "--output-dir", dest="output_dir", default="mcal-demo", metavar="DIR",
+                        help="folder for the outputs (default: mcal-demo)")  # fmt: skip
     parser.add_argument("--methods", metavar="A,B", help="run only these methods (default: all)")
     parser.add_argument("--quick", action="store_true", help="a 12,000-row subsample, for a fast check")
     parser.add_argument("--random-state", type=int, default=0, metavar="N", help="seed (default 0)")

@@ -268,7 +268,9 @@ def add_ci_arguments(parser) -> None:
     parser.add_argument(
         "--ci", type=float, nargs="?", const=0.95, metavar="LEVEL", help="bootstrap confidence intervals (level "
         "0.95 unless given) of each metric, the MCE and the worst segments' ECCE in sigmas; rows are resampled "
-        "with their weights, with a fixed seed (mcal.metrics.bootstrap), all resamples of a metric at once",
+        "with their weights, with a fixed seed (mcal.metrics.bootstrap), all resamples of a metric at once; "
+        "percentile intervals of the log loss, Brier score, AUCs and PCOC, basic (bias-corrected) ones of ECE, "
+        "ECCE, MCE and F-RCE, which may lie below the value, down to 0",
     )  # fmt: skip
     parser.add_argument("--n-resamples", type=int, metavar="N", help="bootstrap resamples of --ci (default 200)")
 

@@ -113,8 +113,8 @@ def validation_score(
 
     ``y``, ``w`` and ``X`` (user's features, or None) are the validation rows in the order of the validation
     parts' concatenated ``F``. ``"mce"`` generates the segments of ``X`` once (:func:`mcal.segments.generate_segments`
-    at its defaults) and scores :func:`mcal.metrics.mce`'s ``mce_sigma`` on them; a callable is called as
-    ``metric(y, prediction, X, w)``.
+    at its defaults) and scores :func:`mcal.metrics.mce`'s ``mce_sigma`` on them; without ``X`` it warns and scores
+    the one segment of all validation rows (ECCE / sigma); a callable is called as ``metric(y, prediction, X, w)``.
 
     Raises (from the returned function)
     ------
@@ -130,6 +130,9 @@ def validation_score(
         from mcal.segments import generate_segments
 
         segments = None if X is None else generate_segments(X, categorical_features=categorical_features)
+        if X is None:
+            warn("early_stopping_metric='mce' needs the features X to form segments; got X=None, so early "
+                 "stopping scores ECCE / sigma of all validation rows as one segment instead")  # fmt: skip
 
         def fn(y_true, y_prob, X, sample_weight):
             return mce(y_true, y_prob, segments=segments, sample_weight=sample_weight, outcome=outcome).mce_sigma

@@ -81,8 +81,11 @@ def bootstrap(
     confidence_level : float, default=0.95
         In (0, 1).
     method : {"percentile", "basic", "bca"}, default="percentile"
-        Interval of ``scipy.stats.bootstrap``; ``"bca"`` (bias-corrected and accelerated) also evaluates the
-        metric on the ``n_samples`` leave-one-out subsets (the jackknife), so it suits small data only.
+        Interval of ``scipy.stats.bootstrap``: ``"percentile"`` suits means (log loss, Brier score, PCOC);
+        ``"basic"`` (the percentile interval reflected around the estimate) suits ECE, ECCE, MCE and F-RCE, whose
+        upward bias it corrects (see Notes); ``"bca"`` (bias-corrected and accelerated) also evaluates the metric
+        on the ``n_samples`` leave-one-out subsets (the jackknife), so it suits small data only, and its bounds
+        are NaN when nearly every resample lies on one side of the estimate.
     random_state : int, numpy.random.Generator or None, default=None
         Seeds the resampling (``numpy.random.default_rng``); the same seed resamples the same rows for every
         metric of the same data.
@@ -119,9 +122,15 @@ def bootstrap(
     on each resample's rows. Both see the same resamples and give the same values, to rounding; timings are in
     ``benchmarks/results/bootstrap_speed.md``.
 
-    ECE, ECCE and MCE are non-negative and biased upwards, and MCE is a maximum: their intervals describe the
-    sampling variability of the statistic, and do not cover the true miscalibration of a calibrated model (0).
-    The coverage of known values is measured in ``benchmarks/results/bootstrap_coverage.md``.
+    ECE, ECCE, MCE and F-RCE are non-negative and biased upwards (MCE is a maximum too), and a resample adds the
+    bias once more: their percentile intervals lie above the population value, and above their own estimate
+    when the estimate is mostly bias (a nearly calibrated model). The basic interval subtracts the bias the
+    resamples show, and covers the population value far more often; it may then lie below the estimate, and its
+    lower bound is cut at 0 when every resample is non-negative (a bound of 0 reads as "consistent with no
+    error"). No method's interval covers
+    the value 0 of a calibrated model at the nominal rate. The coverage of known values is measured in
+    ``benchmarks/results/bootstrap_coverage.md`` (means) and ``benchmarks/results/bootstrap_intervals.md``
+    (ECE, ECCE, MCE, F-RCE).
 
     References
     ----------
@@ -157,13 +166,15 @@ def bootstrap_metrics(
     row_args: Mapping[str, ArrayLike] | None = None,
     n_resamples: int = 1000,
     confidence_level: float = 0.95,
-    method: str = "percentile",
+    method: str | Mapping[str, str] = "percentile",
     random_state: int | np.random.Generator | None = None,
 ) -> dict[str, BootstrapResult]:
     """:func:`bootstrap` of several metrics on the same resamples, drawn once.
 
-    ``metrics`` maps a name to ``(metric, names of the row_args it takes)``; the other arguments are those of
-    :func:`bootstrap`. Each result equals :func:`bootstrap` of its metric with the same ``random_state``.
+    ``metrics`` maps a name to ``(metric, names of the row_args it takes)``; ``method`` is one method for all, or
+    maps each name to its method (``"percentile"`` and ``"basic"`` mix; ``"bca"`` goes alone); the other arguments
+    are those of :func:`bootstrap`. Each result equals :func:`bootstrap` of its metric with the same
+    ``random_state``.
     """
     from scipy import stats
 
@@ -171,7 +182,7 @@ def bootstrap_metrics(
     args = _check_row_args(row_args, y.shape[0])
     check_positive_int("n_resamples", n_resamples, minimum=2)
     check_real("confidence_level", confidence_level, "a number in (0, 1)", lambda v: 0 < v < 1)
-    check_choice("method", method, ("percentile", "basic", "bca"))
+    methods = _check_methods(method, metrics)
     keep = w > 0
     y, p, w, args = y[keep], p[keep], w[keep], {k: v[keep] for k, v in args.items()}
     estimates = {name: float(fn(y, p, sample_weight=w, **{k: args[k] for k in keys}))
@@ -182,8 +193,8 @@ def bootstrap_metrics(
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         res = stats.bootstrap(
             (np.arange(n),), statistic, n_resamples=int(n_resamples), batch=max(1, _MAX_BATCH_VALUES // n),
-            vectorized=True, confidence_level=float(confidence_level), method="BCa" if method == "bca" else method,
-            random_state=np.random.default_rng(random_state),
+            vectorized=True, confidence_level=float(confidence_level),
+            method="BCa" if "bca" in methods.values() else "percentile", random_state=np.random.default_rng(random_state),
         )  # fmt: skip
     failed = np.isnan(res.bootstrap_distribution).sum(axis=-1)
     results = {}
@@ -194,10 +205,26 @@ def bootstrap_metrics(
                 f"ValueError on {int(failed[j])} of {int(n_resamples)} resamples (e.g. a resample with a single "
                 "class): use more rows or another metric"
             )
-        results[name] = BootstrapResult(estimates[name], float(res.confidence_interval.low[j]),
-                                        float(res.confidence_interval.high[j]), float(res.standard_error[j]),
-                                        float(confidence_level), int(n_resamples), method)  # fmt: skip
+        low, high = float(res.confidence_interval.low[j]), float(res.confidence_interval.high[j])
+        if methods[name] == "basic":  # the percentile interval reflected around the estimate, as scipy's "basic"
+            low, high = 2 * estimates[name] - high, 2 * estimates[name] - low
+            if low < 0.0 <= res.bootstrap_distribution[j].min():  # a non-negative metric: its value is not below 0
+                low = 0.0
+        results[name] = BootstrapResult(estimates[name], low, high, float(res.standard_error[j]),
+                                        float(confidence_level), int(n_resamples), methods[name])  # fmt: skip
     return results
+
+
+def _check_methods(method: Any, metrics: Mapping[str, Any]) -> dict[str, str]:
+    """The method of each metric: ``method`` for all, or ``method[name]``; "bca" only when all use it."""
+    methods = dict(method) if isinstance(method, Mapping) else dict.fromkeys(metrics, method)
+    if set(methods) != set(metrics):
+        raise ValueError(f"method must name the method of each metric {sorted(metrics)}; got {sorted(methods)}")
+    for value in methods.values():
+        check_choice("method", value, ("percentile", "basic", "bca"))
+    if "bca" in methods.values() and set(methods.values()) != {"bca"}:
+        raise ValueError(f"method 'bca' must be the method of every metric or of none; got {methods}")
+    return methods
 
 
 def _statistic(

@@ -120,7 +120,10 @@ def summary_intervals(
     intervals : DataFrame of shape (len(y_probs), 2 * n_metrics)
         One row per score column; columns ``<metric>_low`` and ``<metric>_high`` for ``log_loss``,
         ``brier_score``, ``roc_auc``, ``pr_auc``, ``ece``, ``ecce``, ``ecce_sigma_scale``, ``pcoc``, then
-        ``f_rce`` with a field and ``mce_sigma`` with segments: percentile intervals of :func:`bootstrap`.
+        ``f_rce`` with a field and ``mce_sigma`` with segments: intervals of :func:`bootstrap`, percentile
+        intervals of the first four and PCOC, basic intervals (bias-corrected) of ECE, ECCE, ECCE / sigma,
+        F-RCE and MCE / sigma, the methods that cover the population value best
+        (``benchmarks/results/bootstrap_intervals.md``).
 
     Raises
     ------
@@ -143,6 +146,7 @@ def summary_intervals(
     for name, p in y_probs.items():
         results = bootstrap_metrics(metrics, y_true, p, sample_weight=sample_weight, row_args=row_args,
                                     n_resamples=n_resamples, confidence_level=confidence_level,
+                                    method={name: _interval_method(name) for name in metrics},
                                     random_state=random_state)  # fmt: skip
         rows[name] = {
             f"{metric}_{end}": getattr(res, end) for metric, res in results.items() for end in ("low", "high")
@@ -161,7 +165,8 @@ def segment_intervals(
     confidence_level: float = 0.95,
     random_state: int | None = 0,
 ) -> pd.DataFrame:
-    """Bootstrap intervals of the ECCE in sigmas (``ecce_sigma`` of :func:`mce`'s table) of chosen segments.
+    """Bootstrap intervals (basic: bias-corrected) of the ECCE in sigmas (``ecce_sigma`` of :func:`mce`'s table) of
+    chosen segments.
 
     Parameters
     ----------
@@ -191,11 +196,22 @@ def segment_intervals(
         rows = segments.mask(int(k))
         try:
             res = bootstrap(ecce_in_sigmas, y[rows], p[rows], sample_weight=w[rows], n_resamples=n_resamples,
-                            confidence_level=confidence_level, random_state=random_state)  # fmt: skip
+                            confidence_level=confidence_level, method=_interval_method("ecce_sigma"),
+                            random_state=random_state)  # fmt: skip
             out[k] = (res.low, res.high)
         except ValueError:  # a segment too small or of one class: no interval rather than no table
             out[k] = (np.nan, np.nan)
     return pd.DataFrame.from_dict(out, orient="index", columns=["ecce_sigma_low", "ecce_sigma_high"])
+
+
+#: The metrics that are not means: non-negative, biased upwards, and given basic (bias-corrected) bootstrap intervals.
+BIASED_METRICS = ("ece", "ecce", "ecce_sigma", "ecce_sigma_scale", "mce_sigma", "f_rce")
+
+
+def _interval_method(metric: str) -> str:
+    """The bootstrap interval of a metric of the summary: basic for :data:`BIASED_METRICS`, percentile for the
+    means, by coverage of known values (``benchmarks/results/bootstrap_intervals.md``)."""
+    return "basic" if metric in BIASED_METRICS else "percentile"
 
 
 def _check_mapping(name: str, scores: Any) -> None:

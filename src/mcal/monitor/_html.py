@@ -101,7 +101,9 @@ def monitor_report(
     )
     footer = (
         '<footer><p class="muted">Made by mcal. Windows without rows are left out. Intervals: normal, from '
-        "linearisation standard errors (log loss, PCOC), bootstrap percentile (ECCE / σ, MCE). "
+        "linearisation standard errors (log loss, PCOC), basic bootstrap (ECCE / σ, MCE: the percentile interval "
+        "reflected around the value, which corrects their upward bias, so it may lie below the value, down "
+        "to 0). "
         + (mce_note if "mce_pvalue" in table.columns else "")
         + "ECCE: Arrieta-Ibarra et al., JMLR 23(351), 2022. MCE: Guy et al., arXiv 2506.11251. Drift alarm: a "
         "mixture of likelihood-ratio test martingales (Henzi and Ziegel, Biometrika 2022; Ramdas et al., "

@@ -287,8 +287,9 @@ def _intervals(
     y: NDArray[np.float64], p: NDArray[np.float64], w: NDArray[np.float64], segments: Segments | None,
     n_resamples: int, confidence_level: float,
 ) -> dict[str, float]:  # fmt: skip
-    """Bootstrap percentile intervals of ECCE / sigma and (with segments) the MCE of one window: NaN without
-    resamples, or where the metric is undefined on a resample (every segment empty)."""
+    """Bootstrap intervals of ECCE / sigma and (with segments) the MCE of one window, basic (bias-corrected; see
+    ``benchmarks/results/bootstrap_intervals.md``): NaN without resamples, or where the metric is undefined on a
+    resample (every segment empty)."""
     masks = None if segments is None else segments.to_masks()
     metrics = {"ecce_sigma_scale": (ecce_sigma, None)} | ({} if masks is None else {"mce_sigma": (mce_sigma, masks)})
     out = {f"{name}_{end}": float("nan") for name in metrics for end in ("low", "high")}
@@ -304,7 +305,7 @@ def _intervals(
             warnings.simplefilter("ignore", FutureWarning)
             try:
                 res = bootstrap(metric, y[order], p[order], sample_weight=w[order], n_resamples=n_resamples,
-                                confidence_level=confidence_level, random_state=0,
+                                confidence_level=confidence_level, method="basic", random_state=0,
                                 row_args=None if rows is None else {"segments": rows[order]})  # fmt: skip
             except ValueError:
                 continue
@@ -435,9 +436,10 @@ def monitor(
     losses; ECCE, ECCE / sigma (:func:`mcal.metrics.ecce_sigma`) and its p-value; PCOC with a normal interval from
     the linearisation (delta-method) standard error of a ratio, :math:`\\sqrt{\\sum_i w_i^2 (p_i - \\mathrm{PCOC}
     \\, y_i)^2} / \\sum_i w_i y_i`; and with segments the MCE (:func:`mcal.metrics.mce`). ECCE / sigma and the MCE,
-    which are not means, get bootstrap percentile intervals (:func:`mcal.metrics.bootstrap`, rows resampled with
-    their weights): like every interval of these statistics, they show the statistic's variability, and do not
-    cover 0 on a calibrated window. The MCE's p-value, ``mce_pvalue``, is that of the worst segment's ECCE
+    which are not means, get basic bootstrap intervals (:func:`mcal.metrics.bootstrap`, rows resampled with their
+    weights), which correct the statistics' upward bias: they may lie below the estimate, down to 0, and
+    like every interval of these statistics they do not cover 0 on a calibrated window at the nominal rate
+    (``benchmarks/results/bootstrap_intervals.md``). The MCE's p-value, ``mce_pvalue``, is that of the worst segment's ECCE
     (:func:`mcal.metrics.mce`): it is not adjusted for the number of segments (nor of windows), so it is small
     more often than its level on calibrated data with many segments; ``mce_pvalue_adjusted`` is the same p-value
     Holm-adjusted for the window's segments (not for the number of windows). A window without rows is left out of the

@@ -76,7 +76,8 @@ class MulticlassCalibrator(BaseCalibrator):
         ------
         ValueError
             On scores that are not an (n, k >= 2) matrix of finite numbers (probabilities: in [0, 1] with rows
-            summing to 1, and no column that is 0 on every row), labels that are not classes, mismatched lengths, invalid weights, a parameter that
+            summing to 1, and no column that is 0 on every row), labels that are not classes or of one class only
+            (among the rows of positive weight), mismatched lengths, invalid weights, a parameter that
             breaks its rule, or ``X`` given to a calibrator that reads no features.
         TypeError
             If an input is not array-like or a parameter has the wrong type.
@@ -94,6 +95,10 @@ class MulticlassCalibrator(BaseCalibrator):
         codes, classes = check_class_labels(y, z.shape[1], "y")
         check_consistent(y_prob=z, y=codes)
         w = check_sample_weight(sample_weight, z.shape[0])
+        seen = np.unique(codes[w > 0])
+        if seen.size < 2:  # the likelihood would push every probability to that class, T or a bias to its bound
+            raise ValueError(f"y must contain at least two classes (with positive weight); got only class "
+                             f"{classes[seen[0]].item()!r} of the {z.shape[1]}")  # fmt: skip
         X = self._check_X(X, z.shape[0], fitting=True)
         self._fit(z, codes, w, X)
         self.classes_ = classes

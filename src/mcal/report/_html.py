@@ -131,9 +131,11 @@ def _ci_note(ci: dict | None) -> str:
     if ci is None:
         return ""
     return (
-        f" Beneath a value, its {ci['confidence_level']:.0%} bootstrap percentile interval ({ci['n_resamples']} "
-        "resamples of the rows with their weights; <code>mcal.metrics.bootstrap</code>); for ECE, ECCE and MCE, "
-        "which are biased upwards, it shows the statistic's variability, not a range for the true error."
+        f" Beneath a value, its {ci['confidence_level']:.0%} bootstrap interval ({ci['n_resamples']} resamples of "
+        "the rows with their weights; <code>mcal.metrics.bootstrap</code>): percentile for the log loss, Brier "
+        "score, ROC-AUC, PR-AUC and PCOC; basic for ECE, ECCE, MCE and F-RCE, which are biased upwards: the "
+        "percentile interval reflected around the value, which corrects that bias, so it may lie below the value, "
+        "down to 0."
     )
 
 
