@@ -4,12 +4,16 @@ The data of ``dask_scale.py`` (2 string categoricals, 8 numerical features, a ba
 ``MCGrad(random_state=0, n_jobs=1)`` at its defaults (holdout early stopping, then the refit) fitted on it, after a
 small fit that imports what the fit uses. Timers wrap the functions below and charge each call its own time, less
 that of the wrapped calls inside it: LightGBM's tree building (``Booster.update``), the rest of ``lightgbm.train``
-(booster set-up), the rest of a round (``LocalEngine.fit_round``: the round's Dataset from the binned features and
-the binned score column, the training scores, the reload of a kept booster), binning the features once
-(``LocalEngine.bin_features``), encoding features (``FeatureEncoder.transform``), the validation rows' predictions
-(``LocalEngine.predict_raw``), the rescaling factors (``rescale_factor``); "other" is the rest of the fit (checks,
-the split, the validation losses). ``in_lgb_train`` is the share of the fit inside ``lightgbm.train``, the measure
-of ``mcgrad_vs_reference.py``.
+(booster set-up, the validation sets, whose scores LightGBM keeps tree by tree), LightGBM's binning
+(``Dataset.construct``: the features once, each round's score columns), the rest of a round
+(``LocalEngine.fit_round``: the round's subsets of the binned features joined with its score column, the scores
+read back, the reload of the booster from its text), the rest of binning the features once
+(``LocalEngine.bin_features``: LightGBM's row sampling from blocks), encoding features
+(``FeatureEncoder.transform``), rows predicted again (``LocalEngine.predict_raw``: logits too far out to read back;
+an external eval_set), the rescaling factors (``rescale_factor``); "other" is the rest of the fit (checks, the
+split, the validation losses). ``in_lgb_train`` is the share of the fit inside ``lightgbm.train``, the measure of
+``mcgrad_vs_reference.py``; ``in_lgb_train_or_binning`` adds LightGBM's binning, which the reference runs inside
+``lightgbm.train`` each round.
 
 Usage (from the repository root)::
 
@@ -59,18 +63,24 @@ class Timers:
         setattr(owner, name, timed)
 
 
+TREES = "LightGBM trees (Booster.update)"
+TRAIN_REST = "rest of lightgbm.train (booster set-up, validation sets)"
+BINNING = "LightGBM binning (Dataset.construct)"
+
+
 def instrument(timers: Timers) -> None:
     import lightgbm
 
     import mcal.mcgrad.engine as engine
     from mcal._features.encoder import FeatureEncoder
 
-    timers.wrap(lightgbm.basic.Booster, "update", "LightGBM trees (Booster.update)")
-    timers.wrap(lightgbm, "train", "rest of lightgbm.train (booster set-up)")
-    timers.wrap(engine.LocalEngine, "fit_round", "rest of a round (round Dataset, training scores)")
-    timers.wrap(engine.LocalEngine, "bin_features", "bin the features once")
+    timers.wrap(lightgbm.basic.Booster, "update", TREES)
+    timers.wrap(lightgbm, "train", TRAIN_REST)
+    timers.wrap(lightgbm.Dataset, "construct", BINNING)
+    timers.wrap(engine.LocalEngine, "fit_round", "rest of a round (subsets, joins, scores read back, reload)")
+    timers.wrap(engine.LocalEngine, "bin_features", "rest of binning the features once")
     timers.wrap(FeatureEncoder, "transform", "encode features")
-    timers.wrap(engine.LocalEngine, "predict_raw", "predict the validation rows")
+    timers.wrap(engine.LocalEngine, "predict_raw", "predict rows again (far logits; an external eval_set)")
     timers.wrap(engine, "rescale_factor", "rescaling factors")
 
 
@@ -88,15 +98,11 @@ def measure(rows: int) -> pd.DataFrame:
         fit_s = time.perf_counter() - start
     own = dict(timers.own)
     own["other (checks, split, validation losses)"] = fit_s - sum(own.values())
-    in_train = own["LightGBM trees (Booster.update)"] + own["rest of lightgbm.train (booster set-up)"]
+    in_train = own[TREES] + own[TRAIN_REST]
     table = pd.DataFrame({"part": list(own), "seconds": list(own.values())})
     table["share"] = table["seconds"] / fit_s
-    table["rows"], table["rounds"], table["fit_s"], table["in_lgb_train"] = (
-        rows,
-        model.n_rounds_,
-        fit_s,
-        in_train / fit_s,
-    )
+    table["rows"], table["rounds"], table["fit_s"] = rows, model.n_rounds_, fit_s
+    table["in_lgb_train"], table["in_lgb_train_or_binning"] = in_train / fit_s, (in_train + own[BINNING]) / fit_s
     return table
 
 

@@ -2,6 +2,7 @@ import json
 
 import matplotlib
 import numpy as np
+import pandas as pd
 import pytest
 
 matplotlib.use("Agg")
@@ -102,3 +103,63 @@ def disk_full_on_model_files(monkeypatch):
 # tests/data holds fixtures and the script that generated them (it needs the reference package mcgrad,
 # which is not a dependency): never collect it, not even for doctests.
 collect_ignore_glob = ["data/*"]
+
+
+def _small_data():
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.02, 0.98, 1200)
+    field = np.array(["a", "b", "c"])[rng.integers(0, 3, p.size)]
+    y = (rng.uniform(size=p.size) < np.clip(p + np.where(field == "a", 0.1, -0.1), 0, 1)).astype(float)
+    return p, y, field
+
+
+@pytest.fixture(scope="session")
+def small_data():
+    """Scores, labels and a three-level field of 1,200 rows, read-only (shared by the session)."""
+    arrays = _small_data()
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
+
+
+def _fit_registered(name, data=None, sample_weight=None):
+    """A small fitted model of the registered method ``name`` on ``data`` (``small_data`` when None), with the
+    input its predict needs: ``(model, y_prob, X)``."""
+    from mcal._registry import get_method
+
+    p, y, field = _small_data() if data is None else data
+    frame, group = pd.DataFrame({"f": field}), (field == "a")[:, None]
+    if name in ("mcgrad", "dfmc"):
+        pytest.importorskip("lightgbm")
+    if name in ("mcnet", "neucalib", "adacalib"):
+        pytest.importorskip("torch").set_num_threads(1)
+    setup = {
+        "mcgrad": ({"n_jobs": 1, "early_stopping": None, "max_rounds": 2}, frame.astype("category")),
+        "mcnet": (
+            {
+                "field": "f",
+                "n_bins": 5,
+                "hidden_sizes": (8,),
+                "embedding_dim": 2,
+                "n_nodes": 10,
+                "max_epochs": 1,
+                "random_state": 0,
+            },
+            frame,
+        ),
+        "neucalib": ({"field": "f", "max_iter": 10, "random_state": 0}, frame),
+        "adacalib": ({"field": "f", "max_iter": 10, "random_state": 0}, frame),
+        "per-field-isotonic": ({"field": "f"}, frame),
+        "hkrr": ({"random_state": 0}, group),
+        "dfmc": ({"n_estimators": 3, "n_jobs": 1, "random_state": 0}, group),
+    }
+    params, X = setup.get(name, ({}, None))
+    model = get_method(name)(**params).fit(p, y, X=X, sample_weight=sample_weight)
+    return model, p, X
+
+
+@pytest.fixture(scope="session")
+def fit_registered():
+    """``fit_registered(name, data=None, sample_weight=None) -> (model, y_prob, X)``: a small fitted model of a
+    registered method (``mcal._registry.METHODS``) and the input its predict needs."""
+    return _fit_registered

@@ -14,6 +14,7 @@ from sklearn.linear_model import LogisticRegression
 
 import mcal
 from mcal import BetaCalibration, HistogramBinning, IsotonicCalibration, PlattScaling, TemperatureScaling
+from mcal._registry import METHODS
 from mcal.metrics import log_loss, roc_auc
 
 ALL = [PlattScaling, TemperatureScaling, BetaCalibration, IsotonicCalibration, HistogramBinning]
@@ -526,3 +527,43 @@ def test_platt_slope_stops_at_zero_on_anti_correlated_scores():
     model = PlattScaling().fit(p, y, sample_weight=w)
     assert model.slope_ == 0.0
     np.testing.assert_allclose(model.predict(p), np.full(5, 4.0 / 8.0), atol=1e-7)
+
+
+# -- the caller's arrays -------------------------------------------------------------------------------------------
+
+
+def test_checked_float64_inputs_are_read_only_views_of_the_callers_arrays(rng):
+    from mcal._validation import check_sample_weight, check_y_prob, check_y_true
+
+    p, y, w = rng.uniform(size=50), (rng.uniform(size=50) < 0.5).astype(float), rng.uniform(size=50)
+    for check, arr in (
+        (check_y_prob, p),
+        (lambda a: check_y_true(a, "y"), y),
+        (lambda a: check_sample_weight(a, 50), w),
+    ):
+        out = check(arr)
+        assert np.shares_memory(out, arr) and not out.flags.writeable
+        assert arr.flags.writeable  # the caller's array itself is left writeable
+    converted = check_y_prob(p.astype(np.float32))
+    assert converted.dtype == np.float64 and not converted.flags.writeable
+
+
+def test_unit_weights_hold_one_number_for_every_row():
+    from mcal._validation import check_sample_weight
+
+    w = check_sample_weight(None, 10**9)  # 8 GB if each row had its own
+    assert w.shape == (10**9,) and w.strides == (0,) and w[123_456_789] == 1.0 and not w.flags.writeable
+
+
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_every_registered_method_leaves_the_callers_arrays_as_they_were(name, weighted, fit_registered, small_data):
+    # the checks hand the methods the caller's own float64 arrays (read-only views), not copies
+    p, y, field = (a.copy() for a in small_data)
+    w = np.random.default_rng(1).uniform(0.5, 2.0, p.size) if weighted else None
+    before = [a.copy() for a in (p, y, w) if a is not None]
+    model, _, X = fit_registered(name, data=(p, y, field), sample_weight=w)
+    model.predict(p) if X is None else model.predict(p, X=X)
+    for now, then in zip((p, y, w), before, strict=False):
+        np.testing.assert_array_equal(now, then)
+        assert now.flags.writeable

@@ -2,6 +2,7 @@
 
 import json
 import re
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -270,11 +271,8 @@ class _ShiftEngine(LocalEngine):
         super().__init__({}, 1, [])
         self.losses = None if losses is None else list(losses)
 
-    def fit_round(self, part, keep=True):
-        return "booster", part.F + 1.0
-
-    def predict_raw(self, booster, part):
-        return np.ones(part.F.shape[0])
+    def fit_round(self, part, valid=None):
+        return "booster", part.F + 1.0, None if valid is None else valid.F + 1.0
 
     def log_loss_sum(self, y, F, w):
         return super().log_loss_sum(y, F, w) if self.losses is None else (self.losses.pop(0), 1.0)
@@ -1152,11 +1150,8 @@ def test_rounds_that_make_the_logits_non_finite_raise_naming_the_divergence(vali
     from mcal.mcgrad.engine import Part, boost_rounds
 
     class Diverging(LocalEngine):
-        def fit_round(self, part, keep=True):
-            return None, np.full(part.y.shape[0], np.inf)
-
-        def predict_raw(self, booster, part):
-            return np.full(part.y.shape[0], np.inf)
+        def fit_round(self, part, valid=None):
+            return None, np.full(part.y.shape[0], np.inf), None if valid is None else np.full(valid.y.shape[0], np.inf)
 
     rng = np.random.default_rng(0)
     y = (rng.random(50) < 0.5).astype(float)
@@ -1189,3 +1184,35 @@ def test_a_column_of_date_objects_is_refused_unless_declared_categorical_then_a_
     np.testing.assert_array_equal(by_date.predict(p, X=X[["x"]].assign(day=days)), expected)
     as_datetime64 = X[["x"]].assign(day=pd.to_datetime(days))  # the same dates, by the same text
     np.testing.assert_array_equal(by_date.predict(p, X=as_datetime64), expected)
+
+
+@pytest.mark.parametrize("early_stopping", ["holdout", "kfold"])
+@pytest.mark.parametrize("with_features", [True, False], ids=["features", "score-only"])
+def test_validation_scores_read_from_lightgbm_equal_the_boosters_predictions(
+    monkeypatch, early_stopping, with_features
+):
+    # the validation rows' F + h_t come from LightGBM's scores of a validation Dataset binned with the round's bins;
+    # they must be what the booster predicts from the raw features: missing values, categories, far logits included
+    rng = np.random.default_rng(3)
+    n = 3000
+    X = pd.DataFrame({"c": rng.choice(["a", "b", "c"], n), "x": rng.normal(size=n)})
+    X.loc[rng.random(n) < 0.1, "x"] = np.nan
+    p = expit(rng.normal(0, 3, n) + (X["c"] == "b").to_numpy())
+    p[:40] = np.where(rng.random(40) < 0.5, 1e-12, 1 - 1e-12)  # logits beyond what expit and logit recover
+    y = (rng.random(n) < p).astype(float)
+    compared, original = [], LocalEngine.fit_round
+
+    def checked(self, part, valid=None):
+        booster, z, z_valid = original(self, part, valid)
+        if valid is not None:
+            compared.append((z_valid, valid.F + self.predict_raw(booster, valid)))
+        return booster, z, z_valid
+
+    monkeypatch.setattr(LocalEngine, "fit_round", checked)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CalibrationWarning)
+        MCGrad(**{**FAST, "max_rounds": 3, "early_stopping": early_stopping}).fit(p, y, X=X if with_features else None)
+    assert len(compared) >= (5 if early_stopping == "kfold" else 1)
+    for read, predicted in compared:
+        assert np.abs(predicted).max() > 16  # the far rows are among them
+        np.testing.assert_allclose(read, predicted, rtol=0, atol=1e-9)

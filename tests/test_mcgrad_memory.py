@@ -1,5 +1,5 @@
 """MCGrad's memory-saving paths give the same model as the plain ones: features binned from row blocks (LightGBM
-samples them one row at a time) and validation rows encoded and predicted block by block."""
+samples them one row at a time), and the rescaling summed over blocks of rows."""
 
 import warnings
 
@@ -36,14 +36,15 @@ def _fit(p, y, X, **kwargs):
 def test_blocks_give_the_model_of_the_whole_matrix(monkeypatch, early_stopping):
     p, y, X = _data()
     plain = _fit(p, y, X, early_stopping=early_stopping)
-    # every fit binned from row blocks of 97 rows, and validation rows predicted 50 at a time
+    # every fit binned from row blocks of 97 rows, and the rescaling sums taken 50 rows at a time
     monkeypatch.setattr(estimator, "_BIN_BLOCKS_FROM_ROWS", 0)
     monkeypatch.setattr(splits, "_BLOCK_ROWS", 97)
     monkeypatch.setattr(engine, "_BLOCK", 50)
     blocked = _fit(p, y, X, early_stopping=early_stopping)
     assert blocked.n_rounds_ == plain.n_rounds_ > 0
     assert [b.model_to_string() for b in blocked.boosters_] == [b.model_to_string() for b in plain.boosters_]
-    np.testing.assert_array_equal(blocked.validation_losses_, plain.validation_losses_)
+    # sums over other blocks may round differently in the last bit (numpy's vector loops and their tails)
+    np.testing.assert_allclose(blocked.validation_losses_, plain.validation_losses_, rtol=1e-15)
     np.testing.assert_array_equal(blocked.predict(p, X=X), plain.predict(p, X=X))
 
 

@@ -45,11 +45,8 @@ class _ScriptedEngine(LocalEngine):
         super().__init__({}, 1, [], SquaredError())
         self.moves = list(moves)
 
-    def fit_round(self, part, keep=True):
-        return "booster", part.F.copy()
-
-    def predict_raw(self, booster, part):
-        return self.moves.pop(0)
+    def fit_round(self, part, valid=None):
+        return "booster", part.F.copy(), None if valid is None else valid.F + self.moves.pop(0)
 
 
 def _scripted_path(min_gain_se, patience=0, max_rounds=3):

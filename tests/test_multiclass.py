@@ -186,7 +186,7 @@ def test_mcgrad_removes_a_planted_class_bias_in_one_segment():
 class _PredictingEngine(SoftmaxEngine):
     """The rounds as first written: every round bins all columns again and predicts its training rows."""
 
-    def fit_round(self, part, keep=True):
+    def fit_round(self, part, valid=None):
         import lightgbm as lgb
 
         k = part.F.shape[1]
@@ -194,7 +194,8 @@ class _PredictingEngine(SoftmaxEngine):
         X[:, -k:] = part.F
         data = lgb.Dataset(X, label=part.y, init_score=part.F, categorical_feature=self.categorical, params=self.params)
         booster = lgb.train(self.params, data, num_boost_round=self.n_estimators)
-        return booster, part.F + self.predict_raw(booster, Part(X, None, None, part.F))
+        z_valid = None if valid is None else valid.F + self.predict_raw(booster, valid)
+        return booster, part.F + self.predict_raw(booster, Part(X, None, None, part.F)), z_valid
 
 
 @pytest.mark.parametrize("rescale", [True, "per_class"])

@@ -269,54 +269,13 @@ def _content(path):
     return doc.pop("content_sha256"), doc
 
 
-def _small_data():
-    rng = np.random.default_rng(0)
-    p = rng.uniform(0.02, 0.98, 1200)
-    field = np.array(["a", "b", "c"])[rng.integers(0, 3, p.size)]
-    y = (rng.uniform(size=p.size) < np.clip(p + np.where(field == "a", 0.1, -0.1), 0, 1)).astype(float)
-    return p, y, field
-
-
-def _fit_registered(name):
-    """A small fitted model of every registered method, with the input its predict needs."""
-    p, y, field = _small_data()
-    frame, group = pd.DataFrame({"f": field}), (field == "a")[:, None]
-    if name in ("mcgrad", "dfmc"):
-        pytest.importorskip("lightgbm")
-    if name in ("mcnet", "neucalib", "adacalib"):
-        pytest.importorskip("torch").set_num_threads(1)
-    setup = {
-        "mcgrad": ({"n_jobs": 1, "early_stopping": None, "max_rounds": 2}, frame.astype("category")),
-        "mcnet": (
-            {
-                "field": "f",
-                "n_bins": 5,
-                "hidden_sizes": (8,),
-                "embedding_dim": 2,
-                "n_nodes": 10,
-                "max_epochs": 1,
-                "random_state": 0,
-            },
-            frame,
-        ),
-        "neucalib": ({"field": "f", "max_iter": 10, "random_state": 0}, frame),
-        "adacalib": ({"field": "f", "max_iter": 10, "random_state": 0}, frame),
-        "per-field-isotonic": ({"field": "f"}, frame),
-        "hkrr": ({"random_state": 0}, group),
-        "dfmc": ({"n_estimators": 3, "n_jobs": 1, "random_state": 0}, group),
-    }
-    params, X = setup.get(name, ({}, None))
-    model = get_method(name)(**params)
-    return (model.fit(p, y) if X is None else model.fit(p, y, X=X)), p, X
-
-
 def _predict(model, p, X):
     return model.predict(p) if X is None else model.predict(p, X=X)
 
 
 @pytest.mark.parametrize("name", sorted(METHODS))
-def test_every_registered_method_round_trips_with_a_digest_of_its_canonical_content(tmp_path, name):
-    model, p, X = _fit_registered(name)
+def test_every_registered_method_round_trips_with_a_digest_of_its_canonical_content(tmp_path, name, fit_registered):
+    model, p, X = fit_registered(name)
     path = mcal.save(model, tmp_path / "m.json")
     digest, content = _content(path)
     canonical = _canonical(content)
@@ -326,9 +285,9 @@ def test_every_registered_method_round_trips_with_a_digest_of_its_canonical_cont
 
 
 @pytest.fixture(scope="module")
-def small_mcgrad():
-    model, p, X = _fit_registered("mcgrad")
-    model.set_params(max_rounds=3).fit(p, _small_data()[1], X=X)
+def small_mcgrad(small_data, fit_registered):
+    model, p, X = fit_registered("mcgrad")
+    model.set_params(max_rounds=3).fit(p, small_data[1], X=X)
     assert model.n_rounds_ == 3 and len(set(model.to_dict()["state"]["boosters"])) == 3
     return model
 
@@ -374,11 +333,11 @@ def _swap_the_first_two_rounds(doc):
 
 @pytest.mark.parametrize("edit", [_flip_a_leaf_digit, _swap_the_first_two_rounds], ids=["leaf-digit", "swapped-rounds"])
 def test_an_mcgrad_file_with_one_leaf_digit_changed_or_two_rounds_swapped_fails_its_digest(
-    tmp_path, small_mcgrad, rewrite_model, edit
+    tmp_path, small_mcgrad, rewrite_model, edit, small_data
 ):
     path = mcal.save(small_mcgrad, tmp_path / "m.json")
     edited = _caught_by_the_digest_alone(path, edit, rewrite_model)
-    p, _, field = _small_data()
+    p, _, field = small_data
     X = pd.DataFrame({"f": pd.Categorical(field)})
     assert not np.array_equal(edited.predict(p, X=X), small_mcgrad.predict(p, X=X))
 

@@ -64,6 +64,23 @@ def as_1d(values: ArrayLike, name: str) -> NDArray:
     return arr
 
 
+def as_float64(arr: NDArray) -> NDArray[np.float64]:
+    """``arr`` as a read-only float64 array, without a copy when it is float64 already.
+
+    Read-only because it may be the caller's own data: code that would write into it raises instead.
+    """
+    out = arr.astype(np.float64, copy=False)
+    if out is arr:
+        out = out.view()
+    out.flags.writeable = False
+    return out
+
+
+def unit_weights(n_samples: int) -> NDArray[np.float64]:
+    """Weights of 1 for ``n_samples`` rows: a read-only array that holds one number (stride 0), not ``n_samples``."""
+    return np.broadcast_to(np.float64(1.0), (n_samples,))
+
+
 def check_y_prob(y_prob: ArrayLike, name: str = "y_prob") -> NDArray[np.float64]:
     """Validate predicted probabilities.
 
@@ -76,7 +93,7 @@ def check_y_prob(y_prob: ArrayLike, name: str = "y_prob") -> NDArray[np.float64]
 
     Returns
     -------
-    y_prob : ndarray of shape (n_samples,), float64
+    y_prob : ndarray of shape (n_samples,), float64, read-only (the caller's array when it is float64)
 
     Raises
     ------
@@ -88,7 +105,7 @@ def check_y_prob(y_prob: ArrayLike, name: str = "y_prob") -> NDArray[np.float64]
     arr = as_1d(y_prob, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name} must be numeric probabilities; got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
+    arr = as_float64(arr)
     if arr.min() >= 0.0 and arr.max() <= 1.0:  # False for NaN too: two reductions decide the common case
         return arr
     bad = ~np.isfinite(arr)
@@ -116,7 +133,8 @@ def check_y_true(
 
     Returns
     -------
-    y_true : ndarray of shape (n_samples,), float64 in {0, 1} (or [0, 1] when ``allow_soft``)
+    y_true : ndarray of shape (n_samples,), float64 in {0, 1} (or [0, 1] when ``allow_soft``), read-only (the
+        caller's array when it is float64)
 
     Raises
     ------
@@ -138,9 +156,9 @@ def check_y_true(
         positive = arr == pos_label
         if len(values) == 2 and not positive.any():
             raise ValueError(f"pos_label must be one of the labels of {name} {values.tolist()}; got {pos_label!r}")
-        return positive.astype(np.float64)
+        return as_float64(positive)
     if arr.dtype == bool:
-        return arr.astype(np.float64)
+        return as_float64(arr)
     if not np.issubdtype(arr.dtype, np.number):
         try:
             shown = np.unique(arr.astype(str))[:5].tolist()
@@ -150,7 +168,7 @@ def check_y_true(
             f"{name} must be 0/1 or bool; got non-numeric labels {shown}; "
             "map them to 0/1 (or pass pos_label where the function takes one, --pos-label on the command line)"
         )
-    arr = arr.astype(np.float64)
+    arr = as_float64(arr)
     bad = ~np.isfinite(arr)
     if bad.any():
         raise ValueError(f"{name} must be finite (no NaN or infinity); got {_describe_bad(arr, bad)}")
@@ -183,7 +201,7 @@ def check_y_real(
 
     Returns
     -------
-    values : ndarray of shape (n_samples,), float64
+    values : ndarray of shape (n_samples,), float64, read-only (the caller's array when it is float64)
 
     Raises
     ------
@@ -195,7 +213,7 @@ def check_y_real(
     arr = as_1d(values, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
+    arr = as_float64(arr)
     bad = ~np.isfinite(arr)
     if bad.any():
         raise ValueError(f"{name} must be finite (no NaN or infinity); got {_describe_bad(arr, bad)}")
@@ -223,7 +241,8 @@ def check_sample_weight(
 
     Returns
     -------
-    sample_weight : ndarray of shape (n_samples,), float64
+    sample_weight : ndarray of shape (n_samples,), float64, read-only (the caller's array when it is float64;
+        :func:`unit_weights` for None)
 
     Raises
     ------
@@ -231,13 +250,13 @@ def check_sample_weight(
         If the length differs, or any weight is NaN, infinite or negative, or all are zero.
     """
     if sample_weight is None:
-        return np.ones(n_samples, dtype=np.float64)
+        return unit_weights(n_samples)
     if isinstance(sample_weight, numbers.Number):
         raise TypeError(f"{name} must be array-like of shape (n_samples,); got scalar {sample_weight!r}")
     arr = as_1d(sample_weight, name)
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
-    arr = arr.astype(np.float64)
+    arr = as_float64(arr)
     if arr.shape[0] != n_samples:
         raise ValueError(f"{name} must have length {n_samples} (n_samples); got {arr.shape[0]}")
     bad = ~np.isfinite(arr)

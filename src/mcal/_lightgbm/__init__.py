@@ -461,5 +461,5 @@ def sorted_subset(binned: Any, rows: np.ndarray) -> Any:
     data = binned.subset(rows[:1])
     if not isinstance(getattr(data, "used_indices", None), list):  # a LightGBM that keeps them otherwise
         return binned.subset(rows).construct()
-    data.used_indices = rows.astype(np.int32)
+    data.used_indices = rows.astype(np.int32, copy=False)
     return data.construct()

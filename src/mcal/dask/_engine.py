@@ -84,11 +84,9 @@ class DaskEngine:
         self.timeout = timeout
         self.n_fits = 0
 
-    def fit_round(self, part: Part, keep: bool = True) -> tuple[Any, Any]:
-        """Fit one booster on the cluster; return it (a local ``lightgbm.Booster``) and ``F + h_t`` (persisted).
-
-        ``keep`` is part of the engine seam; the booster is always a local copy of the cluster's model.
-        """
+    def fit_round(self, part: Part, valid: Part | None = None) -> tuple[Any, Any, Any]:
+        """Fit one booster on the cluster; return it (a local ``lightgbm.Booster``) and ``F + h_t`` on the part's
+        rows and on those of ``valid`` (None without; both persisted)."""
         lgb = import_optional("lightgbm")
         lgb_dask = import_optional("lightgbm.dask")
         part.F = persist(self.client, part.F, self.timeout, "the scores of a round")
@@ -104,7 +102,10 @@ class DaskEngine:
         watch(self.client, fit, self.timeout, f"LightGBM's distributed fit number {self.n_fits}")
         booster = lgb.Booster(model_str=model.booster_.model_to_string())
         z = persist(self.client, part.F + raw_scores(booster, X), self.timeout, "the scores of a round")
-        return booster, z
+        if valid is None:
+            return booster, z, None
+        h = self.predict_raw(booster, valid)
+        return booster, z, valid.F + h
 
     def predict_raw(self, booster: Any, part: Part) -> Any:
         """The booster's raw output on the part's features and logit (persisted; without the init score)."""

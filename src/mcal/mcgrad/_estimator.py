@@ -368,6 +368,7 @@ class MCGrad(BaseCalibrator):
         rows, score = [], None
         if self.early_stopping is not None and self.max_rounds > 0:
             rows = split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
+        if rows and not controls.is_log_loss(self.early_stopping_metric):
             va = np.concatenate([va for _, va in rows])  # the validation rows in the order of the parts
             score = score_of(y[va], sample_weight[va], None if X_user is None else take_rows(X_user, va))
         self._fit_rounds(engine, encoder, whole, partial(split_parts, whole, rows), score=score, start=start)

@@ -71,8 +71,8 @@ def check_split_weights(engine: Any, train: list[Part], valid: list[Part], rando
 def split_rows(
     y: NDArray[np.float64], method: str, validation_fraction: float, n_folds: int, seed: int
 ) -> list[tuple[NDArray[np.intp], NDArray[np.intp]]]:
-    """(train, validation) row indices for early stopping, the training rows sorted; stratified by label when
-    labels are 0/1.
+    """(train, validation) row indices for early stopping, each increasing; stratified by label when labels are
+    0/1. The indices are int32 below 2**31 rows (what LightGBM's ``Dataset.subset`` reads).
 
     Raises
     ------
@@ -90,7 +90,8 @@ def split_rows(
             f"y must have at least {need} rows {what} for early_stopping={method!r}; got {counts.tolist()} "
             "(use early_stopping=None with a fixed max_rounds on data this small)"
         )
-    rows = np.zeros(y.size)
+    rows = np.broadcast_to(0.0, (y.size, 1))  # the splitters read only its length
+    index = np.int32 if y.size < 2**31 else np.intp
     if method == "kfold":
         splitter = (StratifiedKFold if binary else KFold)(n_splits=n_folds, shuffle=True, random_state=seed)
     else:
@@ -98,7 +99,10 @@ def split_rows(
             n_splits=1, test_size=validation_fraction, random_state=seed
         )
     try:
-        return [(np.sort(tr), va) for tr, va in splitter.split(rows, y if binary else None)]
+        return [
+            (np.sort(tr).astype(index), np.sort(va).astype(index))
+            for tr, va in splitter.split(rows, y if binary else None)
+        ]
     except ValueError as exc:
         what = (
             f"validation_fraction={validation_fraction} of {y.size} rows"

@@ -3,9 +3,9 @@
 :func:`boost_rounds` is the only place where rounds are run, for early stopping and for the final refit
 alike. It touches data only through an engine's methods:
 
-- ``fit_round(part, keep)``: one LightGBM booster of ``n_estimators`` trees on the part's features plus its
-  current logit ``F`` as one more feature, with ``F`` as init score, and ``F + h_t`` on the part's rows
-  (``keep`` says whether the booster outlives the round, as the refit's do, or only predicts the validation part);
+- ``fit_round(part, valid)``: one LightGBM booster of ``n_estimators`` trees on the part's features plus its
+  current logit ``F`` as one more feature, with ``F`` as init score, and ``F + h_t`` on the part's rows and on
+  those of the validation part ``valid`` (None for the refit; the booster without its training data);
 - ``predict_raw(booster, part)``: the booster's raw output on the part (without the init score);
 - ``loss_grad_hess(theta, y, z, w)`` and ``log_loss_sum(y, F, w)``: the sums behind the rescaling
   Newton step and the validation loss (of the engine's ``objective``; the log loss for MCGrad).
@@ -85,38 +85,71 @@ class LocalEngine:
         self.categorical = categorical
         self.objective = LOG_LOSS if objective is None else objective
 
-    def fit_round(self, part: Part, keep: bool = True) -> tuple[Any, NDArray[np.float64]]:
+    def fit_round(
+        self, part: Part, valid: Part | None = None
+    ) -> tuple[Any, NDArray[np.float64], NDArray[np.float64] | None]:
         """Fit one booster on the part's features plus its score ``F``, starting from ``F`` as init score.
 
-        Returns the booster and ``F + h_t`` on the part's rows, read from ``Booster.eval_train`` (no second predict).
-        A kept booster is reloaded from its model text, which drops its training data; one not kept is freed.
+        Returns the booster, ``F + h_t`` on the part's rows, read from ``Booster.eval_train`` (no second predict),
+        and ``F + h_t`` on the rows of ``valid`` (None without): read from LightGBM's scores of a validation Dataset
+        binned with the round's bins when ``valid`` shares the part's binned features (the early-stopping parts) or
+        neither has features, else predicted from its features (:meth:`predict_raw`). The booster is reloaded from
+        its model text, which frees the round's Datasets and LightGBM's per-row training state before the rescaling
+        allocates its own.
         """
         lgb = import_optional("lightgbm")
-        scores_2d = _score_columns(part.F)
-        if part.X.shape[1] == scores_2d.shape[1]:  # no features: the score alone
-            data = lgb.Dataset(scores_2d, label=part.y, weight=_lightgbm_weight(part.w), init_score=part.F)
-        else:
-            with warnings.catch_warnings():
-                # notes on the (freed) raw data and re-read categorical flags, kept in the joined bin mappers
-                warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
-                warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
-                rows = np.arange(part.y.shape[0]) if part.rows is None else part.rows
-                data = sorted_subset(self.binned(part), rows)
-                data.add_features_from(lgb.Dataset(scores_2d, params=self.params).construct())
-            data.set_init_score(part.F)
-        booster = lgb.train(self.params, data, num_boost_round=self.n_estimators, keep_training_booster=True)
+        no_features = part.X.shape[1] == _score_columns(part.F).shape[1]
+        shares_bins = valid is not None and (no_features or (valid.rows is not None and valid.binned is part.binned))
+        data, score_column = self._round_data(lgb, part)
+        valid_sets = [self._round_data(lgb, valid, score_column)[0]] if shares_bins and valid is not None else []
+        del score_column  # the bins of the validation part's score column are taken; joined, it is not needed
+        params = {**self.params, "metric": "None"} if valid_sets else self.params  # no metric each iteration
+        booster = lgb.train(
+            params, data, num_boost_round=self.n_estimators, valid_sets=valid_sets, keep_training_booster=True
+        )
         scores: list[NDArray[np.float64]] = []
         booster.eval_train(feval=lambda preds, _: _record(scores, preds))
-        if keep:
-            booster = lgb.Booster(model_str=booster.model_to_string())  # drops the training data
-        # from the objective's output; rows where the link cannot recover F + h to ~1e-9 are predicted again
-        z = self.objective.raw_from_output(scores[0])
+        if valid_sets:
+            booster.eval_valid(feval=lambda preds, _: _record(scores, preds))
+        booster = lgb.Booster(model_str=booster.model_to_string())
+        del data, valid_sets
+        z = self._raw_from_output(booster, part, scores[0])
+        if valid is None:
+            return booster, z, None
+        if shares_bins:
+            return booster, z, self._raw_from_output(booster, valid, scores[1])
+        return booster, z, valid.F + self.predict_raw(booster, valid)
+
+    def _round_data(self, lgb: Any, part: Part, reference: Any = None) -> tuple[Any, Any]:
+        """The round's Dataset of a part and the Dataset of its score column: the part's binned features joined with
+        its score column ``F`` (binned with the bins of ``reference``, the training part's score column, for a
+        validation part), with ``F`` as init score."""
+        scores_2d = _score_columns(part.F)
+        weight = _lightgbm_weight(part.w)
+        if part.X.shape[1] == scores_2d.shape[1]:  # no features: the score alone
+            data = lgb.Dataset(scores_2d, label=part.y, weight=weight, init_score=part.F, reference=reference)
+            return data, data
+        with warnings.catch_warnings():
+            # notes on the (freed) raw data and re-read categorical flags, kept in the joined bin mappers
+            warnings.filterwarnings("ignore", message="Cannot add features from", category=UserWarning)
+            warnings.filterwarnings("ignore", message="Resetting categorical features", category=UserWarning)
+            rows = np.arange(part.y.shape[0], dtype=np.int32) if part.rows is None else part.rows
+            data = sorted_subset(self.binned(part), rows)
+            score_column = lgb.Dataset(scores_2d, reference=reference, params=self.params).construct()
+            data.add_features_from(score_column)
+        data.set_init_score(part.F)
+        return data, score_column
+
+    def _raw_from_output(self, booster: Any, part: Part, output: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``F + h`` on the part's rows from the objective's output; rows where the link cannot recover it to ~1e-9
+        are predicted again."""
+        z = self.objective.raw_from_output(output)
         far = ~(np.isfinite(z) & (z < self.objective.exact_below))
         far = far.reshape(far.shape[0], -1).any(axis=1)  # rows, also for k score columns
         if far.any():
             X_far = part.X[far if part.rows is None else part.rows[far]]
             z[far] = part.F[far] + self.predict_raw(booster, Part(X_far, None, None, part.F[far]))
-        return booster, z
+        return z
 
     def binned(self, part: Part) -> Any:
         """The part's feature columns binned by LightGBM (a constructed ``Dataset`` with labels and weights), cached."""
@@ -138,36 +171,25 @@ class LocalEngine:
         return data.construct()
 
     def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
-        """Raw booster output on the part's features and logit (the init score is not included).
-
-        A part with ``rows`` takes them from its ``X`` (features encoded on demand) a block of rows at a time,
-        so that its encoded features never exist whole.
-        """
-        threads = self.params["num_threads"]
+        """Raw booster output on the part's features and logit (the init score is not included); a part with
+        ``rows`` takes them from its ``X``."""
         scores_2d = _score_columns(part.F)
-        k = scores_2d.shape[1]
-        if part.rows is None:
-            part.X[:, -k:] = scores_2d
-            return booster.predict(part.X, raw_score=True, num_threads=threads)
-        out = np.empty_like(part.F)
-        for start in range(0, out.shape[0], _BLOCK):
-            block = slice(start, start + _BLOCK)
-            X = part.X[part.rows[block]]
-            X[:, -k:] = scores_2d[block]
-            out[block] = booster.predict(X, raw_score=True, num_threads=threads)
-        return out
+        X = part.X if part.rows is None else part.X[part.rows]
+        X[:, -scores_2d.shape[1] :] = scores_2d
+        return booster.predict(X, raw_score=True, num_threads=self.params["num_threads"])
 
     def loss_grad_hess(
         self, theta: float, y: NDArray[np.float64], z: NDArray[np.float64], w: NDArray[np.float64]
     ) -> tuple[float, float, float]:
         """Weighted loss of ``theta * z`` (the objective's) and its first two derivatives in ``theta``.
 
-        Summed over blocks of rows, so that the temporaries stay a few MB on any data size.
+        Summed over blocks of rows, so that the temporaries stay a few MB on any data size (unit weights held as one
+        number are expanded block by block).
         """
         sums = np.zeros(3)
         for start in range(0, z.shape[0], _BLOCK):
             rows = slice(start, start + _BLOCK)
-            sums += self.objective.block_sums(theta, y[rows], z[rows], w[rows])
+            sums += self.objective.block_sums(theta, y[rows], z[rows], np.ascontiguousarray(w[rows]))
         return float(sums[0]), float(sums[1]), float(sums[2])
 
     def log_loss_sum(
@@ -198,10 +220,11 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
     Section 3.2 of Tax et al. (2026): ``theta_t = argmin_theta E_D[L(theta (F_{t-1} + h_t), y)]``. The
     objective is convex in theta, so Newton's method with the iterate projected onto the objective's
     ``theta_bounds`` (:data:`THETA_BOUNDS` for the log loss) and the step halved whenever the loss rises
-    converges to the exact minimum in a handful of passes (each pass is one ``loss_grad_hess`` reduction).
+    converges to the exact minimum in a handful of passes (each pass is one ``loss_grad_hess`` reduction; the last
+    step, below ``tol``, is taken without one).
     For the squared error (``objective.closed_form``) the loss is quadratic in theta and one Newton step is
-    the closed form ``sum w z y / sum w z^2`` (one pass). The clip of ``z`` is the objective's (±10 for
-    logits, none otherwise).
+    the closed form ``sum w z y / sum w z^2`` (one pass). The log loss clips ``z`` to ±10 inside its sums
+    (block by block, without a clipped copy of ``z``); the other losses do not clip.
 
     Parameters
     ----------
@@ -221,8 +244,6 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
     """
     objective = getattr(engine, "objective", LOG_LOSS)
     lo, hi = objective.theta_bounds
-    if objective.clip is not None:
-        z = np.clip(z, -objective.clip, objective.clip)
     theta = 1.0
     loss, grad, hess = engine.loss_grad_hess(theta, y, z, w)
     if objective.closed_form:
@@ -231,6 +252,9 @@ def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, m
         if not hess > 0.0:
             break
         step = grad / hess
+        cand = min(max(theta - step, lo), hi)
+        if abs(cand - theta) <= tol * max(1.0, abs(theta)):
+            return cand  # the last Newton step, too small to raise the loss: taken without a pass over the rows
         for _ in range(60):
             cand = min(max(theta - step, lo), hi)
             c_loss, c_grad, c_hess = engine.loss_grad_hess(cand, y, z, w)
@@ -264,11 +288,19 @@ class Part:
 
 
 def split_parts(whole: Part, rows: list[tuple[Any, Any]]) -> tuple[list[Part], list[Part]]:
-    """The (train, validation) parts of ``rows``, pairs of row indices (the training rows increasing): both share ``whole``'s features (encoded on demand) and the
-    training parts its bins, each round taking the part's rows of them."""
+    """The (train, validation) parts of ``rows``, pairs of increasing row indices: both share ``whole``'s features
+    (encoded on demand) and bins, each round taking the part's rows of them. Weights of one repeated value (unit
+    weights, stride 0) stay one value."""
     y, w, F = whole.y, whole.w, whole.F
-    train = [Part(whole.X, y[tr], w[tr], F[tr], whole.binned, tr) for tr, _ in rows]
-    return train, [Part(whole.X, y[va], w[va], F[va], rows=va) for _, va in rows]
+    train = [Part(whole.X, y[tr], _take(w, tr), F[tr], whole.binned, tr) for tr, _ in rows]
+    return train, [Part(whole.X, y[va], _take(w, va), F[va], whole.binned, va) for _, va in rows]
+
+
+def _take(values: NDArray[np.float64], rows: NDArray[np.integer]) -> NDArray[np.float64]:
+    """``values[rows]``, without a copy of an array that holds one value (stride 0)."""
+    if values.ndim == 1 and values.strides[0] == 0:
+        return np.broadcast_to(values[:1], rows.shape)
+    return values[rows]
 
 
 @dataclass
@@ -376,16 +408,17 @@ def boost_rounds(
                     part.F = path.input_factor * part.F
                     if valid:
                         valid[k].F = path.input_factor * valid[k].F
-                booster, z = engine.fit_round(part, keep=keep)
+                booster, z, z_valid = engine.fit_round(part, valid[k] if valid else None)
+                part.F = None  # replaced by the rescaled z: freed before that is allocated
                 theta = rescaler(engine, part.y, z, part.w) if rescale else 1.0
                 part.F = theta * z
                 if valid:
-                    val = valid[k]
-                    val.F = theta * (val.F + engine.predict_raw(booster, val))
+                    valid[k].F = theta * z_valid
+                del z, z_valid
                 if keep:
                     path.boosters.append(booster)
                     path.factors.append(theta)
-                del booster  # and its training data, before the next round allocates its own
+                del booster
             bar.update()
             loss = _pooled_loss(engine, valid or train)  # the refit: its training loss, to catch a divergence
             _check_finite(t, "validation" if valid else "training", loss)

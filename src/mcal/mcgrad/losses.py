@@ -24,8 +24,12 @@ THETA_BOUNDS = (1e-8, 50.0)
 
 
 def wsum(w: NDArray[np.float64], x: NDArray[np.float64]) -> float:
-    """``sum w * x``. einsum rather than np.dot: a multi-threaded BLAS dot on a busy machine costs up to 1000x more."""
-    return float(np.einsum("i,i->", w, x))
+    """``sum w * x``. einsum rather than np.dot: a multi-threaded BLAS dot on a busy machine costs up to 1000x more.
+
+    Unit weights held as one broadcast number are expanded for the sum (a transient of the block's size): einsum
+    adds in another order over a stride-0 operand, which would move the result in its last bit.
+    """
+    return float(np.einsum("i,i->", np.ascontiguousarray(w), x))
 
 
 class LogLoss:
@@ -37,8 +41,8 @@ class LogLoss:
     #: LightGBM's objective parameters, and the ``objective=`` line of its model text.
     lightgbm_params: dict[str, Any] = {"objective": "cross_entropy"}  # noqa: RUF012 (TweedieLoss sets its own)
     model_objective = "cross_entropy"
-    #: ``|z|`` bound inside the rescaling objective (None: no clip), and the bounds of theta.
-    clip: float | None = LOGIT_CLIP
+    #: ``|z|`` bound inside the rescaling objective, and the bounds of theta.
+    clip: float = LOGIT_CLIP
     theta_bounds: tuple[float, float] = THETA_BOUNDS
     #: One Newton step from theta = 1 is the exact rescaling factor (a loss quadratic in theta).
     closed_form = False
@@ -63,7 +67,8 @@ class LogLoss:
         return np.logaddexp(0.0, F) - y * F
 
     def block_sums(self, theta: float, y: NDArray, z: NDArray, w: NDArray) -> tuple[float, float, float]:
-        """Weighted sums of the loss of ``theta * z`` and of its first two derivatives in ``theta``."""
+        """Weighted sums of the loss of ``theta * clip(z, ±clip)`` and of its first two derivatives in ``theta``."""
+        z = np.clip(z, -self.clip, self.clip)
         a = theta * z
         p = expit(a)
         return (
@@ -82,7 +87,6 @@ class SquaredError(LogLoss):
 
     lightgbm_params: dict[str, Any] = {"objective": "regression"}  # noqa: RUF012 (TweedieLoss sets its own)
     model_objective = "regression"
-    clip = None
     theta_bounds = (-np.inf, np.inf)
     closed_form = True
     exact_below = np.inf
@@ -113,7 +117,6 @@ class TweedieLoss(LogLoss):
     loss is the unit deviance, which differs from it by a term of ``y`` alone.
     """
 
-    clip = None
     exact_below = np.inf
 
     def __init__(self, power: float) -> None:

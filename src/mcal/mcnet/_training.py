@@ -70,7 +70,10 @@ class Data:
         """The rows from numpy arrays: float32 tensors on ``device`` (``groups`` int64; None stays None)."""
 
         def tensor(a: Any, dtype: Any = torch.float32) -> Any:
-            return None if a is None else torch.as_tensor(a, dtype=dtype, device=device)
+            if a is None:
+                return None
+            # a read-only array (mcal's checked inputs may be the caller's) is copied: torch will not share it
+            return (torch.as_tensor if a.flags.writeable else torch.tensor)(a, dtype=dtype, device=device)
 
         return cls(tensor(x), tensor(y), tensor(w), bins, contexts, tensor(groups, torch.long), n_groups, tensor(aux))
 

@@ -30,7 +30,6 @@ class SoftmaxLoss:
     """The multiclass log loss of logits ``F`` of shape (n, k) against label codes, for the round loop."""
 
     theta_bounds = THETA_BOUNDS
-    clip = None
     closed_form = False
     #: Every finite ``raw_from_output`` is exact to about 1e-15 (rows with a probability below the smallest
     #: normal float are NaN, and predicted again).
