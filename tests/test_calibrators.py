@@ -563,10 +563,27 @@ def test_every_registered_method_leaves_the_callers_arrays_as_they_were(name, we
     w = np.random.default_rng(1).uniform(0.5, 2.0, p.size) if weighted else None
     before = [a.copy() for a in (p, y, w) if a is not None]
     model, _, X = fit_registered(name, data=(p, y, field), sample_weight=w)
-    model.predict(p) if X is None else model.predict(p, X=X)
+    out = model.predict(p) if X is None else model.predict(p, X=X)
     for now, then in zip((p, y, w), before, strict=False):
         np.testing.assert_array_equal(now, then)
         assert now.flags.writeable
+    assert out.flags.writeable and not np.shares_memory(out, p)  # the caller's own new array
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: mcal.MCGrad(max_rounds=0), lambda: mcal.RegressionMCGrad(max_rounds=0)],
+    ids=["mcgrad", "regression"],
+)
+def test_a_model_of_no_rounds_returns_a_new_writeable_array(make, rng):
+    # no rounds is the identity: the checked input (a read-only view of the caller's array) must not come back
+    p = rng.uniform(0.05, 0.95, 300)
+    y = (rng.uniform(size=300) < p).astype(float)
+    out = make().fit(p, y).predict(p)
+    np.testing.assert_array_equal(out, p)
+    assert out.flags.writeable and not np.shares_memory(out, p)
+    out[0] = 2.0
+    assert p[0] < 1.0
 
 
 def _strided(a, how):

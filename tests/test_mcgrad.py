@@ -1216,3 +1216,29 @@ def test_validation_scores_read_from_lightgbm_equal_the_boosters_predictions(
     for read, predicted in compared:
         assert np.abs(predicted).max() > 16  # the far rows are among them
         np.testing.assert_allclose(read, predicted, rtol=0, atol=1e-9)
+
+
+def test_rounds_of_linear_trees_are_the_boosters_predictions(monkeypatch):
+    # LightGBM's own scores of the rows of linear trees differ from its predictions (by 1e-2 here): the rounds'
+    # logits, training and validation alike, must be what predict computes
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 2))
+    p = expit(X[:, 0])
+    y = (rng.random(4000) < expit(1.5 * X[:, 0] - X[:, 1])).astype(float)
+    compared, original = [], LocalEngine.fit_round
+
+    def checked(self, part, valid=None):
+        booster, z, z_valid = original(self, part, valid)
+        rows = np.arange(part.y.shape[0]) if part.rows is None else part.rows
+        compared.append((z, part.F + self.predict_raw(booster, type(part)(part.X, None, None, part.F, rows=rows))))
+        if valid is not None:
+            compared.append((z_valid, valid.F + self.predict_raw(booster, valid)))
+        return booster, z, z_valid
+
+    monkeypatch.setattr(LocalEngine, "fit_round", checked)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CalibrationWarning)
+        MCGrad(**{**FAST, "max_rounds": 2, "lightgbm_params": {"linear_tree": True}}).fit(p, y, X=X)
+    assert len(compared) >= 3
+    for read, predicted in compared:
+        np.testing.assert_allclose(read, predicted, rtol=0, atol=1e-12)

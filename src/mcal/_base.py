@@ -16,13 +16,13 @@ from sklearn.utils.validation import check_is_fitted
 from mcal._constraints import check_params
 from mcal._features.table import as_frame
 from mcal._validation import (
+    as_output,
     check_both_classes,
     check_consistent,
     check_sample_weight,
     check_X_type,
     check_y_prob,
     check_y_true,
-    output_dtype,
 )
 
 if sys.version_info >= (3, 11):
@@ -257,7 +257,7 @@ class BaseCalibrator(BaseEstimator):
         self._check_fitted()
         p = check_y_prob(y_prob)
         X = self._check_X(X, p.shape[0], fitting=False)
-        return np.asarray(predict(p, X), dtype=np.float64).astype(output_dtype(y_prob), copy=False)
+        return as_output(predict(p, X), y_prob)
 
     # -- hooks ------------------------------------------------------------------------------------------
     def _validate_params(self) -> None:

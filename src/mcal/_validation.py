@@ -439,6 +439,13 @@ def output_dtype(y_prob: ArrayLike) -> np.dtype:
     return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
 
 
+def as_output(values: ArrayLike, like: ArrayLike) -> NDArray[np.floating]:
+    """``values`` as a predict's output for the caller's input ``like``: float32 if ``like`` is float32, else float64,
+    and writeable: a copy where ``values`` is a read-only view (of the caller's array, as an identity map returns)."""
+    out = np.asarray(values, dtype=np.float64).astype(output_dtype(like), copy=False)
+    return out if out.flags.writeable else out.copy()
+
+
 def warn(message: str) -> None:
     """Issue a :class:`CalibrationWarning` pointing at the first caller outside the mcal package (a fixed stack
     level pointed into mcal whenever a decorator or helper stood between the public function and this call)."""

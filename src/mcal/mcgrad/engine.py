@@ -95,7 +95,8 @@ class LocalEngine:
         binned with the round's bins when ``valid`` shares the part's binned features (the early-stopping parts) or
         neither has features, else predicted from its features (:meth:`predict_raw`). The booster is reloaded from
         its model text, which frees the round's Datasets and LightGBM's per-row training state before the rescaling
-        allocates its own.
+        allocates its own. Rounds of linear trees (``linear_tree``) are predicted from the features: LightGBM's
+        scores of their rows differ from its predictions (by up to 1e-2 in a logit).
         """
         lgb = import_optional("lightgbm")
         no_features = part.X.shape[1] == _score_columns(part.F).shape[1]
@@ -111,8 +112,13 @@ class LocalEngine:
         booster.eval_train(feval=lambda preds, _: _record(scores, preds))
         if valid_sets:
             booster.eval_valid(feval=lambda preds, _: _record(scores, preds))
-        booster = lgb.Booster(model_str=booster.model_to_string())
+        text = booster.model_to_string()
+        booster = lgb.Booster(model_str=text)
         del data, valid_sets
+        if "\nis_linear=1" in text:  # linear leaves: LightGBM's scores of the rows differ from its predictions
+            rows = np.arange(part.y.shape[0]) if part.rows is None else part.rows
+            z = part.F + self.predict_raw(booster, Part(part.X, None, None, part.F, rows=rows))
+            return booster, z, None if valid is None else valid.F + self.predict_raw(booster, valid)
         z = self._raw_from_output(booster, part, scores[0])
         if valid is None:
             return booster, z, None

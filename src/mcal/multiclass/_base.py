@@ -12,11 +12,11 @@ from scipy.special import log_softmax
 from mcal._base import BaseCalibrator
 from mcal._constraints import StrOptions
 from mcal._validation import (
+    as_output,
     check_class_labels,
     check_class_scores,
     check_consistent,
     check_sample_weight,
-    output_dtype,
 )
 
 if sys.version_info >= (3, 11):
@@ -132,7 +132,7 @@ class MulticlassCalibrator(BaseCalibrator):
         if z.shape[1] != self.n_classes_:
             raise ValueError(f"y_prob must have {self.n_classes_} columns (one per class, as at fit); got {z.shape[1]}")
         X = self._check_X(X, z.shape[0], fitting=False)
-        return np.asarray(self._predict(z, X), dtype=np.float64).astype(output_dtype(y_prob), copy=False)
+        return as_output(self._predict(z, X), y_prob)
 
     def _log_scores(self, y_prob: ArrayLike) -> NDArray[np.float64]:
         """Log-probabilities of the scores (``log`` of probabilities floored at :data:`PROB_FLOOR`, ``log_softmax``

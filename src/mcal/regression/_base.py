@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._validation import check_consistent, check_sample_weight, check_y_real, output_dtype
+from mcal._validation import as_output, check_consistent, check_sample_weight, check_y_real
 
 if sys.version_info >= (3, 11):
     from typing import Self
@@ -108,4 +108,4 @@ class RegressionCalibrator(_Base):
         low_pred, _, strict = self._bounds()
         p = check_y_real(y_pred, "y_pred", lower=low_pred, strict=strict)
         X = self._check_X(X, p.shape[0], fitting=False)
-        return np.asarray(self._predict(p, X), dtype=np.float64).astype(output_dtype(y_pred), copy=False)
+        return as_output(self._predict(p, X), y_pred)
