@@ -1,5 +1,6 @@
 """mcal.metrics.bootstrap and the interval tables built on it: coverage, weights, reproducibility, bad input."""
 
+import warnings
 from functools import partial
 
 import numpy as np
@@ -11,6 +12,7 @@ from mcal.metrics import (
     brier_score,
     calibration_summary,
     ecce,
+    ecce_sigma,
     ece,
     f_rce,
     log_loss,
@@ -412,3 +414,14 @@ def test_basic_interval_of_a_non_negative_metric_stays_ordered_at_0_when_bias_ex
     assert (
         table[[f"{m}_low" for m in ("ece", "ecce")]].to_numpy() <= table[["ece_high", "ecce_high"]].to_numpy()
     ).all()
+
+
+def test_basic_interval_of_an_infinite_estimate_is_infinite_not_nan():
+    # scores of 0 and 1, all wrong: ECCE > 0 with sigma 0, so ECCE / sigma is inf on the data and every resample;
+    # reflecting gave inf - inf = NaN, which a gate such as --fail-if "ecce_sigma_scale_low > 5" never fires on
+    y = np.tile([0.0, 1.0, 1.0], 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # ecce_sigma's note on its meaning since mcal 0.2
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's standard error of resamples that are all inf
+        res = bootstrap(ecce_sigma, y, 1.0 - y, n_resamples=20, method="basic", random_state=0)
+    assert (res.estimate, res.low, res.high) == (np.inf, np.inf, np.inf)

@@ -206,7 +206,9 @@ def bootstrap_metrics(
                 "class): use more rows or another metric"
             )
         low, high = float(res.confidence_interval.low[j]), float(res.confidence_interval.high[j])
-        if methods[name] == "basic":  # the percentile interval reflected around the estimate, as scipy's "basic"
+        # basic: the percentile interval reflected around the estimate, as scipy's "basic"; an infinite estimate
+        # (ECCE / sigma of scores of 0 and 1 that are wrong: sigma 0) keeps the percentile bounds, not inf - inf
+        if methods[name] == "basic" and np.isfinite(estimates[name]):
             low, high = 2 * estimates[name] - high, 2 * estimates[name] - low
             if res.bootstrap_distribution[j].min() >= 0.0:  # a non-negative metric: its value is not below 0
                 low, high = max(low, 0.0), max(high, 0.0)  # high < 0 when the resamples' bias exceeds the estimate
