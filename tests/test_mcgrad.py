@@ -1186,6 +1186,25 @@ def test_a_column_of_date_objects_is_refused_unless_declared_categorical_then_a_
     np.testing.assert_array_equal(by_date.predict(p, X=as_datetime64), expected)
 
 
+def _rounds_against_predictions(monkeypatch):
+    """Record, for each round MCGrad fits, (the logits it keeps, the booster's predictions) on the training rows and
+    on the validation rows."""
+    from mcal.mcgrad.engine import Part
+
+    compared, original = {"train": [], "valid": []}, LocalEngine.fit_round
+
+    def checked(self, part, valid=None):
+        booster, z, z_valid = original(self, part, valid)
+        rows = np.arange(part.y.shape[0]) if part.rows is None else part.rows
+        compared["train"].append((z, part.F + self.predict_raw(booster, Part(part.X, None, None, part.F, rows=rows))))
+        if valid is not None:
+            compared["valid"].append((z_valid, valid.F + self.predict_raw(booster, valid)))
+        return booster, z, z_valid
+
+    monkeypatch.setattr(LocalEngine, "fit_round", checked)
+    return compared
+
+
 @pytest.mark.parametrize("early_stopping", ["holdout", "kfold"])
 @pytest.mark.parametrize("with_features", [True, False], ids=["features", "score-only"])
 def test_validation_scores_read_from_lightgbm_equal_the_boosters_predictions(
@@ -1200,20 +1219,12 @@ def test_validation_scores_read_from_lightgbm_equal_the_boosters_predictions(
     p = expit(rng.normal(0, 3, n) + (X["c"] == "b").to_numpy())
     p[:40] = np.where(rng.random(40) < 0.5, 1e-12, 1 - 1e-12)  # logits beyond what expit and logit recover
     y = (rng.random(n) < p).astype(float)
-    compared, original = [], LocalEngine.fit_round
-
-    def checked(self, part, valid=None):
-        booster, z, z_valid = original(self, part, valid)
-        if valid is not None:
-            compared.append((z_valid, valid.F + self.predict_raw(booster, valid)))
-        return booster, z, z_valid
-
-    monkeypatch.setattr(LocalEngine, "fit_round", checked)
+    compared = _rounds_against_predictions(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CalibrationWarning)
         MCGrad(**{**FAST, "max_rounds": 3, "early_stopping": early_stopping}).fit(p, y, X=X if with_features else None)
-    assert len(compared) >= (5 if early_stopping == "kfold" else 1)
-    for read, predicted in compared:
+    assert len(compared["valid"]) >= (5 if early_stopping == "kfold" else 1)
+    for read, predicted in compared["valid"] + compared["train"]:
         assert np.abs(predicted).max() > 16  # the far rows are among them
         np.testing.assert_allclose(read, predicted, rtol=0, atol=1e-9)
 
@@ -1225,20 +1236,10 @@ def test_rounds_of_linear_trees_are_the_boosters_predictions(monkeypatch):
     X = rng.normal(size=(4000, 2))
     p = expit(X[:, 0])
     y = (rng.random(4000) < expit(1.5 * X[:, 0] - X[:, 1])).astype(float)
-    compared, original = [], LocalEngine.fit_round
-
-    def checked(self, part, valid=None):
-        booster, z, z_valid = original(self, part, valid)
-        rows = np.arange(part.y.shape[0]) if part.rows is None else part.rows
-        compared.append((z, part.F + self.predict_raw(booster, type(part)(part.X, None, None, part.F, rows=rows))))
-        if valid is not None:
-            compared.append((z_valid, valid.F + self.predict_raw(booster, valid)))
-        return booster, z, z_valid
-
-    monkeypatch.setattr(LocalEngine, "fit_round", checked)
+    compared = _rounds_against_predictions(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", CalibrationWarning)
         MCGrad(**{**FAST, "max_rounds": 2, "lightgbm_params": {"linear_tree": True}}).fit(p, y, X=X)
-    assert len(compared) >= 3
-    for read, predicted in compared:
+    assert compared["valid"] and len(compared["train"]) >= 2
+    for read, predicted in compared["valid"] + compared["train"]:
         np.testing.assert_allclose(read, predicted, rtol=0, atol=1e-12)

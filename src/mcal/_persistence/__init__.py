@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING
 
 from mcal._optional import lazy_attributes
 from mcal._persistence.atomic import atomic_write_bytes, check_output_path
+from mcal._persistence.legacy import refuse_legacy_state
 
 if TYPE_CHECKING:
     from mcal._persistence.files import load, save
 
-__all__ = ["atomic_write_bytes", "check_output_path", "load", "save"]
+__all__ = ["atomic_write_bytes", "check_output_path", "load", "refuse_legacy_state", "save"]
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mcal._persistence import refuse_legacy_state
 from mcal.mcnet._network import to_parameters
 
 #: Prefix of the network's tensors in the weights file (the compiled tables are "compiled.values", "...slopes").
@@ -53,14 +54,13 @@ def upgrade_model_data(data: Any) -> Any:
         For a file of the epoch-trained MCNet (schema version 2, before the step budget), whose network this mcal
         evaluates differently.
     """
+    refuse_legacy_state(data, has="n_epochs_", lacks="n_steps_", message=(
+        "model data must be an MCNet trained by steps (its state records 'n_steps_'); got a "
+        "schema_version 2 file of the epoch-trained MCNet (mcal before the step-budget change), whose "
+        "network this mcal evaluates differently (monotone across bins by construction): fit the "
+        "model again and save it"
+    ))  # fmt: skip
     state = data.get("state") if isinstance(data, dict) else None
-    if isinstance(state, dict) and "n_epochs_" in state and "n_steps_" not in state:
-        raise ValueError(
-            "model data must be an MCNet trained by steps (its state records 'n_steps_'); got a "
-            "schema_version 2 file of the epoch-trained MCNet (mcal before the step-budget change), whose "
-            "network this mcal evaluates differently (monotone across bins by construction): fit the "
-            "model again and save it"
-        )
     params = data.get("params") if isinstance(data, dict) else None
     if isinstance(params, dict) and isinstance(state, dict) and "n_steps_" in state and "bin_joins" not in params:
         return {**data, "params": {**params, "bin_joins": "raised"}}

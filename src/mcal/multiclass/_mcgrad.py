@@ -20,6 +20,7 @@ from mcal._lightgbm import (
     round_params,
     tree_constraints,
 )
+from mcal._persistence import refuse_legacy_state
 from mcal._validation import warn
 from mcal.mcgrad.engine import LocalEngine, Part, boost_rounds, split_parts
 from mcal.mcgrad.losses import THETA_BOUNDS
@@ -327,16 +328,14 @@ min_sum_hessian_in_leaf
 
     @classmethod
     def _from_dict(cls, data: dict[str, Any], tensors: dict[str, NDArray] | None) -> MulticlassMCGrad:
-        state = data.get("state") if isinstance(data, dict) else None
-        if isinstance(state, dict) and "n_rounds_" in state and "input_factor_" not in state:
-            # Files of the same schema version 2 written before 60ff64c added input_factor_: their rounds were fitted
-            # on logits that were not re-centred after each round, as this version's are, so reading them with
-            # input_factor_ 1.0 would predict otherwise (tests/data/model_files_0e5dd60: by up to 1e-3).
-            raise ValueError(
-                "model data field state.input_factor_ is missing: this MulticlassMCGrad model file (schema version "
-                "2) was written by an mcal from before the rounds re-centred the logits, and this mcal cannot "
-                "predict what that model did; fit the model again with this mcal and save it"
-            )
+        # Files of the same schema version 2 written before 60ff64c added input_factor_: their rounds were fitted on
+        # logits that were not re-centred after each round, as this version's are, so reading them with
+        # input_factor_ 1.0 would predict otherwise (tests/data/model_files_0e5dd60: by up to 1e-3).
+        refuse_legacy_state(data, has="n_rounds_", lacks="input_factor_", message=(
+            "model data field state.input_factor_ is missing: this MulticlassMCGrad model file (schema version "
+            "2) was written by an mcal from before the rounds re-centred the logits, and this mcal cannot "
+            "predict what that model did; fit the model again with this mcal and save it"
+        ))  # fmt: skip
         return super()._from_dict(data, tensors)
 
     def _extra_state(self) -> dict[str, Any]:
