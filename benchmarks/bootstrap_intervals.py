@@ -200,7 +200,8 @@ def reading(table: pd.DataFrame) -> str:
         "miscalibration at 10,000 rows and more), and costs nothing more than the percentile one; the means (log "
         "loss, Brier score, ROC-AUC, PR-AUC, PCOC) keep the percentile interval, which covers them at about the "
         "nominal rate (`bootstrap_coverage.md`). A basic interval below the estimate, down to 0 (mcal cuts its "
-        "low end at 0, which leaves the coverage of a non-negative value as it is), reads "
+        "ends at 0, which leaves the coverage of a positive value as it is; the rare interval wholly below 0 "
+        "becomes [0, 0]; the coverage above is of the uncut intervals), reads "
         "as: the estimate is mostly bias, and the data are consistent with a smaller error or none. Gates on a "
         'low end (`--fail-if "mce_sigma_low > 5"`) fire less often than with the percentile interval, whose '
         "low end carried the bias."

@@ -1,5 +1,6 @@
 """mcal.metrics.bootstrap and the interval tables built on it: coverage, weights, reproducibility, bad input."""
 
+import warnings
 from functools import partial
 
 import numpy as np
@@ -11,6 +12,7 @@ from mcal.metrics import (
     brier_score,
     calibration_summary,
     ecce,
+    ecce_sigma,
     ece,
     f_rce,
     log_loss,
@@ -396,3 +398,30 @@ def test_basic_interval_of_a_non_negative_metric_stops_at_zero(rng):
     shifted = bootstrap(lambda yt, yp, sample_weight=None: ecce(yt, yp, sample_weight=sample_weight) - 0.05,
                         y, p, n_resamples=200, method="basic", random_state=1)  # fmt: skip
     assert shifted.low == pytest.approx(2 * percentile.estimate - percentile.high - 0.05, abs=1e-12)
+
+
+def test_basic_interval_of_a_non_negative_metric_stays_ordered_at_0_when_bias_exceeds_the_estimate():
+    # nearly calibrated scores whose resampled ECEs all exceed twice the ECE: the reflected interval lies wholly
+    # below 0 ([2 * 0.0035 - 0.0075, ...] here), which mcal showed as "0.0 to -0.0007"; both ends are cut at 0
+    rng = np.random.default_rng(162)
+    p = rng.uniform(0.3, 0.7, 2000)
+    y = (rng.random(2000) < p).astype(float)
+    res = bootstrap(ece, y, p, n_resamples=200, method="basic", random_state=0)
+    uncut = bootstrap(ece, y, p, n_resamples=200, method="percentile", random_state=0)
+    assert 2 * res.estimate - uncut.low < 0  # the case: the reflected upper bound is negative
+    assert (res.low, res.high) == (0.0, 0.0)
+    table = summary_intervals(y, {"p": p}, n_resamples=200, random_state=0)
+    assert (
+        table[[f"{m}_low" for m in ("ece", "ecce")]].to_numpy() <= table[["ece_high", "ecce_high"]].to_numpy()
+    ).all()
+
+
+def test_basic_interval_of_an_infinite_estimate_is_infinite_not_nan():
+    # scores of 0 and 1, all wrong: ECCE > 0 with sigma 0, so ECCE / sigma is inf on the data and every resample;
+    # reflecting gave inf - inf = NaN, which a gate such as --fail-if "ecce_sigma_scale_low > 5" never fires on
+    y = np.tile([0.0, 1.0, 1.0], 40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # ecce_sigma's note on its meaning since mcal 0.2
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's standard error of resamples that are all inf
+        res = bootstrap(ecce_sigma, y, 1.0 - y, n_resamples=20, method="basic", random_state=0)
+    assert (res.estimate, res.low, res.high) == (np.inf, np.inf, np.inf)

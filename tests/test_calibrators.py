@@ -584,3 +584,27 @@ def test_a_model_of_no_rounds_returns_a_new_writeable_array(make, rng):
     assert out.flags.writeable and not np.shares_memory(out, p)
     out[0] = 2.0
     assert p[0] < 1.0
+
+
+def _strided(a, how):
+    """``a``'s values in a float64 view that is not C-contiguous: reversed twice (negative stride) or a column."""
+    if how == "negative-stride":
+        return np.array(a[::-1], dtype=np.float64)[::-1]
+    block = np.zeros((a.size, 3))
+    block[:, 1] = a
+    return block[:, 1]
+
+
+@pytest.mark.filterwarnings("error::UserWarning")
+@pytest.mark.parametrize("how", ["negative-stride", "column"])
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_every_registered_method_takes_strided_float64_inputs(name, how, fit_registered, small_data):
+    # the checked inputs are views of the caller's arrays, so torch and LightGBM see their strides: the fits must
+    # neither fail nor warn on them, and give what contiguous copies give
+    p, y, field = small_data
+    w = np.random.default_rng(1).uniform(0.5, 2.0, p.size)
+    model, _, X = fit_registered(name, data=(p, y, field), sample_weight=w)
+    views = [_strided(a, how) for a in (p, y, w)]
+    strided, _, _ = fit_registered(name, data=(views[0], views[1], field), sample_weight=views[2])
+    kwargs = {} if X is None else {"X": X}
+    np.testing.assert_allclose(strided.predict(views[0], **kwargs), model.predict(p, **kwargs), rtol=0, atol=1e-12)

@@ -52,6 +52,21 @@ def fitted(data):
     return RegressionMCGrad(**FAST).fit(p, y, X=X)
 
 
+@pytest.mark.filterwarnings("error::UserWarning")
+@pytest.mark.parametrize("with_features", [True, False], ids=["X", "no-X"])
+def test_a_column_slice_of_predictions_fits_as_its_copy_without_warnings(with_features):
+    # the identity link hands LightGBM the checked y_pred, a view of the caller's column: its init score must be
+    # made contiguous by mcal, not by LightGBM with a warning about sliced data
+    X, y_pred, y = segment_data(600, seed=3)
+    X = X if with_features else None
+    block = np.zeros((y_pred.size, 2))
+    block[:, 1] = y_pred
+    params = {**FAST, "early_stopping": None, "max_rounds": 2}
+    model = RegressionMCGrad(**params).fit(block[:, 1], y, X=X)
+    reference = RegressionMCGrad(**params).fit(y_pred, y, X=X)
+    np.testing.assert_array_equal(model.predict(block[:, 1], X=X), reference.predict(y_pred, X=X))
+
+
 # -- the algorithm -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("loss", ["squared_error", "poisson", "tweedie"])
 def test_zero_rounds_is_the_identity(loss):

@@ -226,7 +226,7 @@ class FieldNetwork(BaseCalibrator):
         own = self._rows(s, row_slots, features)
         fallback = self._rows(s, np.full_like(row_slots, slots.n_slots), features)
         held = self._held_out_rows(sample_weight, rng)
-        yt = torch.tensor(y)  # a copy: y may be the caller's read-only array
+        yt = torch.from_numpy(y.copy())  # a copy: y may be the caller's read-only or reversed array
         wt, wv = (
             torch.as_tensor(np.where(held, 0.0, sample_weight)),
             torch.as_tensor(np.where(held, sample_weight, 0.0)),

@@ -132,8 +132,11 @@ class LocalEngine:
         validation part), with ``F`` as init score."""
         scores_2d = _score_columns(part.F)
         weight = _lightgbm_weight(part.w)
+        # LightGBM copies, with a warning, an init score that is not C-contiguous (F may be a view of the caller's
+        # scores, e.g. RegressionMCGrad's identity link of a column slice)
+        init_score = np.ascontiguousarray(part.F)
         if part.X.shape[1] == scores_2d.shape[1]:  # no features: the score alone
-            data = lgb.Dataset(scores_2d, label=part.y, weight=weight, init_score=part.F, reference=reference)
+            data = lgb.Dataset(scores_2d, label=part.y, weight=weight, init_score=init_score, reference=reference)
             return data, data
         with warnings.catch_warnings():
             # notes on the (freed) raw data and re-read categorical flags, kept in the joined bin mappers
@@ -143,7 +146,7 @@ class LocalEngine:
             data = sorted_subset(self.binned(part), rows)
             score_column = lgb.Dataset(scores_2d, reference=reference, params=self.params).construct()
             data.add_features_from(score_column)
-        data.set_init_score(part.F)
+        data.set_init_score(init_score)
         return data, score_column
 
     def _raw_from_output(self, booster: Any, part: Part, output: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -72,7 +72,9 @@ class Data:
         def tensor(a: Any, dtype: Any = torch.float32) -> Any:
             if a is None:
                 return None
-            # a read-only array (mcal's checked inputs may be the caller's) is copied: torch will not share it
+            # a read-only array (mcal's checked inputs may be the caller's) is copied: torch will not share it; nor
+            # will it take negative strides
+            a = np.ascontiguousarray(a)
             return (torch.as_tensor if a.flags.writeable else torch.tensor)(a, dtype=dtype, device=device)
 
         return cls(tensor(x), tensor(y), tensor(w), bins, contexts, tensor(groups, torch.long), n_groups, tensor(aux))

@@ -126,8 +126,8 @@ def bootstrap(
     bias once more: their percentile intervals lie above the population value, and above their own estimate
     when the estimate is mostly bias (a nearly calibrated model). The basic interval subtracts the bias the
     resamples show, and covers the population value far more often; it may then lie below the estimate, and its
-    lower bound is cut at 0 when every resample is non-negative (a bound of 0 reads as "consistent with no
-    error"). No method's interval covers
+    bounds are cut at 0 when every resample is non-negative (a bound of 0 reads as "consistent with no error";
+    both are 0 when the resamples' bias exceeds the estimate). No method's interval covers
     the value 0 of a calibrated model at the nominal rate. The coverage of known values is measured in
     ``benchmarks/results/bootstrap_coverage.md`` (means) and ``benchmarks/results/bootstrap_intervals.md``
     (ECE, ECCE, MCE, F-RCE).
@@ -206,10 +206,12 @@ def bootstrap_metrics(
                 "class): use more rows or another metric"
             )
         low, high = float(res.confidence_interval.low[j]), float(res.confidence_interval.high[j])
-        if methods[name] == "basic":  # the percentile interval reflected around the estimate, as scipy's "basic"
+        # basic: the percentile interval reflected around the estimate, as scipy's "basic"; an infinite estimate
+        # (ECCE / sigma of scores of 0 and 1 that are wrong: sigma 0) keeps the percentile bounds, not inf - inf
+        if methods[name] == "basic" and np.isfinite(estimates[name]):
             low, high = 2 * estimates[name] - high, 2 * estimates[name] - low
-            if low < 0.0 <= res.bootstrap_distribution[j].min():  # a non-negative metric: its value is not below 0
-                low = 0.0
+            if res.bootstrap_distribution[j].min() >= 0.0:  # a non-negative metric: its value is not below 0
+                low, high = max(low, 0.0), max(high, 0.0)  # high < 0 when the resamples' bias exceeds the estimate
         results[name] = BootstrapResult(estimates[name], low, high, float(res.standard_error[j]),
                                         float(confidence_level), int(n_resamples), methods[name])  # fmt: skip
     return results
