@@ -146,5 +146,8 @@ def _process(
         data = Data.on_device(torch, "cpu", **arrays)
         history = train(torch, P, spec, geometry_t, data, shard=Shard(rank, world), **args)
         queue.put((rank, weight_arrays(P), history))
+        # every rank done before any tears the group down: a rank whose peer left mid-teardown aborted in gloo
+        # ("terminate called without an active exception", seen once in CI)
+        torch.distributed.barrier()
     finally:
         torch.distributed.destroy_process_group()
