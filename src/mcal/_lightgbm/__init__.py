@@ -27,6 +27,7 @@ import numpy as np
 
 from mcal._constraints import Interval
 from mcal._lightgbm.model_text import booster_from_text as booster_from_text  # re-exported: part of the boundary
+from mcal._lightgbm.model_text import has_linear_trees as has_linear_trees
 from mcal._optional import import_optional
 from mcal._validation import check_int
 

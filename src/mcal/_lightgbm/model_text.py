@@ -165,6 +165,12 @@ def booster_from_text(
         raise ValueError(f"model data field {field} is not a LightGBM model: {exc}") from exc
 
 
+def has_linear_trees(text: str) -> bool:
+    """Whether the model text (as ``Booster.model_to_string`` writes it) has a tree with linear leaves
+    (LightGBM's ``linear_tree``)."""
+    return "\nis_linear=1" in text
+
+
 def check_text_density(text: str, field: str) -> None:
     """Raise ValueError if ``text`` holds more trees or leaves for its length than LightGBM writes.
 

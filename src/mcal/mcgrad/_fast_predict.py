@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from mcal._lightgbm import has_linear_trees
 from mcal._optional import import_optional
 
 #: LightGBM major versions whose private C handles :class:`SingleRowPredictor` was tested with.
@@ -139,7 +140,7 @@ class CompiledForests:
         with tempfile.TemporaryDirectory(prefix="mcal-lleaves-") as folder:
             for t, booster in enumerate(boosters):
                 text = booster.model_to_string()
-                if "\nis_linear=1" in text:
+                if has_linear_trees(text):
                     raise ValueError(
                         f"boosters_[{t}] must have constant leaves to be compiled; got linear trees "
                         "(lightgbm_params linear_tree=True), which lleaves does not evaluate"

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mcal._lightgbm import sorted_subset
+from mcal._lightgbm import has_linear_trees, sorted_subset
 from mcal._optional import import_optional
 from mcal._progress import progress
 from mcal.mcgrad.losses import LOG_LOSS, LOGIT_CLIP, THETA_BOUNDS, LogLoss, SquaredError, TweedieLoss, gain_sums
@@ -115,14 +115,15 @@ class LocalEngine:
         text = booster.model_to_string()
         booster = lgb.Booster(model_str=text)
         del data, valid_sets
-        if "\nis_linear=1" in text:  # linear leaves: LightGBM's scores of the rows differ from its predictions
+        linear = has_linear_trees(text)  # linear leaves: LightGBM's scores of the rows differ from its predictions
+        if linear:
             rows = np.arange(part.y.shape[0]) if part.rows is None else part.rows
             z = part.F + self.predict_raw(booster, Part(part.X, None, None, part.F, rows=rows))
-            return booster, z, None if valid is None else valid.F + self.predict_raw(booster, valid)
-        z = self._raw_from_output(booster, part, scores[0])
+        else:
+            z = self._raw_from_output(booster, part, scores[0])
         if valid is None:
             return booster, z, None
-        if shares_bins:
+        if shares_bins and not linear:
             return booster, z, self._raw_from_output(booster, valid, scores[1])
         return booster, z, valid.F + self.predict_raw(booster, valid)
 
