@@ -131,11 +131,11 @@ class LocalEngine:
         """The round's Dataset of a part and the Dataset of its score column: the part's binned features joined with
         its score column ``F`` (binned with the bins of ``reference``, the training part's score column, for a
         validation part), with ``F`` as init score."""
-        scores_2d = _score_columns(part.F)
-        weight = _lightgbm_weight(part.w)
         # LightGBM copies, with a warning, an init score that is not C-contiguous (F may be a view of the caller's
-        # scores, e.g. RegressionMCGrad's identity link of a column slice)
+        # scores, e.g. RegressionMCGrad's identity link of a column slice); the score column is read from the same copy
         init_score = np.ascontiguousarray(part.F)
+        scores_2d = _score_columns(init_score)
+        weight = _lightgbm_weight(part.w)
         if part.X.shape[1] == scores_2d.shape[1]:  # no features: the score alone
             data = lgb.Dataset(scores_2d, label=part.y, weight=weight, init_score=init_score, reference=reference)
             return data, data
