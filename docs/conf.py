@@ -53,6 +53,7 @@ API_MODULES = {
     "mcal.groups": "Multicalibration over given groups: HKRR and DFMC.",
     "mcal.regression": "Calibration of predictions of a continuous outcome.",
     "mcal.multiclass": "Calibrators for k classes.",
+    "mcal.selection": "Choosing a method: the candidates cross-fitted on shared folds and compared.",
     "mcal.venn_abers": "Venn-Abers predictors: intervals of calibrated probabilities.",
     "mcal.monitor": "Calibration over time windows with a drift alarm.",
     "mcal.dask": "MCGrad, the metrics and the monitor on a Dask cluster.",

@@ -24,6 +24,7 @@ _ATTRIBUTES = {
     "GammaScaling": "mcal.parametric",
     "GaussianScaling": "mcal.parametric",
     "HistogramBinning": "mcal.nonparametric",
+    "IdentityCalibration": "mcal.parametric",
     "IsotonicCalibration": "mcal.nonparametric",
     "MCGrad": "mcal.mcgrad",
     "MCNet": "mcal.mcnet",
@@ -38,6 +39,7 @@ _ATTRIBUTES = {
     "metrics": "mcal.metrics",
     "regression": "mcal.regression",
     "save": "mcal._persistence",
+    "select_calibrator": "mcal.selection",
     "segments": "mcal.segments",
     "tune_mcgrad": "mcal.mcgrad",
 }
@@ -46,7 +48,7 @@ _ATTRIBUTES = {
 _ATTRIBUTES |= {
     name: f"mcal.{name}"
     for name in ("dask", "datasets", "field", "groups", "mcgrad", "mcnet", "monitor", "multiclass", "plotting",
-                 "report", "venn_abers")
+                 "report", "selection", "venn_abers")
 }  # fmt: skip
 __all__ = [
     "DFMC",
@@ -60,6 +62,7 @@ __all__ = [
     "GammaScaling",
     "GaussianScaling",
     "HistogramBinning",
+    "IdentityCalibration",
     "IsotonicCalibration",
     "MCGrad",
     "MCNet",
@@ -76,6 +79,7 @@ __all__ = [
     "regression",
     "save",
     "segments",
+    "select_calibrator",
     "tune_mcgrad",
 ]
 __getattr__, __dir__ = lazy_attributes(__name__, _ATTRIBUTES)
@@ -91,6 +95,14 @@ if TYPE_CHECKING:
     from mcal.mcgrad import MCGrad, tune_mcgrad
     from mcal.mcnet import MCNet
     from mcal.nonparametric import HistogramBinning, IsotonicCalibration, SmoothedIsotonic
-    from mcal.parametric import BetaCalibration, GammaScaling, GaussianScaling, PlattScaling, TemperatureScaling
+    from mcal.parametric import (
+        BetaCalibration,
+        GammaScaling,
+        GaussianScaling,
+        IdentityCalibration,
+        PlattScaling,
+        TemperatureScaling,
+    )
     from mcal.regression import RegressionMCGrad
+    from mcal.selection import select_calibrator
     from mcal.venn_abers import VennAbers

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 #: method name (as in ``mcal fit --method NAME``) -> "module:ClassName"
 METHODS: dict[str, str] = {
+    "identity": "mcal.parametric:IdentityCalibration",
     "platt": "mcal.parametric:PlattScaling",
     "temperature": "mcal.parametric:TemperatureScaling",
     "beta": "mcal.parametric:BetaCalibration",

@@ -1,4 +1,4 @@
-"""Parametric calibrators on the logit: Platt, temperature, beta, Gaussian and Gamma scaling.
+"""Parametric calibrators on the logit: Platt, temperature, beta, Gaussian and Gamma scaling, and the identity.
 
 Each is a logistic model on fixed transforms of the score, fitted by weighted maximum likelihood with
 bounds or linear inequality constraints that keep the map increasing. The pure function
@@ -150,6 +150,37 @@ class _ScalarStateCalibrator(BaseCalibrator):
                     raise ValueError(
                         f"model data field state.{k} must be {rule} (a non-decreasing map); got {getattr(self, k)!r}"
                     )
+
+
+class IdentityCalibration(_ScalarStateCalibrator):
+    """The identity map: returns the scores unchanged, the baseline every calibrator must beat.
+
+    It has no parameters; fitting records only the number of rows. :func:`mcal.select_calibrator` keeps it when
+    no other method calibrates the held-out rows better by more than the noise, and a model file can hold it.
+
+    Attributes
+    ----------
+    n_samples_fit_ : int
+        Rows seen by :meth:`fit`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cal = IdentityCalibration().fit(np.array([0.1, 0.4, 0.6, 0.9]), np.array([0, 0, 1, 1]))
+    >>> cal.predict(np.array([0.25, 0.75])).tolist()
+    [0.25, 0.75]
+    """
+
+    _state_attrs: ClassVar[tuple[str, ...]] = ("n_samples_fit_",)
+
+    def __init__(self) -> None:
+        pass
+
+    def _fit(self, y_prob, y, sample_weight, X) -> None:
+        self.n_samples_fit_ = int(y_prob.shape[0])
+
+    def _predict(self, y_prob, X) -> NDArray[np.float64]:
+        return y_prob.copy()
 
 
 class PlattScaling(_ScalarStateCalibrator):
