@@ -38,10 +38,19 @@ def data():
 
 
 def _tables(X):
+    dd = pytest.importorskip("dask.dataframe")
     return {
         "polars": pl.from_pandas(X),
         "pyarrow": pa.Table.from_pandas(X, preserve_index=False),
+        # collected (computed) first, as the eager frames they describe
+        "polars-lazy": pl.from_pandas(X).lazy(),
+        "dask": dd.from_pandas(X, npartitions=3),
+        "pyarrow-batch": pa.RecordBatch.from_pandas(X, preserve_index=False),
     }
+
+
+#: Tables that are not eager frames narwhals reads: lazy ones, and pyarrow's RecordBatch.
+COLLECTED = ["polars-lazy", "dask", "pyarrow-batch"]
 
 
 @pytest.mark.parametrize("kind", ["polars", "pyarrow"])
@@ -62,7 +71,7 @@ def test_an_object_column_of_numbers_has_one_kind_for_the_encoder_and_the_segmen
     assert any("<=" in d for d in descriptions), descriptions  # binned as numbers, not levels of text
 
 
-@pytest.mark.parametrize("kind", ["polars", "pyarrow"])
+@pytest.mark.parametrize("kind", ["polars", "pyarrow", *COLLECTED])
 def test_mcgrad_on_a_table_predicts_as_on_pandas_and_keeps_the_names(data, kind):
     p, y, X = data
     params = dict(n_estimators=5, max_rounds=3, early_stopping=None, random_state=0, n_jobs=1)
@@ -97,13 +106,23 @@ FIELD_MODELS = {
 @pytest.mark.parametrize("name", sorted(FIELD_MODELS))
 def test_field_aware_calibrators_read_a_field_by_name_from_a_table(data, name, kind):
     p, y, X = data
+    _check_field_model(name, p, y, X, _tables(X)[kind])
+
+
+@pytest.mark.parametrize("kind", COLLECTED)
+def test_a_lazy_table_or_record_batch_is_read_as_its_rows(data, kind):
+    p, y, X = data
+    _check_field_model("PerFieldCalibrator", p, y, X, _tables(X)[kind])
+
+
+def _check_field_model(name, p, y, X, table):
     reference = FIELD_MODELS[name]().fit(p, y, X=X)
-    model = FIELD_MODELS[name]().fit(p, y, X=_tables(X)[kind])
+    model = FIELD_MODELS[name]().fit(p, y, X=table)
     assert model.feature_columns() == ["city"]
-    np.testing.assert_allclose(model.predict(p, X=_tables(X)[kind]), reference.predict(p, X=X), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(model.predict(p, X=table), reference.predict(p, X=X), rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["polars", "pyarrow"])
+@pytest.mark.parametrize("kind", ["polars", "pyarrow", *COLLECTED])
 @pytest.mark.parametrize("calibrator", ["platt", "mcgrad"])
 def test_calibrated_classifier_passes_a_table_to_a_column_transformer_by_name(data, kind, calibrator):
     from sklearn.compose import ColumnTransformer
@@ -125,7 +144,7 @@ def test_calibrated_classifier_passes_a_table_to_a_column_transformer_by_name(da
     np.testing.assert_allclose(model.predict_proba(_tables(X)[kind]), reference.predict_proba(X), rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("kind", ["polars", "pyarrow"])
+@pytest.mark.parametrize("kind", ["polars", "pyarrow", *COLLECTED])
 def test_mce_and_segments_of_a_table_equal_those_of_pandas(data, kind):
     p, y, X = data
     reference = mce(y, p, X=X, sample_weight=np.linspace(0.5, 1.5, y.size))
@@ -138,7 +157,7 @@ def test_mce_and_segments_of_a_table_equal_those_of_pandas(data, kind):
     np.testing.assert_array_equal(segments.apply(_tables(X)[kind]).to_masks(), expected.to_masks())
 
 
-@pytest.mark.parametrize("kind", ["polars", "pyarrow"])
+@pytest.mark.parametrize("kind", ["polars", "pyarrow", "polars-lazy"])
 def test_report_of_a_table_equals_that_of_pandas(data, kind, tmp_path):
     from mcal.report import make_report
 

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_consistent_length, check_is_fitted, c
 
 from mcal._base import BaseCalibrator
 from mcal._constraints import Interval, check_params
-from mcal._features.table import is_table, take_rows
+from mcal._features.table import collect, is_table, take_rows
 from mcal._validation import as_1d, check_sample_weight, warn
 
 
@@ -201,6 +201,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             If ``y`` is a column vector of shape (n_samples, 1), as scikit-learn's classifiers warn; it is raveled.
         """
         check_params(self._parameter_constraints, self)
+        X = collect(X)  # a lazy frame's rows: the base model and the calibrator read them all
         y_arr = _labels(y, type(self).__name__)
         if pd.isna(y_arr).any():
             raise ValueError(f"y must not contain missing values; got {int(pd.isna(y_arr).sum())}")
@@ -351,6 +352,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             If called before :meth:`fit`.
         """
         check_is_fitted(self, "calibrators_")
+        X = collect(X)
         q = np.mean([cal.predict(self._scores(base, X), X=_calibrator_X(cal, X))
                      for base, cal in zip(self.estimators_, self.calibrators_, strict=True)], axis=0)  # fmt: skip
         return q if self._multiclass else np.column_stack([1.0 - q, q])

@@ -7,6 +7,7 @@ keeps its column names and its categorical columns, as a pandas DataFrame would.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import narwhals as nw
@@ -29,7 +30,8 @@ def as_frame(X: Any) -> Any:
 
     A pandas DataFrame is returned as is and a Series as a one-column frame; any other eager dataframe or series
     that narwhals reads (polars, pyarrow, ...) is converted by narwhals, keeping its column names and dtypes
-    (a polars ``Categorical`` or an Arrow dictionary column becomes a pandas ``category``).
+    (a polars ``Categorical`` or an Arrow dictionary column becomes a pandas ``category``). A lazy frame is
+    collected first (see :func:`collect`).
 
     Parameters
     ----------
@@ -42,6 +44,7 @@ def as_frame(X: Any) -> Any:
     """
     if X is None or isinstance(X, (pd.DataFrame, np.ndarray, list, tuple)):  # the common cases, at once
         return X
+    X = collect(X)
     if isinstance(X, pd.Series):
         return X.to_frame()
     table = nw.from_native(X, eager_only=True, allow_series=True, pass_through=True)
@@ -50,6 +53,35 @@ def as_frame(X: Any) -> Any:
     if isinstance(table, nw.Series):
         table = table.to_frame()
     return table.to_pandas()
+
+
+def collect(X: Any) -> Any:
+    """``X`` with its rows in memory: a lazy table collected, anything else as it is.
+
+    A calibrator reads every row of ``X``, so a lazy frame that narwhals reads (a polars ``LazyFrame``, a DuckDB
+    relation, ...) is collected to its eager frame (a polars ``LazyFrame`` to a polars ``DataFrame``), a dask
+    DataFrame or Series computed to its pandas one, and a pyarrow ``RecordBatch`` (which narwhals does not read)
+    made a pyarrow ``Table``, keeping its column names. Data larger than memory belongs to :mod:`mcal.dask`.
+
+    Parameters
+    ----------
+    X : object
+        The ``X`` argument of a public function or method.
+
+    Returns
+    -------
+    X : object
+        An eager table, or ``X`` itself.
+    """
+    dd = nw.dependencies.get_dask_dataframe()  # None unless dask.dataframe was imported
+    if dd is not None and isinstance(X, (dd.DataFrame, dd.Series)):
+        return X.compute()  # not through narwhals, whose dask support warns that it moves to another package
+    if nw.dependencies.is_into_lazyframe(X):
+        return nw.from_native(X).collect().to_native()
+    pa = sys.modules.get("pyarrow")  # a RecordBatch exists only where pyarrow was imported
+    if pa is not None and isinstance(X, pa.RecordBatch):
+        return pa.Table.from_batches([X])
+    return X
 
 
 def is_table(X: Any) -> bool:
