@@ -1,6 +1,7 @@
 """Classic calibrators: invariants, agreement with scikit-learn, edge cases and bad input."""
 
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -14,7 +15,7 @@ from sklearn.linear_model import LogisticRegression
 
 import mcal
 from mcal import BetaCalibration, HistogramBinning, IsotonicCalibration, PlattScaling, TemperatureScaling
-from mcal._registry import METHODS
+from mcal._registry import METHODS, get_method, method_outcome
 from mcal.metrics import log_loss, roc_auc
 
 ALL = [PlattScaling, TemperatureScaling, BetaCalibration, IsotonicCalibration, HistogramBinning]
@@ -608,3 +609,30 @@ def test_every_registered_method_takes_strided_float64_inputs(name, how, fit_reg
     strided, _, _ = fit_registered(name, data=(views[0], views[1], field), sample_weight=views[2])
     kwargs = {} if X is None else {"X": X}
     np.testing.assert_allclose(strided.predict(views[0], **kwargs), model.predict(p, **kwargs), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in METHODS if method_outcome(n) == "classification"))
+def test_every_registered_method_asks_whether_y_prob_and_y_were_swapped(name, fit_registered, small_data):
+    # fit(y, y_prob): the labels pass as scores in [0, 1], and the probabilities fail as labels (or, as soft
+    # labels, pass, so that only a warning can tell)
+    p, y, field = small_data
+    hint = "did you pass y_prob and y in the wrong order? fit takes (y_prob, y)"
+    if get_method(name).accepts_soft_labels:
+        with pytest.warns(mcal.CalibrationWarning, match=re.escape(hint)):
+            fit_registered(name, data=(y, p, field))
+    else:
+        with pytest.raises(ValueError, match=r"y must be binary .*" + re.escape(hint)):
+            fit_registered(name, data=(y, p, field))
+
+
+def test_labels_that_are_wrong_without_a_swap_get_no_hint(small_data):
+    p, y, _ = small_data
+    with pytest.raises(ValueError, match="y must be binary") as info:
+        PlattScaling().fit(p, np.where(y == 1, 2.0, 0.0))  # labels 0/2: not probabilities
+    assert "wrong order" not in str(info.value)
+    with pytest.raises(ValueError, match="y must be binary") as info:
+        PlattScaling().fit(np.clip(p, 0.01, 0.99), p)  # probabilities as labels, but the scores are no labels
+    assert "wrong order" not in str(info.value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mcal.MCGrad(max_rounds=0, early_stopping=None).fit(p, p)  # soft labels, in their place

@@ -398,3 +398,15 @@ def test_quantile_reliability_curve_ignores_rows_of_zero_weight_below_every_scor
     want = reliability_curve(y, p, sample_weight=w, n_bins=2, strategy="quantile")
     np.testing.assert_array_equal(got.bin_edges, [0.3, 0.5, 0.9])
     np.testing.assert_array_equal(got.bin_edges, want.bin_edges)
+
+
+@pytest.mark.parametrize("metric", [ece, ecce, log_loss, brier_score, mce, pcoc, reliability_curve])
+def test_metrics_ask_whether_y_true_and_y_prob_were_swapped(metric, rng):
+    p = rng.uniform(0.05, 0.95, 300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    hint = "did you pass y_true and y_prob in the wrong order? metrics take (y_true, y_prob)"
+    with pytest.raises(ValueError, match=r"y_true must be binary .*" + re.escape(hint)):
+        metric(p, y)
+    with pytest.raises(ValueError, match=r"y_true must be binary") as info:
+        metric(np.where(y == 1, 2, 0), p)  # wrong labels, not swapped
+    assert "wrong order" not in str(info.value)

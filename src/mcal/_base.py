@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from mcal._constraints import check_params
 from mcal._features.table import as_frame
 from mcal._validation import (
+    FIT_SWAP,
     as_output,
     check_both_classes,
     check_consistent,
@@ -23,6 +24,9 @@ from mcal._validation import (
     check_X_type,
     check_y_prob,
     check_y_true,
+    looks_swapped,
+    swap_hint,
+    warn,
 )
 
 if sys.version_info >= (3, 11):
@@ -206,15 +210,25 @@ class BaseCalibrator(BaseEstimator):
         ValueError
             If a parameter breaks its rule (see the class's Parameters); on NaN, infinite or out-of-range scores,
             non-binary labels, a single class, mismatched lengths, empty input, negative or all-zero weights, or
-            ``X`` given to a univariate calibrator.
+            ``X`` given to a univariate calibrator. When ``y_prob`` holds only 0 and 1 and ``y`` holds
+            probabilities, the message asks whether the two were passed in the wrong order.
         TypeError
             If a parameter has the wrong type (see the class's Parameters), ``y_prob``, ``y`` or ``sample_weight``
             is not array-like (None, a string, or a scalar weight) or holds complex numbers, or ``X`` is not a table
             (a string, a dict, a sparse matrix or an iterator).
+
+        Warns
+        -----
+        CalibrationWarning
+            If the calibrator takes soft labels and ``y_prob`` holds only 0 and 1 while ``y`` holds probabilities:
+            the two look passed in the wrong order.
         """
         self._validate_params()
-        p = check_y_prob(y_prob)
-        yy = check_y_true(y, "y", allow_soft=self.accepts_soft_labels)
+        with swap_hint(y, y_prob, FIT_SWAP):
+            p = check_y_prob(y_prob)
+            yy = check_y_true(y, "y", allow_soft=self.accepts_soft_labels)
+        if self.accepts_soft_labels and looks_swapped(yy, p):  # soft labels: nothing raised
+            warn(f"y_prob holds only 0 and 1 while y holds probabilities; {FIT_SWAP}")
         check_consistent(y_prob=p, y=yy)
         w = check_sample_weight(sample_weight, p.shape[0])
         check_both_classes(yy, w)

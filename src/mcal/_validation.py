@@ -6,6 +6,7 @@ Private numeric cores assume the clean float64 arrays these functions return. Me
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import os
@@ -181,6 +182,43 @@ def check_y_true(
         if bad.any():
             raise ValueError(f"{name} must be binary (0 or 1); got {_describe_bad(arr, bad)}")
     return arr
+
+
+#: The hint added to an error about the labels of ``fit(y_prob, y)`` when the two look swapped (:func:`swap_hint`).
+FIT_SWAP = "did you pass y_prob and y in the wrong order? fit takes (y_prob, y)"
+#: The same for a metric ``f(y_true, y_prob)``.
+METRIC_SWAP = "did you pass y_true and y_prob in the wrong order? metrics take (y_true, y_prob)"
+
+
+def looks_swapped(labels: ArrayLike, scores: ArrayLike) -> bool:
+    """Whether ``labels`` and ``scores`` look passed in each other's place: ``scores`` hold labels (only 0 and 1,
+    or for k classes, 1-D class labels) while ``labels`` hold probabilities (numbers in [0, 1], not all 0 or 1) or,
+    for k classes, a 2-D score matrix. Never raises: inputs that are not arrays do not look swapped."""
+    try:
+        lab, sco = np.asarray(labels), np.asarray(scores)
+    except (TypeError, ValueError):  # ragged lists and the like
+        return False
+    if sco.ndim != 1 or sco.size == 0 or lab.dtype.kind not in "biuf":
+        return False
+    if lab.ndim == 2:  # a score matrix as labels, and 1-D class labels (integers or names) as scores
+        return sco.dtype.kind in "biuOUS" or (sco.dtype.kind == "f" and bool(np.all(np.mod(sco, 1) == 0)))
+    if lab.ndim != 1 or sco.dtype.kind not in "biuf" or sco[0] not in (0, 1):  # the first score decides at once
+        return False
+    lab = lab.astype(np.float64)
+    binary = (lab == 0) | (lab == 1)
+    return bool(np.all((sco == 0) | (sco == 1)) and np.all((lab >= 0) & (lab <= 1)) and not binary.all())
+
+
+@contextlib.contextmanager
+def swap_hint(labels: ArrayLike, scores: ArrayLike, hint: str) -> Iterator[None]:
+    """Add ``hint`` (:data:`FIT_SWAP`, :data:`METRIC_SWAP`) to a ``ValueError`` raised inside the block when
+    ``labels`` and ``scores`` look passed in each other's place (:func:`looks_swapped`)."""
+    try:
+        yield
+    except ValueError as exc:
+        if looks_swapped(labels, scores):
+            raise ValueError(f"{exc}; {hint}") from exc
+        raise
 
 
 def check_y_real(
@@ -403,14 +441,15 @@ def check_metric_inputs(
     ------
     ValueError
         As :func:`check_y_true`, :func:`check_y_prob`, :func:`check_sample_weight`, or on mismatched lengths, or
-        an unknown ``outcome``.
+        an unknown ``outcome``; an error about labels that look swapped with the scores adds :data:`METRIC_SWAP`.
     TypeError
         If ``outcome`` is not a str.
     """
     check_choice("outcome", outcome, OUTCOMES)
     regression = outcome == "regression"
-    y = check_y_real(y_true, "y_true") if regression else check_y_true(y_true)
-    p = check_y_real(y_prob, "y_prob") if regression else check_y_prob(y_prob)
+    with swap_hint(y_true, y_prob, METRIC_SWAP):
+        y = check_y_real(y_true, "y_true") if regression else check_y_true(y_true)
+        p = check_y_real(y_prob, "y_prob") if regression else check_y_prob(y_prob)
     check_consistent(y_true=y, y_prob=p)
     w = check_sample_weight(sample_weight, p.shape[0])
     return y, p, w

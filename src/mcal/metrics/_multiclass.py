@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._validation import check_class_labels, check_class_scores, check_consistent, check_sample_weight
+from mcal._validation import (
+    METRIC_SWAP,
+    check_class_labels,
+    check_class_scores,
+    check_consistent,
+    check_sample_weight,
+    swap_hint,
+)
 from mcal.metrics._binned import ece
 from mcal.metrics._cumulative import ecce
 from mcal.metrics._multicalibration import MCEResult, mce
@@ -27,10 +34,17 @@ _EPS = float(np.finfo(np.float64).eps)
 def _inputs(
     y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None
 ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
-    p = check_class_scores(y_prob)
-    codes, _ = check_class_labels(y_true, p.shape[1], "y_true")
-    check_consistent(y_true=codes, y_prob=p)
+    codes, _, p = _labels_and_scores(y_true, y_prob)
     return codes, p, check_sample_weight(sample_weight, p.shape[0])
+
+
+def _labels_and_scores(y_true: ArrayLike, y_prob: ArrayLike) -> tuple[NDArray[np.intp], NDArray, NDArray[np.float64]]:
+    """The column codes of ``y_true``, its classes, and the probabilities ``y_prob``, validated."""
+    with swap_hint(y_true, y_prob, METRIC_SWAP):
+        p = check_class_scores(y_prob)
+    codes, classes = check_class_labels(y_true, p.shape[1], "y_true")
+    check_consistent(y_true=codes, y_prob=p)
+    return codes, classes, p
 
 
 def multiclass_log_loss(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
@@ -120,9 +134,7 @@ def top_label(y_true: ArrayLike, y_prob: ArrayLike) -> tuple[NDArray[np.float64]
     ValueError
         On invalid input.
     """
-    p = check_class_scores(y_prob)
-    y, _ = check_class_labels(y_true, p.shape[1], "y_true")
-    check_consistent(y_true=y, y_prob=p)
+    y, _, p = _labels_and_scores(y_true, y_prob)
     top = p.argmax(axis=1)
     return (top == y).astype(np.float64), p[np.arange(y.size), top]
 
@@ -281,9 +293,7 @@ def classwise_mce(
     ValueError
         On invalid input, or as :func:`mcal.metrics.mce`.
     """
-    p = check_class_scores(y_prob)
-    y, classes = check_class_labels(y_true, p.shape[1], "y_true")
-    check_consistent(y_true=y, y_prob=p)
+    y, classes, p = _labels_and_scores(y_true, y_prob)
     w = check_sample_weight(sample_weight, p.shape[0])
     if X is not None and segments is None:
         from mcal.segments import generate_segments

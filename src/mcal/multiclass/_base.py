@@ -12,11 +12,13 @@ from scipy.special import log_softmax
 from mcal._base import BaseCalibrator
 from mcal._constraints import StrOptions
 from mcal._validation import (
+    FIT_SWAP,
     as_output,
     check_class_labels,
     check_class_scores,
     check_consistent,
     check_sample_weight,
+    swap_hint,
 )
 
 if sys.version_info >= (3, 11):
@@ -78,12 +80,14 @@ class MulticlassCalibrator(BaseCalibrator):
             On scores that are not an (n, k >= 2) matrix of finite numbers (probabilities: in [0, 1] with rows
             summing to 1, and no column that is 0 on every row), labels that are not classes or of one class only
             (among the rows of positive weight), mismatched lengths, invalid weights, a parameter that
-            breaks its rule, or ``X`` given to a calibrator that reads no features.
+            breaks its rule, or ``X`` given to a calibrator that reads no features. When ``y_prob`` is 1-D and
+            ``y`` 2-D, the message asks whether the two were passed in the wrong order.
         TypeError
             If an input is not array-like or a parameter has the wrong type.
         """
         self._validate_params()
-        z = self._log_scores(y_prob)
+        with swap_hint(y, y_prob, FIT_SWAP):
+            z = self._log_scores(y_prob)
         if self.input == "probability":
             never = np.flatnonzero(z.max(axis=0) <= np.log(PROB_FLOOR))
             if never.size:
