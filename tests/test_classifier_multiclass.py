@@ -82,7 +82,7 @@ def test_calibration_lowers_the_log_loss_of_an_over_fitted_model(data):
 
 def test_any_multiclass_calibrator_and_one_vs_rest(data):
     X, y = data
-    for cal in (VectorScaling(), OneVsRestCalibrator(method="platt")):
+    for cal in (VectorScaling(), OneVsRestCalibrator(PlattScaling())):
         proba = CalibratedClassifier(LogisticRegression(), cal, cv=3, random_state=0).fit(X, y).predict_proba(X[:50])
         np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
 

@@ -1,11 +1,15 @@
 """Calibrators for k classes (mcal.multiclass): invariants, agreement with scikit-learn, model files, bad input."""
 
+import re
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import softmax
 from sklearn.base import clone
 
 import mcal
+from mcal._registry import MULTICLASS_METHODS, class_by_name
 from mcal.mcgrad.engine import Part, rescale_factor
 from mcal.multiclass import (
     DirichletCalibration,
@@ -44,7 +48,7 @@ def _all(k=3):
         VectorScaling(),
         MatrixScaling(),
         DirichletCalibration(),
-        OneVsRestCalibrator(method="platt"),
+        OneVsRestCalibrator(mcal.PlattScaling()),
         MulticlassMCGrad(**FAST_MCGRAD),
         MulticlassMCGrad(**FAST_MCGRAD, rescale="per_class", rescale_input=True),
     ]
@@ -113,7 +117,7 @@ def test_binary_data_through_the_multiclass_path_equals_the_binary_calibrator():
     multi = MulticlassTemperatureScaling().fit(P, y).predict(P)[:, 1]
     binary = mcal.TemperatureScaling().fit(p1, y).predict(p1)
     np.testing.assert_allclose(multi, binary, atol=1e-6)
-    ovr = OneVsRestCalibrator(method="isotonic").fit(P, y).predict(P)[:, 1]
+    ovr = OneVsRestCalibrator(mcal.IsotonicCalibration()).fit(P, y).predict(P)[:, 1]
     np.testing.assert_allclose(ovr, mcal.IsotonicCalibration().fit(p1, y).predict(p1), atol=1e-12)
 
 
@@ -123,7 +127,7 @@ def test_binary_data_through_the_multiclass_path_equals_the_binary_calibrator():
         MulticlassTemperatureScaling(),
         VectorScaling(),
         DirichletCalibration(),
-        OneVsRestCalibrator(method="isotonic"),
+        OneVsRestCalibrator(mcal.IsotonicCalibration()),
         # with the input temperature, a split of round 2 nearly ties on these rows and the two fits pick different
         # ones (probabilities 0.01 apart); the per-class variant covers rescale_input
         MulticlassMCGrad(**TINY_MCGRAD, rescale_input=False),
@@ -281,22 +285,89 @@ def test_predict_refuses_another_number_of_columns():
         cal.predict(np.full((2, 4), 0.25))
 
 
-def test_one_vs_rest_refuses_a_method_that_is_not_binary():
-    p, y, _ = _draw(300, 3, 16)
-    with pytest.raises(ValueError, match="method must be 'platt', .*; got"):
-        OneVsRestCalibrator(method="dirichlet").fit(p, y)
-    with pytest.raises(ValueError, match="method must be 'platt', .*; got"):
-        OneVsRestCalibrator(method="regression-linear").fit(p, y)
+def test_one_vs_rest_fits_a_clone_of_its_calibrator_per_class_and_renormalizes():
+    P, y, X = _draw(600, 3, 16)
+    template = mcal.MCGrad(n_estimators=5, max_rounds=2, early_stopping=None, random_state=0, n_jobs=1)
+    cal = OneVsRestCalibrator(template).fit(P, y, X=X)
+    assert not template.__sklearn_is_fitted__()  # cloned, never fitted itself
+    assert [type(c) for c in cal.calibrators_] == [mcal.MCGrad] * 3
+    assert all(c is not template for c in cal.calibrators_)
+    by_hand = np.column_stack(
+        [clone(template).fit(P[:, j], (y == j).astype(float), X=X).predict(P[:, j], X=X) for j in range(3)]
+    )
+    np.testing.assert_allclose(cal.predict(P, X=X), by_hand / by_hand.sum(axis=1, keepdims=True), rtol=0, atol=1e-12)
+
+
+def test_one_vs_rest_by_method_name_is_deprecated_and_fits_the_same_calibrators():
+    P, y, _ = _draw(400, 3, 16)
+    with pytest.warns(FutureWarning, match=r"OneVsRestCalibrator\(mcal.PlattScaling\(\)\) for method='platt'"):
+        old = OneVsRestCalibrator(method="platt").fit(P, y)
+    np.testing.assert_array_equal(old.predict(P), OneVsRestCalibrator(mcal.PlattScaling()).fit(P, y).predict(P))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the default, isotonic, is no deprecated use
+        default = OneVsRestCalibrator().fit(P, y)
+    assert [type(c) for c in default.calibrators_] == [mcal.IsotonicCalibration] * 3
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "message"),
+    [
+        ({"calibrator": MulticlassTemperatureScaling()}, ValueError,
+         r"calibrator must be a binary calibrator \(outcome 'classification'\); got MulticlassTemperatureScaling"),
+        ({"calibrator": mcal.RegressionMCGrad()}, ValueError, r"got RegressionMCGrad \(outcome 'regression'\)"),
+        ({"calibrator": "platt"}, TypeError, "calibrator must be a binary mcal calibrator or None; got str"),
+        ({"calibrator": mcal.PlattScaling(), "method": "platt"}, ValueError,
+         "calibrator and method must not both be given"),
+        ({"method_params": {"foo": 1}}, ValueError, r"method_params must be None without method"),
+        ({"method": "dirichlet"}, ValueError, r"method must be .*'platt', .*; got"),
+        ({"method": "regression-linear"}, ValueError, r"method must be .*'platt', .*; got"),
+        ({"method": "platt", "method_params": {"foo": 1}}, TypeError,
+         r"method_params must hold parameters of platt \(PlattScaling\); got \['foo'\]"),
+    ],
+    ids=["multiclass", "regression", "string", "both", "params-alone", "dirichlet", "regression-name", "unknown"],
+)  # fmt: skip
+def test_one_vs_rest_refuses_a_calibrator_that_is_not_binary(params, error, message):
+    P, y, _ = _draw(300, 3, 16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with pytest.raises(error, match=message):
+            OneVsRestCalibrator(**params).fit(P, y)
 
 
 def test_one_vs_rest_names_the_class_it_could_not_fit():
     p, y, _ = _draw(300, 3, 17)
     y = np.where(y == 2, 0, y)  # class 2 never occurs
-    with pytest.raises(ValueError, match="calibrator of class column 2 could not be fitted"):
-        OneVsRestCalibrator(method="platt").fit(p, y)
+    with pytest.raises(ValueError, match="PlattScaling calibrator of class column 2 could not be fitted"):
+        OneVsRestCalibrator(mcal.PlattScaling()).fit(p, y)
 
 
-def test_one_vs_rest_names_a_parameter_its_method_does_not_take():
-    p, y, _ = _draw(300, 3, 18)
-    with pytest.raises(TypeError, match=r"method_params must hold parameters of platt \(PlattScaling\); got \['foo'\]"):
-        OneVsRestCalibrator(method="platt", method_params={"foo": 1}).fit(p, y)
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize("form", ["instance", "method"])
+def test_one_vs_rest_model_files_round_trip_in_either_form(form, tmp_path):
+    P, y, X = _draw(400, 3, 18)
+    mcgrad = {"n_estimators": 5, "max_rounds": 2, "early_stopping": None, "random_state": 0, "n_jobs": 1}
+    if form == "instance":
+        cal = OneVsRestCalibrator(mcal.MCGrad(**mcgrad)).fit(P, y, X=X)
+    else:
+        cal = OneVsRestCalibrator(method="mcgrad", method_params=mcgrad).fit(P, y, X=X)
+    mcal.save(cal, tmp_path / "ovr.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # loading and predicting is no deprecated use
+        loaded = mcal.load(tmp_path / "ovr.json")
+        np.testing.assert_array_equal(loaded.predict(P, X=X), cal.predict(P, X=X))
+    assert repr(loaded.get_params(deep=False)) == repr(cal.get_params(deep=False))
+
+
+@pytest.mark.parametrize("name", sorted(MULTICLASS_METHODS))
+def test_every_multiclass_calibrator_asks_whether_y_prob_and_y_were_swapped(name):
+    P, y = _draw(150, 3, 0)[:2]
+    with pytest.raises(ValueError, match=re.escape("got shape (150,); did you pass y_prob and y in the wrong order? "
+                                                   "fit takes (y_prob, y)")):  # fmt: skip
+        class_by_name(MULTICLASS_METHODS[name].partition(":")[2])().fit(y, P)
+
+
+@pytest.mark.parametrize("metric", [mcal.metrics.multiclass_log_loss, mcal.metrics.top_label_ece])
+def test_multiclass_metrics_ask_whether_y_true_and_y_prob_were_swapped(metric):
+    P, y = _draw(150, 3, 0)[:2]
+    with pytest.raises(ValueError, match=re.escape("did you pass y_true and y_prob in the wrong order?")):
+        metric(P, y)

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import mcal
 from mcal import load
 from mcal.cli import main
 from mcal.metrics import classwise_ece, classwise_mce, multiclass_log_loss, top_label_ece
@@ -130,7 +131,7 @@ def test_predict_writes_one_calibrated_column_per_class_on_the_simplex(csv, fram
     written = pd.read_csv(out)
     calibrated = written[[f"{c}_calibrated" for c in COLS]].to_numpy()
     np.testing.assert_allclose(calibrated.sum(axis=1), 1.0, atol=1e-9)
-    expected = OneVsRestCalibrator(method="platt").fit(frame[COLS].to_numpy(), frame["code"].to_numpy())
+    expected = OneVsRestCalibrator(mcal.PlattScaling()).fit(frame[COLS].to_numpy(), frame["code"].to_numpy())
     np.testing.assert_allclose(calibrated, expected.predict(frame[COLS].to_numpy()), atol=1e-9)
 
 
@@ -256,7 +257,7 @@ def test_one_vs_rest_around_a_field_method_reads_its_field(csv, frame, tmp_path)
     assert _fit(csv, model, "--method", "ovr-per-field-isotonic", "--field", "seg", label="code") == 0
     assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
     written = pd.read_csv(out)[[f"{c}_calibrated" for c in COLS]].to_numpy()
-    ref = OneVsRestCalibrator(method="per-field-isotonic", method_params={"field": "seg"})
+    ref = OneVsRestCalibrator(mcal.PerFieldCalibrator(field="seg"))
     ref.fit(frame[COLS].to_numpy(), frame["code"], X=frame[["seg"]])
     np.testing.assert_allclose(written, ref.predict(frame[COLS].to_numpy(), X=frame[["seg"]]), atol=1e-12)
 

@@ -174,7 +174,7 @@ def build_estimator(method: str, params: list[str], random_state: int, field: st
         kwargs["random_state"] = random_state
     if ovr:
         kwargs.update(field_setting(method, cls, field))
-        return multiclass.OneVsRestCalibrator(method=method[len(_OVR) :], method_params=kwargs or None)
+        return multiclass.OneVsRestCalibrator(cls(**kwargs))
     if field is not None:
         raise CLIError(f"--field applies to a single score column (--score-col), not to --score-cols; got --field "
                        f"{field!r}")  # fmt: skip
@@ -185,8 +185,9 @@ def reads_features(model) -> bool:
     """Whether a multiclass model reads ``X``: one-vs-rest only where its binary method does."""
     from mcal.multiclass import OneVsRestCalibrator
 
-    if isinstance(model, OneVsRestCalibrator):
-        return bool(get_method(model.method).uses_features)
+    if isinstance(model, OneVsRestCalibrator):  # the calibrators it fitted, or the one it clones (set by fit here)
+        binary = getattr(model, "calibrators_", [model.calibrator])[0]
+        return binary is not None and bool(binary.uses_features)
     return bool(model.uses_features)
 
 
