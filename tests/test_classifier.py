@@ -378,26 +378,3 @@ def test_cv_larger_than_the_rarer_class_warns_and_uses_fewer_folds(data):
         CalibratedClassifier(LogisticRegression()).fit(X, np.where(np.arange(len(y)) < 1, "yes", "no"))
     with pytest.raises(ValueError, match=r"cv must be an integer >= 2.*; got 1"):
         CalibratedClassifier(LogisticRegression(), cv=1).fit(X, y)
-
-
-@pytest.mark.parametrize("n_classes", [2, 3])
-def test_save_refuses_the_wrapper_and_its_calibrators_round_trip_as_the_message_says(tmp_path, n_classes):
-    import mcal
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(600, 3))
-    y = np.digitize(X[:, 0] + rng.normal(size=600), [-0.5, 0.5][: n_classes - 1])
-    clf = CalibratedClassifier(LogisticRegression(), cv=3, random_state=0).fit(X, y)
-    with pytest.raises(TypeError, match=r"must be an mcal calibrator \(.*never pickle\); got CalibratedClassifier: .*"
-                       r"mcal\.save\(model\.calibrator_, path\).*model\.calibrators_") as info:  # fmt: skip
-        mcal.save(clf, tmp_path / "clf.json")
-    assert not list(tmp_path.iterdir())  # nothing written
-    # the route the message gives: each fitted calibrator saved and loaded, fed the classifier's predict_proba
-    assert len(clf.calibrators_) == 3 and "classes_[1], or all columns" in str(info.value)
-    proba = []
-    for k, (base, cal) in enumerate(zip(clf.estimators_, clf.calibrators_, strict=True)):
-        loaded = mcal.load(mcal.save(cal, tmp_path / f"calibrator{k}.json"))
-        scores = base.predict_proba(X)
-        proba.append(loaded.predict(scores if n_classes > 2 else scores[:, 1]))
-    expected = clf.predict_proba(X)
-    np.testing.assert_allclose(np.mean(proba, axis=0), expected if n_classes > 2 else expected[:, 1], rtol=1e-12)

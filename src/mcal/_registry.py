@@ -7,7 +7,7 @@ A feature module adds its method here with one line.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcal._base import BaseCalibrator
@@ -47,6 +47,18 @@ MULTICLASS_METHODS: dict[str, str] = {
     "multiclass-mcgrad": "mcal.multiclass:MulticlassMCGrad",
 }
 
+#: Models whose files hold their calibrators but not the scikit-learn estimators around them, which the caller
+#: attaches when loading (``mcal.load(path, estimators=...)``): class name -> "module:ClassName".
+ESTIMATOR_WRAPPERS: dict[str, str] = {
+    "CalibratedClassifier": "mcal.classifier:CalibratedClassifier",
+}
+
+
+def wrapper_by_name(class_name: object) -> Any:
+    """The class of :data:`ESTIMATOR_WRAPPERS` named ``class_name``, or None if it names none."""
+    target = ESTIMATOR_WRAPPERS.get(class_name) if isinstance(class_name, str) else None
+    return None if target is None else _resolve(target)
+
 
 def method_outcome(name: str) -> str:
     """What the method of :data:`METHODS` named ``name`` calibrates, read from its module path without importing
@@ -61,7 +73,7 @@ def method_outcome(name: str) -> str:
     return "regression" if module == "mcal.regression" or module.startswith("mcal.regression.") else "classification"
 
 
-def _resolve(target: str) -> type[BaseCalibrator]:
+def _resolve(target: str) -> type[BaseCalibrator]:  # or of ESTIMATOR_WRAPPERS
     module, _, name = target.partition(":")
     return getattr(importlib.import_module(module), name)
 

@@ -10,14 +10,16 @@ import pandas as pd
 import scipy.sparse
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.utils import get_tags
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
-from mcal._base import BaseCalibrator
+from mcal._base import BaseCalibrator, decode_value, encode_value
 from mcal._constraints import Interval, check_params
 from mcal._features.table import collect, is_table, take_rows
+from mcal._persistence import nested_state, nested_tensors, restore_nested
 from mcal._validation import as_1d, check_sample_weight, warn
 
 
@@ -111,9 +113,13 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     :meth:`predict` is ``classes_[argmax(predict_proba(X))]``: a calibrated probability of exactly 0.5 predicts
     ``classes_[0]``.
 
-    :func:`mcal.save` refuses a CalibratedClassifier: its model files are JSON, never pickle, and cannot hold your
-    classifier. Save each fitted calibrator of ``calibrators_`` with :func:`mcal.save`, and the classifiers of
-    ``estimators_`` in a format of their own.
+    Model files: ``mcal.save(clf, path)`` writes one JSON file (no pickle) of the parameters, the classes and every
+    fitted calibrator, whose average :meth:`predict_proba` takes, but not the base estimators, scikit-learn models
+    that JSON cannot hold: keep ``estimators_`` in a format of their own (e.g. skops) and give them back,
+    ``mcal.load(path, estimators=clf.estimators_)``, one per calibrator in the order of ``estimators_`` (``cv``
+    of them with ``ensemble=True``). The loaded classifier predicts as the saved one; :meth:`from_dict` refuses
+    estimators of another number, class, classes or features than those saved, but cannot tell two fitted
+    models of one class apart (keep their order).
 
     Examples
     --------
@@ -126,16 +132,12 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
     (2, 2)
     >>> clf.classes_.tolist(), clf.predict(X[:2]).shape
     ([0, 1], (2,))
+    >>> import mcal, tempfile, pathlib
+    >>> path = mcal.save(clf, pathlib.Path(tempfile.mkdtemp()) / "clf.json")  # the 5 calibrators and their average
+    >>> back = mcal.load(path, estimators=clf.estimators_)  # around the 5 fitted base models
+    >>> np.array_equal(back.predict_proba(X), clf.predict_proba(X))
+    True
     """
-
-    #: Why :func:`mcal.save` refuses this class, and what to save instead (read by ``save``).
-    _save_refusal: ClassVar[str] = (
-        "it wraps your own classifier, which mcal cannot store without pickle; save the fitted mcal calibrator it "
-        "holds, mcal.save(model.calibrator_, path) (with ensemble=True one file for each of model.calibrators_, "
-        "whose calibrated probabilities predict_proba averages), and the classifier(s) in model.estimators_ in a "
-        "format of their own (e.g. skops); the calibrator then reads the classifier's predict_proba: column "
-        "classes_[1], or all columns with a multiclass calibrator"
-    )
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "estimator": _check_classifier,
@@ -232,7 +234,7 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             pairs = [(self._fit_base(X, y_arr, w, fit_idx), cal_idx, None)]
         else:
             pairs = self._cross_fit(X, y_arr, codes, w)
-        self.estimators_, self.calibrators_ = [], []
+        estimators, calibrators = [], []
         for base, cal_idx, scores in pairs:
             if w is not None and not self._multiclass:
                 self._check_weighted_classes(codes[cal_idx].astype(np.float64), w[cal_idx])
@@ -242,15 +244,20 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
                 X=None if X_features is None else take_rows(X_features, cal_idx),
                 sample_weight=None if w is None else w[cal_idx],
             )
-            self.estimators_.append(base)
-            self.calibrators_.append(fitted)
-        self.estimator_, self.calibrator_ = self.estimators_[0], self.calibrators_[0]
-        for name in ("n_features_in_", "feature_names_in_"):  # those of an earlier fit are not kept
+            estimators.append(base)
+            calibrators.append(fitted)
+        self._set_fitted(estimators, calibrators)
+        return self
+
+    def _set_fitted(self, estimators: list[Any], calibrators: list[BaseCalibrator]) -> None:
+        """Set the fitted attributes of the (base model, calibrator) pairs, after a fit or a model file."""
+        self.estimators_, self.calibrators_ = estimators, calibrators
+        self.estimator_, self.calibrator_ = estimators[0], calibrators[0]
+        for name in _FEATURE_ATTRS:  # those of an earlier fit are not kept
             if hasattr(self.estimator_, name):
                 setattr(self, name, getattr(self.estimator_, name))
             else:
                 self.__dict__.pop(name, None)
-        return self
 
     def _calibrator(self, y: NDArray) -> BaseCalibrator:
         """The unfitted calibrator for the classes of ``y`` (set in ``classes_``), and whether it takes the k-column
@@ -377,6 +384,154 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "calibrators_")
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
+    # -- model files ---------------------------------------------------------------------------------------------
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "calibrators_")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe dict of the parameters but ``estimator``, the classes and the fitted calibrators.
+
+        What :func:`mcal.save` writes; the base estimators are not in it (their class names are, for the checks of
+        :meth:`from_dict`).
+
+        Returns
+        -------
+        data : dict
+            ``{"class": "CalibratedClassifier", "params": dict, "state": dict}``.
+
+        Raises
+        ------
+        NotFittedError
+            If called before :meth:`fit`.
+        TypeError
+            If a parameter cannot be stored in a model file (e.g. a ``random_state`` that is not an integer).
+        """
+        check_is_fitted(self, "calibrators_")
+        params = {}
+        for name, value in self.get_params(deep=False).items():
+            try:
+                params[name] = encode_value(value) if name != "estimator" else None
+            except TypeError as exc:
+                raise TypeError(f"parameter {name} must be storable in a model file (None, bool, numbers, "
+                                f"strings or an mcal calibrator); {exc}") from exc  # fmt: skip
+        del params["estimator"]  # the caller's own model, given back to load
+        state = {
+            "classes_": encode_value(self.classes_),
+            "calibrators": nested_state(self.calibrators_),
+            "estimator_types": [type(e).__name__ for e in self.estimators_],
+        }
+        state.update({name: encode_value(getattr(self, name)) for name in _FEATURE_ATTRS if hasattr(self, name)})
+        return {"class": type(self).__name__, "params": params, "state": state}
+
+    def _get_tensors(self) -> dict[str, NDArray]:
+        """The network weights of the calibrators (MCNet's), for the safetensors file beside the JSON."""
+        return nested_tensors(self.calibrators_)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], tensors: dict[str, NDArray] | None = None, *,
+                  estimators: Any) -> CalibratedClassifier:  # fmt: skip
+        """Rebuild a fitted classifier from :meth:`to_dict` output around its fitted base estimators.
+
+        Parameters
+        ----------
+        data : dict
+            As returned by :meth:`to_dict`.
+        tensors : dict of str to ndarray, default=None
+            The weights of network calibrators, as :func:`mcal.load` reads them.
+        estimators : classifier or list of classifiers
+            The fitted base estimators, ``estimators_`` at save, in that order: one per calibrator (a single one
+            may be passed alone). The first becomes the ``estimator`` parameter.
+
+        Returns
+        -------
+        model : CalibratedClassifier
+            Predicting as the classifier saved, when given its estimators.
+
+        Raises
+        ------
+        TypeError
+            If an entry of ``estimators`` has no ``predict_proba``.
+        NotFittedError
+            If an entry of ``estimators`` is not fitted.
+        ValueError
+            If ``data`` is malformed, or ``estimators`` do not match it: another number than the calibrators, or an
+            estimator of another class, other classes or other features (count or names) than the one saved.
+        """
+        estimators = cls._check_estimators(estimators)
+        if not isinstance(data, dict) or data.get("class") != cls.__name__:
+            got = data.get("class") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"model data must describe a {cls.__name__}; got {got!r}")
+        params, state = data.get("params"), data.get("state")
+        if not isinstance(params, dict) or not isinstance(state, dict):
+            raise ValueError("model data must hold a 'params' dict and a 'state' dict (a fitted CalibratedClassifier)")
+        unknown = sorted(set(params) - (set(cls().get_params(deep=False)) - {"estimator"}))
+        unknown += sorted(set(state) - {"classes_", "calibrators", "estimator_types", *_FEATURE_ATTRS})
+        if unknown:
+            raise ValueError(f"model data has entries that {cls.__name__}.to_dict does not write: {unknown}")
+        model = cls(estimators[0], **{k: decode_value(v, f"params.{k}") for k, v in params.items()})
+        try:
+            check_params(cls._parameter_constraints, model)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"model data holds invalid parameters for {cls.__name__}: {exc}") from exc
+        expected = None if model.calibrator is None else type(model.calibrator).__name__
+        calibrators = restore_nested(state.get("calibrators"), tensors or {}, "state.calibrators", expected=expected)
+        model.classes_ = decode_value(state.get("classes_"), "state.classes_")
+        model._multiclass = _takes_classes(calibrators[0])
+        model._check_saved(calibrators)
+        model._check_attached(estimators, len(calibrators), state)
+        model._set_fitted(estimators, calibrators)
+        return model
+
+    @staticmethod
+    def _check_estimators(estimators: Any) -> list[Any]:
+        """``estimators`` as a non-empty list of fitted classifiers with ``predict_proba`` (see :meth:`from_dict`)."""
+        listed = list(estimators) if isinstance(estimators, (list, tuple)) else [estimators]
+        if not listed:
+            raise TypeError("estimators must hold the fitted base estimator(s) of the model file; got an empty list")
+        for i, estimator in enumerate(listed):
+            _check_classifier(f"estimators[{i}]", estimator)
+            try:
+                check_is_fitted(estimator)
+            except NotFittedError as exc:
+                raise NotFittedError(f"estimators[{i}] must be fitted (the base estimator the model file's calibrator "
+                                     f"was fitted on); got an unfitted {type(estimator).__name__}") from exc  # fmt: skip
+        return listed
+
+    def _check_saved(self, calibrators: list[BaseCalibrator]) -> None:
+        """Raise ``ValueError`` unless the restored classes and calibrators are those a fit gives."""
+        k = self.classes_.size if isinstance(self.classes_, np.ndarray) and self.classes_.ndim == 1 else 0
+        if k < 2 or np.unique(self.classes_).size != k:
+            raise ValueError("model data field state.classes_ must be a 1-D array of at least 2 distinct classes")
+        if (not self._multiclass and k != 2) or any(getattr(c, "n_classes_", k) != k for c in calibrators):
+            raise ValueError(f"model data field state.calibrators must calibrate the {k} classes of state.classes_")
+        folds = self.cv if self.ensemble and self.cv is not None and not self.prefit else 1
+        if not (min(folds, 2) <= len(calibrators) <= folds):  # cross-fitting may use fewer folds than cv
+            rule = "1 calibrator" if folds == 1 else f"2 to {folds} calibrators (one per fold)"
+            raise ValueError(f"model data field state.calibrators must hold {rule}; got {len(calibrators)}")
+
+    def _check_attached(self, estimators: list[Any], n: int, state: dict[str, Any]) -> None:
+        """Raise ``ValueError`` unless ``estimators`` match the ``n`` estimators saved: number, class, classes,
+        features."""
+        types = state.get("estimator_types")
+        if not isinstance(types, list) or len(types) != n or not all(isinstance(t, str) for t in types):
+            raise ValueError(f"model data field state.estimator_types must name the class of each of {n} estimators")
+        if len(estimators) != n:
+            raise ValueError(f"estimators must hold the {n} fitted base estimator(s) of the model file, one per "
+                             f"calibrator (estimators_ at save, in that order); got {len(estimators)}")  # fmt: skip
+        saved = {name: decode_value(state[name], f"state.{name}") for name in _FEATURE_ATTRS if name in state}
+        for i, (estimator, kind) in enumerate(zip(estimators, types, strict=True)):
+            if type(estimator).__name__ != kind:
+                raise ValueError(f"estimators[{i}] must be a {kind}, as estimators_[{i}] was at save; got "
+                                 f"{type(estimator).__name__}")  # fmt: skip
+            known = np.asarray(estimator.classes_).tolist()
+            if not set(self.classes_.tolist()) <= set(known):
+                raise ValueError(f"estimators[{i}] must predict the classes {self.classes_.tolist()} of the model "
+                                 f"file; got {known}")  # fmt: skip
+            for name, value in saved.items():
+                if not np.array_equal(np.asarray(getattr(estimator, name, value)), np.asarray(value)):
+                    raise ValueError(f"estimators[{i}] must have the {name} of the model file, {_shown(value)}; "
+                                     f"got {_shown(getattr(estimator, name))}")  # fmt: skip
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # the default calibrator and those of mcal.multiclass take k classes; a binary calibrator takes two
@@ -387,6 +542,14 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
             tags.input_tags.sparse = base.sparse and not dense_only
             tags.input_tags.allow_nan = base.allow_nan and not dense_only
         return tags
+
+
+#: The fitted attributes copied from the (first) base estimator, and checked against it when loaded.
+_FEATURE_ATTRS = ("n_features_in_", "feature_names_in_")
+
+
+def _shown(value: Any) -> str:
+    return str(np.asarray(value).tolist())[:200]
 
 
 def _takes_classes(calibrator: Any) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 from mcal._base import BaseCalibrator
 from mcal._optional import import_optional
 from mcal._persistence.atomic import as_path, atomic_write_bytes, check_output_path
-from mcal._registry import class_by_name
+from mcal._registry import class_by_name, wrapper_by_name
 from mcal._validation import warn
 
 FORMAT = "mcal-model"
@@ -55,13 +55,15 @@ def content_digest(content: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, Any] | None = None) -> Path:
-    """Save a calibrator to a versioned JSON model file.
+def save(model: Any, path: str | os.PathLike, *, metadata: dict[str, Any] | None = None) -> Path:
+    """Save a calibrator, or a fitted :class:`~mcal.CalibratedClassifier`'s calibrators, to a versioned JSON model file.
 
     Parameters
     ----------
-    model : BaseCalibrator
-        A fitted (or unfitted) mcal calibrator.
+    model : BaseCalibrator or CalibratedClassifier
+        A fitted (or unfitted) mcal calibrator, or a fitted CalibratedClassifier: its file holds its calibrators,
+        classes and parameters but not its base estimators (scikit-learn models, which JSON cannot hold), which
+        :func:`load` takes back as ``estimators``.
     path : str or path-like
         Destination, conventionally ``*.json``. Network models also write ``STEM.DIGEST.safetensors`` beside
         it (``DIGEST``: the first 16 hex digits of its SHA-256); the JSON records its name and SHA-256.
@@ -76,11 +78,12 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
     Raises
     ------
     TypeError
-        If ``model`` is not an mcal calibrator (a :class:`~mcal.CalibratedClassifier` included: the message says
-        to save the calibrators it holds) or holds a value that cannot be stored, or ``path`` is not a str or
-        path-like object.
+        If ``model`` is neither an mcal calibrator nor a CalibratedClassifier, or holds a value that cannot be stored
+        (e.g. a ``random_state`` that is not an integer), or ``path`` is not a str or path-like object.
     FileNotFoundError, IsADirectoryError
         If the folder of ``path`` does not exist, or ``path`` is a folder (nothing is written).
+    NotFittedError
+        If ``model`` is a CalibratedClassifier that is not fitted (its file holds fitted calibrators only).
 
     Notes
     -----
@@ -91,13 +94,7 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
     compute a new one. Both files are written atomically (a temporary file, then a rename); if the JSON file
     cannot be written the weights file is removed, so a failed save leaves neither behind.
     """
-    if not isinstance(model, BaseCalibrator):
-        refusal = getattr(type(model), "_save_refusal", None)  # a class that knows what to save instead
-        raise TypeError(
-            "model must be an mcal calibrator (model files hold mcal calibrators as JSON, never pickle); got "
-            + type(model).__name__
-            + (f": {refusal}" if refusal else "")
-        )
+    _check_saveable(model)
     from mcal._version import __version__
 
     path = as_path(path, "path")
@@ -117,6 +114,15 @@ def save(model: BaseCalibrator, path: str | os.PathLike, *, metadata: dict[str, 
     check_output_path(path)
     _write_pair(path, text.encode("utf-8"), wpath, weights)
     return path
+
+
+def _check_saveable(model: Any) -> None:
+    """Raise ``TypeError`` unless ``model`` is an mcal calibrator or a model around estimators (the classifier)."""
+    if not isinstance(model, BaseCalibrator) and wrapper_by_name(type(model).__name__) is not type(model):
+        raise TypeError(
+            "model must be an mcal calibrator or a CalibratedClassifier (model files hold them as JSON, never "
+            f"pickle); got {type(model).__name__}"
+        )
 
 
 def _write_pair(path: Path, text: bytes, wpath: Path | None, weights: bytes | None) -> None:
@@ -144,7 +150,7 @@ def calibrator_from_dict(data: Any, tensors: dict | None = None) -> BaseCalibrat
     return class_by_name(data["class"]).from_dict(data, tensors=tensors)
 
 
-def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
+def load(path: str | os.PathLike, *, estimators: Any = None, return_metadata: bool = False) -> Any:
     """Load a model file written by :func:`save`.
 
     Only JSON is parsed and only registered mcal classes are built; weights are read with safetensors,
@@ -154,18 +160,25 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
     ----------
     path : str or path-like
         The JSON model file.
+    estimators : classifier or list of classifiers, default=None
+        For the file of a :class:`~mcal.CalibratedClassifier` (required there, refused for a calibrator's): its
+        fitted base estimators, ``estimators_`` at save, in that order: one per calibrator of the file (``cv`` of
+        them for a cross-fitted ensemble, else one, which may be passed alone). See
+        :meth:`CalibratedClassifier.from_dict <mcal.CalibratedClassifier.from_dict>` for the checks.
     return_metadata : bool, default=False
         Also return the metadata dict stored with the model.
 
     Returns
     -------
-    model : BaseCalibrator
-        The calibrator (a tuple ``(model, metadata)`` when ``return_metadata``).
+    model : BaseCalibrator or CalibratedClassifier
+        The calibrator, or the classifier around ``estimators`` (a tuple ``(model, metadata)`` when
+        ``return_metadata``).
 
     Raises
     ------
     TypeError
-        If ``path`` is not a str or path-like object.
+        If ``path`` is not a str or path-like object, or ``estimators`` is missing for a CalibratedClassifier's file
+        or given for a calibrator's, or is not a fitted classifier with ``predict_proba``.
     FileNotFoundError
         If the file (or its weights file) does not exist.
     ValueError
@@ -173,7 +186,8 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
         match its ``content_sha256`` digest (the file is corrupt or was edited), it names an unknown class,
         holds malformed state (LightGBM model text included: every line that LightGBM reads is checked before
         it parses the text), nests its JSON too deeply to be read, or its weights file does not match the
-        recorded checksum (it belongs to another model).
+        recorded checksum (it belongs to another model); or ``estimators`` do not match the classifier saved
+        (their number, class, classes or features).
 
     Warns
     -----
@@ -222,11 +236,43 @@ def load(path: str | os.PathLike, *, return_metadata: bool = False) -> Any:
     metadata = doc.get("metadata", {})
     if not isinstance(metadata, dict):
         raise ValueError(f"{path}: 'metadata' must be a dict")
+    data = doc.get("model")
+    wrapper = wrapper_by_name(data.get("class") if isinstance(data, dict) else None)
+    estimators = _check_estimators_given(path, data, wrapper, estimators)  # before the file: errors of the caller
     try:
-        model = calibrator_from_dict(doc.get("model"), tensors)
+        if wrapper is None:
+            model = calibrator_from_dict(data, tensors)
+        else:
+            model = wrapper.from_dict(data, tensors, estimators=estimators)
     except (KeyError, TypeError) as exc:
         raise ValueError(f"{path} holds a malformed model: {exc}") from exc
     return (model, metadata) if return_metadata else model
+
+
+def _check_estimators_given(path: Path, data: Any, wrapper: Any, estimators: Any) -> Any:
+    """``estimators`` as the wrapper's ``_check_estimators`` returns them (a list), or None for a calibrator's file.
+
+    Raises
+    ------
+    TypeError
+        Unless ``estimators`` is given exactly for the file of a model around estimators, or as
+        ``_check_estimators``.
+    """
+    if wrapper is None and estimators is not None:
+        raise TypeError(
+            f"estimators must be None for {path}, the file of a {data.get('class')!r} calibrator; got "
+            f"{type(estimators).__name__} (only a CalibratedClassifier's file takes its estimators back)"
+        )
+    if wrapper is not None and estimators is None:
+        state = data.get("state")
+        held = state.get("calibrators") if isinstance(state, dict) else None
+        count = f"{len(held)} " if isinstance(held, list) else ""
+        raise TypeError(
+            f"estimators must be given to load {path}: the file holds a {wrapper.__name__}'s {count}calibrator(s) "
+            "but not the fitted estimator(s) they calibrate; pass them as they were in estimators_ at save, in "
+            "that order: mcal.load(path, estimators=[...])"
+        )
+    return None if wrapper is None else wrapper._check_estimators(estimators)
 
 
 def _nested_too_deeply(path: Path) -> ValueError:

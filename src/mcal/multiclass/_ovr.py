@@ -12,7 +12,8 @@ from sklearn.base import clone
 
 from mcal._base import BaseCalibrator
 from mcal._constraints import StrOptions
-from mcal._registry import METHODS, class_by_name, get_method, method_outcome
+from mcal._persistence import nested_state, nested_tensors, restore_nested
+from mcal._registry import METHODS, get_method, method_outcome
 from mcal.multiclass._base import MulticlassCalibrator
 
 #: The FutureWarning of the string form, deprecated in mcal 0.2 and removed in 0.3.
@@ -170,23 +171,15 @@ class OneVsRestCalibrator(MulticlassCalibrator):
         return q / total
 
     def _extra_state(self) -> dict[str, Any]:
-        return {"calibrators": [cal.to_dict() for cal in self.calibrators_]}
+        return {"calibrators": nested_state(self.calibrators_)}
 
     def _get_tensors(self) -> dict[str, NDArray]:
-        return {f"{j}/{k}": v for j, cal in enumerate(self.calibrators_) for k, v in cal._get_tensors().items()}
+        return nested_tensors(self.calibrators_)
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
-        data = state.get("calibrators")
-        if not isinstance(data, list) or len(data) != self.n_classes_:
-            raise ValueError(f"model data field state.calibrators must list {self.n_classes_} calibrators")
         expected = type(self._template()).__name__
-        calibrators = []
-        for j, entry in enumerate(data):
-            if not isinstance(entry, dict) or entry.get("class") != expected:
-                raise ValueError(f"model data field state.calibrators[{j}] must describe a {expected}")
-            own = {k.partition("/")[2]: v for k, v in tensors.items() if k.partition("/")[0] == str(j)}
-            calibrators.append(class_by_name(expected).from_dict(entry, tensors=own))
-        self.calibrators_ = calibrators
+        self.calibrators_ = restore_nested(state.get("calibrators"), tensors, "state.calibrators", expected=expected,
+                                           count=self.n_classes_)  # fmt: skip
 
     def _validate_state(self) -> None:
         super()._validate_state()
