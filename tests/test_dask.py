@@ -510,6 +510,16 @@ def test_distributed_f_rce_and_summary_equal_local(client, scored):
     np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), rtol=0, atol=1e-9)
 
 
+def test_distributed_f_rce_counts_missing_field_values_as_one_field_value_in_every_partition(client, scored):
+    from mcal.dask import metrics as dmetrics
+
+    y, p, w, field = scored
+    field = np.where(np.arange(y.size) % 7 == 0, None, field).astype(object)  # missing in every partition
+    local = mcal.metrics.f_rce(y, p, field=np.where(pd.isna(field), "~missing", field), sample_weight=w)
+    got = dmetrics.f_rce(_chunked(y), _chunked(p), field=_chunked(field), sample_weight=_chunked(w))
+    assert abs(got - local) < 1e-9
+
+
 def test_distributed_mce_equals_local_mce_over_the_same_segments(client, scored):
     import dask.dataframe as dd
 

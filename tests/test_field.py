@@ -213,10 +213,6 @@ def test_missing_field_or_features_raise_clear_errors(rng, cls):
         cls(field="f").fit(p, y)
     with pytest.raises(ValueError, match="X must have the field column 'g'"):
         cls(field="g").fit(p, y, X=X)
-    bad = X.copy()
-    bad.loc[3, "f"] = None
-    with pytest.raises(ValueError, match="must not contain missing values"):
-        cls(field="f").fit(p, y, X=bad)
 
 
 @pytest.mark.parametrize(

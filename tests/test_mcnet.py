@@ -286,14 +286,14 @@ def test_dataframe_column_name_and_array_column_index_give_equal_results(log_dat
     np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("bad_value", ["", "  ", None, np.nan])
-def test_empty_or_missing_field_values_raise_at_fit_and_predict(log_data, field_model, bad_value):
+@pytest.mark.parametrize("bad_value", ["", "  "])
+def test_empty_field_values_raise_at_fit_and_predict(log_data, field_model, bad_value):
     p, y, X, _ = log_data
     bad = X.assign(f=X["f"].astype(object))
     bad.loc[5, "f"] = bad_value
-    with pytest.raises(ValueError, match=r"X\['f'\] must not contain (empty|missing) values"):
+    with pytest.raises(ValueError, match=r"X\['f'\] must not contain empty values"):
         MCNet(**SMALL, field="f").fit(p, y, X=bad)
-    with pytest.raises(ValueError, match=r"X\['f'\] must not contain (empty|missing) values"):
+    with pytest.raises(ValueError, match=r"X\['f'\] must not contain empty values"):
         field_model.predict(p, X=bad)
 
 

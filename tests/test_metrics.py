@@ -324,11 +324,6 @@ def test_pcoc_without_positives_raises():
         pcoc([0, 0], [0.2, 0.3])
 
 
-def test_f_rce_rejects_missing_field_values():
-    with pytest.raises(ValueError, match="missing"):
-        f_rce([0, 1], [0.2, 0.3], field=["a", None])
-
-
 @pytest.mark.parametrize(
     ("epsilon", "error"),
     [

@@ -321,7 +321,6 @@ def test_progress_bar_on_request(tmp_path, data, capsys):
         ([0, 1, 1], {3: [0.2, 0.4, 0.5]}, {}, TypeError, "keys must be strings"),
         ([0, 1, 2], {"p": [0.2, 0.4, 0.5]}, {}, ValueError, "y_true must be binary"),
         ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"sample_weight": [1, -1, 1]}, ValueError, "non-negative"),
-        ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"field": ["a", None, "b"]}, ValueError, "field must not contain missing"),
         ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"confidence": 1.0}, ValueError, "confidence must be a number"),
         ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"n_bins": 0}, ValueError, "n_bins must be a positive integer"),
         ([0, 1, 1], {"p": [0.2, 0.4, 0.5]}, {"title": 3}, TypeError, "title must be a string"),

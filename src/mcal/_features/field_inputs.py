@@ -13,18 +13,16 @@ from mcal._features.table import as_frame
 
 
 def field_column(X: Any, field: str | int, n_samples: int) -> NDArray:
-    """The field column of ``X``, with missing and empty values rejected.
+    """The field column of ``X``, with empty strings rejected; missing values (NaN, None, NA) are kept, as the
+    missing level of the field (:class:`~mcal._features.fields.FieldVocabulary`).
 
     Raises
     ------
     ValueError
-        If ``X`` lacks the column, its length differs, or a value is missing (NaN/None) or an empty string.
+        If ``X`` lacks the column, its length differs, or a value is an empty string.
     """
     col = extract_field(X, field, n_samples)
-    missing = pd.isna(col)
-    if np.any(missing):
-        raise ValueError(f"X[{field!r}] must not contain missing values; got {int(np.sum(missing))} missing")
-    empty = np.char.strip(col.astype(str)) == ""
+    empty = ~np.asarray(pd.isna(col), dtype=bool) & (np.char.strip(col.astype(str)) == "")
     if np.any(empty):
         raise ValueError(f"X[{field!r}] must not contain empty values; got {int(np.sum(empty))} empty string(s)")
     return col

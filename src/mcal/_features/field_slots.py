@@ -2,7 +2,8 @@
 
 A field value seen at fit time on at least ``min_samples_per_field`` rows (of positive weight) gets its own
 slot ``0..n_slots-1``; every other value, rare at fit time or unseen, uses the fallback slot ``n_slots``, whose
-calibration function is fitted on all rows.
+calibration function is fitted on all rows. The missing level (rows whose field is missing) is a value like any
+other (:class:`~mcal._features.fields.FieldVocabulary`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mcal._features.fields import UNSEEN, FieldVocabulary, extract_field
+from mcal._features.fields import UNSEEN, FieldVocabulary, check_field_values, extract_field
 from mcal._validation import check_sequence
 
 
@@ -48,14 +49,14 @@ class FieldSlots:
 
     Parameters
     ----------
-    values : list of str
+    values : list of str, then None for the missing level if it was seen
         Every field value seen at fit time, sorted (the :class:`~mcal._features.fields.FieldVocabulary`).
     slot_of_value : ndarray of shape (len(values),), int64
         Slot of each value; -1 for values too rare to get their own slot.
     """
 
-    def __init__(self, values: list[str], slot_of_value: NDArray[np.int64]) -> None:
-        self.vocabulary = FieldVocabulary([str(v) for v in values])
+    def __init__(self, values: list[str | None], slot_of_value: NDArray[np.int64]) -> None:
+        self.vocabulary = FieldVocabulary(values)
         self.slot_of_value = np.asarray(slot_of_value, dtype=np.int64)
         self.n_slots = int(self.slot_of_value.max(initial=-1)) + 1
         #: rows of positive weight per value at fit time, and the value code of every fit row (set by :meth:`fit` only)
@@ -84,12 +85,11 @@ class FieldSlots:
         Raises
         ------
         ValueError
-            If the field column is missing or has missing values.
+            If the field column is absent.
         """
         column = extract_field(X, field, sample_weight.shape[0])
-        name = f"X[{field!r}]"
-        vocabulary = FieldVocabulary.fit(column, name)
-        codes = vocabulary.transform(column, name)
+        vocabulary = FieldVocabulary.fit(column)
+        codes = vocabulary.transform(column, f"X[{field!r}]")
         counts = np.bincount(codes[sample_weight > 0], minlength=len(vocabulary))
         keep = counts >= min_samples
         if eligible is not None:
@@ -110,17 +110,15 @@ class FieldSlots:
 
     @staticmethod
     def validate(values: Any, slot_of_value: Any) -> None:
-        """Check restored state: sorted unique strings, and slots -1 or ``0..k-1`` in order of first use.
+        """Check restored state: sorted unique strings (then None for the missing level), and slots -1 or
+        ``0..k-1`` in order of first use.
 
         Raises
         ------
         ValueError
             Naming the malformed field.
         """
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise ValueError("model data field state.field_values_ must be a list of strings")
-        if values != sorted(set(values)):
-            raise ValueError("model data field state.field_values_ must be sorted and without duplicates")
+        check_field_values(values)
         arr = np.asarray(slot_of_value)
         if not isinstance(slot_of_value, np.ndarray) or arr.shape != (len(values),) or arr.dtype.kind != "i":
             raise ValueError("model data field state.field_slots_ must be an integer array, one entry per field value")

@@ -1,4 +1,9 @@
-"""Encoding of a field (one categorical context column, e.g. country or ad source) to integer codes."""
+"""Encoding of a field (one categorical context column, e.g. country or ad source) to integer codes.
+
+A missing value (NaN, None, NA) is a field value of its own, the missing level, as it is a level of its own in
+generated segments: it is listed last in a vocabulary as ``None`` (``null`` in a model file) and reported as
+``<field> is missing`` (:func:`field_value_label`).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,17 @@ from mcal._validation import as_1d, warn
 
 #: Code given to a value that was not seen at fit time.
 UNSEEN = -1
+
+
+def missing_description(name: Any) -> str:
+    """The readable name of the missing level of a column, ``<name> is missing``: how segments and field tables
+    name it."""
+    return f"{name} is missing"
+
+
+def field_value_label(value: Any, name: Any = "field") -> str:
+    """Readable label of a field value: its text, or ``<name> is missing`` for the missing level (``None``)."""
+    return missing_description(name) if value is None else str(value)
 
 
 def extract_field(X: Any, field: str | int, n_samples: int) -> NDArray:
@@ -43,55 +59,65 @@ def extract_field(X: Any, field: str | int, n_samples: int) -> NDArray:
     return col
 
 
-class FieldVocabulary:
-    """Sorted vocabulary of a field's values, mapping values to codes ``0..n_values-1``.
+def check_field_values(values: Any, attribute: str = "field_values_") -> None:
+    """Check a restored vocabulary: sorted distinct strings, then at most one ``None`` (the missing level).
 
-    Values are compared as strings, so a vocabulary survives a JSON round trip unchanged (``1`` and ``"1"``
-    are the same field value). Missing values are an error at fit and at predict.
+    Raises
+    ------
+    ValueError
+        Naming ``model data field state.<attribute>``.
+    """
+    rule = "a sorted list of distinct strings, then null for the missing level if it was seen"
+    if not isinstance(values, list):
+        raise ValueError(f"model data field state.{attribute} must be {rule}")
+    present = values[:-1] if values and values[-1] is None else values
+    if not all(isinstance(v, str) for v in present) or present != sorted(set(present)):
+        raise ValueError(f"model data field state.{attribute} must be {rule}")
+
+
+class FieldVocabulary:
+    """The values of a field seen at fit time, mapping them to codes ``0..n_values-1``.
+
+    ``values`` holds the present values as strings, sorted, then ``None`` when the field had missing values (the
+    missing level, the last code). Values are compared as strings, so a vocabulary survives a JSON round trip
+    unchanged (``1`` and ``"1"`` are the same field value). A missing value at predict time gets the missing
+    level's code when missing values were seen at fit time, and is an unseen value otherwise.
     """
 
-    def __init__(self, values: list[str]) -> None:
+    def __init__(self, values: list[str | None]) -> None:
         self.values = list(values)
-        self._index = pd.Index(self.values)
+        self.has_missing = bool(self.values) and self.values[-1] is None
+        self._index = pd.Index(self.values[:-1] if self.has_missing else self.values, dtype=object)
 
     @classmethod
-    def fit(cls, column: NDArray, name: str = "field") -> FieldVocabulary:
-        """Build the vocabulary of ``column``.
-
-        Raises
-        ------
-        ValueError
-            If the column has missing values.
-        """
-        return cls(sorted(pd.unique(cls._as_str(column, name))))
+    def fit(cls, column: NDArray) -> FieldVocabulary:
+        """Build the vocabulary of ``column``; missing values (NaN, None, NA) become the missing level."""
+        missing = cls._missing(column)
+        present = sorted(pd.unique(np.asarray(column)[~missing].astype(str)).tolist())
+        return cls(present + ([None] if missing.any() else []))
 
     @staticmethod
-    def _as_str(column: NDArray, name: str) -> NDArray:
-        missing = pd.isna(column)
-        if np.any(missing):
-            raise ValueError(f"{name} must not contain missing values; got {int(np.sum(missing))} missing")
-        return np.asarray(column).astype(str)
+    def _missing(column: NDArray) -> NDArray[np.bool_]:
+        return np.asarray(pd.isna(column), dtype=bool)
 
     def transform(self, column: NDArray, name: str = "field") -> NDArray[np.intp]:
-        """Codes of ``column``; values not in the vocabulary get :data:`UNSEEN` and one warning that counts them.
-
-        Raises
-        ------
-        ValueError
-            If the column has missing values.
-        """
-        codes = self._index.get_indexer(self._as_str(column, name)).astype(np.intp)
-        n_unseen = int(np.sum(codes == UNSEEN))
-        if n_unseen:
-            unseen = pd.unique(np.asarray(column)[codes == UNSEEN].astype(str))
+        """Codes of ``column``; values not in the vocabulary (a missing value too, when none was missing at fit
+        time) get :data:`UNSEEN` and one warning that counts them, naming ``name``."""
+        missing = self._missing(column)
+        text = np.asarray(column).astype(str)
+        codes = self._index.get_indexer(text).astype(np.intp)
+        codes[missing] = len(self._index) if self.has_missing else UNSEEN
+        unseen = codes == UNSEEN
+        if unseen.any():
+            labels = pd.unique(np.where(missing, missing_description(name), text)[unseen])
             warn(
-                f"{name} has {n_unseen} row(s) with {unseen.size} value(s) unseen at fit time "
-                f"(e.g. {unseen[:3].tolist()}); they use the field-agnostic fallback"
+                f"{name} has {int(unseen.sum())} row(s) with {labels.size} value(s) unseen at fit time "
+                f"(e.g. {labels[:3].tolist()}); they use the field-agnostic fallback"
             )
         return codes
 
-    def to_list(self) -> list[str]:
-        """JSON-safe form: the sorted list of values."""
+    def to_list(self) -> list[str | None]:
+        """JSON-safe form: the sorted list of values, then ``None`` for the missing level."""
         return list(self.values)
 
     def __len__(self) -> int:

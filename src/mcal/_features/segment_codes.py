@@ -17,6 +17,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from mcal._features.categorical import declared_categorical
+from mcal._features.fields import missing_description
 from mcal._features.table import CATEGORICAL, UNSUPPORTED, as_frame, column_kind, temporal_error, temporal_kind
 
 DISCRETE, BINNED = "discrete", "binned"
@@ -54,7 +55,7 @@ class Feature:
         """Readable condition of one level, e.g. ``job=admin`` or ``age in (30, 45]``."""
         k = self.n_values
         if code == k + 1:
-            return f"{self.name} is missing"
+            return missing_description(self.name)
         if code == k:
             shown = ", ".join(str(v) for v in self.values)
             return f"{self.name} not in {{{shown}}}"

@@ -52,7 +52,7 @@ class Sums:
         }
         out["bins"] = self.bins.add(other.bins, fill_value=0.0)
         frames = [x for x in (self.fields, other.fields) if x is not None]
-        out["fields"] = pd.concat(frames).groupby(level=0, sort=False).sum() if frames else None
+        out["fields"] = pd.concat(frames).groupby(level=0, sort=False, dropna=False).sum() if frames else None
         return Sums(**out)
 
 

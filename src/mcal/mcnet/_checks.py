@@ -10,6 +10,7 @@ import numpy as np
 
 from mcal._constraints import Interval, StrOptions
 from mcal._features.field_slots import check_columns_param, check_field_param
+from mcal._features.fields import check_field_values
 from mcal._progress import check_progress_param
 from mcal._validation import check_positive_ints
 
@@ -135,11 +136,10 @@ def check_fitted_structure(est: Any, logit_bound: float) -> None:
     if rng_[0] > edges[1] or (edges.size > 2 and rng_[1] <= edges[-2]):
         raise ValueError("model data field state.score_range_ must reach into the first and the last bin")
     fv = est.field_values_
-    if (est.field is None) != (fv is None) or (
-        fv is not None
-        and (not isinstance(fv, list) or not fv or not all(isinstance(v, str) for v in fv) or len(set(fv)) != len(fv))
-    ):
-        raise ValueError("model data field state.field_values_ must be distinct strings with a field, null without")
+    if (est.field is None) != (fv is None) or fv == []:
+        raise ValueError("model data field state.field_values_ must be a non-empty list with a field, null without")
+    if fv is not None:
+        check_field_values(fv)
     mean, scale = est.auxiliary_mean_, est.auxiliary_scale_
     n_aux = 0 if est.auxiliary_features is None else len(est.auxiliary_features)
     for name, arr in (("auxiliary_mean_", mean), ("auxiliary_scale_", scale)):

@@ -73,7 +73,8 @@ class MCNet(BaseCalibrator):
         does not report its value; 0 leaves the regularizer off, as in its Table 1 runs without Table 3's ablation.
     field : str or int or None, default=None
         Column of ``X`` (name, or index for an array) holding the field used as context: MCNet-Field.
-        ``None`` gives MCNet-None (the embedding is the zero vector).
+        Missing values (NaN, None, NA) are a field value of their own. ``None`` gives MCNet-None (the
+        embedding is the zero vector).
     balance_field : str or int or None, default=None
         Column grouping the rows for the field-balance regularizer; ``None`` uses ``field``. With
         ``field=None`` this gives the paper's MCNet-None trained with the balance regularizer (Table 3).
@@ -135,8 +136,9 @@ class MCNet(BaseCalibrator):
         ``(edge_k, edge_{k+1}]``.
     score_range_ : ndarray of shape (2,)
         Smallest and largest calibration score, in logit units.
-    field_values_ : list of str or None
-        The field vocabulary (context codes 1..C); ``None`` for MCNet-None.
+    field_values_ : list of str (then None) or None
+        The field vocabulary (context codes 1..C): the values seen at fit, sorted, then ``None`` for the missing
+        level when the field had missing values; ``None`` for MCNet-None.
     auxiliary_mean_, auxiliary_scale_ : ndarray of shape (n_auxiliary,) or None
         Standardisation of the auxiliary features.
     n_steps_ : int
@@ -231,7 +233,7 @@ class MCNet(BaseCalibrator):
     """
 
     uses_features: ClassVar[bool] = True
-    field_values_: list[str] | None
+    field_values_: list[str | None] | None
     auxiliary_mean_: NDArray[np.float64] | None
     auxiliary_scale_: NDArray[np.float64] | None
     _state_attrs: ClassVar[tuple[str, ...]] = (
@@ -328,7 +330,7 @@ class MCNet(BaseCalibrator):
             return np.zeros(n, dtype=np.intp)
         col = field_column(X, self.field, n)
         if fitting:
-            self.field_values_ = FieldVocabulary.fit(col, f"X[{self.field!r}]").to_list()
+            self.field_values_ = FieldVocabulary.fit(col).to_list()
         assert self.field_values_ is not None  # set at fit whenever a field is
         codes = FieldVocabulary(self.field_values_).transform(col, f"X[{self.field!r}]")
         return np.where(codes == UNSEEN, 0, codes + 1)

@@ -39,8 +39,8 @@ def bin_geometry(edges: NDArray[np.float64], score_range: NDArray[np.float64]) -
 def balance_groups(X: Any, column: str | int, n: int) -> tuple[NDArray[np.intp], int]:
     """Codes 0..G-1 of the field-balance column of ``X``, and G."""
     col = field_column(X, column, n)
-    vocab = FieldVocabulary.fit(col, f"X[{column!r}]")
-    return vocab.transform(col), len(vocab)
+    vocab = FieldVocabulary.fit(col)
+    return vocab.transform(col, f"X[{column!r}]"), len(vocab)
 
 
 def standardisation(values: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

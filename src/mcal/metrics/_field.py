@@ -55,20 +55,22 @@ def pcoc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | Non
 def encode_field(field: ArrayLike, n_samples: int, name: str = "field") -> tuple[NDArray[np.intp], NDArray]:
     """Integer codes and the sorted distinct values of a field (categorical context) column.
 
-    Missing values are an error: a row with no field cannot be assigned to a field.
+    Missing values (NaN, None, NA) are a field value of their own, the missing level: the last code, whose value
+    is ``None``, as in the field vocabulary of the field-aware calibrators.
 
     Raises
     ------
     ValueError
-        If the length differs from ``n_samples`` or any value is missing.
+        If the length differs from ``n_samples``.
     """
     values = as_1d(field, name)
     check_consistent(**{name: values, "y_prob": np.empty(n_samples)})
-    missing = pd.isna(values)
-    if np.any(missing):
-        raise ValueError(f"{name} must not contain missing values; got {int(np.sum(missing))}")
-    codes, uniques = pd.factorize(values, sort=True)
-    return codes.astype(np.intp), np.asarray(uniques)
+    codes, uniques = pd.factorize(values, sort=True)  # missing values get code -1
+    uniques = np.asarray(uniques)
+    if np.any(codes < 0):
+        codes = np.where(codes < 0, uniques.size, codes)
+        uniques = np.concatenate([uniques.astype(object), np.array([None], dtype=object)])
+    return codes.astype(np.intp), uniques
 
 
 def f_rce(
@@ -88,7 +90,8 @@ def f_rce(
     y_prob : array-like of shape (n_samples,)
         Probabilities in [0, 1].
     field : array-like of shape (n_samples,)
-        The field (context) of each row, e.g. country or ad source; any hashable values, no missing ones.
+        The field (context) of each row, e.g. country or ad source; any hashable values; missing ones (NaN,
+        None, NA) form a field value of their own.
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights (a row of weight k counts as k rows in :math:`N_c` and in the sums).
     epsilon : float, default=0.01
@@ -102,7 +105,7 @@ def f_rce(
     Raises
     ------
     ValueError
-        On invalid input, a ``field`` of another length or with missing values, a negative or non-finite
+        On invalid input, a ``field`` of another length, a negative or non-finite
         ``epsilon``, or ``epsilon=0`` with a field (of positive weight) that has no positive label.
     TypeError
         If ``epsilon`` is not a real number, or ``y_true``, ``y_prob``, ``field`` or ``sample_weight`` is not
@@ -151,7 +154,8 @@ class FieldPcoc:
     pcoc : float
         PCOC of all rows.
     per_field : pandas.Series
-        PCOC of each field, indexed by the field value (sorted); NaN for a field without a positive label.
+        PCOC of each field, indexed by the field value (sorted, then a missing entry for the missing values);
+        NaN for a field without a positive label.
     std : float
         Sample standard deviation (ddof=1) of the defined per-field values; NaN with fewer than two.
     """
@@ -173,7 +177,8 @@ def field_pcoc(
     y_prob : array-like of shape (n_samples,)
         Probabilities in [0, 1].
     field : array-like of shape (n_samples,)
-        The field (context) of each row, e.g. country; any hashable values, no missing ones.
+        The field (context) of each row, e.g. country; any hashable values; missing ones (NaN, None, NA)
+        form a field value of their own, listed last in ``per_field`` (under a missing index entry).
     sample_weight : array-like of shape (n_samples,), default=None
         Non-negative weights.
 
@@ -186,7 +191,7 @@ def field_pcoc(
     Raises
     ------
     ValueError
-        On invalid input, a ``field`` of another length or with missing values, or when there is no positive
+        On invalid input, a ``field`` of another length, or when there is no positive
         label at all.
     TypeError
         If ``y_true``, ``y_prob``, ``field`` or ``sample_weight`` is not array-like (None, a string, or a

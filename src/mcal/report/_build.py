@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from mcal._features.fields import field_value_label
 from mcal._optional import import_optional
 from mcal._persistence.files import atomic_write_bytes
 from mcal._progress import progress as progress_bar
@@ -227,12 +228,12 @@ def make_report(
             sections.append(_segments_section(Figure, y, probs, w, weighted, segs, results, worst, max_overlap,
                                               confidence, ci))  # fmt: skip
             sections.append(_feature_section(probs, segs, results))
+    field_name = getattr(field, "name", None) if isinstance(field, pd.Series) else None
     if fields is not None:
-        sections.append(_field_section(y, probs, w, fields, summary))
+        sections.append(_field_section(y, probs, w, fields, summary, "field" if field_name is None else field_name))
     items = [column_verdict(name, y, p, w, summary.loc[name], results.get(name)) for name, p in probs.items()]
     best = str(summary["log_loss"].idxmin()) if len(probs) > 1 else None
     sections.insert(0, verdict_section(items, best))
-    field_name = getattr(field, "name", None) if isinstance(field, pd.Series) else None
     header = _header(title or "Calibration report", description, y, w, weighted, probs, field_name, fields, segs)
     document = _page(title or "Calibration report", header, sections)
     atomic_write_bytes(path, document.encode("utf-8"))
@@ -340,7 +341,10 @@ def _cumulative_section(Figure: Any, y: NDArray, probs: dict, w: NDArray, bar: A
     )
 
 
-def _field_section(y: NDArray, probs: dict, w: NDArray, fields: tuple[NDArray, NDArray], summary: pd.DataFrame) -> str:
+def _field_section(
+    y: NDArray, probs: dict, w: NDArray, fields: tuple[NDArray, NDArray], summary: pd.DataFrame, name: Any
+) -> str:
+    """PCOC per field value (missing values as ``<name> is missing``), its spread and F-RCE."""
     codes, uniques = fields
     weight = np.bincount(codes, weights=w, minlength=len(uniques))
     shown = np.argsort(-weight, kind="stable")[:_MAX_FIELD_ROWS]
@@ -348,7 +352,7 @@ def _field_section(y: NDArray, probs: dict, w: NDArray, fields: tuple[NDArray, N
     results = {name: field_pcoc(y, p, field=values, sample_weight=w) for name, p in probs.items()}
     head = "".join(f"<th>{escape(n)}</th>" for n in probs)
     rows = "".join(
-        f"<tr><td>{escape(str(uniques[j]))}</td>{_num(weight[j], 6)}"
+        f"<tr><td>{escape(field_value_label(uniques[j], name))}</td>{_num(weight[j], 6)}"
         + "".join(_num(r.per_field.iloc[j]) for r in results.values())
         + "</tr>"
         for j in shown
