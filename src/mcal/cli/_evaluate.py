@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcal._persistence import atomic_write_bytes
-from mcal.cli import _dask, _gates
+from mcal.cli import _auto, _dask, _gates
 from mcal.cli._common import (
     CLIError,
     Command,
@@ -58,6 +58,7 @@ def _configure(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--plot", metavar="OUT.png", help="write a reliability diagram of every score column")
     add_ci_arguments(parser)
+    _auto.add_compare_argument(parser)
     _dask.add_arguments(parser)
     _gates.EVALUATE_ANY.add_argument(parser, "score column")
 
@@ -156,6 +157,7 @@ def _run(args) -> int:
 
     check_count(args.n_bins, "--n-bins", 1)
     check_count(args.max_depth, "--max-depth", 0)
+    _auto.check_compare(args)
     if args.score_cols is not None:
         from mcal.cli._multiclass import evaluate
 
@@ -167,9 +169,12 @@ def _run(args) -> int:
     gates = _gates.EVALUATE_REGRESSION if args.outcome == "regression" else _gates.EVALUATE
     gates.check_options(args.fail_if, args, f"with --outcome {args.outcome}")
     check_ci(args)
-    if args.ci is not None and _dask.requested(args):
-        raise CLIError("--ci needs the data in memory: it is not available with --scheduler or --dask-workers")
+    for option, value in (("--ci", args.ci), ("--compare-methods", args.compare_methods or None)):
+        if value is not None and _dask.requested(args):
+            raise CLIError(f"{option} needs the data in memory: it is not available with --scheduler or "
+                           "--dask-workers")  # fmt: skip
     check_regression_options(args)
+    selection = None  # the comparison of --compare-methods
     if _dask.requested(args):
         built: list[
             Any
@@ -195,6 +200,7 @@ def _run(args) -> int:
         results = {} if segments is None else {name: mce(y, p, segments=segments, sample_weight=w, outcome=args.outcome)
                                                for name, p in scores.items()}  # fmt: skip
         n_rows, total = len(df), None if w is None else float(w.sum())
+        selection = _auto.compare(df, y, w, segment_features(df, args), args) if args.compare_methods else None
         if args.plot:
             _plot(y, scores, w, args.plot, args.outcome, args.n_bins, args.strategy)
     if results:  # the columns calibration_summary(..., segments=...) adds, from the results printed below
@@ -220,6 +226,8 @@ def _run(args) -> int:
         if results:
             out["segments"] = {name: _records(t) for name, t in tables.items()}
             out["worst_segments"] = {"p_adjustment": "holm", "max_overlap": max_overlap, "rows": _records(worst)}
+        if selection is not None:
+            out["method_comparison"] = selection.to_dict()
         print(json.dumps(out, indent=2, allow_nan=False))
     else:
         print(f"{n_rows} rows{'' if total is None else f', total weight {total:.6g}'}, label {args.label_col!r}")
@@ -235,6 +243,8 @@ def _run(args) -> int:
         print(shown.to_string(float_format=lambda v: f"{v:.6f}"))
         if results:
             _print_segments(results, worst, tables, args.segments, max_overlap)
+        if selection is not None:
+            _auto.print_comparison(selection, n_rows)
     return gates.report(args.fail_if, ((f"score column {name!r}", row) for name, row in table.iterrows()))
 
 

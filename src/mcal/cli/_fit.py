@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcal._optional import import_optional
 from mcal._registry import METHODS, get_method
-from mcal.cli import _dask, _multiclass
+from mcal.cli import _auto, _dask, _multiclass
 from mcal.cli._common import (
     CLIError,
     Command,
@@ -202,10 +202,12 @@ def _configure_fit(parser) -> None:
     parser.add_argument(
         "--method",
         required=True,
-        choices=sorted(set(METHODS) | set(_multiclass.method_names())),
+        choices=sorted(set(METHODS) | set(_multiclass.method_names()) | {_auto.AUTO}),
         metavar="NAME",
         help="calibration method: "
         + ", ".join(sorted(METHODS))
+        + "; or auto (compare the methods of --candidates on 5 shared folds, print the table, keep the simplest "
+        "within one standard error of the best)"
         + "; with --score-cols (k classes): "
         + ", ".join(_multiclass.MULTICLASS_METHODS)
         + ", or ovr-NAME (one-vs-rest around the binary method NAME, "
@@ -215,6 +217,7 @@ def _configure_fit(parser) -> None:
                         help="feature columns, for methods that use features (e.g. mcgrad, hkrr); mcgrad and mcnet "
                              "also fit without, on the score alone")  # fmt: skip
     parser.add_argument("--field", metavar="COL", help="field (context) column, for field-aware methods (e.g. mcnet)")
+    _auto.add_candidates_argument(parser, "--method auto")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="set a method parameter (value parsed as JSON when possible); repeatable, once per "
                              "NAME; random_state, field, auxiliary_features and device are set by --random-state, "
@@ -249,6 +252,10 @@ def _run_fit(args) -> int:
     random_state = DEFAULT_RANDOM_STATE if args.random_state is None else args.random_state
     if args.score_cols is not None:
         return _multiclass.fit(args, features, random_state)
+    if args.method == _auto.AUTO:
+        return _auto.fit(args, features, random_state)
+    if args.candidates is not None:
+        raise CLIError(f"--candidates needs --method auto (the comparison it sets); got --method {args.method}")
     if args.method not in METHODS:
         raise CLIError(f"--method {args.method} is a method for k classes: it needs --score-cols A,B,C (one "
                        "probability column per class) instead of --score-col")  # fmt: skip

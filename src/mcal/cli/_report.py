@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mcal.cli import _auto
 from mcal.cli._common import (
     CLIError,
     Command,
@@ -40,6 +41,7 @@ def _configure(parser) -> None:
         "--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE and the diagrams (default 10)"
     )
     add_ci_arguments(parser)
+    _auto.add_compare_argument(parser)
     parser.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="HTML file to write")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal anyway)")
 
@@ -52,6 +54,7 @@ def _run(args) -> int:
     check_count(args.n_bins, "--n-bins", 1)
     check_count(args.max_depth, "--max-depth", 0)
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
+    _auto.check_compare(args)
     if args.score_cols is not None:
         from mcal.cli._multiclass import report
 
@@ -68,6 +71,11 @@ def _run(args) -> int:
     scores = {name: score_values(df, name, args.outcome) for name in args.score_col}
     field = column(df, args.field, "--field") if args.field else None
     segments = segments_from_columns(df, args)  # as `mcal evaluate --segments` generates them
+    comparison = None
+    if args.compare_methods:
+        from mcal.cli._evaluate import segment_features
+
+        comparison = _auto.compare(df, y, w, segment_features(df, args), args)
     description = f"{args.data}, label column {args.label_col!r}" + (
         f", weight column {args.weight_col!r}" if w is not None else ""
     )
@@ -85,6 +93,7 @@ def _run(args) -> int:
         confidence=0.95 if args.ci is None else args.ci,
         n_resamples=0 if args.ci is None else args.n_resamples or _N_RESAMPLES,
         outcome=args.outcome,
+        method_comparison=comparison,
         **({} if args.outcome == "regression" else {"strategy": args.strategy,
                                                     "max_overlap": None if args.all_segments else 0.8}),
     )  # fmt: skip

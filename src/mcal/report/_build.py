@@ -32,6 +32,7 @@ from mcal.metrics import (
 )
 from mcal.metrics.helpers import check_categorical_use, encode_field, resolve_segments
 from mcal.report._checks import _check_inputs, _check_path
+from mcal.report._comparison import comparison_section
 from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
 from mcal.report._segments import _feature_section, _segments_section
 from mcal.report._verdict import column_verdict, verdict_section
@@ -60,6 +61,7 @@ def make_report(
     outcome: str = "classification",
     strategy: str = "uniform",
     max_overlap: float | None = 0.8,
+    method_comparison: Any = None,
 ) -> Path:
     """Write a self-contained HTML report comparing the calibration of several score columns.
 
@@ -122,6 +124,10 @@ def make_report(
         Bins of the reliability diagrams: equal-width, or equal-weight (quantiles of the scores).
     max_overlap : float in (0, 1] or None, default=0.8
         Near-duplicate rule of the worst segments (see :func:`mcal.metrics.worst_segments`); None lists them all.
+    method_comparison : CalibratorSelection or None, default=None
+        A comparison of calibration methods from :func:`mcal.select_calibrator` (``mcal report
+        --compare-methods``), shown as a section after the core metrics: held-out log loss with paired standard
+        errors, the MCE, and the chosen method. Binary labels only.
 
     Returns
     -------
@@ -175,6 +181,8 @@ def make_report(
     check_choice("outcome", outcome, OUTCOMES)
     check_choice("strategy", strategy, ("uniform", "quantile"))
     if outcome == "regression":
+        if method_comparison is not None:
+            raise ValueError("method_comparison applies to binary labels; got one with outcome='regression'")
         if strategy != "uniform" or max_overlap != 0.8:
             raise ValueError("strategy and max_overlap apply to binary labels; leave them at their defaults with "
                              f"outcome='regression'; got strategy={strategy!r}, max_overlap={max_overlap!r}")  # fmt: skip
@@ -214,6 +222,8 @@ def make_report(
         ci["table"] = summary_intervals(y, probs, sample_weight=w, field=None if fields is None else fields[0],
                                         segments=segs, n_bins=n_bins, **ci)  # fmt: skip
     sections = [_metrics_section(summary, n_bins, ci)]
+    if method_comparison is not None:
+        sections.append(comparison_section(method_comparison))
     steps = (2 + (segs is not None)) * len(probs)
     results = {}
     with progress_bar(steps, "report", enabled=progress, unit="step") as bar:

@@ -181,6 +181,6 @@ _FORMATTERS = {
     "delta": "{:+.2g}".format,
     "delta_se": "{:.2g}".format,
     "mce_sigma": "{:.2f}".format,
-    "mce_pvalue": "{:.2g}".format,
+    "mce_pvalue": lambda v: "< 1e-15" if v < 1e-15 else f"{v:.2g}",  # never "0": the tail's precision ends there
     "fit_seconds": "{:.2f}".format,
 }
