@@ -552,6 +552,9 @@ def test_distributed_metrics_reject_bad_inputs(client, scored):
     y, p, w, _ = scored
     with pytest.raises(ValueError, match=r"y_true must be binary.*in partition 2"):
         dmetrics.ecce(_chunked(np.where(np.arange(y.size) == 1200, 2.0, y)), _chunked(p))
+    with pytest.raises(ValueError, match=r"y_true must be binary.*did you pass y_true and y_prob in the wrong order\? "
+                                         r"metrics take \(y_true, y_prob\)"):  # fmt: skip
+        dmetrics.ecce(_chunked(p), _chunked(y))
     with pytest.raises(ValueError, match="both classes"):
         dmetrics.roc_auc(_chunked(np.zeros_like(y)), _chunked(p))
     with pytest.raises(ValueError, match="positive sum"):

@@ -19,7 +19,15 @@ from numpy.typing import NDArray
 
 from mcal._features.encoder import FeatureEncoder
 from mcal._optional import import_optional
-from mcal._validation import FIT_SWAP, check_sample_weight, check_y_prob, check_y_real, check_y_true, swap_hint
+from mcal._validation import (
+    FIT_SWAP,
+    METRIC_SWAP,
+    check_sample_weight,
+    check_y_prob,
+    check_y_real,
+    check_y_true,
+    swap_hint,
+)
 
 
 def is_dask_collection(value: Any) -> bool:
@@ -214,7 +222,7 @@ def clean_block(
         if n == 0:
             return np.empty(0), np.empty(0), np.empty(0)
         if real is None:
-            with swap_hint(y, p, FIT_SWAP):
+            with swap_hint(y, p, METRIC_SWAP if label == "y_true" else FIT_SWAP):
                 return check_y_prob(p), check_y_true(y, label, allow_soft=allow_soft), _weights(w, n)
         low_pred, low_y, strict = real
         pp = check_y_real(p, score, lower=low_pred, strict=strict)
