@@ -97,6 +97,18 @@ def test_dask_mcgrad_early_stopping_on_a_holdout_split_improves_held_out_loss(cl
     assert log_loss(test["y"], test["p"]) - log_loss(test["y"], model.predict(test["p"], X=test[["level", "x"]])) > 0.03
 
 
+def test_dask_mcgrad_warns_as_mcgrad_when_y_prob_and_y_look_swapped(client, frames):
+    import dask.dataframe as dd
+
+    from mcal.dask import DaskMCGrad
+
+    train, _ = frames
+    ddf = dd.from_pandas(train, npartitions=3)
+    hint = "did you pass y_prob and y in the wrong order? fit takes (y_prob, y)"
+    with pytest.warns(mcal.CalibrationWarning, match=re.escape(hint)):  # the labels as scores, probabilities as labels
+        DaskMCGrad(client=client, early_stopping=None, **{**FAST, "max_rounds": 1}).fit(ddf["y"], ddf["p"])
+
+
 def test_dask_mcgrad_kfold_early_stopping_pools_the_out_of_fold_loss(client, frames):
     import dask.dataframe as dd
 

@@ -167,6 +167,7 @@ class BlockSummary:
     y_high: float = -np.inf
     encoder: dict[str, Any] | None = None
     fold_counts: NDArray[np.int64] | None = None
+    scores_binary: bool = True  # every score 0 or 1: with soft labels, the arguments look swapped
 
 
 def _weights(w: Any, n: int) -> NDArray[np.float64]:
@@ -250,7 +251,7 @@ def check_block(
         n=pp.size, n_zero=int(np.count_nonzero(yy == 0.0)), n_one=int(np.count_nonzero(yy == 1.0)),
         w_sum=float(ww.sum()), w_pos=float(np.dot(ww, yy)), w_neg=float(np.dot(ww, 1.0 - yy)), w_high=float(ww.max()),
         w_low=float(ww[ww > 0].min(initial=np.inf)), y_low=float(kept.min(initial=np.inf)),
-        y_high=float(kept.max(initial=-np.inf)),
+        y_high=float(kept.max(initial=-np.inf)), scores_binary=real is None and bool(np.all((pp == 0.0) | (pp == 1.0))),
     )  # fmt: skip
     with in_partition(index):
         if X is not None:

@@ -14,6 +14,7 @@ from mcal._constraints import Interval
 from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm import check_float32_weight_range, check_monotone_constraints
 from mcal._optional import import_optional
+from mcal._validation import FIT_SWAP, warn
 from mcal.dask._engine import DaskEngine
 from mcal.dask._inputs import (
     BlockSummary,
@@ -253,6 +254,8 @@ feature_names_in_
             min((s.w_low for s in summaries), default=np.inf), max((s.w_high for s in summaries), default=0.0)
         )
         total = totals(summaries, "y", real=self._real() is not None, score=self._score)
+        if all(s.scores_binary for s in summaries) and total.n_zero + total.n_one < total.n:  # as MCGrad warns
+            warn(f"y_prob holds only 0 and 1 while y holds probabilities; {FIT_SWAP}")
         if folds is not None:
             assert self.early_stopping is not None  # folds are drawn for early stopping only
             _check_split(total, self.early_stopping, folds)
