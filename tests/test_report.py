@@ -61,6 +61,18 @@ class _Page(HTMLParser):
         return [rows for c, rows in self.tables if cls in (c or "").split()]
 
 
+def _findings(page):
+    """The worst-segment table as (segment cells: #, segment, rows, observed, similar; rows of its score columns:
+    score column, mean score, error, ECCE / σ, p) per listed segment: its first row holds both."""
+    groups = []
+    for row in page.table("findings")[0][1:]:  # after the header row
+        if len(row) > 5:
+            groups.append((row[:5], [row[5:10]]))
+        else:
+            groups[-1][1].append(row)
+    return groups
+
+
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(7)
@@ -134,9 +146,9 @@ def test_header_says_what_data_rows_weights_when_and_which_version(report, data)
 
 def test_every_figure_is_embedded_svg(report):
     _, page = report
-    n_listed = len(page.table("findings")[0]) - 2  # two header rows
-    # the overlay, three panels per score column, and a curve per listed segment and column
-    assert n_listed >= 4 and len(page.images) == 1 + 2 * 3 + 2 * n_listed
+    n_listed = len(_findings(page))
+    # the overlay, three panels per score column, and a small diagram of every column per listed segment
+    assert n_listed >= 4 and len(page.images) == 1 + 2 * 3 + n_listed
     for img in page.images:
         assert img["src"].startswith("data:image/svg+xml;base64,")
         svg = base64.b64decode(img["src"].split(",", 1)[1])
@@ -165,15 +177,16 @@ def test_mce_section_holds_the_numbers_of_mce_and_its_worst_segments(report, dat
     assert summary["MCE (ECCE / σ of the worst segment)"][0] < summary["MCE (ECCE / σ of the worst segment)"][1]
     # one table follows the first column's worst segments, then the second's, across both columns
     worst = worst_segments(results, segs, n_worst=4, sample_weight=w)
-    rows = page.table("findings")[0][2:]
+    groups = _findings(page)
     listed = worst.drop_duplicates("rank")
-    assert [r[1][1] for r in rows] == listed["description"].tolist()
-    assert [int(r[2][1].replace(",", "")) for r in rows] == listed["size"].tolist()
+    assert [head[1][1] for head, _ in groups] == listed["description"].tolist()
+    assert [int(head[2][1].replace(",", "")) for head, _ in groups] == listed["size"].tolist()
+    assert all([r[0][1] for r in rows] == list(probs) for _, rows in groups)  # every column beneath its segment
     for k, name in enumerate(probs):
         mine = worst[worst["score"] == name]
-        assert [float(r[5 + 5 * k + 2][0]) for r in rows] == mine["ecce_sigma"].tolist()
-        assert [r[5 + 5 * k + 1][1] for r in rows] == mine["direction"].tolist()
-        assert [float(r[5 + 5 * k + 3][0]) for r in rows] == mine["pvalue_adjusted"].tolist()
+        assert [float(rows[k][3][0]) for _, rows in groups] == mine["ecce_sigma"].tolist()
+        assert [rows[k][2][1] for _, rows in groups] == mine["direction"].tolist()
+        assert [float(rows[k][4][0]) for _, rows in groups] == mine["pvalue_adjusted"].tolist()
     assert listed["listed_for"].iloc[0] == "calibrated" and "distorted" in set(listed["listed_for"])
 
 
@@ -429,7 +442,7 @@ def test_cli_report_writes_the_report_and_prints_its_path(csv, tmp_path, data, c
     assert str(csv) in text and "weight column 'w'" in text and "region (3 values)" in text
     n_segments = generate_segments(X[["age", "device"]], max_depth=1).n_segments
     assert f"over the {n_segments} segments" in text
-    assert all(" & " not in r[1][1] for r in page.table("segments")[0][1:])  # depth 1: one condition each
+    assert all(" & " not in head[1][1] for head, _ in _findings(page))  # depth 1: one condition each
 
 
 @pytest.mark.parametrize(
@@ -515,8 +528,7 @@ def test_a_segment_of_zero_weight_is_not_listed_and_gets_no_curve(tmp_path):
     masks[:, 0] = True
     masks[:30, 1] = True
     page = _Page(make_report(y, {"p": p}, path=tmp_path / "r.html", segments=masks, sample_weight=w).read_text())
-    rows = page.table("findings")[0][2:]
-    assert [r[1][1] for r in rows] == ["segment 0"]
+    assert [head[1][1] for head, _ in _findings(page)] == ["segment 0"]
     assert sum("class" in img for img in page.images) == 1  # only the positive-weight segment has a curve
 
 
@@ -534,7 +546,7 @@ def test_cli_report_int_coded_column_declared_categorical_segments_as_the_column
         pages.append(_Page(out.read_text()))
     assert pages[0].table("mce") == pages[1].table("mce")
     assert pages[0].table("segments") == pages[1].table("segments")
-    assert "code=" in " ".join(r[1][1] for r in pages[0].table("segments")[0][2:])  # values, not quantile bins
+    assert "code=" in " ".join(head[1][1] for head, _ in _findings(pages[0]))  # values, not quantile bins
 
 
 def test_make_report_categorical_features_declares_an_int_coded_column_categorical(data, tmp_path):
@@ -567,11 +579,13 @@ def test_worst_segment_table_is_capped_for_many_columns(tmp_path):
     assert n_listed > MAX_FINDINGS_ROWS  # the cap is exercised
     path = make_report(y, probs, path=tmp_path / "r.html", segments=segs, n_worst_segments=10)
     page = _Page(path.read_text(encoding="utf-8"))
-    rows = page.table("findings")[0][2:]
-    assert len(rows) == MAX_FINDINGS_ROWS
-    assert [int(r[0][1]) for r in rows] == list(range(1, MAX_FINDINGS_ROWS + 1))  # the first ranks, in order
-    n_thumbs = sum("reliability curve of the segment" in img["alt"] for img in page.images)
-    assert len(probs) > MAX_THUMBNAIL_COLUMNS and n_thumbs == MAX_FINDINGS_ROWS * MAX_THUMBNAIL_COLUMNS
+    groups = _findings(page)
+    assert len(groups) == MAX_FINDINGS_ROWS and all(len(rows) == len(probs) for _, rows in groups)
+    assert [int(head[0][1]) for head, _ in groups] == list(range(1, MAX_FINDINGS_ROWS + 1))  # the first ranks
+    drawn = ", ".join(list(probs)[:MAX_THUMBNAIL_COLUMNS])
+    thumbs = [img["alt"] for img in page.images if "reliability curves of the segment" in img["alt"]]
+    assert len(probs) > MAX_THUMBNAIL_COLUMNS
+    assert thumbs == [f"reliability curves of the segment for {drawn}"] * len(groups)
     text = "".join(page.text)
     assert f"first {MAX_FINDINGS_ROWS} of the {n_listed} segments listed" in text
     assert f"for the first {MAX_THUMBNAIL_COLUMNS} score columns" in text

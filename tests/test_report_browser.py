@@ -46,7 +46,7 @@ var figures = Array.prototype.map.call(document.querySelectorAll("#measured-figu
   };
 });
 var words = [], broken = [];
-document.querySelectorAll("table.segments td:nth-child(2), table.features td:first-child").forEach(function (td) {
+document.querySelectorAll("table.findings td.name, table.features td:first-child").forEach(function (td) {
   var walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT), node, m;
   while ((node = walker.nextNode())) {
     var re = /\\S+/g;
@@ -68,8 +68,8 @@ document.body.appendChild(pre);
 """
 
 
-def _browse(page, tmp_path, *args, height=2000):
-    """Run headless Chromium on ``page`` (a file) at ``WIDTH`` x ``height`` with ``args``; its stdout."""
+def _browse(page, tmp_path, *args, height=2000, width=WIDTH):
+    """Run headless Chromium on ``page`` (a file) at ``width`` x ``height`` with ``args``; its stdout."""
     cmd = [
         _chromium(),
         "--headless",
@@ -80,7 +80,7 @@ def _browse(page, tmp_path, *args, height=2000):
         "--disable-sync",
         "--no-first-run",
         f"--user-data-dir={tmp_path / 'profile'}",
-        f"--window-size={WIDTH},{height}",
+        f"--window-size={width},{height}",
         *args,
         page.resolve().as_uri(),
     ]
@@ -176,10 +176,67 @@ def test_the_browser_check_finds_overlapping_labels_and_broken_words(report, tmp
     ax.text(0.52, 0.51, "second label", fontsize=12)
     ax.text(0.02, 0.93, "under the legend", fontsize=10)
     bad = report.replace(
-        "</style>", "table.segments td:nth-child(2) { white-space: normal; max-width: 2rem; overflow-wrap: anywhere; }"
+        "</style>", "table.findings td.name, span.cond { white-space: normal; max-width: 2rem; overflow-wrap: anywhere; }"
         "</style>"
     ).replace("</body>", f'<img src="{_svg_uri(ax.figure)}"></body>')  # fmt: skip
     measured = _measure(bad, tmp_path)
     found = {(a, b) for _, a, b in _overlapping_labels(measured["figures"][-1:])}
     assert {("first label", "second label"), ("under the legend", "legend")} <= found
     assert len(measured["broken"]) > 5
+
+
+#: Measures the table of the worst segments: the box of every cell of its first segment, with the row's score
+#: column, the viewport's width, and how far the table overflows its scrolling box; once the page has loaded, so that
+#: the small curves have their size.
+_MEASURE_FINDINGS = """
+<script>
+window.addEventListener("load", function () {
+var table = document.querySelector("table.findings"), first = table.tBodies[0], cells = [];
+Array.prototype.forEach.call(first.rows, function (row) {
+  Array.prototype.forEach.call(row.cells, function (cell) {
+    var r = cell.getBoundingClientRect();
+    cells.push({score: row.getAttribute("data-score"), text: cell.textContent.trim(), left: r.left, right: r.right});
+  });
+});
+var pre = document.createElement("pre");
+pre.id = "measured";
+pre.textContent = JSON.stringify({viewport: document.documentElement.clientWidth, cells: cells,
+  overflow: table.parentElement.scrollWidth - table.parentElement.clientWidth});
+document.body.appendChild(pre);
+});
+</script>
+"""
+
+#: Only the worst-segment table is shown in the screenshots, so that its first rows are on screen.
+_FINDINGS_ONLY = (
+    "header, nav, section:not(#multicalibration), #multicalibration > .grid, #multicalibration > p, "
+    "#multicalibration > .scroll:first-of-type { display: none; }</style>"
+)
+
+#: The colours of the swatches beside the first three score columns' names (matplotlib's first three).
+_SWATCHES = ((0x1F, 0x77, 0xB4), (0xFF, 0x7F, 0x0E), (0x2C, 0xA0, 0x2C))
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_every_score_column_of_a_worst_segment_is_on_screen(report, tmp_path, width):
+    # issue 32: with three score columns, only the first column's numbers were on screen at 1400 and 1920 px
+    page = tmp_path / "measured.html"
+    page.write_text(report.replace("</body>", f"{_MEASURE_FINDINGS}</body>"), encoding="utf-8")
+    found = re.search(r'<pre id="measured">(.*?)</pre>', _browse(page, tmp_path, "--dump-dom", width=width), re.S)
+    assert found, "the measuring script did not run"
+    measured = json.loads(unescape(found.group(1)))
+    assert measured["viewport"] <= width
+    scored = [c for c in measured["cells"] if c["score"] is not None]
+    names = ["calibrated", "over-confident", "shifted"]
+    assert [c["text"] for c in scored if c["text"] in names] == names
+    outside = [c for c in measured["cells"] if c["left"] < 0 or c["right"] > measured["viewport"]]
+    assert outside == [], f"cells of the first segment beyond the {width}-px viewport"
+    assert measured["overflow"] <= 0, "the table of the worst segments scrolls sideways"
+    shot = tmp_path / f"findings-{width}.png"
+    page.write_text(report.replace("</style>", _FINDINGS_ONLY), encoding="utf-8")
+    _browse(page, tmp_path, f"--screenshot={shot}", height=900, width=width)
+    image = matplotlib.image.imread(shot)[..., :3]
+    assert image.shape[:2] == (900, width)
+    for colour in _SWATCHES:  # the swatch beside each column's name, in the first rows on screen
+        near = np.abs(image - np.array(colour) / 255).max(axis=2) < 0.03
+        assert near.sum() >= 50, f"no swatch of colour {colour} on screen at {width} px"

@@ -104,10 +104,11 @@ def make_report(
     confidence : float, default=0.95
         Level of the per-bin Wilson intervals.
     n_worst_segments : int, default=10
-        Segments each score column adds to the table of worst segments (its worst ones not listed yet). The
-        table keeps its first 30 rows (``MAX_FINDINGS_ROWS``: the first columns' worst segments) and draws a
-        segment's small curve for the first 4 score columns only (``MAX_THUMBNAIL_COLUMNS``), so the file stays
-        a few MB with many columns; its caption says so.
+        Segments each score column adds to the table of worst segments (its worst ones not listed yet), where
+        each segment shows a row per score column beneath its name and one small reliability diagram of the
+        columns. The table keeps its first 30 segments (``MAX_FINDINGS_ROWS``: the first columns' worst ones)
+        and draws the first 4 score columns only in the small diagrams (``MAX_THUMBNAIL_COLUMNS``), so the file
+        stays a few MB with many columns; its caption says so.
     n_resamples : int, default=0
         Bootstrap resamples of the intervals (level ``confidence``) shown beneath the core metrics, the MCE and
         the worst segments' ECCE / σ (:func:`mcal.metrics.summary_intervals` and

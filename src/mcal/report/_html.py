@@ -53,8 +53,14 @@ th:first-child, td:first-child { text-align: left; } thead th { background: #f4f
 td.best { font-weight: 700; color: #11663a; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(380px, 1fr)); gap: 1rem 1.5rem; }
 .grid.wide { grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); }
-/* a segment name stays on one line (no break inside a condition); its table scrolls instead */
-table.segments td:nth-child(2), table.features td:first-child { text-align: left; white-space: nowrap; }
+/* a segment name breaks between its conditions only, never inside one */
+table.features td:first-child { text-align: left; white-space: nowrap; }
+table.findings th.left { text-align: left; } table.findings td.name { text-align: left; min-width: 14rem; } span.cond { white-space: nowrap; }
+table.findings tbody { border-top: 2px solid #c9d1e0; } table.findings th.score { text-align: left; font-weight: 400;
+  white-space: nowrap; } table.findings td[rowspan] { vertical-align: top; }
+.swatch { display: inline-block; width: .75em; height: .75em; margin-right: .4em; border-radius: 2px; }
+.swatch.c0 { background: #1f77b4; } .swatch.c1 { background: #ff7f0e; } .swatch.c2 { background: #2ca02c; }
+.swatch.c3 { background: #d62728; }
 figure.panel { margin: 0; padding: .6rem; border: 1px solid #e3e7ef; border-radius: 6px; }
 figure.panel img { width: 100%; height: auto; display: block; }
 figcaption { font-weight: 600; margin-bottom: .3rem; overflow-wrap: anywhere; }
@@ -71,24 +77,40 @@ figure.overlay { max-width: 640px; }
 """
 
 #: Sorts a ``table.sortable`` by the clicked column of its last header row (numbers by ``data-value``, else text).
+#: A ``table.grouped`` holds a ``<tbody>`` per segment, whose first row spans the segment's cells over its rows (one
+#: per score column): its groups move whole, by the smallest value among their rows ascending, the largest
+#: descending, so that the segment of the worst column comes first.
 _SCRIPT = """
+var sortKey = function (cell) {
+  var v = cell.getAttribute("data-value");
+  var n = v === null ? parseFloat(cell.textContent.replace(/,/g, "")) : parseFloat(v);
+  return isNaN(n) ? cell.textContent : n;
+};
+var compare = function (x, y) {
+  return typeof x === typeof y ? (x < y ? -1 : x > y ? 1 : 0) : typeof x === "number" ? -1 : 1;
+};
+var groupKey = function (body, col, up) {
+  var first = body.rows[0], cell = first.cells[col];
+  if (cell.rowSpan > 1) return sortKey(cell);
+  var before = Array.prototype.slice.call(first.cells, 0, col).filter(function (c) { return c.rowSpan > 1; });
+  var keys = Array.prototype.map.call(body.rows, function (row, k) {
+    return sortKey(row.cells[k === 0 ? col : col - before.length]);
+  }).sort(compare);
+  return up ? keys[0] : keys[keys.length - 1];
+};
 document.querySelectorAll("table.sortable").forEach(function (table) {
-  var heads = table.tHead.rows[table.tHead.rows.length - 1].cells;
+  var heads = table.tHead.rows[table.tHead.rows.length - 1].cells, grouped = table.classList.contains("grouped");
   Array.prototype.forEach.call(heads, function (th, col) {
     th.addEventListener("click", function () {
-      var up = th.getAttribute("aria-sort") !== "ascending", body = table.tBodies[0];
+      var up = th.getAttribute("aria-sort") !== "ascending";
       Array.prototype.forEach.call(heads, function (h) { h.removeAttribute("aria-sort"); });
       th.setAttribute("aria-sort", up ? "ascending" : "descending");
-      var key = function (row) {
-        var cell = row.cells[col], v = cell.getAttribute("data-value");
-        var n = v === null ? parseFloat(cell.textContent.replace(/,/g, "")) : parseFloat(v);
-        return isNaN(n) ? cell.textContent : n;
-      };
-      var rows = Array.prototype.slice.call(body.rows).sort(function (a, b) {
-        var x = key(a), y = key(b), c = typeof x === typeof y ? (x < y ? -1 : x > y ? 1 : 0) : typeof x === "number" ? -1 : 1;
-        return up ? c : -c;
+      var parent = grouped ? table : table.tBodies[0];
+      var items = Array.prototype.slice.call(grouped ? table.tBodies : table.tBodies[0].rows).map(function (item) {
+        return [grouped ? groupKey(item, col, up) : sortKey(item.cells[col]), item];
       });
-      rows.forEach(function (r) { body.appendChild(r); });
+      items.sort(function (a, b) { return up ? compare(a[0], b[0]) : -compare(a[0], b[0]); });
+      items.forEach(function (item) { parent.appendChild(item[1]); });
     });
   });
 });
@@ -98,19 +120,22 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 # ----------------------------------------------------------------------------------------------- formatting
 
 
-def _num(value: float, digits: int = 4, css: str = "num", interval: tuple[float, float] | None = None) -> str:
+def _num(
+    value: float, digits: int = 4, css: str = "num", interval: tuple[float, float] | None = None, attrs: str = ""
+) -> str:
     """A table cell: the value rounded for reading, the exact value in ``data-value`` for machines; an
-    ``interval`` (low, high) is shown beneath it and kept in ``data-low``/``data-high``."""
+    ``interval`` (low, high) follows it in brackets, ``0.288 [0.282, 0.297]``, and is kept in
+    ``data-low``/``data-high``; ``attrs`` are more attributes of the cell (e.g. ``' rowspan="3"'``)."""
     value = float(value)
     if math.isnan(value):
-        return f'<td class="{css}" data-value="nan">–</td>'
+        return f'<td class="{css}"{attrs} data-value="nan">–</td>'
     if interval is None:
-        return f'<td class="{css}" data-value="{value!r}">{value:.{digits}g}</td>'
+        return f'<td class="{css}"{attrs} data-value="{value!r}">{value:.{digits}g}</td>'
     low, high = (float(v) for v in interval)
-    shown = "–" if math.isnan(low) else f"{low:.3g} to {high:.3g}"
+    shown = "[–]" if math.isnan(low) else f"[{low:.3g}, {high:.3g}]"
     return (
-        f'<td class="{css}" data-value="{value!r}" data-low="{low!r}" data-high="{high!r}">{value:.{digits}g}'
-        f'<br><span class="ci">{shown}</span></td>'
+        f'<td class="{css}"{attrs} data-value="{value!r}" data-low="{low!r}" data-high="{high!r}">{value:.{digits}g}'
+        f' <span class="ci">{shown}</span></td>'
     )
 
 
@@ -131,7 +156,7 @@ def _ci_note(ci: dict | None) -> str:
     if ci is None:
         return ""
     return (
-        f" Beneath a value, its {ci['confidence_level']:.0%} bootstrap interval ({ci['n_resamples']} resamples of "
+        f" After a value, in brackets, its {ci['confidence_level']:.0%} bootstrap interval ({ci['n_resamples']} resamples of "
         "the rows with their weights; <code>mcal.metrics.bootstrap</code>): percentile for the log loss, Brier "
         "score, ROC-AUC, PR-AUC and PCOC; basic for ECE, ECCE, MCE and F-RCE, which are biased upwards: the "
         "percentile interval reflected around the value, which corrects that bias, so it may lie below the value, "

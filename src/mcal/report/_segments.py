@@ -27,18 +27,20 @@ _MCE_ROWS = (
     ("global_ecce_sigma", "global ECCE / σ"),
 )
 
-#: Rows of the followed worst-segment table, each with a small curve per score column: the first columns' worst
+#: Segments of the followed worst-segment table (a row per score column, one small diagram): the first columns' worst
 #: segments, which keeps the file a few MB with many columns (``mcal evaluate`` prints every row, as text).
 MAX_FINDINGS_ROWS = 30
-#: Score columns (the first ones) whose cells in that table carry a small curve; later columns show numbers only.
+#: Score columns (the first ones) drawn in a segment's small curve in that table; later columns show numbers only.
 MAX_THUMBNAIL_COLUMNS = 4
 
 
-def _thumbnail(Figure: Any, y: NDArray, p: NDArray, w: NDArray | None, confidence: float) -> str:
+def _thumbnail(Figure: Any, y: NDArray, probs: list[NDArray], w: NDArray | None, confidence: float) -> str:
+    """One small reliability diagram of a segment with a curve per score column, in the colours of the overlay."""
     from mcal.plotting import plot_reliability_diagram
 
     ax = Figure(figsize=(1.9, 1.9)).add_subplot()
-    plot_reliability_diagram(y, p, sample_weight=w, n_bins=5, confidence=confidence, ax=ax)
+    for p in probs:
+        plot_reliability_diagram(y, p, sample_weight=w, n_bins=5, confidence=confidence, ax=ax)
     ax.set_xlabel("score", fontsize=6, labelpad=1)
     ax.set_ylabel("observed", fontsize=6, labelpad=1)
     ax.set_xticks([0, 0.5, 1], labels=["0", ".5", "1"])
@@ -47,50 +49,57 @@ def _thumbnail(Figure: Any, y: NDArray, p: NDArray, w: NDArray | None, confidenc
     return _svg_uri(ax.figure)
 
 
+def segment_name(description: str) -> str:
+    """A segment's description as HTML that breaks between its conditions only, never inside one."""
+    return " &amp; ".join(f'<span class="cond">{escape(c)}</span>' for c in description.split(" & "))
+
+
 def _findings_rows(
     Figure: Any, y: NDArray, probs: dict, w: NDArray | None, segs: Segments, worst: pd.DataFrame,
     n_tests: int, confidence: float, intervals: dict | None,
 ) -> list[str]:  # fmt: skip
+    """A ``<tbody>`` per listed segment: its facts and its small curve spanning one row per score column."""
     floor = min(1.0, n_tests * PVALUE_FLOOR)
-    rows = []
+    drawn = list(probs)[:MAX_THUMBNAIL_COLUMNS]
+    groups = []
     for rank, group in worst.groupby("rank", sort=True):
         first = group.iloc[0]
         idx = segs.indices(int(first["segment"]))
-        cells = [
-            f'<td class="num">{rank}</td><td>{escape(str(first["description"]))}</td>',
-            f'<td class="num" data-value="{int(first["size"])}">{int(first["size"]):,}</td>',
-            _num(first["mean_outcome"]),
-            f'<td class="num">{int(group["n_similar"].max())}</td>',
-        ]
+        thumb = _thumbnail(Figure, y[idx], [probs[name][idx] for name in drawn], None if w is None else w[idx],
+                           confidence)  # fmt: skip
+        span = f' rowspan="{len(group)}"'
+        head = (
+            f'<td class="num"{span}>{rank}</td><td class="name"{span}>{segment_name(str(first["description"]))}</td>'
+            f'<td class="num"{span} data-value="{int(first["size"])}">{int(first["size"]):,}</td>'
+            + _num(first["mean_outcome"], attrs=span)
+            + f'<td class="num"{span}>{int(group["n_similar"].max())}</td>'
+        )
+        alt = f"reliability curves of the segment for {', '.join(drawn)}"
+        rows = []
         for k, r in enumerate(group.itertuples(index=False)):
             interval = None if intervals is None else tuple(intervals[r.score].loc[r.segment])
             failing = " fail" if r.pvalue_adjusted < 0.05 else ""
-            thumb = (
-                _thumbnail(Figure, y[idx], probs[r.score][idx], None if w is None else w[idx], confidence)
-                if k < MAX_THUMBNAIL_COLUMNS
-                else None
+            swatch = f'<span class="swatch c{k}"></span>' if k < MAX_THUMBNAIL_COLUMNS else ""
+            cells = (
+                f'<th scope="row" class="score">{swatch}{escape(r.score)}</th>{_num(r.mean_prediction)}'
+                f'<td class="dir {r.direction}{failing}">{r.direction or "–"}</td>'
+                + _num(r.ecce_sigma, interval=interval)
+                + _pvalue_cell(r.pvalue_adjusted, floor)
             )
-            cells += [
-                _num(r.mean_prediction),
-                f'<td class="dir {r.direction}{failing}">{r.direction or "–"}</td>',
-                _num(r.ecce_sigma, interval=interval),
-                _pvalue_cell(r.pvalue_adjusted, floor),
-                "<td>–</td>"
-                if thumb is None
-                else f'<td><img class="thumb" alt="reliability curve of the segment for {escape(r.score)}" '
-                f'src="{thumb}"></td>',
-            ]
-        rows.append(f'<tr data-segment="{int(first["segment"])}">{"".join(cells)}</tr>')
-    return rows
+            if k == 0:
+                cells = head + cells + f'<td{span}><img class="thumb" alt="{escape(alt)}" src="{thumb}"></td>'
+            rows.append(f'<tr data-score="{escape(r.score)}">{cells}</tr>')
+        groups.append(f'<tbody data-segment="{int(first["segment"])}">{"".join(rows)}</tbody>')
+    return groups
 
 
-def _findings_table(rows: list[str], names: list[str]) -> str:
-    top = "".join(f'<th colspan="5" class="group">{escape(n)}</th>' for n in names)
-    per = "<th>mean score</th><th>error</th><th>ECCE / σ</th><th>p (Holm)</th><th>reliability</th>" * len(names)
+def _findings_table(groups: list[str]) -> str:
     return (
-        '<div class="scroll"><table class="segments findings sortable"><thead>'
-        f'<tr><th colspan="5"></th>{top}</tr><tr><th>#</th><th>segment</th><th>rows</th><th>observed</th>'
-        f"<th>similar</th>{per}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        '<div class="scroll"><table class="segments findings sortable grouped"><thead><tr><th>#</th>'
+        '<th class="left">segment</th><th>rows</th><th>observed</th><th>similar</th><th class="left">score column'
+        '</th><th>mean score</th><th>error</th><th>ECCE / σ</th><th>p (Holm)</th><th class="left">reliability</th>'
+        "</tr></thead>"
+        f"{''.join(groups)}</table></div>"
     )
 
 
@@ -143,13 +152,15 @@ def _segments_section(
         "that by the rarer class's rate. Every segment's ECCE / σ against its size (dashed: p = 0.05 for one "
         "segment); the numbers are the rows of the table below.</p>"
         f'<div class="grid wide">{"".join(panels)}</div>'
-        f"<h3>The worst segments, followed across every column</h3>{_findings_table(rows, list(probs))}"
+        f"<h3>The worst segments, followed across every column</h3>{_findings_table(rows)}"
         f'<p class="note">{escape(findings_note(worst, n_tests, max_overlap))}. Similar: near-duplicates grouped '
         "under the row (<code>mcal.metrics.worst_segments</code>; <code>--all-segments</code> lists them). "
-        f"Reliability: the segment's curve on 5 bins with {confidence:.0%} Wilson intervals"
+        f"Reliability: the segment's curve of each score column on 5 bins with {confidence:.0%} Wilson intervals"
         f"{f', for the first {MAX_THUMBNAIL_COLUMNS} score columns' if len(probs) > MAX_THUMBNAIL_COLUMNS else ''}"
-        ". Red: fails after "
-        f"the Holm adjustment (p &lt; 0.05). Click a heading to sort.{capped}{_ci_note(ci)}</p></section>"
+        ", in the colour beside the column's name (those of the reliability diagram of every column). Red: fails "
+        "after the Holm adjustment (p &lt; 0.05). Click a heading to sort the segments (by a column's heading: by "
+        f"the smallest value among the segment's rows ascending, the largest descending).{capped}{_ci_note(ci)}"
+        "</p></section>"
     )
 
 
