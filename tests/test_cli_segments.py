@@ -1,6 +1,7 @@
 """``mcal evaluate --segments``: multicalibration error of each score column, through the entry point."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,8 @@ def csv(table, tmp_path):
     return path
 
 
-def test_evaluate_prints_one_table_of_worst_segments_across_columns(csv, table, capsys):
+def test_evaluate_prints_one_table_of_worst_segments_across_columns(csv, table, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # wide enough for a row per segment
     assert main(["evaluate", str(csv), "--score-col", "p", "--score-col", "q", "--label-col", "y",
                  "--segments", "job,age", "--max-depth", "2"]) == 0  # fmt: skip
     out = capsys.readouterr().out
@@ -44,6 +46,33 @@ def test_evaluate_prints_one_table_of_worst_segments_across_columns(csv, table, 
     assert "p < 1e-15, Holm-adjusted p < " in out
     assert lines[start + 1].split()[-2] == "<"
     assert "Holm-adjusted" in out
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_evaluate_stacks_every_score_column_beneath_its_segment_within_the_terminal(
+    csv, table, capsys, monkeypatch, width
+):
+    # issue 32: three score columns with --ci printed rows of about 500 characters
+    monkeypatch.setenv("COLUMNS", str(width))
+    scores = ["p", "q", "r"]
+    table.assign(r=np.clip(table["p"] - 0.05, 0, 1)).to_csv(csv, index=False)
+    argv = ["evaluate", str(csv), "--label-col", "y", "--segments", "job,age", "--ci", "--n-resamples", "20"]
+    assert main([*argv, *(a for s in scores for a in ("--score-col", s))]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= width
+    # the metrics: a row per metric, a column per score column, each value with its interval
+    header, log_loss = out.splitlines()[1:3]
+    assert header.split()[:2] == ["p", "q"] and log_loss.split()[0] == "log_loss"
+    assert re.fullmatch(r"log_loss +0\.\d{6} \[0\.\d+, 0\.\d+\] +0\.\d{6} \[0\.\d+, 0\.\d+\].*", log_loss)
+    # the worst segments: a line per segment, a row per score column beneath it
+    lines = out.split("worst segments (", 1)[1].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:2] == ["score", "column"])
+    admin = table[table["job"] == "admin"]
+    assert lines[start + 1].startswith(f" 1  job=admin: {len(admin):,} rows, observed {admin['y'].mean():.4g}")
+    rows = [line.split() for line in lines[start + 2 : start + 5]]
+    assert [r[0] for r in rows] == scores
+    assert rows[0][1:3] == [f"{admin['p'].mean():.4g}", "under"]
+    assert all(re.fullmatch(r"\[[\d.e-]+,", r[4]) for r in rows)  # ECCE / sigma [low, high]
 
 
 def test_evaluate_groups_near_duplicates_unless_all_segments(table, tmp_path, capsys):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ from mcal.cli._common import (
     read_data,
     split_names,
 )
+from mcal.cli._layout import findings_text, metrics_text, terminal_width, with_interval, wrap
 
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import pandas as pd
@@ -240,16 +240,18 @@ def _run(args) -> int:
                               floor=min(1.0, int(results[name].table["pvalue"].notna().sum()) * PVALUE_FLOOR))
                 for name in table.index
             ]  # fmt: skip
-        print(shown.to_string(float_format=lambda v: f"{v:.6f}"))
+        width = terminal_width()
+        print(metrics_text(table, shown, width))
         if results:
-            _print_segments(results, worst, tables, args.segments, max_overlap)
+            _print_segments(results, worst, tables, args.segments, max_overlap, width)
         if selection is not None:
             _auto.print_comparison(selection, n_rows)
     return gates.report(args.fail_if, ((f"score column {name!r}", row) for name, row in table.iterrows()))
 
 
-def _print_segments(results, worst, tables, names, max_overlap) -> None:
-    """Each column's MCE, then the table of the worst segments across every column (with its intervals, if any)."""
+def _print_segments(results, worst, tables, names, max_overlap, width: int) -> None:
+    """Each column's MCE, then the table of the worst segments across every column (with its intervals, if any),
+    no wider than ``width``."""
     from mcal.report import PVALUE_FLOOR, findings_note, findings_table, p_equals
 
     n_tests = 0
@@ -257,20 +259,17 @@ def _print_segments(results, worst, tables, names, max_overlap) -> None:
         n_tests = int(result.table["pvalue"].notna().sum())
         capped = ", capped" if result.capped else ""
         floor = min(1.0, n_tests * PVALUE_FLOOR)
-        print(f"{name}: MCE {result.mce_sigma:.4f} sigma ({p_equals(result.pvalue)}, "
-              f"Holm-adjusted {p_equals(result.pvalue_adjusted, floor=floor)}) over {result.n_segments} "
-              f"segments of {names}{capped}")  # fmt: skip
+        print(wrap(f"{name}: MCE {result.mce_sigma:.4f} sigma ({p_equals(result.pvalue)}, Holm-adjusted "
+                   f"{p_equals(result.pvalue_adjusted, floor=floor)}) over {result.n_segments} segments of "
+                   f"{names}{capped}", width, "    "))  # fmt: skip
     shown = findings_table(worst, n_tests)
     for name, segment_table in tables.items():
         if "ecce_sigma_low" in segment_table.columns:
             bounds = segment_table.set_index("segment").loc[worst.drop_duplicates("rank")["segment"]]
-            shown[(name, "interval")] = [f"{lo:.3g} to {hi:.3g}" if lo == lo else "–"
-                                         for lo, hi in zip(bounds["ecce_sigma_low"], bounds["ecce_sigma_high"],
-                                                           strict=True)]  # fmt: skip
-    shown = shown[[c for c in shown.columns if c[0] == ""] + [c for name in results for c in shown.columns
-                                                              if c[0] == name]]  # fmt: skip
-    print("\n" + textwrap.fill(f"worst segments ({findings_note(worst, n_tests, max_overlap)}):", 116))
-    print(shown.to_string())
+            shown[(name, "ECCE/σ")] = [with_interval(v, lo, hi) for v, lo, hi in zip(
+                shown[(name, "ECCE/σ")], bounds["ecce_sigma_low"], bounds["ecce_sigma_high"], strict=True)]  # fmt: skip
+    print("\n" + wrap(f"worst segments ({findings_note(worst, n_tests, max_overlap)}):", width))
+    print(findings_text(shown, width))
 
 
 def add_ci_arguments(parser) -> None:
