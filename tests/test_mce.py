@@ -379,3 +379,57 @@ def test_categorical_features_without_generated_segments_is_refused(rng):
         mce(y, p, categorical_features=["code"])
     with pytest.raises(ValueError, match="categorical_features"):
         mce(y, p, X=ints, categorical_features=["age"])  # a column X lacks
+
+
+def test_readme_ten_lines_print_the_worst_segments_by_description(tmp_path, monkeypatch, capsys):
+    # issue 32: the README printed res.table.head(10), whose description column pandas drops at its default width
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    code = readme.split("## Ten lines", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    rng = np.random.default_rng(0)
+    n = 3000
+    region = rng.choice(["north_atlantic_coast", "south", "east"], 2 * n)
+    p = rng.uniform(0.05, 0.95, 2 * n)
+    y = (rng.uniform(size=2 * n) < np.clip(p + 0.25 * (region == "north_atlantic_coast"), 0, 1)).astype(int)
+    X = pd.DataFrame({"region": pd.Categorical(region), "tenure_in_months": rng.integers(1, 100, 2 * n)})
+    monkeypatch.chdir(tmp_path)
+    scope = {"p_calib": p[:n], "y_calib": y[:n], "features_calib": X[:n], "p_test": p[n:], "y_test": y[n:],
+             "features_test": X[n:].reset_index(drop=True)}  # fmt: skip
+    scope["p_test"] = np.clip(p[n:] - 0.2 * (region[n:] == "south"), 0.01, 0.99)  # the calibrator cannot know
+    exec(code, scope)
+    lines = capsys.readouterr().out.splitlines()
+    res = scope["res"]
+    start = next(i for i, line in enumerate(lines) if line.startswith("segment "))
+    assert lines[start - 1].startswith(f"MCE {res.mce_sigma:.3g} sigma")
+    assert lines[start + 1].startswith(res.worst_segment + " ")  # the worst segment named first, not numbered
+    assert _listed(lines[start:]) == res.table["description"].head(10).tolist()
+    assert max(len(line) for line in lines[start - 1 :]) <= 100
+    assert (tmp_path / "model.json").exists()
+
+
+def _listed(lines):
+    """The descriptions of a summary's table (from its header line on), each joined from its wrapped lines."""
+    size = lines[0].index("  rows")
+    names = []
+    for line in lines[1:]:
+        if line[size:].strip():  # a row of numbers starts a segment
+            names.append(line[:size].rstrip())
+        else:
+            names[-1] += " " + line.strip()
+    return names
+
+
+def test_summary_wraps_long_descriptions_within_the_width():
+    rng = np.random.default_rng(2)
+    n = 800
+    X = pd.DataFrame({"feature_" + k: rng.choice(["first_value", "second_value"], n) for k in "xyz"})
+    p = rng.uniform(0.1, 0.9, n)
+    y = (rng.uniform(size=n) < p).astype(int)
+    res = mce(y, p, X=X)
+    lines = res.summary(n_worst=5, width=80).splitlines()
+    assert max(len(line) for line in lines) <= 80 and len(lines) > 2 + 5  # some descriptions take two lines
+    start = next(i for i, line in enumerate(lines) if line.startswith("segment "))
+    assert " ".join(lines[:start]) == str(res).splitlines()[0]  # the MCE line, wrapped
+    assert _listed(lines[start:]) == res.table["description"].head(5).tolist()
+    assert str(res) == res.summary()

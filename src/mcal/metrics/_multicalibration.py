@@ -6,6 +6,7 @@ MCGrad paper (Tax et al., arXiv 2509.19884), section 2, eq. 2 and Appendix A.
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,6 +94,49 @@ class MCEResult:
     def worst_segment(self) -> str:
         """Description of the segment attaining ``mce_sigma``."""
         return str(self.table["description"].iloc[0])
+
+    def summary(self, n_worst: int = 10, width: int = 100) -> str:
+        """The MCE with its p-values, then the worst segments by description, as text.
+
+        Parameters
+        ----------
+        n_worst : int, default=10
+            Segments listed, worst first.
+        width : int, default=100
+            Characters per line: a description longer than the room the numbers leave takes more lines.
+
+        Returns
+        -------
+        text : str
+            A line with the MCE (in sigmas, with its p-value, Holm-adjusted over the segments of positive
+            weight, and in probability units), then a table of the worst segments: description, rows, mean
+            prediction ("predicted"), mean outcome ("observed"), error direction ("over" where the prediction
+            exceeds the outcome), ECCE / sigma and Holm-adjusted p-value.
+
+        Examples
+        --------
+        >>> from mcal.segments import from_labels
+        >>> res = mce([0, 1, 1, 0, 1, 0], [0.2, 0.4, 0.9, 0.1, 0.5, 0.6], segments=from_labels(list("aabbab")))
+        >>> print(res.summary())  # doctest: +NORMALIZE_WHITESPACE
+        MCE 1.36 sigma (p = 0.639, Holm-adjusted p = 1) over 2 segments; 0.235 in probability units
+        segment  rows predicted observed error ECCE/σ p (Holm)
+        group=a     3    0.3667   0.6667 under   1.36        1
+        group=b     3    0.5333   0.3333  over   1.08        1
+        """
+        from mcal.metrics._text import pvalue_text, segments_text
+
+        tested = int(self.table["pvalue"].notna().sum())
+        head = (f"MCE {self.mce_sigma:.3g} sigma (p {_equals(pvalue_text(self.pvalue))}, Holm-adjusted p "
+                f"{_equals(pvalue_text(self.pvalue_adjusted, min(1.0, tested * 1e-15)))}) over {self.n_segments:,} "
+                f"segments{' (capped)' if self.capped else ''}; {self.mce_absolute:.3g} in probability units")  # fmt: skip
+        return textwrap.fill(head, width) + "\n" + segments_text(self.table, n_worst, width)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def _equals(text: str) -> str:
+    return text if text.startswith("<") else f"= {text}"
 
 
 def walk_ranges(
