@@ -7,6 +7,11 @@ import pytest
 
 matplotlib.use("Agg")
 
+# Floating-point results of torch, BLAS, LightGBM and numpy's reductions are compared across machines and routes
+# within across_machines.RTOL (1e-12 relative) with across_machines.assert_close_across_machines, never bit for
+# bit: their kernels follow the CPU and the thread count. Bit-for-bit checks are kept where the work is exact by
+# construction or the same arithmetic on the same bits in one process; tests/across_machines.py states the rule.
+
 
 @pytest.fixture
 def one_torch_thread():

@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from across_machines import assert_close_across_machines
 from scipy.special import expit, logit
 from sklearn.exceptions import NotFittedError
 
@@ -358,8 +359,9 @@ def test_column_wise_histograms_of_large_data_give_the_same_model(fitted, segmen
     )
     monkeypatch.undo()
     assert fitted._lightgbm_params(0, len(p))["force_row_wise"]
-    np.testing.assert_array_equal(col_wise.validation_losses_, fitted.validation_losses_)
-    np.testing.assert_allclose(col_wise.predict(pt, X=Xt), fitted.predict(pt, X=Xt), rtol=1e-12)
+    # the two layouts sum the histograms in another order: equal to the last bits, on any machine
+    assert_close_across_machines(col_wise.validation_losses_, fitted.validation_losses_)
+    assert_close_across_machines(col_wise.predict(pt, X=Xt), fitted.predict(pt, X=Xt))
 
 
 def test_one_row_predictions_equal_the_same_rows_in_a_batch(fitted, segments):
