@@ -48,7 +48,7 @@ def test_monitor_on_a_parquet_folder_equals_the_python_api(scores, folder, tmp_p
     assert f"4800 rows in {len(expected.table)} windows of 1D" in stdout
     assert f"drift alarm: fired in the window starting {expected.alarm_window}" in stdout
     html = out.read_text(encoding="utf-8")
-    assert html.count("data:image/png;base64,") == 5 and f"{expected.table['evalue'].iloc[-1]:.4g}" in html
+    assert html.count("data:image/png;base64,") == 5 and f"{expected.table['log10_evalue'].iloc[-1]:.4g}" in html
     assert "MCE p: the worst segment's p-value, not adjusted for the number of segments" in html
 
 
@@ -327,3 +327,23 @@ def test_a_closed_stdout_ends_the_command_quietly_with_141(scores, tmp_path):
     proc.stdout.close()  # as `| head -0`: the reader is gone before anything is written
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141 and err == ""
+
+
+def test_monitor_prints_finite_log10_evalues_without_a_warning(rng, tmp_path, capsys):
+    # issue 32: "mcal: warning: overflow encountered in exp" and inf e-values from the 4th window on
+    n = 12 * 1500
+    p = rng.uniform(0.02, 0.98, n)
+    y = (rng.random(n) < p**3).astype(int)
+    path = tmp_path / "bad.csv"
+    pd.DataFrame({"p": p, "y": y, "t": np.arange(n) // 1500}).to_csv(path, index=False)
+    status, out, err = run(["monitor", str(path), "--score-col", "p", "--label-col", "y", "--time-col", "t",
+                            "--window", "1", "-o", str(tmp_path / "m.html")], capsys)  # fmt: skip
+    assert status == 0 and "warning" not in err
+    expected = monitor(y, p, np.arange(n) // 1500, window=1).table
+    lines = out.splitlines()
+    head = lines[1].split()
+    assert "log10_evalue" in head and "evalue" not in head and "inf" not in out
+    shown = [float(line.split()[head.index("log10_evalue")]) for line in lines[2:14]]
+    np.testing.assert_allclose(shown, expected["log10_evalue"], rtol=1e-5)
+    assert shown[-1] > 900  # e-values near 1e900, beyond the float range
+    assert "drift alarm: fired in the window starting 0.0 (e-value >= 20, log10_evalue >= 1.3; level 0.05)" in out

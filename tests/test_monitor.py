@@ -267,3 +267,21 @@ def test_no_resamples_leave_the_bootstrap_intervals_undefined(rng):
     assert np.isfinite(table["ecce_sigma_scale"]).all()
     with pytest.raises(ValueError, match=r"n_resamples must be 0 \(no bootstrap intervals\) or an integer >= 2; got 1"):
         monitor(y, p, t, window=1, n_resamples=1)
+
+
+def test_evalues_stay_finite_on_a_badly_calibrated_stream(rng, tmp_path):
+    # issue 32: the e-value overflowed to inf from the 4th window on, with a numpy warning in the HTML page
+    import warnings
+
+    y, p, t = stream(rng, 12, 1500, change=0, shift=2.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = monitor(y, p, t, window=1)
+        monitor_report(result, tmp_path / "m.html")
+    table = result.table
+    log_e = log_evalues(np.stack([log_likelihood_ratios(y[t == k], p[t == k], np.ones(1500)) for k in range(12)]))
+    assert log_e[-1] > 3 * np.log(1e300)  # far beyond the float range
+    np.testing.assert_allclose(table["log10_evalue"], log_e / np.log(10), rtol=1e-12)
+    assert np.isfinite(table["evalue"]).all() and table["evalue"].max() == 1e300
+    np.testing.assert_array_equal(table["alarm"], np.logical_or.accumulate(log_e >= np.log(20)))
+    assert result.alarm_window == 0.0

@@ -160,7 +160,7 @@ MONITOR = Gates(
     {name: (name, ()) for name in ("n_samples", "weight", "positive_rate", "mean_score", "log_loss", "log_loss_low",
                                    "log_loss_high", "ecce", "ecce_sigma_scale", "ecce_sigma_scale_low",
                                    "ecce_sigma_scale_high", "ecce_pvalue", "pcoc", "pcoc_low", "pcoc_high", "evalue",
-                                   "alarm")}
+                                   "log10_evalue", "alarm")}
     | {f"ecce_sigma{end}": (f"ecce_sigma_scale{end}", ()) for end in ("", "_low", "_high")}
     | {name: (name, ("--segments",)) for name in ("mce_sigma", "mce_sigma_low", "mce_sigma_high", "mce_pvalue",
                                                   "mce_pvalue_adjusted")}

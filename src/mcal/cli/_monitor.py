@@ -19,7 +19,8 @@ from mcal.cli._common import (
 from mcal.cli._evaluate import _segments, add_categorical_argument, segment_features
 
 #: Columns of the per-window table printed on stdout.
-_SHOWN = ["window_start", "n_samples", "log_loss", "ecce_sigma_scale", "pcoc", "mce_sigma", "evalue", "alarm"]
+#: The e-value shows as its log10, which stays readable (and finite) however strong the evidence.
+_SHOWN = ["window_start", "n_samples", "log_loss", "ecce_sigma_scale", "pcoc", "mce_sigma", "log10_evalue", "alarm"]
 
 
 def _configure(parser) -> None:
@@ -109,7 +110,7 @@ def _print_table(result, args) -> None:
     print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
     if result.alarm:
         print(f"drift alarm: fired in the window starting {result.alarm_window} (e-value >= {1 / result.alpha:g}, "
-              f"level {result.alpha:g})")  # fmt: skip
+              f"log10_evalue >= {math.log10(1 / result.alpha):.3g}; level {result.alpha:g})")  # fmt: skip
     else:
         print(f"drift alarm: not fired (level {result.alpha:g})")
 

@@ -41,7 +41,7 @@ _RANGE_95 = 2.4977
 _COLUMNS = {
     "window_start": "window start", "n_samples": "rows", "weight": "weight", "log_loss": "log loss",
     "ecce_sigma_scale": "ECCE / σ", "ecce_pvalue": "ECCE p", "pcoc": "PCOC", "mce_sigma": "MCE / σ",
-    "mce_pvalue": "MCE p", "mce_pvalue_adjusted": "MCE p (Holm)", "evalue": "e-value",
+    "mce_pvalue": "MCE p", "mce_pvalue_adjusted": "MCE p (Holm)", "log10_evalue": "log10 e-value",
 }  # fmt: skip
 
 
@@ -79,8 +79,8 @@ def monitor_report(
     -----
     Plots: the log loss and PCOC with their normal intervals; ECCE / sigma with its bootstrap interval, over the
     band that the range of a Brownian motion stays below with probability 0.95 (where a calibrated window lies 95%
-    of the time); the MCE / sigma with its bootstrap interval, with segments; and the e-process on a log scale with
-    its alarm threshold ``1 / alpha``.
+    of the time); the MCE / sigma with its bootstrap interval, with segments; and the e-process with
+    its alarm threshold ``1 / alpha``, both as base-10 logarithms.
     """
     if not isinstance(result, MonitorResult):
         raise TypeError(f"result must be a MonitorResult (from mcal.monitor.monitor); got {type(result).__name__}")
@@ -90,7 +90,7 @@ def monitor_report(
     path = check_output_path(path, "path")
     Figure = import_optional("matplotlib.figure").Figure
     table = result.table
-    metrics = ("log_loss", "ecce_sigma_scale", "pcoc", "mce_sigma", "evalue")
+    metrics = ("log_loss", "ecce_sigma_scale", "pcoc", "mce_sigma", "log10_evalue")
     figures = [_figure(Figure, table, name, result) for name in metrics if name in table.columns]
     title = title or "Calibration monitor"
     body = _header(title, description, result) + '<section id="plots"><h2>Metrics per window</h2><div class="grid">'
@@ -145,7 +145,7 @@ def _figure(Figure: Any, table: pd.DataFrame, name: str, result: MonitorResult) 
     x = table["window_start"].to_numpy()
     values = table[name].to_numpy(np.float64)
     caption = {"log_loss": "Log loss", "ecce_sigma_scale": "ECCE / σ", "pcoc": "PCOC", "mce_sigma": "MCE / σ",
-               "evalue": "Drift e-process"}[name]  # fmt: skip
+               "log10_evalue": "Drift e-process (log10)"}[name]  # fmt: skip
     if f"{name}_low" in table.columns:
         ax.fill_between(x, table[f"{name}_low"], table[f"{name}_high"], alpha=0.25, step="mid",
                         label=f"{result.confidence_level:.0%} interval")  # fmt: skip
@@ -153,10 +153,9 @@ def _figure(Figure: Any, table: pd.DataFrame, name: str, result: MonitorResult) 
         ax.axhline(1.0, color="0.4", lw=0.8, ls="--")
     if name == "ecce_sigma_scale":
         ax.axhspan(0.0, _RANGE_95, color="tab:green", alpha=0.12, label="95% of calibrated windows")
-    if name == "evalue":
-        ax.set_yscale("log")
-        ax.axhline(1.0 / result.alpha, color="tab:red", lw=1.0, ls="--", label=f"alarm at 1/α = {1 / result.alpha:g}")
-        values = np.clip(values, 1e-300, 1e300)
+    if name == "log10_evalue":  # the log of the e-value, finite however strong the evidence
+        ax.axhline(math.log10(1.0 / result.alpha), color="tab:red", lw=1.0, ls="--",
+                   label=f"alarm at 1/α = {1 / result.alpha:g}")  # fmt: skip
     ax.plot(x, values, marker="o", ms=3, lw=1.2, color="tab:blue")
     if result.alarm:
         ax.axvline(result.alarm_window, color="tab:red", lw=0.8, alpha=0.6)

@@ -20,6 +20,9 @@ from mcal.segments import Segments, generate_segments
 
 #: The per-window sums of the e-process, one column per alternative, in the table of :func:`summarize_window`.
 LOG_LR_COLUMNS = [f"log_lr_{j}" for j in range(N_ALTERNATIVES)]
+#: ``evalue`` of the table is capped here (a badly calibrated stream exceeds the float range within a few windows);
+#: ``log10_evalue`` holds the e-value uncapped, and the alarm is decided on the log scale.
+EVALUE_CAP = 1e300
 #: Clipping of scores in the log loss, as scikit-learn's ``log_loss`` (and :func:`mcal.metrics.log_loss`) clips.
 _EPS64 = float(np.finfo(np.float64).eps)
 
@@ -37,8 +40,9 @@ class MonitorResult:
         ``log_loss`` with ``log_loss_low`` and ``log_loss_high``, ``ecce`` (probability units),
         ``ecce_sigma_scale`` (ECCE / sigma) with ``_low`` and ``_high``, ``ecce_pvalue``, ``pcoc`` with
         ``pcoc_low`` and ``pcoc_high``, ``mce_sigma`` with ``_low`` and ``_high``, ``mce_pvalue`` (the worst segment's
-        p-value, not adjusted for the number of segments) and ``mce_pvalue_adjusted`` (Holm) with segments, ``evalue`` (the e-process at the
-        window's end) and
+        p-value, not adjusted for the number of segments) and ``mce_pvalue_adjusted`` (Holm) with segments, ``evalue``
+        (the e-process at the window's end, capped at ``EVALUE_CAP`` = 1e300 so that it stays finite),
+        ``log10_evalue`` (its base-10 logarithm, uncapped and finite) and
         ``alarm`` (whether it has reached ``1 / alpha`` by then). A metric undefined in a window is NaN (PCOC
         without positives; everything but the counts where the weights sum to 0).
     window : str
@@ -340,8 +344,8 @@ def monitor_result(stats: pd.DataFrame, *, window: Any, alpha: float, confidence
         table.insert(at, f"{name}_high", stats[name].to_numpy() + z * stats[f"{name}_se"].to_numpy())
         table.insert(at, f"{name}_low", stats[name].to_numpy() - z * stats[f"{name}_se"].to_numpy())
     log_e = log_evalues(stats[LOG_LR_COLUMNS].to_numpy(np.float64))
-    with np.errstate(over="ignore"):
-        table["evalue"] = np.exp(log_e)
+    table["evalue"] = np.minimum(np.exp(np.minimum(log_e, np.log(EVALUE_CAP) + 1.0)), EVALUE_CAP)  # no overflow
+    table["log10_evalue"] = log_e / np.log(10.0)
     crossed = log_e >= np.log(1.0 / alpha)
     table["alarm"] = np.logical_or.accumulate(crossed)
     first = table["window_start"].iloc[int(np.argmax(crossed))] if crossed.any() else None
