@@ -458,7 +458,7 @@ def test_categorical_features_given_as_an_array_of_names_round_trip_through_a_mo
 
 
 def test_a_parameter_that_cannot_be_saved_is_named():
-    from mcal._base import _encode_param
+    from mcal._persistence.codec import _encode_param
 
     with pytest.raises(TypeError, match="parameter categorical_features must be storable in a model file.*type object"):
         _encode_param("categorical_features", object())

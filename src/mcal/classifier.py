@@ -16,10 +16,11 @@ from sklearn.utils import get_tags
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
-from mcal._base import BaseCalibrator, decode_value, encode_value
+from mcal._base import BaseCalibrator
 from mcal._constraints import Interval, check_params
 from mcal._features.table import collect, is_table, take_rows
 from mcal._persistence import nested_state, nested_tensors, restore_nested
+from mcal._persistence.codec import decode_value, encode_value
 from mcal._validation import as_1d, check_sample_weight, warn
 
 

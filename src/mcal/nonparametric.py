@@ -9,9 +9,10 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.isotonic import IsotonicRegression, isotonic_regression
 
-from mcal._base import BaseCalibrator, check_state_array
+from mcal._base import BaseCalibrator
 from mcal._binning import assign_bins, equal_frequency_edges, right_closed_bin_ids
 from mcal._constraints import Interval, StrOptions
+from mcal._persistence.codec import check_state_array
 
 
 def _check_vectors(**arrays: object) -> None:

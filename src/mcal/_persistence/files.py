@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcal._base import BaseCalibrator
 from mcal._optional import import_optional
 from mcal._persistence.atomic import as_path, atomic_write_bytes, check_output_path
-from mcal._registry import class_by_name, wrapper_by_name
+from mcal._persistence.codec import Storable, calibrator_from_dict
+from mcal._registry import wrapper_by_name
 from mcal._validation import warn
 
 FORMAT = "mcal-model"
@@ -60,7 +60,7 @@ def save(model: Any, path: str | os.PathLike, *, metadata: dict[str, Any] | None
 
     Parameters
     ----------
-    model : BaseCalibrator or CalibratedClassifier
+    model : mcal.BaseCalibrator or mcal.CalibratedClassifier
         A fitted (or unfitted) mcal calibrator, or a fitted CalibratedClassifier: its file holds its calibrators,
         classes and parameters but not its base estimators (scikit-learn models, which JSON cannot hold), which
         :func:`load` takes back as ``estimators``.
@@ -118,7 +118,7 @@ def save(model: Any, path: str | os.PathLike, *, metadata: dict[str, Any] | None
 
 def _check_saveable(model: Any) -> None:
     """Raise ``TypeError`` unless ``model`` is an mcal calibrator or a model around estimators (the classifier)."""
-    if not isinstance(model, BaseCalibrator) and wrapper_by_name(type(model).__name__) is not type(model):
+    if not isinstance(model, Storable) and wrapper_by_name(type(model).__name__) is not type(model):
         raise TypeError(
             "model must be an mcal calibrator or a CalibratedClassifier (model files hold them as JSON, never "
             f"pickle); got {type(model).__name__}"
@@ -143,13 +143,6 @@ def _write_pair(path: Path, text: bytes, wpath: Path | None, weights: bytes | No
                 old.unlink(missing_ok=True)
 
 
-def calibrator_from_dict(data: Any, tensors: dict | None = None) -> BaseCalibrator:
-    """Rebuild a calibrator from ``to_dict`` output, allowing only registered mcal classes."""
-    if not isinstance(data, dict) or not isinstance(data.get("class"), str):
-        raise ValueError("model data must be a dict with a 'class' name")
-    return class_by_name(data["class"]).from_dict(data, tensors=tensors)
-
-
 def load(path: str | os.PathLike, *, estimators: Any = None, return_metadata: bool = False) -> Any:
     """Load a model file written by :func:`save`.
 
@@ -170,7 +163,7 @@ def load(path: str | os.PathLike, *, estimators: Any = None, return_metadata: bo
 
     Returns
     -------
-    model : BaseCalibrator or CalibratedClassifier
+    model : mcal.BaseCalibrator or mcal.CalibratedClassifier
         The calibrator, or the classifier around ``estimators`` (a tuple ``(model, metadata)`` when
         ``return_metadata``).
 

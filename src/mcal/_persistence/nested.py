@@ -3,26 +3,26 @@ calibrator's entry, and its network weights under its index (``"3/layer.weight"`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from numpy.typing import NDArray
 
-from mcal._base import BaseCalibrator
-from mcal._persistence.files import calibrator_from_dict
+from mcal._persistence.codec import Storable, calibrator_from_dict
 
 
-def nested_state(calibrators: list[BaseCalibrator]) -> list[dict[str, Any]]:
+def nested_state(calibrators: Sequence[Storable]) -> list[dict[str, Any]]:
     """The model-file entries of ``calibrators``, in order (their weights go to :func:`nested_tensors`)."""
     return [cal.to_dict() for cal in calibrators]
 
 
-def nested_tensors(calibrators: list[BaseCalibrator]) -> dict[str, NDArray]:
+def nested_tensors(calibrators: Sequence[Storable]) -> dict[str, NDArray]:
     """The network weights of ``calibrators``, each name prefixed with its calibrator's index and a slash."""
     return {f"{j}/{k}": v for j, cal in enumerate(calibrators) for k, v in cal._get_tensors().items()}
 
 
 def restore_nested(data: Any, tensors: dict[str, NDArray], name: str, *, expected: str | None = None,
-                   count: int | None = None) -> list[BaseCalibrator]:  # fmt: skip
+                   count: int | None = None) -> list[Any]:  # fmt: skip
     """Rebuild the calibrators of the state field ``name`` from their entries and the weights of each.
 
     Parameters
@@ -40,13 +40,13 @@ def restore_nested(data: Any, tensors: dict[str, NDArray], name: str, *, expecte
 
     Returns
     -------
-    calibrators : list of BaseCalibrator
+    calibrators : list of mcal.BaseCalibrator
 
     Raises
     ------
     ValueError
         If the field is not a non-empty list (of ``count`` entries), an entry describes another class, or as
-        :func:`~mcal._persistence.files.calibrator_from_dict` for an entry.
+        :func:`~mcal._persistence.codec.calibrator_from_dict` for an entry.
     """
     if not isinstance(data, list) or not data or (count is not None and len(data) != count):
         size = "a non-empty list of" if count is None else f"a list of {count}"

@@ -17,11 +17,12 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit
 
-from mcal._base import BaseCalibrator, check_state_array
+from mcal._base import BaseCalibrator
 from mcal._constraints import Interval
 from mcal._features.field_inputs import feature_matrix, named_columns
 from mcal._features.field_slots import FieldSlots, check_columns_param
 from mcal._optional import import_optional
+from mcal._persistence.codec import check_state_array
 from mcal._validation import logit
 from mcal.field._per_field import FIELD_CONSTRAINTS
 from mcal.mcnet import balance_penalty

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from mcal._base import decode_value, encode_value
 from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm import booster_from_text
+from mcal._persistence.codec import decode_value, encode_value
 
 
 def model_state(model: Any) -> dict[str, Any]:

@@ -9,8 +9,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.model_selection import StratifiedKFold
 
-from mcal._base import BaseCalibrator, check_state_array
+from mcal._base import BaseCalibrator
 from mcal._constraints import Interval
+from mcal._persistence.codec import check_state_array
 from mcal._validation import check_y_prob, output_dtype
 from mcal.venn_abers._core import csd_points, merge_bounds, venn_abers_bounds, venn_abers_fits
 
