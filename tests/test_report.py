@@ -434,7 +434,7 @@ def test_cli_report_writes_the_report_and_prints_its_path(csv, tmp_path, data, c
     assert capsys.readouterr().out.strip() == f"wrote {out}"
     page = _Page(out.read_text())
     assert page.sections == ["header", "verdict", "metrics", "reliability", "cumulative", "multicalibration",
-                             "features", "fields", "notes"]  # fmt: skip
+                             "features", "values", "fields", "notes"]  # fmt: skip
     y, probs, field, w, X = data
     expected = calibration_summary(y, probs, sample_weight=w, field=field)
     np.testing.assert_allclose(page.metrics["log_loss"], expected["log_loss"], rtol=1e-12)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcal.cli._common import CLIError, split_names
+from mcal.cli._common import CLIError
+from mcal.cli._per_value import segment_columns
 
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import pandas as pd
@@ -131,7 +132,7 @@ def evaluate(args, segments_of: Any) -> tuple[pd.DataFrame, int, float | None, d
             table = regression_summary(y, scores, sample_weight=w)
         else:
             table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
-        names = split_names(args.segments, "--segments")
+        names = segment_columns(args)[0]
         for name in names:
             _column(frame, name, "--segments")
         segments = segments_of(frame[names].compute(), args) if names else segments_of(None, args)
@@ -158,7 +159,7 @@ def monitor(args, segments_of: Any, window_of: Any) -> Any:
         p = _column(frame, args.score_col, "--score-col")
         times = _column(frame, args.time_col, "--time-col")
         w = None if args.weight_col is None else _column(frame, args.weight_col, "--weight-col")
-        names = split_names(args.segments, "--segments")
+        names = segment_columns(args)[0]
         for name in names:
             _column(frame, name, "--segments")
         segments = segments_of(frame[names].compute(), args) if names else segments_of(None, args)

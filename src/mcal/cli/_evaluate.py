@@ -28,6 +28,13 @@ from mcal.cli._common import (
     split_names,
 )
 from mcal.cli._layout import findings_text, metrics_text, terminal_width, with_interval, wrap
+from mcal.cli._per_value import (
+    SEGMENTS_SYNTAX,
+    add_segment_values_argument,
+    per_value_tables,
+    print_per_value,
+    segment_columns,
+)
 
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import pandas as pd
@@ -49,8 +56,9 @@ def _configure(parser) -> None:
     parser.add_argument(
         "--segments", metavar="A,B", help="feature columns to generate segments from: adds the multicalibration "
         "error (MCE) of each score column and its ten worst segments; dates and durations are categories, as "
-        "they are as text in a CSV file",
+        "they are as text in a CSV file" + SEGMENTS_SYNTAX + " (not with --scheduler or --dask-workers)",
     )  # fmt: skip
+    add_segment_values_argument(parser)
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     add_categorical_argument(parser)
     add_all_segments_argument(parser)
@@ -119,7 +127,7 @@ def segment_features(df, args) -> pd.DataFrame | None:
 
     from mcal._features.table import temporal_kind
 
-    names = split_names(args.segments, "--segments")
+    names = segment_columns(args)[0]
     declared = split_names(args.categorical, "--categorical")
     if not names:
         for option, value in (("--max-depth", args.max_depth), ("--categorical", args.categorical)):
@@ -149,6 +157,7 @@ def _segments(df, args):
     # declared columns on top of those categorical from their dtype (a list alone would make the rest numerical)
     categorical = [name for name in names if name in declared or column_kind(X[name]) == CATEGORICAL]
     return generate_segments(X, max_depth=3 if args.max_depth is None else args.max_depth,
+                             max_values_per_feature=segment_columns(args)[1],
                              categorical_features=categorical if declared else "from_dtype")  # fmt: skip
 
 
@@ -175,6 +184,7 @@ def _run(args) -> int:
                            "--dask-workers")  # fmt: skip
     check_regression_options(args)
     selection = None  # the comparison of --compare-methods
+    per_value: dict[str, Any] = {}
     if _dask.requested(args):
         built: list[
             Any
@@ -199,6 +209,8 @@ def _run(args) -> int:
             table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
         results = {} if segments is None else {name: mce(y, p, segments=segments, sample_weight=w, outcome=args.outcome)
                                                for name, p in scores.items()}  # fmt: skip
+        if segments is not None:
+            per_value = per_value_tables(y, scores, segment_features(df, args), w, args)
         n_rows, total = len(df), None if w is None else float(w.sum())
         selection = _auto.compare(df, y, w, segment_features(df, args), args) if args.compare_methods else None
         if args.plot:
@@ -228,6 +240,11 @@ def _run(args) -> int:
             out["worst_segments"] = {"p_adjustment": "holm", "max_overlap": max_overlap, "rows": _records(worst)}
         if selection is not None:
             out["method_comparison"] = selection.to_dict()
+        if per_value:
+            first = next(iter(per_value.values()))
+            out["per_value"] = {"min_samples_per_value": first.min_samples_per_value, "p_adjustment": "holm",
+                                "n_left_out": {k: int(v) for k, v in first.n_left_out.items()},
+                                "rows": {name: _records(t.table) for name, t in per_value.items()}}  # fmt: skip
         print(json.dumps(out, indent=2, allow_nan=False))
     else:
         print(f"{n_rows} rows{'' if total is None else f', total weight {total:.6g}'}, label {args.label_col!r}")
@@ -246,6 +263,8 @@ def _run(args) -> int:
             _print_segments(results, worst, tables, args.segments, max_overlap, width)
         if selection is not None:
             _auto.print_comparison(selection, n_rows)
+        if per_value:
+            print_per_value(per_value)
     return gates.report(args.fail_if, ((f"score column {name!r}", row) for name, row in table.iterrows()))
 
 

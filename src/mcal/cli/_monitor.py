@@ -17,6 +17,7 @@ from mcal.cli._common import (
     read_data,
 )
 from mcal.cli._evaluate import _segments, add_categorical_argument, segment_features
+from mcal.cli._per_value import SEGMENTS_SYNTAX, add_segment_values_argument, per_value_tables, print_per_value
 
 #: Columns of the per-window table printed on stdout.
 #: The e-value shows as its log10, which stays readable (and finite) however strong the evidence.
@@ -36,8 +37,10 @@ def _configure(parser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--segments", metavar="A,B", help="feature columns to generate segments from: adds the multicalibration "
-        "error (MCE) of each window, on segments generated once from all rows",
+        "error (MCE) of each window, on segments generated once from all rows" + SEGMENTS_SYNTAX + ", in the "
+        "latest window (not with --scheduler or --dask-workers)",
     )  # fmt: skip
+    add_segment_values_argument(parser)
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     add_categorical_argument(parser)
     parser.add_argument("--alpha", type=float, default=0.05, metavar="A",
@@ -69,7 +72,7 @@ def _window_length(args, numeric: bool):
 def _run(args) -> int:
     import pandas as pd
 
-    from mcal.monitor import monitor, monitor_report, parse_times
+    from mcal.monitor import monitor, monitor_report, parse_times, window_starts
 
     check_count(args.max_depth, "--max-depth", 0)
     if args.n_resamples < 0 or args.n_resamples == 1:
@@ -78,6 +81,7 @@ def _run(args) -> int:
         raise CLIError(f"--alpha must be a number in (0, 1); got {args.alpha}")
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
     _gates.MONITOR.check_options(args.fail_if, args)
+    per_value = None
     if _dask.requested(args):
         result = _dask.monitor(args, _segments, _window_length)
     else:
@@ -87,15 +91,23 @@ def _run(args) -> int:
         assert p is not None  # monitor reads a score column
         times = parse_times(column(df, args.time_col, "--time-col"), name=f"--time-col {args.time_col!r}")
         window = _window_length(args, pd.api.types.is_numeric_dtype(times.dtype))
-        result = monitor(y, p, times, window=window, X=segment_features(df, args), segments=_segments(df, args),
+        X = segment_features(df, args)
+        result = monitor(y, p, times, window=window, X=X, segments=_segments(df, args),
                          sample_weight=w, alpha=args.alpha, n_resamples=args.n_resamples)  # fmt: skip
+        if X is not None:
+            latest = window_starts(times, window)
+            latest = latest == latest.max()
+            per_value = per_value_tables(y[latest], {args.score_col: p[latest]}, X[latest],
+                                         None if w is None else w[latest], args)  # fmt: skip
     if args.output:
         description = f"{args.data}, score column {args.score_col!r}, label column {args.label_col!r}"
         written = monitor_report(result, args.output, title=args.title, description=description)
     if args.json:
-        _print_json(result)
+        _print_json(result, per_value)
     else:
         _print_table(result, args)
+        if per_value is not None:
+            print_per_value(per_value, "in the latest window, ")
         if args.output:
             print(f"wrote {written}")
     records = result.table.to_dict("records")
@@ -115,9 +127,10 @@ def _print_table(result, args) -> None:
         print(f"drift alarm: not fired (level {result.alpha:g})")
 
 
-def _print_json(result) -> None:
+def _print_json(result, per_value) -> None:
     """The result as JSON: window starts as ISO text, non-finite numbers (an undefined metric, an e-value beyond
-    the float range) as null; ``alarm`` says whether the alarm had fired by each window."""
+    the float range) as null; ``alarm`` says whether the alarm had fired by each window; with ``--segments``,
+    ``per_value`` holds the per-value table of the latest window."""
     table = result.table.assign(window_start=result.table["window_start"].map(_json_time))
     records = [{k: _json_value(v) for k, v in row.items()} for row in table.to_dict("records")]
     out = {
@@ -125,6 +138,13 @@ def _print_json(result) -> None:
         "alarm": result.alarm, "alarm_window": None if result.alarm_window is None else _json_time(result.alarm_window),
         "windows": records,
     }  # fmt: skip
+    if per_value is not None:
+        table = next(iter(per_value.values()))
+        out["per_value"] = {"window_start": records[-1]["window_start"],
+                            "min_samples_per_value": table.min_samples_per_value,
+                            "n_left_out": {k: int(v) for k, v in table.n_left_out.items()},
+                            "rows": [{k: _json_value(v) for k, v in row.items()}
+                                     for row in table.table.to_dict("records")]}  # fmt: skip
     print(json.dumps(out, indent=2, allow_nan=False))
 
 

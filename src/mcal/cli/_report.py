@@ -25,11 +25,17 @@ def _configure(parser) -> None:
         add_outcome_argument,
         add_strategy_argument,
     )
+    from mcal.cli._per_value import SEGMENTS_SYNTAX, add_segment_values_argument
 
     add_data_arguments(parser, score_required=True, multiple_scores=True, classes=True)
     parser.add_argument(
-        "--segments", metavar="A,B,C", help="feature columns to generate segments from: adds MCE and the worst segments"
+        "--segments",
+        metavar="A,B,C",
+        help="feature columns to generate segments from: adds MCE and the worst segments"
+        + SEGMENTS_SYNTAX
+        + " (binary labels)",
     )
+    add_segment_values_argument(parser)
     parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
     add_categorical_argument(parser)
     add_all_segments_argument(parser)
@@ -47,8 +53,9 @@ def _configure(parser) -> None:
 
 
 def _run(args) -> int:
-    from mcal.cli._evaluate import _N_RESAMPLES, check_ci, check_regression_options
+    from mcal.cli._evaluate import _N_RESAMPLES, check_ci, check_regression_options, segment_features
     from mcal.cli._evaluate import _segments as segments_from_columns
+    from mcal.cli._per_value import per_value_tables
     from mcal.report import make_report
 
     check_count(args.n_bins, "--n-bins", 1)
@@ -73,9 +80,10 @@ def _run(args) -> int:
     segments = segments_from_columns(df, args)  # as `mcal evaluate --segments` generates them
     comparison = None
     if args.compare_methods:
-        from mcal.cli._evaluate import segment_features
-
         comparison = _auto.compare(df, y, w, segment_features(df, args), args)
+    per_value = None
+    if segments is not None and args.outcome != "regression":
+        per_value = per_value_tables(y, scores, segment_features(df, args), w, args)
     description = f"{args.data}, label column {args.label_col!r}" + (
         f", weight column {args.weight_col!r}" if w is not None else ""
     )
@@ -94,6 +102,7 @@ def _run(args) -> int:
         n_resamples=0 if args.ci is None else args.n_resamples or _N_RESAMPLES,
         outcome=args.outcome,
         method_comparison=comparison,
+        per_value=per_value,
         **({} if args.outcome == "regression" else {"strategy": args.strategy,
                                                     "max_overlap": None if args.all_segments else 0.8}),
     )  # fmt: skip

@@ -33,6 +33,7 @@ from mcal.metrics._multiclass import (
     top_label_ece,
     top_label_mce,
 )
+from mcal.metrics._per_value import PerValueTable, per_value_table
 from mcal.metrics._regression import mae, mse
 from mcal.metrics._smooth import max_group_smece, smece
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
@@ -44,6 +45,7 @@ __all__ = [
     "CumulativeCurve",
     "FieldPcoc",
     "MCEResult",
+    "PerValueTable",
     "ReliabilityCurve",
     "ReliabilityIntervals",
     "bootstrap",
@@ -71,6 +73,7 @@ __all__ = [
     "multiclass_log_loss",
     "multiclass_summary",
     "pcoc",
+    "per_value_table",
     "pr_auc",
     "regression_summary",
     "reliability_curve",

@@ -34,6 +34,7 @@ from mcal.metrics.helpers import check_categorical_use, encode_field, resolve_se
 from mcal.report._checks import _check_inputs, _check_path
 from mcal.report._comparison import comparison_section
 from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
+from mcal.report._per_value import check_per_value, per_value_section
 from mcal.report._segments import _feature_section, _segments_section
 from mcal.report._verdict import column_verdict, verdict_section
 
@@ -62,6 +63,7 @@ def make_report(
     strategy: str = "uniform",
     max_overlap: float | None = 0.8,
     method_comparison: Any = None,
+    per_value: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write a self-contained HTML report comparing the calibration of several score columns.
 
@@ -129,6 +131,9 @@ def make_report(
         A comparison of calibration methods from :func:`mcal.select_calibrator` (``mcal report
         --compare-methods``), shown as a section after the core metrics: held-out log loss with paired standard
         errors, the MCE, and the chosen method. Binary labels only.
+    per_value : mapping of str to PerValueTable, default=None
+        :func:`mcal.metrics.per_value_table` of each score column (the keys of ``y_probs``): adds the section
+        "Calibration per value", every value of each feature with enough rows. Binary labels only.
 
     Returns
     -------
@@ -181,9 +186,13 @@ def make_report(
             raise TypeError(f"{name} must be a string or None; got {type(value).__name__}")
     check_choice("outcome", outcome, OUTCOMES)
     check_choice("strategy", strategy, ("uniform", "quantile"))
+    if per_value is not None:
+        check_per_value(per_value, [str(name) for name in y_probs] if isinstance(y_probs, Mapping) else [])
     if outcome == "regression":
         if method_comparison is not None:
             raise ValueError("method_comparison applies to binary labels; got one with outcome='regression'")
+        if per_value is not None:
+            raise ValueError("per_value applies to binary labels; got tables with outcome='regression'")
         if strategy != "uniform" or max_overlap != 0.8:
             raise ValueError("strategy and max_overlap apply to binary labels; leave them at their defaults with "
                              f"outcome='regression'; got strategy={strategy!r}, max_overlap={max_overlap!r}")  # fmt: skip
@@ -239,6 +248,8 @@ def make_report(
             sections.append(_segments_section(Figure, y, probs, w, weighted, segs, results, worst, max_overlap,
                                               confidence, ci))  # fmt: skip
             sections.append(_feature_section(probs, segs, results))
+    if per_value is not None:
+        sections.append(per_value_section(per_value))
     field_name = getattr(field, "name", None) if isinstance(field, pd.Series) else None
     if fields is not None:
         sections.append(_field_section(y, probs, w, fields, summary, "field" if field_name is None else field_name))

@@ -262,6 +262,7 @@ def _page(title: str, header: str, sections: list[str]) -> str:
             ("cumulative", "Cumulative"),
             ("multicalibration", "Segments"),
             ("features", "Features"),
+            ("values", "Values"),
             ("fields", "Fields"),
         )
         if f'<section id="{sid}"' in "".join(sections)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -26,11 +27,15 @@ def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) ->
     check_int(name, value, f"an integer >= {minimum}{none}", lambda v: v >= minimum)
 
 
+#: Levels of a feature that an int or mapping ``max_values_per_feature`` does not set.
+DEFAULT_MAX_VALUES = 3
+
+
 def generate_segments(
     X: Any,
     *,
     max_depth: int | None = 3,
-    max_values_per_feature: int = 3,
+    max_values_per_feature: int | Mapping[str, int] = DEFAULT_MAX_VALUES,
     min_samples_per_segment: int = 10,
     max_n_segments: int | None = 1000,
     categorical_features: Any = "from_dtype",
@@ -44,11 +49,12 @@ def generate_segments(
         The features to segment on (e.g. the protected features). Arrays get the names ``x0, x1, ...``.
     max_depth : int or None, default=3
         Largest number of conditions per segment; 0 gives the whole table only, None every feature.
-    max_values_per_feature : int, default=3
-        Levels per feature, at least 2. A categorical feature with more distinct values keeps its
-        ``max_values_per_feature - 1`` most frequent values and one "other" level; a numerical feature with more
-        distinct values is cut into ``max_values_per_feature`` quantile bins (fewer when quantiles coincide);
-        otherwise each distinct value is a level.
+    max_values_per_feature : int or mapping of str to int, default=3
+        Levels per feature, at least 2: one number for every feature, or a number per feature name (features not
+        named get 3). A categorical feature with more distinct values keeps its ``max_values_per_feature - 1``
+        most frequent values and one "other" level; a numerical feature with more distinct values is cut into
+        ``max_values_per_feature`` quantile bins (fewer when quantiles coincide); otherwise each distinct value
+        is a level.
     min_samples_per_segment : int, default=10
         Segments with fewer rows are dropped (the whole-table segment is always kept).
     max_n_segments : int or None, default=1000
@@ -76,8 +82,9 @@ def generate_segments(
     Raises
     ------
     ValueError
-        On invalid parameters, a numerical feature with non-numeric or infinite values, an empty ``X``, or two
-        columns whose names have the same text (descriptions and :meth:`Segments.apply` know features by name).
+        On invalid parameters (a ``max_values_per_feature`` mapping that names no feature of ``X`` included), a
+        numerical feature with non-numeric or infinite values, an empty ``X``, or two columns whose names have the
+        same text (descriptions and :meth:`Segments.apply` know features by name).
     TypeError
         If ``X`` is not array-like, a count parameter is not an integer, ``categorical_features`` is a single value
         or holds values that are not indices, bools or names, a numerical feature holds complex numbers,
@@ -120,15 +127,15 @@ def generate_segments(
     (['all', 'job=a', 'job=b', 'job=c'], [5, 2, 2, 1])
     """
     _check_int("max_depth", max_depth, 0, allow_none=True)
-    _check_int("max_values_per_feature", max_values_per_feature, 2)
     _check_int("min_samples_per_segment", min_samples_per_segment, 1)
     _check_int("max_n_segments", max_n_segments, 1, allow_none=True)
     names, columns, kinds = feature_table(X)
+    max_values = _max_values(max_values_per_feature, names)
     is_cat = resolve_categorical(categorical_features, X, kinds)
     n = columns[0].shape[0]
     features, codes = [], []
     for name, column, cat in zip(names, columns, is_cat, strict=False):
-        feature, code = fit_feature(name, column, cat, max_values_per_feature)
+        feature, code = fit_feature(name, column, cat, max_values[name])
         if np.count_nonzero(np.bincount(code, minlength=feature.n_levels)) < 2:
             warn(f"X column {name!r} has a single level (constant or all missing) and defines no segment")
             continue
@@ -139,6 +146,20 @@ def generate_segments(
         min_samples_per_segment, max_n_segments, np.random.default_rng(random_state),
     )  # fmt: skip
     return Segments([part[0]], n, capped=part[1])
+
+
+def _max_values(max_values_per_feature: Any, names: list[str]) -> dict[str, int]:
+    """The levels of each feature named in ``names``, from ``max_values_per_feature`` (one int, or a mapping of
+    feature names to ints; 3 for a feature it does not name)."""
+    if not isinstance(max_values_per_feature, Mapping):
+        _check_int("max_values_per_feature", max_values_per_feature, 2)
+        return dict.fromkeys(names, max_values_per_feature)
+    unknown = [key for key in max_values_per_feature if key not in names]
+    if unknown:
+        raise ValueError(f"max_values_per_feature must name features of X ({names[:10]}); got unknown {unknown[:5]}")
+    for key, value in max_values_per_feature.items():
+        _check_int(f"max_values_per_feature[{key!r}]", value, 2)
+    return {name: max_values_per_feature.get(name, DEFAULT_MAX_VALUES) for name in names}
 
 
 def _enumerate(
