@@ -326,6 +326,8 @@ def check_positive_int(name: str, value: object, *, minimum: int = 1) -> None:
 def check_choice(name: str, value: object, choices: tuple[str | None, ...]) -> None:
     """Raise ``TypeError`` unless ``value`` is a str (or None, where ``choices`` holds None), ``ValueError``
     unless it is one of ``choices``; the message lists them ("'a', 'b' or None")."""
+    if (isinstance(value, str) or value is None) and value in choices:
+        return
     shown = [repr(c) for c in choices]
     rule = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
     if not (isinstance(value, str) or (value is None and None in choices)):
@@ -431,7 +433,8 @@ def check_metric_inputs(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Validate the ``(y_true, y_prob, sample_weight)`` triple of a metric.
 
-    ``outcome="regression"`` takes any finite real outcomes and predictions (:func:`check_y_real`).
+    ``outcome="regression"`` takes any finite real outcomes and predictions (:func:`check_y_real`); the public
+    functions check ``outcome`` itself (``validate_params``).
 
     Returns
     -------
@@ -440,12 +443,9 @@ def check_metric_inputs(
     Raises
     ------
     ValueError
-        As :func:`check_y_true`, :func:`check_y_prob`, :func:`check_sample_weight`, or on mismatched lengths, or
-        an unknown ``outcome``; an error about labels that look swapped with the scores adds :data:`METRIC_SWAP`.
-    TypeError
-        If ``outcome`` is not a str.
+        As :func:`check_y_true`, :func:`check_y_prob`, :func:`check_sample_weight`, or on mismatched lengths; an
+        error about labels that look swapped with the scores adds :data:`METRIC_SWAP`.
     """
-    check_choice("outcome", outcome, OUTCOMES)
     regression = outcome == "regression"
     with swap_hint(y_true, y_prob, METRIC_SWAP):
         y = check_y_real(y_true, "y_true") if regression else check_y_true(y_true)

@@ -8,9 +8,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._binning import quantile_bin_ids, uniform_bin_ids, uniform_edges, weighted_quantiles
-from mcal._validation import check_choice, check_metric_inputs, check_positive_int
-
-_STRATEGIES = ("uniform", "quantile")
+from mcal._constraints import BINS, N_BINS, OUTCOME, STRATEGY, check_param, validate_params
+from mcal._validation import check_metric_inputs
 
 
 @dataclass(frozen=True)
@@ -55,8 +54,8 @@ class ReliabilityCurve:
 def check_bins(n_bins: int, strategy: str) -> None:
     """Raise ``TypeError`` unless ``n_bins`` is an integer and ``strategy`` a str, ``ValueError`` unless ``n_bins``
     is positive and ``strategy`` one of 'uniform' and 'quantile'."""
-    check_positive_int("n_bins", n_bins)
-    check_choice("strategy", strategy, _STRATEGIES)
+    check_param("n_bins", n_bins, N_BINS)
+    check_param("strategy", strategy, STRATEGY)
 
 
 def bin_edges(p: NDArray[np.float64], w: NDArray[np.float64], n_bins: int, strategy: str) -> NDArray[np.float64]:
@@ -80,6 +79,7 @@ def occupied_bins(ids: NDArray[np.float64], n_bins: int) -> tuple[NDArray[np.int
     return codes.astype(np.intp), occupied.size
 
 
+@validate_params({**BINS, "outcome": OUTCOME})
 def reliability_curve(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -113,14 +113,6 @@ def reliability_curve(
     curve : ReliabilityCurve
         Arrays of length ``n_bins``; empty bins have NaN means and ``curve.empty`` marks them.
 
-    Raises
-    ------
-    ValueError
-        On invalid input or parameters.
-    TypeError
-        If ``n_bins`` is not an integer or ``strategy`` not a str, or ``y_true``, ``y_prob`` or ``sample_weight`` is
-        not array-like (None, a string, or a scalar weight), or holds complex numbers.
-
     References
     ----------
     .. [1] M. H. DeGroot and S. E. Fienberg, "The comparison and evaluation of forecasters", The Statistician
@@ -132,7 +124,6 @@ def reliability_curve(
     >>> c.fraction_positive.tolist(), c.count.tolist()
     ([0.0, 1.0], [1, 2])
     """
-    check_bins(n_bins, strategy)
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight, outcome)
     low, width = (p.min(), p.max() - p.min()) if outcome == "regression" and strategy == "uniform" else (0.0, 1.0)
     unit = (p - low) / width if width > 0 else np.zeros_like(p)  # scores on [0, 1] for the uniform bins
@@ -148,6 +139,7 @@ def reliability_curve(
     return ReliabilityCurve(edges, mean_p, frac, weight, count)
 
 
+@validate_params(BINS)
 def ece(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -176,14 +168,6 @@ def ece(
     ece : float
         In probability units, in [0, 1].
 
-    Raises
-    ------
-    ValueError
-        On invalid input or parameters.
-    TypeError
-        If ``n_bins`` is not an integer or ``strategy`` not a str, or ``y_true``, ``y_prob`` or ``sample_weight`` is
-        not array-like (None, a string, or a scalar weight), or holds complex numbers.
-
     Notes
     -----
     .. math:: \\mathrm{ECE} = \\sum_b \\frac{W_b}{W} |\\bar y_b - \\bar p_b|
@@ -203,7 +187,6 @@ def ece(
     >>> round(ece([0, 1, 1, 0], [0.2, 0.6, 0.8, 0.4], n_bins=2), 6)
     0.3
     """
-    check_bins(n_bins, strategy)
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
     codes, n_codes = occupied_bins(bin_ids(p, w, n_bins, strategy), n_bins)
     gaps = np.bincount(codes, weights=w * (y - p), minlength=n_codes)

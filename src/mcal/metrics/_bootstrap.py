@@ -10,8 +10,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._validation import check_choice, check_metric_inputs, check_positive_int, check_real
+from mcal._constraints import N_RESAMPLES, OPEN_UNIT, Instance, StrOptions, validate_params
+from mcal._validation import check_choice, check_metric_inputs
 from mcal.metrics._resampled import SortedRows, resampled_metric
+
+#: The kinds of bootstrap interval.
+_METHODS = ("percentile", "basic", "bca")
 
 #: Resampled rows held in memory at once (scipy's ``batch``): about 32 MB of indices, and of counts.
 _MAX_BATCH_VALUES = 4_000_000
@@ -46,6 +50,12 @@ class BootstrapResult:
     method: str
 
 
+@validate_params({
+    "metric": Instance(Callable, rule="callable, e.g. mcal.metrics.log_loss"),  # type: ignore[arg-type]
+    "n_resamples": N_RESAMPLES,
+    "confidence_level": OPEN_UNIT,
+    "method": StrOptions(*_METHODS),
+})  # fmt: skip
 def bootstrap(
     metric: Callable[..., float],
     y_true: ArrayLike,
@@ -98,13 +108,10 @@ def bootstrap(
     Raises
     ------
     ValueError
-        On invalid labels, scores or weights, mismatched lengths (``row_args`` included), ``n_resamples`` below
-        2, a ``confidence_level`` outside (0, 1), an unknown ``method``, or when the metric raises
-        ``ValueError`` on the full data or on a resample (e.g. a resample with a single class for ROC-AUC; the
-        message counts them).
+        If the metric raises ``ValueError`` on the full data or on a resample (e.g. a resample with a single class for
+        ROC-AUC; the message counts them), or an array of ``row_args`` has another length.
     TypeError
-        If ``metric`` is not callable, ``row_args`` is not a mapping with string keys, or a number has the wrong
-        type.
+        If ``row_args`` is not a mapping with string keys.
 
     Notes
     -----
@@ -148,9 +155,6 @@ def bootstrap(
     >>> bool(res.low < res.estimate < res.high), round(res.estimate, 3)
     (True, 0.163)
     """
-
-    if not callable(metric):
-        raise TypeError(f"metric must be callable, e.g. mcal.metrics.log_loss; got {type(metric).__name__}")
     keys = list(row_args) if isinstance(row_args, Mapping) else []  # others are refused by bootstrap_metrics
     return bootstrap_metrics({"metric": (metric, keys)}, y_true, y_prob, sample_weight=sample_weight,
                              row_args=row_args, n_resamples=n_resamples, confidence_level=confidence_level, method=method,
@@ -180,8 +184,6 @@ def bootstrap_metrics(
 
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
     args = _check_row_args(row_args, y.shape[0])
-    check_positive_int("n_resamples", n_resamples, minimum=2)
-    check_real("confidence_level", confidence_level, "a number in (0, 1)", lambda v: 0 < v < 1)
     methods = _check_methods(method, metrics)
     keep = w > 0
     y, p, w, args = y[keep], p[keep], w[keep], {k: v[keep] for k, v in args.items()}
@@ -223,7 +225,7 @@ def _check_methods(method: Any, metrics: Mapping[str, Any]) -> dict[str, str]:
     if set(methods) != set(metrics):
         raise ValueError(f"method must name the method of each metric {sorted(metrics)}; got {sorted(methods)}")
     for value in methods.values():
-        check_choice("method", value, ("percentile", "basic", "bca"))
+        check_choice("method", value, _METHODS)
     if "bca" in methods.values() and set(methods.values()) != {"bca"}:
         raise ValueError(f"method 'bca' must be the method of every metric or of none; got {methods}")
     return methods

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mcal._constraints import OUTCOME, validate_params
 from mcal._validation import check_metric_inputs
 from mcal.metrics._regression import regression_sigma
 
@@ -77,6 +78,7 @@ def sigma_scale(stat: float, sigma: float) -> float:
     return float("inf") if stat > 0 else 0.0
 
 
+@validate_params({"outcome": OUTCOME})
 def ecce(
     y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
 ) -> float:
@@ -98,14 +100,6 @@ def ecce(
     ecce : float
         In probability units (the outcome's units for regression): ``max_k C_k - min_k C_k`` with ``C_0 = 0``.
 
-    Raises
-    ------
-    ValueError
-        On invalid input.
-    TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
-
     Notes
     -----
     Sort by score; :math:`C_k = \\frac{1}{W}\\sum_{j \\le k} w_j (y_j - p_j)`; ECCE :math:`= \\max_k C_k - \\min_k C_k`
@@ -126,6 +120,7 @@ def ecce(
     return _ecce(y, p, w)
 
 
+@validate_params({"outcome": OUTCOME})
 def ecce_std(
     y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
 ) -> float:
@@ -147,14 +142,6 @@ def ecce_std(
     sigma : float
         :math:`\\sigma = \\sqrt{\\sum_j w_j^2 p_j (1 - p_j)} / W`, in probability units; for regression the
         successive-differences estimate of Guy et al. (2025, eq. 6), in the outcome's units (see Notes).
-
-    Raises
-    ------
-    ValueError
-        On invalid input.
-    TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
 
     See Also
     --------
@@ -185,6 +172,7 @@ def ecce_std(
     return outcome_sigma(y, p, w, outcome)
 
 
+@validate_params({"outcome": OUTCOME})
 def ecce_sigma(
     y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
 ) -> float:
@@ -207,14 +195,6 @@ def ecce_sigma(
         :func:`ecce` / :func:`ecce_std`, unitless; where sigma is 0 (every score 0 or 1), 0.0 if ECCE is 0 and
         ``inf`` otherwise. The ``ecce_sigma`` of :func:`mce`'s per-segment table, and ``mcgrad.metrics.ecce_sigma``
         of the reference package, are the same quantity.
-
-    Raises
-    ------
-    ValueError
-        On invalid input.
-    TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
 
     Warns
     -----
@@ -266,6 +246,7 @@ def ecce_in_sigmas(
     return sigma_scale(_ecce(y, p, w), outcome_sigma(y, p, w, outcome))
 
 
+@validate_params({"outcome": OUTCOME})
 def ecce_pvalue(
     y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None, outcome: str = "classification"
 ) -> float:
@@ -287,14 +268,6 @@ def ecce_pvalue(
     pvalue : float
         ``P(R > ECCE / sigma)`` for the range R of standard Brownian motion on [0, 1]; 1.0 when sigma is 0
         and ECCE is 0; values below 1e-15 are reported as 0.0.
-
-    Raises
-    ------
-    ValueError
-        On invalid input.
-    TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
 
     Notes
     -----

@@ -7,13 +7,15 @@
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri
 
-from mcal._validation import check_metric_inputs, check_positive_int, check_real
+from mcal._constraints import BINS, OPEN_UNIT, OUTCOME, Interval, validate_params
+from mcal._validation import check_metric_inputs
 from mcal.metrics._binned import ReliabilityCurve, bin_ids, reliability_curve
 from mcal.metrics._cumulative import cumulative_differences, outcome_sigma
 
@@ -60,9 +62,10 @@ class ReliabilityIntervals:
 def check_open_unit(value: float, name: str) -> None:
     """Raise ``TypeError`` unless ``value`` is a real number (numpy's included), ``ValueError`` unless it is strictly
     between 0 and 1 (a level or a probability)."""
-    check_real(name, value, "a number in (0, 1)", lambda v: 0.0 < v < 1.0)
+    OPEN_UNIT.check(name, value)
 
 
+@validate_params({"confidence": OPEN_UNIT})
 def wilson_interval(
     fraction: ArrayLike, n: ArrayLike, confidence: float = 0.95
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -85,10 +88,7 @@ def wilson_interval(
     Raises
     ------
     ValueError
-        If ``confidence`` is not strictly between 0 and 1, a ``fraction`` lies outside [0, 1] or an ``n`` is
-        negative.
-    TypeError
-        If ``confidence`` is not a real number.
+        If a ``fraction`` lies outside [0, 1] or an ``n`` is negative.
 
     Notes
     -----
@@ -108,7 +108,6 @@ def wilson_interval(
     >>> round(float(lo), 4), round(float(hi), 4)
     (0.4902, 0.9433)
     """
-    check_open_unit(confidence, "confidence")
     p = np.asarray(fraction, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     if np.any((p < 0.0) | (p > 1.0)):
@@ -126,6 +125,7 @@ def wilson_interval(
     return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
+@validate_params({**BINS, "confidence": OPEN_UNIT})
 def reliability_intervals(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -158,14 +158,6 @@ def reliability_intervals(
     intervals : ReliabilityIntervals
         The curve and, per bin, the interval bounds and the effective size; NaN for empty bins.
 
-    Raises
-    ------
-    ValueError
-        On invalid input or parameters.
-    TypeError
-        If ``n_bins`` is not an integer or ``strategy`` not a str, or ``y_true``, ``y_prob`` or ``sample_weight`` is
-        not array-like (None, a string, or a scalar weight), or holds complex numbers.
-
     Notes
     -----
     On calibrated data the mean score of a bin lies inside its interval with probability close to ``confidence``
@@ -185,7 +177,6 @@ def reliability_intervals(
     >>> bool(iv.lower[1] < 0.75 < iv.upper[1])
     True
     """
-    check_open_unit(confidence, "confidence")
     curve = reliability_curve(y_true, y_prob, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy)
     if sample_weight is None:
         n_eff = curve.count.astype(np.float64)
@@ -238,6 +229,7 @@ def _thin_keeping_extremes(walk: NDArray[np.float64], max_points: int) -> NDArra
     return np.unique(np.minimum(picks, m - 1))
 
 
+@validate_params({"max_points": Interval(numbers.Integral, 4, None), "outcome": OUTCOME})
 def cumulative_curve(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -267,14 +259,6 @@ def cumulative_curve(
     -------
     curve : CumulativeCurve
 
-    Raises
-    ------
-    ValueError
-        On invalid input, or ``max_points`` below 4.
-    TypeError
-        If ``max_points`` is not an integer, or ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like
-        (None, a string, or a scalar weight), or holds complex numbers.
-
     Notes
     -----
     Tied scores form one block and the walk is read at block ends, as :func:`ecce` does. A calibrated model gives
@@ -293,7 +277,6 @@ def cumulative_curve(
     >>> c.fraction.tolist(), np.round(c.difference, 3).tolist()
     ([0.0, 0.25, 0.5, 0.75, 1.0], [0.0, -0.025, 0.15, 0.0, 0.025])
     """
-    check_positive_int("max_points", max_points, minimum=4)
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight, outcome)
     walk = cumulative_differences(y, p, w)
     distinct, inverse = np.unique(p, return_inverse=True)

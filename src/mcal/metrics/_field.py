@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._validation import as_1d, check_consistent, check_metric_inputs, check_real, warn
+from mcal._constraints import NON_NEGATIVE, validate_params
+from mcal._validation import as_1d, check_consistent, check_metric_inputs, warn
 
 
 def pcoc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
@@ -31,10 +32,7 @@ def pcoc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | Non
     Raises
     ------
     ValueError
-        On invalid input, or when there is no positive label (PCOC is undefined).
-    TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
+        If no row has a positive label (PCOC is undefined).
 
     References
     ----------
@@ -73,6 +71,7 @@ def encode_field(field: ArrayLike, n_samples: int, name: str = "field") -> tuple
     return codes.astype(np.intp), uniques
 
 
+@validate_params({"epsilon": NON_NEGATIVE})
 def f_rce(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -105,11 +104,7 @@ def f_rce(
     Raises
     ------
     ValueError
-        On invalid input, a ``field`` of another length, a negative or non-finite
-        ``epsilon``, or ``epsilon=0`` with a field (of positive weight) that has no positive label.
-    TypeError
-        If ``epsilon`` is not a real number, or ``y_true``, ``y_prob``, ``field`` or ``sample_weight`` is not
-        array-like (None, a string, or a scalar weight), or holds complex numbers.
+        If ``epsilon=0`` and a field (of positive weight) has no positive label.
 
     Notes
     -----
@@ -131,7 +126,6 @@ def f_rce(
     0.3
     """
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
-    check_real("epsilon", epsilon, "a non-negative finite number", lambda v: v >= 0)
     codes, uniques = encode_field(field, y.shape[0])
     k = len(uniques)
     n_c = np.bincount(codes, weights=w, minlength=k)
@@ -191,11 +185,7 @@ def field_pcoc(
     Raises
     ------
     ValueError
-        On invalid input, a ``field`` of another length, or when there is no positive
-        label at all.
-    TypeError
-        If ``y_true``, ``y_prob``, ``field`` or ``sample_weight`` is not array-like (None, a string, or a
-        scalar weight), or holds complex numbers.
+        If no row has a positive label.
 
     Notes
     -----

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._validation import check_positive_int, check_real, check_sample_weight
+from mcal._constraints import Instance, Interval, validate_params
+from mcal._validation import check_sample_weight
 from mcal.metrics._multicalibration import MCEResult
 from mcal.segments import Segments
 
@@ -19,6 +21,11 @@ _SCAN_FACTOR = 20
 _PER_SCORE = ["mean_prediction", "mean_outcome", "direction", "ecce", "ecce_sigma", "pvalue", "pvalue_adjusted"]
 
 
+@validate_params({
+    "segments": Instance(Segments),
+    "n_worst": Interval(numbers.Integral, 1, None),
+    "max_overlap": [None, Interval(numbers.Real, 0, 1, closed="right", rule="in (0, 1] or None")],
+})  # fmt: skip
 def worst_segments(
     results: Mapping[str, MCEResult],
     segments: Segments,
@@ -62,10 +69,9 @@ def worst_segments(
     Raises
     ------
     ValueError
-        If ``results`` is empty, the results' tables do not match ``segments``, or ``n_worst``, ``max_overlap``
-        or ``sample_weight`` is invalid.
+        If ``results`` is empty or its tables do not match ``segments``.
     TypeError
-        If ``results`` is not a mapping of MCEResult or ``segments`` is not a Segments.
+        If ``results`` is not a mapping of names to MCEResult.
 
     Notes
     -----
@@ -84,7 +90,7 @@ def worst_segments(
     >>> table[["description", "direction", "n_similar"]].values.tolist()
     [['a', 'over', 1], ['b', 'under', 0]]
     """
-    _check(results, segments, n_worst, max_overlap)
+    _check(results, segments)
     w = check_sample_weight(sample_weight, segments.n_samples)
     tables = {name: r.table.set_index("segment") for name, r in results.items()}
     listed: list[tuple[int, str, int]] = []
@@ -101,20 +107,15 @@ def worst_segments(
     return pd.DataFrame(rows, columns=columns)
 
 
-def _check(results: object, segments: object, n_worst: int, max_overlap: float | None) -> None:
+def _check(results: object, segments: Segments) -> None:
     if not isinstance(results, Mapping) or not all(isinstance(r, MCEResult) for r in results.values()):
         raise TypeError(f"results must be a mapping of names to MCEResult; got {type(results).__name__}")
     if not results:
         raise ValueError("results must hold at least one score column; got none")
-    if not isinstance(segments, Segments):
-        raise TypeError(f"segments must be a mcal.segments.Segments; got {type(segments).__name__}")
     for name, r in results.items():
         if r.n_segments != segments.n_segments:
             raise ValueError(f"results[{name!r}] must be computed on segments ({segments.n_segments} segments); "
                              f"got {r.n_segments}")  # fmt: skip
-    check_positive_int("n_worst", n_worst)
-    if max_overlap is not None:
-        check_real("max_overlap", max_overlap, "in (0, 1] or None", lambda v: 0.0 < v <= 1.0)
 
 
 def _distinct(

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from mcal._constraints import OUTCOME, validate_params
 from mcal._validation import check_metric_inputs
 from mcal.metrics._cumulative import brownian_range_sf, outcome_sigma
 from mcal.metrics._regression import successive_difference_sigmas
@@ -353,6 +354,7 @@ def _resolve_segments(X: Any, segments: Any, n_samples: int, categorical_feature
     return resolved
 
 
+@validate_params({"outcome": OUTCOME})
 def mce(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -400,14 +402,10 @@ def mce(
     Raises
     ------
     ValueError
-        On invalid labels, scores or weights, if both ``X`` and ``segments`` are given, if ``categorical_features``
-        is given with ``segments`` or without ``X`` or is invalid for ``X`` (a name or index it lacks), if the
-        segments cover a different number of rows, or if no segment has positive weight.
+        If both ``X`` and ``segments`` are given, ``categorical_features`` is given with ``segments`` or without ``X``,
+        the segments cover another number of rows, or no segment has positive weight.
     TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar weight) or
-        holds complex numbers, ``categorical_features`` is a single value, ``segments`` is neither a Segments nor
-        an array (a string, a dict or a single value), or a column of ``X`` holds complex numbers or datetimes
-        (convert those to numbers).
+        If ``segments`` is neither a Segments nor an array of masks.
 
     Notes
     -----
@@ -537,7 +535,7 @@ def mce_sigma(y_true: ArrayLike, y_prob: ArrayLike, *, segments: Any, sample_wei
     Raises
     ------
     ValueError, TypeError
-        As :func:`mce`.
+        As :func:`mce` for ``segments``.
 
     Examples
     --------

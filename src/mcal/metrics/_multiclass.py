@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from mcal._constraints import BINS, validate_params
 from mcal._validation import (
     METRIC_SWAP,
     check_class_labels,
@@ -64,13 +65,6 @@ def multiclass_log_loss(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: 
     loss : float
         In nats; probabilities below machine epsilon are clipped to it.
 
-    Raises
-    ------
-    ValueError
-        On invalid labels, probabilities or weights, or mismatched lengths.
-    TypeError
-        If an input is not array-like.
-
     Examples
     --------
     >>> round(multiclass_log_loss([0, 2], [[0.5, 0.25, 0.25], [0.25, 0.25, 0.5]]), 6)
@@ -93,13 +87,6 @@ def multiclass_brier_score(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weigh
     -------
     score : float
         In [0, 2]; for two classes twice the binary Brier score.
-
-    Raises
-    ------
-    ValueError
-        On invalid input.
-    TypeError
-        If an input is not array-like.
 
     Examples
     --------
@@ -128,17 +115,13 @@ def top_label(y_true: ArrayLike, y_prob: ArrayLike) -> tuple[NDArray[np.float64]
         1.0 where the most probable class (the first on ties) is the label, else 0.0.
     confidence : ndarray of shape (n_samples,)
         The top probability of each row.
-
-    Raises
-    ------
-    ValueError
-        On invalid input.
     """
     y, _, p = _labels_and_scores(y_true, y_prob)
     top = p.argmax(axis=1)
     return (top == y).astype(np.float64), p[np.arange(y.size), top]
 
 
+@validate_params(BINS)
 def top_label_ece(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -162,16 +145,12 @@ def top_label_ece(
     -------
     ece : float
         In probability units.
-
-    Raises
-    ------
-    ValueError
-        On invalid input or parameters.
     """
     correct, confidence = top_label(y_true, y_prob)
     return ece(correct, confidence, sample_weight=sample_weight, n_bins=n_bins, strategy=strategy)
 
 
+@validate_params(BINS)
 def classwise_ece(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -191,11 +170,6 @@ def classwise_ece(
     -------
     ece : float
         In probability units.
-
-    Raises
-    ------
-    ValueError
-        On invalid input or parameters.
     """
     y, p, w = _inputs(y_true, y_prob, sample_weight)
     return float(
@@ -215,11 +189,6 @@ def top_label_ecce(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: Array
     -------
     ecce : float
         In probability units.
-
-    Raises
-    ------
-    ValueError
-        On invalid input.
     """
     correct, confidence = top_label(y_true, y_prob)
     return ecce(correct, confidence, sample_weight=sample_weight)
@@ -237,11 +206,6 @@ def classwise_ecce(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: Array
     -------
     ecce : float
         In probability units.
-
-    Raises
-    ------
-    ValueError
-        On invalid input.
     """
     y, p, w = _inputs(y_true, y_prob, sample_weight)
     return float(np.mean([ecce(y == j, p[:, j], sample_weight=w) for j in range(p.shape[1])]))
@@ -290,8 +254,8 @@ def classwise_mce(
 
     Raises
     ------
-    ValueError
-        On invalid input, or as :func:`mcal.metrics.mce`.
+    ValueError, TypeError
+        As :func:`mcal.metrics.mce` for ``X``, ``segments`` and ``categorical_features``.
     """
     y, classes, p = _labels_and_scores(y_true, y_prob)
     w = check_sample_weight(sample_weight, p.shape[0])
@@ -328,8 +292,8 @@ def top_label_mce(
 
     Raises
     ------
-    ValueError
-        On invalid input, or as :func:`mcal.metrics.mce`.
+    ValueError, TypeError
+        As :func:`mcal.metrics.mce` for ``X``, ``segments`` and ``categorical_features``.
     """
     correct, confidence = top_label(y_true, y_prob)
     return mce(
@@ -342,6 +306,7 @@ def top_label_mce(
     )
 
 
+@validate_params(BINS)
 def multiclass_summary(
     y_true: ArrayLike,
     y_probs: Mapping[str, ArrayLike],
@@ -371,7 +336,7 @@ def multiclass_summary(
     Raises
     ------
     ValueError
-        On invalid input, or matrices of different k.
+        If the matrices have different numbers of columns (classes).
 
     Examples
     --------

@@ -136,13 +136,6 @@ def mse(y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None
     mse : float
         :math:`\\sum_i w_i (y_i - p_i)^2 / \\sum_i w_i`, in squared units of the outcome.
 
-    Raises
-    ------
-    ValueError
-        On NaN or infinite values, mismatched lengths, empty input, or negative or all-zero weights.
-    TypeError
-        If an input is not array-like or holds complex numbers.
-
     Examples
     --------
     >>> mse([1.0, 2.0, 4.0], [1.0, 3.0, 2.0])
@@ -168,13 +161,6 @@ def mae(y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None
     -------
     mae : float
         :math:`\\sum_i w_i |y_i - p_i| / \\sum_i w_i`, in units of the outcome.
-
-    Raises
-    ------
-    ValueError
-        On NaN or infinite values, mismatched lengths, empty input, or negative or all-zero weights.
-    TypeError
-        If an input is not array-like or holds complex numbers.
 
     Examples
     --------

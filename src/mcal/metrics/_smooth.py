@@ -96,14 +96,6 @@ def smece(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | No
     smece : float
         In probability units, in [0, 1].
 
-    Raises
-    ------
-    ValueError
-        On invalid input.
-    TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
-
     Notes
     -----
     With a Gaussian kernel :math:`K_\\sigma` reflected at 0 and 1, the smoothed residual is
@@ -157,10 +149,9 @@ def max_group_smece(
     Raises
     ------
     ValueError
-        On invalid input, segments of another number of rows, or no segment with positive weight.
+        If the segments cover another number of rows, or no segment has positive weight.
     TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers, or ``segments`` is neither a Segments nor an array.
+        If ``segments`` is neither a Segments nor an array of masks.
 
     Notes
     -----

@@ -26,14 +26,6 @@ def log_loss(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike |
     loss : float
         In nats; scores of exactly 0 or 1 are clipped by scikit-learn to machine epsilon.
 
-    Raises
-    ------
-    ValueError
-        On invalid labels, scores or weights, or mismatched lengths.
-    TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
-
     References
     ----------
     .. [1] I. J. Good, "Rational decisions", Journal of the Royal Statistical Society B 14(1), 1952.
@@ -63,14 +55,6 @@ def brier_score(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLik
     -------
     score : float
         In [0, 1]; lower is better.
-
-    Raises
-    ------
-    ValueError
-        On invalid labels, scores or weights, or mismatched lengths.
-    TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
 
     References
     ----------
@@ -105,10 +89,7 @@ def roc_auc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | 
     Raises
     ------
     ValueError
-        On invalid input, or when only one class is present.
-    TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
+        If ``y_true`` holds one class only (with positive weight).
 
     Examples
     --------
@@ -139,10 +120,7 @@ def pr_auc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | N
     Raises
     ------
     ValueError
-        On invalid input, or when only one class is present.
-    TypeError
-        If ``y_true``, ``y_prob`` or ``sample_weight`` is not array-like (None, a string, or a scalar
-        weight), or holds complex numbers.
+        If ``y_true`` holds one class only (with positive weight).
 
     Examples
     --------

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from mcal._constraints import N_BINS, N_RESAMPLES, OPEN_UNIT, Instance, validate_params
 from mcal._validation import check_both_classes, check_metric_inputs, check_sample_weight, check_y_real, check_y_true
 from mcal.metrics._binned import ece
 from mcal.metrics._bootstrap import bootstrap, bootstrap_metrics
@@ -21,6 +22,7 @@ from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 from mcal.segments import Segments
 
 
+@validate_params({"n_bins": N_BINS})
 def calibration_summary(
     y_true: ArrayLike,
     y_probs: Mapping[str, ArrayLike],
@@ -59,10 +61,9 @@ def calibration_summary(
     Raises
     ------
     ValueError
-        On invalid input, an empty mapping, or labels with only one class (with positive weight).
+        If ``y_probs`` is empty, or ``y_true`` holds one class only (with positive weight).
     TypeError
-        If ``y_probs`` is not a mapping, ``n_bins`` is not an integer, or ``y_true``, a score column, ``field``
-        or ``sample_weight`` is not array-like (None, a string, or a scalar weight), or holds complex numbers.
+        If ``y_probs`` is not a mapping.
     """
     _check_mapping("y_probs", y_probs)
     y = check_y_true(y_true)
@@ -90,6 +91,7 @@ def calibration_summary(
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+@validate_params({"n_bins": N_BINS, "n_resamples": N_RESAMPLES, "confidence_level": OPEN_UNIT})
 def summary_intervals(
     y_true: ArrayLike,
     y_probs: Mapping[str, ArrayLike],
@@ -154,6 +156,11 @@ def summary_intervals(
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+@validate_params({
+    "segments": Instance(Segments),
+    "n_resamples": N_RESAMPLES,
+    "confidence_level": OPEN_UNIT,
+})  # fmt: skip
 def segment_intervals(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -187,7 +194,7 @@ def segment_intervals(
 
     Raises
     ------
-    ValueError, TypeError
+    ValueError
         As :func:`bootstrap`.
     """
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
@@ -254,9 +261,9 @@ def regression_summary(
     Raises
     ------
     ValueError
-        On NaN or infinite values, mismatched lengths, negative or all-zero weights, or an empty mapping.
+        If ``y_preds`` is empty.
     TypeError
-        If ``y_preds`` is not a mapping, or an input is not array-like or holds complex numbers.
+        If ``y_preds`` is not a mapping.
 
     Examples
     --------
