@@ -143,6 +143,7 @@ DECORATED = {
     "mcal.metrics.f_rce": (_Y, _P),
     "mcal.metrics.mce": (_Y, _P),
     "mcal.metrics.multiclass_summary": (_Y, {"m": [[0.5, 0.5]] * 4}),
+    "mcal.metrics.per_value_table": (_Y, _P),
     "mcal.metrics.reliability_curve": (_Y, _P),
     "mcal.metrics.reliability_intervals": (_Y, _P),
     "mcal.metrics.segment_intervals": (_Y, _P, _SEGS, [0]),

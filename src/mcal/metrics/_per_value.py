@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -11,8 +12,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from mcal._constraints import OUTCOME, Interval, validate_params
 from mcal._features.segment_codes import feature_table, resolve_categorical
-from mcal._validation import CalibrationWarning, check_positive_int
+from mcal._validation import CalibrationWarning
 from mcal.metrics._multicalibration import holm, mce
 from mcal.segments import generate_segments
 
@@ -43,6 +45,7 @@ class PerValueTable:
     min_samples_per_value: int
 
 
+@validate_params({"min_samples_per_value": Interval(numbers.Integral, 1, None), "outcome": OUTCOME})
 def per_value_table(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -88,11 +91,9 @@ def per_value_table(
 
     Raises
     ------
-    ValueError
-        On invalid inputs or parameters, as :func:`mcal.metrics.mce` and
-        :func:`mcal.segments.generate_segments` raise them.
-    TypeError
-        As :func:`mcal.metrics.mce` and :func:`mcal.segments.generate_segments` raise it.
+    ValueError, TypeError
+        As :func:`mcal.metrics.mce` for ``X`` and ``categorical_features``, and as
+        :func:`mcal.segments.generate_segments` for ``max_values_per_feature``.
 
     Notes
     -----
@@ -111,7 +112,6 @@ def per_value_table(
     >>> t.loc[t["pvalue_adjusted"] < 0.05, "description"].tolist()
     ['country=H']
     """
-    check_positive_int("min_samples_per_value", min_samples_per_value)
     names, columns, kinds = feature_table(X)
     is_cat = resolve_categorical(categorical_features, X, kinds)
     with warnings.catch_warnings():  # the rules of max_values_per_feature, checked where they are declared
