@@ -218,7 +218,7 @@ def test_bad_weights_are_reported_under_the_weight_column_name(table, tmp_path, 
         )
         == 2
     )
-    assert "weight column 'w' must be non-negative; got 1 value(s)" in capsys.readouterr().err
+    assert f"weight column 'w' must be non-negative; got -1 on line 9 of {bad}" in capsys.readouterr().err
     assert not model.exists()
 
 

@@ -197,7 +197,10 @@ def test_na_beside_two_text_labels_is_reported_as_missing_labels(yes_no_na_csv, 
     args = [command[0], str(yes_no_na_csv), "--score-col", "p", "--label-col", "y", "--pos-label", "yes"]
     assert main(args + [str(tmp_path / a) if a.endswith(".json") else a for a in command[1:]]) == 2
     err = capsys.readouterr().err
-    assert "label column 'y' must not contain missing values; got 2 missing value(s), the first at index 2" in err
+    assert (
+        f"label column 'y' must not contain missing values; got a missing value on line 4 of {yes_no_na_csv} (2 such"
+        in err
+    )
     assert not (tmp_path / "m.json").exists()
 
 
@@ -293,3 +296,66 @@ def test_quoted_separators_inside_values_stay_inside(tmp_path):
     path.write_text('name,p\n"Smith, J",0.25\n"a;b",0.5\n', encoding="utf-8")
     frame = read_table(path)
     assert frame["name"].tolist() == ["Smith, J", "a;b"] and frame["p"].tolist() == [0.25, 0.5]
+
+
+@pytest.mark.parametrize("command", ["evaluate", "report", "monitor", "predict", "fit"])
+def test_a_missing_score_cell_is_named_by_column_and_file_line_in_every_command(table, model, tmp_path, capsys,
+                                                                                  command):  # fmt: skip
+    # issue 32: evaluate said "y_prob must be finite ... np.float64(nan) at index 5", fit "score column 'p'"
+    path = tmp_path / "scores.csv"
+    table.assign(p=table["p"].where(table.index != 5), t=np.arange(len(table))).to_csv(path, index=False)
+    out = str(tmp_path / "out")
+    extra = {"evaluate": [], "report": ["-o", out + ".html"], "monitor": ["--time-col", "t", "--window", "100"],
+             "fit": ["--method", "platt", "-o", out + ".json"]}  # fmt: skip
+    if command == "predict":
+        argv = ["predict", str(model), str(path), "--score-col", "p", "-o", out + ".csv"]
+    else:
+        argv = [command, str(path), "--score-col", "p", "--label-col", "y", *extra[command]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert (f"mcal: error: score column 'p' must be finite (no missing value, NaN or infinity); got a missing value "
+            f"on line 7 of {path}") in err  # fmt: skip
+    assert "np." not in err and "index" not in err and not list(tmp_path.glob("out*"))
+
+
+def test_decimal_commas_are_named_by_cell_and_read_with_decimal(table, tmp_path, capsys):
+    path, dots = tmp_path / "semicolons.csv", tmp_path / "dots.csv"
+    table.to_csv(dots, index=False)
+    table.to_csv(path, sep=";", decimal=",", index=False)
+    argv = ["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--json"]
+    assert main(argv) == 2
+    first = f"{table['p'].iloc[0]}".replace(".", ",")
+    assert (f"score column 'p' must hold numbers; got {first!r} on line 2 of {path} ({len(table):,} such cells in "
+            "all); decimal commas? read the file with --decimal ,") in capsys.readouterr().err  # fmt: skip
+    assert main([*argv, "--decimal", ","]) == 0
+    with_commas = capsys.readouterr().out
+    assert main(["evaluate", str(dots), "--score-col", "p", "--label-col", "y", "--json"]) == 0
+    assert with_commas == capsys.readouterr().out
+    assert main([*argv, "--decimal", ";"]) == 2
+    assert f"--decimal must be one character other than the field separator; got ';' for {path}" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_score_out_of_range_or_a_negative_weight_names_its_line(table, tmp_path, capsys):
+    path = tmp_path / "scores.csv"
+    table.assign(p=table["p"].where(table.index != 3, 1.5), w=np.where(table.index == 9, -2.0, 1.0)).to_csv(
+        path, index=False
+    )
+    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y"]) == 2
+    assert f"score column 'p' must lie in [0, 1]; got 1.5 on line 5 of {path}" in capsys.readouterr().err
+    table.assign(w=np.where(table.index == 9, -2.0, 1.0)).to_parquet(tmp_path / "w.parquet")
+    assert main(["evaluate", str(tmp_path / "w.parquet"), "--score-col", "p", "--label-col", "y", "--weight-col",
+                 "w"]) == 2  # fmt: skip
+    assert f"weight column 'w' must be non-negative; got -2 on row 10 of {tmp_path / 'w.parquet'}" in (
+        capsys.readouterr().err
+    )
+
+
+def test_library_messages_show_plain_values_and_the_first_text_cell():
+    from mcal._validation import check_y_prob
+
+    with pytest.raises(ValueError, match=r"got 1 value\(s\): nan at index 1$"):
+        check_y_prob(np.array([0.2, np.nan]))
+    with pytest.raises(ValueError, match=r"got dtype object, e.g. '0,5' at index 1$"):
+        check_y_prob(np.array([0.2, "0,5"], dtype=object))

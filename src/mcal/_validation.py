@@ -31,9 +31,26 @@ class CalibrationWarning(UserWarning):
 
 def _describe_bad(values: NDArray, mask: NDArray[np.bool_], limit: int = 3) -> str:
     idx = np.flatnonzero(mask)
-    shown = ", ".join(f"{values[i]!r} at index {i}" for i in idx[:limit])
+    shown = ", ".join(f"{_plain(values[i])!r} at index {i}" for i in idx[:limit])
     more = f" and {idx.size - limit} more" if idx.size > limit else ""
     return f"{idx.size} value(s): {shown}{more}"
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds, whose repr reads ``nan`` or ``1.5``, not ``np.float64(nan)``."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _non_numeric(arr: NDArray) -> str:
+    """``", e.g. '0,5' at index 3"``: the first cell of an object array that is not a number (for the messages of
+    non-numeric input)."""
+    if arr.dtype != object:
+        return ""
+    text = pd.to_numeric(pd.Series(arr), errors="coerce").isna().to_numpy() & ~pd.isna(arr)
+    if not text.any():
+        return ""
+    first = int(np.argmax(text))
+    return f", e.g. {_plain(arr[first])!r} at index {first}"
 
 
 #: The score arguments of calibrators, which must be 1-D (features go in X=); labels of shape (n, 1) are flattened.
@@ -105,7 +122,7 @@ def check_y_prob(y_prob: ArrayLike, name: str = "y_prob") -> NDArray[np.float64]
     """
     arr = as_1d(y_prob, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{name} must be numeric probabilities; got dtype {arr.dtype}")
+        raise ValueError(f"{name} must be numeric probabilities; got dtype {arr.dtype}{_non_numeric(arr)}")
     arr = as_float64(arr)
     if arr.min() >= 0.0 and arr.max() <= 1.0:  # False for NaN too: two reductions decide the common case
         return arr
@@ -250,7 +267,7 @@ def check_y_real(
     """
     arr = as_1d(values, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
+        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}{_non_numeric(arr)}")
     arr = as_float64(arr)
     bad = ~np.isfinite(arr)
     if bad.any():
@@ -293,7 +310,7 @@ def check_sample_weight(
         raise TypeError(f"{name} must be array-like of shape (n_samples,); got scalar {sample_weight!r}")
     arr = as_1d(sample_weight, name)
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
+        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}{_non_numeric(arr)}")
     arr = as_float64(arr)
     if arr.shape[0] != n_samples:
         raise ValueError(f"{name} must have length {n_samples} (n_samples); got {arr.shape[0]}")
@@ -540,7 +557,7 @@ def check_class_scores(y_prob: ArrayLike, name: str = "y_prob", *, logits: bool 
     if arr.shape[0] == 0:
         raise ValueError(f"{name} must not be empty; got 0 rows")
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}")
+        raise ValueError(f"{name} must be numeric; got dtype {arr.dtype}{_non_numeric(arr)}")
     arr = arr.astype(np.float64)
     bad = ~np.isfinite(arr)
     if bad.any():

@@ -59,6 +59,7 @@ def read_table(
     na_values: list[str] | None = None,
     text_columns: Sequence[str] = (),
     label_col: str | None = None,
+    decimal: str | None = None,
 ) -> pd.DataFrame:
     """Read a CSV (``.csv``, ``.csv.gz``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``, or a folder) file.
 
@@ -71,12 +72,14 @@ def read_table(
     A list makes exactly its texts (and empty cells) missing, in every column.
     ``text_columns`` of a CSV file are read as text, whatever they hold (a field column of codes ``01``, ``02`` keeps
     them: read as numbers they became ``1``, ``2``, unseen by a model fitted where the column also held letters).
+    ``decimal`` is the decimal mark of a CSV file's numbers (``","`` for ``0,5``; None: ``"."``). The table's
+    ``attrs["mcal_source"]`` holds the path and the format, which error messages name a cell's line by.
 
     Raises
     ------
     CLIError
-        If the file is missing, of an unknown format, unreadable or empty, or ``sep`` or ``na_values`` is given
-        for Parquet.
+        If the file is missing, of an unknown format, unreadable or empty, or ``sep``, ``na_values`` or
+        ``decimal`` is given for Parquet, or ``decimal`` is not one character other than the separator.
     """
     import pandas as pd
 
@@ -88,8 +91,13 @@ def read_table(
         raise CLIError(f"--na-values must be left out for Parquet, whose missing values are typed; got {path}")
     if kind == "parquet" and sep is not None:
         raise CLIError(f"--sep must be left out for Parquet, which has no field separator; got {path}")
+    if decimal is not None and (kind == "parquet" or len(decimal) != 1 or decimal == (sep or _detect_sep(path))):
+        rule = "be left out for Parquet, whose numbers are typed" if kind == "parquet" else (
+            "be one character other than the field separator")  # fmt: skip
+        raise CLIError(f"--decimal must {rule}; got {decimal!r} for {path}")
     try:
-        df = pd.read_parquet(path) if kind == "parquet" else _read_csv(path, sep, na_values, text_columns, label_col)
+        df = pd.read_parquet(path) if kind == "parquet" else _read_csv(path, sep, na_values, text_columns, label_col,
+                                                                      decimal)  # fmt: skip
     except (EOFError, zlib.error) as exc:  # a .gz file cut short
         raise CLIError(f"cannot read {path} as {kind}: the compressed file is truncated or corrupt ({exc})") from exc
     except (ValueError, OSError, pd.errors.ParserError, ImportError) as exc:
@@ -99,18 +107,24 @@ def read_table(
         raise CLIError(f"DATA file {path} must name each column once; got {twice} more than once")
     if df.shape[0] == 0:
         raise CLIError(f"DATA file {path} has no rows")
+    df.attrs["mcal_source"] = (str(path), kind)
     return df
 
 
 def _read_csv(
-    path: Path, sep: str | None, na_values: list[str] | None, text_columns: Sequence[str], label_col: str | None
+    path: Path,
+    sep: str | None,
+    na_values: list[str] | None,
+    text_columns: Sequence[str],
+    label_col: str | None,
+    decimal: str | None = None,
 ) -> pd.DataFrame:
     """``pd.read_csv`` with empty cells (and ``na_values``) missing; without ``na_values``, each text column (other
     than ``text_columns``) that pandas' default markers turn into numbers, TRUE/FALSE or nothing (or the label
     column into at most two labels) is read again with them (see :func:`read_table`)."""
     import pandas as pd
 
-    options = {"sep": _detect_sep(path) if sep is None else sep, "engine": "c"}
+    options = {"sep": _detect_sep(path) if sep is None else sep, "engine": "c", "decimal": decimal or "."}
     dtype = {name: str for name in text_columns}
     df = pd.read_csv(path, keep_default_na=False, na_values=["", *(na_values or [])], dtype=dtype, **options)
     if na_values is not None:
@@ -172,6 +186,7 @@ def read_data(args, text_columns: Sequence[str] = ()) -> pd.DataFrame:
         na_values=parse_na_values(args.na_values),
         text_columns=text_columns,
         label_col=getattr(args, "label_col", None),
+        decimal=getattr(args, "decimal", None),
     )
 
 
@@ -322,6 +337,8 @@ def labels_scores_weights(
         p = None if score_col is None else score_values(df, score_col, outcome)
         return y, p, _weights(df, weight_col)
     raw = column(df, label_col, "--label-col").to_numpy()
+    _refuse(df, np.asarray(column(df, label_col, "--label-col").isna()), f"label column {label_col!r}",
+            "must not contain missing values", lambda i: "a missing value")  # fmt: skip
     if pos_label is not None and np.issubdtype(raw.dtype, np.number):
         try:
             pos: Any = type(raw.flat[0].item())(pos_label)
@@ -344,12 +361,16 @@ def labels_scores_weights(
 
 
 def score_values(df: pd.DataFrame, score_col: str, outcome: str = "classification") -> np.ndarray:
-    """The validated score column: probabilities in [0, 1], or finite real predictions for ``"regression"``."""
+    """The validated score column: probabilities in [0, 1], or finite real predictions for ``"regression"``; a bad
+    cell is named by its line in the file."""
     from mcal._validation import check_y_prob, check_y_real
 
-    raw = column(df, score_col, "--score-col").to_numpy()
     name = f"score column {score_col!r}"
-    return check_y_real(raw, name) if outcome == "regression" else check_y_prob(raw, name)
+    arr = numeric_cells(df, score_col, "--score-col", name)
+    if outcome == "regression":
+        return check_y_real(arr, name)
+    _refuse(df, (arr < 0.0) | (arr > 1.0), name, "must lie in [0, 1]", lambda i: f"{arr[i]:g}")
+    return check_y_prob(arr, name)
 
 
 def _weights(df: pd.DataFrame, weight_col: str | None) -> np.ndarray | None:
@@ -357,9 +378,57 @@ def _weights(df: pd.DataFrame, weight_col: str | None) -> np.ndarray | None:
 
     if weight_col is None:
         return None
-    return check_sample_weight(
-        column(df, weight_col, "--weight-col").to_numpy(), len(df), f"weight column {weight_col!r}"
-    )
+    name = f"weight column {weight_col!r}"
+    arr = numeric_cells(df, weight_col, "--weight-col", name)
+    _refuse(df, arr < 0.0, name, "must be non-negative", lambda i: f"{arr[i]:g}")
+    return check_sample_weight(arr, len(df), name)
+
+
+def cell_position(df: pd.DataFrame, row: int) -> str:
+    """Where row ``row`` (0-based) of a table read by :func:`read_table` is: ``line 8 of scores.csv`` (the header
+    is line 1), ``row 7 of scores.parquet``."""
+    path, kind = df.attrs.get("mcal_source", (None, None))
+    if path is None:
+        return f"row {row + 1}"
+    return f"line {row + 2} of {path}" if kind == "csv" else f"row {row + 1} of {path}"
+
+
+def _refuse(df: pd.DataFrame, bad: np.ndarray, name: str, rule: str, shown, hint=None) -> None:
+    """Raise a ``CLIError`` "<name> <rule>; got <shown(i)> on <line>" for the first ``bad`` row ``i``, if any,
+    followed by ``hint(i)``."""
+    import numpy as np
+
+    if not bad.any():
+        return
+    first = int(np.argmax(bad))
+    count = int(bad.sum())
+    more = f" ({count:,} such cells in all)" if count > 1 else ""
+    after = "" if hint is None else hint(first)
+    raise CLIError(f"{name} {rule}; got {shown(first)} on {cell_position(df, first)}{more}{after}")
+
+
+def numeric_cells(df: pd.DataFrame, column_name: str, option: str, name: str) -> np.ndarray:
+    """Column ``column_name`` as float64, refusing (by its line in the file) the first cell that is not a number,
+    then the first missing, NaN or infinite one; ``name`` names the column in the message."""
+    import re
+
+    import numpy as np
+    import pandas as pd
+
+    values = column(df, column_name, option)
+    if not (pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values)):
+        numbers = pd.to_numeric(values, errors="coerce")
+        text = values.astype("string")
+        decimal_comma = re.compile(r"[-+]?\d*,\d+")
+        _refuse(df, np.asarray(numbers.isna() & values.notna()), name, "must hold numbers",
+                lambda i: repr(text.iloc[i]),
+                lambda i: "; decimal commas? read the file with --decimal ," if decimal_comma.fullmatch(text.iloc[i])
+                else "")  # fmt: skip
+        values = numbers
+    arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    _refuse(df, ~np.isfinite(arr), name, "must be finite (no missing value, NaN or infinity)",
+            lambda i: "a missing value" if np.isnan(arr[i]) else f"{arr[i]:g}")  # fmt: skip
+    return arr
 
 
 class Command:
@@ -436,3 +505,7 @@ def add_csv_arguments(parser) -> None:
         "--sep", metavar="SEP", help="CSV field separator (default: detected from the header line among , ; tab |)"
     )
     parser.add_argument("--na-values", metavar="A,B", help=NA_HELP)
+    parser.add_argument(
+        "--decimal", metavar="CHAR", help="decimal mark of the numbers in a CSV file (default '.'), e.g. ',' for "
+        "0,5 in a file separated by ';'",
+    )  # fmt: skip

@@ -43,6 +43,8 @@ def _session(args) -> Any:
         raise CLIError(f"--dask-workers must be at least 1; got {args.dask_workers}")
     if args.na_values is not None:
         raise CLIError(f"--na-values must be left out on a Dask cluster, which reads Parquet; got {args.na_values!r}")
+    if getattr(args, "decimal", None) is not None:
+        raise CLIError(f"--decimal must be left out on a Dask cluster, which reads Parquet; got {args.decimal!r}")
     if "://" not in args.data:
         check_parquet_path(args.data)
     return connect(args.scheduler, n_workers=args.dask_workers)

@@ -25,6 +25,7 @@ from mcal.cli._common import (
     column,
     labels_scores_weights,
     read_data,
+    score_values,
     split_names,
 )
 from mcal.cli._layout import findings_text, metrics_text, terminal_width, with_interval, wrap
@@ -200,7 +201,7 @@ def _run(args) -> int:
         df = read_data(args)
         y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col,
                                         pos_label=args.pos_label, outcome=args.outcome)  # fmt: skip
-        scores = {name: column(df, name, "--score-col").to_numpy() for name in args.score_col}
+        scores = {name: score_values(df, name, args.outcome) for name in args.score_col}
         field = column(df, args.field, "--field").to_numpy() if args.field else None
         segments = _segments(df, args)
         if args.outcome == "regression":
