@@ -272,3 +272,20 @@ def test_import_layers_hold():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert out.returncode == 0, out.stdout[-3000:]
+
+
+def test_the_version_is_the_one_the_docs_speak_of():
+    # issue 32: the docs said "Changed in 0.2" while mcal --version printed 0.1.0
+    import re
+    from pathlib import Path
+
+    import mcal
+
+    root = Path(__file__).parents[1]
+    declared = re.search(r'^version = "([^"]+)"', (root / "pyproject.toml").read_text(), re.M).group(1)
+    assert mcal.__version__ == declared, "reinstall mcal (pip install -e .): its installed metadata is stale"
+    release = tuple(int(part) for part in re.match(r"(\d+)\.(\d+)", declared).groups())
+    texts = [p.read_text(encoding="utf-8") for p in [*root.glob("docs/**/*.rst"), *root.glob("src/mcal/**/*.py")]]
+    pattern = r"(?i)(?:changed in|added in|since) (?:mcal )?(\d+)\.(\d+)\b"
+    spoken = {(int(a), int(b)) for text in texts for a, b in re.findall(pattern, text)}
+    assert spoken and max(spoken) <= release, (spoken, declared)
