@@ -597,3 +597,21 @@ def test_a_metric_p_value_below_its_floor_reads_below_it_never_zero(report):
     value, text = row[2]  # the distorted column: miscalibrated beyond the p-value's precision
     assert float(value) == 0.0 and text == "< 1e-15"
     assert float(row[1][0]) > 0.05 and row[1][1] == f"{float(row[1][0]):.3g}"
+
+
+def test_verdict_calls_an_error_that_changes_sign_over_or_under_confidence(tmp_path):
+    # issue 32: an over-confident column (too low near 0, too high near 1) was called "under-predicted"
+    rng = np.random.default_rng(5)
+    n = 6000
+    p = rng.uniform(0.02, 0.98, n)
+    y = (rng.uniform(size=n) < p).astype(float)
+    X = pd.DataFrame({"region": rng.choice(["north", "south"], n)})
+    probs = {"over": expit(2.0 * logit(p) - 0.5), "under": expit(0.5 * logit(p)), "shifted": expit(logit(p) + 0.6)}
+    page = _Page(make_report(y, probs, path=tmp_path / "r.html", X=X).read_text(encoding="utf-8"))
+    verdict = " ".join(page.text).split("Verdict", 1)[1].split("Core metrics", 1)[0]
+    over, rest = verdict.split("under :", 1)
+    under, shifted = rest.split("shifted :", 1)
+    # the crossing of expit(2 logit p - 0.5) and p: logit p = 0.5, p = 0.62; of expit(logit(p) / 2): p = 0.5
+    assert over.count("over-confident: scores too low below 0.6") == 2  # overall and in the worst segment
+    assert "under-confident: scores too high below 0.5" in under and "over-confident" not in under
+    assert "confident" not in shifted and "over-predicted" in shifted  # one-signed: too high everywhere

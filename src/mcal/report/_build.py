@@ -253,7 +253,10 @@ def make_report(
     field_name = getattr(field, "name", None) if isinstance(field, pd.Series) else None
     if fields is not None:
         sections.append(_field_section(y, probs, w, fields, summary, "field" if field_name is None else field_name))
-    items = [column_verdict(name, y, p, w, summary.loc[name], results.get(name)) for name, p in probs.items()]
+    worst_rows = {} if segs is None else {name: segs.indices(int(r.table["segment"].iloc[0]))
+                                          for name, r in results.items()}  # fmt: skip
+    items = [column_verdict(name, y, p, w, summary.loc[name], results.get(name), worst_rows.get(name))
+             for name, p in probs.items()]  # fmt: skip
     best = str(summary["log_loss"].idxmin()) if len(probs) > 1 else None
     sections.insert(0, verdict_section(items, best))
     header = _header(title or "Calibration report", description, y, w, weighted, probs, field_name, fields, segs)
