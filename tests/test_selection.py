@@ -199,3 +199,17 @@ def test_field_candidates_join_with_a_field_column(rng):
     assert list(selection.table.index) == [*["identity", "temperature", "platt", "beta", "histogram", "isotonic"],
                                            "per-field-isotonic", "mcgrad"]  # fmt: skip
     assert selection.chosen in {"per-field-isotonic", "mcgrad"}
+
+
+def test_the_report_shows_a_comparison_when_given_one_and_refuses_it_for_regression(rng, tmp_path):
+    from mcal.report import make_report
+
+    p = rng.uniform(0.02, 0.98, 1000)
+    y = (rng.uniform(size=1000) < p**2).astype(int)
+    selection = select_calibrator(p, y, candidates=["identity", "platt"], random_state=0)
+    html = make_report(y, {"p": p}, path=tmp_path / "r.html", method_comparison=selection).read_text()
+    section = html[html.index('<section id="methods">') :]
+    assert section.index('data-method="identity"') < section.index('data-method="platt" class="best"')
+    assert f"Chosen: <strong>{selection.chosen}</strong>" in section
+    with pytest.raises(ValueError, match="method_comparison applies to binary labels"):
+        make_report(p, {"p": p}, path=tmp_path / "s.html", outcome="regression", method_comparison=selection)
