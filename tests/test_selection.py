@@ -68,7 +68,10 @@ def test_a_planted_segment_bias_with_features_gets_mcgrad(rng):
     y = (rng.uniform(size=n) < np.where(X["b"] == "u", np.minimum(1.6 * p, 0.99), p)).astype(int)
     selection = select_calibrator(p, y, X=X, random_state=0, candidates=["identity", "platt", "isotonic", "mcgrad"])
     assert selection.chosen == "mcgrad"
-    assert isinstance(selection.calibrator, mcal.MCGrad) and selection.calibrator.n_features_in_ == 2
+    refit = selection.calibrator
+    assert isinstance(refit, mcal.MCGrad) and refit.n_features_in_ == 2
+    # refitted with the median of the rounds its folds' early stopping chose, without another early stopping
+    assert refit.early_stopping is None and refit.n_rounds_ == refit.max_rounds > 0
     assert selection.table.loc["mcgrad", "mce_sigma"] < selection.table.loc["isotonic", "mce_sigma"]
     assert selection.n_segments > 1
 

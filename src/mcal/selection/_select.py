@@ -124,7 +124,10 @@ def select_calibrator(
     ``early_stopping="holdout"``) early-stops on a seeded, stratified ``validation_fraction`` of its fold's
     training rows and keeps the rounds fitted on the rest, without refitting on all of them: its held-out rows
     stay unseen, at about half the cost of its own fit. The chosen method is refitted on all rows in their given
-    order, so ``selection.calibrator`` equals the method fitted directly with the same parameters.
+    order, so ``selection.calibrator`` equals the method fitted directly with the same parameters; except that
+    MCGrad, when chosen, fits the median of the numbers of rounds its folds' early stopping chose, on all rows,
+    without a further early-stopping pass (``early_stopping=None``, ``max_rounds`` that median), as one fits a
+    boosted model after cross-validating its rounds.
 
     References
     ----------
@@ -165,7 +168,7 @@ def select_calibrator(
     for name, model in models.items():
         start = time.perf_counter()
         try:
-            held_out = data.cross_fit(model)
+            held_out = data.cross_fit(name, model)
         except (ValueError, ImportError) as exc:
             warnings.warn(f"candidate {name!r} failed and cannot be chosen: {exc}", CalibrationWarning, stacklevel=2)
             losses[name], failures[name] = None, f"failed: {exc}"
@@ -177,10 +180,18 @@ def select_calibrator(
     if len(failures) == len(models):
         raise ValueError(f"candidates must include one that fits these data; every one failed: {failures}")
     table, best, chosen = comparison_table(losses, data.w, mces, seconds, failures, tolerance)
-    calibrator = clone(models[chosen])
+    calibrator = _for_all_rows(models[chosen], data.rounds.get(chosen))
     calibrator.fit(p, yy, sample_weight=w, **({"X": X} if calibrator.uses_features and X is not None else {}))
     return CalibratorSelection(chosen=chosen, best=best, calibrator=calibrator, table=table, se_tolerance=tolerance,
                                folds=folds, n_segments=1 if segments is None else segments.n_segments)  # fmt: skip
+
+
+def _for_all_rows(model: Any, rounds: list[int] | None) -> BaseCalibrator:
+    """An unfitted clone of ``model`` to fit on all rows: a model that early-stopped in its folds (MCGrad) fits the
+    median of the rounds they chose, without another early-stopping pass."""
+    if rounds is None:
+        return clone(model)
+    return clone(model).set_params(early_stopping=None, max_rounds=int(np.median(rounds)))
 
 
 def _check_features(X: Any, field: Any, n_samples: int) -> Any:
@@ -221,14 +232,18 @@ class _Sorted:
 
     def __init__(self, p, y, w, X, folds, split_seed) -> None:
         self.p, self.y, self.w, self.X, self.folds, self.split_seed = p, y, w, X, folds, split_seed
+        #: the rounds that early stopping chose in each fold, by candidate name (models fitted with an eval_set)
+        self.rounds: dict[str, list[int]] = {}
 
-    def cross_fit(self, model: BaseCalibrator) -> NDArray[np.float64]:
+    def cross_fit(self, name: str, model: BaseCalibrator) -> NDArray[np.float64]:
         """Held-out predictions of ``model``: each fold's rows predicted by a clone fitted on the other folds."""
         held_out = np.empty(self.p.shape[0])
         for k in range(int(self.folds.max()) + 1):
             train, test = np.flatnonzero(self.folds != k), np.flatnonzero(self.folds == k)
             fitted = self._fit(clone(model), train)
             held_out[test] = fitted.predict(self.p[test], **self._features(fitted, test))
+            if fits_with_eval_set(model):
+                self.rounds.setdefault(name, []).append(int(fitted.n_rounds_))
         return held_out
 
     def _fit(self, model: Any, rows: NDArray[np.intp]) -> BaseCalibrator:
