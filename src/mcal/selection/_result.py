@@ -133,7 +133,8 @@ class CalibratorSelection:
         Parameters
         ----------
         width : int, default=100
-            Characters per line; the ``note`` column is left out below 110 and the reason wrapped.
+            Characters per line: the columns ``note``, ``fit_seconds`` and ``mce_pvalue`` are left out, in this
+            order, while the table is wider; the reason is wrapped.
 
         Returns
         -------
@@ -142,13 +143,16 @@ class CalibratorSelection:
         import textwrap
 
         shown = self.table.drop(columns=["log_loss_se", "chosen"])
-        if width < 110:
-            shown = shown.drop(columns=["note"])
-        shown.insert(0, "", ["*" if c else "" for c in self.table["chosen"]])
+        shown.index = [f"{name} *" if chosen else str(name) for name, chosen in self.table["chosen"].items()]
         text = shown.to_string(formatters=_FORMATTERS)
+        for column in ("note", "fit_seconds", "mce_pvalue"):
+            if max(len(line) for line in text.splitlines()) <= width:
+                break
+            shown = shown.drop(columns=[column])
+            text = shown.to_string(formatters=_FORMATTERS)
         rule = (f"* chosen: {self.chosen}. {self.reason}. Held-out log loss over {int(self.folds.max()) + 1} "
                 f"shared folds; MCE over {self.n_segments} segment(s).")  # fmt: skip
-        return text + "\n" + textwrap.fill(rule, width)
+        return text + "\n" + textwrap.fill(rule, width, break_long_words=False)
 
     def __str__(self) -> str:
         return self.summary()
