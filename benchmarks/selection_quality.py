@@ -10,10 +10,11 @@ differences are paired over the test rows: ``d_best`` = chosen minus hindsight b
 the identity (the base score), each with its paired standard error (rows as independent draws).
 
 Data: Bank Marketing, Credit Default, Census-KDD (a seeded sample of 60,000 rows) and Online Shoppers, with the
-logistic-regression base model of ``benchmarks/_datasets.py`` fitted on a stratified 50 % of the rows (the
-calibration and test parts are 25 % each, drawn per seed); and the CTR-style arms of the MCNet benchmark
+logistic-regression base model of ``benchmarks/_datasets.py`` fitted once per dataset on a stratified 50 % of the
+rows, the other half cut into calibration and test halves (stratified) by each seed; and the CTR-style arms of the MCNet benchmark
 (``benchmarks/_ctr_data.py``: Census-KDD with a LightGBM base model trained on the 1994 rows, calibrated and
-tested on two halves of the 1995 rows; arm A with per-field negative sampling, arm C1 without).
+tested on two halves of the 1995 rows; arm A, with per-field negative sampling, by default; ``--arms A,C1`` adds
+the arm without it).
 
 Usage (from the repository root)::
 
@@ -108,14 +109,19 @@ def evaluate(name: str, seed: int, cal: D.Dataset, test: D.Dataset, p_cal, p_tes
     return rows
 
 
-def tabular(key: str, ds: D.Dataset, seed: int) -> list[dict]:
-    idx = np.arange(ds.n)
-    train, rest = train_test_split(idx, train_size=0.5, stratify=ds.y, random_state=seed)
-    cal, test = train_test_split(rest, train_size=0.5, stratify=ds.y[rest], random_state=seed)
+def base_scores(key: str, ds: D.Dataset) -> tuple[np.ndarray, np.ndarray]:
+    """The rows the base model did not see, and its scores on them: one fit per dataset, on a stratified half."""
+    train, rest = train_test_split(np.arange(ds.n), train_size=0.5, stratify=ds.y, random_state=0)
+    rest = np.sort(rest)
+    scores, _ = C.base_model_scores(ds, np.sort(train), {"rest": rest}, cache_key=f"selection-{key}-{MAX_ROWS}")
+    return rest, scores["rest"]
+
+
+def tabular(ds: D.Dataset, rest: np.ndarray, p_rest: np.ndarray, seed: int) -> list[dict]:
+    """The seed's calibration and test halves of the rows the base model did not see (stratified)."""
+    cal, test = train_test_split(np.arange(rest.size), train_size=0.5, stratify=ds.y[rest], random_state=seed)
     cal, test = np.sort(cal), np.sort(test)
-    scores, _ = C.base_model_scores(ds, np.sort(train), {"cal": cal, "test": test},
-                                    cache_key=f"selection-{key}-{MAX_ROWS}-{seed}")  # fmt: skip
-    return evaluate(ds.name, seed, ds.subset(cal), ds.subset(test), scores["cal"], scores["test"])
+    return evaluate(ds.name, seed, ds.subset(rest[cal]), ds.subset(rest[test]), p_rest[cal], p_rest[test])
 
 
 def ctr(arm: str, seed: int, data) -> list[dict]:
@@ -150,7 +156,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", default="0,1,2,3,4")
     parser.add_argument("--datasets", default=",".join(DATASETS))
-    parser.add_argument("--arms", default="A,C1")
+    parser.add_argument("--arms", default="A")
     parser.add_argument("--name", default="selection_quality")
     parser.add_argument("--out-dir", type=Path, default=C.RESULTS)
     args = parser.parse_args(argv)
@@ -159,8 +165,9 @@ def main(argv=None) -> int:
     rows = []
     for key in [k for k in args.datasets.split(",") if k]:
         ds = D.load(key, max_rows=MAX_ROWS, random_state=0)
+        rest, p_rest = base_scores(key, ds)
         for seed in seeds:
-            rows += tabular(key, ds, seed)
+            rows += tabular(ds, rest, p_rest, seed)
     arms = [a for a in args.arms.split(",") if a]
     if arms:
         data = CD.load(max_rows=CTR_MAX_ROWS, random_state=0)
