@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import shutil
 from typing import TYPE_CHECKING
 
 from mcal.cli._common import CLIError, labels_scores_weights, read_data, split_names
+from mcal.cli._layout import terminal_width, wrap
 
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import pandas as pd
@@ -55,13 +55,10 @@ def select(y, p, w, X, field, args, random_state: int) -> CalibratorSelection:
 
 
 def print_comparison(selection: CalibratorSelection, n_rows: int) -> None:
-    """The comparison table, fitted to the terminal's width."""
-    import textwrap
-
-    width = max(shutil.get_terminal_size((100, 24)).columns, 60)
-    print("\n" + textwrap.fill(f"methods compared on {n_rows} rows, {int(selection.folds.max()) + 1} shared folds "
-                               "(held-out log loss, paired SE against the best; MCE of the held-out predictions):",
-                               width))  # fmt: skip
+    """The comparison table, no wider than the terminal."""
+    width = max(terminal_width(), 60)
+    print("\n" + wrap(f"methods compared on {n_rows} rows, {int(selection.folds.max()) + 1} shared folds (held-out "
+                      "log loss, paired SE against the best; MCE of the held-out predictions):", width))  # fmt: skip
     print(selection.summary(width=width))
 
 
