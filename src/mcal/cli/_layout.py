@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 import shutil
 import textwrap
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads no pandas
+    import pandas as pd
 
 #: Columns of a score column's row in the table of the worst segments.
 _SCORE_FIELDS = ("mean", "error", "ECCE/σ", "p (Holm)")
@@ -48,6 +50,8 @@ def metrics_text(table: pd.DataFrame, shown: pd.DataFrame, width: int) -> str:
     ``shown`` the same table with the p-values already as text. A value prints with 6 decimals and its interval
     after it; more score columns than ``width`` holds wrap into blocks of columns.
     """
+    import pandas as pd
+
     metrics = [c for c in table.columns if not str(c).endswith(("_low", "_high"))]
     cells = {}
     for name in table.index:
@@ -69,6 +73,8 @@ def findings_text(table: pd.DataFrame, width: int) -> str:
     near-duplicates), wrapped, with a row per score column beneath it, so that every column of a segment is
     on screen together.
     """
+    import pandas as pd
+
     wide = table.to_string()
     if max(len(line) for line in wide.splitlines()) <= width:
         return wide
