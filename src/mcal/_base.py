@@ -61,6 +61,10 @@ class BaseCalibrator(BaseEstimator):
     _state_attrs: ClassVar[tuple[str, ...]] = ()
     #: Keys of :meth:`_extra_state`, read on load without serializing the state again to learn them.
     _extra_state_keys: ClassVar[tuple[str, ...]] = ()
+    #: The rule of each fitted attribute of ``_state_attrs``, checked when a model file is read, before the hooks see
+    #: the state: a rule of :mod:`mcal._persistence.state` (``Number``, ``Array``, ...). Rules that relate fields, and
+    #: the checks of fields the table does not name, go in :meth:`_validate_state`.
+    _state_constraints: ClassVar[dict[str, Any]] = {}
     #: The rule of each parameter of ``__init__``, checked once by :meth:`fit` (and when a model is saved or
     #: loaded): an :class:`~mcal._constraints.Interval`, :class:`~mcal._constraints.StrOptions`, None, "boolean",
     #: "random_state", "no_validation", a function ``check(name, value)``, or a list of which one must hold.
@@ -313,13 +317,6 @@ class BaseCalibrator(BaseEstimator):
         return {}
 
     def _validate_state(self) -> None:
-        """Check the restored state; by default every fitted attribute is a finite number or an array.
-
-        Subclasses with richer state override this and raise ``ValueError`` naming the field.
-        """
-        for k in self._state_attrs:
-            v = getattr(self, k)
-            if isinstance(v, np.ndarray):
-                continue
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
-                raise ValueError(f"model data field state.{k} must be a finite number; got {v!r}")
+        """Raise ``ValueError``, naming the fields, for restored fitted attributes that each meet their rule in
+        :attr:`_state_constraints` (which the codec checks first) but contradict each other, or that the table does
+        not name and break their rule."""

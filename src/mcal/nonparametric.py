@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numbers
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,27 +12,7 @@ from sklearn.isotonic import IsotonicRegression, isotonic_regression
 from mcal._base import BaseCalibrator
 from mcal._binning import assign_bins, equal_frequency_edges, right_closed_bin_ids
 from mcal._constraints import Interval, StrOptions
-from mcal._persistence.codec import check_state_array
-
-
-def _check_vectors(**arrays: object) -> None:
-    """Raise ``ValueError`` unless every named state field is a 1-D array of numbers (a model file may hold
-    a number, a list or an array of strings or bools there)."""
-    for name, arr in arrays.items():
-        check_state_array(name, arr, "fiu", "numbers", ndim=1)
-
-
-def _check_increasing(name: str, arr: NDArray[np.float64], *, strict: bool) -> None:
-    d = np.diff(arr)
-    if np.any(d <= 0) if strict else np.any(d < 0):
-        rule = "strictly increasing" if strict else "non-decreasing"
-        raise ValueError(f"model data field state.{name} must be a {rule} 1-D array")
-
-
-def _check_probabilities(name: str, arr: NDArray[np.float64]) -> None:
-    if np.any((arr < 0) | (arr > 1)):
-        raise ValueError(f"model data field state.{name} must hold probabilities in [0, 1]")
-
+from mcal._persistence.state import Array
 
 #: Choices of how a block or bin whose rows all hold one class is estimated.
 EXTREMES = ("jeffreys", "empirical")
@@ -98,6 +78,10 @@ class IsotonicCalibration(BaseCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("X_thresholds_", "y_thresholds_")
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        "X_thresholds_": Array(order="strict"),
+        "y_thresholds_": Array(order="weak", probabilities=True),
+    }
     #: Fitted values lie in [0, 1] (None: unbounded, for real-valued outcomes).
     _probabilities: ClassVar[bool] = True
 
@@ -137,16 +121,11 @@ class IsotonicCalibration(BaseCalibrator):
         return np.interp(y_prob, self.X_thresholds_, self.y_thresholds_)
 
     def _validate_state(self) -> None:
-        _check_vectors(X_thresholds_=self.X_thresholds_, y_thresholds_=self.y_thresholds_)
         if self.X_thresholds_.shape != self.y_thresholds_.shape or self.X_thresholds_.size == 0:
             raise ValueError(
                 "model data fields state.X_thresholds_ and state.y_thresholds_ must have equal, "
                 f"non-zero lengths; got {self.X_thresholds_.size} and {self.y_thresholds_.size}"
             )
-        _check_increasing("X_thresholds_", self.X_thresholds_, strict=True)
-        _check_increasing("y_thresholds_", self.y_thresholds_, strict=False)
-        if self._probabilities:
-            _check_probabilities("y_thresholds_", self.y_thresholds_)
 
 
 class HistogramBinning(BaseCalibrator):
@@ -197,6 +176,10 @@ class HistogramBinning(BaseCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("bin_edges_", "bin_values_")
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        "bin_edges_": Array(order="strict"),
+        "bin_values_": Array(probabilities=True),
+    }
 
     _parameter_constraints: ClassVar[dict] = {"n_bins": Interval(numbers.Integral, 1, None),
                                               "extremes": StrOptions(*EXTREMES)}  # fmt: skip
@@ -219,11 +202,8 @@ class HistogramBinning(BaseCalibrator):
         return self.bin_values_[assign_bins(y_prob, self.bin_edges_)]
 
     def _validate_state(self) -> None:
-        _check_vectors(bin_edges_=self.bin_edges_, bin_values_=self.bin_values_)
         if self.bin_values_.size != self.bin_edges_.size + 1:
             raise ValueError("model data field state.bin_values_ must have one more entry than state.bin_edges_")
-        _check_increasing("bin_edges_", self.bin_edges_, strict=True)
-        _check_probabilities("bin_values_", self.bin_values_)
 
 
 def smoothed_isotonic_knots(
@@ -348,6 +328,9 @@ class SmoothedIsotonic(BaseCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("knots_x_", "knots_y_")
+    _state_constraints: ClassVar[dict[str, Any]] = dict.fromkeys(
+        _state_attrs, Array(order="strict", probabilities=True)
+    )
 
     _parameter_constraints: ClassVar[dict] = {
         "n_bins": Interval(numbers.Integral, 1, None),
@@ -367,7 +350,6 @@ class SmoothedIsotonic(BaseCalibrator):
         return np.interp(y_prob, self.knots_x_, self.knots_y_)
 
     def _validate_state(self) -> None:
-        _check_vectors(knots_x_=self.knots_x_, knots_y_=self.knots_y_)
         if self.knots_x_.shape != self.knots_y_.shape or self.knots_x_.size < 2:
             raise ValueError("model data fields state.knots_x_ and state.knots_y_ must be equal-length, >= 2 knots")
         if self.knots_x_[0] != 0.0 or self.knots_x_[-1] != 1.0:
@@ -375,7 +357,3 @@ class SmoothedIsotonic(BaseCalibrator):
                 "model data field state.knots_x_ must run from 0 to 1 (the anchors); got "
                 f"{float(self.knots_x_[0])!r} to {float(self.knots_x_[-1])!r}"
             )
-        _check_increasing("knots_x_", self.knots_x_, strict=True)
-        _check_increasing("knots_y_", self.knots_y_, strict=True)
-        _check_probabilities("knots_x_", self.knots_x_)
-        _check_probabilities("knots_y_", self.knots_y_)

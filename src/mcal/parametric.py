@@ -7,7 +7,7 @@ bounds or linear inequality constraints that keep the map increasing. The pure f
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,6 +15,7 @@ from scipy.optimize import OptimizeResult, minimize
 from scipy.special import expit, log_expit
 
 from mcal._base import BaseCalibrator
+from mcal._persistence.state import Number
 from mcal._validation import EPS, check_real, logit, warn
 
 
@@ -129,30 +130,11 @@ def _into_constraints(theta: NDArray[np.float64], A: NDArray[np.float64], margin
     return theta
 
 
-class _ScalarStateCalibrator(BaseCalibrator):
-    """A calibrator whose fitted state is a few numbers; those named in ``_non_negative`` (``_positive``) must be
-    ``>= 0`` (``> 0``) for the map to be non-decreasing, so a model file that breaks this is refused."""
-
-    _non_negative: ClassVar[tuple[str, ...]] = ()
-    _positive: ClassVar[tuple[str, ...]] = ()
-
-    def _validate_state(self) -> None:
-        for k in self._state_attrs:  # the base check lets arrays through, for calibrators whose state is arrays
-            if isinstance(getattr(self, k), np.ndarray):
-                raise ValueError(f"model data field state.{k} must be a finite number; got an array")
-        super()._validate_state()
-        for names, rule, ok in (
-            (self._non_negative, ">= 0", lambda v: v >= 0),
-            (self._positive, "> 0", lambda v: v > 0),
-        ):
-            for k in names:
-                if not ok(getattr(self, k)):
-                    raise ValueError(
-                        f"model data field state.{k} must be {rule} (a non-decreasing map); got {getattr(self, k)!r}"
-                    )
+#: The rule of a fitted number that must be >= 0 (> 0 for the temperature) for the map to be non-decreasing.
+_NON_DECREASING = Number(0, why=" (a non-decreasing map)")
 
 
-class IdentityCalibration(_ScalarStateCalibrator):
+class IdentityCalibration(BaseCalibrator):
     """The identity map: returns the scores unchanged, the baseline every calibrator must beat.
 
     It has no parameters; fitting records only the number of rows. :func:`mcal.select_calibrator` keeps it when
@@ -172,6 +154,7 @@ class IdentityCalibration(_ScalarStateCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("n_samples_fit_",)
+    _state_constraints: ClassVar[dict[str, Any]] = {"n_samples_fit_": Number()}
 
     def __init__(self) -> None:
         pass
@@ -183,7 +166,7 @@ class IdentityCalibration(_ScalarStateCalibrator):
         return y_prob.copy()
 
 
-class PlattScaling(_ScalarStateCalibrator):
+class PlattScaling(BaseCalibrator):
     """Platt scaling: ``expit(a * logit(p) + b)`` with ``a >= 0``.
 
     No hyperparameters: ``a`` and ``b`` are fitted.
@@ -213,7 +196,7 @@ class PlattScaling(_ScalarStateCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("slope_", "intercept_")
-    _non_negative: ClassVar[tuple[str, ...]] = ("slope_",)
+    _state_constraints: ClassVar[dict[str, Any]] = {"slope_": _NON_DECREASING, "intercept_": Number()}
 
     def __init__(self) -> None:
         pass
@@ -228,7 +211,7 @@ class PlattScaling(_ScalarStateCalibrator):
         return expit(self.slope_ * logit(y_prob) + self.intercept_)
 
 
-class TemperatureScaling(_ScalarStateCalibrator):
+class TemperatureScaling(BaseCalibrator):
     """Temperature scaling for a binary score: ``expit(logit(p) / T)`` with ``T > 0``.
 
     Attributes
@@ -255,7 +238,9 @@ class TemperatureScaling(_ScalarStateCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("temperature_",)
-    _positive: ClassVar[tuple[str, ...]] = ("temperature_",)
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        "temperature_": Number(0, strict=True, why=" (a non-decreasing map)")
+    }
 
     def __init__(self) -> None:
         pass
@@ -269,7 +254,7 @@ class TemperatureScaling(_ScalarStateCalibrator):
         return expit(logit(y_prob) / self.temperature_)
 
 
-class BetaCalibration(_ScalarStateCalibrator):
+class BetaCalibration(BaseCalibrator):
     """Beta calibration: ``expit(a * log(p) - b * log(1 - p) + c)`` with ``a, b >= 0``.
 
     Attributes
@@ -303,7 +288,7 @@ class BetaCalibration(_ScalarStateCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("a_", "b_", "c_")
-    _non_negative: ClassVar[tuple[str, ...]] = ("a_", "b_")
+    _state_constraints: ClassVar[dict[str, Any]] = {"a_": _NON_DECREASING, "b_": _NON_DECREASING, "c_": Number()}
 
     def __init__(self) -> None:
         pass
@@ -323,7 +308,7 @@ class BetaCalibration(_ScalarStateCalibrator):
         return expit(self._design(y_prob) @ np.array([self.a_, self.b_, self.c_]))
 
 
-class _LogitQuadraticFamily(_ScalarStateCalibrator):
+class _LogitQuadraticFamily(BaseCalibrator):
     """Shared machinery of Gaussian and Gamma scaling: ``expit(a f1(s) + b f2(s) + c)`` on the logit ``s``.
 
     Subclasses define the two score transforms and their derivatives. Inside the calibration data's
@@ -332,6 +317,7 @@ class _LogitQuadraticFamily(_ScalarStateCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("a_", "b_", "c_", "score_min_", "score_max_")
+    _state_constraints: ClassVar[dict[str, Any]] = dict.fromkeys(_state_attrs, Number())
     _parameter_constraints: ClassVar[dict] = {"monotone": "boolean"}
 
     def _transforms(self, s: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -376,7 +362,6 @@ class _LogitQuadraticFamily(_ScalarStateCalibrator):
         return expit(z)
 
     def _validate_state(self) -> None:
-        super()._validate_state()
         if self.score_min_ > self.score_max_:
             raise ValueError("model data fields state.score_min_ and state.score_max_ must satisfy min <= max")
         if self.monotone:

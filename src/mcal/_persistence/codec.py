@@ -3,7 +3,8 @@
 
 A calibrator takes part through the hooks of :class:`Storable` (which :class:`mcal.BaseCalibrator` provides); the
 codec checks what a model file may hold before any hook sees it: known parameters that meet their rules
-(``_parameter_constraints``), every fitted attribute and no other, arrays of allowed dtypes and finite values.
+(``_parameter_constraints``), every fitted attribute and no other, each meeting its rule (``_state_constraints``,
+:mod:`mcal._persistence.state`), arrays of allowed dtypes and finite values.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from mcal._persistence.state import check_state
 from mcal._registry import class_by_name
 
 
@@ -26,6 +28,8 @@ class Storable(Protocol):
     _state_attrs: ClassVar[tuple[str, ...]]
     #: The keys of :meth:`_extra_state`.
     _extra_state_keys: ClassVar[tuple[str, ...]]
+    #: The rule of each fitted attribute (:mod:`mcal._persistence.state`), checked before the hooks see the state.
+    _state_constraints: ClassVar[dict[str, Any]]
 
     def to_dict(self) -> dict[str, Any]: ...
 
@@ -92,19 +96,6 @@ def decode_array(obj: Any, name: str) -> NDArray:
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         raise ValueError(f"model file field {name!r} must hold finite values")
     return arr
-
-
-def check_state_array(name: str, value: Any, kinds: str, what: str, ndim: int | None = None) -> None:
-    """Raise ``ValueError`` unless the decoded state field ``name`` is an array of dtype kind in ``kinds`` (and
-    ``ndim`` dimensions when given): a model file may hold a number, a list or another dtype there.
-
-    ``what`` names the kinds in the message, e.g. ``"numbers"``.
-    """
-    if not isinstance(value, np.ndarray) or value.dtype.kind not in kinds or (ndim is not None and value.ndim != ndim):
-        shape = f"shape {getattr(value, 'shape', ())}, "
-        rule, got = ("an array", "") if ndim is None else (f"a {ndim}-D array", shape)
-        got = f"{got}dtype {value.dtype}" if isinstance(value, np.ndarray) else type(value).__name__
-        raise ValueError(f"model data field state.{name} must be {rule} of {what}; got {got}")
 
 
 def encode_value(value: Any) -> Any:
@@ -226,6 +217,7 @@ def _decode_state(obj: Storable, state: Any, tensors: dict[str, NDArray]) -> Non
         raise ValueError(f"model data 'state' lacks fitted attributes {missing}")
     for k in obj._state_attrs:
         setattr(obj, k, decode_value(state[k], f"state.{k}"))
+    check_state(obj)
     obj._restore_extra_state(state, tensors)
     obj._validate_state()
     unknown = set(state) - set(obj._state_attrs) - set(obj._extra_state_keys)

@@ -19,7 +19,17 @@ from mcal._binning import assign_bins, equal_frequency_edges, weighted_quantiles
 from mcal._constraints import Interval
 from mcal._optional import import_optional
 from mcal._validation import check_positive_ints, logit
-from mcal.field._network import NON_NEGATIVE, POSITIVE_INT, FieldNetwork, mlp, mlp_init, mlp_shapes
+from mcal.field._network import (
+    BOOLEANS,
+    FLOATS,
+    INTEGERS,
+    NON_NEGATIVE,
+    POSITIVE_INT,
+    FieldNetwork,
+    mlp,
+    mlp_init,
+    mlp_shapes,
+)
 from mcal.parametric import fit_logistic_map
 
 #: ``softplus(x + _SOFTPLUS_ONE) == 1`` at ``x = 0``: slopes start at 1, so the networks start at the identity.
@@ -143,7 +153,7 @@ class NeuCalib(FieldNetwork):
         "auxiliary_mean_",
         "auxiliary_scale_",
     )
-    _array_kinds: ClassVar[dict[str, str]] = {**FieldNetwork._array_kinds, "knots_": "f"}
+    _state_constraints: ClassVar[dict[str, Any]] = {**FieldNetwork._state_constraints, "knots_": FLOATS}
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **FieldNetwork._parameter_constraints,
         "embedding_dim": POSITIVE_INT,
@@ -376,12 +386,12 @@ class AdaCalib(FieldNetwork):
         "auxiliary_mean_",
         "auxiliary_scale_",
     )
-    _array_kinds: ClassVar[dict[str, str]] = {
-        **FieldNetwork._array_kinds,
-        "keypoints_": "f",
-        "keypoint_features_": "f",
-        "keypoint_groups_": "i",
-        "candidate_mask_": "b",
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        **FieldNetwork._state_constraints,
+        "keypoints_": FLOATS,
+        "keypoint_features_": FLOATS,
+        "keypoint_groups_": INTEGERS,
+        "candidate_mask_": BOOLEANS,
     }
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **FieldNetwork._parameter_constraints,

@@ -22,7 +22,7 @@ from mcal._constraints import Interval
 from mcal._features.field_inputs import feature_matrix, named_columns
 from mcal._features.field_slots import FieldSlots, check_columns_param
 from mcal._optional import import_optional
-from mcal._persistence.codec import check_state_array
+from mcal._persistence.state import Array
 from mcal._validation import logit
 from mcal.field._per_field import FIELD_CONSTRAINTS
 from mcal.mcnet import balance_penalty
@@ -176,7 +176,12 @@ POSITIVE_INT = Interval(numbers.Integral, 1, None)
 NON_NEGATIVE = Interval(numbers.Real, 0, None, rule="a non-negative finite number")
 
 
-_KIND_NAMES = {"f": "floats", "i": "integers", "b": "booleans"}
+#: The rules of the arrays of fitted state, by dtype kind (any shape: ``_validate_state`` relates the shapes).
+FLOATS, INTEGERS, BOOLEANS = (
+    Array("f", "floats", ndim=None),
+    Array("i", "integers", ndim=None),
+    Array("b", "booleans", ndim=None),
+)
 
 
 class FieldNetwork(BaseCalibrator):
@@ -195,7 +200,7 @@ class FieldNetwork(BaseCalibrator):
     uses_features: ClassVar[bool] = True
     requires_features: ClassVar[bool] = True  # the field column
     #: dtype kind of every fitted array attribute beyond the field slots, checked when a model file is read
-    _array_kinds: ClassVar[dict[str, str]] = {"auxiliary_mean_": "f", "auxiliary_scale_": "f"}
+    _state_constraints: ClassVar[dict[str, Any]] = {"auxiliary_mean_": FLOATS, "auxiliary_scale_": FLOATS}
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **FIELD_CONSTRAINTS,
@@ -330,8 +335,6 @@ class FieldNetwork(BaseCalibrator):
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
         FieldSlots.validate(self.field_values_, self.field_slots_)
-        for name, kind in self._array_kinds.items():
-            check_state_array(name, getattr(self, name), kind, _KIND_NAMES[kind])
         self.module_ = restore_parameters(type(self).__name__, tensors, self._shapes())
 
     def __getstate__(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from sklearn.base import clone
 from mcal._base import BaseCalibrator
 from mcal._constraints import StrOptions
 from mcal._persistence import nested_state, nested_tensors, restore_nested
+from mcal._persistence.state import Array, Number
 from mcal._registry import METHODS, get_method, method_outcome
 from mcal.multiclass._base import MulticlassCalibrator
 
@@ -102,6 +103,7 @@ class OneVsRestCalibrator(MulticlassCalibrator):
 
     uses_features: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = ("classes_", "n_classes_")
+    _state_constraints: ClassVar[dict[str, Any]] = {"classes_": Array(None, "class labels"), "n_classes_": Number()}
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("calibrators",)
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **MulticlassCalibrator._parameter_constraints,
@@ -182,6 +184,5 @@ class OneVsRestCalibrator(MulticlassCalibrator):
                                            count=self.n_classes_)  # fmt: skip
 
     def _validate_state(self) -> None:
-        super()._validate_state()
         if self.classes_.shape != (self.n_classes_,):
             raise ValueError(f"model data field state.classes_ must have shape ({self.n_classes_},)")

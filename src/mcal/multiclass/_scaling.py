@@ -15,6 +15,7 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax, softmax
 
 from mcal._constraints import Interval
+from mcal._persistence.state import Array, Number
 from mcal.multiclass._base import MulticlassCalibrator
 
 #: Bounds of the inverse temperature 1/T (T between 1e-4 and 1e4).
@@ -40,6 +41,12 @@ class _LinearScaling(MulticlassCalibrator):
     """``softmax(z @ W.T + b)``; subclasses say which entries of ``(W, b)`` are free (``_pack``/``_unpack``)."""
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("coef_", "intercept_", "classes_", "n_classes_")
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        "coef_": Array(ndim=2),
+        "intercept_": Array(),
+        "classes_": Array(None, "class labels"),
+        "n_classes_": Number(),
+    }
 
     def _x0(self, k: int) -> NDArray[np.float64]:
         raise NotImplementedError
@@ -75,7 +82,6 @@ class _LinearScaling(MulticlassCalibrator):
         return softmax(z @ self.coef_.T + self.intercept_, axis=1)
 
     def _validate_state(self) -> None:
-        super()._validate_state()
         k = self.n_classes_
         if self.coef_.shape != (k, k) or self.intercept_.shape != (k,) or self.classes_.shape != (k,):
             raise ValueError(f"model data fields state.coef_/intercept_/classes_ must have shapes ({k}, {k}), ({k},)")

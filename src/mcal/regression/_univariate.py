@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from mcal._base import BaseCalibrator
+from mcal._persistence.state import NUMBER_OR_ARRAY, Array
 from mcal.nonparametric import IsotonicCalibration
 from mcal.regression._base import RegressionCalibrator
 
@@ -52,6 +53,10 @@ class IsotonicRecalibration(RegressionCalibrator, IsotonicCalibration):
     """
 
     _probabilities: ClassVar[bool] = False
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        **IsotonicCalibration._state_constraints,
+        "y_thresholds_": Array(order="weak"),  # real outcomes, not probabilities
+    }
 
     _parameter_constraints: ClassVar[dict] = {}  # real outcomes have no extremes of 0 and 1 to keep away from
 
@@ -99,6 +104,7 @@ class LinearRecalibration(RegressionCalibrator, BaseCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("intercept_", "slope_")
+    _state_constraints: ClassVar[dict[str, Any]] = dict.fromkeys(_state_attrs, NUMBER_OR_ARRAY)
 
     def __init__(self) -> None:
         pass

@@ -11,7 +11,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from mcal._base import BaseCalibrator
 from mcal._constraints import Interval
-from mcal._persistence.codec import check_state_array
+from mcal._persistence.state import Array
 from mcal._validation import check_y_prob, output_dtype
 from mcal.venn_abers._core import csd_points, merge_bounds, venn_abers_bounds, venn_abers_fits
 
@@ -182,7 +182,7 @@ class VennAbers(BaseCalibrator):
                 )
         for f, (scores, f0, f1) in enumerate(zip(*lists.values(), strict=False)):
             for name, arr in (("calibration_scores_", scores), ("f0_", f0), ("f1_", f1)):
-                check_state_array(f"{name}[{f}]", arr, "fiu", "numbers", ndim=1)
+                Array().check(f"model data field state.{name}[{f}]", arr)
             if scores.size == 0 or f0.shape != (scores.size + 1,) or f1.shape != f0.shape:
                 raise ValueError(
                     f"model data fields state.f0_[{f}] and state.f1_[{f}] must hold one more value than "
