@@ -1,4 +1,5 @@
-"""LightGBM model text in MCGrad and DFMC model files (``mcal._lightgbm.model_text.booster_from_text``).
+"""LightGBM model text in MCGrad and DFMC model files (``mcal._lightgbm.booster_from_text``, checked by
+``mcal._persistence.model_text``).
 
 Every header and tree line that LightGBM reads is checked before it parses the text, what follows
 ``end of trees`` is left out, and no edit of the text crashes the process: a seeded fuzz of single-line edits

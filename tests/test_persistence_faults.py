@@ -14,7 +14,7 @@ import pytest
 
 import mcal
 import mcal._persistence.atomic as atomic
-from mcal._lightgbm.model_text import MIN_LEAF_BYTES, MIN_TREE_BYTES
+from mcal._persistence.model_text import MIN_LEAF_BYTES, MIN_TREE_BYTES
 
 P = np.random.default_rng(0).uniform(0.05, 0.95, 400)
 F = pd.DataFrame({"f": np.array(["a", "b"])[np.arange(P.size) % 2]})

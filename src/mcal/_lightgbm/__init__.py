@@ -10,7 +10,8 @@ are not scalars or lists of them, strings that would end the value in LightGBM's
 numbers that are not finite, and monotone constraints (LightGBM reads a fraction as 0, and aborts the process on
 a constraint on a categorical column).
 
-The check of model text read from a model file is :func:`mcal._lightgbm.model_text.booster_from_text`.
+Model text read from a model file reaches LightGBM through :func:`booster_from_text` only, after the checks of
+:func:`mcal._persistence.model_text.check_model_text` (a model file is untrusted input).
 """
 
 from __future__ import annotations
@@ -26,9 +27,8 @@ import joblib
 import numpy as np
 
 from mcal._constraints import Interval
-from mcal._lightgbm.model_text import booster_from_text as booster_from_text  # re-exported: part of the boundary
-from mcal._lightgbm.model_text import has_linear_trees as has_linear_trees
 from mcal._optional import import_optional
+from mcal._persistence.model_text import check_model_text
 from mcal._validation import check_int
 
 #: LightGBM reads its integer parameters as int32 (larger values wrap around) and caps num_leaves at 131072.
@@ -400,6 +400,33 @@ def _sign(value: Any) -> str:
     if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and value in (-1, 0, 1):
         return str(int(float(value)))
     return str(value).strip()
+
+
+# -- model text -----------------------------------------------------------------------------------------------------
+def booster_from_text(
+    text: str, field: str, objective: str, categorical: list[bool] | None = None, *, n_classes: int = 1
+) -> Any:
+    """A ``lightgbm.Booster`` of one binary, regression or (``n_classes > 1``) multiclass model from the
+    ``Booster.model_to_string`` text of a model file, parsed from what
+    :func:`~mcal._persistence.model_text.check_model_text` lets through.
+
+    Raises
+    ------
+    ValueError
+        As :func:`~mcal._persistence.model_text.check_model_text`, and if LightGBM refuses the checked text.
+    """
+    checked = check_model_text(text, field, objective, categorical, n_classes=n_classes)
+    lgb = import_optional("lightgbm")
+    try:  # without tree_sizes LightGBM parses the (checked) trees one by one, raising LightGBMError on an error
+        return lgb.Booster(model_str=checked)
+    except lgb.basic.LightGBMError as exc:
+        raise ValueError(f"model data field {field} is not a LightGBM model: {exc}") from exc
+
+
+def has_linear_trees(text: str) -> bool:
+    """Whether the model text (as ``Booster.model_to_string`` writes it) has a tree with linear leaves
+    (LightGBM's ``linear_tree``)."""
+    return "\nis_linear=1" in text
 
 
 # -- LightGBM's errors ----------------------------------------------------------------------------------------------

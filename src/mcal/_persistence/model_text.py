@@ -1,4 +1,4 @@
-"""LightGBM model text read from a model file, checked before LightGBM parses it.
+"""LightGBM model text read from a model file (untrusted input), checked before LightGBM parses it.
 
 LightGBM (4) trusts the model text it is given. A tree whose text is longer or shorter than the header's
 ``tree_sizes`` says aborts the process (the trees are parsed in OpenMP threads, whose errors end in
@@ -6,8 +6,9 @@ LightGBM (4) trusts the model text it is given. A tree whose text is longer or s
 indices, split features or category boundaries out of range make ``predict`` read out of bounds or never
 return; an empty ``objective=`` header line, and a ``parameters:`` line without ``[key: value]`` brackets
 (or a text cut inside that section), crash the process. :func:`booster_from_text` checks every header line
-and the structure of every tree first, then lets LightGBM parse the trees one after another (without
-``tree_sizes``) and nothing after ``end of trees``: the feature importances, ``parameters:`` and
+and the structure of every tree first, and keeps for LightGBM (:func:`mcal._lightgbm.booster_from_text`, the one
+place that hands it the text) the trees, to parse one after another (without ``tree_sizes``), and nothing after
+``end of trees``: the feature importances, ``parameters:`` and
 ``pandas_categorical:`` sections that follow are not needed to predict (a loaded booster has no
 ``params``, and writes no ``parameters:`` section). A malformed or hand-edited file thus raises a
 ``ValueError`` instead of crashing the process.
@@ -19,11 +20,8 @@ before anything is parsed, and the trees are read and checked one at a time (``b
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import numpy as np
-
-from mcal._optional import import_optional
 
 # The lines of a tree section as LightGBM 4 writes them (its parser reads at most 22 lines per tree).
 _TREE_KEYS = {
@@ -91,11 +89,11 @@ _PER_FEATURE = ("feature_names", "monotone_constraints", "feature_infos")
 _UNUSED, _NUMERICAL, _CATEGORICAL = 0, 1, 2  # what a feature_infos entry says of its feature
 
 
-def booster_from_text(
+def check_model_text(
     text: str, field: str, objective: str, categorical: list[bool] | None = None, *, n_classes: int = 1
-) -> Any:
-    """A ``lightgbm.Booster`` of one binary, regression or (``n_classes > 1``) multiclass model from
-    ``Booster.model_to_string`` text.
+) -> str:
+    """The part of ``Booster.model_to_string`` text that LightGBM may parse into one binary, regression or
+    (``n_classes > 1``) multiclass model, after checking all of it.
 
     Parameters
     ----------
@@ -113,8 +111,8 @@ def booster_from_text(
 
     Returns
     -------
-    booster : lightgbm.Booster
-        Parsed from the header and the trees; what follows ``end of trees`` is left out.
+    checked : str
+        The header without ``tree_sizes`` and the trees; what follows ``end of trees`` is left out.
 
     Raises
     ------
@@ -156,19 +154,7 @@ def booster_from_text(
                 f", as the encoder does; its header line feature_infos= gives it as "
                 f"{'categorical' if kinds[j] == _CATEGORICAL else 'numerical'}"
             )
-    lgb = import_optional("lightgbm")
-    # Without tree_sizes LightGBM parses the (checked) trees one by one, raising LightGBMError on an error.
-    checked = text[:drop_start] + text[drop_end : lines.end] + "\n"
-    try:
-        return lgb.Booster(model_str=checked)
-    except lgb.basic.LightGBMError as exc:
-        raise ValueError(f"model data field {field} is not a LightGBM model: {exc}") from exc
-
-
-def has_linear_trees(text: str) -> bool:
-    """Whether the model text (as ``Booster.model_to_string`` writes it) has a tree with linear leaves
-    (LightGBM's ``linear_tree``)."""
-    return "\nis_linear=1" in text
+    return text[:drop_start] + text[drop_end : lines.end] + "\n"
 
 
 def check_text_density(text: str, field: str) -> None:
