@@ -30,11 +30,12 @@ from mcal._lightgbm import (
     round_params,
     tree_constraints,
 )
+from mcal._lightgbm.single_row import SingleRowPredictor
 from mcal._progress import check_progress_param
 from mcal._validation import check_y_prob, check_y_real, output_dtype
 from mcal.mcgrad import _controls as controls
 from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, choose_rounds, validation_score
-from mcal.mcgrad._fast_predict import CompiledForests, SingleRowPredictor
+from mcal.mcgrad._fast_predict import CompiledForests
 from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
 from mcal.mcgrad._splits import EncodedRows, FeatureBlocks, split_rows
 from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part, predict_logit, split_parts, staged_logits

@@ -37,7 +37,8 @@ from mcal.mcgrad.losses import gain_exceeds as _gain_exceeds
 from mcal.mcgrad.losses import wsum as _wsum
 
 if TYPE_CHECKING:
-    from mcal.mcgrad._fast_predict import CompiledForests, SingleRowPredictor
+    from mcal._lightgbm.single_row import SingleRowPredictor
+    from mcal.mcgrad._fast_predict import CompiledForests
 
 __all__ = [
     "LOGIT_CLIP",
