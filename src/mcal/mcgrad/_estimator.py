@@ -86,10 +86,11 @@ class MCGrad(BaseCalibrator):
         features, or ``metric(y_true, y_prob, X, sample_weight) -> float`` (validation labels, predicted
         probabilities, features as given, weights). The log loss is recorded in either case.
     max_time : float > 0 or None, default=None
-        Seconds, counted from the start of :meth:`fit`, after which no new round starts; the best rounds so
-        far are kept, with a warning. It bounds the rounds of early stopping (the chosen rounds are then
-        refitted on all rows, which takes about as long again), or, with an ``eval_set`` or
-        ``early_stopping=None``, the only pass of rounds.
+        Seconds, counted from the start of :meth:`fit`, after which no new round or tree starts: the clock is
+        read after each LightGBM tree, a round it interrupts is dropped, and the best whole rounds so far are
+        kept, with a warning (the overrun is at most one tree). It bounds the rounds of early stopping (the
+        chosen rounds are then refitted on all rows, which takes about as long again), or, with an
+        ``eval_set`` or ``early_stopping=None``, the only pass of rounds.
     rescale : bool, default=True
         Fit the rescaling factor ``theta_t`` of section 3.2; False keeps ``theta_t = 1``.
     rescale_input : bool, default=True
