@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mcal._constraints import Instance, Interval, StrOptions, check_param, validate_params
+from mcal.monitor import MonitorResult
 from mcal.segments import Segments, from_masks
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -151,8 +152,20 @@ DECORATED = {
     "mcal.metrics.top_label_ece": (_Y, [[0.5, 0.5]] * 4),
     "mcal.metrics.wilson_interval": (0.5, 10),
     "mcal.metrics.worst_segments": ({}, _SEGS),
+    "mcal.segments.generate_segments": ([[1.0], [2.0]],),
+    "mcal.monitor.monitor": (_Y, _P, [0, 0, 1, 1]),
+    "mcal.monitor.monitor_report": (object.__new__(MonitorResult), "unwritten.html"),
+    "mcal.dask.monitor": (_Y, _P, [0, 0, 1, 1]),
+    "mcal.report.make_report": (_Y, {"m": _P}),
+    "mcal.report.make_multiclass_report": (_Y, {"m": [[0.5, 0.5]] * 4}),
+    **{
+        f"mcal.dask.metrics.{name}": (_Y, _P)
+        for name in ["ecce", "ecce_pvalue", "ecce_sigma", "ecce_std", "ece", "mce"]
+    },
+    "mcal.dask.metrics.f_rce": (_Y, _P),
+    "mcal.dask.metrics.calibration_summary": (_Y, {"m": _P}),
 }
-MODULES = ["mcal.metrics", "mcal.monitor", "mcal.report", "mcal.segments", "mcal.dask.metrics"]
+MODULES = ["mcal.metrics", "mcal.monitor", "mcal.report", "mcal.segments", "mcal.dask", "mcal.dask.metrics"]
 
 
 def _module(name):
@@ -177,7 +190,7 @@ def test_the_table_lists_every_decorated_public_function():
         for name in MODULES
         if (module := _module(name)) is not None
         for public in module.__all__
-        if hasattr(getattr(module, public), "_parameter_constraints")
+        if inspect.isfunction(getattr(module, public)) and hasattr(getattr(module, public), "_parameter_constraints")
     }
     assert found == set(AVAILABLE)
 
@@ -210,6 +223,13 @@ def test_a_bad_parameter_of_a_public_function_gets_the_standard_message(path, pa
         ("mcal.metrics.cumulative_curve", {"max_points": 3}, "max_points must be an integer >= 4; got 3"),
         ("mcal.metrics.wilson_interval", {"confidence": 0.0}, "confidence must be a number in (0, 1); got 0.0"),
         ("mcal.metrics.worst_segments", {"max_overlap": 0}, "max_overlap must be in (0, 1] or None; got 0"),
+        ("mcal.segments.generate_segments", {"max_depth": -1}, "max_depth must be an integer >= 0 or None; got -1"),
+        (
+            "mcal.monitor.monitor",
+            {"n_resamples": 1},
+            "n_resamples must be 0 (no bootstrap intervals) or an integer >= 2; got 1",
+        ),
+        ("mcal.dask.monitor", {"alpha": 0}, "alpha must be a number in (0, 1); got 0"),
     ],
 )
 def test_a_value_outside_its_rule_gets_value_error_naming_the_rule(path, kwargs, message):
@@ -230,10 +250,13 @@ def test_the_errors_page_examples_run():
 
 
 #: Phrases of the errors common to every function, which the errors page states once.
-COMMON_ERRORS = ("not array-like", "on invalid input", "invalid labels", "complex numbers", "mismatched lengths")
+COMMON_ERRORS = (
+    "not array-like", "on invalid input", "invalid labels", "invalid parameters", "mismatched lengths",
+    "not a dask collection",
+)  # fmt: skip
 
 
-@pytest.mark.parametrize("module_name", ["mcal.metrics"])
+@pytest.mark.parametrize("module_name", [name for name in MODULES if name != "mcal.dask"])  # its estimators aside
 def test_raises_sections_leave_the_common_errors_to_the_errors_page(module_name):
     from numpydoc.docscrape import FunctionDoc
 

@@ -115,7 +115,8 @@ def _public_path(cls: type) -> str:
 
 
 #: Rules that many public functions share, declared once.
-N_BINS = Interval(numbers.Integral, 1, None)
+POSITIVE_INT = Interval(numbers.Integral, 1, None)
+N_BINS = POSITIVE_INT
 STRATEGY = StrOptions("uniform", "quantile")
 OUTCOME = StrOptions(*OUTCOMES)
 OPEN_UNIT = Interval(numbers.Real, 0, 1, closed="neither")
@@ -124,6 +125,8 @@ NON_NEGATIVE = Interval(numbers.Real, 0, None, rule="a non-negative finite numbe
 N_RESAMPLES = Interval(numbers.Integral, 2, None)
 #: The bins of a binned metric.
 BINS = {"n_bins": N_BINS, "strategy": STRATEGY}
+#: The overlap above which two segments count as one finding (:func:`mcal.metrics.worst_segments`).
+MAX_OVERLAP = [None, Interval(numbers.Real, 0, 1, closed="right", rule="in (0, 1] or None")]
 #: A title or other text that may be left out.
 OPTIONAL_STR = [None, Instance(str, rule="a string or None")]
 

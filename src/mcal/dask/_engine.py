@@ -22,7 +22,6 @@ from __future__ import annotations
 import threading
 import time
 import warnings
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -85,12 +84,9 @@ class DaskEngine:
         self.timeout = timeout
         self.n_fits = 0
 
-    def fit_round(
-        self, part: Part, valid: Part | None = None, out_of_time: Callable[[], bool] | None = None
-    ) -> tuple[Any, Any, Any]:
+    def fit_round(self, part: Part, valid: Part | None = None) -> tuple[Any, Any, Any]:
         """Fit one booster on the cluster; return it (a local ``lightgbm.Booster``) and ``F + h_t`` on the part's
-        rows and on those of ``valid`` (None without; both persisted). ``out_of_time`` is not asked within the
-        round (its trees grow on the workers): :func:`mcal.mcgrad.engine.boost_rounds` asks it between rounds."""
+        rows and on those of ``valid`` (None without; both persisted)."""
         lgb = import_optional("lightgbm")
         lgb_dask = import_optional("lightgbm.dask")
         part.F = persist(self.client, part.F, self.timeout, "the scores of a round")

@@ -7,11 +7,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mcal._constraints import validate_params
 from mcal._optional import import_optional
 from mcal.dask._inputs import aligned, clean_block, in_partition
 from mcal.monitor import (
+    MONITOR_CONSTRAINTS,
     MonitorResult,
-    check_monitor_params,
     monitor_result,
     summarize_window,
     summary_columns,
@@ -23,6 +24,7 @@ _WINDOW = "__window__"
 _FEATURE = "__x__"
 
 
+@validate_params(MONITOR_CONSTRAINTS)
 def monitor(
     y_true: Any,
     y_prob: Any,
@@ -74,9 +76,6 @@ def monitor(
     """
     dd = import_optional("dask.dataframe")
     dask = import_optional("dask")
-    check_monitor_params(alpha, confidence_level, n_resamples)
-    if segments is not None and not isinstance(segments, Segments):
-        raise TypeError(f"segments must be a mcal.segments.Segments; got {type(segments).__name__}")
     if segments is not None and X is None:
         raise ValueError("X must hold the segment features when segments are given; got None")
     if X is not None and segments is None:

@@ -20,7 +20,6 @@ from scipy.special import xlogy
 
 from mcal._binning import bin_ids_from_steps, uniform_bin_ids
 from mcal._optional import import_optional
-from mcal._validation import OUTCOMES, check_choice
 from mcal.dask import _sorted
 from mcal.dask._inputs import aligned, clean_block, in_partition
 from mcal.metrics.helpers import encode_field
@@ -145,7 +144,6 @@ def ordered(
         empty_X = X.to_frame()._meta if isinstance(X, dd.Series) else X._meta
     else:
         empty_X = np.empty((0, X.shape[1]), dtype=X.dtype)
-    check_choice("outcome", outcome, OUTCOMES)
     real = outcome == "regression"
     meta = _frame_block(0, np.empty(0), np.empty(0), None, empty_X, real)
     columns = zip(blocks["y_true"], blocks["y_prob"], blocks["sample_weight"], blocks["X"], strict=False)

@@ -29,14 +29,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from mcal import metrics
+from mcal._constraints import BINS, N_BINS, NON_NEGATIVE, OUTCOME, Instance, validate_params
 from mcal._optional import import_optional
-from mcal._validation import OUTCOMES, check_choice, check_real
 from mcal.dask import _passes, _sorted
 from mcal.metrics import MCEResult
 from mcal.metrics.helpers import (
     ECCE_SIGMA_CHANGED,
     brownian_range_sf,
-    check_bins,
     check_categorical_use,
     join_successive_differences,
     mce_result,
@@ -86,15 +85,16 @@ def _mirror(
     parameters: str = "",
     raises: str = "",
     notes: str = "",
-    type_raises: str = "",
     inputs: str = _INPUTS,
 ) -> Any:
     """Document a dask metric from the in-memory one it mirrors: its summary line, the shared inputs, the rest,
-    and the mirrored docstring's References (the metric's source)."""
+    the ``ValueError`` it raises of its own (``raises``; the common errors are on the errors page of the user
+    guide), and the mirrored docstring's References (the metric's source)."""
 
     def decorate(func: Any) -> Any:
         summary = getattr(metrics, name).__doc__.strip().splitlines()[0]
         references = _references(getattr(metrics, name).__doc__)
+        own_raises = f"\n    Raises\n    ------\n    ValueError\n        {raises}\n" if raises else ""
         func.__doc__ = f"""{summary}
 
     Of dask collections; equals :func:`mcal.metrics.{name}` on the concatenated data up to the order of the
@@ -107,14 +107,7 @@ def _mirror(
     Returns
     -------
     {returns}
-
-    Raises
-    ------
-    ValueError
-        On invalid values (the message names the partition), inputs not partitioned alike{raises}.
-    TypeError
-        If an input is not a dask collection{type_raises}.
-{references}    """
+{own_raises}{references}    """
         return func
 
     return decorate
@@ -145,7 +138,7 @@ def brier_score(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float
     return s.brier / s.w
 
 
-@_mirror("pcoc", "pcoc : float\n        ``sum w p / sum w y``.", raises=", or no positive label")
+@_mirror("pcoc", "pcoc : float\n        ``sum w p / sum w y``.", raises="If no row has a positive label.")
 def pcoc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     s = _passes.sums(y_true, y_prob, sample_weight)
     if s.wy <= 0:
@@ -162,15 +155,15 @@ _OUTCOME = """
 @_mirror(
     "ecce_std", "sigma : float\n        ``sqrt(sum w^2 p (1 - p)) / sum w``, in probability units; for regression the "
     "successive-differences\n        estimate of Guy et al. (2025, eq. 6), in the outcome's units.",
-    parameters=_OUTCOME, raises=", or an unknown ``outcome``",
+    parameters=_OUTCOME,
     notes="""
 
     For regression the rows are sorted by prediction across the cluster (tied predictions in input order, as
     in memory); each partition sums the squared differences of its neighbouring residuals, and the pairs
     across partition boundaries are added on the client.""",
 )  # fmt: skip
+@validate_params({"outcome": OUTCOME})
 def ecce_std(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
-    check_choice("outcome", outcome, OUTCOMES)
     if outcome == "regression":
         return _sorted.regression_sigma(_passes.ordered(y_true, y_prob, sample_weight, outcome=outcome))
     s = _passes.sums(y_true, y_prob, sample_weight)
@@ -181,8 +174,9 @@ def ecce_std(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: st
     "ecce_sigma",
     "ecce_sigma : float\n        ECCE / sigma (:func:`ecce` over :func:`ecce_std`), unitless.",
     notes="\n\n    Warns FutureWarning in mcal 0.2, as :func:`mcal.metrics.ecce_sigma`: it returned sigma before.",
-    parameters=_OUTCOME, raises=", or an unknown ``outcome``",
+    parameters=_OUTCOME,
 )  # fmt: skip
+@validate_params({"outcome": OUTCOME})
 def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
     warnings.warn(ECCE_SIGMA_CHANGED, FutureWarning, stacklevel=2)
     return sigma_scale(ecce(y_true, y_prob, sample_weight=sample_weight, outcome=outcome),
@@ -190,8 +184,7 @@ def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: 
 
 
 @_mirror(
-    "ece", "ece : float\n        In probability units.", raises=", or an invalid ``n_bins`` or ``strategy``",
-    type_raises=", ``n_bins`` is not an integer, or ``strategy`` is not a str",
+    "ece", "ece : float\n        In probability units.",
     parameters="""
     n_bins : int, default=10
         Number of bins.
@@ -199,8 +192,8 @@ def ecce_sigma(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: 
         Equal-width bins (one pass of sums), or equal-weight bins whose edges are the exact weighted quantiles
         of the scores (found on the score-sorted partitions), then the pass of sums.""",
 )  # fmt: skip
+@validate_params(BINS)
 def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10, strategy: str = "uniform") -> float:
-    check_bins(n_bins, strategy)
     if strategy == "uniform":
         bins: tuple = ("uniform", n_bins)
     else:
@@ -211,7 +204,7 @@ def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10
 
 @_mirror(
     "ecce", "ecce : float\n        ``max_k C_k - min_k C_k`` with ``C_0 = 0``, in probability units (the outcome's "
-    "units for\n        regression).", parameters=_OUTCOME, raises=", or an unknown ``outcome``",
+    "units for\n        regression).", parameters=_OUTCOME,
     notes="""
 
     The rows are sorted by score across the cluster; each partition walks its own cumulative differences
@@ -219,6 +212,7 @@ def ece(y_true: Any, y_prob: Any, *, sample_weight: Any = None, n_bins: int = 10
     the partitions before them, which gives the range of the global walk exactly (Arrieta-Ibarra et al.,
     JMLR 23(351), 2022; MCGrad paper eq. 1).""",
 )  # fmt: skip
+@validate_params({"outcome": OUTCOME})
 def ecce(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
     ordered = _passes.ordered(y_true, y_prob, sample_weight, outcome=outcome)
     return _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
@@ -226,10 +220,10 @@ def ecce(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = 
 
 @_mirror(
     "ecce_pvalue", "pvalue : float\n        ``P(R > ECCE / sigma)`` for the range R of Brownian motion on [0, 1].",
-    parameters=_OUTCOME, raises=", or an unknown ``outcome``",
+    parameters=_OUTCOME,
 )  # fmt: skip
+@validate_params({"outcome": OUTCOME})
 def ecce_pvalue(y_true: Any, y_prob: Any, *, sample_weight: Any = None, outcome: str = "classification") -> float:
-    check_choice("outcome", outcome, OUTCOMES)
     if outcome == "regression":  # one sort serves both
         ordered = _passes.ordered(y_true, y_prob, sample_weight, outcome=outcome)
         stat = _sorted.walk_range(ordered) / sum(s.pos + s.neg for s in ordered.stats)
@@ -242,14 +236,22 @@ def _ecce_pvalue(stat: float, sigma: float) -> float:
     return float(brownian_range_sf(sigma_scale(stat, sigma))[0])
 
 
-@_mirror("roc_auc", "auc : float\n        Ties count one half.", raises=", or a single class")
+@_mirror(
+    "roc_auc",
+    "auc : float\n        Ties count one half.",
+    raises="If ``y_true`` holds one class only (with positive weight).",
+)
 def roc_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     ordered = _passes.ordered(y_true, y_prob, sample_weight)
     _both_classes(sum(s.pos for s in ordered.stats), sum(s.neg for s in ordered.stats))
     return _sorted.roc_auc(ordered)
 
 
-@_mirror("pr_auc", "ap : float\n        Average precision over the distinct scores.", raises=", or a single class")
+@_mirror(
+    "pr_auc",
+    "ap : float\n        Average precision over the distinct scores.",
+    raises="If ``y_true`` holds one class only (with positive weight).",
+)
 def pr_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     ordered = _passes.ordered(y_true, y_prob, sample_weight)
     _both_classes(sum(s.pos for s in ordered.stats), sum(s.neg for s in ordered.stats))
@@ -258,15 +260,15 @@ def pr_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
 
 @_mirror(
     "f_rce", "f_rce : float\n        A fraction (MCNet paper eq. 4).",
-    raises=", a negative ``epsilon``, or a field without positives when ``epsilon`` is 0",
+    raises="If ``epsilon`` is 0 and a field has no positive label.",
     parameters="""
     field : dask Array or Series of shape (n_samples,)
-        The field of each row (missing values form a field value of their own), partitioned as ``y_true``.
+        The field of each row (no missing values), partitioned as ``y_true``.
     epsilon : float, default=0.01
         Added to every label in the denominator.""",
 )  # fmt: skip
+@validate_params({"epsilon": NON_NEGATIVE})
 def f_rce(y_true: Any, y_prob: Any, *, field: Any, sample_weight: Any = None, epsilon: float = 0.01) -> float:
-    check_real("epsilon", epsilon, "a non-negative finite number", lambda v: v >= 0)
     return _f_rce(_passes.sums(y_true, y_prob, sample_weight, field=field), epsilon)
 
 
@@ -283,9 +285,8 @@ def _f_rce(s: _passes.Sums, epsilon: float) -> float:
 
 @_mirror(
     "mce", "result : MCEResult\n        As :func:`mcal.metrics.mce` (the segment sizes are counted on these rows).",
-    raises=", ``segments`` without ``X``, ``categorical_features`` with ``segments`` or without ``X``,\n        mask "
-    "segments (they belong to fixed rows of another table), or no segment with positive weight",
-    type_raises=", or ``segments`` is not a Segments",
+    raises="If ``segments`` is given without ``X``, ``categorical_features`` with ``segments`` or without ``X``,\n"
+    "        the segments include masks (they belong to fixed rows of another table), or no segment has positive weight.",
     parameters="""
     X : dask DataFrame or 2-D Array of shape (n_samples, n_features), default=None
         The segment features, partitioned as ``y_true``.
@@ -307,6 +308,7 @@ def _f_rce(s: _passes.Sums, epsilon: float) -> float:
     cumulative differences; the partitions are joined with per-segment prefix offsets, which gives each
     segment's exact ECCE (MCGrad paper eq. 2).""",
 )  # fmt: skip
+@validate_params({"segments": [None, Instance(Segments)], "outcome": OUTCOME})
 def mce(
     y_true: Any,
     y_prob: Any,
@@ -317,9 +319,6 @@ def mce(
     categorical_features: Any = "from_dtype",
     outcome: str = "classification",
 ) -> MCEResult:
-    check_choice("outcome", outcome, OUTCOMES)
-    if segments is not None and not isinstance(segments, Segments):
-        raise TypeError(f"segments must be a mcal.segments.Segments; got {type(segments).__name__}")
     if segments is not None and X is None:
         raise ValueError("X must hold the segment features when segments are given; got None")
     check_categorical_use(categorical_features, X, segments)
@@ -398,6 +397,7 @@ def _feature_names(X: Any) -> list[str]:
     return [f"x{j}" for j in range(X.shape[1])]
 
 
+@validate_params({"n_bins": N_BINS})
 def calibration_summary(
     y_true: Any, y_probs: Mapping[str, Any], *, sample_weight: Any = None, field: Any = None, n_bins: int = 10
 ) -> pd.DataFrame:
@@ -422,13 +422,10 @@ def calibration_summary(
     Raises
     ------
     ValueError
-        On invalid input, an empty mapping, a single class, or mismatched partitions.
-    TypeError
-        If ``n_bins`` is not an integer, or an input is not a dask collection.
+        If ``y_probs`` is empty, or ``y_true`` holds one class only (with positive weight).
     """
     if not y_probs:
         raise ValueError("y_probs must name at least one score column; got none")
-    check_bins(n_bins, "uniform")
     rows = {}
     for name, p in y_probs.items():
         s = _passes.sums(y_true, p, sample_weight, field=field, bins=("uniform", n_bins))
@@ -471,10 +468,7 @@ def regression_summary(y_true: Any, y_preds: Mapping[str, Any], *, sample_weight
     Raises
     ------
     ValueError
-        On NaN or infinite values (named, with the partition), an empty mapping, mismatched partitions, or
-        weights summing to zero.
-    TypeError
-        If an input is not a dask collection.
+        If ``y_preds`` is empty.
     """
     if not y_preds:
         raise ValueError("y_preds must name at least one prediction column; got none")

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._constraints import Instance, Interval, validate_params
+from mcal._constraints import MAX_OVERLAP, POSITIVE_INT, Instance, validate_params
 from mcal._validation import check_sample_weight
 from mcal.metrics._multicalibration import MCEResult
 from mcal.segments import Segments
@@ -23,8 +22,8 @@ _PER_SCORE = ["mean_prediction", "mean_outcome", "direction", "ecce", "ecce_sigm
 
 @validate_params({
     "segments": Instance(Segments),
-    "n_worst": Interval(numbers.Integral, 1, None),
-    "max_overlap": [None, Interval(numbers.Real, 0, 1, closed="right", rule="in (0, 1] or None")],
+    "n_worst": POSITIVE_INT,
+    "max_overlap": MAX_OVERLAP,
 })  # fmt: skip
 def worst_segments(
     results: Mapping[str, MCEResult],

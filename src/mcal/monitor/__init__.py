@@ -12,8 +12,8 @@
 from mcal.monitor._html import monitor_report
 from mcal.monitor._windows import (
     LOG_LR_COLUMNS,
+    MONITOR_CONSTRAINTS,
     MonitorResult,
-    check_monitor_params,
     monitor,
     monitor_result,
     parse_times,
@@ -24,8 +24,8 @@ from mcal.monitor._windows import (
 
 __all__ = [
     "LOG_LR_COLUMNS",
+    "MONITOR_CONSTRAINTS",
     "MonitorResult",
-    "check_monitor_params",
     "monitor",
     "monitor_report",
     "monitor_result",

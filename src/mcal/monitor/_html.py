@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mcal._constraints import OPTIONAL_STR, Instance, validate_params
 from mcal._optional import import_optional
 from mcal._persistence import atomic_write_bytes, check_output_path
 from mcal.monitor._windows import MonitorResult
@@ -45,6 +46,11 @@ _COLUMNS = {
 }  # fmt: skip
 
 
+@validate_params({
+    "result": Instance(MonitorResult, rule="a MonitorResult (from mcal.monitor.monitor)"),
+    "title": OPTIONAL_STR,
+    "description": OPTIONAL_STR,
+})  # fmt: skip
 def monitor_report(
     result: MonitorResult, path: str | os.PathLike, *, title: str | None = None, description: str | None = None
 ) -> Path:
@@ -68,8 +74,6 @@ def monitor_report(
 
     Raises
     ------
-    TypeError
-        If ``result`` is not a MonitorResult, or ``title`` or ``description`` is not a string.
     FileNotFoundError, IsADirectoryError
         If the folder of ``path`` does not exist, or ``path`` is a folder.
     ImportError
@@ -82,11 +86,6 @@ def monitor_report(
     of the time); the MCE / sigma with its bootstrap interval, with segments; and the e-process with
     its alarm threshold ``1 / alpha``, both as base-10 logarithms.
     """
-    if not isinstance(result, MonitorResult):
-        raise TypeError(f"result must be a MonitorResult (from mcal.monitor.monitor); got {type(result).__name__}")
-    for name, value in (("title", title), ("description", description)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a string or None; got {type(value).__name__}")
     path = check_output_path(path, "path")
     Figure = import_optional("matplotlib.figure").Figure
     table = result.table

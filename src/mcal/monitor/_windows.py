@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -12,8 +13,9 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri, xlogy
 
+from mcal._constraints import OPEN_UNIT, Instance, Interval, validate_params
 from mcal._features.table import take_rows
-from mcal._validation import check_consistent, check_int, check_metric_inputs, check_real
+from mcal._validation import check_consistent, check_metric_inputs, check_real
 from mcal.metrics import bootstrap, ecce, ecce_pvalue, ecce_sigma, ecce_std, mce, mce_sigma
 from mcal.monitor._eprocess import N_ALTERNATIVES, log_evalues, log_likelihood_ratios
 from mcal.segments import Segments, generate_segments
@@ -353,30 +355,21 @@ def monitor_result(stats: pd.DataFrame, *, window: Any, alpha: float, confidence
                          alarm_window=first)  # fmt: skip
 
 
-def check_monitor_params(alpha: Any, confidence_level: Any, n_resamples: Any = 200) -> None:
-    """Validate the ``alpha``, ``confidence_level`` and ``n_resamples`` of :func:`monitor` (shared with ``mcal.dask``).
-
-    Parameters
-    ----------
-    alpha : float
-        Level of the drift alarm; must lie in (0, 1).
-    confidence_level : float
-        Coverage of the intervals; must lie in (0, 1).
-    n_resamples : int, default=200
-        Bootstrap resamples per window; 0 or at least 2.
-
-    Raises
-    ------
-    ValueError
-        If ``alpha`` or ``confidence_level`` is not a number in (0, 1), or ``n_resamples`` is negative or 1.
-    TypeError
-        If ``n_resamples`` is not an integer.
-    """
-    check_real("alpha", alpha, "a number in (0, 1)", lambda v: 0 < v < 1)
-    check_real("confidence_level", confidence_level, "a number in (0, 1)", lambda v: 0 < v < 1)
-    check_int("n_resamples", n_resamples, "0 (no bootstrap intervals) or an integer >= 2", lambda v: v == 0 or v >= 2)
+#: The rule of ``n_resamples``: 0 (no intervals) or enough resamples for an interval.
+_N_RESAMPLES_RULE = "0 (no bootstrap intervals) or an integer >= 2"
+#: The parameter rules of :func:`monitor` (shared with ``mcal.dask.monitor``).
+MONITOR_CONSTRAINTS = {
+    "segments": [None, Instance(Segments)],
+    "alpha": OPEN_UNIT,
+    "confidence_level": OPEN_UNIT,
+    "n_resamples": [
+        Interval(numbers.Integral, 0, 0, rule=_N_RESAMPLES_RULE),
+        Interval(numbers.Integral, 2, None, rule=_N_RESAMPLES_RULE),
+    ],
+}
 
 
+@validate_params(MONITOR_CONSTRAINTS)
 def monitor(
     y_true: ArrayLike,
     y_prob: ArrayLike,
@@ -428,11 +421,10 @@ def monitor(
     Raises
     ------
     ValueError
-        On invalid labels, scores, weights, times or window, mismatched lengths, ``alpha`` or ``confidence_level``
-        outside (0, 1), ``n_resamples`` negative or 1, or ``segments`` without ``X``.
+        If ``segments`` is given without ``X``, ``X`` has another number of rows, or as :func:`window_starts` for
+        ``times`` and ``window``.
     TypeError
-        If the times are neither datetimes nor numbers, ``window`` does not fit them, ``segments`` is not a
-        Segments, or ``n_resamples`` is not an integer.
+        As :func:`window_starts` for ``times`` and ``window``.
 
     Notes
     -----
@@ -491,7 +483,6 @@ def monitor(
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
     starts = window_starts(times, window)
     check_consistent(y_true=y, times=starts)
-    check_monitor_params(alpha, confidence_level, n_resamples)
     if X is not None and not isinstance(X, (pd.DataFrame, pd.Series)) and hasattr(X, "to_pandas"):
         X = X.to_pandas()  # polars, pyarrow: rows are taken per window by position, columns kept by name
     segs = _monitor_segments(X, segments, y.shape[0])
@@ -509,8 +500,6 @@ def monitor(
 
 
 def _monitor_segments(X: Any, segments: Any, n_samples: int) -> Segments | None:
-    if segments is not None and not isinstance(segments, Segments):
-        raise TypeError(f"segments must be a mcal.segments.Segments; got {type(segments).__name__}")
     if X is None:
         if segments is not None:
             raise ValueError("X must hold the segment features when segments are given; got None")

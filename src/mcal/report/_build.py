@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 from collections.abc import Mapping
 from html import escape
@@ -12,16 +13,21 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from mcal._constraints import (
+    MAX_OVERLAP,
+    N_BINS,
+    OPEN_UNIT,
+    OPTIONAL_STR,
+    OUTCOME,
+    POSITIVE_INT,
+    STRATEGY,
+    Interval,
+    validate_params,
+)
 from mcal._features.fields import field_value_label
 from mcal._optional import import_optional
 from mcal._persistence.files import atomic_write_bytes
 from mcal._progress import progress as progress_bar
-from mcal._validation import (
-    OUTCOMES,
-    check_choice,
-    check_positive_int,
-    check_real,
-)
 from mcal.metrics import (
     calibration_summary,
     field_pcoc,
@@ -42,6 +48,17 @@ from mcal.report._verdict import column_verdict, verdict_section
 _MAX_FIELD_ROWS = 50
 
 
+@validate_params({
+    "title": OPTIONAL_STR,
+    "description": OPTIONAL_STR,
+    "n_bins": N_BINS,
+    "confidence": OPEN_UNIT,
+    "n_worst_segments": POSITIVE_INT,
+    "n_resamples": Interval(numbers.Integral, 0, None),
+    "outcome": OUTCOME,
+    "strategy": STRATEGY,
+    "max_overlap": MAX_OVERLAP,
+})  # fmt: skip
 def make_report(
     y_true: ArrayLike,
     y_probs: Mapping[str, ArrayLike],
@@ -143,12 +160,12 @@ def make_report(
     Raises
     ------
     ValueError
-        On invalid labels, scores, weights, field or segments (the message names the score column), fewer than
-        2 rows, a single class, an empty ``y_probs``, both ``X`` and ``segments``, ``categorical_features``
-        without ``X`` or invalid for it, or invalid ``n_bins`` / ``confidence`` / ``n_worst_segments``.
+        On fewer than 2 rows, a single class, an empty ``y_probs``, both ``X`` and ``segments``,
+        ``categorical_features`` without ``X``, or an argument for binary labels (``field``, ``method_comparison``,
+        ``per_value``, ``strategy``, ``max_overlap``) with ``outcome="regression"``; a bad score column is named in
+        the message.
     TypeError
-        If ``y_probs`` is not a mapping with string keys, ``title`` / ``description`` are not strings, or
-        ``n_bins`` / ``n_worst_segments`` are not integers.
+        If ``y_probs`` is not a mapping with string keys, or ``path`` is not a str or path-like.
     FileNotFoundError
         If the folder of ``path`` does not exist.
     ImportError
@@ -181,11 +198,6 @@ def make_report(
     True
     """
     path = _check_path(path)
-    for name, value in (("title", title), ("description", description)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a string or None; got {type(value).__name__}")
-    check_choice("outcome", outcome, OUTCOMES)
-    check_choice("strategy", strategy, ("uniform", "quantile"))
     if per_value is not None:
         check_per_value(per_value, [str(name) for name in y_probs] if isinstance(y_probs, Mapping) else [])
     if outcome == "regression":
@@ -216,10 +228,6 @@ def make_report(
             n_worst_segments=n_worst_segments,
         )
     y, probs, w = _check_inputs(y_true, y_probs, sample_weight)
-    check_positive_int("n_worst_segments", n_worst_segments)
-    check_positive_int("n_resamples", n_resamples, minimum=0)
-    if max_overlap is not None:
-        check_real("max_overlap", max_overlap, "in (0, 1] or None", lambda v: 0.0 < v <= 1.0)
     fields = None if field is None else encode_field(field, y.shape[0])
     check_categorical_use(categorical_features, X, segments)  # refused without X, where no segments are generated
     segs = None if X is None and segments is None else resolve_segments(X, segments, y.shape[0], categorical_features)

@@ -11,16 +11,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mcal._constraints import N_BINS, OPTIONAL_STR, POSITIVE_INT, STRATEGY, validate_params
 from mcal._optional import import_optional
 from mcal._persistence import atomic_write_bytes
-from mcal._validation import (
-    check_choice,
-    check_class_labels,
-    check_class_scores,
-    check_consistent,
-    check_positive_int,
-    check_sample_weight,
-)
+from mcal._validation import check_class_labels, check_class_scores, check_consistent, check_sample_weight
 from mcal.metrics import classwise_mce, multiclass_summary, top_label, top_label_mce
 from mcal.metrics.helpers import check_categorical_use, resolve_segments
 from mcal.report._checks import _check_names, _check_path
@@ -39,6 +33,13 @@ _NOTE = (
 )
 
 
+@validate_params({
+    "title": OPTIONAL_STR,
+    "description": OPTIONAL_STR,
+    "strategy": STRATEGY,
+    "n_bins": N_BINS,
+    "n_worst_segments": POSITIVE_INT,
+})  # fmt: skip
 def make_multiclass_report(
     y_true: ArrayLike,
     y_probs: Mapping[str, ArrayLike],
@@ -94,11 +95,10 @@ def make_multiclass_report(
     Raises
     ------
     ValueError
-        On invalid labels, probabilities (the message names the matrix), weights or segments, matrices of different
-        k, ``class_names`` of another length, both ``X`` and ``segments``, or invalid ``n_bins``, ``strategy`` or
-        ``n_worst_segments``.
+        On matrices of different k, ``class_names`` of another length, or both ``X`` and ``segments``; a bad matrix is
+        named in the message.
     TypeError
-        If ``y_probs`` is not a mapping with string keys, or ``title`` / ``description`` are not strings.
+        If ``y_probs`` is not a mapping with string keys, or ``path`` is not a str or path-like.
     FileNotFoundError
         If the folder of ``path`` does not exist.
     ImportError
@@ -121,12 +121,6 @@ def make_multiclass_report(
     True
     """
     path = _check_path(path)
-    for name, value in (("title", title), ("description", description)):
-        if value is not None and not isinstance(value, str):
-            raise TypeError(f"{name} must be a string or None; got {type(value).__name__}")
-    check_choice("strategy", strategy, ("uniform", "quantile"))
-    check_positive_int("n_bins", n_bins)
-    check_positive_int("n_worst_segments", n_worst_segments)
     y, probs, w, names = _check_inputs(y_true, y_probs, sample_weight, class_names)
     check_categorical_use(categorical_features, X, segments)
     segs = None if X is None and segments is None else resolve_segments(X, segments, y.shape[0], categorical_features)

@@ -12,7 +12,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from mcal._optional import import_optional
 from mcal._persistence import atomic_write_bytes
-from mcal._validation import check_positive_int
 from mcal.metrics import mce, regression_summary, reliability_curve
 from mcal.metrics.helpers import check_categorical_use, resolve_segments
 from mcal.report._checks import _check_inputs
@@ -39,7 +38,6 @@ def regression_report(
 ) -> Path:  # fmt: skip
     """Write the report of real predictions to ``path`` (checked by :func:`mcal.report.make_report`)."""
     y, preds, w = _check_inputs(y_true, y_preds, sample_weight, "regression")
-    check_positive_int("n_worst_segments", n_worst_segments)
     check_categorical_use(categorical_features, X, segments)
     segs = None if X is None and segments is None else resolve_segments(X, segments, y.shape[0], categorical_features)
     Figure = import_optional("matplotlib.figure").Figure

@@ -5,32 +5,35 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from mcal._constraints import Interval, validate_params
 from mcal._features.segment_codes import Feature, feature_table, fit_feature, resolve_categorical
-from mcal._validation import check_int, warn
+from mcal._validation import warn
 from mcal.segments._segments import Segments
 from mcal.segments._store import (
     CodedPart,
     combo_key,
 )
 
-
-def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    none = " or None" if allow_none else ""
-    check_int(name, value, f"an integer >= {minimum}{none}", lambda v: v >= minimum)
+#: The rule of ``max_values_per_feature`` (or of each value of a mapping).
+_LEVELS = Interval(numbers.Integral, 2, None)
 
 
 #: Levels of a feature that an int or mapping ``max_values_per_feature`` does not set.
 DEFAULT_MAX_VALUES = 3
 
 
+@validate_params({
+    "max_depth": [None, Interval(numbers.Integral, 0, None, rule="an integer >= 0 or None")],
+    "min_samples_per_segment": Interval(numbers.Integral, 1, None, rule="an integer >= 1"),
+    "max_n_segments": [None, Interval(numbers.Integral, 1, None, rule="an integer >= 1 or None")],
+})  # fmt: skip
 def generate_segments(
     X: Any,
     *,
@@ -82,14 +85,13 @@ def generate_segments(
     Raises
     ------
     ValueError
-        On invalid parameters (a ``max_values_per_feature`` mapping that names no feature of ``X`` included), a
-        numerical feature with non-numeric or infinite values, an empty ``X``, or two columns whose names have the
-        same text (descriptions and :meth:`Segments.apply` know features by name).
+        If a ``max_values_per_feature`` mapping names a column that ``X`` lacks, a numerical feature has non-numeric
+        or infinite values, ``X`` is empty, or two columns have names of the same text (descriptions and
+        :meth:`Segments.apply` know features by name).
     TypeError
-        If ``X`` is not array-like, a count parameter is not an integer, ``categorical_features`` is a single value
-        or holds values that are not indices, bools or names, a numerical feature holds complex numbers,
-        or a datetime or timedelta column is not declared in ``categorical_features`` (the message suggests a
-        conversion to numbers).
+        If ``categorical_features`` is a single value or holds values that are not indices, bools or names, a
+        numerical feature holds complex numbers, or a datetime or timedelta column is not declared in
+        ``categorical_features`` (the message suggests a conversion to numbers).
 
     Notes
     -----
@@ -126,9 +128,6 @@ def generate_segments(
     >>> segs.descriptions[:4], segs.sizes[:4].tolist()
     (['all', 'job=a', 'job=b', 'job=c'], [5, 2, 2, 1])
     """
-    _check_int("max_depth", max_depth, 0, allow_none=True)
-    _check_int("min_samples_per_segment", min_samples_per_segment, 1)
-    _check_int("max_n_segments", max_n_segments, 1, allow_none=True)
     names, columns, kinds = feature_table(X)
     max_values = _max_values(max_values_per_feature, names)
     is_cat = resolve_categorical(categorical_features, X, kinds)
@@ -152,13 +151,13 @@ def _max_values(max_values_per_feature: Any, names: list[str]) -> dict[str, int]
     """The levels of each feature named in ``names``, from ``max_values_per_feature`` (one int, or a mapping of
     feature names to ints; 3 for a feature it does not name)."""
     if not isinstance(max_values_per_feature, Mapping):
-        _check_int("max_values_per_feature", max_values_per_feature, 2)
+        _LEVELS.check("max_values_per_feature", max_values_per_feature)
         return dict.fromkeys(names, max_values_per_feature)
     unknown = [key for key in max_values_per_feature if key not in names]
     if unknown:
         raise ValueError(f"max_values_per_feature must name features of X ({names[:10]}); got unknown {unknown[:5]}")
     for key, value in max_values_per_feature.items():
-        _check_int(f"max_values_per_feature[{key!r}]", value, 2)
+        _LEVELS.check(f"max_values_per_feature[{key!r}]", value)
     return {name: max_values_per_feature.get(name, DEFAULT_MAX_VALUES) for name in names}
 
 

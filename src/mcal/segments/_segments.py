@@ -378,13 +378,6 @@ def from_labels(labels: ArrayLike, name: str | None = None) -> Segments:
         One segment per label, most frequent first (ties by the label's text); a column with one value gives
         one segment equal to the whole table.
 
-    Raises
-    ------
-    ValueError
-        If ``labels`` is empty or not 1-D.
-    TypeError
-        If ``labels`` is not array-like (None or a string) or holds complex numbers.
-
     Examples
     --------
     >>> segs = from_labels(["x", "y", "x"], name="country")
