@@ -179,7 +179,7 @@ numpydoc_validation_exclude = {
     r"^mcal\.mcgrad\.engine\.",
     r"^mcal\.metrics\.helpers\.",
     r"\.(BootstrapResult|ClasswiseMCE|CumulativeCurve|FieldPcoc|MCEResult|ReliabilityCurve|ReliabilityIntervals"
-    r"|MonitorResult|TuningResult|HKRRResult|Segments)$",
+    r"|MonitorResult|TuningResult|HKRRResult|Segments|PerValueTable)$",
     r"\.staged_predict$",  # returns an iterator (it has a Yields section) without being a generator function
 }
 

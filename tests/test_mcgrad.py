@@ -377,7 +377,7 @@ def test_one_row_predict_falls_back_to_booster_predict_on_an_untested_lightgbm(f
     # not used, and Booster.predict gives the same values.
     import lightgbm
 
-    from mcal.mcgrad._fast_predict import SingleRowPredictor
+    from mcal._lightgbm.single_row import SingleRowPredictor
 
     _, (Xt, pt, _) = segments
     assert SingleRowPredictor.create(fitted.boosters_, fitted.n_features_in_ + 1) is not None

@@ -11,7 +11,7 @@ from test_mcgrad import FAST, segment_data
 
 import mcal
 from mcal import CalibrationWarning, MCGrad
-from mcal.mcgrad import _controls
+from mcal.mcgrad import _controls, engine
 from mcal.metrics import ecce, log_loss, mce
 
 
@@ -149,10 +149,52 @@ class Clock:
         return self.now
 
 
+class JumpingClock:
+    """A clock that reads 0 until its ``at``-th read, and 100 from then on; counts its reads."""
+
+    def __init__(self, at):
+        self.at, self.reads = at, 0
+
+    def __call__(self):
+        self.reads += 1
+        return 0.0 if self.reads < self.at else 100.0
+
+
+@pytest.mark.parametrize("early_stopping", ["holdout", None])
+def test_max_time_interrupts_a_round_between_its_trees_and_drops_it(data, monkeypatch, early_stopping):
+    (X, p, y), (Xv, pv, _), _ = data
+    # read once at the start, after each of a round's first 19 trees and after the round: the 23rd read is in
+    # round 2, after its 2nd tree (before the fix the clock was read after whole rounds only: 5 rounds, no warning)
+    clock = JumpingClock(at=23)
+    monkeypatch.setattr(_controls, "clock", clock)
+    params = {**FAST, "max_rounds": 5, "patience": 10, "early_stopping": early_stopping, "max_time": 10.0}
+    with pytest.warns(CalibrationWarning, match=r"max_time=10.0 s ran out after 1 round\(s\)"):
+        model = MCGrad(**params).fit(p, y, X=X)
+    assert clock.reads == 23  # no tree after the read past the limit: the round stopped there
+    if early_stopping is None:  # the interrupted round is dropped: the model is the 1-round model
+        one = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, y, X=X)
+        assert model.n_rounds_ == 1
+        np.testing.assert_allclose(model.predict(pv, X=Xv), one.predict(pv, X=Xv), rtol=0, atol=1e-12)
+    else:
+        assert model.validation_losses_.size == 2  # the input and round 1
+        assert model.n_rounds_ == int(np.argmin(model.validation_losses_))
+
+
+def test_max_time_interrupting_round_one_keeps_the_input_unchanged(data, monkeypatch):
+    (X, p, y), (Xv, pv, _), _ = data
+    monkeypatch.setattr(_controls, "clock", JumpingClock(at=3))
+    params = {**FAST, "early_stopping": None, "max_time": 10.0}
+    with pytest.warns(CalibrationWarning, match=r"ran out after 0 round\(s\)"):
+        model = MCGrad(**params).fit(p, y, X=X)
+    assert model.n_rounds_ == 0 and model.input_factor_ == 1.0
+    np.testing.assert_allclose(model.predict(pv, X=Xv), pv, rtol=1e-12)
+
+
 @pytest.mark.parametrize("early_stopping", ["holdout", None])
 def test_max_time_stops_the_rounds_and_keeps_the_best_so_far(data, monkeypatch, early_stopping):
     (X, p, y), _, _ = data
     monkeypatch.setattr(_controls, "clock", Clock())
+    monkeypatch.setattr(engine, "_clock_check", lambda out_of_time: lambda env: None)  # whole rounds only here
     # Read at the start and after each round: rounds 1 and 2 end at seconds 1 and 2 of the budget of 2.5 s.
     params = {**FAST, "max_rounds": 10, "patience": 10, "early_stopping": early_stopping, "max_time": 2.5}
     with pytest.warns(CalibrationWarning, match=r"max_time=2.5 s ran out after 3 round\(s\)"):

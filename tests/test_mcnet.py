@@ -76,16 +76,18 @@ def test_map_is_increasing_within_every_bin_for_every_field_on_random_scores():
         {"bin_joins": "raised", "beta": 100.0, "learning_rate": 0.03, "n_bins": 2, "n_nodes": 2},
     ],
 )
-@pytest.mark.parametrize("inference", ["exact", "compiled"])
-def test_map_is_monotone_in_the_score_for_every_field_across_bins_too(log_data, settings, inference):
+@pytest.mark.parametrize(("integral", "inference"), [("grid", "compiled"), ("quadrature", "exact"),
+                                                    ("quadrature", "compiled")])  # fmt: skip
+def test_map_is_monotone_in_the_score_for_every_field_across_bins_too(log_data, settings, integral, inference):
     # within a bin by construction (f1 > 0); at a bin edge the next bin starts where the bin before ends
     # (continuous) or is raised to there (raised), so no training setting can make the map drop, with or without
     # eq. 10's penalty
     p, y, X, _ = log_data
     for field in ("f", None):
         model = MCNet(
-            field=field, max_steps=150, validation_fraction=0.0, random_state=0, inference=inference, **settings
-        ).fit(p, y, X=X)
+            field=field, max_steps=150, validation_fraction=0.0, random_state=0, inference=inference,
+            integral=integral, **settings
+        ).fit(p, y, X=X)  # fmt: skip
         _, curves = grid_per_field(model, n=20001)
         assert min(np.diff(c).min() for c in curves) >= 0.0
 
@@ -328,13 +330,15 @@ def test_save_load_reproduces_predictions_exactly_in_both_modes(tmp_path, log_da
 
 def test_a_file_written_before_bin_joins_existed_loads_with_raised_bins(tmp_path, log_data, rewrite_model):
     # step-trained MCNet files of the round before bin_joins raised their bins; read as "continuous" (today's
-    # default) their compiled tables would not match the network, and the load would fail
+    # default) their compiled tables would not match the network, and the load would fail. Those files (and the
+    # next round's) were trained by quadrature, before integral existed
     p, y, X, _ = log_data
-    model = MCNet(**SMALL, field="f", bin_joins="raised", learning_rate=0.05, max_steps=60).fit(p, y, X=X)
+    model = MCNet(**SMALL, field="f", bin_joins="raised", learning_rate=0.05, max_steps=60, integral="quadrature",
+                  inference="exact").fit(p, y, X=X)  # fmt: skip
     path = mcal.save(model, tmp_path / "m.json")
-    rewrite_model(path, lambda doc: doc["model"]["params"].pop("bin_joins"))
+    rewrite_model(path, lambda doc: [doc["model"]["params"].pop(k) for k in ("bin_joins", "integral")])
     loaded = mcal.load(path)
-    assert loaded.bin_joins == "raised"
+    assert (loaded.bin_joins, loaded.integral) == ("raised", "quadrature")
     np.testing.assert_array_equal(loaded.predict(p, X=X), model.predict(p, X=X))
     continuous = model.set_params(bin_joins="continuous")
     assert not np.array_equal(continuous.predict(p, X=X), loaded.predict(p, X=X))  # the default reads it otherwise
@@ -368,7 +372,7 @@ def test_load_rejects_tampered_weights(tmp_path, field_model, rewrite_model):
     with pytest.raises(ValueError, match="'net.f1_out_b' must have shape"):
         mcal.load(path)
     rewrite({**tensors, "compiled.values": tensors["compiled.values"][..., ::-1].copy()})
-    with pytest.raises(ValueError, match="must increase along the grid"):
+    with pytest.raises(ValueError, match="'compiled.values' must be the tables of this model's network"):
         mcal.load(path)
 
 
@@ -538,7 +542,7 @@ def test_a_parameter_of_the_wrong_type_raises_type_error_naming_it(log_data, kin
 def test_bad_inputs_raise(log_data):
     p, y, X, _ = log_data
     with pytest.raises(ValueError, match="validation_fraction=0.1 must leave at least one row in each part"):
-        MCNet(**SMALL).fit(p[:4], np.array([0, 1, 0, 1]))
+        MCNet(**SMALL, validation_fraction=0.1).fit(p[:4], np.array([0, 1, 0, 1]))
     with pytest.raises(ValueError, match="auxiliary feature columns must be numeric"):
         MCNet(**SMALL, auxiliary_features=["f"]).fit(p, y, X=X.assign(f=X["f"].astype(str)))
     with pytest.raises(ValueError, match="auxiliary features must be finite"):
@@ -666,7 +670,7 @@ def test_a_held_out_part_of_zero_weight_raises(log_data):
     with pytest.raises(
         ValueError, match="validation_fraction=0.1 must leave held-out rows of positive weight; got 300"
     ):
-        MCNet(**SMALL, field="f").fit(p, y, X=X, sample_weight=w)
+        MCNet(**SMALL, field="f", validation_fraction=0.1).fit(p, y, X=X, sample_weight=w)
 
 
 def test_a_training_part_of_one_class_raises(log_data):
@@ -679,7 +683,7 @@ def test_a_training_part_of_one_class_raises(log_data):
         match=r"must leave both classes \(with positive weight\) in the training part; got "
         r"only class 0 in its 2700 row\(s\)",
     ):
-        MCNet(**SMALL, field="f").fit(p, y, X=X, sample_weight=w)
+        MCNet(**SMALL, field="f", validation_fraction=0.1).fit(p, y, X=X, sample_weight=w)
 
 
 @pytest.mark.parametrize(
@@ -714,7 +718,7 @@ def test_a_model_whose_exact_quadrature_is_coarser_than_its_tables_saves_and_loa
 
     X, y = make_classification(1500, 6, n_informative=4, n_classes=3, random_state=0)
     p = LogisticRegression(C=100).fit(X[:500], y[:500]).predict_proba(X[500:])[:, 2]
-    model = MCNet(random_state=0).fit(p, (y[500:] == 2).astype(float), X=X[500:])
+    model = MCNet(random_state=0, integral="quadrature").fit(p, (y[500:] == 2).astype(float), X=X[500:])
     mcal.save(model, tmp_path / "m.json")
     loaded = mcal.load(tmp_path / "m.json")
     np.testing.assert_array_equal(loaded.predict(p, X=X[500:]), model.predict(p, X=X[500:]))

@@ -16,7 +16,8 @@ from mcal.cli import main
 torch = pytest.importorskip("torch")
 torch.set_num_threads(1)
 
-TINY = dict(n_bins=3, hidden_sizes=(4,), embedding_dim=2, n_nodes=8, batch_size=256, max_epochs=1, random_state=0)
+TINY = dict(n_bins=3, hidden_sizes=(4,), embedding_dim=2, n_nodes=8, batch_size=256, max_epochs=1, inference="exact",
+            random_state=0)  # fmt: skip
 #: The same settings as ``mcal fit`` options.
 TINY_PARAMS = [arg for k, v in TINY.items() if k != "random_state" for arg in ("--param", f"{k}={json.dumps(v)}")]
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is available here")

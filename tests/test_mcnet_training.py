@@ -27,13 +27,13 @@ def log_loss(y, q):
     return float(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q)))
 
 
-def test_defaults_leave_the_warm_start_and_beat_it_on_held_out_log_loss():
+def test_early_stopping_leaves_the_warm_start_and_beats_it_on_held_out_log_loss():
     # The warm start is Platt's slope with one intercept per field; the true maps bend differently per field,
-    # so a trained MCNet-Field must do better on new rows. (With the old defaults, 10 epochs and patience 2,
-    # the fit kept its warm start.)
+    # so a trained MCNet-Field must do better on new rows, also when a holdout stops it early. (With earlier
+    # defaults, 10 epochs and patience 2, the fit kept its warm start.)
     p, y, X = field_log(0, 8000)
     pt, yt, Xt = field_log(1, 50_000)
-    model = MCNet(field="f", random_state=0).fit(p, y, X=X)
+    model = MCNet(field="f", random_state=0, validation_fraction=0.1).fit(p, y, X=X)
     assert model.best_step_ > 0 and model.best_epoch_ > 0
     assert model.validation_loss_curve_.min() < model.validation_loss_curve_[0]
 
@@ -56,9 +56,12 @@ def test_a_fit_runs_at_least_min_steps_and_at_most_the_budget():
         patience=25,
         max_steps=400,
         random_state=0,
+        validation_fraction=0.1,
+        integral="quadrature",
     ).fit(p, y, X=X)
     assert 200 <= model.n_steps_ <= 400
-    short = MCNet(field="f", hidden_sizes=(8,), n_nodes=10, max_epochs=3, random_state=0).fit(p, y, X=X)
+    short = MCNet(field="f", hidden_sizes=(8,), n_nodes=10, max_epochs=3, random_state=0, integral="quadrature",
+                  validation_fraction=0.1).fit(p, y, X=X)  # fmt: skip
     assert short.n_steps_ == 3 * 2  # 2,700 training rows in batches of 2,048: 2 steps a pass, budget 6 steps
 
 
@@ -95,7 +98,8 @@ def test_no_network_pass_holds_more_rows_than_a_batch_whatever_the_data_size(mon
     monkeypatch.setattr(network, "integrate_rows", counting)
     p, y, X = field_log(3, 12_000)
     model = MCNet(field="f", n_bins=5, hidden_sizes=(4,), n_nodes=5, batch_size=512, max_steps=30, min_steps=0,
-                  random_state=0).fit(p, y, X=X)  # fmt: skip
+                  random_state=0, integral="quadrature", inference="exact", validation_fraction=0.1)  # fmt: skip
+    model.fit(p, y, X=X)
     model.predict(p, X=X)
     bound = max(512, training.EVAL_CHUNK, (5 - 1) * (3 + 1))
     assert max(sizes) == bound and len(sizes) > 12_000 // training.EVAL_CHUNK

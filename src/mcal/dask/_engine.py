@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -84,9 +85,12 @@ class DaskEngine:
         self.timeout = timeout
         self.n_fits = 0
 
-    def fit_round(self, part: Part, valid: Part | None = None) -> tuple[Any, Any, Any]:
+    def fit_round(
+        self, part: Part, valid: Part | None = None, out_of_time: Callable[[], bool] | None = None
+    ) -> tuple[Any, Any, Any]:
         """Fit one booster on the cluster; return it (a local ``lightgbm.Booster``) and ``F + h_t`` on the part's
-        rows and on those of ``valid`` (None without; both persisted)."""
+        rows and on those of ``valid`` (None without; both persisted). ``out_of_time`` is not asked within the
+        round (its trees grow on the workers): :func:`mcal.mcgrad.engine.boost_rounds` asks it between rounds."""
         lgb = import_optional("lightgbm")
         lgb_dask = import_optional("lightgbm.dask")
         part.F = persist(self.client, part.F, self.timeout, "the scores of a round")

@@ -263,7 +263,7 @@ def pr_auc(y_true: Any, y_prob: Any, *, sample_weight: Any = None) -> float:
     raises="If ``epsilon`` is 0 and a field has no positive label.",
     parameters="""
     field : dask Array or Series of shape (n_samples,)
-        The field of each row (no missing values), partitioned as ``y_true``.
+        The field of each row (missing values form a field value of their own), partitioned as ``y_true``.
     epsilon : float, default=0.01
         Added to every label in the denominator.""",
 )  # fmt: skip

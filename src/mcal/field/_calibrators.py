@@ -82,8 +82,8 @@ class NeuCalib(FieldNetwork):
 
     Attributes
     ----------
-    field_values_ : list of str
-        Field values seen at fit time.
+    field_values_ : list of str, then None
+        Field values seen at fit time, sorted, then None for the missing level if a value was missing.
     field_slots_ : ndarray of shape (n_values,)
         Slot of each value; -1 means the fallback slot.
     knots_ : ndarray of shape (n_fitted_knots,)
@@ -99,10 +99,11 @@ class NeuCalib(FieldNetwork):
     ValueError
         From :meth:`fit`: a parameter breaks its rule (see Parameters), a ``validation_fraction`` that leaves
         one side of the split without positive weight, a ``learning_rate`` with which the training loss stops
-        being finite, ``X=None`` or an ``X`` without the field column or an auxiliary column, missing field
-        values, or invalid scores, labels, weights or features (as
-        :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`); from :meth:`predict`: ``X=None`` or an ``X``
-        without those columns. Unseen field values are not an error: they use the fallback, with a warning.
+        being finite, ``X=None`` or an ``X`` without the field column or an auxiliary column, or invalid
+        scores, labels, weights or features (as :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`); from
+        :meth:`predict`: ``X=None`` or an ``X`` without those columns. Missing field values are a field value
+        of their own; unseen field values (a missing one too, when none was missing at fit time) are not an
+        error: they use the fallback, with a warning.
     TypeError
         From :meth:`fit`: a parameter has the wrong type (see Parameters; ``field`` is required), or an input
         is not array-like.
@@ -311,8 +312,8 @@ class AdaCalib(FieldNetwork):
 
     Attributes
     ----------
-    field_values_ : list of str
-        Field values seen at fit time.
+    field_values_ : list of str, then None
+        Field values seen at fit time, sorted, then None for the missing level if a value was missing.
     field_slots_ : ndarray of shape (n_values,)
         Slot of each value; -1 means the fallback slot (index ``n_slots``).
     keypoints_ : ndarray of shape (n_keypoints,)

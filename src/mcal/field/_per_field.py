@@ -57,8 +57,8 @@ class PerFieldCalibrator(BaseCalibrator):
 
     Attributes
     ----------
-    field_values_ : list of str
-        Field values seen at fit time.
+    field_values_ : list of str, then None
+        Field values seen at fit time, sorted, then None for the missing level if a value was missing.
     field_slots_ : ndarray of shape (n_values,)
         Index into ``field_calibrators_`` of each value; -1 for values that use the global calibrator.
     field_calibrators_ : list of BaseCalibrator
@@ -70,7 +70,7 @@ class PerFieldCalibrator(BaseCalibrator):
     ------
     ValueError
         From :meth:`fit`: a parameter breaks its rule (see Parameters), ``X=None`` or an ``X`` without the field
-        column, missing field values, or invalid scores, labels or weights (as
+        column, or invalid scores, labels or weights (as
         :meth:`BaseCalibrator.fit <mcal.BaseCalibrator.fit>`), and what the nested calibrator's fit raises;
         from :meth:`predict`: ``X=None`` or an ``X`` without the field column.
     TypeError
@@ -83,7 +83,8 @@ class PerFieldCalibrator(BaseCalibrator):
     without sharing anything between fields. Rare values fall back to the global calibrator rather than
     being fitted on a handful of rows (documented, not an error); a value with enough rows but a single
     class falls back too, with a :class:`~mcal.CalibrationWarning`; unseen values at predict time fall back
-    with one warning counting them. Sample weights go to every nested fit, so they are honoured exactly
+    with one warning counting them. Missing field values (NaN, None, NA) are a field value of their own, listed
+    last in ``field_values_`` as None. Sample weights go to every nested fit, so they are honoured exactly
     when the nested calibrator honours them. Monotone in the score within each field value whenever the
     nested calibrator is.
 

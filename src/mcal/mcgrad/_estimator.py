@@ -30,11 +30,12 @@ from mcal._lightgbm import (
     round_params,
     tree_constraints,
 )
+from mcal._lightgbm.single_row import SingleRowPredictor
 from mcal._progress import check_progress_param
 from mcal._validation import check_y_prob, check_y_real, output_dtype
 from mcal.mcgrad import _controls as controls
 from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, choose_rounds, validation_score
-from mcal.mcgrad._fast_predict import CompiledForests, SingleRowPredictor
+from mcal.mcgrad._fast_predict import CompiledForests
 from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
 from mcal.mcgrad._splits import EncodedRows, FeatureBlocks, split_rows
 from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part, predict_logit, split_parts, staged_logits
@@ -85,10 +86,11 @@ class MCGrad(BaseCalibrator):
         features, or ``metric(y_true, y_prob, X, sample_weight) -> float`` (validation labels, predicted
         probabilities, features as given, weights). The log loss is recorded in either case.
     max_time : float > 0 or None, default=None
-        Seconds, counted from the start of :meth:`fit`, after which no new round starts; the best rounds so
-        far are kept, with a warning. It bounds the rounds of early stopping (the chosen rounds are then
-        refitted on all rows, which takes about as long again), or, with an ``eval_set`` or
-        ``early_stopping=None``, the only pass of rounds.
+        Seconds, counted from the start of :meth:`fit`, after which no new round or tree starts: the clock is
+        read after each LightGBM tree, a round it interrupts is dropped, and the best whole rounds so far are
+        kept, with a warning (the overrun is at most one tree). It bounds the rounds of early stopping (the
+        chosen rounds are then refitted on all rows, which takes about as long again), or, with an
+        ``eval_set`` or ``early_stopping=None``, the only pass of rounds.
     rescale : bool, default=True
         Fit the rescaling factor ``theta_t`` of section 3.2; False keeps ``theta_t = 1``.
     rescale_input : bool, default=True

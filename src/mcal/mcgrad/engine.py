@@ -3,9 +3,10 @@
 :func:`boost_rounds` is the only place where rounds are run, for early stopping and for the final refit
 alike. It touches data only through an engine's methods:
 
-- ``fit_round(part, valid)``: one LightGBM booster of ``n_estimators`` trees on the part's features plus its
-  current logit ``F`` as one more feature, with ``F`` as init score, and ``F + h_t`` on the part's rows and on
-  those of the validation part ``valid`` (None for the refit; the booster without its training data);
+- ``fit_round(part, valid, out_of_time=None)``: one LightGBM booster of ``n_estimators`` trees on the part's
+  features plus its current logit ``F`` as one more feature, with ``F`` as init score, and ``F + h_t`` on the
+  part's rows and on those of the validation part ``valid`` (None for the refit; the booster without its training
+  data); it raises :class:`RoundTimedOut` where it abandons the round because ``out_of_time()`` became true;
 - ``predict_raw(booster, part)``: the booster's raw output on the part (without the init score);
 - ``loss_grad_hess(theta, y, z, w)`` and ``log_loss_sum(y, F, w)``: the sums behind the rescaling
   Newton step and the validation loss (of the engine's ``objective``; the log loss for MCGrad).
@@ -37,7 +38,8 @@ from mcal.mcgrad.losses import gain_exceeds as _gain_exceeds
 from mcal.mcgrad.losses import wsum as _wsum
 
 if TYPE_CHECKING:
-    from mcal.mcgrad._fast_predict import CompiledForests, SingleRowPredictor
+    from mcal._lightgbm.single_row import SingleRowPredictor
+    from mcal.mcgrad._fast_predict import CompiledForests
 
 __all__ = [
     "LOGIT_CLIP",
@@ -55,6 +57,21 @@ __all__ = [
 
 #: Rows per block of the rescaling sums.
 _BLOCK = 1 << 16
+
+
+class RoundTimedOut(Exception):
+    """An engine abandoned a round: ``out_of_time()`` became true between two of its trees."""
+
+
+def _clock_check(out_of_time: Callable[[], bool]) -> Callable[[Any], None]:
+    """A LightGBM callback that raises :class:`RoundTimedOut` after a tree when ``out_of_time()`` is true and more
+    trees remain (the last tree ends the round, which :func:`boost_rounds` then checks itself)."""
+
+    def check(env: Any) -> None:
+        if env.iteration + 1 < env.end_iteration and out_of_time():
+            raise RoundTimedOut
+
+    return check
 
 
 class LocalEngine:
@@ -86,9 +103,10 @@ class LocalEngine:
         self.objective = LOG_LOSS if objective is None else objective
 
     def fit_round(
-        self, part: Part, valid: Part | None = None
+        self, part: Part, valid: Part | None = None, out_of_time: Callable[[], bool] | None = None
     ) -> tuple[Any, NDArray[np.float64], NDArray[np.float64] | None]:
-        """Fit one booster on the part's features plus its score ``F``, starting from ``F`` as init score.
+        """Fit one booster on the part's features plus its score ``F``, starting from ``F`` as init score; asks
+        ``out_of_time()`` after each tree, and raises :class:`RoundTimedOut` when it is true before the last.
 
         Returns the booster, ``F + h_t`` on the part's rows, read from ``Booster.eval_train`` (no second predict),
         and ``F + h_t`` on the rows of ``valid`` (None without): read from LightGBM's scores of a validation Dataset
@@ -106,8 +124,9 @@ class LocalEngine:
         del score_column  # the bins of the validation part's score column are taken; joined, it is not needed
         params = {**self.params, "metric": "None"} if valid_sets else self.params  # no metric each iteration
         booster = lgb.train(
-            params, data, num_boost_round=self.n_estimators, valid_sets=valid_sets, keep_training_booster=True
-        )
+            params, data, num_boost_round=self.n_estimators, valid_sets=valid_sets, keep_training_booster=True,
+            callbacks=None if out_of_time is None else [_clock_check(out_of_time)],
+        )  # fmt: skip
         scores: list[NDArray[np.float64]] = []
         booster.eval_train(feval=lambda preds, _: _record(scores, preds))
         if valid_sets:
@@ -377,8 +396,9 @@ def boost_rounds(
     score : callable or None, default=None
         ``score(valid) -> float``, the stopping criterion to minimize; None uses the pooled validation loss.
     out_of_time : callable or None, default=None
-        ``out_of_time() -> bool``, asked after each round; True ends the rounds (``timed_out``), keeping
-        what was fitted (without validation, ``best_round`` is then the number of rounds fitted).
+        ``out_of_time() -> bool``, asked after each round and by the engine after each tree of a round; True ends
+        the rounds (``timed_out``), keeping the rounds fitted whole (a round it interrupts is dropped; without
+        validation, ``best_round`` is then the number of rounds kept).
     rescale_input : bool, default=False
         Start round 1 by rescaling each training part's input ``F_0`` by its own factor ``theta_0`` (the rescaling
         step of section 3.2 applied to the input; the validation part takes the same factor): a global
@@ -410,6 +430,7 @@ def boost_rounds(
     wait = 0
     by_gain = bool(valid) and score is None and min_gain_se > 0
     best_F = [part.F for part in valid or []] if by_gain else []
+    clock = {} if out_of_time is None else {"out_of_time": out_of_time}
     with progress(max_rounds, desc, enabled=show_progress, unit="round") as bar:
         for t in range(1, max_rounds + 1):
             for k, part in enumerate(train):
@@ -418,7 +439,11 @@ def boost_rounds(
                     part.F = path.input_factor * part.F
                     if valid:
                         valid[k].F = path.input_factor * valid[k].F
-                booster, z, z_valid = engine.fit_round(part, valid[k] if valid else None)
+                try:
+                    booster, z, z_valid = engine.fit_round(part, valid[k] if valid else None, **clock)
+                except RoundTimedOut:
+                    path.timed_out = True
+                    break
                 part.F = None  # replaced by the rescaled z: freed before that is allocated
                 theta = rescaler(engine, part.y, z, part.w) if rescale else 1.0
                 part.F = theta * z
@@ -429,6 +454,10 @@ def boost_rounds(
                     path.boosters.append(booster)
                     path.factors.append(theta)
                 del booster
+            if path.timed_out:  # round t is dropped: the kept rounds are those before it
+                path.best_round = path.best_round if valid else t - 1
+                path.input_factor = path.input_factor if t > 1 else 1.0
+                break
             bar.update()
             loss = _pooled_loss(engine, valid or train)  # the refit: its training loss, to catch a divergence
             _check_finite(t, "validation" if valid else "training", loss)

@@ -91,8 +91,9 @@ def _check_column(name: str, column: Any) -> None:
 #: The parameter constraints of MCNet.
 MCNET_CONSTRAINTS: dict[str, Any] = {
     **{name: Interval(numbers.Integral, minimum, None) for name, minimum in (
-        ("n_bins", 1), ("n_nodes", 2), ("embedding_dim", 1), ("auxiliary_hidden_size", 1), ("batch_size", 1),
+        ("n_bins", 1), ("n_nodes", 2), ("embedding_dim", 1), ("auxiliary_hidden_size", 1),
         ("max_epochs", 1), ("max_steps", 1), ("min_steps", 0), ("patience", 1), ("n_processes", 1))},
+    "batch_size": [None, Interval(numbers.Integral, 1, None)],
     "hidden_sizes": check_positive_ints,
     "beta": _real(0.0),
     "alpha": _real(0.0),
@@ -107,6 +108,7 @@ MCNET_CONSTRAINTS: dict[str, Any] = {
     "progress": check_progress_param,
     "inference": StrOptions("exact", "compiled"),
     "bin_joins": StrOptions("continuous", "raised"),
+    "integral": StrOptions("grid", "quadrature"),
     "device": check_device,
 }  # fmt: skip
 

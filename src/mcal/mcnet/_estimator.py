@@ -28,6 +28,7 @@ from mcal.mcnet._checks import (
 from mcal.mcnet._compiled import build_tables, check_tables, evaluate_tables
 from mcal.mcnet._distributed import train_in_processes
 from mcal.mcnet._exact import auxiliary_logits, float64_weights, network_logits
+from mcal.mcnet._grid import check_grid_tables, grid_tables, stored_grid_logits, stored_tables
 from mcal.mcnet._inputs import LOGIT_BOUND, balance_groups, bin_geometry, standardisation, warm_start
 from mcal.mcnet._model_file import model_tensors, read_tensors, stored_parameters, upgrade_model_data, weight_arrays
 from mcal.mcnet._network import (
@@ -44,16 +45,29 @@ from mcal.mcnet._training import (
     train,
 )
 
+#: Rows per optimizer step of the quadrature by default (the paper's 2,048).
+QUADRATURE_BATCH = 2048
+
 
 class MCNet(BaseCalibrator):
     """Monotonic Calibration Networks (MCNet): per-bin monotone neural calibration functions with field context.
 
     Parameters
     ----------
-    n_bins : int >= 1, default=20
-        Number K of equal-frequency bins of the score (fewer when tied scores make edges coincide).
+    n_bins : int >= 1, default=3
+        Number K of equal-frequency bins of the score (fewer when tied scores make edges coincide). The paper finds
+        MCNet-Field worse with more bins (its Appendix B.3); 3 measured best across the synthetic field cases
+        (``benchmarks/results/defaults_mcnet.md``).
     n_nodes : int >= 2, default=25
-        Clenshaw-Curtis nodes T of the integral (Appendix A.2).
+        Clenshaw-Curtis nodes T of the per-row quadrature (Appendix A.2): the integral of ``integral="quadrature"``
+        and of ``inference="exact"``.
+    integral : {"grid", "quadrature"}, default="grid"
+        How eq. 7's integral is computed in training (and in the compiled tables). "grid": f1 is evaluated on a
+        fixed grid of 65 scores spanning each bin's data range, for every (bin, field), and integrated as the
+        trapezoid of its positive piecewise-linear interpolant, so each row costs a gather and a quadratic, and
+        training runs full batch; the map is strictly increasing in the score by construction, and
+        ``inference="compiled"`` predicts with exactly this map. "quadrature": the paper's per-row
+        Clenshaw-Curtis quadrature with ``n_nodes`` nodes (Algorithms 1-2), trained in mini-batches.
     bin_joins : {"continuous", "raised"}, default="continuous"
         How eq. 8 joins the bins, for each field. "continuous": each bin's map starts where the previous bin's
         ends (only the first bin's bias term f2 is free), so the map is continuous in the score. "raised": each
@@ -62,7 +76,7 @@ class MCNet(BaseCalibrator):
         score; see Notes.
     hidden_sizes : non-empty sequence of int >= 1, default=(32, 32)
         Hidden layer widths of the per-bin MLPs f1 and f2. The paper uses (128, 128); see Notes.
-    embedding_dim : int >= 1, default=64
+    embedding_dim : int >= 1, default=8
         Size of the per-bin field embedding h (the paper's 128; see Notes).
     beta : float >= 0, default=0.0
         Weight of the order-preserving regularizer (eq. 10, 13); the paper uses 1.0. Here the map is monotone
@@ -82,27 +96,28 @@ class MCNet(BaseCalibrator):
         Numeric columns of ``X`` for the optional auxiliary network (Appendix A.3), added in logit units.
     auxiliary_hidden_size : int >= 1, default=64
         Hidden width of the auxiliary two-layer MLP.
-    learning_rate : float > 0, default=3e-3
+    learning_rate : float > 0, default=1e-2
         Adam's peak step size: reached by a linear warm-up over the first 100 steps (a tenth of the budget if
         fewer), then lowered along a cosine to 5 % of it at the end of the budget (the paper uses 1e-4 or 1e-5
-        with millions of rows).
-    batch_size : int >= 1, default=2048
-        Mini-batch size (the paper's 2048).
+        with millions of rows and mini-batches).
+    batch_size : int >= 1 or None, default=None
+        Rows per optimizer step. None: every training row (full batch) with ``integral="grid"``, 2,048 (the
+        paper's) with the quadrature.
     max_epochs : int >= 1, default=1000
         Most passes over the training part; with ``max_steps`` it sets the step budget
         ``min(max_steps, max_epochs * ceil(n_train / batch_size))``.
-    max_steps : int >= 1, default=3000
-        Most optimizer steps (mini-batches), however large the data: small data gets many passes, large data
-        few.
+    max_steps : int >= 1, default=500
+        Most optimizer steps, however large the data: full batch, the budget is 500 passes over every row.
     min_steps : int >= 0, default=500
         Early stopping cannot end a fit before this many steps (nor before the budget, if smaller).
     patience : int >= 1, default=500
         Stop after this many optimizer steps without a lower held-out loss (read every 25 steps, or every
         ``ceil(n_held_out / batch_size)`` steps when more); the best reading's weights are kept.
-    validation_fraction : float in [0, 1), default=0.1
-        Part of the calibration rows held out for early stopping, in [0, 1); 0 trains the whole step budget.
+    validation_fraction : float in [0, 1), default=0.0
+        Part of the calibration rows held out for early stopping, in [0, 1). 0, the paper's regime, trains on
+        every row for the whole step budget, the learning rate annealed to its end.
     memory_efficient : bool, default=False
-        Backward pass of Algorithm 2: recompute f1 a few nodes at a time and integrate the gradient, instead
+        With ``integral="quadrature"``, the backward pass of Algorithm 2: recompute f1 a few nodes at a time and integrate the gradient, instead
         of storing the activations of all T nodes: lower peak memory for one more forward pass of f1 (measured in
         ``benchmarks/results/mcnet.md``).
     random_state : int >= 0 or None, default=None
@@ -112,8 +127,9 @@ class MCNet(BaseCalibrator):
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
         setting. One thread gives identical results on every CPU; raise it on a dedicated many-core machine
         (why 1: ``benchmarks/results/defaults_mcnet.md``).
-    progress : bool or None, default=False
-        Show a progress bar over epochs: None on a terminal only, True always (tqdm required), False never.
+    progress : bool or None, default=None
+        Show a progress bar over the optimizer steps: None on a terminal only, True always (tqdm required), False
+        never.
     n_processes : int >= 1, default=1
         Train with this many processes at once (``torch.distributed`` data parallelism, gloo, CPU only): each
         mini-batch is split between them and their gradients summed, so the fit is the single-process one up
@@ -125,9 +141,12 @@ class MCNet(BaseCalibrator):
         :meth:`predict` runs there unless its own ``device`` asks otherwise. A model file records this setting,
         and a model trained on a GPU loads and predicts on a machine without one, with the values a CPU-trained
         model with the same weights gives. Whether the device exists is checked by :meth:`fit`, not on loading.
-    inference : {"exact", "compiled"}, default="exact"
-        ``"exact"`` evaluates the network with T-node quadrature; ``"compiled"`` interpolates tables built
-        at fit time (no network pass; differs from exact by well under 1e-4).
+    inference : {"exact", "compiled"}, default="compiled"
+        ``"compiled"`` evaluates tables built at fit time (no network pass): with ``integral="grid"`` the very map
+        training optimised; with the quadrature, a monotone cubic interpolation of it (within 1e-4).
+        ``"exact"`` evaluates the network with the per-row T-node quadrature in float64: the quadrature's map, and
+        for a grid-trained model an exact check of its map (within 2e-3 in logit units over the calibration
+        scores, ``tests/test_mcnet_grid.py``).
 
     Attributes
     ----------
@@ -176,8 +195,11 @@ class MCNet(BaseCalibrator):
     .. math:: f^k(s, c) = \\int_{a_k}^{s} f_1^k(t, h^k(c))\\,dt + f_2^k(h^k(c)), \\qquad f_1^k > 0,
 
     (eq. 7), the bins assembled by eq. 8, and the loss is eq. 13, log loss
-    :math:`+ \\beta L_{order}` (eq. 10) :math:`+ \\alpha L_{balance}` (eq. 11-12). The integral uses
-    Clenshaw-Curtis quadrature, all nodes and all bins in one batched pass (Algorithms 1-2).
+    :math:`+ \\beta L_{order}` (eq. 10) :math:`+ \\alpha L_{balance}` (eq. 11-12). The paper integrates by
+    Clenshaw-Curtis quadrature per row (Algorithms 1-2; ``integral="quadrature"``). Since the map depends on the
+    score and the field alone, the default integrates f1 once per step on a fixed score grid per (bin, field),
+    as the trapezoid of its piecewise-linear interpolant (:mod:`mcal.mcnet._grid`): 25-100 times fewer network
+    passes, and training runs full batch (``benchmarks/results/mcnet_synthetic.md``).
 
     Choices the paper leaves open (the reasons and measurements behind them: ``benchmarks/results/defaults_mcnet.md``):
 
@@ -199,10 +221,12 @@ class MCNet(BaseCalibrator):
       network's own bias terms.
     * **Unseen fields.** Each pass 10% of the training rows get the no-context code (h = 0); unseen fields at
       predict time use that function, with one warning. Eq. 10 covers it too.
-    * **Training length.** Counted in optimizer steps, not epochs. Early stopping reads eq. 13 of the map on
-      the held-out rows (log loss and alpha times the balance term; the penalty on the network's own bias
-      terms is left out); it cannot stop before ``min_steps``, and the weights of the best reading are kept,
-      the warm start included. Appendix B.4's :math:`L_2` regularization is not applied.
+    * **Training length.** Counted in optimizer steps; full batch (the default with the grid), a step is an
+      epoch. By default every row trains for the whole budget, the learning rate annealed to its end, as the
+      paper trains a fixed number of epochs without early stopping. With ``validation_fraction > 0``, early
+      stopping reads eq. 13 of the map on the held-out rows (log loss and alpha times the balance term; the
+      penalty on the network's own bias terms is left out); it cannot stop before ``min_steps``, and the weights
+      of the best reading are kept, the warm start included. Appendix B.4's :math:`L_2` regularization is not applied.
     * **Precision.** Training runs in float32; exact inference and the compiled tables use float64.
     * **Field balance.** DIFF_c uses the mini-batch, is weighted by ``sample_weight``, and ``1e-12`` under
       the square root keeps the gradient finite.
@@ -253,34 +277,36 @@ class MCNet(BaseCalibrator):
     def __init__(
         self,
         *,
-        n_bins: int = 20,
+        n_bins: int = 3,
         n_nodes: int = 25,
+        integral: str = "grid",
         bin_joins: str = "continuous",
         hidden_sizes: tuple[int, ...] = (32, 32),
-        embedding_dim: int = 64,
+        embedding_dim: int = 8,
         beta: float = 0.0,
         alpha: float = 0.0,
         field: str | int | None = None,
         balance_field: str | int | None = None,
         auxiliary_features: tuple[str | int, ...] | None = None,
         auxiliary_hidden_size: int = 64,
-        learning_rate: float = 3e-3,
-        batch_size: int = 2048,
+        learning_rate: float = 1e-2,
+        batch_size: int | None = None,
         max_epochs: int = 1000,
-        max_steps: int = 3000,
+        max_steps: int = 500,
         min_steps: int = 500,
         patience: int = 500,
-        validation_fraction: float = 0.1,
+        validation_fraction: float = 0.0,
         memory_efficient: bool = False,
         random_state: int | None = None,
         n_threads: int | None = 1,
-        progress: bool | None = False,
+        progress: bool | None = None,
         n_processes: int = 1,
         device: str = "cpu",
-        inference: str = "exact",
+        inference: str = "compiled",
     ) -> None:
         self.n_bins = n_bins
         self.n_nodes = n_nodes
+        self.integral = integral
         self.bin_joins = bin_joins
         self.hidden_sizes = hidden_sizes
         self.embedding_dim = embedding_dim
@@ -390,7 +416,7 @@ class MCNet(BaseCalibrator):
         data = Data.on_device(torch, device, x, y, sample_weight, bins, contexts, groups, n_groups, aux)
         schedule = Schedule.build(
             train_rows.size, validation_rows.size, learning_rate=float(self.learning_rate),
-            batch_size=int(self.batch_size), max_epochs=int(self.max_epochs), max_steps=int(self.max_steps),
+            batch_size=self._batch_size(train_rows.size), max_epochs=int(self.max_epochs), max_steps=int(self.max_steps),
             min_steps=int(self.min_steps), patience=int(self.patience),
         )  # fmt: skip
         run: dict[str, Any] = dict(train_rows=train_rows, validation_rows=validation_rows, schedule=schedule, rng=rng,
@@ -416,7 +442,14 @@ class MCNet(BaseCalibrator):
             return contexts - 1, len(self.field_values_)
         return balance_groups(X, self.balance_field, n)
 
-    def _spec(self, arch: Architecture) -> Spec:
+    def _batch_size(self, n_train: int) -> int:
+        """Rows per optimizer step: ``batch_size``, or by default every training row (full batch) for the grid
+        integral and :data:`QUADRATURE_BATCH` for the quadrature."""
+        if self.batch_size is not None:
+            return int(self.batch_size)
+        return n_train if self.integral == "grid" else QUADRATURE_BATCH
+
+    def _spec(self, arch: Architecture, integral: str | None = None) -> Spec:
         return Spec(
             n_hidden=len(arch.hidden_sizes),
             n_nodes=int(self.n_nodes),
@@ -424,10 +457,14 @@ class MCNet(BaseCalibrator):
             alpha=float(self.alpha),
             memory_efficient=self.memory_efficient,
             bin_joins=self.bin_joins,
+            integral=self.integral if integral is None else integral,
         )
 
     def _compile(self, torch: Any) -> None:
         P = float64_weights(torch, self.module_, torch.device("cpu"))
+        if self.integral == "grid":
+            self.compiled_values_, self.compiled_slopes_ = self._grid_tables(torch, P)
+            return
         self.compiled_values_, self.compiled_slopes_ = build_tables(
             torch,
             P,
@@ -486,7 +523,13 @@ class MCNet(BaseCalibrator):
         bins = assign_bins(x, self.bin_edges_[1:-1])
         contexts = self._contexts(X, n, fitting=False)
         aux = self._auxiliary(X, n, fitting=False)
-        if self.inference == "compiled":
+        if self.inference == "compiled" and self.integral == "grid":
+            torch = import_optional("torch")
+            logits = stored_grid_logits(torch, self.compiled_values_, self.compiled_slopes_, self._geometry(), x, bins,
+                                        contexts)  # fmt: skip
+            if aux is not None:
+                logits = logits + auxiliary_logits(torch, self.module_, aux)
+        elif self.inference == "compiled":
             logits = evaluate_tables(self.compiled_values_, self.compiled_slopes_, self.bin_edges_, x, bins, contexts)
             if aux is not None:
                 logits = logits + auxiliary_logits(import_optional("torch"), self.module_, aux)
@@ -499,8 +542,16 @@ class MCNet(BaseCalibrator):
         with self._threads(torch):
             return self._network_logits(torch, x, bins, contexts, aux, torch_device(torch, "device", device))
 
+    def _grid_tables(self, torch: Any, P: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The grid map's tables of float64 weights ``P``, as a model file stores them."""
+        geometry = {k: torch.as_tensor(v, dtype=torch.float64) for k, v in self._geometry().items()}
+        with torch.no_grad():
+            return stored_tables(grid_tables(torch, P, geometry, n_hidden=len(self.hidden_sizes),
+                                             bin_joins=self.bin_joins))  # fmt: skip
+
     def _network_logits(self, torch, x, bins, contexts, aux, device) -> NDArray[np.float64]:
-        spec = self._spec(self._architecture())
+        """The per-row T-node quadrature of the network (the quadrature's map; a check of the grid's)."""
+        spec = self._spec(self._architecture(), integral="quadrature")
         return network_logits(torch, self.module_, spec, self._geometry(), x, bins, contexts, aux, device)
 
     # -- persistence ------------------------------------------------------------------------------------
@@ -523,10 +574,15 @@ class MCNet(BaseCalibrator):
         self._check_tables_match_network()
 
     def _check_tables_match_network(self) -> None:
-        """Spot-check loaded compiled tables against the network (:func:`check_tables`), on the CPU: a model fitted
-        on a GPU loads on a machine without one."""
+        """Check loaded tables against the network, on the CPU (a model fitted on a GPU loads on a machine without
+        one): the grid's are rebuilt from the weights (:func:`check_grid_tables`), the quadrature's spot-checked
+        (:func:`check_tables`)."""
         torch = import_optional("torch")
         with self._threads(torch):
+            if self.integral == "grid":
+                P = float64_weights(torch, self.module_, torch.device("cpu"))
+                check_grid_tables(self.compiled_values_, self.compiled_slopes_, self._grid_tables(torch, P))
+                return
             check_tables(
                 self.compiled_values_,
                 self.bin_edges_,

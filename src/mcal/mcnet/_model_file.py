@@ -46,7 +46,9 @@ def read_tensors(torch: Any, tensors: dict[str, NDArray]) -> tuple[Any, NDArray[
 
 def upgrade_model_data(data: Any) -> Any:
     """The model data of an MCNet file as this mcal reads it: a file of the step-trained MCNet written before
-    ``bin_joins`` existed gets ``bin_joins="raised"`` (its bins were raised); other data is returned as is.
+    ``integral`` existed gets ``integral="quadrature"`` (its network was trained, and its tables built, with the
+    per-row quadrature: it predicts exactly as before), and one written before ``bin_joins`` existed also
+    ``bin_joins="raised"`` (its bins were raised); other data is returned as is.
 
     Raises
     ------
@@ -62,6 +64,10 @@ def upgrade_model_data(data: Any) -> Any:
     ))  # fmt: skip
     state = data.get("state") if isinstance(data, dict) else None
     params = data.get("params") if isinstance(data, dict) else None
-    if isinstance(params, dict) and isinstance(state, dict) and "n_steps_" in state and "bin_joins" not in params:
-        return {**data, "params": {**params, "bin_joins": "raised"}}
-    return data
+    if not (isinstance(params, dict) and isinstance(state, dict) and "n_steps_" in state):
+        return data
+    older = {"integral": "quadrature", "bin_joins": "raised"}
+    missing = {k: v for k, v in older.items() if k not in params}
+    if "integral" not in missing:
+        return data
+    return {**data, "params": {**params, **missing}}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mcal._progress import progress
+from mcal.mcnet._grid import evaluate_grid, grid_tables
 from mcal.mcnet._network import auxiliary, integrate_rows, ordered_tables
 
 #: Fraction of training rows whose context is replaced by the no-context code in each epoch, so that the
@@ -38,6 +40,7 @@ class Spec:
     alpha: float
     memory_efficient: bool
     bin_joins: str
+    integral: str = "quadrature"
 
 
 @dataclass
@@ -120,7 +123,7 @@ def calibrated_logits(
     P: Any,
     spec: Spec,
     geometry: dict[str, Any],
-    tables: tuple[Any, Any],
+    tables: Any,
     x: Any,
     bins: NDArray[np.intp],
     contexts: NDArray[np.intp],
@@ -128,8 +131,15 @@ def calibrated_logits(
 ) -> Any:
     """Eq. 7-8 in logit units, plus the auxiliary network (Appendix A.3) when present; shape (n,).
 
-    Without gradient, ``EVAL_CHUNK`` rows at a time (bounds the memory of the T-node activations).
+    ``tables`` are :func:`model_tables`' for ``spec``. With the quadrature and without gradient, ``EVAL_CHUNK`` rows
+    at a time (bounds the memory of the T-node activations).
     """
+    if spec.integral == "grid":
+        b = torch.as_tensor(bins, device=x.device)
+        c = torch.as_tensor(contexts, device=x.device)
+        t = tables
+        out = evaluate_grid(torch, t["values"], t["slopes"], t["lower"], t["step"], x, b, c)
+        return out if aux is None else out + auxiliary(torch, P, aux)
     if not torch.is_grad_enabled() and bins.size > EVAL_CHUNK:
         return torch.cat(
             [
@@ -178,9 +188,18 @@ def order_penalty(torch: Any, raw_bias: Any, gaps: Any) -> Any:
     return torch.relu(torch.sigmoid(raw_bias[:-1] + gaps).detach() - torch.sigmoid(raw_bias[1:])).sum()
 
 
-def model_tables(torch: Any, P: Any, spec: Spec, geometry: dict[str, Any]) -> tuple[tuple[Any, Any], Any]:
-    """The (offset, bias) tables of the monotone map (:func:`mcal.mcnet._network.ordered_tables`) and eq. 10's
-    order penalty of the network (zero with continuous joins, where the bins' own bias terms are not used)."""
+def model_tables(torch: Any, P: Any, spec: Spec, geometry: dict[str, Any]) -> tuple[Any, Any]:
+    """The tables of the monotone map and eq. 10's order penalty of the network (zero with continuous joins, where
+    the bins' own bias terms are not used).
+
+    The tables are :func:`mcal.mcnet._grid.grid_tables`' dict for ``spec.integral == "grid"``, and the (offset,
+    bias) pair of :func:`mcal.mcnet._network.ordered_tables` for the quadrature.
+    """
+    if spec.integral == "grid":
+        tables = grid_tables(torch, P, geometry, n_hidden=spec.n_hidden, bin_joins=spec.bin_joins)
+        if spec.bin_joins == "continuous":
+            return tables, tables["values"].new_zeros(())
+        return tables, order_penalty(torch, tables["raw_bias"], tables["gaps"])
     offset, bias, raw, gaps = ordered_tables(torch, P, geometry, n_hidden=spec.n_hidden, n_nodes=spec.n_nodes,
                                              memory_efficient=spec.memory_efficient,
                                              bin_joins=spec.bin_joins)  # fmt: skip
@@ -353,7 +372,7 @@ def train(
         (held-out criterion at the warm start and at each check).
     """
     optimizer = torch.optim.Adam(P.parameters(), lr=schedule.learning_rate)
-    held_out_spec = Spec(spec.n_hidden, spec.n_nodes, 0.0, spec.alpha, spec.memory_efficient, spec.bin_joins)
+    held_out_spec = dataclasses.replace(spec, beta=0.0)
     lr_schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule.factor)
 
     def held_out() -> float:

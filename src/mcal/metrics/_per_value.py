@@ -32,8 +32,9 @@ class PerValueTable:
     table : DataFrame of shape (n_listed, 12)
         One row per listed value, features in column order and each feature's values worst first (by
         ``ecce_sigma``): ``feature``, ``description`` (as segments name a level: ``country=DE``,
-        ``country is missing``, ``age in (30, 45]``), then the columns of :attr:`mcal.metrics.MCEResult.table`
-        (``size`` to ``pvalue``), and ``pvalue_adjusted``, Holm-adjusted over every listed value.
+        ``country is missing``, ``age in (30, 45]``), then the columns of the ``table`` of
+        :class:`mcal.metrics.MCEResult` (``size`` to ``pvalue``), and ``pvalue_adjusted``, Holm-adjusted over
+        every listed value.
     n_left_out : pandas.Series of int
         Per feature, the number of its values with fewer than ``min_samples_per_value`` rows, not listed.
     min_samples_per_value : int
