@@ -378,3 +378,25 @@ def test_cv_larger_than_the_rarer_class_warns_and_uses_fewer_folds(data):
         CalibratedClassifier(LogisticRegression()).fit(X, np.where(np.arange(len(y)) < 1, "yes", "no"))
     with pytest.raises(ValueError, match=r"cv must be an integer >= 2.*; got 1"):
         CalibratedClassifier(LogisticRegression(), cv=1).fit(X, y)
+
+
+def test_unseen_categories_warn_once_for_every_cross_fitted_calibrator():
+    # issue 32: "16 categorical value(s) unseen" came once per fold from a cross-fitted CalibratedClassifier
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(0)
+    n = 900
+    X = pd.DataFrame({"x": rng.normal(size=n), "job": pd.Categorical(rng.choice(["admin", "tech"], n))})
+    y = (rng.uniform(size=n) < expit(X["x"] + (X["job"] == "tech"))).astype(int)
+    clf = CalibratedClassifier(HistGradientBoostingClassifier(max_iter=10, categorical_features="from_dtype"),
+                               MCGrad(random_state=0), cv=3, ensemble=True).fit(X, y)  # fmt: skip
+    new = X.head(6).assign(job=pd.Categorical(["chef", "pilot", "chef", "admin", "tech", "admin"]))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        proba = clf.predict_proba(new)
+    messages = [str(w.message) for w in caught if issubclass(w.category, CalibrationWarning)]
+    assert len(messages) == 1, messages
+    assert messages[0].startswith("X has 2 categorical value(s) unseen at fit (column 'job': 2 value(s) in 3 row(s)")
+    assert "warned by 3 of the 3 cross-fitted calibrators" in messages[0]
+    assert caught[0].filename == __file__  # pointing at the caller, not into mcal
+    assert proba.shape == (6, 2)

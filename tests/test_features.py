@@ -64,10 +64,11 @@ def test_integer_levels_match_floats_with_missing_values_at_predict():
 def test_unseen_levels_become_missing_with_one_warning_that_counts_them():
     enc = FeatureEncoder().fit(pd.DataFrame({"a": ["x", "y"], "b": ["u", "v"]}))
     X = pd.DataFrame({"a": ["z", "z", "x", None], "b": ["w", "u", "u", "u"]})
-    with pytest.warns(CalibrationWarning, match=r"X has 3 categorical value\(s\) unseen") as record:
+    with pytest.warns(CalibrationWarning, match=r"X has 2 categorical value\(s\) unseen") as record:
         out = enc.transform(X)
     assert len(record) == 1
-    assert "2 in column 'a'" in str(record[0].message) and "1 in column 'b'" in str(record[0].message)
+    message = str(record[0].message)
+    assert "column 'a': 1 value(s) in 2 row(s), e.g. 'z'" in message and "column 'b': 1 value(s) in 1 row(s)" in message
     np.testing.assert_array_equal(out, [[np.nan, np.nan], [np.nan, 0], [0, 0], [np.nan, 0]])
 
 
@@ -343,8 +344,8 @@ def test_integer_columns_take_a_lookup_that_agrees_with_hashing_and_names_only_u
     np.testing.assert_array_equal(wide[:, 0], expected)
     np.testing.assert_array_equal(narrow[:, 0], expected[:-1])
     n_seven = int((new_values == 7).sum())
-    assert f"{n_seven} in column 'c' (e.g. ['7'])" in str(narrow_record[0].message)  # not 6 or 8, absent
-    assert f"{n_seven + 1} in column 'c'" in str(record[0].message)
+    assert f"column 'c': 1 value(s) in {n_seven} row(s), e.g. '7')" in str(narrow_record[0].message)  # not 6 or 8
+    assert f"in {n_seven + 1} row(s)" in str(record[0].message)
 
 
 def test_encoding_is_the_same_without_the_pandas_column_helper(frame, monkeypatch):
@@ -585,3 +586,16 @@ def test_segments_match_names_to_string_column_labels_only():
         segs = generate_segments(X, max_depth=1, min_samples_per_segment=1, categorical_features=[0])
         # the categorical column has an "other" level; the numerical b is cut into bins
         assert [d.split(" not in ")[0] for d in segs.descriptions if " not in " in d] == [first]
+
+
+@pytest.mark.parametrize("n_rows", [4, 400])  # the few-row path of online predicts, and the batch path
+def test_unseen_categories_are_counted_as_distinct_values_and_named(n_rows):
+    # issue 32: "16 categorical value(s) unseen" counted the rows, not the values
+    enc = FeatureEncoder().fit(pd.DataFrame({"job": ["admin", "tech"] * 10}))
+    jobs = np.resize(["chef", "admin", "pilot", "chef"], n_rows)
+    with pytest.warns(CalibrationWarning) as record:
+        enc.transform(pd.DataFrame({"job": jobs}))
+    (message,) = [str(w.message) for w in record]
+    n_new = int(np.isin(jobs, ["chef", "pilot"]).sum())
+    assert message.startswith(f"X has 2 categorical value(s) unseen at fit (column 'job': 2 value(s) in {n_new:,} ")
+    assert "'chef'" in message and "'pilot'" in message and "treated as missing" in message

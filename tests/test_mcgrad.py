@@ -697,7 +697,10 @@ def test_unseen_category_at_predict_warns_once_and_acts_as_missing(fitted, segme
     X_new["segment"] = pd.Categorical(["zz", "zz", "a"])
     X_missing = Xt.iloc[:3].copy()
     X_missing["segment"] = pd.Categorical([None, None, "a"])
-    with pytest.warns(CalibrationWarning, match=r"X has 2 categorical value\(s\) unseen") as record:
+    with pytest.warns(
+        CalibrationWarning,
+        match=r"X has 1 categorical value\(s\) unseen at fit \(column .segment.: 1 value\(s\) in 2 row",
+    ) as record:
         out = fitted.predict(pt[:3], X=X_new)
     assert len(record) == 1
     np.testing.assert_array_equal(out, fitted.predict(pt[:3], X=X_missing))

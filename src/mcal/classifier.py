@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numbers
+import re
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,7 +23,7 @@ from mcal._constraints import Interval, check_params
 from mcal._features.table import collect, is_table, take_rows
 from mcal._persistence import nested_state, nested_tensors, restore_nested
 from mcal._persistence.codec import decode_value, encode_value
-from mcal._validation import as_1d, check_sample_weight, warn
+from mcal._validation import CalibrationWarning, as_1d, check_sample_weight, warn
 
 
 def _check_classifier(name: str, estimator: Any) -> None:
@@ -361,8 +363,11 @@ class CalibratedClassifier(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self, "calibrators_")
         X = collect(X)
-        q = np.mean([cal.predict(self._scores(base, X), X=_calibrator_X(cal, X))
-                     for base, cal in zip(self.estimators_, self.calibrators_, strict=True)], axis=0)  # fmt: skip
+        with warnings.catch_warnings(record=True) as caught:  # each cross-fitted calibrator warns alike: once
+            warnings.simplefilter("always")
+            q = np.mean([cal.predict(self._scores(base, X), X=_calibrator_X(cal, X))
+                         for base, cal in zip(self.estimators_, self.calibrators_, strict=True)], axis=0)  # fmt: skip
+        _warn_once(caught, len(self.calibrators_))
         return q if self._multiclass else np.column_stack([1.0 - q, q])
 
     def predict(self, X: Any) -> NDArray:
@@ -586,3 +591,22 @@ def _calibrator_X(calibrator: BaseCalibrator, X: Any) -> Any:
             f"that uses features; got sparse {type(X).__name__}; pass X.toarray()"
         )
     return X if is_table(X) else np.asarray(X)
+
+
+def _warn_once(caught: list[warnings.WarningMessage], n_calibrators: int) -> None:
+    """Issue again the warnings ``caught`` while ``n_calibrators`` cross-fitted calibrators predicted, each kind
+    once: warnings that differ only in their counts and quoted values (the unseen categories of each calibrator's
+    fold) are one kind, issued as the first calibrator's with a note of how many warned."""
+    kinds: dict[tuple[type, str], list[warnings.WarningMessage]] = {}
+    for k, record in enumerate(caught):
+        template = re.sub(r"\d[\d,.]*|'[^']*'", "", str(record.message)) if n_calibrators > 1 else str(k)
+        kinds.setdefault((record.category, template), []).append(record)
+    for (category, _), records in kinds.items():
+        message = str(records[0].message)
+        if len(records) > 1:
+            message += (f" (warned by {len(records)} of the {n_calibrators} cross-fitted calibrators, each fitted "
+                        "on its own fold; the counts are the first's)")  # fmt: skip
+        if category is CalibrationWarning:
+            warn(message)
+        else:
+            warnings.warn(message, category, stacklevel=3)

@@ -253,21 +253,22 @@ class FeatureEncoder:
         columns, names, n = _columns(X)
         self._check_columns(len(columns), names, X)
         out = np.empty((n, self.n_features_in_ + n_extra_columns), dtype=np.float64, order="F")
-        unseen: list[tuple[str, int, list[str]]] = []  # (column, rows, example levels)
+        unseen: list[tuple[str, int, int, list[str]]] = []  # (column, rows, distinct values, examples)
         for j, column in enumerate(columns):
             if self.categorical_[j]:
                 out[:, j] = self._codes(column, j, unseen)
             else:
                 out[:, j] = self._numeric(column, j)
         if unseen:
-            detail = "; ".join(f"{rows} in column {label} (e.g. {levels})" for label, rows, levels in unseen)
+            detail = "; ".join(f"column {label}: {values:,} value(s) in {rows:,} row(s), e.g. {', '.join(levels)}"
+                               for label, rows, values, levels in unseen)  # fmt: skip
             warn(
-                f"X has {sum(rows for _, rows, _ in unseen)} categorical value(s) unseen at fit: {detail}; "
-                "they are treated as missing"
+                f"X has {sum(values for _, _, values, _ in unseen):,} categorical value(s) unseen at fit "
+                f"({detail}); they are treated as missing"
             )
         return out
 
-    def _codes(self, column: Any, j: int, unseen: list[tuple[str, int, list[str]]]) -> NDArray[np.float64]:
+    def _codes(self, column: Any, j: int, unseen: list[tuple[str, int, int, list[str]]]) -> NDArray[np.float64]:
         if isinstance(column.dtype, pd.CategoricalDtype):
             codes = column.codes
             cached = self._dtype_levels.get(j)
@@ -294,10 +295,11 @@ class FeatureEncoder:
             hit = new[codes]
             rows = int(hit.sum())
             if rows:
-                unseen.append((self._label(j), rows, [keys[c] for c in np.unique(codes[hit])[:3]]))
+                distinct = np.unique(codes[hit])
+                unseen.append((self._label(j), rows, distinct.size, [repr(keys[c]) for c in distinct[:3]]))
         return values
 
-    def _codes_small(self, column: Any, j: int, unseen: list[tuple[str, int, list[str]]]) -> NDArray[np.float64]:
+    def _codes_small(self, column: Any, j: int, unseen: list[tuple[str, int, int, list[str]]]) -> NDArray[np.float64]:
         """:meth:`_codes` for a few rows (online predict), in plain Python, which beats pandas' set-up costs."""
         vocab = self._vocabulary(j)
         values: list[float] = []
@@ -309,7 +311,8 @@ class FeatureEncoder:
                 new.append(_category_key(value))
             values.append(np.nan if code is None or code == -1 else code)
         if new:
-            unseen.append((self._label(j), len(new), list(dict.fromkeys(new))[:3]))
+            distinct = list(dict.fromkeys(new))
+            unseen.append((self._label(j), len(new), len(distinct), [repr(v) for v in distinct[:3]]))
         return np.array(values, dtype=np.float64)
 
     def _vocabulary(self, j: int) -> dict[str, int]:
