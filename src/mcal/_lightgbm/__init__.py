@@ -21,7 +21,8 @@ import functools
 import math
 import numbers
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import joblib
 import numpy as np
@@ -30,6 +31,8 @@ from mcal._constraints import Interval
 from mcal._optional import import_optional
 from mcal._persistence.model_text import check_model_text
 from mcal._validation import check_int
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
 
 #: LightGBM reads its integer parameters as int32 (larger values wrap around) and caps num_leaves at 131072.
 INT32_MAX = 2**31 - 1
@@ -462,7 +465,7 @@ def lightgbm_error(params: dict[str, Any] | None, exc: Exception) -> ValueError:
     )
 
 
-def lightgbm_errors_name_lightgbm_params(method: Any) -> Any:
+def lightgbm_errors_name_lightgbm_params(method: _Method) -> _Method:
     """Decorate an estimator's fitting method: a ``LightGBMError`` raised while its ``lightgbm_params`` are set
     becomes a ``ValueError`` that names them (:func:`lightgbm_error`); LightGBM checks parameters, and their fit
     to the data, only when it trains."""
@@ -477,7 +480,7 @@ def lightgbm_errors_name_lightgbm_params(method: Any) -> Any:
                 raise
             raise lightgbm_error(self.lightgbm_params, exc) from exc
 
-    return fit_with
+    return cast("_Method", fit_with)  # the same signature, for mypy to check the calls
 
 
 def sorted_subset(binned: Any, rows: np.ndarray) -> Any:

@@ -24,7 +24,7 @@ from mcal._validation import (
     warn,
 )
 from mcal.mcgrad._splits import check_split_weights
-from mcal.mcgrad.engine import Part, RoundPath, boost_rounds
+from mcal.mcgrad.engine import Engine, Part, RoundPath, boost_rounds
 
 #: The named early-stopping metrics; a callable is the third kind.
 METRICS = ("log_loss", "mce")
@@ -150,7 +150,7 @@ def validation_score(
 
 
 def choose_rounds(
-    model: Any, engine: Any, whole: Part, splits: Any, *,
+    model: Any, engine: Engine, whole: Part, splits: Any, *,
     score: Any, eval_part: Part | None, start: float | None,
 ) -> tuple[RoundPath | None, RoundPath]:  # fmt: skip
     """Run the rounds of ``model`` (an MCGrad) as its early-stopping controls say: the validation path and the

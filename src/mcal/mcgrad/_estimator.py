@@ -38,7 +38,7 @@ from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, 
 from mcal.mcgrad._fast_predict import CompiledForests
 from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
 from mcal.mcgrad._splits import EncodedRows, FeatureBlocks, split_rows
-from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part, predict_logit, split_parts, staged_logits
+from mcal.mcgrad.engine import LOG_LOSS, Engine, LocalEngine, Part, predict_logit, split_parts, staged_logits
 
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same trees
 #: either way); measured in benchmarks/results/mcgrad_defaults.md.
@@ -383,7 +383,7 @@ class MCGrad(BaseCalibrator):
 
     @lightgbm_errors_name_lightgbm_params
     def _fit_rounds(
-        self, engine: Any, encoder: FeatureEncoder, whole: Part, splits: Any, *, score: Any = None,
+        self, engine: Engine, encoder: FeatureEncoder, whole: Part, splits: Any, *, score: Any = None,
         eval_part: Part | None = None, start: float | None = None,
     ) -> None:  # fmt: skip
         """Choose the number of rounds (early stopping), fit them on ``whole``, set the state; the rounds are run by

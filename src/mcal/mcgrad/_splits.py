@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 from mcal._features.encoder import FeatureEncoder
 from mcal._features.table import take_rows
 from mcal._optional import import_optional
-from mcal.mcgrad.engine import Part
+from mcal.mcgrad.engine import Engine, Part
 
 #: Rows of a block of :class:`FeatureBlocks` (8.4 MB of float64 codes for 16 features).
 _BLOCK_ROWS = 1 << 16
@@ -55,7 +55,7 @@ class FeatureBlocks:
         return np.ascontiguousarray(self.encoder.transform(rows))
 
 
-def check_split_weights(engine: Any, train: list[Part], valid: list[Part], random_state: Any) -> None:
+def check_split_weights(engine: Engine, train: list[Part], valid: list[Part], random_state: Any) -> None:
     """Raise ValueError if an early-stopping part has no positive weight (LightGBM raised "sum of weights is
     zero" on a training part; a validation part's loss was 0/0)."""
     for kind, parts in (("training", train), ("validation", valid)):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,6 +45,7 @@ __all__ = [
     "LOGIT_CLIP",
     "LOG_LOSS",
     "THETA_BOUNDS",
+    "Engine",
     "LocalEngine",
     "LogLoss",
     "SquaredError",
@@ -72,6 +73,35 @@ def _clock_check(out_of_time: Callable[[], bool]) -> Callable[[Any], None]:
             raise RoundTimedOut
 
     return check
+
+
+class Engine(Protocol):
+    """What :func:`~mcal.mcgrad.engine.boost_rounds`, :func:`~mcal.mcgrad.engine.rescale_factor` and MCGrad's fit
+    need of an engine: :class:`~mcal.mcgrad.engine.LocalEngine` (one machine, NumPy arrays) and the ``DaskEngine``
+    of :mod:`mcal.dask` (a ``distributed`` cluster, dask arrays) provide it, and mypy checks both against it where
+    they are passed."""
+
+    #: The loss of the rounds (``LOG_LOSS``, ``SquaredError`` or ``TweedieLoss``).
+    objective: Any
+
+    def fit_round(
+        self, part: Part, valid: Part | None = None, out_of_time: Callable[[], bool] | None = None
+    ) -> tuple[Any, Any, Any]:
+        """One round on ``part``: the booster, ``F + h`` on its rows, and on the rows of ``valid`` (or None); raises
+        :class:`RoundTimedOut` where it abandons the round because ``out_of_time()`` became true."""
+        ...
+
+    def loss_grad_hess(self, theta: float, y: Any, z: Any, w: Any) -> tuple[float, float, float]:
+        """The weighted loss of ``theta * z`` and its first two derivatives in ``theta``."""
+        ...
+
+    def log_loss_sum(self, y: Any, F: Any, w: Any) -> tuple[float, float]:
+        """``(sum of w * loss of F, sum of w)``."""
+        ...
+
+    def gain_sums(self, y: Any, F_best: Any, F: Any, w: Any) -> NDArray[np.float64]:
+        """The per-block sums of the loss gain of ``F`` over ``F_best``."""
+        ...
 
 
 class LocalEngine:
@@ -243,7 +273,7 @@ def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
     return None if w.min() == 1.0 == w.max() else w
 
 
-def rescale_factor(engine: Any, y: Any, z: Any, w: Any, *, tol: float = 1e-10, max_iter: int = 50) -> float:
+def rescale_factor(engine: Engine, y: Any, z: Any, w: Any, *, tol: float = 1e-10, max_iter: int = 50) -> float:
     """Rescaling factor of one round: ``argmin_theta sum_i w_i L(theta * clip(z_i, ±10), y_i)``.
 
     Section 3.2 of Tax et al. (2026): ``theta_t = argmin_theta E_D[L(theta (F_{t-1} + h_t), y)]``. The
@@ -347,7 +377,7 @@ class RoundPath:
 
 
 def boost_rounds(
-    engine: Any,
+    engine: Engine,
     train: list[Part],
     valid: list[Part] | None,
     *,
@@ -489,7 +519,7 @@ def _check_finite(t: int, which: str, loss: float) -> None:
         )
 
 
-def _pooled_loss(engine: Any, parts: list[Part]) -> float:
+def _pooled_loss(engine: Engine, parts: list[Part]) -> float:
     sums = [engine.log_loss_sum(p.y, p.F, p.w) for p in parts]
     total_w = sum(s[1] for s in sums)
     if not total_w > 0:

@@ -22,7 +22,7 @@ from mcal._lightgbm import (
 )
 from mcal._persistence import refuse_legacy_state
 from mcal._validation import warn
-from mcal.mcgrad.engine import LocalEngine, Part, boost_rounds, split_parts
+from mcal.mcgrad.engine import Engine, LocalEngine, Part, boost_rounds, split_parts
 from mcal.mcgrad.losses import THETA_BOUNDS
 from mcal.multiclass._base import MulticlassCalibrator
 
@@ -62,7 +62,7 @@ def center(F: NDArray[np.float64]) -> NDArray[np.float64]:
     return F - F.mean(axis=1, keepdims=True)
 
 
-def class_rescale_factors(engine: Any, y: NDArray[np.intp], z: NDArray[np.float64], w: NDArray[np.float64]):
+def class_rescale_factors(engine: Engine, y: NDArray[np.intp], z: NDArray[np.float64], w: NDArray[np.float64]):
     """One rescaling factor per class: ``argmin_theta sum_i w_i L(softmax(theta * z_i), y_i)`` over theta of shape
     (k,) within the binary algorithm's bounds (the rescaling of section 3.2 of Tax et al. (2025) with a factor per
     class, i.e. vector scaling without intercepts), by L-BFGS-B from theta = 1 on the convex objective.
