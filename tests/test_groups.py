@@ -433,7 +433,7 @@ def test_hkrr_load_rejects_pass_and_group_counts_that_are_not_positive_integers(
     p, y, masks, _ = make(rng, 2_000)
     data = HKRR(random_state=0).fit(p, y, X=masks).to_dict()
     data["state"][field] = value  # a negative pass count loaded; True passed as 1 group, then failed elsewhere
-    with pytest.raises(ValueError, match="n_groups_ and state.n_passes_ must be positive integers"):
+    with pytest.raises(ValueError, match=rf"state.{field} must be a positive integer; got {value}"):
         HKRR.from_dict(data)
 
 

@@ -29,6 +29,7 @@ from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm import booster_from_text, lightgbm_threads, tree_constraints
 from mcal._optional import import_optional
+from mcal._persistence.state import Array
 from mcal._validation import check_real, logit, warn
 from mcal.groups._hkrr import hkrr_multicalibrate, hkrr_replay, prediction_levels
 from mcal.groups._inputs import GROUP_CONSTRAINTS, GroupInput, group_masks
@@ -164,6 +165,15 @@ class HKRR(GroupInput, BaseCalibrator):
         "segments_",
     )
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("group_names", "segment_columns")
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        "n_groups_": Interval(numbers.Integral, 1, None),
+        "update_groups_": Array("i", "integers"),
+        "update_levels_": Array("i", "integers"),
+        "update_deltas_": Array(),
+        "level_values_": Array(probabilities=True),
+        "level_seen_": Array("b", "booleans"),
+        "n_passes_": Interval(numbers.Integral, 1, None),
+    }
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "lam": _check_lam,
         "alpha": Interval(numbers.Real, 0, 1, closed="right"),
@@ -273,8 +283,6 @@ class HKRR(GroupInput, BaseCalibrator):
     def _validate_state(self) -> None:
         n_levels = self._n_levels()
         g, v, d = self.update_groups_, self.update_levels_, self.update_deltas_
-        if not all(isinstance(k, int) and not isinstance(k, bool) and k >= 1 for k in (self.n_groups_, self.n_passes_)):
-            raise ValueError("model data fields state.n_groups_ and state.n_passes_ must be positive integers")
         self._check_segments_state(self.n_groups_)
         names = self.group_names_
         if names is not None and (
@@ -284,17 +292,12 @@ class HKRR(GroupInput, BaseCalibrator):
             or not all(isinstance(c, str) for c in names)
         ):
             raise ValueError(f"model data field state.group_names_ must be null or {self.n_groups_} column names")
-        if g.shape != v.shape or g.shape != d.shape or g.ndim != 1 or g.dtype.kind != "i" or v.dtype.kind != "i":
+        if g.shape != v.shape or g.shape != d.shape:
             raise ValueError("model data fields state.update_* must be 1-D arrays of equal length")
         if np.any((g < 0) | (g >= self.n_groups_)) or np.any((v < 0) | (v >= n_levels)) or np.any(np.abs(d) > 1):
             raise ValueError("model data fields state.update_* must name existing groups and levels, |delta| <= 1")
         vals, seen = self.level_values_, self.level_seen_
-        if (
-            vals.shape != (n_levels,)
-            or seen.shape != (n_levels,)
-            or seen.dtype != bool
-            or np.any((vals < 0) | (vals > 1))
-        ):
+        if vals.shape != (n_levels,) or seen.shape != (n_levels,):
             raise ValueError(f"model data fields state.level_* must hold {n_levels} probabilities and flags")
 
 
@@ -400,6 +403,7 @@ class DFMC(GroupInput, BaseCalibrator):
     uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = ("n_features_in_", "segments_")
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("booster", "encoder", "segment_columns")
+    _state_constraints: ClassVar[dict[str, Any]] = {"n_features_in_": Interval(numbers.Integral, 0, None)}
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **tree_constraints(min_child_samples=1, limited_depth=True),
         "random_state": "random_state",
@@ -520,8 +524,6 @@ class DFMC(GroupInput, BaseCalibrator):
 
     def _validate_state(self) -> None:
         n = self.n_features_in_
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"model data field state.n_features_in_ must be a non-negative integer; got {n!r}")
         if self.booster_.num_feature() != n + 1:
             raise ValueError("model data field state.booster must use n_features_in_ + 1 features")
         if (self.encoder_ is None) != (self.groups == "generated") or (
