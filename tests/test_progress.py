@@ -153,3 +153,40 @@ def test_mcal_fit_shows_a_method_progress_on_a_terminal_unless_quiet(tmp_path, m
     ]
     assert main(args + (["--quiet"] if quiet else [])) == 0
     assert ("looping steps" in terminal.getvalue()) is not quiet
+
+
+def test_a_loop_that_stops_early_ends_its_bar_at_the_count_reached(capsys):
+    # issue 32: mcal fit's bar read "0/100 rounds" when early stopping ended at round 5
+    with progress(total=100, desc="MCGrad rounds", enabled=True, unit="round") as bar:
+        for _ in range(5):
+            bar.update()
+    drawn = [part.strip() for part in capsys.readouterr().err.split("\r") if part.strip()]
+    assert bar._bar.total == 5 and "5/5" in drawn[-1] and "100%" in drawn[-1], drawn
+    assert not any("/100" in part for part in drawn[1:]), drawn  # after the first draw, never out of 100
+
+
+@pytest.mark.parametrize("name", ["d.csv", "d.csv.gz"])
+def test_reading_a_large_csv_shows_its_progress_on_a_terminal_unless_quiet(tmp_path, monkeypatch, name):
+    # issue 32: nothing showed while a large CSV was read
+    import numpy as np
+    import pandas as pd
+
+    from mcal.cli import _common
+
+    path = tmp_path / name
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"p": rng.uniform(size=3000), "y": rng.integers(0, 2, 3000), "c": ["NA", "a", "b"] * 1000})
+    frame.to_csv(path, index=False)
+    expected = _common.read_table(path)  # below the size that shows a bar
+    monkeypatch.setattr(_common, "SHOW_READ_BYTES", 1)
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert _common.read_table(path, quiet=True).equals(expected) and terminal.getvalue() == ""
+    steps = []
+    update = _progress.Progress.update
+    monkeypatch.setattr(_progress.Progress, "update", lambda self, n=1: (steps.append(n), update(self, n)))
+    got = _common.read_table(path)
+    pd.testing.assert_frame_equal(got, expected)
+    drawn = terminal.getvalue()
+    assert f"reading {name}: " in drawn and "0/1 [" in drawn and "MiB" in drawn
+    assert steps == [1]  # the file's one MiB begun, counted once

@@ -9,7 +9,7 @@ whatever the setting; the setting decides whether anything is drawn:
 - ``enabled=False``: nothing, and tqdm is never imported.
 
 A loop whose length is not known in advance (early stopping) passes the cap as ``total`` and leaves early; the bar
-closes where the loop stopped.
+then ends at the count reached (``5/5 rounds``, not ``5/100``) before it closes.
 
 Examples
 --------
@@ -147,4 +147,7 @@ def progress(total: int | None, desc: str, *, enabled: bool | None = None, unit:
         yield handle
     finally:
         if bar is not None:
+            if total is not None and handle.n < total:  # stopped early: the bar ends at the count reached
+                bar.total = handle.n
+                bar.refresh()
             bar.close()

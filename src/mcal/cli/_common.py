@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import glob
 import gzip
@@ -9,7 +10,7 @@ import io
 import json
 import os
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,8 @@ _PARQUET = (".parquet", ".pq")
 #: which names no separator, is read but never written.
 _WRITE_SEP = {".csv": ",", ".csv.gz": ",", ".tsv": "\t"}
 _WRITABLE = (*_WRITE_SEP, *_PARQUET)
+#: A CSV file of at least this many bytes shows a progress bar while it is read, on a terminal (unless --quiet).
+SHOW_READ_BYTES = 32 * 2**20
 #: The field separators that reading detects, from the header line (``csv.Sniffer``); others need --sep.
 _DETECTED_SEPS = ",;\t|"
 
@@ -60,6 +63,7 @@ def read_table(
     text_columns: Sequence[str] = (),
     label_col: str | None = None,
     decimal: str | None = None,
+    quiet: bool = False,
 ) -> pd.DataFrame:
     """Read a CSV (``.csv``, ``.csv.gz``, ``.tsv``, ``.txt``) or Parquet (``.parquet``, ``.pq``, or a folder) file.
 
@@ -74,6 +78,7 @@ def read_table(
     them: read as numbers they became ``1``, ``2``, unseen by a model fitted where the column also held letters).
     ``decimal`` is the decimal mark of a CSV file's numbers (``","`` for ``0,5``; None: ``"."``). The table's
     ``attrs["mcal_source"]`` holds the path and the format, which error messages name a cell's line by.
+    A CSV file of :data:`SHOW_READ_BYTES` or more shows a progress bar (MiB read) on a terminal unless ``quiet``.
 
     Raises
     ------
@@ -97,7 +102,7 @@ def read_table(
         raise CLIError(f"--decimal must {rule}; got {decimal!r} for {path}")
     try:
         df = pd.read_parquet(path) if kind == "parquet" else _read_csv(path, sep, na_values, text_columns, label_col,
-                                                                      decimal)  # fmt: skip
+                                                                      decimal, quiet)  # fmt: skip
     except (EOFError, zlib.error) as exc:  # a .gz file cut short
         raise CLIError(f"cannot read {path} as {kind}: the compressed file is truncated or corrupt ({exc})") from exc
     except (ValueError, OSError, pd.errors.ParserError, ImportError) as exc:
@@ -118,15 +123,23 @@ def _read_csv(
     text_columns: Sequence[str],
     label_col: str | None,
     decimal: str | None = None,
+    quiet: bool = False,
 ) -> pd.DataFrame:
     """``pd.read_csv`` with empty cells (and ``na_values``) missing; without ``na_values``, each text column (other
     than ``text_columns``) that pandas' default markers turn into numbers, TRUE/FALSE or nothing (or the label
     column into at most two labels) is read again with them (see :func:`read_table`)."""
     import pandas as pd
 
-    options = {"sep": _detect_sep(path) if sep is None else sep, "engine": "c", "decimal": decimal or "."}
+    options: dict[str, str | None] = {"sep": _detect_sep(path) if sep is None else sep, "engine": "c",
+                                      "decimal": decimal or "."}  # fmt: skip
     dtype = {name: str for name in text_columns}
-    df = pd.read_csv(path, keep_default_na=False, na_values=["", *(na_values or [])], dtype=dtype, **options)
+    if path.stat().st_size >= SHOW_READ_BYTES and not quiet:
+        options["compression"] = "gzip" if path.name.lower().endswith(".gz") else None
+        with _counted(path, f"reading {path.name}") as source:
+            df = pd.read_csv(source, keep_default_na=False, na_values=["", *(na_values or [])], dtype=dtype,
+                             **options)  # fmt: skip
+    else:
+        df = pd.read_csv(path, keep_default_na=False, na_values=["", *(na_values or [])], dtype=dtype, **options)
     if na_values is not None:
         return df
     text = [j for j, (name, kind) in enumerate(df.dtypes.items())
@@ -141,6 +154,30 @@ def _read_csv(
         ):
             df.isetitem(j, values)
     return df
+
+
+@contextlib.contextmanager
+def _counted(path: Path, desc: str) -> Iterator[Any]:
+    """``path`` opened for reading, with a progress bar of the MiB read on a terminal (:mod:`mcal._progress`)."""
+    from mcal._progress import progress
+
+    with open(path, "rb") as raw, progress(-(-path.stat().st_size // 2**20), desc, unit="MiB") as bar:
+        done = 0
+
+        class Counted(io.RawIOBase):  # pandas reads it as a binary file; each read advances the bar
+            def readable(self) -> bool:
+                return True
+
+            def readinto(self, buffer: Any) -> int:
+                nonlocal done
+                n = raw.readinto(buffer)
+                whole = -(-raw.tell() // 2**20) - done  # MiB begun, so that the end of the file ends the bar
+                if whole > 0:
+                    done += whole
+                    bar.update(whole)
+                return n
+
+        yield io.BufferedReader(Counted())
 
 
 def _csv_header(path: Path, sep: str | None) -> list[str]:
@@ -187,6 +224,7 @@ def read_data(args, text_columns: Sequence[str] = ()) -> pd.DataFrame:
         text_columns=text_columns,
         label_col=getattr(args, "label_col", None),
         decimal=getattr(args, "decimal", None),
+        quiet=bool(getattr(args, "quiet", False)),
     )
 
 
