@@ -240,3 +240,49 @@ def test_every_score_column_of_a_worst_segment_is_on_screen(report, tmp_path, wi
     for colour in _SWATCHES:  # the swatch beside each column's name, in the first rows on screen
         near = np.abs(image - np.array(colour) / 255).max(axis=2) < 0.03
         assert near.sum() >= 50, f"no swatch of colour {colour} on screen at {width} px"
+
+
+#: Clicks the worst-segment table's "ECCE / σ" heading once (ascending) and then again (descending), recording
+#: each time every segment group with the ECCE / σ values of its rows and their score columns.
+_SORT_FINDINGS = """
+<script>
+window.addEventListener("load", function () {
+  var table = document.querySelector("table.findings"), out = [];
+  var heading = Array.prototype.find.call(table.tHead.rows[0].cells, function (th) {
+    return th.textContent === "ECCE / σ";
+  });
+  var groups = function () {
+    return Array.prototype.map.call(table.tBodies, function (body) {
+      return {segment: body.getAttribute("data-segment"), rows: Array.prototype.map.call(body.rows, function (row) {
+        return {score: row.getAttribute("data-score"),
+                ecce: parseFloat(row.cells[row.cells.length - (row.rowIndex === body.rows[0].rowIndex ? 3 : 2)]
+                                   .getAttribute("data-value"))};
+      })};
+    });
+  };
+  heading.click(); out.push(groups());
+  heading.click(); out.push(groups());
+  var pre = document.createElement("pre");
+  pre.id = "measured";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>
+"""
+
+
+def test_sorting_by_a_column_moves_each_segment_with_all_its_score_rows(report, tmp_path):
+    page = tmp_path / "sorted.html"
+    page.write_text(report.replace("</body>", f"{_SORT_FINDINGS}</body>"), encoding="utf-8")
+    found = re.search(r'<pre id="measured">(.*?)</pre>', _browse(page, tmp_path, "--dump-dom"), re.S)
+    assert found, "the sorting script did not run"
+    ascending, descending = json.loads(unescape(found.group(1)))
+    names = ["calibrated", "over-confident", "shifted"]
+    for order in (ascending, descending):
+        assert len(order) >= 6 and all([r["score"] for r in g["rows"]] == names for g in order)
+    # ascending by the smallest ECCE / sigma among a segment's rows, descending by the largest
+    smallest = [min(r["ecce"] for r in g["rows"]) for g in ascending]
+    largest = [max(r["ecce"] for r in g["rows"]) for g in descending]
+    assert smallest == sorted(smallest) and largest == sorted(largest, reverse=True)
+    assert sorted(g["segment"] for g in ascending) == sorted(g["segment"] for g in descending)
+    assert smallest != [min(r["ecce"] for r in g["rows"]) for g in descending]  # the order did change
