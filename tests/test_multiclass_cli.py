@@ -194,6 +194,11 @@ def test_evaluate_compares_column_sets_and_prints_the_worst_class(csv, tmp_path,
     text = capsys.readouterr().out
     assert "3 classes: ant -> p_ant, bee -> p_bee, cat -> p_cat" in text
     assert f"{calibrated}: worst class" in text and "classwise MCE" in text
+    # issue 32: a row per metric and a column per set, within the terminal's 80 characters (no COLUMNS: piped)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    lines = text.splitlines()
+    assert lines[1].split()[0] == ",".join(COLS) and lines[2].split()[0] == "log_loss"
+    assert [calibrated] in [line.split() for line in lines[3:]]  # the second set in a block of its own
 
 
 @pytest.mark.parametrize(

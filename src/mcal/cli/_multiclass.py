@@ -296,10 +296,14 @@ def evaluate(args) -> int:
                           for name, r in results.items()}  # fmt: skip
         print(json.dumps(out, indent=2, allow_nan=False))
         return 0
-    print(f"{len(df)} rows, label {args.label_col!r}, {len(classes)} classes: {class_mapping(classes, groups[0])}")
-    print(table.to_string(float_format=lambda v: f"{v:.6f}"))
+    from mcal.cli._layout import metrics_text, terminal_width, wrap
+
+    width = terminal_width()
+    print(wrap(f"{len(df)} rows, label {args.label_col!r}, {len(classes)} classes: "
+               f"{class_mapping(classes, groups[0])}", width, "    "))  # fmt: skip
+    print(metrics_text(table, table, width))  # a row per metric, a column per set of score columns
     if results:
-        _print_mce(results, args.segments, segments.n_segments)
+        _print_mce(results, args.segments, segments.n_segments, width)
     return 0
 
 
@@ -310,16 +314,19 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _print_mce(results: dict, names: str, n_segments: int) -> None:
+def _print_mce(results: dict, names: str, n_segments: int, width: int) -> None:
     import pandas as pd
 
-    print(f"\nclasswise MCE (ECCE / sigma of the worst segment, per class) over {n_segments} segments of {names}:")
+    from mcal.cli._layout import wrap
+
+    print("\n" + wrap(f"classwise MCE (ECCE / sigma of the worst segment, per class) over {n_segments} segments of "
+                      f"{names}:", width))  # fmt: skip
     per_class = pd.DataFrame({name: {c: m.mce_sigma for c, m in r["classwise"].items()} for name, r in results.items()})
-    print(per_class.to_string(float_format=lambda v: f"{v:.4f}"))
+    print(per_class.to_string(float_format=lambda v: f"{v:.4f}", line_width=width))
     for name, r in results.items():
         worst = r["classwise"][r["worst_class"]]
-        print(f"{name}: worst class {r['worst_class']} (MCE {worst.mce_sigma:.4f} sigma); top-label MCE "
-              f"{r['top_label'].mce_sigma:.4f} sigma")  # fmt: skip
+        print(wrap(f"{name}: worst class {r['worst_class']} (MCE {worst.mce_sigma:.4f} sigma); top-label MCE "
+                   f"{r['top_label'].mce_sigma:.4f} sigma", width, "    "))  # fmt: skip
 
 
 def report(args) -> int:
