@@ -368,6 +368,33 @@ def test_every_count_form_equals_its_metric_on_the_resampled_rows(rng, ties):
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14, err_msg=str(metric))
 
 
+def test_the_resampled_mce_sorts_segments_and_finds_tie_ends_once_for_all_resamples(rng, monkeypatch):
+    # the work that depends on the scores and segments only is done once; each resample only walks its weights
+    from mcal.metrics import _multicalibration, _resampled
+    from mcal.metrics._multicalibration import mce_sigma
+
+    y, p, w, _, masks = _resampling_case(rng, ties=True)
+    calls = {"blocks": 0, "tie_ends": 0}
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(_resampled, "score_blocks", counted("blocks", _resampled.score_blocks))
+    monkeypatch.setattr(_resampled, "tie_block_ends", counted("tie_ends", _resampled.tie_block_ends))
+    monkeypatch.setattr(_multicalibration, "tie_block_ends", counted("tie_ends", _multicalibration.tie_block_ends))
+    monkeypatch.setattr(_resampled, "segment_ecce", lambda *a, **k: pytest.fail("sorted the scores again"))
+    seen = []
+    for n_resamples in (2, 40):
+        calls.update(blocks=0, tie_ends=0)
+        bootstrap(mce_sigma, y, p, sample_weight=w, row_args={"segments": masks}, n_resamples=n_resamples)
+        seen.append(dict(calls))
+    assert seen[0] == seen[1] and seen[0]["blocks"] == 1  # not once per resample
+
+
 def test_metrics_without_a_count_form_are_called_per_resample():
     from mcal.metrics._resampled import resampled_metric
 

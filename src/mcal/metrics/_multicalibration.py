@@ -159,7 +159,7 @@ def walk_ranges(
 
 def walk_extremes(
     residuals: NDArray[np.float64],
-    scores: NDArray[np.float64] | None,
+    scores: NDArray[Any] | None,
     positions: NDArray[np.intp] | None,
     starts: NDArray[np.intp],
     workspace: NDArray[np.float64] | None = None,
@@ -175,7 +175,8 @@ def walk_extremes(
         ``w_i (y_i - p_i)`` with the rows sorted by score.
     scores : ndarray of shape (n_samples,) or None
         The sorted scores, when they have ties (the walk is then read at the end of each tie block within a
-        group, as :func:`mcal.metrics.ecce` reads it); None when all are distinct.
+        group, as :func:`mcal.metrics.ecce` reads it); None when all are distinct; or the boolean positions to
+        read, :func:`tie_block_ends` of the scores, computed once for repeated walks.
     positions : ndarray of shape (n_positions,) or None
         Rows (indices into the sorted arrays) grouped so that each group is contiguous and in score order;
         None for all rows in order.
@@ -198,16 +199,27 @@ def walk_extremes(
         np.take(residuals, positions, out=walk)
         np.cumsum(walk, out=walk)
     high = low = walk
-    if scores is not None:
-        s = scores if positions is None else scores[positions]
-        block_end = np.empty(walk.size, dtype=bool)
-        np.not_equal(s[1:], s[:-1], out=block_end[:-1])
-        block_end[-1] = True
-        block_end[starts[1:] - 1] = True
-        high = np.where(block_end, walk, -np.inf)
-        low = np.where(block_end, walk, np.inf)
+    read = scores if scores is None or scores.dtype == bool else tie_block_ends(scores, positions, starts)
+    if read is not None:
+        high = np.where(read, walk, -np.inf)
+        low = np.where(read, walk, np.inf)
     base = np.where(starts > 0, walk[np.maximum(starts - 1, 0)], 0.0)
     return np.maximum.reduceat(high, starts) - base, np.minimum.reduceat(low, starts) - base
+
+
+def tie_block_ends(
+    scores: NDArray[np.float64], positions: NDArray[np.intp] | None, starts: NDArray[np.intp]
+) -> NDArray[np.bool_]:
+    """Where :func:`walk_extremes` reads the walk of sorted ``scores`` with ties: the last position of each block of
+    equal scores within a group (the arguments are those of :func:`walk_extremes`). It depends on the scores and
+    groups only, so a caller walking the same rows with other weights (bootstrap resamples) passes it instead of
+    ``scores``."""
+    s = scores if positions is None else scores[positions]
+    block_end = np.empty(s.size, dtype=bool)
+    np.not_equal(s[1:], s[:-1], out=block_end[:-1])
+    block_end[-1] = True
+    block_end[starts[1:] - 1] = True
+    return block_end
 
 
 def segment_ecce(
@@ -218,7 +230,6 @@ def segment_ecce(
     outcome: str = "classification",
     *,
     variance_weight: NDArray[np.float64] | None = None,
-    blocks: list[Any] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], float]:
     """Absolute ECCE, sigma and total weight of every segment, and the global ECCE, from one sort of the scores.
 
@@ -226,7 +237,6 @@ def segment_ecce(
     sigma is the successive-differences estimate within the segment (``successive_difference_sigmas``).
     ``variance_weight`` replaces ``w ** 2`` in the variance terms ``w^2 p (1 - p)`` of a binary outcome: a
     bootstrap resample that draws row ``i`` ``c_i`` times passes weights ``c w`` and variance weights ``c w^2``.
-    ``blocks`` are the segments' blocks for these scores (:func:`score_blocks`), reused across calls on them.
     """
     order = np.argsort(p, kind="stable")
     p_sorted, w_sorted = p[order], w[order]
@@ -238,7 +248,7 @@ def segment_ecce(
     ties = p_sorted if np.any(p_sorted[1:] == p_sorted[:-1]) else None
     ranges, weight, sigma = np.zeros((3, segments.n_segments))
     workspace = np.empty(p.size)
-    for block in segments._blocks(order) if blocks is None else blocks:
+    for block in segments._blocks(order):
         ranges[block.ids] = walk_ranges(residuals, ties, block.positions, block.starts, workspace)[block.group]
         weight[block.ids] = block.sums(w_sorted)[block.group]
         if regression:
@@ -256,7 +266,7 @@ def segment_ecce(
 
 
 def score_blocks(segments: Segments, p: NDArray[np.float64]) -> list[Any]:
-    """The blocks of :func:`segment_ecce` for the scores ``p``, kept for repeated calls on them (bootstrap
+    """The blocks of :func:`segment_ecce` for the scores ``p``, kept for repeated walks on them (bootstrap
     resamples differ in weights only): sorting the memberships is most of the cost of one call."""
     return list(segments._blocks(np.argsort(p, kind="stable")))
 

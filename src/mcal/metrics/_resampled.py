@@ -23,7 +23,15 @@ from mcal._binning import uniform_bin_ids
 from mcal.metrics._binned import ece
 from mcal.metrics._cumulative import ecce, ecce_in_sigmas, ecce_sigma
 from mcal.metrics._field import encode_field, f_rce, pcoc
-from mcal.metrics._multicalibration import largest_sigma_scale, mce_sigma, score_blocks, segment_ecce, sigma_scales
+from mcal.metrics._multicalibration import (
+    largest_sigma_scale,
+    mce_sigma,
+    score_blocks,
+    segment_ecce,
+    sigma_scales,
+    tie_block_ends,
+    walk_extremes,
+)
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 from mcal.segments import from_masks
 
@@ -103,10 +111,14 @@ class SortedRows:
         return from_masks(self.row_args["segments"])
 
     @cached_property
-    def segment_blocks(self) -> list[Any] | None:
-        """The segments' blocks for :func:`segment_ecce`, kept when their memberships fit in memory."""
-        fits = int(self.segments.sizes.sum()) <= _MAX_KEPT_MEMBERSHIPS
-        return score_blocks(self.segments, self.p) if fits else None
+    def segment_walks(self) -> list[tuple[Any, NDArray[np.bool_] | None]] | None:
+        """The segments' blocks in score order, each with the positions its walk is read at where the scores have
+        ties (:func:`tie_block_ends`), kept for all resamples when the memberships fit in memory (else None)."""
+        if int(self.segments.sizes.sum()) > _MAX_KEPT_MEMBERSHIPS:
+            return None
+        ties = bool(np.any(self.p[1:] == self.p[:-1]))
+        blocks = score_blocks(self.segments, self.p)
+        return [(b, tie_block_ends(self.p, b.positions, b.starts) if ties else None) for b in blocks]
 
 
 def _totals(rows: SortedRows, c: Counts) -> NDArray[np.float64]:
@@ -203,13 +215,29 @@ def _f_rce(rows: SortedRows, c: Counts, epsilon: float = 0.01) -> NDArray[np.flo
 
 
 def _mce_sigma(rows: SortedRows, c: Counts) -> NDArray[np.float64]:
-    """The MCE in sigmas of each resample, one resample at a time (the segments' walks are vectorised within)."""
+    """The MCE in sigmas of each resample, one resample at a time: the segments' walks over the score-sorted rows,
+    their positions and tie ends computed once for all resamples (:attr:`SortedRows.segment_walks`)."""
+    walks = rows.segment_walks
+    if walks is None:  # too many memberships to keep: the blocks are rebuilt for each resample
+        return np.array([largest_sigma_scale(*segment_ecce(rows.y, rows.p, counts * rows.w, rows.segments,
+                                                           variance_weight=counts * rows.w * rows.w)[:2])
+                         for counts in c])  # fmt: skip
+    n_segments = rows.segments.n_segments
     out = np.empty(c.shape[0])
+    workspace = np.empty(rows.n)
     for b, counts in enumerate(c):
-        ecce_k, sigma_k, _, _ = segment_ecce(rows.y, rows.p, counts * rows.w, rows.segments,
-                                             variance_weight=counts * rows.w * rows.w,
-                                             blocks=rows.segment_blocks)  # fmt: skip
-        out[b] = largest_sigma_scale(ecce_k, sigma_k)
+        weight, residuals, variance = counts * rows.w, counts * rows.residuals, counts * rows.variance_terms
+        ranges, total, spread = np.zeros((3, n_segments))
+        for block, read in walks:
+            top, bottom = walk_extremes(residuals, read, block.positions, block.starts, workspace)
+            ranges[block.ids] = (np.maximum(top, 0.0) - np.minimum(bottom, 0.0))[block.group]
+            total[block.ids] = block.sums(weight)[block.group]
+            spread[block.ids] = block.sums(variance)[block.group]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            positive = total > 0
+            ecce = np.where(positive, ranges / total, np.nan)
+            sigma = np.where(positive, np.sqrt(spread) / total, np.nan)
+        out[b] = largest_sigma_scale(ecce, sigma)
     return out
 
 
