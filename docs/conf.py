@@ -3,7 +3,8 @@
 The API reference is generated from each public module's ``__all__`` (:func:`write_api_pages`), so a name added to
 ``__all__`` gets a page at the next build; every object has one page, under the first module of
 :data:`API_MODULES` that exports it under its own name, and the other modules that export it link to that page. Nothing is fetched from the network: no
-intersphinx, and formulas are shown as LaTeX source (no MathJax from a CDN).
+intersphinx, and formulas are rendered by the copy of MathJax that ``sphinx-mathjax-offline`` ships (copied into
+``_static/mathjax``, no CDN).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from importlib import import_module
 from pathlib import Path
 
 import matplotlib
-from docutils.nodes import SkipNode
 
 matplotlib.use("Agg")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -37,6 +37,8 @@ extensions = [
     "sphinx.ext.autosummary",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
+    "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax 3 in the package: copied into _static/mathjax when the build ends
 ]
 
 #: Public modules of the API reference, in the order of its pages, with a one-line description.
@@ -224,21 +226,8 @@ html_theme_options = {
 html_static_path: list[str] = []
 html_show_sourcelink = False
 html_copy_source = False
-html_math_renderer = "mcal_plain"
-
-
-def _visit_inline_math(self, node):
-    self.body.append(self.starttag(node, "code", "", CLASS="math notranslate"))
-    self.body.append(self.encode(node.astext()))
-    self.body.append("</code>")
-    raise SkipNode
-
-
-def _visit_block_math(self, node):
-    self.body.append(self.starttag(node, "pre", "", CLASS="math notranslate"))
-    self.body.append(self.encode(node.astext()))
-    self.body.append("</pre>\n")
-    raise SkipNode
+#: The MathJax that ``sphinx-mathjax-offline`` copies next to the pages (a relative path: nothing from a CDN).
+mathjax_path = "mathjax/tex-chtml.js"
 
 
 def _skip_member(app, what, name, obj, skip, options):
@@ -252,9 +241,7 @@ def _skip_member(app, what, name, obj, skip, options):
 
 
 def setup(app):
-    """Write the API pages, and register the member filter and the offline math renderer (formulas appear as their
-    LaTeX source, with no script fetched)."""
+    """Write the API pages, and register the member filter."""
     app.connect("autodoc-skip-member", _skip_member)
     # before Sphinx lists the source files, so that autosummary finds the pages and generates their stubs
     app.connect("config-inited", lambda app, config: write_api_pages(DOCS / "api"))
-    app.add_html_math_renderer("mcal_plain", (_visit_inline_math, None), (_visit_block_math, None))

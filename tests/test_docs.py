@@ -26,7 +26,11 @@ def conf():
 
 def test_conf_uses_no_network_resource(conf):
     assert "sphinx.ext.intersphinx" not in conf.extensions
-    assert conf.html_math_renderer == "mcal_plain"  # MathJax would load from a CDN
+    # formulas by the MathJax that sphinx-mathjax-offline ships, copied next to the pages: no CDN
+    assert "sphinx-mathjax-offline" in conf.extensions and "://" not in conf.mathjax_path
+    offline = importlib.util.find_spec("sphinx-mathjax-offline")
+    assert offline is not None, "sphinx-mathjax-offline (docs dependency group) is not installed"
+    assert (Path(offline.origin).parent / "static" / conf.mathjax_path).is_file()
     assert conf.sphinx_gallery_conf["abort_on_example_error"] is True
 
 
