@@ -152,7 +152,8 @@ def test_predict_refuses_binary_options_and_column_clashes(csv, frame, tmp_path,
 def test_mcgrad_with_features_lowers_the_worst_class_mce(csv, frame, tmp_path):
     model, out = tmp_path / "m.json", tmp_path / "out.csv"
     assert _fit(csv, model, "--method", "mcgrad", "--features", "seg,x", "--param", "max_rounds=3",
-                "--param", "n_jobs=1") == 0  # fmt: skip
+                "--n-jobs", "1") == 0  # fmt: skip
+    assert mcal.load(model).n_jobs == 1
     assert main(["predict", str(model), str(csv), "-o", str(out)]) == 0
     written = pd.read_csv(out)
     segs = generate_segments(frame[["seg", "x"]])

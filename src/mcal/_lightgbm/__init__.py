@@ -20,6 +20,7 @@ import difflib
 import functools
 import math
 import numbers
+import os
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
@@ -81,9 +82,10 @@ def lightgbm_threads(n_jobs: Any, n_rows: int | None = None) -> int:
     included). A positive integer gives itself, capped at the cores: more threads only wait at LightGBM's
     barriers, and LightGBM crashed or hung on tens of thousands. A negative one gives ``cores + 1 + n_jobs``
     as joblib counts (-1: every core, -2: all but one), and at least one. None, for ``n_rows`` rows, gives one
-    thread per :data:`ROWS_PER_THREAD` rows, at least one: each LightGBM tree (and each predict call) waits at
-    OpenMP barriers, which on a few thousand rows cost more than the threads save, and many times more when
-    another process holds a core. None without ``n_rows`` gives 0, LightGBM's default (all cores).
+    thread per :data:`ROWS_PER_THREAD` rows, at most the free cores (:func:`free_cores`), at least one: each
+    LightGBM tree (and each predict call) waits at OpenMP barriers, which on a few thousand rows cost more than
+    the threads save, and 10 to 25 times the single-thread time when other processes hold the cores
+    (``benchmarks/results/mcgrad_threads.md``). None without ``n_rows`` gives 0, LightGBM's default (all cores).
 
     Raises
     ------
@@ -93,10 +95,24 @@ def lightgbm_threads(n_jobs: Any, n_rows: int | None = None) -> int:
         If ``n_jobs`` is 0.
     """
     if n_jobs is None:
-        return 0 if n_rows is None else max(1, min(_cores(), n_rows // ROWS_PER_THREAD))
+        if n_rows is None:
+            return 0
+        by_rows = min(_cores(), n_rows // ROWS_PER_THREAD)
+        return 1 if by_rows <= 1 else max(1, min(by_rows, free_cores()))
     check_n_jobs("n_jobs", n_jobs)
     # at least one thread, as joblib's effective_n_jobs: a model saved with -16 on a server runs on a laptop
     return min(int(n_jobs), _cores()) if n_jobs > 0 else max(1, _cores() + 1 + int(n_jobs))
+
+
+def free_cores() -> int:
+    """The cores not taken by running processes: this process's cores less the 1-minute load average, rounded
+    (the load counts every runnable process of the machine, this one's recent threads included), at least one;
+    the cores where the platform has no load average."""
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows has none; a platform may fail to read it
+        return _cores()
+    return max(1, _cores() - round(load))
 
 
 @functools.cache

@@ -44,6 +44,7 @@ _OWN_OPTION = {
     "field": "--field COL",
     "auxiliary_features": "--features A,B,C",
     "device": "--device DEV",
+    "n_jobs": "--n-jobs N",
 }
 
 
@@ -72,9 +73,9 @@ def _parse_params(params: list[str]) -> dict[str, object]:
     return dict(pairs)
 
 
-def _device_methods() -> list[str]:
-    """The registered methods trained on a device chosen by their ``device`` parameter (MCNet)."""
-    return [name for name in sorted(METHODS) if "device" in inspect.signature(get_method(name).__init__).parameters]
+def _methods_with(parameter: str) -> list[str]:
+    """The registered methods whose constructor takes ``parameter`` (``device``: MCNet; ``n_jobs``: LightGBM's)."""
+    return [name for name in sorted(METHODS) if parameter in inspect.signature(get_method(name).__init__).parameters]
 
 
 def check_device_option(device: str) -> None:
@@ -112,16 +113,19 @@ def build_estimator(
     quiet: bool = False,
     features: list[str] | None = None,
     device: str | None = None,
+    n_jobs: int | None = None,
 ):
-    """Instantiate a registered method with the command line's settings (``--field``, ``--param``, seed, device).
+    """Instantiate a registered method with the command line's settings (``--field``, ``--param``, seed, device,
+    threads).
 
     ``--param calibrator=NAME`` gives :class:`~mcal.PerFieldCalibrator` an unfitted instance of the registered
     method NAME (e.g. ``platt``). ``--features`` of a field-aware method go to its auxiliary network (``auxiliary_features``) where it has
     one; a field-aware method without one reads only its field, so features given to it are an error rather
     than silently unused. ``--device`` is the training device of a method with a ``device`` parameter (MCNet),
     checked here, before any data is read; other methods train on the CPU and refuse it. ``--param`` may name
-    each parameter once, and none of ``random_state``, ``field``, ``auxiliary_features`` and ``device``, which
-    their own options set.
+    each parameter once, and none of ``random_state``, ``field``, ``auxiliary_features``, ``device`` and
+    ``n_jobs``, which their own options set. ``--n-jobs`` is the ``n_jobs`` (LightGBM threads) of a method that
+    has one; others refuse it.
 
     Methods with a long loop (MCGrad rounds, MCNet epochs) take a ``progress`` parameter (see
     :func:`mcal._progress.progress`): False with ``quiet`` (``--quiet``, which ``--param progress=...`` must not
@@ -148,9 +152,10 @@ def build_estimator(
     if device is not None:
         if "device" not in accepted:
             raise CLIError(f"--device is not used by method {method!r}, which trains on the CPU; methods trained on "
-                           f"a chosen device: {', '.join(_device_methods())}")  # fmt: skip
+                           f"a chosen device: {', '.join(_methods_with('device'))}")  # fmt: skip
         check_device_option(device)
         kwargs["device"] = device
+    kwargs.update(threads_setting(method, accepted, n_jobs))
     if "progress" in accepted:
         if quiet and "progress" in kwargs:
             raise CLIError(f"--param progress must be left out with --quiet, which sets progress=false; "
@@ -228,6 +233,10 @@ def _configure_fit(parser) -> None:
     parser.add_argument("--device", metavar="DEV",
                         help="torch device to train on, for methods with one (mcnet): cpu (default), cuda or cuda:N; "
                              "the model predicts on any machine, by default on the CPU")  # fmt: skip
+    parser.add_argument("--n-jobs", type=int, metavar="N",
+                        help="LightGBM threads of the methods that have them (mcgrad, dfmc, ...): N >= 1, or -1 for "
+                             "every core; default: one per 10,000 rows, at most the cores that the load average "
+                             "leaves free, so that a busy machine does not slow the fit many times over")  # fmt: skip
     parser.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file to write")
     parser.add_argument(
         "--quiet",
@@ -235,6 +244,34 @@ def _configure_fit(parser) -> None:
         help="no progress bar for methods with rounds or epochs (shown only on a terminal anyway)",
     )
     _dask.add_arguments(parser, step_timeout=True)
+
+
+def _check_n_jobs(args) -> None:
+    """Refuse ``--n-jobs`` of 0, twice (also as ``--param n_jobs``), or where it would not reach the fit."""
+    if args.n_jobs == 0:
+        raise CLIError("--n-jobs must be an integer >= 1, or a negative one counting back from the cores (-1: all); "
+                       "got 0")  # fmt: skip
+    if any(text.partition("=")[0].strip() == "n_jobs" for text in args.param):
+        raise CLIError("--param n_jobs is set by --n-jobs N; give it once")
+    if args.method == _auto.AUTO or _dask.requested(args):
+        raise CLIError("--n-jobs applies to one method fitted here; not with --method auto, --scheduler or "
+                       "--dask-workers")  # fmt: skip
+
+
+def threads_setting(method: str, accepted: set[str], n_jobs: int | None) -> dict[str, int]:
+    """``{"n_jobs": n_jobs}`` for a method whose parameters (``accepted``) have it, ``{}`` without ``--n-jobs``.
+
+    Raises
+    ------
+    CLIError
+        If ``--n-jobs`` is given for a method without ``n_jobs``.
+    """
+    if n_jobs is None:
+        return {}
+    if "n_jobs" not in accepted:
+        raise CLIError(f"--n-jobs is not used by method {method!r}; methods with threads to set: "
+                       f"{', '.join(_methods_with('n_jobs'))}")  # fmt: skip
+    return {"n_jobs": n_jobs}
 
 
 def _run_fit(args) -> int:
@@ -250,6 +287,8 @@ def _run_fit(args) -> int:
                 "which the model would learn from and which new data does not have"
             )
     random_state = DEFAULT_RANDOM_STATE if args.random_state is None else args.random_state
+    if args.n_jobs is not None:
+        _check_n_jobs(args)
     if args.score_cols is not None:
         return _multiclass.fit(args, features, random_state)
     if args.method == _auto.AUTO:
@@ -267,6 +306,7 @@ def _run_fit(args) -> int:
         quiet=args.quiet,
         features=features,
         device=args.device,
+        n_jobs=args.n_jobs,
     )
     if _dask.requested(args):
         return _dask.fit(args, model, features)

@@ -157,11 +157,13 @@ def class_mapping(classes: list[Any], columns: list[str]) -> str:
 # ----------------------------------------------------------------------------------------------- fit, predict
 
 
-def build_estimator(method: str, params: list[str], random_state: int, field: str | None = None):
+def build_estimator(
+    method: str, params: list[str], random_state: int, field: str | None = None, n_jobs: int | None = None
+):
     """The unfitted calibrator of a ``--method`` name of :func:`method_names` with ``--param`` settings (for
-    ``ovr-NAME``: the binary method's parameters, and its ``--field``)."""
+    ``ovr-NAME``: the binary method's parameters, and its ``--field``) and ``--n-jobs``."""
     from mcal import multiclass
-    from mcal.cli._fit import _parse_params, field_setting
+    from mcal.cli._fit import _parse_params, field_setting, threads_setting
 
     kwargs = _parse_params(params)
     ovr = method.startswith(_OVR)
@@ -172,6 +174,7 @@ def build_estimator(method: str, params: list[str], random_state: int, field: st
         raise CLIError(f"--param {unknown} not accepted by {method}; its parameters are {sorted(accepted)}")
     if "random_state" in accepted:
         kwargs["random_state"] = random_state
+    kwargs.update(threads_setting(method, accepted, n_jobs))
     if ovr:
         kwargs.update(field_setting(method, cls, field))
         return multiclass.OneVsRestCalibrator(cls(**kwargs))
@@ -200,7 +203,7 @@ def fit(args, features: list[str], random_state: int) -> int:
     if args.method not in method_names():
         raise CLIError(f"--method must be one of {', '.join(method_names())} with --score-cols (k classes); got "
                        f"{args.method!r}, a method for one score column")  # fmt: skip
-    model = build_estimator(args.method, args.param, random_state, args.field)
+    model = build_estimator(args.method, args.param, random_state, args.field, args.n_jobs)
     df = read_data(args, text_columns=[args.field] if args.field else [])  # a field's values are labels
     (columns,) = score_groups([args.score_cols], df)
     y, classes, probs, w = labels_and_matrices(args, df, [columns], model.input == "logit")
