@@ -6,7 +6,7 @@ alike. It touches data only through an engine's methods:
 - ``fit_round(part, valid, out_of_time=None)``: one LightGBM booster of ``n_estimators`` trees on the part's
   features plus its current logit ``F`` as one more feature, with ``F`` as init score, and ``F + h_t`` on the
   part's rows and on those of the validation part ``valid`` (None for the refit; the booster without its training
-  data); it raises :class:`RoundTimedOut` where it abandons the round because ``out_of_time()`` became true;
+  data); it raises ``RoundTimedOut`` where it abandons the round because ``out_of_time()`` became true;
 - ``predict_raw(booster, part)``: the booster's raw output on the part (without the init score);
 - ``loss_grad_hess(theta, y, z, w)`` and ``log_loss_sum(y, F, w)``: the sums behind the rescaling
   Newton step and the validation loss (of the engine's ``objective``; the log loss for MCGrad).
@@ -65,7 +65,7 @@ class RoundTimedOut(Exception):
 
 
 def _clock_check(out_of_time: Callable[[], bool]) -> Callable[[Any], None]:
-    """A LightGBM callback that raises :class:`RoundTimedOut` after a tree when ``out_of_time()`` is true and more
+    """A LightGBM callback that raises ``RoundTimedOut`` after a tree when ``out_of_time()`` is true and more
     trees remain (the last tree ends the round, which :func:`boost_rounds` then checks itself)."""
 
     def check(env: Any) -> None:
@@ -136,7 +136,7 @@ class LocalEngine:
         self, part: Part, valid: Part | None = None, out_of_time: Callable[[], bool] | None = None
     ) -> tuple[Any, NDArray[np.float64], NDArray[np.float64] | None]:
         """Fit one booster on the part's features plus its score ``F``, starting from ``F`` as init score; asks
-        ``out_of_time()`` after each tree, and raises :class:`RoundTimedOut` when it is true before the last.
+        ``out_of_time()`` after each tree, and raises ``RoundTimedOut`` when it is true before the last.
 
         Returns the booster, ``F + h_t`` on the part's rows, read from ``Booster.eval_train`` (no second predict),
         and ``F + h_t`` on the rows of ``valid`` (None without): read from LightGBM's scores of a validation Dataset

@@ -176,7 +176,7 @@ def walk_extremes(
     scores : ndarray of shape (n_samples,) or None
         The sorted scores, when they have ties (the walk is then read at the end of each tie block within a
         group, as :func:`mcal.metrics.ecce` reads it); None when all are distinct; or the boolean positions to
-        read, :func:`tie_block_ends` of the scores, computed once for repeated walks.
+        read, ``tie_block_ends`` of the scores, computed once for repeated walks.
     positions : ndarray of shape (n_positions,) or None
         Rows (indices into the sorted arrays) grouped so that each group is contiguous and in score order;
         None for all rows in order.
