@@ -285,3 +285,16 @@ def test_evalues_stay_finite_on_a_badly_calibrated_stream(rng, tmp_path):
     assert np.isfinite(table["evalue"]).all() and table["evalue"].max() == 1e300
     np.testing.assert_array_equal(table["alarm"], np.logical_or.accumulate(log_e >= np.log(20)))
     assert result.alarm_window == 0.0
+
+
+def test_summary_prints_the_windows_with_log10_evalues_and_the_alarm(rng):
+    y, p, t = stream(rng, 6, 800, change=3, shift=1.5)
+    result = monitor(y, p, t, window=1)
+    lines = result.summary(width=200).splitlines()
+    head = lines[0].split()
+    assert head == ["window_start", "n_samples", "log_loss", "ecce_sigma_scale", "pcoc", "log10_evalue", "alarm"]
+    shown = [float(line.split()[head.index("log10_evalue")]) for line in lines[1:7]]
+    np.testing.assert_allclose(shown, result.table["log10_evalue"], rtol=1e-5)
+    assert lines[-1] == f"drift alarm: fired in the window starting {result.alarm_window} (e-value >= 20, " \
+                        "log10_evalue >= 1.3; level 0.05)"  # fmt: skip
+    assert str(result) == result.summary() and max(len(line) for line in result.summary(width=60).splitlines()) <= 60

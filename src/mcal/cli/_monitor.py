@@ -20,8 +20,6 @@ from mcal.cli._evaluate import _segments, add_categorical_argument, segment_feat
 from mcal.cli._per_value import SEGMENTS_SYNTAX, add_segment_values_argument, per_value_tables, print_per_value
 
 #: Columns of the per-window table printed on stdout.
-#: The e-value shows as its log10, which stays readable (and finite) however strong the evidence.
-_SHOWN = ["window_start", "n_samples", "log_loss", "ecce_sigma_scale", "pcoc", "mce_sigma", "log10_evalue", "alarm"]
 
 
 def _configure(parser) -> None:
@@ -116,15 +114,11 @@ def _run(args) -> int:
 
 
 def _print_table(result, args) -> None:
-    table = result.table[[c for c in _SHOWN if c in result.table.columns]]
-    print(f"{int(result.table['n_samples'].sum())} rows in {len(table)} windows of {result.window}, "
+    from mcal.cli._layout import terminal_width
+
+    print(f"{int(result.table['n_samples'].sum())} rows in {len(result.table)} windows of {result.window}, "
           f"score {args.score_col!r}, label {args.label_col!r}")  # fmt: skip
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.6g}"))
-    if result.alarm:
-        print(f"drift alarm: fired in the window starting {result.alarm_window} (e-value >= {1 / result.alpha:g}, "
-              f"log10_evalue >= {math.log10(1 / result.alpha):.3g}; level {result.alpha:g})")  # fmt: skip
-    else:
-        print(f"drift alarm: not fired (level {result.alpha:g})")
+    print(result.summary(width=terminal_width()))
 
 
 def _print_json(result, per_value) -> None:

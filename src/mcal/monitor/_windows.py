@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import numbers
+import textwrap
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,9 @@ from mcal.segments import Segments, generate_segments
 
 #: The per-window sums of the e-process, one column per alternative, in the table of :func:`summarize_window`.
 LOG_LR_COLUMNS = [f"log_lr_{j}" for j in range(N_ALTERNATIVES)]
+#: Columns of :meth:`MonitorResult.summary` (and of ``mcal monitor``'s table), those the table holds.
+SUMMARY_COLUMNS = ["window_start", "n_samples", "log_loss", "ecce_sigma_scale", "pcoc", "mce_sigma", "log10_evalue",
+                   "alarm"]  # fmt: skip
 #: ``evalue`` of the table is capped here (a badly calibrated stream exceeds the float range within a few windows);
 #: ``log10_evalue`` holds the e-value uncapped, and the alarm is decided on the log scale.
 EVALUE_CAP = 1e300
@@ -67,6 +71,32 @@ class MonitorResult:
     def alarm(self) -> bool:
         """Whether the drift alarm fired (the calibration null hypothesis is rejected at level ``alpha``)."""
         return self.alarm_window is not None
+
+    def summary(self, width: int = 100) -> str:
+        """The windows and the drift alarm as text, the e-value as its log10 (finite however strong the evidence).
+
+        Parameters
+        ----------
+        width : int, default=100
+            Characters per line; a wider table wraps in blocks of columns.
+
+        Returns
+        -------
+        text : str
+            A row per window (start, rows, log loss, ECCE / sigma, PCOC, MCE / sigma with segments, log10 of the
+            e-value, alarm), then a line saying whether and where the drift alarm fired.
+        """
+        shown = self.table[[c for c in SUMMARY_COLUMNS if c in self.table.columns]]
+        text = shown.to_string(index=False, float_format=lambda v: f"{v:.6g}", line_width=width)
+        if self.alarm:
+            verdict = (f"drift alarm: fired in the window starting {self.alarm_window} (e-value >= {1 / self.alpha:g}, "
+                       f"log10_evalue >= {np.log10(1 / self.alpha):.3g}; level {self.alpha:g})")  # fmt: skip
+        else:
+            verdict = f"drift alarm: not fired (level {self.alpha:g})"
+        return text + "\n" + textwrap.fill(verdict, width, subsequent_indent="    ")
+
+    def __str__(self) -> str:
+        return self.summary()
 
 
 def parse_times(times: ArrayLike, *, name: str = "times") -> pd.Series:
