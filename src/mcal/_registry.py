@@ -35,6 +35,15 @@ METHODS: dict[str, str] = {
     "regression-linear": "mcal.regression:LinearRecalibration",
 }
 
+#: Every method name the ``candidates`` of :func:`mcal.select_calibrator` may hold, simplest first: the order in which the one-standard-error rule
+#: prefers them. Fewer fitted numbers come first (identity 0, temperature 1, Platt 2, beta 3, Gaussian and Gamma
+#: 3, a histogram of 20 bins, isotonic regression with as many steps as the data supports), then one map per field
+#: value, then the methods that read features.
+COMPLEXITY_ORDER: tuple[str, ...] = (
+    "identity", "temperature", "platt", "beta", "gaussian", "gamma", "histogram", "isotonic", "sir", "venn-abers",
+    "per-field-isotonic", "adacalib", "neucalib", "hkrr", "dfmc", "mcgrad", "mcnet",
+)  # fmt: skip
+
 #: Calibrators for k classes (:mod:`mcal.multiclass`): loadable from model files; the command line does not take
 #: a score matrix yet, so they are kept apart from :data:`METHODS`.
 MULTICLASS_METHODS: dict[str, str] = {

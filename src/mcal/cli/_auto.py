@@ -19,7 +19,7 @@ AUTO = "auto"
 
 def add_candidates_argument(parser, needs: str) -> None:
     """``--candidates``: the methods compared (default: those of :func:`mcal.select_calibrator`)."""
-    from mcal.selection import COMPLEXITY_ORDER
+    from mcal._registry import COMPLEXITY_ORDER
 
     parser.add_argument(
         "--candidates", metavar="A,B,C", help=f"with {needs}: the methods compared, among "

@@ -1,4 +1,4 @@
-"""The candidates of :func:`~mcal.selection.select_calibrator`: their names, complexity order, and how each is built."""
+"""The candidates of :func:`mcal.select_calibrator`: their names, complexity order, and how each is built."""
 
 from __future__ import annotations
 
@@ -9,16 +9,8 @@ from typing import Any
 from sklearn.base import clone
 
 from mcal._base import BaseCalibrator
-from mcal._registry import get_method
+from mcal._registry import COMPLEXITY_ORDER, get_method
 
-#: Every method name ``candidates`` may hold, simplest first: the order in which the one-standard-error rule
-#: prefers them. Fewer fitted numbers come first (identity 0, temperature 1, Platt 2, beta 3, Gaussian and Gamma
-#: 3, a histogram of 20 bins, isotonic regression with as many steps as the data supports), then one map per field
-#: value, then the methods that read features.
-COMPLEXITY_ORDER: tuple[str, ...] = (
-    "identity", "temperature", "platt", "beta", "gaussian", "gamma", "histogram", "isotonic", "sir", "venn-abers",
-    "per-field-isotonic", "adacalib", "neucalib", "hkrr", "dfmc", "mcgrad", "mcnet",
-)  # fmt: skip
 #: The candidates compared by default: on the scores alone, then ...
 DEFAULT_CANDIDATES: tuple[str, ...] = ("identity", "temperature", "platt", "beta", "histogram", "isotonic")
 #: ... with a field column of ``X`` (``field=``) ...

@@ -1,4 +1,4 @@
-"""The comparison table of :func:`~mcal.selection.select_calibrator`, its decision rule, and the frozen result."""
+"""The comparison table of :func:`mcal.select_calibrator`, its decision rule, and the frozen result."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def _note(name: str, row: dict[str, Any], best: str, chosen: str, se_tolerance: 
 
 @dataclass(frozen=True, eq=False)
 class CalibratorSelection:
-    """The outcome of :func:`~mcal.selection.select_calibrator`: the comparison of the candidates on held-out
+    """The outcome of :func:`mcal.select_calibrator`: the comparison of the candidates on held-out
     rows, and the chosen method refitted on all rows.
 
     Attributes
@@ -115,7 +115,7 @@ class CalibratorSelection:
 
     @property
     def reason(self) -> str:
-        """Why :attr:`chosen` was chosen, in one sentence."""
+        """Why ``chosen`` was chosen, in one sentence."""
         row, best = self.table.loc[self.chosen], self.table.loc[self.best]
         if self.chosen == self.best:
             simpler = list(self.table.index[: self.table.index.get_loc(self.chosen)])
