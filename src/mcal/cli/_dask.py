@@ -147,13 +147,16 @@ def evaluate(args, segments_of: Any) -> tuple[pd.DataFrame, int, float | None, d
     return table, n_rows, total, results
 
 
-def monitor(args, segments_of: Any, window_of: Any) -> Any:
+def monitor(args, segments_of: Any, window_of: Any) -> tuple[Any, tuple[Any, Any, Any, pd.DataFrame] | None]:
     """``mcal monitor`` on a cluster: the :class:`mcal.monitor.MonitorResult` (segments from ``segments_of``, given
     the segment feature columns gathered as a pandas frame; the window length from ``window_of``, given whether
-    the time column is numeric)."""
+    the time column is numeric) and, with ``--segments``, the latest window's labels, scores, weights and segment
+    columns gathered in memory (one window, for its per-value table), else None."""
+    import dask
     import pandas as pd
 
     from mcal.dask import monitor, read_parquet
+    from mcal.monitor import window_starts
 
     with _session(args):
         frame = read_parquet(args.data)
@@ -166,5 +169,13 @@ def monitor(args, segments_of: Any, window_of: Any) -> Any:
             _column(frame, name, "--segments")
         segments = segments_of(frame[names].compute(), args) if names else segments_of(None, args)
         window = window_of(args, pd.api.types.is_numeric_dtype(times.dtype))
-        return monitor(y, p, times, window=window, X=frame[names] if names else None, segments=segments,
-                       sample_weight=w, alpha=args.alpha, n_resamples=args.n_resamples)  # fmt: skip
+        result = monitor(y, p, times, window=window, X=frame[names] if names else None, segments=segments,
+                         sample_weight=w, alpha=args.alpha, n_resamples=args.n_resamples)  # fmt: skip
+        if not names:
+            return result, None
+        last = result.table["window_start"].max()
+        in_last = times.map_partitions(lambda t: pd.Series(window_starts(t, window) == last, index=t.index),
+                                       meta=(args.time_col, bool))  # fmt: skip
+        y_last, p_last, w_last, X_last = dask.compute(y[in_last], p[in_last], None if w is None else w[in_last],
+                                                      frame[names][in_last])  # fmt: skip
+        return result, (y_last.to_numpy(), p_last.to_numpy(), None if w_last is None else w_last.to_numpy(), X_last)

@@ -79,9 +79,8 @@ def _run(args) -> int:
         raise CLIError(f"--alpha must be a number in (0, 1); got {args.alpha}")
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
     _gates.MONITOR.check_options(args.fail_if, args)
-    per_value = None
     if _dask.requested(args):
-        result = _dask.monitor(args, _segments, _window_length)
+        result, last = _dask.monitor(args, _segments, _window_length)
     else:
         df = read_data(args)
         y, p, w = labels_scores_weights(df, label_col=args.label_col, score_col=args.score_col,
@@ -92,11 +91,15 @@ def _run(args) -> int:
         X = segment_features(df, args)
         result = monitor(y, p, times, window=window, X=X, segments=_segments(df, args),
                          sample_weight=w, alpha=args.alpha, n_resamples=args.n_resamples)  # fmt: skip
+        last = None
         if X is not None:
-            latest = window_starts(times, window)
-            latest = latest == latest.max()
-            per_value = per_value_tables(y[latest], {args.score_col: p[latest]}, X[latest],
-                                         None if w is None else w[latest], args)  # fmt: skip
+            starts = window_starts(times, window)
+            in_last = starts == starts.max()
+            last = (y[in_last], p[in_last], None if w is None else w[in_last], df[in_last])
+    per_value = None
+    if last is not None:  # the latest window's per-value table, from its rows in memory either way
+        y_last, p_last, w_last, X_last = last
+        per_value = per_value_tables(y_last, {args.score_col: p_last}, segment_features(X_last, args), w_last, args)
     if args.output:
         description = f"{args.data}, score column {args.score_col!r}, label column {args.label_col!r}"
         written = monitor_report(result, args.output, title=args.title, description=description)
