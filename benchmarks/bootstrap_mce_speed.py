@@ -8,6 +8,8 @@ the path: this checkout's, and ``--before-src`` (e.g. the main branch before the
 (``time.process_time``) with OMP_NUM_THREADS=1: the machine is shared, and its load (recorded) inflates wall time.
 
     PYTHONPATH=src python benchmarks/bootstrap_mce_speed.py --before-src /path/to/previous/src [--n 1000000]
+    # e.g. the code before a commit: git archive COMMIT~1 src | tar -x -C /tmp/before, then
+    # --before-src /tmp/before/src --before-commit COMMIT~1
 
 Writes ``benchmarks/results/bootstrap_mce_speed.md`` and ``.csv``.
 """
@@ -66,6 +68,7 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before-src", type=Path, required=True, help="the src folder of the code before the change")
+    parser.add_argument("--before-commit", help="the commit of --before-src, where it is not a git checkout")
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--n-resamples", type=int, default=200)
     parser.add_argument("--out", default=str(RESULTS / "bootstrap_mce_speed"))
@@ -80,7 +83,8 @@ def main() -> None:
         cmd = [sys.executable, __file__, "--child", str(args.n), str(args.n_resamples)]
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
         for line in out.strip().splitlines():
-            rows.append({"version": version, "commit": commit_of(src), "n": args.n} | json.loads(line))
+            commit = args.before_commit if version == "before" and args.before_commit else commit_of(src)
+            rows.append({"version": version, "commit": commit, "n": args.n} | json.loads(line))
             print(rows[-1], flush=True)
     raw = pd.DataFrame(rows)
     header = run_header(

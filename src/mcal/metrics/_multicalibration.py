@@ -198,13 +198,12 @@ def walk_extremes(
     else:
         np.take(residuals, positions, out=walk)
         np.cumsum(walk, out=walk)
-    high = low = walk
-    read = scores if scores is None or scores.dtype == bool else tie_block_ends(scores, positions, starts)
-    if read is not None:
-        high = np.where(read, walk, -np.inf)
-        low = np.where(read, walk, np.inf)
     base = np.where(starts > 0, walk[np.maximum(starts - 1, 0)], 0.0)
-    return np.maximum.reduceat(high, starts) - base, np.minimum.reduceat(low, starts) - base
+    read = scores if scores is None or scores.dtype == bool else tie_block_ends(scores, positions, starts)
+    if read is not None:  # the walk at the read positions only; every group has one (its last)
+        at = np.flatnonzero(read)
+        walk, starts = walk[at], np.searchsorted(at, starts)
+    return np.maximum.reduceat(walk, starts) - base, np.minimum.reduceat(walk, starts) - base
 
 
 def tie_block_ends(
