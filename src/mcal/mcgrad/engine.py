@@ -88,7 +88,7 @@ class Engine(Protocol):
         self, part: Part, valid: Part | None = None, out_of_time: Callable[[], bool] | None = None
     ) -> tuple[Any, Any, Any]:
         """One round on ``part``: the booster, ``F + h`` on its rows, and on the rows of ``valid`` (or None); raises
-        :class:`RoundTimedOut` where it abandons the round because ``out_of_time()`` became true."""
+        ``RoundTimedOut`` where it abandons the round because ``out_of_time()`` became true."""
         ...
 
     def loss_grad_hess(self, theta: float, y: Any, z: Any, w: Any) -> tuple[float, float, float]:
