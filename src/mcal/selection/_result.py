@@ -95,8 +95,8 @@ class CalibratorSelection:
         ``delta_se`` (the paired standard error of that difference, 0 for the best), ``mce_sigma`` and
         ``mce_pvalue`` (the multicalibration error of the held-out predictions and its Holm-adjusted p-value,
         :func:`mcal.metrics.mce`, over segments generated once from ``X``; without ``X`` over the whole table,
-        the ECCE in sigmas), ``fit_seconds`` (fitting and predicting its folds), ``chosen`` (bool) and ``note``
-        (why it was or was not chosen; for a candidate whose fit failed, the error, its numbers NaN).
+        the ECCE in sigmas), ``fit_seconds`` (fitting and predicting its folds, and its MCE), ``chosen`` (bool)
+        and ``note`` (why it was or was not chosen; for a candidate whose fit failed, the error, its numbers NaN).
     se_tolerance : float
         Standard errors of the rule.
     folds : ndarray of int of shape (n_samples,)
