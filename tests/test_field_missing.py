@@ -49,9 +49,26 @@ def test_vocabulary_lists_the_missing_level_last_and_maps_every_kind_of_missing_
 
 def test_a_missing_value_unseen_at_fit_is_an_unseen_value_with_one_warning():
     vocabulary = FieldVocabulary.fit(np.array(["a", "b"], dtype=object))
-    with pytest.warns(CalibrationWarning, match=r"2 row\(s\) with 1 value\(s\) unseen .*'f is missing'"):
-        codes = vocabulary.transform(np.array(["a", None, np.nan], dtype=object), "f")
-    np.testing.assert_array_equal(codes, [0, UNSEEN, UNSEEN])
+    with pytest.warns(
+        CalibrationWarning, match=r"3 row\(s\) with 2 value\(s\) unseen at fit time \(e\.g\. 'c', missing\);"
+    ):
+        codes = vocabulary.transform(np.array(["a", None, np.nan, "c"], dtype=object), "f")
+    np.testing.assert_array_equal(codes, [0, UNSEEN, UNSEEN, UNSEEN])
+
+
+def test_integer_codes_read_as_floats_because_of_a_missing_value_are_the_same_field_values():
+    # review of issue 32: a CSV's integer-coded field with an empty cell is read as floats ("1.0"), the same codes
+    # without one as integers ("1"): every value was unseen at predict time
+    vocabulary = FieldVocabulary.fit(np.array([1.0, 2.0, np.nan, 10.0]))
+    assert vocabulary.to_list() == ["1", "10", "2", None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibrationWarning)
+        codes = vocabulary.transform(np.array([2, 1, 10]))
+        np.testing.assert_array_equal(codes, [2, 0, 1])
+        # a vocabulary saved before, with the floats' text, reads the integers too
+        np.testing.assert_array_equal(
+            FieldVocabulary(["1.0", "10.0", "2.0"]).transform(np.array([2, 1, 10])), [2, 0, 1]
+        )
 
 
 def test_the_missing_level_is_labelled_as_segments_label_it():

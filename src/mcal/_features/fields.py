@@ -75,25 +75,32 @@ def check_field_values(values: Any, attribute: str = "field_values_") -> None:
         raise ValueError(f"model data field state.{attribute} must be {rule}")
 
 
+def _as_text(values: Any) -> NDArray[np.object_]:
+    """Each value as text, a whole number written without a decimal part (``1.0`` and ``"1.0"`` as ``"1"``)."""
+    text = pd.Series(np.asarray(values).astype(str), dtype=object)
+    return text.str.replace(r"^(-?\d+)\.0+$", r"\1", regex=True).to_numpy(dtype=object)
+
+
 class FieldVocabulary:
     """The values of a field seen at fit time, mapping them to codes ``0..n_values-1``.
 
     ``values`` holds the present values as strings, sorted, then ``None`` when the field had missing values (the
-    missing level, the last code). Values are compared as strings, so a vocabulary survives a JSON round trip
-    unchanged (``1`` and ``"1"`` are the same field value). A missing value at predict time gets the missing
+    missing level, the last code). Values are compared as text, so a vocabulary survives a JSON round trip
+    unchanged (``1``, ``1.0``, ``"1"`` and ``"1.0"`` are the same field value: an integer-coded field read with
+    missing values is a float column, and the same codes read without one are integers). A missing value at predict time gets the missing
     level's code when missing values were seen at fit time, and is an unseen value otherwise.
     """
 
     def __init__(self, values: list[str | None]) -> None:
         self.values = list(values)
         self.has_missing = bool(self.values) and self.values[-1] is None
-        self._index = pd.Index(self.values[:-1] if self.has_missing else self.values, dtype=object)
+        self._index = pd.Index(_as_text(self.values[:-1] if self.has_missing else self.values), dtype=object)
 
     @classmethod
     def fit(cls, column: NDArray) -> FieldVocabulary:
         """Build the vocabulary of ``column``; missing values (NaN, None, NA) become the missing level."""
         missing = cls._missing(column)
-        present = sorted(pd.unique(np.asarray(column)[~missing].astype(str)).tolist())
+        present = sorted(pd.unique(_as_text(np.asarray(column)[~missing])).tolist())
         return cls(present + ([None] if missing.any() else []))
 
     @staticmethod
@@ -104,15 +111,17 @@ class FieldVocabulary:
         """Codes of ``column``; values not in the vocabulary (a missing value too, when none was missing at fit
         time) get :data:`UNSEEN` and one warning that counts them, naming ``name``."""
         missing = self._missing(column)
-        text = np.asarray(column).astype(str)
+        text = _as_text(column)
         codes = self._index.get_indexer(text).astype(np.intp)
         codes[missing] = len(self._index) if self.has_missing else UNSEEN
         unseen = codes == UNSEEN
         if unseen.any():
-            labels = pd.unique(np.where(missing, missing_description(name), text)[unseen])
+            labels = [repr(v) for v in pd.unique(text[unseen & ~missing])] + (
+                ["missing"] if missing[unseen].any() else []
+            )
             warn(
-                f"{name} has {int(unseen.sum())} row(s) with {labels.size} value(s) unseen at fit time "
-                f"(e.g. {labels[:3].tolist()}); they use the field-agnostic fallback"
+                f"{name} has {int(unseen.sum())} row(s) with {len(labels)} value(s) unseen at fit time "
+                f"(e.g. {', '.join(labels[:3])}); they use the field-agnostic fallback"
             )
         return codes
 
