@@ -140,6 +140,16 @@ def test_evaluate_lists_every_value_and_names_the_planted_ones_by_default(csv, c
         (["--segments", "country", "--segment-values", "1"], "--segment-values must be an integer >= 2; got 1"),
         (["--segment-values", "4"], "--segment-values needs --segments"),
         (["--segments", "country:4,country"], "--segments must name each entry once"),
+        # review of issue 32: "country:" was read as "country", "country:-3" said only "not a column of DATA"
+        (
+            ["--segments", "country:"],
+            "--segments 'country:': NAME:N needs the number of values N after ':'; got nothing",
+        ),
+        (
+            ["--segments", "age,country:-3"],
+            "--segments 'country:-3': the number of values after ':' must be an integer"
+            " >= 2 (nor is 'country:-3' a column of DATA); got '-3'",
+        ),
     ],
 )
 def test_bad_numbers_of_values_exit_2_naming_the_option(csv, capsys, extra, message):

@@ -138,6 +138,10 @@ def segment_features(df, args) -> pd.DataFrame | None:
     unknown = [name for name in declared if name not in names]
     if unknown:
         raise CLIError(f"--categorical must name columns given with --segments ({args.segments!r}); got {unknown}")
+    for name in names:  # NAME:N whose N is no number, e.g. country:-3, is read as a column name
+        if name not in df.columns and ":" in name:
+            raise CLIError(f"--segments {name!r}: the number of values after ':' must be an integer >= 2 (nor is "
+                           f"{name!r} a column of DATA); got {name.rpartition(':')[2]!r}")  # fmt: skip
     X = pd.DataFrame({name: column(df, name, "--segments") for name in names})
     for name in names:  # dates read from Parquet are categories, as the same column read from CSV (text) is
         if temporal_kind(X[name]):

@@ -35,7 +35,7 @@ def segment_columns(args) -> tuple[list[str], dict[str, int]]:
     Raises
     ------
     CLIError
-        On an empty or repeated name, ``N`` not an integer >= 2, or ``--segment-values`` without ``--segments``.
+        On an empty or repeated name, an empty or too small ``N``, or ``--segment-values`` without ``--segments``.
     """
     check_count(args.segment_values, "--segment-values", 2)
     entries = split_names(args.segments, "--segments")
@@ -47,6 +47,8 @@ def segment_columns(args) -> tuple[list[str], dict[str, int]]:
         name, sep, count = entry.rpartition(":")
         if not sep:
             name, count = entry, ""
+        elif not count.strip():
+            raise CLIError(f"--segments {entry!r}: NAME:N needs the number of values N after ':'; got nothing")
         if count and not count.strip().isdigit():  # a column whose name has a colon: NAME:N with N a number
             name, count = entry, ""
         names.append(name.strip())
