@@ -189,3 +189,20 @@ def test_make_report_adds_the_per_value_section_and_checks_its_tables(table, tmp
         make_report(y, {"model": p}, path=tmp_path / "r.html", per_value={"model": tables["model"].table})
     with pytest.raises(ValueError, match=r"per_value must have one table per score column \['model'\]"):
         make_report(y, {"model": p}, path=tmp_path / "r.html", per_value={"other": tables["model"]})
+
+
+def test_evaluate_fits_the_per_value_table_to_the_terminal_with_every_score_column_of_a_value_together(
+    table, tmp_path, capsys, monkeypatch
+):
+    # review of issue 32: the table was printed with pandas' to_string, as wide as its columns made it
+    path = tmp_path / "two.csv"
+    table.assign(q=table["p"] / 2).to_csv(path, index=False)
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(["evaluate", str(path), "--score-col", "p", "--score-col", "q", "--label-col", "y", "--segments",
+                 "country"]) == 0  # fmt: skip
+    printed = capsys.readouterr().out.split("\nper value (", 1)[1]
+    lines = printed.splitlines()
+    assert max(len(line) for line in lines) <= 60
+    for c in COUNTRIES:  # the value's line, then a row per score column: q (half of p) over-predicts nowhere
+        at = next(i for i, line in enumerate(lines) if f"  country={c}: " in line)
+        assert lines[at + 1].split()[0] == "p" and lines[at + 2].split()[:3][0::2] == ["q", "under"]

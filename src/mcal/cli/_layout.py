@@ -91,7 +91,7 @@ def findings_text(table: pd.DataFrame, width: int) -> str:
     pad = " " * 4
     lines = [pad + "score column".ljust(names) + "".join("  " + f.rjust(sizes[f]) for f in _SCORE_FIELDS)]
     for rank, row in table.iterrows():
-        similar = int(row[("", "similar")])
+        similar = int(row.get(("", "similar"), 0))
         facts = f"{row[('', 'rows')]} rows, observed {row[('', 'observed')]}" + (
             f", {similar} similar" if similar else ""
         )

@@ -101,13 +101,20 @@ def left_out_note(result: Any) -> str:
 
 
 def print_per_value(tables: dict[str, Any], where: str = "") -> None:
-    """The per-value table in the terminal: every listed value (``where``: e.g. ``"in the latest window, "``), each
-    score column's ECCE in sigmas and Holm-adjusted p-value."""
-    from mcal.report import format_pvalue
+    """The per-value table in the terminal, laid out as the worst segments are (no wider than the terminal): every
+    listed value (``where``: e.g. ``"in the latest window, "``) and per score column its mean score, error, ECCE in
+    sigmas and Holm-adjusted p-value."""
+    import pandas as pd
 
-    frame = per_value_frame(tables).drop(columns="feature").rename(columns={"description": "value", "size": "rows"})
-    for column in [c for c in frame.columns if c.endswith(" p_adj")]:
-        frame[column] = frame[column].map(format_pvalue)
-    note = left_out_note(next(iter(tables.values())))
-    print(f"\nper value ({where}{note}; p-values Holm-adjusted over the values):")
-    print(frame.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    from mcal.cli._layout import findings_text, terminal_width, wrap
+    from mcal.report import findings_table
+
+    first = next(iter(tables.values()))
+    width = terminal_width()
+    print("\n" + wrap(f"per value ({where}{left_out_note(first)}; p-values Holm-adjusted over the values):", width))
+    if first.table.empty:
+        return
+    order = first.table["description"]
+    rows = pd.concat([t.table.set_index("description").loc[order].reset_index().assign(
+        rank=range(1, len(order) + 1), score=name, n_similar=0) for name, t in tables.items()])  # fmt: skip
+    print(findings_text(findings_table(rows, len(order)).drop(columns=[("", "similar")]), width))
