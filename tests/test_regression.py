@@ -381,7 +381,10 @@ def test_unseen_category_at_predict_warns_and_acts_as_missing(fitted, data):
     X_new, X_missing = Xt.iloc[:3].copy(), Xt.iloc[:3].copy()
     X_new["segment"] = pd.Categorical(["zz", "zz", "a"])
     X_missing["segment"] = pd.Categorical([None, None, "a"])
-    with pytest.warns(mcal.CalibrationWarning, match=r"X has 2 categorical value\(s\) unseen"):
+    with pytest.warns(
+        mcal.CalibrationWarning,
+        match=r"X has 1 categorical value\(s\) unseen at fit \(column .segment.: 1 value\(s\) in 2 row",
+    ):
         out = fitted.predict(pt[:3], X=X_new)
     np.testing.assert_array_equal(out, fitted.predict(pt[:3], X=X_missing))
 
