@@ -629,8 +629,8 @@ def soft_csv(rng, tmp_path):
 
 def test_mcgrad_fits_soft_labels_as_in_python(soft_csv, tmp_path):
     model = tmp_path / "m.json"
-    params = {"max_rounds": 2, "early_stopping": None, "min_child_samples": 20, "n_jobs": 1}
-    options = [a for k, v in params.items() for a in ("--param", f"{k}={json.dumps(v)}")]
+    params = {"max_rounds": 2, "early_stopping": None, "min_child_samples": 20}
+    options = [a for k, v in params.items() for a in ("--param", f"{k}={json.dumps(v)}")] + ["--n-jobs", "1"]
     assert (
         main(
             [
@@ -655,7 +655,7 @@ def test_mcgrad_fits_soft_labels_as_in_python(soft_csv, tmp_path):
     )
     df = pd.read_csv(soft_csv)
     assert ((df["y"] > 0) & (df["y"] < 1)).mean() > 0.3  # soft labels indeed
-    expected = mcal.MCGrad(random_state=0, **params).fit(df["p"], df["y"], X=df[["x"]]).predict(df["p"], X=df[["x"]])
+    expected = mcal.MCGrad(random_state=0, n_jobs=1, **params).fit(df["p"], df["y"], X=df[["x"]]).predict(df["p"], X=df[["x"]])
     np.testing.assert_allclose(mcal.load(model).predict(df["p"], X=df[["x"]]), expected, rtol=0, atol=1e-12)
 
 
@@ -790,8 +790,8 @@ def test_mcgrad_without_features_fits_on_the_score_alone_as_in_python(csv, table
         "max_rounds=2",
         "--param",
         "n_estimators=10",
-        "--param",
-        "n_jobs=1",
+        "--n-jobs",
+        "1",
         "--param",
         "early_stopping=null",
     ]

@@ -43,7 +43,7 @@ def table(tmp_path):
         ("adacalib", ["--field", "f", "--param", "max_iter=30"]),
         ("per-field-isotonic", ["--field", "f"]),
         ("hkrr", ["--features", "g_a,g_low"]),
-        ("dfmc", ["--features", "g_a,g_low", "--param", "n_jobs=1"]),
+        ("dfmc", ["--features", "g_a,g_low", "--n-jobs", "1"]),
         ("hkrr", ["--features", "f,p", "--param", "groups=generated"]),
     ],
 )

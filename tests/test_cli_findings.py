@@ -24,7 +24,7 @@ def csv(rng, tmp_path):
 
 def _fit(csv, out, *extra):
     return main(["fit", str(csv), "--score-col", "p", "--label-col", "y", "--method", "mcgrad", "--features",
-                 "job,noise", "--param", "n_jobs=1", "--quiet", "-o", str(out), *extra])  # fmt: skip
+                 "job,noise", "--n-jobs", "1", "--quiet", "-o", str(out), *extra])  # fmt: skip
 
 
 def test_two_fits_without_a_seed_are_identical_and_record_the_default_seed(csv, tmp_path, capsys):

@@ -230,7 +230,7 @@ def table(tmp_path, data):
 def _fit_cli(table, tmp_path, method="mcgrad"):
     model = tmp_path / "model.json"
     extra = (
-        ["--features", "segment,x", "--param", "early_stopping=null", "--param", "max_rounds=2", "--param", "n_jobs=1"]
+        ["--features", "segment,x", "--param", "early_stopping=null", "--param", "max_rounds=2", "--n-jobs", "1"]
         if method == "mcgrad"
         else []
     )

@@ -198,7 +198,7 @@ class MCNet(BaseCalibrator):
     :math:`+ \\beta L_{order}` (eq. 10) :math:`+ \\alpha L_{balance}` (eq. 11-12). The paper integrates by
     Clenshaw-Curtis quadrature per row (Algorithms 1-2; ``integral="quadrature"``). Since the map depends on the
     score and the field alone, the default integrates f1 once per step on a fixed score grid per (bin, field),
-    as the trapezoid of its piecewise-linear interpolant (:mod:`mcal.mcnet._grid`): 25-100 times fewer network
+    as the trapezoid of its piecewise-linear interpolant: 25-100 times fewer network
     passes, and training runs full batch (``benchmarks/results/mcnet_synthetic.md``).
 
     Choices the paper leaves open (the reasons and measurements behind them: ``benchmarks/results/defaults_mcnet.md``):
