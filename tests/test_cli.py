@@ -655,7 +655,9 @@ def test_mcgrad_fits_soft_labels_as_in_python(soft_csv, tmp_path):
     )
     df = pd.read_csv(soft_csv)
     assert ((df["y"] > 0) & (df["y"] < 1)).mean() > 0.3  # soft labels indeed
-    expected = mcal.MCGrad(random_state=0, n_jobs=1, **params).fit(df["p"], df["y"], X=df[["x"]]).predict(df["p"], X=df[["x"]])
+    expected = (
+        mcal.MCGrad(random_state=0, n_jobs=1, **params).fit(df["p"], df["y"], X=df[["x"]]).predict(df["p"], X=df[["x"]])
+    )
     np.testing.assert_allclose(mcal.load(model).predict(df["p"], X=df[["x"]]), expected, rtol=0, atol=1e-12)
 
 
