@@ -59,11 +59,11 @@ def child(n: int, n_jobs, full_max: int, repeats: int) -> None:
     from mcgrad_vs_reference import synthetic
 
     from mcal import MCGrad
-    from mcal._lightgbm import lightgbm_threads
+    from mcal._lightgbm import lightgbm_threads, others_running
 
     frame, p, y, cats, _ = synthetic(n, seed=0)
     kwargs = {} if n <= full_max else {"early_stopping": None, "max_rounds": 2}
-    load = os.getloadavg()[0]
+    load, others = os.getloadavg()[0], others_running()
     threads = lightgbm_threads(n_jobs, n)
     fits, predicts = [], []
     for _ in range(repeats):
@@ -74,7 +74,7 @@ def child(n: int, n_jobs, full_max: int, repeats: int) -> None:
         start = time.perf_counter()
         model.predict(p, X=frame)
         predicts.append(time.perf_counter() - start)
-    out = {"load_1min": load, "threads": threads, "rounds": model.n_rounds_}
+    out = {"load_1min": load, "others_running": others, "threads": threads, "rounds": model.n_rounds_}
     print(json.dumps(out | {"fit_s": float(np.median(fits)), "predict_s": float(np.median(predicts))}))
 
 
@@ -159,11 +159,13 @@ def main() -> None:
             f"each measurement in a fresh subprocess; busy = {args.busy} processes spinning for the whole "
             "measurement",
             "configs": "`1`: n_jobs=1; `all`: n_jobs=-1; `all_passive`: n_jobs=-1 with OMP_WAIT_POLICY=passive; "
-            "`old_default`: one thread per 10,000 rows (the default before this run); `default`: n_jobs=None",
+            "`old_default`: one thread per 10,000 rows (the default before ffd2659); `default`: n_jobs=None, "
+            "mcal's default at the header's commit",
             "censored": f"a measurement stopped after {args.timeout:g} s (fit and predict of all repeats) shows "
             "`censored` True and that limit as `fit_s`: the fit took at least that long",
             "load average": "1-minute load average at the start of each measurement, in `load_1min` (the machine "
-            "is shared with other sessions; `as found` is only as quiet as that column says)",
+            "is shared with other sessions; `as found` is only as quiet as that column says); `others_running`: "
+            "other processes' runnable threads then, as `mcal._lightgbm.others_running` counts them",
         },
     )
     table = raw[
@@ -173,6 +175,7 @@ def main() -> None:
             "config",
             "threads",
             "load_1min",
+            "others_running",
             "rounds",
             "fit_s",
             "censored",

@@ -959,7 +959,7 @@ def test_default_n_jobs_fits_with_one_thread_per_10k_rows_up_to_the_cores(monkey
     # None: 1 thread below 20k rows, then one per 10k rows, capped at the 4 cores (all free: load 0); without rows
     # LightGBM's 0
     monkeypatch.setattr("mcal._lightgbm._cores", lambda: 4)
-    monkeypatch.setattr("mcal._lightgbm.os.getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr("mcal._lightgbm.others_running", lambda: 0)
     assert MCGrad()._lightgbm_params(0, n_rows)["num_threads"] == threads
     assert DFMC()._params(n_rows)["num_threads"] == threads
     assert MCGrad(n_jobs=3)._lightgbm_params(0, n_rows)["num_threads"] == 3  # an explicit n_jobs is kept
@@ -969,7 +969,7 @@ def test_default_n_jobs_fits_with_one_thread_per_10k_rows_up_to_the_cores(monkey
 def test_predict_threads_are_one_per_10k_rows_by_default(monkeypatch, segments, n_jobs, n_rows, threads):
     # the threads each booster's predict gets, seen by a stand-in for Booster.predict on a fitted model
     monkeypatch.setattr("mcal._lightgbm._cores", lambda: 4)
-    monkeypatch.setattr("mcal._lightgbm.os.getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr("mcal._lightgbm.others_running", lambda: 0)
     (X, p, y), _ = segments
     model = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, y, X=X)
     model.set_params(n_jobs=n_jobs)

@@ -23,6 +23,7 @@ import numbers
 import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import joblib
@@ -105,14 +106,34 @@ def lightgbm_threads(n_jobs: Any, n_rows: int | None = None) -> int:
 
 
 def free_cores() -> int:
-    """The cores not taken by running processes: this process's cores less the 1-minute load average, rounded
-    (the load counts every runnable process of the machine, this one's recent threads included), at least one;
-    the cores where the platform has no load average."""
+    """The cores not taken by other processes, at least one: this process's cores less :func:`others_running`."""
+    return max(1, _cores() - others_running())
+
+
+def others_running(proc: Path = Path("/proc")) -> int:
+    """Threads of other processes that are running or waiting for a core now; the rounded 1-minute load average
+    where ``/proc`` cannot be read (macOS, Windows: 0 without a load average).
+
+    Linux counts the runnable threads of the machine at this instant (the fourth field of ``/proc/loadavg``),
+    from which this process's own runnable threads (state R in ``/proc/self/task/*/stat``) are taken: a thread
+    that is running now, not the past minute's average, which counts this process's own last fit (a second fit
+    right after a first saw its own load and took one thread on a quiet machine; ``mcgrad_threads_quiet.md``).
+    """
     try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # Windows has none; a platform may fail to read it
-        return _cores()
-    return max(1, _cores() - round(load))
+        runnable = int((proc / "loadavg").read_text().split()[3].split("/")[0])
+        tasks = list((proc / "self" / "task").iterdir())
+    except (OSError, IndexError, ValueError):
+        try:
+            return round(os.getloadavg()[0])
+        except (AttributeError, OSError):  # Windows has none; a platform may fail to read it
+            return 0
+    own = 0
+    for task in tasks:
+        try:  # the state follows the command name in parentheses, which may itself hold ")"
+            own += (task / "stat").read_text().rpartition(")")[2].split()[0] == "R"
+        except (OSError, IndexError):  # the thread ended since the listing
+            continue
+    return max(0, runnable - max(own, 1))
 
 
 @functools.cache

@@ -235,8 +235,8 @@ def _configure_fit(parser) -> None:
                              "the model predicts on any machine, by default on the CPU")  # fmt: skip
     parser.add_argument("--n-jobs", type=int, metavar="N",
                         help="LightGBM threads of the methods that have them (mcgrad, dfmc, ...): N >= 1, or -1 for "
-                             "every core; default: one per 10,000 rows, at most the cores that the load average "
-                             "leaves free, so that a busy machine does not slow the fit many times over")  # fmt: skip
+                             "every core; default: one per 10,000 rows, at most the cores that other processes "
+                             "leave free, so that a busy machine does not slow the fit many times over")  # fmt: skip
     parser.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file to write")
     parser.add_argument(
         "--quiet",

@@ -120,7 +120,7 @@ class MCGrad(BaseCalibrator):
         unseen at fit count as missing at predict, with one warning.
     n_jobs : int other than 0, or None, default=None
         LightGBM threads, at most the cores; negative values count back from the cores (-1: all). None uses
-        one thread per 10,000 rows, at most the cores that the 1-minute load average leaves free, at least one
+        one thread per 10,000 rows, at most the cores that other processes leave free, at least one
         (``benchmarks/results/mcgrad_threads.md``: every core on a busy machine fitted 12 to over 75 times
         slower than one thread).
     progress : bool or None, default=False
