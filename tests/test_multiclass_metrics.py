@@ -1,6 +1,7 @@
 """Metrics for k classes: values by hand, reductions to the binary metrics, agreement with scikit-learn/torchmetrics."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import mcal.metrics as M
@@ -100,3 +101,27 @@ def test_row_sum_error_shows_a_plain_number():
     with pytest.raises(ValueError, match=r"the first row 0 sums to 0\.9 \(") as info:
         M.multiclass_log_loss([0, 1], [[0.5, 0.4], [0.5, 0.5]])
     assert "np.float64" not in str(info.value)
+
+
+def test_classwise_mce_summary_leads_with_the_worst_class_and_its_segment():
+    # issue #32 item 5: a result reads by class and segment names; class "ant" over-predicted in country FR only
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = pd.DataFrame({"country": rng.choice(["FR", "DE", "US"], n), "x": rng.normal(size=n)})
+    P = rng.dirichlet([2, 2, 2], n)
+    y = np.array(["ant", "bee", "cat"])[(rng.uniform(size=(n, 1)) > P.cumsum(axis=1)).sum(axis=1)]
+    biased = P.copy()
+    biased[(X["country"] == "FR").to_numpy(), 0] *= 1.6
+    biased /= biased.sum(axis=1, keepdims=True)
+    res = M.classwise_mce(y, biased, X=X)
+    text = res.summary(n_worst=3, width=80)
+    lines = text.splitlines()
+    assert res.worst_class == "ant" and lines[0].startswith(f"Class-wise MCE {res.mce_sigma:.3g} sigma")
+    assert lines[0].endswith("worst in class ant of 3")
+    ranked = [line.split() for line in lines[2:5]]
+    assert ranked[0][0] == "ant" and ranked[0][-1] == "country=FR"
+    sigmas = [float(row[1]) for row in ranked]
+    assert sigmas == sorted(sigmas, reverse=True)  # worst class first
+    assert {row[0] for row in ranked} == {"ant", "bee", "cat"}
+    assert text.endswith(res.per_class["ant"].summary(3, 80)) and str(res) == res.summary()
+    assert max(len(line) for line in lines[:5]) <= 80

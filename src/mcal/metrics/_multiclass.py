@@ -7,6 +7,7 @@ true one?" scored by the top probability (Guo et al. 2017, section 2); the class
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ from mcal._validation import (
 from mcal.metrics._binned import ece
 from mcal.metrics._cumulative import ecce
 from mcal.metrics._multicalibration import MCEResult, mce
+from mcal.metrics._text import pvalue_text
 
 #: Probabilities are clipped to this before the log, as scikit-learn clips binary scores to machine epsilon.
 _EPS = float(np.finfo(np.float64).eps)
@@ -228,6 +230,40 @@ class ClasswiseMCE:
     mce_sigma: float
     worst_class: Any
     per_class: dict[Any, MCEResult]
+
+    def summary(self, n_worst: int = 10, width: int = 100) -> str:
+        """Each class's MCE, worst first, then the worst segments of the worst class, as text.
+
+        Parameters
+        ----------
+        n_worst : int, default=10
+            Segments of the worst class listed, worst first.
+        width : int, default=100
+            Characters per line, as in :meth:`mcal.metrics.MCEResult.summary`.
+
+        Returns
+        -------
+        text : str
+            A line with the largest MCE and its class, a table of the classes (MCE in sigmas, Holm-adjusted
+            p-value, MCE in probability units, worst segment), then the worst class's
+            :meth:`~mcal.metrics.MCEResult.summary`.
+        """
+        order = sorted(self.per_class, key=lambda c: -self.per_class[c].mce_sigma)
+        numbers = pd.DataFrame({
+            "class": [str(c) for c in order],
+            "MCE/σ": [f"{self.per_class[c].mce_sigma:.3g}" for c in order],
+            "p (Holm)": [pvalue_text(self.per_class[c].pvalue_adjusted) for c in order],
+            "MCE": [f"{self.per_class[c].mce_absolute:.3g}" for c in order],
+        }).to_string(index=False).splitlines()  # fmt: skip
+        room = max(len("worst segment"), width - len(numbers[0]) - 2)
+        worst_segments = ["worst segment"] + [textwrap.shorten(self.per_class[c].worst_segment, room) for c in order]
+        head = f"Class-wise MCE {self.mce_sigma:.3g} sigma, worst in class {self.worst_class!s} of {len(order)}"
+        classes = "\n".join(f"{line}  {segment}" for line, segment in zip(numbers, worst_segments, strict=True))
+        worst = self.per_class[self.worst_class].summary(n_worst, width)
+        return f"{head}\n{classes}\n\nClass {self.worst_class!s}, one vs rest:\n{worst}"
+
+    def __str__(self) -> str:
+        return self.summary()
 
 
 def classwise_mce(
