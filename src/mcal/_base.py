@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -33,6 +34,17 @@ if sys.version_info >= (3, 11):
     from typing import Self
 else:  # pragma: no cover
     from typing_extensions import Self
+
+
+@dataclass(frozen=True)
+class FitInputs:
+    """The inputs of a fit after their checks: float64 scores, outcomes (or class codes) and weights, and the
+    attributes that the checks learned (a k-class calibrator's ``classes_``), set once the fit succeeded."""
+
+    scores: NDArray[np.float64]
+    y: NDArray[Any]
+    sample_weight: NDArray[np.float64]
+    learned: dict[str, Any] = field(default_factory=dict)
 
 
 class BaseCalibrator(BaseEstimator):
@@ -116,18 +128,7 @@ class BaseCalibrator(BaseEstimator):
             If the calibrator takes soft labels and ``y_prob`` holds only 0 and 1 while ``y`` holds probabilities:
             the two look passed in the wrong order.
         """
-        self._validate_params()
-        with swap_hint(y, y_prob, FIT_SWAP):
-            p = check_y_prob(y_prob)
-            yy = check_y_true(y, "y", allow_soft=self.accepts_soft_labels)
-        if self.accepts_soft_labels and looks_swapped(yy, p):  # soft labels: nothing raised
-            warn(f"y_prob holds only 0 and 1 while y holds probabilities; {FIT_SWAP}")
-        check_consistent(y_prob=p, y=yy)
-        w = check_sample_weight(sample_weight, p.shape[0])
-        check_both_classes(yy, w)
-        X = self._check_X(X, p.shape[0], fitting=True)
-        self._fit(p, yy, w, X)
-        return self
+        return self._fit_checked(y_prob, y, X, sample_weight)
 
     def predict(self, y_prob: ArrayLike, *, X: Any = None) -> NDArray[np.floating]:
         """Return calibrated probabilities.
@@ -156,15 +157,46 @@ class BaseCalibrator(BaseEstimator):
         """
         return self._checked_predict(y_prob, X, self._predict)
 
+    # -- the one template of fit and predict ------------------------------------------------------------
+    def _fit_checked(self, scores: ArrayLike, y: ArrayLike, X: Any, sample_weight: Any, **options: Any) -> Self:
+        """:meth:`fit`'s template, for every family: the parameters, then the inputs (:meth:`_check_fit_inputs`),
+        then ``X``, then ``_fit(scores, y, sample_weight, X, **options)`` on the clean arrays, then the attributes
+        that the input checks learned. ``options`` are the family's own fit arguments (MCGrad's ``eval_set``)."""
+        self._validate_params()
+        inputs = self._check_fit_inputs(scores, y, sample_weight)
+        X = self._check_X(X, inputs.scores.shape[0], fitting=True)
+        self._fit(inputs.scores, inputs.y, inputs.sample_weight, X, **options)
+        for name, value in inputs.learned.items():
+            setattr(self, name, value)
+        return self
+
     def _checked_predict(
-        self, y_prob: ArrayLike, X: Any, predict: Callable[[NDArray[np.float64], Any], NDArray[np.float64]]
+        self, scores: ArrayLike, X: Any, predict: Callable[[NDArray[np.float64], Any], NDArray[np.float64]]
     ) -> NDArray[np.floating]:
-        """:meth:`predict`'s checks and output dtype around ``predict(y_prob, X)`` (``_predict``, or for a
-        subclass whose ``predict`` takes an option, ``_predict`` with that option bound)."""
+        """:meth:`predict`'s template: the scores (:meth:`_check_predict_scores`), ``X`` and the output dtype around
+        ``predict(scores, X)`` (``_predict``, or for a subclass whose ``predict`` takes an option, ``_predict`` with
+        that option bound)."""
         self._check_fitted()
-        p = check_y_prob(y_prob)
+        p = self._check_predict_scores(scores)
         X = self._check_X(X, p.shape[0], fitting=False)
-        return as_output(predict(p, X), y_prob)
+        return as_output(predict(p, X), scores)
+
+    def _check_fit_inputs(self, y_prob: ArrayLike, y: ArrayLike, sample_weight: Any) -> FitInputs:
+        """The scores, labels and weights of :meth:`fit`, checked (probabilities and binary or soft labels here; the
+        regression and k-class families check their own)."""
+        with swap_hint(y, y_prob, FIT_SWAP):
+            p = check_y_prob(y_prob)
+            yy = check_y_true(y, "y", allow_soft=self.accepts_soft_labels)
+        if self.accepts_soft_labels and looks_swapped(yy, p):  # soft labels: nothing raised
+            warn(f"y_prob holds only 0 and 1 while y holds probabilities; {FIT_SWAP}")
+        check_consistent(y_prob=p, y=yy)
+        w = check_sample_weight(sample_weight, p.shape[0])
+        check_both_classes(yy, w)
+        return FitInputs(p, yy, w)
+
+    def _check_predict_scores(self, y_prob: ArrayLike) -> NDArray[np.float64]:
+        """The scores of :meth:`predict`, checked (probabilities here)."""
+        return check_y_prob(y_prob)
 
     # -- hooks ------------------------------------------------------------------------------------------
     def _validate_params(self) -> None:

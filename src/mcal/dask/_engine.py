@@ -32,7 +32,7 @@ from mcal._lightgbm import INT32_MAX
 from mcal._optional import import_optional
 from mcal.dask._inputs import block_sums, persist
 from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part
-from mcal.mcgrad.losses import gain_sums
+from mcal.mcgrad.losses import RoundLoss, gain_sums
 
 #: Seconds between two looks at the cluster while LightGBM trains.
 _POLL = 0.2
@@ -73,9 +73,9 @@ class DaskEngine:
         n_estimators: int,
         categorical: list[int],
         timeout: float | None,
-        objective: Any = None,
+        objective: RoundLoss | None = None,
     ) -> None:
-        self.objective = LOG_LOSS if objective is None else objective
+        self.objective: RoundLoss = LOG_LOSS if objective is None else objective
         self.client = client
         self.params = {k: v for k, v in params.items() if k != "num_threads"}
         if timeout is not None:  # LightGBM's socket time-out, in whole minutes
@@ -133,15 +133,15 @@ class DaskEngine:
         return block_sums(self.client, _gain_sums, [y, F_best, F, w], (self.objective,), self.timeout, "a round's gain")
 
 
-def _loss_grad_hess(y: NDArray, z: NDArray, w: NDArray, theta: float, objective: Any) -> NDArray[np.float64]:
+def _loss_grad_hess(y: NDArray, z: NDArray, w: NDArray, theta: float, objective: RoundLoss) -> NDArray[np.float64]:
     return np.array(LocalEngine({}, 1, [], objective).loss_grad_hess(theta, y, z, w))
 
 
-def _log_loss_sum(y: NDArray, F: NDArray, w: NDArray, objective: Any) -> NDArray[np.float64]:
+def _log_loss_sum(y: NDArray, F: NDArray, w: NDArray, objective: RoundLoss) -> NDArray[np.float64]:
     return np.array(LocalEngine({}, 1, [], objective).log_loss_sum(y, F, w))
 
 
-def _gain_sums(y: NDArray, F_best: NDArray, F: NDArray, w: NDArray, objective: Any) -> NDArray[np.float64]:
+def _gain_sums(y: NDArray, F_best: NDArray, F: NDArray, w: NDArray, objective: RoundLoss) -> NDArray[np.float64]:
     return gain_sums(objective, y, F_best, F, w)
 
 

@@ -33,7 +33,7 @@ from mcal.dask._inputs import (
 )
 from mcal.dask._predict import predict
 from mcal.mcgrad import MCGrad
-from mcal.mcgrad.engine import Part
+from mcal.mcgrad.engine import LogLoss, Part
 
 if sys.version_info >= (3, 11):
     from typing import Self
@@ -434,7 +434,7 @@ _TARGET = "__partition__"
 
 def _encode_block(
     index: int, p: Any, y: Any, w: Any, X: Any, encoder: FeatureEncoder | None, folds: FoldSpec | None,
-    seed: int, loss: Any, width: int = 0,
+    seed: int, loss: LogLoss, width: int = 0,
 ) -> pd.DataFrame:  # fmt: skip
     """One partition encoded as a frame: features ``f0..`` (with a spare score column), ``y``, ``w``, ``F``
     (the loss's link of the scores: ``logit(y_prob)`` for MCGrad), the early-stopping ``fold`` and a random

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numbers
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -24,7 +25,7 @@ from mcal._validation import (
     warn,
 )
 from mcal.mcgrad._splits import check_split_weights
-from mcal.mcgrad.engine import Engine, Part, RoundPath, boost_rounds
+from mcal.mcgrad.engine import Engine, Part, Rescaling, RoundPath, Stopping, boost_rounds
 
 #: The named early-stopping metrics; a callable is the third kind.
 METRICS = ("log_loss", "mce")
@@ -179,27 +180,25 @@ def choose_rounds(
             f"early_stopping_metric must be 'log_loss' for {type(model).__name__}; got {model.early_stopping_metric!r}"
         )
     timer = out_of_time(model.max_time, clock() if start is None else start)
-    rounds = partial(boost_rounds, engine, max_rounds=int(model.max_rounds), rescale=bool(model.rescale),
-                     rescale_input=bool(model.rescale and model.rescale_input),
-                     min_gain_se=float(model.min_gain_se),
-                     show_progress=model.progress)  # fmt: skip
+    rescaling = Rescaling(rescale=bool(model.rescale), rescale_input=bool(model.rescale and model.rescale_input))
+    rounds = partial(boost_rounds, engine, rescaling=rescaling, show_progress=model.progress)
+    stopping = Stopping(int(model.max_rounds), int(model.patience), score, float(model.min_gain_se), timer)
     path = None
     if eval_part is not None:
-        stop = model.early_stopping is not None
-        path = rounds([whole], [eval_part], patience=int(model.patience) if stop else int(model.max_rounds),
-                      keep=True, score=score, out_of_time=timer, desc="MCGrad rounds")  # fmt: skip
-        n_rounds = path.best_round if stop else len(path.boosters)
+        if model.early_stopping is None:  # every round is kept: no round ends the pass but the last (or the clock)
+            stopping = replace(stopping, patience=int(model.max_rounds))
+        path = rounds([whole], [eval_part], stopping, keep=True, desc="MCGrad rounds")
+        n_rounds = path.best_round if model.early_stopping is not None else len(path.boosters)
         final = RoundPath(boosters=path.boosters[:n_rounds], factors=path.factors[:n_rounds],
                           input_factor=path.input_factor if n_rounds else 1.0)  # fmt: skip
     elif validating:
         train, valid = splits()
         check_split_weights(engine, train, valid, model.random_state)
-        path = rounds(train, valid, patience=int(model.patience), score=score, out_of_time=timer,
-                      desc="MCGrad early stopping")  # fmt: skip
+        path = rounds(train, valid, stopping, desc="MCGrad early stopping")
         del train, valid
-        final = rounds([whole], None, patience=0, desc="MCGrad refit", max_rounds=path.best_round)
+        final = rounds([whole], None, Stopping(path.best_round), desc="MCGrad refit")
     else:
-        final = rounds([whole], None, patience=0, out_of_time=timer, desc="MCGrad rounds")
+        final = rounds([whole], None, Stopping(int(model.max_rounds), out_of_time=timer), desc="MCGrad rounds")
     if (path or final).timed_out:
         fitted = len(path.losses) - 1 if path is not None else len(final.boosters)
         warn(f"max_time={model.max_time} s ran out after {fitted} round(s); kept the best {len(final.boosters)}")

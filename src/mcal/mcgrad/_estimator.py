@@ -32,13 +32,14 @@ from mcal._lightgbm import (
 )
 from mcal._lightgbm.single_row import SingleRowPredictor
 from mcal._progress import check_progress_param
-from mcal._validation import check_y_prob, check_y_real, output_dtype
+from mcal._validation import output_dtype
 from mcal.mcgrad import _controls as controls
 from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, choose_rounds, validation_score
 from mcal.mcgrad._fast_predict import CompiledForests
 from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
 from mcal.mcgrad._splits import EncodedRows, FeatureBlocks, split_rows
 from mcal.mcgrad.engine import LOG_LOSS, Engine, LocalEngine, Part, predict_logit, split_parts, staged_logits
+from mcal.mcgrad.losses import LogLoss
 
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same trees
 #: either way); measured in benchmarks/results/mcgrad_defaults.md.
@@ -295,7 +296,7 @@ class MCGrad(BaseCalibrator):
         # cross entropy: the binary log loss, also for soft labels
         return {**self._loss().lightgbm_params, **round_params(self, seed, threads, layout)}
 
-    def _loss(self) -> Any:
+    def _loss(self) -> LogLoss:
         """The loss of the rounds (:class:`~mcal.mcgrad.engine.LogLoss`): link, LightGBM objective, rescaling sums."""
         return LOG_LOSS
 
@@ -326,14 +327,10 @@ class MCGrad(BaseCalibrator):
             As the class's Raises; ``eval_set`` entries are named ``y_prob_val``, ``y_val``, ``X_val``,
             ``sample_weight_val``.
         """
-        self._eval_set = eval_set  # read by _fit, which BaseCalibrator.fit calls on validated inputs
-        try:
-            return super().fit(y_prob, y, X=X, sample_weight=sample_weight)
-        finally:
-            del self._eval_set
+        return self._fit_checked(y_prob, y, X, sample_weight, eval_set=eval_set)
 
     @lightgbm_errors_name_lightgbm_params
-    def _fit(self, y_prob, y, sample_weight, X) -> None:
+    def _fit(self, y_prob, y, sample_weight, X, *, eval_set: tuple | None = None) -> None:
         start = controls.clock()
         check_float32_weights(sample_weight)
         split_seed, lgb_seed = self._seeds()
@@ -361,7 +358,6 @@ class MCGrad(BaseCalibrator):
             del features
         score_of = partial(validation_score, self.early_stopping_metric, loss,
                            categorical_features=self.categorical_features, outcome=self.outcome)  # fmt: skip
-        eval_set = getattr(self, "_eval_set", None)
         if eval_set is not None:
             p_val, y_val, X_val, w_val = check_eval_set(self, eval_set, X_user, encoder)
             X_enc = np.empty((p_val.shape[0], 0)) if X_val is None else X_val
@@ -445,11 +441,7 @@ class MCGrad(BaseCalibrator):
             As :meth:`predict`, raised when called (not at the first iteration).
         """
         self._check_fitted()
-        if self.outcome == "regression":
-            low, _, strict = self._bounds()
-            p = check_y_real(y_prob, "y_pred", lower=low, strict=strict)
-        else:
-            p = check_y_prob(y_prob)
+        p = self._check_predict_scores(y_prob)
         X = self._check_X(X, p.shape[0], fitting=False)
         Xe, loss, dtype = self._encoded(p.shape[0], X), self._loss(), output_dtype(y_prob)
         logits = staged_logits(self.boosters_, self.rescale_factors_, Xe, self.input_factor_ * loss.link(p),

@@ -1,7 +1,8 @@
 """The round loop of MCGrad (Tax et al., 2026, Algorithm 1) behind a small engine seam.
 
 :func:`boost_rounds` is the only place where rounds are run, for early stopping and for the final refit
-alike. It touches data only through an engine's methods:
+alike; when they stop is one :class:`Stopping` (the cap, the early-stopping rule, the clock), how the scores are
+rescaled one :class:`Rescaling`. It touches data only through an engine's methods (the :class:`Engine` protocol):
 
 - ``fit_round(part, valid, out_of_time=None)``: one LightGBM booster of ``n_estimators`` trees on the part's
   features plus its current logit ``F`` as one more feature, with ``F`` as init score, and ``F + h_t`` on the
@@ -33,7 +34,16 @@ from numpy.typing import NDArray
 from mcal._lightgbm import has_linear_trees, sorted_subset
 from mcal._optional import import_optional
 from mcal._progress import progress
-from mcal.mcgrad.losses import LOG_LOSS, LOGIT_CLIP, THETA_BOUNDS, LogLoss, SquaredError, TweedieLoss, gain_sums
+from mcal.mcgrad.losses import (
+    LOG_LOSS,
+    LOGIT_CLIP,
+    THETA_BOUNDS,
+    LogLoss,
+    RoundLoss,
+    SquaredError,
+    TweedieLoss,
+    gain_sums,
+)
 from mcal.mcgrad.losses import gain_exceeds as _gain_exceeds
 from mcal.mcgrad.losses import wsum as _wsum
 
@@ -48,7 +58,9 @@ __all__ = [
     "Engine",
     "LocalEngine",
     "LogLoss",
+    "Rescaling",
     "SquaredError",
+    "Stopping",
     "TweedieLoss",
     "boost_rounds",
     "predict_logit",
@@ -81,8 +93,8 @@ class Engine(Protocol):
     of :mod:`mcal.dask` (a ``distributed`` cluster, dask arrays) provide it, and mypy checks both against it where
     they are passed."""
 
-    #: The loss of the rounds (``LOG_LOSS``, ``SquaredError`` or ``TweedieLoss``).
-    objective: Any
+    #: The loss of the rounds (``LOG_LOSS``, ``SquaredError``, ``TweedieLoss``, or the softmax loss of k classes).
+    objective: RoundLoss
 
     def fit_round(
         self, part: Part, valid: Part | None = None, out_of_time: Callable[[], bool] | None = None
@@ -125,12 +137,12 @@ class LocalEngine:
     """
 
     def __init__(
-        self, params: dict[str, Any], n_estimators: int, categorical: list[int], objective: Any = None
+        self, params: dict[str, Any], n_estimators: int, categorical: list[int], objective: RoundLoss | None = None
     ) -> None:
         self.params = params
         self.n_estimators = n_estimators
         self.categorical = categorical
-        self.objective = LOG_LOSS if objective is None else objective
+        self.objective: RoundLoss = LOG_LOSS if objective is None else objective
 
     def fit_round(
         self, part: Part, valid: Part | None = None, out_of_time: Callable[[], bool] | None = None
@@ -376,22 +388,109 @@ class RoundPath:
     timed_out: bool = False
 
 
+#: ``rescaler(engine, y, z, w) -> theta`` of the rescaling steps: a number, or one factor per score column.
+Rescaler = Callable[[Engine, Any, Any, Any], "float | NDArray[np.float64]"]
+
+
+@dataclass(frozen=True)
+class Stopping:
+    """When :func:`boost_rounds` stops: the rounds' cap, the early-stopping rule and the clock, in one object.
+
+    The counterpart of LightGBM's ``early_stopping`` callback for MCGrad's rounds (Algorithm 1 of Tax et al.,
+    2026: stop once the validation loss has not improved).
+
+    Parameters
+    ----------
+    max_rounds : int
+        Most rounds; without validation parts, exactly this many rounds run (fewer only when ``out_of_time``).
+    patience : int, default=0
+        Rounds without improvement tolerated before stopping.
+    score : callable or None, default=None
+        ``score(valid) -> float``, the stopping criterion to minimize; None uses the pooled validation loss.
+    min_gain_se : float, default=0.0
+        With ``score`` None, a round becomes the best only if its mean per-row validation loss gain over the best
+        round exceeds ``min_gain_se`` standard errors of that gain (engine method ``gain_sums``, pooled over parts).
+    out_of_time : callable or None, default=None
+        ``out_of_time() -> bool``, asked after each round and by the engine after each tree of a round; True ends
+        the rounds (``timed_out``), keeping the rounds fitted whole (a round it interrupts is dropped; without
+        validation, ``best_round`` is then the number of rounds kept).
+    """
+
+    max_rounds: int
+    patience: int = 0
+    score: Callable[[list[Part]], float] | None = None
+    min_gain_se: float = 0.0
+    out_of_time: Callable[[], bool] | None = None
+
+
+@dataclass(frozen=True)
+class Rescaling:
+    """How :func:`boost_rounds` rescales the scores (section 3.2 of Tax et al., 2026).
+
+    Parameters
+    ----------
+    rescale : bool, default=True
+        Fit theta_t after each round, or keep it at 1.
+    rescale_input : bool, default=False
+        Start round 1 by rescaling each training part's input ``F_0`` by its own factor ``theta_0`` (the rescaling
+        step applied to the input; the validation part takes the same factor): a global temperature that the
+        boosters then correct locally. ``RoundPath.input_factor`` is the last part's ``theta_0``.
+    rescaler : callable, default=rescale_factor
+        ``rescaler(engine, y, z, w) -> theta`` of the rescaling steps (:func:`rescale_factor`). A theta of another
+        shape than a number multiplies ``z`` by broadcasting (one factor per score column).
+    """
+
+    rescale: bool = True
+    rescale_input: bool = False
+    rescaler: Rescaler = field(default=rescale_factor)
+
+
+#: The keyword arguments that :func:`boost_rounds` took before :class:`Stopping` and :class:`Rescaling` (until 0.3).
+_OLD_KEYWORDS = {
+    "max_rounds": Stopping, "patience": Stopping, "score": Stopping, "min_gain_se": Stopping,
+    "out_of_time": Stopping, "rescale": Rescaling, "rescale_input": Rescaling, "rescaler": Rescaling,
+}  # fmt: skip
+
+
+def _from_old_keywords(
+    stopping: Stopping | None, rescaling: Rescaling, old: dict[str, Any]
+) -> tuple[Stopping, Rescaling]:
+    """``stopping`` and ``rescaling`` from the keyword arguments of the deprecated signature, with a warning."""
+    unknown = sorted(set(old) - set(_OLD_KEYWORDS))
+    if unknown:
+        raise TypeError(f"boost_rounds() got unexpected keyword argument(s) {unknown}")
+    if not old:
+        if stopping is None:
+            raise TypeError("boost_rounds() must be given stopping=Stopping(max_rounds=...); got none")
+        return stopping, rescaling
+    if stopping is not None:
+        raise TypeError(f"boost_rounds() takes stopping=Stopping(...) or the deprecated {sorted(old)}, not both")
+    warnings.warn(
+        f"boost_rounds({', '.join(f'{k}=' for k in old)}...) is deprecated and will be removed in mcal 0.3; pass "
+        "stopping=mcal.mcgrad.engine.Stopping(...) and rescaling=mcal.mcgrad.engine.Rescaling(...)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    rescaler = old.pop("rescaler", None)
+    stop = {k: v for k, v in old.items() if _OLD_KEYWORDS[k] is Stopping}
+    scale = {k: v for k, v in old.items() if _OLD_KEYWORDS[k] is Rescaling}
+    if "max_rounds" not in stop:
+        raise TypeError("boost_rounds() must be given max_rounds (or stopping=Stopping(max_rounds=...))")
+    rescaling = Rescaling(**{"rescale": False, **scale}, rescaler=rescaler or rescale_factor)
+    return Stopping(**stop), rescaling
+
+
 def boost_rounds(
     engine: Engine,
     train: list[Part],
     valid: list[Part] | None,
+    stopping: Stopping | None = None,
+    rescaling: Rescaling = Rescaling(),
     *,
-    max_rounds: int,
-    patience: int,
-    rescale: bool,
+    keep: bool | None = None,
     show_progress: bool | None = False,
     desc: str = "MCGrad rounds",
-    keep: bool | None = None,
-    score: Callable[[list[Part]], float] | None = None,
-    out_of_time: Callable[[], bool] | None = None,
-    rescale_input: bool = False,
-    min_gain_se: float = 0.0,
-    rescaler: Callable[..., Any] | None = None,
+    **deprecated: Any,
 ) -> RoundPath:
     """Run the rounds of Algorithm 1 of Tax et al. (2026) on one or more (train, validation) pairs.
 
@@ -402,43 +501,29 @@ def boost_rounds(
 
     Parameters
     ----------
-    engine : object
+    engine : Engine
         A :class:`LocalEngine` or an engine with the same methods.
     train : list of Part
         Training parts (one for holdout and refit, k for k-fold); their ``F`` is updated in place.
     valid : list of Part or None
-        Validation parts paired with ``train``; None for the refit, which runs exactly ``max_rounds``
+        Validation parts paired with ``train``; None for the refit, which runs exactly ``stopping.max_rounds``
         rounds and keeps its boosters.
-    max_rounds : int
-        Most rounds.
-    patience : int
-        Rounds without improvement tolerated before stopping.
-    rescale : bool
-        Fit theta_t (section 3.2) or keep it at 1.
-    show_progress : bool or None, default=False
-        Progress bar over rounds (tqdm): None on a terminal only.
-    desc : str, default="MCGrad rounds"
-        Label of the progress bar.
+    stopping : Stopping
+        The cap on the rounds, the early-stopping rule and the clock.
+    rescaling : Rescaling, default=Rescaling()
+        Whether and how the scores are rescaled after each round and before the first.
     keep : bool or None, default=None
         Keep each round's booster and factor; None keeps them without validation parts only (the refit).
         True with validation parts serves an external validation set: the rounds of the single training
         part are the model, cut at the best round by the caller.
-    score : callable or None, default=None
-        ``score(valid) -> float``, the stopping criterion to minimize; None uses the pooled validation loss.
-    out_of_time : callable or None, default=None
-        ``out_of_time() -> bool``, asked after each round and by the engine after each tree of a round; True ends
-        the rounds (``timed_out``), keeping the rounds fitted whole (a round it interrupts is dropped; without
-        validation, ``best_round`` is then the number of rounds kept).
-    rescale_input : bool, default=False
-        Start round 1 by rescaling each training part's input ``F_0`` by its own factor ``theta_0`` (the rescaling
-        step of section 3.2 applied to the input; the validation part takes the same factor): a global
-        temperature that the boosters then correct locally. ``input_factor`` is the last part's ``theta_0``.
-    min_gain_se : float, default=0.0
-        With ``score`` None, a round becomes the best only if its mean per-row validation loss gain over the best
-        round exceeds ``min_gain_se`` standard errors of that gain (engine method ``gain_sums``, pooled over parts).
-    rescaler : callable or None, default=None
-        ``rescaler(engine, y, z, w) -> theta`` of the rescaling steps; None uses :func:`rescale_factor`. A theta
-        of another shape than a number multiplies ``z`` by broadcasting (one factor per score column).
+    show_progress : bool or None, default=False
+        Progress bar over rounds (tqdm): None on a terminal only.
+    desc : str, default="MCGrad rounds"
+        Label of the progress bar.
+    **deprecated
+        ``max_rounds``, ``patience``, ``score``, ``min_gain_se``, ``out_of_time``, ``rescale``, ``rescale_input``
+        and ``rescaler``, the keyword arguments of mcal 0.1 (instead of ``stopping`` and ``rescaling``; then
+        ``rescale`` defaults to False, as it was required): accepted with a ``DeprecationWarning`` until mcal 0.3.
 
     Returns
     -------
@@ -450,21 +535,25 @@ def boost_rounds(
     ------
     ValueError
         If a round leaves a non-finite validation loss (or, in the refit, training loss): the boosting diverged.
+    TypeError
+        If neither ``stopping`` nor the deprecated ``max_rounds`` is given, both are, or an unknown keyword is.
     """
+    stopping, rescaling = _from_old_keywords(stopping, rescaling, deprecated)
+    max_rounds, patience, score = stopping.max_rounds, stopping.patience, stopping.score
+    out_of_time, rescaler, rescale = stopping.out_of_time, rescaling.rescaler, rescaling.rescale
     keep = not valid if keep is None else keep
-    rescaler = rescale_factor if rescaler is None else rescaler
     path = RoundPath(best_round=0 if valid else max_rounds)
     if valid:
         path.losses.append(_pooled_loss(engine, valid))
         path.scores.append(path.losses[-1] if score is None else score(valid))
     wait = 0
-    by_gain = bool(valid) and score is None and min_gain_se > 0
+    by_gain = bool(valid) and score is None and stopping.min_gain_se > 0
     best_F = [part.F for part in valid or []] if by_gain else []
     clock = {} if out_of_time is None else {"out_of_time": out_of_time}
     with progress(max_rounds, desc, enabled=show_progress, unit="round") as bar:
         for t in range(1, max_rounds + 1):
             for k, part in enumerate(train):
-                if t == 1 and rescale_input:
+                if t == 1 and rescaling.rescale_input:
                     path.input_factor = rescaler(engine, part.y, part.F, part.w)
                     part.F = path.input_factor * part.F
                     if valid:
@@ -497,7 +586,7 @@ def boost_rounds(
                 improved = path.scores[-1] < path.scores[path.best_round]
                 if improved and by_gain:  # the gain of each row over the best round, against its standard error
                     sums = [engine.gain_sums(p.y, F, p.F, p.w) for p, F in zip(valid, best_F, strict=True)]
-                    improved = _gain_exceeds(sums, min_gain_se)
+                    improved = _gain_exceeds(sums, stopping.min_gain_se)
                 if improved:
                     path.best_round, wait, best_F = t, 0, [p.F for p in valid] if by_gain else []
                 else:

@@ -6,7 +6,7 @@ and the per-block sums of the loss and its derivatives in the rescaling factor (
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +30,30 @@ def wsum(w: NDArray[np.float64], x: NDArray[np.float64]) -> float:
     adds in another order over a stride-0 operand, which would move the result in its last bit.
     """
     return float(np.einsum("i,i->", np.ascontiguousarray(w), x))
+
+
+class RoundLoss(Protocol):
+    """What the round loop needs of a loss (:class:`LogLoss`, :class:`SquaredError`, :class:`TweedieLoss`, and the
+    softmax loss of :mod:`mcal.multiclass`): the engines' ``objective``, checked by mypy where one is passed."""
+
+    #: Bounds of the rescaling factor theta.
+    theta_bounds: tuple[float, float]
+    #: Whether one Newton step from theta = 1 is the exact rescaling factor (a loss quadratic in theta).
+    closed_form: bool
+    #: Scores from which :meth:`raw_from_output` no longer recovers ``F + h`` to about 1e-9.
+    exact_below: float
+
+    def loss(self, y: Any, F: Any) -> Any:
+        """Loss of each row."""
+        ...
+
+    def raw_from_output(self, output: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``F + h`` from LightGBM's transformed training output."""
+        ...
+
+    def block_sums(self, theta: float, y: Any, z: Any, w: Any) -> Any:
+        """Weighted sums of the loss of ``theta * z`` and of its first two derivatives in ``theta``."""
+        ...
 
 
 class LogLoss:
@@ -163,7 +187,11 @@ LOG_LOSS = LogLoss()
 
 
 def gain_sums(
-    objective: Any, y: NDArray[np.float64], F_best: NDArray[np.float64], F: NDArray[np.float64], w: NDArray[np.float64]
+    objective: RoundLoss,
+    y: NDArray[np.float64],
+    F_best: NDArray[np.float64],
+    F: NDArray[np.float64],
+    w: NDArray[np.float64],
 ) -> NDArray[np.float64]:
     """The sums behind a round's validation gain and its standard error (:func:`gain_exceeds`).
 

@@ -9,11 +9,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_softmax
 
-from mcal._base import BaseCalibrator
+from mcal._base import BaseCalibrator, FitInputs
 from mcal._constraints import StrOptions
 from mcal._validation import (
     FIT_SWAP,
-    as_output,
     check_class_labels,
     check_class_scores,
     check_consistent,
@@ -85,7 +84,10 @@ class MulticlassCalibrator(BaseCalibrator):
         TypeError
             If an input is not array-like or a parameter has the wrong type.
         """
-        self._validate_params()
+        return self._fit_checked(y_prob, y, X, sample_weight)
+
+    def _check_fit_inputs(self, y_prob: ArrayLike, y: ArrayLike, sample_weight: Any) -> FitInputs:
+        """The (n, k) scores as log-probabilities, the labels as codes (``classes_`` learned), and the weights."""
         with swap_hint(y, y_prob, FIT_SWAP):
             z = self._log_scores(y_prob)
         if self.input == "probability":
@@ -103,11 +105,7 @@ class MulticlassCalibrator(BaseCalibrator):
         if seen.size < 2:  # the likelihood would push every probability to that class, T or a bias to its bound
             raise ValueError(f"y must contain at least two classes (with positive weight); got only class "
                              f"{classes[seen[0]].item()!r} of the {z.shape[1]}")  # fmt: skip
-        X = self._check_X(X, z.shape[0], fitting=True)
-        self._fit(z, codes, w, X)
-        self.classes_ = classes
-        self.n_classes_ = int(z.shape[1])
-        return self
+        return FitInputs(z, codes, w, {"classes_": classes, "n_classes_": int(z.shape[1])})
 
     def predict(self, y_prob: ArrayLike, *, X: Any = None) -> NDArray[np.floating]:
         """Return calibrated class probabilities.
@@ -131,12 +129,14 @@ class MulticlassCalibrator(BaseCalibrator):
         ValueError
             On invalid scores, a different number of columns than at fit, or invalid features.
         """
-        self._check_fitted()
+        return self._checked_predict(y_prob, X, self._predict)
+
+    def _check_predict_scores(self, y_prob: ArrayLike) -> NDArray[np.float64]:
+        """The (n, k) scores as log-probabilities (or logits), with the k columns seen at fit."""
         z = self._log_scores(y_prob)
         if z.shape[1] != self.n_classes_:
             raise ValueError(f"y_prob must have {self.n_classes_} columns (one per class, as at fit); got {z.shape[1]}")
-        X = self._check_X(X, z.shape[0], fitting=False)
-        return as_output(self._predict(z, X), y_prob)
+        return z
 
     def _log_scores(self, y_prob: ArrayLike) -> NDArray[np.float64]:
         """Log-probabilities of the scores (``log`` of probabilities floored at :data:`PROB_FLOOR`, ``log_softmax``

@@ -22,7 +22,7 @@ from mcal._lightgbm import (
 )
 from mcal._persistence import refuse_legacy_state
 from mcal._validation import warn
-from mcal.mcgrad.engine import Engine, LocalEngine, Part, boost_rounds, split_parts
+from mcal.mcgrad.engine import Engine, LocalEngine, Part, Rescaling, Stopping, boost_rounds, rescale_factor, split_parts
 from mcal.mcgrad.losses import THETA_BOUNDS
 from mcal.multiclass._base import MulticlassCalibrator
 
@@ -62,7 +62,9 @@ def center(F: NDArray[np.float64]) -> NDArray[np.float64]:
     return F - F.mean(axis=1, keepdims=True)
 
 
-def class_rescale_factors(engine: Engine, y: NDArray[np.intp], z: NDArray[np.float64], w: NDArray[np.float64]):
+def class_rescale_factors(
+    engine: Engine, y: NDArray[np.intp], z: NDArray[np.float64], w: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """One rescaling factor per class: ``argmin_theta sum_i w_i L(softmax(theta * z_i), y_i)`` over theta of shape
     (k,) within the binary algorithm's bounds (the rescaling of section 3.2 of Tax et al. (2025) with a factor per
     class, i.e. vector scaling without intercepts), by L-BFGS-B from theta = 1 on the convex objective.
@@ -245,14 +247,14 @@ min_sum_hessian_in_leaf
         threads = lightgbm_threads(self.n_jobs, n_rows)
         return {"objective": "multiclass", "num_class": k, **round_params(self, seed, threads, "force_row_wise")}
 
-    def _rescaling(self) -> dict[str, Any]:
-        """The rescaling arguments of :func:`~mcal.mcgrad.engine.boost_rounds`."""
+    def _rescaling(self) -> Rescaling:
+        """The rescaling of :func:`~mcal.mcgrad.engine.boost_rounds`: one factor per round, or per class."""
         per_class = self.rescale == "per_class"
-        return {
-            "rescale": bool(self.rescale),
-            "rescale_input": bool(self.rescale and self.rescale_input),
-            "rescaler": class_rescale_factors if per_class else None,
-        }
+        return Rescaling(
+            rescale=bool(self.rescale),
+            rescale_input=bool(self.rescale and self.rescale_input),
+            rescaler=class_rescale_factors if per_class else rescale_factor,
+        )
 
     @lightgbm_errors_name_lightgbm_params
     def _fit(self, z, y, sample_weight, X) -> None:
@@ -280,18 +282,11 @@ min_sum_hessian_in_leaf
                         "early_stopping=None)"
                     )
             train, valid = split_parts(whole, [(tr, va)])
-            path = boost_rounds(
-                engine,
-                train,
-                valid,
-                max_rounds=n_rounds,
-                patience=int(self.patience),
-                **self._rescaling(),
-            )
+            path = boost_rounds(engine, train, valid, Stopping(n_rounds, int(self.patience)), self._rescaling())
             losses, n_rounds = path.losses, path.best_round
             if n_rounds == self.max_rounds:
                 warn(f"early stopping chose max_rounds={self.max_rounds} rounds; a larger max_rounds may fit better")
-        final = boost_rounds(engine, [whole], None, max_rounds=n_rounds, patience=0, **self._rescaling())
+        final = boost_rounds(engine, [whole], None, Stopping(n_rounds), self._rescaling())
         self.encoder_ = encoder
         self.boosters_ = final.boosters
         self.n_rounds_ = len(final.boosters)

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._validation import as_output, check_consistent, check_sample_weight, check_y_real
+from mcal._base import FitInputs
+from mcal._validation import check_consistent, check_sample_weight, check_y_real
 
 if sys.version_info >= (3, 11):
     from typing import Self
@@ -65,20 +66,7 @@ class RegressionCalibrator(_Base):
         TypeError
             If a hyperparameter has the wrong type (named), or an input is not array-like or holds complex numbers.
         """
-        self._validate_params()
-        low_pred, low_y, strict = self._bounds()
-        p = check_y_real(y_pred, "y_pred", lower=low_pred, strict=strict)
-        yy = check_y_real(y, "y", lower=low_y)
-        check_consistent(y_pred=p, y=yy)
-        w = check_sample_weight(sample_weight, p.shape[0])
-        kept = yy[w > 0]
-        if kept.min() == kept.max():
-            raise ValueError(
-                f"y must hold at least two distinct values with positive weight; got only {float(kept[0])!r}"
-            )
-        X = self._check_X(X, p.shape[0], fitting=True)
-        self._fit(p, yy, w, X)
-        return self
+        return self._fit_checked(y_pred, y, X, sample_weight)
 
     def predict(self, y_pred: ArrayLike, *, X: Any = None) -> NDArray[np.floating]:
         """Return recalibrated predictions.
@@ -104,8 +92,23 @@ class RegressionCalibrator(_Base):
         TypeError
             If ``y_pred`` is not array-like or holds complex numbers, or ``X`` is not a table.
         """
-        self._check_fitted()
-        low_pred, _, strict = self._bounds()
+        return self._checked_predict(y_pred, X, self._predict)
+
+    def _check_fit_inputs(self, y_pred: ArrayLike, y: ArrayLike, sample_weight: Any) -> FitInputs:
+        """Real predictions and outcomes within :meth:`_bounds`, weights, and two outcomes of positive weight."""
+        low_pred, low_y, strict = self._bounds()
         p = check_y_real(y_pred, "y_pred", lower=low_pred, strict=strict)
-        X = self._check_X(X, p.shape[0], fitting=False)
-        return as_output(self._predict(p, X), y_pred)
+        yy = check_y_real(y, "y", lower=low_y)
+        check_consistent(y_pred=p, y=yy)
+        w = check_sample_weight(sample_weight, p.shape[0])
+        kept = yy[w > 0]
+        if kept.min() == kept.max():
+            raise ValueError(
+                f"y must hold at least two distinct values with positive weight; got only {float(kept[0])!r}"
+            )
+        return FitInputs(p, yy, w)
+
+    def _check_predict_scores(self, y_pred: ArrayLike) -> NDArray[np.float64]:
+        """Real predictions within :meth:`_bounds`."""
+        low_pred, _, strict = self._bounds()
+        return check_y_real(y_pred, "y_pred", lower=low_pred, strict=strict)

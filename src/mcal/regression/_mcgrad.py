@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from mcal._constraints import Interval, StrOptions
 from mcal._lightgbm import LightGBMParams
 from mcal.mcgrad import MCGrad
-from mcal.mcgrad.engine import SquaredError, TweedieLoss
+from mcal.mcgrad.engine import LogLoss, SquaredError, TweedieLoss
 from mcal.regression._base import RegressionCalibrator
 
 #: The losses of ``loss=``.
@@ -146,7 +146,7 @@ min_gain_to_split, min_sum_hessian_in_leaf, lightgbm_params, categorical_feature
         self.loss = loss
         self.tweedie_power = tweedie_power
 
-    def _loss(self) -> Any:
+    def _loss(self) -> LogLoss:
         if self.loss == "squared_error":
             return SquaredError()
         return TweedieLoss(1.0 if self.loss == "poisson" else float(self.tweedie_power))
