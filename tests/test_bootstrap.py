@@ -370,7 +370,8 @@ def test_every_count_form_equals_its_metric_on_the_resampled_rows(rng, ties):
 
 def test_the_resampled_mce_sorts_segments_and_finds_tie_ends_once_for_all_resamples(rng, monkeypatch):
     # the work that depends on the scores and segments only is done once; each resample only walks its weights
-    from mcal.metrics import _multicalibration, _resampled
+    from mcal._shared import walks
+    from mcal.metrics import _resampled
     from mcal.metrics._multicalibration import mce_sigma
 
     y, p, w, _, masks = _resampling_case(rng, ties=True)
@@ -385,7 +386,7 @@ def test_the_resampled_mce_sorts_segments_and_finds_tie_ends_once_for_all_resamp
 
     monkeypatch.setattr(_resampled, "score_blocks", counted("blocks", _resampled.score_blocks))
     monkeypatch.setattr(_resampled, "tie_block_ends", counted("tie_ends", _resampled.tie_block_ends))
-    monkeypatch.setattr(_multicalibration, "tie_block_ends", counted("tie_ends", _multicalibration.tie_block_ends))
+    monkeypatch.setattr(walks, "tie_block_ends", counted("tie_ends", walks.tie_block_ends))
     monkeypatch.setattr(_resampled, "segment_ecce", lambda *a, **k: pytest.fail("sorted the scores again"))
     seen = []
     for n_resamples in (2, 40):

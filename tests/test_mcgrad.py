@@ -282,7 +282,7 @@ class _ShiftEngine(LocalEngine):
 def test_validation_logits_take_the_rescaled_round_of_the_training_part():
     from sklearn.metrics import log_loss as sk_log_loss
 
-    from mcal.mcgrad.engine import Part, boost_rounds
+    from mcal.mcgrad.engine import Part, Stopping, boost_rounds
 
     rng = np.random.default_rng(9)
     F_train, F_valid = rng.normal(0, 2, 800), rng.normal(0, 2, 300)
@@ -296,16 +296,14 @@ def test_validation_logits_take_the_rescaled_round_of_the_training_part():
         engine,
         [Part(None, y_train, w_train, F_train.copy())],
         [Part(None, y_valid, w_valid, F_valid.copy())],
-        max_rounds=1,
-        patience=0,
-        rescale=True,
+        Stopping(max_rounds=1),
     )
     want = sk_log_loss(y_valid, expit(theta * (F_valid + 1.0)), sample_weight=w_valid)
     assert path.losses[1] == pytest.approx(want, rel=1e-12)
 
 
 def test_a_round_that_only_ties_the_best_validation_loss_is_not_the_best_round():
-    from mcal.mcgrad.engine import Part, boost_rounds
+    from mcal.mcgrad.engine import Part, Rescaling, Stopping, boost_rounds
 
     engine = _ShiftEngine(losses=[1.0, 0.8, 0.8, 0.9, 0.85, 0.95, 0.97, 0.99])
     part = Part(None, np.array([0.0, 1.0]), np.ones(2), np.zeros(2))
@@ -313,9 +311,8 @@ def test_a_round_that_only_ties_the_best_validation_loss_is_not_the_best_round()
         engine,
         [part],
         [Part(None, np.array([0.0, 1.0]), np.ones(2), np.zeros(2))],
-        max_rounds=8,
-        patience=2,
-        rescale=False,
+        Stopping(max_rounds=8, patience=2),
+        Rescaling(rescale=False),
     )
     assert path.best_round == 1
     assert path.losses == [1.0, 0.8, 0.8, 0.9, 0.85]  # three rounds past the best, then stop

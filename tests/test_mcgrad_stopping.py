@@ -10,7 +10,7 @@ from test_mcgrad import FAST, segment_data
 
 import mcal
 from mcal import MCGrad, RegressionMCGrad
-from mcal.mcgrad.engine import LocalEngine, Part, SquaredError, boost_rounds
+from mcal.mcgrad.engine import LocalEngine, Part, Rescaling, SquaredError, Stopping, boost_rounds
 from mcal.mcgrad.losses import LOG_LOSS, gain_exceeds, gain_sums
 
 
@@ -49,17 +49,19 @@ class _ScriptedEngine(LocalEngine):
         return "booster", part.F.copy(), None if valid is None else valid.F + self.moves.pop(0)
 
 
+def _scripted_parts():
+    train = [Part(None, np.zeros(3), np.ones(3), np.zeros(3))]
+    return train, [Part(None, np.zeros(100), np.ones(100), np.ones(100))]
+
+
 def _scripted_path(min_gain_se, patience=0, max_rounds=3):
     # Validation labels 0, scores 1. Round 1 moves every row to 0.5 (a gain of 0.75 on each row); round 2 is
     # noise: 62 rows to 0 (gain 0.25), 38 rows to 0.8 (gain -0.39), a mean gain of +0.0068 with a standard
     # error of 0.031 (z = 0.22); round 3 moves every row to 0.45 (a gain of 0.0475 over round 1 on each row).
     noise = np.where(np.arange(100) < 62, -0.5, 0.3)
     engine = _ScriptedEngine([np.full(100, -0.5), noise, np.full(100, -0.05 - noise)])
-    train = [Part(None, np.zeros(3), np.ones(3), np.zeros(3))]
-    valid = [Part(None, np.zeros(100), np.ones(100), np.ones(100))]
-    return boost_rounds(
-        engine, train, valid, max_rounds=max_rounds, patience=patience, rescale=False, min_gain_se=min_gain_se
-    )
+    stopping = Stopping(max_rounds, patience, min_gain_se=min_gain_se)
+    return boost_rounds(engine, *_scripted_parts(), stopping, Rescaling(rescale=False))
 
 
 def test_a_noise_round_is_rejected_and_a_real_gain_is_kept():
@@ -68,6 +70,34 @@ def test_a_noise_round_is_rejected_and_a_real_gain_is_kept():
     assert plain.best_round == 2
     assert ruled.best_round == 1  # round 1 kept (z infinite), round 2 rejected
     assert _scripted_path(1.0).losses == plain.losses  # and patience 0 stops there
+
+
+def test_the_keywords_of_mcal_0_1_give_the_same_rounds_with_a_deprecation_warning():
+    noise = np.where(np.arange(100) < 62, -0.5, 0.3)
+    moves = [np.full(100, -0.5), noise, np.full(100, -0.05 - noise)]
+    new = _scripted_path(1.0, patience=1)
+    with pytest.warns(
+        DeprecationWarning, match=r"boost_rounds\(max_rounds=.* pass stopping=mcal.mcgrad.engine.Stopping"
+    ):
+        old = boost_rounds(
+            _ScriptedEngine(moves), *_scripted_parts(), max_rounds=3, patience=1, rescale=False, min_gain_se=1.0
+        )
+    assert (old.losses, old.scores, old.best_round) == (new.losses, new.scores, new.best_round)
+    assert new.best_round == 3  # the rule and the patience reached the engine both ways
+
+
+@pytest.mark.parametrize(
+    "stopping, old, message",
+    [
+        (None, {}, "must be given stopping"),
+        (Stopping(3), {"patience": 1}, "not both"),
+        (None, {"patience": 1}, "must be given max_rounds"),
+        (Stopping(3), {"max_round": 3}, "unexpected keyword"),
+    ],
+)
+def test_boost_rounds_refuses_a_missing_doubled_or_unknown_stopping_argument(stopping, old, message):
+    with pytest.raises(TypeError, match=message):
+        boost_rounds(_ScriptedEngine([]), *_scripted_parts(), stopping, **old)
 
 
 def test_after_a_rejected_round_the_next_is_judged_against_the_best_round():

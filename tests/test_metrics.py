@@ -10,6 +10,7 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from mcal._binning import quantile_bin_ids, uniform_bin_ids, weighted_quantiles
+from mcal._shared.brownian import brownian_range_sf
 from mcal.metrics import (
     brier_score,
     calibration_summary,
@@ -26,7 +27,6 @@ from mcal.metrics import (
     reliability_curve,
     roc_auc,
 )
-from mcal.metrics._cumulative import brownian_range_sf
 
 Y = np.array([1, 0, 0, 0, 1, 1])
 P = np.array([0.2, 0.2, 0.6, 0.6, 0.9, 0.05])

@@ -6,8 +6,8 @@ import pytest
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from mcal._shared.brownian import brownian_range_sf
 from mcal.metrics import ecce, ecce_pvalue, ecce_std, reliability_intervals
-from mcal.metrics._cumulative import brownian_range_sf
 from mcal.plotting import plot_cumulative_differences, plot_reliability_diagram, plot_score_histogram
 
 

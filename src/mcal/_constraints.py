@@ -232,3 +232,16 @@ def validate_params(constraints: Mapping[str, object]) -> Callable[[_F], _F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def check_bins(n_bins: int, strategy: str) -> None:
+    """Raise ``TypeError`` unless ``n_bins`` is an integer and ``strategy`` a str, ``ValueError`` unless ``n_bins``
+    is positive and ``strategy`` one of 'uniform' and 'quantile'."""
+    check_param("n_bins", n_bins, N_BINS)
+    check_param("strategy", strategy, STRATEGY)
+
+
+def check_open_unit(value: float, name: str) -> None:
+    """Raise ``TypeError`` unless ``value`` is a real number (numpy's included), ``ValueError`` unless it is strictly
+    between 0 and 1 (a level or a probability)."""
+    OPEN_UNIT.check(name, value)

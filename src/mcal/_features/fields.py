@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from mcal._features.table import as_frame
-from mcal._validation import as_1d, warn
+from mcal._validation import as_1d, check_consistent, warn
 
 #: Code given to a value that was not seen at fit time.
 UNSEEN = -1
@@ -131,3 +131,24 @@ class FieldVocabulary:
 
     def __len__(self) -> int:
         return len(self.values)
+
+
+def encode_field(field: ArrayLike, n_samples: int, name: str = "field") -> tuple[NDArray[np.intp], NDArray]:
+    """Integer codes and the sorted distinct values of a field (categorical context) column.
+
+    Missing values (NaN, None, NA) are a field value of their own, the missing level: the last code, whose value
+    is ``None``, as in the field vocabulary of the field-aware calibrators.
+
+    Raises
+    ------
+    ValueError
+        If the length differs from ``n_samples``.
+    """
+    values = as_1d(field, name)
+    check_consistent(**{name: values, "y_prob": np.empty(n_samples)})
+    codes, uniques = pd.factorize(values, sort=True)  # missing values get code -1
+    uniques = np.asarray(uniques)
+    if np.any(codes < 0):
+        codes = np.where(codes < 0, uniques.size, codes)
+        uniques = np.concatenate([uniques.astype(object), np.array([None], dtype=object)])
+    return codes.astype(np.intp), uniques

@@ -19,10 +19,10 @@ from numpy.typing import NDArray
 from scipy.special import xlogy
 
 from mcal._binning import bin_ids_from_steps, uniform_bin_ids
+from mcal._features.fields import encode_field
 from mcal._optional import import_optional
 from mcal.dask import _sorted
 from mcal.dask._inputs import aligned, clean_block, in_partition
-from mcal.metrics.helpers import encode_field
 
 _EPS64 = float(np.finfo(np.float64).eps)  # scikit-learn's clipping of log-loss probabilities
 #: The bounds of real outcomes and predictions for :func:`~mcal.dask._inputs.clean_block`: any finite numbers.

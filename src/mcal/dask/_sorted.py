@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from mcal._binning import level_steps, levels_reached
 from mcal._optional import import_optional
-from mcal.metrics.helpers import join_successive_differences, successive_difference_parts
+from mcal._shared.walks import join_successive_differences, successive_difference_parts, walk_extremes
 
 #: Prefix of the feature columns that travel with the scores through the sort (for the segments of the MCE).
 FEATURE_PREFIX = "x:"
@@ -36,7 +36,7 @@ class PartStats:
     ends of tie blocks (``-inf``/``inf`` when empty); ``total`` is its last value; ``pos``/``neg`` the weights
     of the two classes; ``auc`` the partition's own Mann-Whitney count (ties count one half); ``variance``
     the sum of ``w^2 p (1 - p)``; ``differences`` (real outcomes only, with the column :data:`ROW`) the
-    :func:`~mcal.metrics.helpers.successive_difference_parts` of the whole partition, shape (5,); ``score_sum`` the
+    :func:`~mcal._shared.walks.successive_difference_parts` of the whole partition, shape (5,); ``score_sum`` the
     sum of ``w p``.
     """
 
@@ -97,14 +97,12 @@ def _block_sums(values: NDArray[np.float64], ends: NDArray[np.bool_]) -> NDArray
 def partition_walks(part: pd.DataFrame, segments: Any, features: list[str]) -> NDArray[np.float64]:
     """Per segment, in one sorted partition: walk extremes, walk total, weight, variance sum, row count and the sum
     of ``w p``, and for real outcomes (the column :data:`ROW`) the five
-    :func:`~mcal.metrics.helpers.successive_difference_parts`.
+    :func:`~mcal._shared.walks.successive_difference_parts`.
 
     ``segments`` are generated definitions applied to the partition's feature columns ``features`` (stored with
     the prefix :data:`FEATURE_PREFIX`). Returns an array of shape (7, n_segments), or (12, n_segments) for real
     outcomes; a segment without rows here has extremes ``-inf``/``inf`` and zero sums.
     """
-    from mcal.metrics.helpers import walk_extremes
-
     regression = ROW in part.columns
     out = np.zeros((12 if regression else 7, segments.n_segments))
     out[0], out[1] = -np.inf, np.inf

@@ -31,16 +31,12 @@ from numpy.typing import NDArray
 from mcal import metrics
 from mcal._constraints import BINS, N_BINS, NON_NEGATIVE, OUTCOME, Instance, validate_params
 from mcal._optional import import_optional
+from mcal._shared.brownian import ECCE_SIGMA_CHANGED, brownian_range_sf, sigma_scale
+from mcal._shared.mce import mce_result
+from mcal._shared.segments import check_categorical_use
+from mcal._shared.walks import join_successive_differences
 from mcal.dask import _passes, _sorted
 from mcal.metrics import MCEResult
-from mcal.metrics.helpers import (
-    ECCE_SIGMA_CHANGED,
-    brownian_range_sf,
-    check_categorical_use,
-    join_successive_differences,
-    mce_result,
-    sigma_scale,
-)
 from mcal.segments import Segments, from_masks, generate_segments
 
 __all__ = [

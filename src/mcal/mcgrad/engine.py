@@ -215,8 +215,8 @@ class LocalEngine:
         """``F + h`` on the part's rows from the objective's output; rows where the link cannot recover it to ~1e-9
         are predicted again."""
         z = self.objective.raw_from_output(output)
-        far = ~(np.isfinite(z) & (z < self.objective.exact_below))
-        far = far.reshape(far.shape[0], -1).any(axis=1)  # rows, also for k score columns
+        far_cells = ~(np.isfinite(z) & (z < self.objective.exact_below))
+        far = np.asarray(far_cells.reshape(far_cells.shape[0], -1).any(axis=1))  # rows, also for k score columns
         if far.any():
             X_far = part.X[far if part.rows is None else part.rows[far]]
             z[far] = part.F[far] + self.predict_raw(booster, Part(X_far, None, None, part.F[far]))
@@ -299,7 +299,7 @@ def rescale_factor(engine: Engine, y: Any, z: Any, w: Any, *, tol: float = 1e-10
 
     Parameters
     ----------
-    engine : object
+    engine : Engine
         Provides ``loss_grad_hess(theta, y, z, w)`` and ``objective`` (the log loss when it has none).
     y, z, w : arrays of shape (n_samples,)
         Labels, scores ``F_{t-1} + h_t``, non-negative weights.
@@ -380,10 +380,10 @@ class RoundPath:
     stopping criterion's values), the best round, and whether the time budget ended the rounds."""
 
     boosters: list[Any] = field(default_factory=list)
-    factors: list[float] = field(default_factory=list)
+    factors: list[float | NDArray[np.float64]] = field(default_factory=list)  # an array: a factor per score column
     losses: list[float] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
-    input_factor: float = 1.0
+    input_factor: float | NDArray[np.float64] = 1.0
     best_round: int = 0
     timed_out: bool = False
 

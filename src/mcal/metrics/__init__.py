@@ -7,6 +7,7 @@ also take real outcomes and predictions with ``outcome="regression"``, and ``mse
 probability matrix.
 """
 
+from mcal._shared.mce import MCEResult, holm
 from mcal.metrics._binned import ReliabilityCurve, ece, reliability_curve
 from mcal.metrics._bootstrap import BootstrapResult, bootstrap
 from mcal.metrics._cumulative import ecce, ecce_pvalue, ecce_sigma, ecce_std
@@ -19,7 +20,7 @@ from mcal.metrics._curves import (
 )
 from mcal.metrics._field import FieldPcoc, f_rce, field_pcoc, pcoc
 from mcal.metrics._findings import worst_segments
-from mcal.metrics._multicalibration import MCEResult, holm, mce, mce_sigma
+from mcal.metrics._multicalibration import mce, mce_sigma
 from mcal.metrics._multiclass import (
     ClasswiseMCE,
     classwise_ecce,

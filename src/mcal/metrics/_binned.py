@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._binning import quantile_bin_ids, uniform_bin_ids, uniform_edges, weighted_quantiles
-from mcal._constraints import BINS, N_BINS, OUTCOME, STRATEGY, check_param, validate_params
+from mcal._constraints import BINS, OUTCOME, validate_params
 from mcal._validation import check_metric_inputs
 
 
@@ -49,13 +49,6 @@ class ReliabilityCurve:
     def empty(self) -> NDArray[np.bool_]:
         """Boolean mask of bins with zero total weight, shape (n_bins,)."""
         return self.weight <= 0
-
-
-def check_bins(n_bins: int, strategy: str) -> None:
-    """Raise ``TypeError`` unless ``n_bins`` is an integer and ``strategy`` a str, ``ValueError`` unless ``n_bins``
-    is positive and ``strategy`` one of 'uniform' and 'quantile'."""
-    check_param("n_bins", n_bins, N_BINS)
-    check_param("strategy", strategy, STRATEGY)
 
 
 def bin_edges(p: NDArray[np.float64], w: NDArray[np.float64], n_bins: int, strategy: str) -> NDArray[np.float64]:

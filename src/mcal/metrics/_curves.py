@@ -59,12 +59,6 @@ class ReliabilityIntervals:
             return (self.lower <= v) & (v <= self.upper)
 
 
-def check_open_unit(value: float, name: str) -> None:
-    """Raise ``TypeError`` unless ``value`` is a real number (numpy's included), ``ValueError`` unless it is strictly
-    between 0 and 1 (a level or a probability)."""
-    OPEN_UNIT.check(name, value)
-
-
 @validate_params({"confidence": OPEN_UNIT})
 def wilson_interval(
     fraction: ArrayLike, n: ArrayLike, confidence: float = 0.95

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from mcal._constraints import NON_NEGATIVE, validate_params
-from mcal._validation import as_1d, check_consistent, check_metric_inputs, warn
+from mcal._features.fields import encode_field
+from mcal._validation import check_metric_inputs, warn
 
 
 def pcoc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
@@ -48,27 +49,6 @@ def pcoc(y_true: ArrayLike, y_prob: ArrayLike, *, sample_weight: ArrayLike | Non
     if positives <= 0:
         raise ValueError("y_true must contain a positive label with positive weight; PCOC is undefined without one")
     return float(np.dot(w, p) / positives)
-
-
-def encode_field(field: ArrayLike, n_samples: int, name: str = "field") -> tuple[NDArray[np.intp], NDArray]:
-    """Integer codes and the sorted distinct values of a field (categorical context) column.
-
-    Missing values (NaN, None, NA) are a field value of their own, the missing level: the last code, whose value
-    is ``None``, as in the field vocabulary of the field-aware calibrators.
-
-    Raises
-    ------
-    ValueError
-        If the length differs from ``n_samples``.
-    """
-    values = as_1d(field, name)
-    check_consistent(**{name: values, "y_prob": np.empty(n_samples)})
-    codes, uniques = pd.factorize(values, sort=True)  # missing values get code -1
-    uniques = np.asarray(uniques)
-    if np.any(codes < 0):
-        codes = np.where(codes < 0, uniques.size, codes)
-        uniques = np.concatenate([uniques.astype(object), np.array([None], dtype=object)])
-    return codes.astype(np.intp), uniques
 
 
 @validate_params({"epsilon": NON_NEGATIVE})

@@ -9,8 +9,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._constraints import MAX_OVERLAP, POSITIVE_INT, Instance, validate_params
+from mcal._shared.mce import MCEResult
 from mcal._validation import check_sample_weight
-from mcal.metrics._multicalibration import MCEResult
 from mcal.segments import Segments
 
 #: Candidates examined per listed segment before the search for distinct ones stops.

@@ -17,6 +17,8 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._constraints import BINS, validate_params
+from mcal._shared.mce import MCEResult
+from mcal._shared.text import pvalue_text
 from mcal._validation import (
     METRIC_SWAP,
     check_class_labels,
@@ -27,8 +29,7 @@ from mcal._validation import (
 )
 from mcal.metrics._binned import ece
 from mcal.metrics._cumulative import ecce
-from mcal.metrics._multicalibration import MCEResult, mce
-from mcal.metrics._text import pvalue_text
+from mcal.metrics._multicalibration import mce
 
 #: Probabilities are clipped to this before the log, as scikit-learn clips binary scores to machine epsilon.
 _EPS = float(np.finfo(np.float64).eps)

@@ -14,8 +14,9 @@ from numpy.typing import ArrayLike
 
 from mcal._constraints import OUTCOME, Interval, validate_params
 from mcal._features.segment_codes import feature_table, resolve_categorical
+from mcal._shared.mce import holm
 from mcal._validation import CalibrationWarning
-from mcal.metrics._multicalibration import holm, mce
+from mcal.metrics._multicalibration import mce
 from mcal.segments import generate_segments
 
 #: Columns of :attr:`PerValueTable.table`.

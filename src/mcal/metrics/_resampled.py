@@ -20,18 +20,13 @@ from scipy import sparse
 from scipy.special import xlogy
 
 from mcal._binning import uniform_bin_ids
+from mcal._features.fields import encode_field
+from mcal._shared.mce import largest_sigma_scale, sigma_scales
+from mcal._shared.walks import tie_block_ends, walk_extremes
 from mcal.metrics._binned import ece
 from mcal.metrics._cumulative import ecce, ecce_in_sigmas, ecce_sigma
-from mcal.metrics._field import encode_field, f_rce, pcoc
-from mcal.metrics._multicalibration import (
-    largest_sigma_scale,
-    mce_sigma,
-    score_blocks,
-    segment_ecce,
-    sigma_scales,
-    tie_block_ends,
-    walk_extremes,
-)
+from mcal.metrics._field import f_rce, pcoc
+from mcal.metrics._multicalibration import mce_sigma, score_blocks, segment_ecce
 from mcal.metrics._standard import brier_score, log_loss, pr_auc, roc_auc
 from mcal.segments import from_masks
 

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from mcal._shared.segments import resolve_segments
 from mcal._validation import check_metric_inputs
 from mcal.segments import Segments
 
@@ -171,10 +172,9 @@ def max_group_smece(
     >>> round(max_group_smece([0, 1, 0, 1], [0.1, 0.3, 0.6, 0.9], segments=groups), 4)
     0.2995
     """
-    from mcal.metrics._multicalibration import _resolve_segments
 
     y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
-    segs: Segments = _resolve_segments(None, segments, y.shape[0])
+    segs: Segments = resolve_segments(None, segments, y.shape[0])
     values = [_smece(y[i], p[i], w[i]) for i in map(segs.indices, range(segs.n_segments)) if w[i].sum() > 0]
     if not values:
         raise ValueError("segments must include one with positive total sample weight; got none")

@@ -6,14 +6,13 @@ reliability diagrams and the score histogram (``_reliability``), the cumulative 
 (``_learning``).
 """
 
-from mcal.plotting._common import plain_text
+from mcal._shared.moved import moved_names
 from mcal.plotting._cumulative import plot_cumulative_differences
 from mcal.plotting._learning import plot_learning_curve
 from mcal.plotting._reliability import plot_calibration, plot_reliability_diagram, plot_score_histogram
 from mcal.plotting._segments import plot_segment_errors, plot_worst_segment_curves
 
 __all__ = [
-    "plain_text",
     "plot_calibration",
     "plot_cumulative_differences",
     "plot_learning_curve",
@@ -22,3 +21,5 @@ __all__ = [
     "plot_segment_errors",
     "plot_worst_segment_curves",
 ]
+
+__getattr__ = moved_names("mcal.plotting", {"plain_text": "mcal._shared.text.plain_text"})

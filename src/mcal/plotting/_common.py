@@ -6,26 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcal._optional import import_optional
-from mcal.metrics.helpers import brownian_range_sf
-
-
-def plain_text(text: object) -> str:
-    """A label that matplotlib draws as written: ``text`` with its dollar signs escaped.
-
-    Matplotlib parses text between dollar signs as mathtext: a segment ``price=$5 to $10`` drew as math, and
-    ``$\\frac{x$`` raised a ParseSyntaxException.
-
-    Parameters
-    ----------
-    text : object
-        The label; its ``str``.
-
-    Returns
-    -------
-    label : str
-        ``str(text)`` with every ``$`` escaped.
-    """
-    return str(text).replace("$", r"\$")
+from mcal._shared.brownian import brownian_range_sf
 
 
 def axes_or_new(ax: Any) -> Any:

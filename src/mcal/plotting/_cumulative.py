@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mcal._constraints import check_open_unit
 from mcal.metrics import cumulative_curve, ecce_pvalue
-from mcal.metrics.helpers import check_open_unit
 from mcal.plotting._common import axes_or_new, critical_range
 
 

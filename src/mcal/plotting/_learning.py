@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from mcal.plotting._common import axes_or_new, plain_text
+from mcal._shared.text import plain_text
+from mcal.plotting._common import axes_or_new
 
 
 def plot_learning_curve(model: Any, *, ax: Any = None) -> Any:

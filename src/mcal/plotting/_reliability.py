@@ -8,11 +8,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from mcal._constraints import check_bins
 from mcal._optional import import_optional
+from mcal._shared.text import plain_text
 from mcal._validation import check_sample_weight, check_y_prob
 from mcal.metrics import reliability_curve, reliability_intervals
-from mcal.metrics.helpers import check_bins
-from mcal.plotting._common import axes_or_new, plain_text
+from mcal.plotting._common import axes_or_new
 
 
 def plot_reliability_diagram(

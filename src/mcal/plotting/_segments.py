@@ -9,9 +9,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._optional import import_optional
+from mcal._shared.text import plain_text
 from mcal._validation import check_positive_int
 from mcal.metrics import MCEResult, mce
-from mcal.plotting._common import axes_or_new, critical_range, plain_text
+from mcal.plotting._common import axes_or_new, critical_range
 from mcal.plotting._reliability import plot_reliability_diagram
 from mcal.segments import Segments
 

@@ -24,10 +24,12 @@ from mcal._constraints import (
     Interval,
     validate_params,
 )
-from mcal._features.fields import field_value_label
+from mcal._features.fields import encode_field, field_value_label
 from mcal._optional import import_optional
 from mcal._persistence.files import atomic_write_bytes
 from mcal._progress import progress as progress_bar
+from mcal._shared.segments import check_categorical_use, resolve_segments
+from mcal._shared.text import plain_text
 from mcal.metrics import (
     calibration_summary,
     field_pcoc,
@@ -36,7 +38,6 @@ from mcal.metrics import (
     summary_intervals,
     worst_segments,
 )
-from mcal.metrics.helpers import check_categorical_use, encode_field, resolve_segments
 from mcal.report._checks import _check_inputs, _check_path
 from mcal.report._comparison import comparison_section
 from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
@@ -339,7 +340,7 @@ def _overlay(
     Figure: Any, y: NDArray, probs: dict, w: NDArray | None, n_bins: int, strategy: str, confidence: float
 ) -> str:  # fmt: skip
     """One reliability diagram with every score column, each with its intervals, for comparison at a glance."""
-    from mcal.plotting import plain_text, plot_reliability_diagram
+    from mcal.plotting import plot_reliability_diagram
 
     ax = Figure(figsize=(5.6, 5.0)).add_subplot()
     for name, p in probs.items():

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
-#: p-values below this print as "< 1e-15": the Brownian-range tail is computed to about this precision.
-PVALUE_FLOOR = 1e-15
+from mcal._shared.brownian import PVALUE_FLOOR
+from mcal._shared.text import pvalue_text
 
 
 def format_pvalue(pvalue: float, *, floor: float = PVALUE_FLOOR) -> str:
@@ -30,11 +28,7 @@ def format_pvalue(pvalue: float, *, floor: float = PVALUE_FLOOR) -> str:
     >>> format_pvalue(0.0), format_pvalue(0.01234), format_pvalue(0.0, floor=347e-15), format_pvalue(float("nan"))
     ('< 1e-15', '0.0123', '< 3.5e-13', '–')
     """
-    if math.isnan(pvalue):
-        return "–"
-    if pvalue < floor:
-        return f"< {floor:.2g}"
-    return f"{pvalue:.3g}"
+    return pvalue_text(pvalue, floor)
 
 
 def format_pvalue_columns(table: pd.DataFrame, *, floor: float = PVALUE_FLOOR) -> pd.DataFrame:

@@ -7,8 +7,7 @@ import textwrap
 
 import pandas as pd
 
-#: p-values below this print as "< 1e-15": the Brownian-range tail is computed to about this precision.
-PVALUE_FLOOR = 1e-15
+from mcal._shared.brownian import PVALUE_FLOOR
 
 
 def pvalue_text(pvalue: float, floor: float = PVALUE_FLOOR) -> str:
@@ -41,3 +40,22 @@ def segments_text(table: pd.DataFrame, n_worst: int, width: int) -> str:
     return "\n".join(
         "\n".join([name[0].ljust(size) + "  " + line, *name[1:]]) for name, line in zip(names, right, strict=True)
     )
+
+
+def plain_text(text: object) -> str:
+    """A label that matplotlib draws as written: ``text`` with its dollar signs escaped.
+
+    Matplotlib parses text between dollar signs as mathtext: a segment ``price=$5 to $10`` drew as math, and
+    ``$\\frac{x$`` raised a ParseSyntaxException.
+
+    Parameters
+    ----------
+    text : object
+        The label; its ``str``.
+
+    Returns
+    -------
+    label : str
+        ``str(text)`` with every ``$`` escaped.
+    """
+    return str(text).replace("$", r"\$")
