@@ -34,7 +34,7 @@ from scipy.special import expit, logit
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import md_table, run_header, write_results
 
-from mcal.monitor import monitor_result, summarize_window, summary_columns
+from mcal._monitoring.windows import monitor_result, summarize_window, summary_columns
 
 ALPHA = 0.05
 SEED = 0

@@ -181,7 +181,6 @@ numpydoc_validation_exclude = {
     r"\.(BootstrapResult|ClasswiseMCE|CumulativeCurve|FieldPcoc|MCEResult|ReliabilityCurve|ReliabilityIntervals"
     r"|MonitorResult|TuningResult|HKRRResult|Segments|PerValueTable|CalibratorSelection)$",
     r"\.staged_predict$",  # returns an iterator (it has a Yields section) without being a generator function
-    r"\.MONITOR_CONSTRAINTS$",  # a table of parameter rules: a dict, documented by its #: comment
 }
 
 sphinx_gallery_conf = {

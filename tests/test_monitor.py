@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 from scipy.special import expit, logit
 
+from mcal._monitoring.eprocess import INTERCEPTS, N_ALTERNATIVES, SLOPES, log_evalues, log_likelihood_ratios
+from mcal._monitoring.windows import parse_times, window_starts
 from mcal.metrics import ecce, ecce_pvalue, log_loss, mce, pcoc
-from mcal.monitor import monitor, monitor_report, parse_times, window_starts
-from mcal.monitor._eprocess import INTERCEPTS, N_ALTERNATIVES, SLOPES, log_evalues, log_likelihood_ratios
+from mcal.monitor import monitor, monitor_report
 from mcal.segments import generate_segments
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"

@@ -8,9 +8,7 @@ import numpy as np
 import pandas as pd
 
 from mcal._constraints import validate_params
-from mcal._optional import import_optional
-from mcal.dask._inputs import aligned, clean_block, in_partition
-from mcal.monitor import (
+from mcal._monitoring.windows import (
     MONITOR_CONSTRAINTS,
     MonitorResult,
     monitor_result,
@@ -18,6 +16,8 @@ from mcal.monitor import (
     summary_columns,
     window_starts,
 )
+from mcal._optional import import_optional
+from mcal.dask._inputs import aligned, clean_block, in_partition
 from mcal.segments import Segments, generate_segments
 
 _WINDOW = "__window__"

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from mcal._constraints import OPTIONAL_STR, Instance, validate_params
+from mcal._monitoring.windows import MonitorResult
 from mcal._optional import import_optional
 from mcal._persistence import atomic_write_bytes, check_output_path
-from mcal.monitor._windows import MonitorResult
 
 _CSS = (
     "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}"
