@@ -1,7 +1,7 @@
 """Coverage of mcal.metrics.bootstrap intervals of metrics whose population value is known.
 
     PYTHONPATH=src python benchmarks/bootstrap_coverage.py [--reps 150] [--n-resamples 200] [--sizes 300,3000]
-    PYTHONPATH=src python benchmarks/bootstrap_coverage.py --quick      # tiny, for tests/test_benchmarks_quick.py
+    PYTHONPATH=src python benchmarks/bootstrap_coverage.py --quick      # tiny, for tests/benchmarks/test_quick.py
 
 Data (seeded): scores p ~ U(0, 1) and labels y ~ Bernoulli(p), so the scores are calibrated. Unweighted, and with
 weight 10 on the rows with p < 0.2 and 1 elsewhere (the weighted population value differs from the unweighted one,

@@ -2,7 +2,7 @@
 
     PYTHONPATH=src nice -n 19 python benchmarks/bootstrap_intervals.py [--reps 200,200,100] [--n-resamples 200]
         [--sizes 1000,10000,100000] [--bca-reps 200,30,0]
-    PYTHONPATH=src python benchmarks/bootstrap_intervals.py --quick      # tiny, for tests/test_benchmarks_quick.py
+    PYTHONPATH=src python benchmarks/bootstrap_intervals.py --quick      # tiny, for tests/benchmarks/test_quick.py
 
 The metrics, as mcal's summary, monitor, report and ``mcal evaluate --ci`` use them: ECE (10 uniform bins), ECCE,
 ECCE / sigma, MCE / sigma over 5 segments and F-RCE over the same 5 fields. Their estimates are non-negative and

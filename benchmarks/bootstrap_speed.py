@@ -1,7 +1,7 @@
 """Time of the bootstrap intervals of ``mcal evaluate --ci``: resamples as count matrices against one call per resample.
 
     PYTHONPATH=src python benchmarks/bootstrap_speed.py [--sizes 100000,1000000] [--n-resamples 200]
-    PYTHONPATH=src python benchmarks/bootstrap_speed.py --quick      # tiny, for tests/test_benchmarks_quick.py
+    PYTHONPATH=src python benchmarks/bootstrap_speed.py --quick      # tiny, for tests/benchmarks/test_quick.py
 
 Data (seeded): scores p ~ U(0, 1), labels y ~ Bernoulli(p), weights 10 where p < 0.2 and 1 elsewhere, a field of 5
 values and two segment features (a of 3 values, b of 5). Timed, in one process, for each size:

@@ -1,7 +1,7 @@
 """CalibratedClassifier's fitting schemes against scikit-learn's CalibratedClassifierCV, by held-out log loss.
 
     MCAL_DATA_DIR=../shared/data PYTHONPATH=src python benchmarks/calibrated_classifier.py [--seeds 0,1,...,9]
-    PYTHONPATH=src python benchmarks/calibrated_classifier.py --quick    # tiny, for tests/test_benchmarks_quick.py
+    PYTHONPATH=src python benchmarks/calibrated_classifier.py --quick    # tiny, for tests/benchmarks/test_quick.py
 
 Base model: the logistic regression of benchmarks/_datasets.py (its encoded features and C, max_iter=1000). Each
 seed draws a stratified 70 / 30 train / test split; every method is fitted on the train part only and scored on

@@ -1,7 +1,7 @@
 """Calibration for k classes on real data: every mcal.multiclass method against miscalibrated base models.
 
     PYTHONPATH=src python benchmarks/multiclass.py [--seeds 0,1,2] [--rows 20000]
-    PYTHONPATH=src python benchmarks/multiclass.py --quick      # tiny, for tests/test_benchmarks_quick.py
+    PYTHONPATH=src python benchmarks/multiclass.py --quick      # tiny, for tests/benchmarks/test_quick.py
 
 Data sets (../shared/data, or $MCAL_DATA_DIR):
 - census_education: UCI Census-Income (KDD), adults (age >= 25), target = education in 5 groups (no high school

@@ -172,7 +172,7 @@ numpydoc_validation_checks = {
     "SS03",
     "YD01",
 }
-#: Dataclass results document their fields under Attributes (tests/test_package.py checks them against the fields),
+#: Dataclass results document their fields under Attributes (tests/core/test_package.py checks them against the fields),
 #: so numpydoc's "parameters not documented" does not apply to their generated ``__init__``.
 numpydoc_validation_exclude = {
     # the engine seam that mcal.dask and mcal.regression reuse (and users may implement): each has a summary line,

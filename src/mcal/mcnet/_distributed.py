@@ -7,7 +7,7 @@ mini-batches. Each mini-batch is split between the processes (process ``r`` of `
 ``all_reduce``, and every process takes the same Adam step. The held-out loss is summed the same way. So the
 processes keep identical parameters, and the fit is the single-process fit with each batch's sums taken in
 another order: equal up to float32 rounding, which Adam's steps carry along (measured: calibrated probabilities
-within 2e-8 of the single-process fit after 6 epochs of 13 steps; ``tests/test_mcnet_distributed.py`` checks
+within 2e-8 of the single-process fit after 6 epochs of 13 steps; ``tests/mcnet/test_distributed.py`` checks
 1e-5).
 
 It pays off when a mini-batch holds enough rows that the network passes outweigh one ``all_reduce`` per step,

@@ -146,7 +146,7 @@ class MCNet(BaseCalibrator):
         training optimised; with the quadrature, a monotone cubic interpolation of it (within 1e-4).
         ``"exact"`` evaluates the network with the per-row T-node quadrature in float64: the quadrature's map, and
         for a grid-trained model an exact check of its map (within 2e-3 in logit units over the calibration
-        scores, ``tests/test_mcnet_grid.py``).
+        scores, ``tests/mcnet/test_grid.py``).
 
     Attributes
     ----------

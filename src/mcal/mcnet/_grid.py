@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from mcal.mcnet._network import context_tables, integrand
 
 #: Grid points per (bin, context): 64 cells per bin; the map differs from the T-node quadrature of the same
-#: weights by the interpolation error of f1 over one cell (``tests/test_mcnet_grid.py`` bounds it).
+#: weights by the interpolation error of f1 over one cell (``tests/mcnet/test_grid.py`` bounds it).
 GRID_POINTS = 65
 
 

@@ -325,7 +325,7 @@ min_sum_hessian_in_leaf
     def _from_dict(cls, data: dict[str, Any], tensors: dict[str, NDArray] | None) -> MulticlassMCGrad:
         # Files of the same schema version 2 written before 60ff64c added input_factor_: their rounds were fitted on
         # logits that were not re-centred after each round, as this version's are, so reading them with
-        # input_factor_ 1.0 would predict otherwise (tests/data/model_files_0e5dd60: by up to 1e-3).
+        # input_factor_ 1.0 would predict otherwise (tests/data/model_files/0e5dd60: by up to 1e-3).
         refuse_legacy_state(data, has="n_rounds_", lacks="input_factor_", message=(
             "model data field state.input_factor_ is missing: this MulticlassMCGrad model file (schema version "
             "2) was written by an mcal from before the rounds re-centred the logits, and this mcal cannot "
