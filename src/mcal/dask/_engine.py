@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 from mcal._lightgbm import INT32_MAX
 from mcal._optional import import_optional
 from mcal.dask._inputs import block_sums, persist
-from mcal.mcgrad.engine import LOG_LOSS, LocalEngine, Part
+from mcal.mcgrad.engine import LOG_LOSS, Array, Booster, LocalEngine, Part
 from mcal.mcgrad.losses import RoundLoss, gain_sums
 
 #: Seconds between two looks at the cluster while LightGBM trains.
@@ -87,7 +87,7 @@ class DaskEngine:
 
     def fit_round(
         self, part: Part, valid: Part | None = None, out_of_time: Callable[[], bool] | None = None
-    ) -> tuple[Any, Any, Any]:
+    ) -> tuple[Booster, Array, Array]:
         """Fit one booster on the cluster; return it (a local ``lightgbm.Booster``) and ``F + h_t`` on the part's
         rows and on those of ``valid`` (None without; both persisted). ``out_of_time`` is not asked within the
         round (its trees grow on the workers): :func:`mcal.mcgrad.engine.boost_rounds` asks it between rounds."""
@@ -111,24 +111,24 @@ class DaskEngine:
         h = self.predict_raw(booster, valid)
         return booster, z, valid.F + h
 
-    def predict_raw(self, booster: Any, part: Part) -> Any:
+    def predict_raw(self, booster: Booster, part: Part) -> Array:
         """The booster's raw output on the part's features and logit (persisted; without the init score)."""
         part.F = persist(self.client, part.F, self.timeout, "the validation scores")
         return persist(self.client, raw_scores(booster, with_score(part.X, part.F)), self.timeout, "a prediction")
 
-    def loss_grad_hess(self, theta: float, y: Any, z: Any, w: Any) -> tuple[float, float, float]:
+    def loss_grad_hess(self, theta: float, y: Array, z: Array, w: Array) -> tuple[float, float, float]:
         """Weighted loss of ``theta * z`` and its first two derivatives in ``theta``, in one pass."""
         sums = block_sums(
             self.client, _loss_grad_hess, [y, z, w], (theta, self.objective), self.timeout, "a rescaling step"
         )
         return float(sums[0]), float(sums[1]), float(sums[2])
 
-    def log_loss_sum(self, y: Any, F: Any, w: Any) -> tuple[float, float]:
+    def log_loss_sum(self, y: Array, F: Array, w: Array) -> tuple[float, float]:
         """``(sum of w * loss of F, sum of w)`` (the objective's loss), in one pass."""
         sums = block_sums(self.client, _log_loss_sum, [y, F, w], (self.objective,), self.timeout, "the validation loss")
         return float(sums[0]), float(sums[1])
 
-    def gain_sums(self, y: Any, F_best: Any, F: Any, w: Any) -> NDArray[np.float64]:
+    def gain_sums(self, y: Array, F_best: Array, F: Array, w: Array) -> NDArray[np.float64]:
         """:func:`mcal.mcgrad.losses.gain_sums` of the objective, in one pass."""
         return block_sums(self.client, _gain_sums, [y, F_best, F, w], (self.objective,), self.timeout, "a round's gain")
 

@@ -45,7 +45,7 @@ def monitor(
     y_true, y_prob, times, sample_weight : dask Series of shape (n_samples,)
         Labels, scores, times and optional weights, partitioned alike (columns of one dask DataFrame).
     window : str, timedelta or number, default="1D"
-        Window length, as in :func:`mcal.monitor.window_starts`.
+        Window length, as in :func:`mcal.monitor.monitor`.
     X : dask DataFrame of shape (n_samples, n_features), default=None
         Segment features, partitioned as the others. Without ``segments``, the segments are generated from
         ``X.compute()`` on the client (pass segments generated from a sample to avoid it).
@@ -70,7 +70,7 @@ def monitor(
     Notes
     -----
     Each partition tags its rows with their window; the rows are shuffled so that each window lies in one
-    partition, where :func:`mcal.monitor.summarize_window` summarises it (the ECCE and MCE of a window need its
+    partition, where it is summarised as :func:`mcal.monitor.monitor` summarises a window (the ECCE and MCE of a window need its
     rows in score order). The e-process needs only the per-window sums, gathered on the client. A window must
     fit in a worker's memory.
     """

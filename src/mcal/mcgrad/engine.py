@@ -71,6 +71,12 @@ __all__ = [
 #: Rows per block of the rescaling sums.
 _BLOCK = 1 << 16
 
+#: The arrays of the rounds: NumPy arrays (:class:`LocalEngine`) or dask Arrays (the ``DaskEngine``); dask ships no
+#: types that mypy reads here, so the engine contract names them with this alias of ``Any``.
+Array = Any
+#: A fitted round: a ``lightgbm.Booster`` (LightGBM ships no types).
+Booster = Any
+
 
 class RoundTimedOut(Exception):
     """An engine abandoned a round: ``out_of_time()`` became true between two of its trees."""
@@ -98,20 +104,20 @@ class Engine(Protocol):
 
     def fit_round(
         self, part: Part, valid: Part | None = None, out_of_time: Callable[[], bool] | None = None
-    ) -> tuple[Any, Any, Any]:
+    ) -> tuple[Booster, Array, Array]:
         """One round on ``part``: the booster, ``F + h`` on its rows, and on the rows of ``valid`` (or None); raises
         ``RoundTimedOut`` where it abandons the round because ``out_of_time()`` became true."""
         ...
 
-    def loss_grad_hess(self, theta: float, y: Any, z: Any, w: Any) -> tuple[float, float, float]:
+    def loss_grad_hess(self, theta: float, y: Array, z: Array, w: Array) -> tuple[float, float, float]:
         """The weighted loss of ``theta * z`` and its first two derivatives in ``theta``."""
         ...
 
-    def log_loss_sum(self, y: Any, F: Any, w: Any) -> tuple[float, float]:
+    def log_loss_sum(self, y: Array, F: Array, w: Array) -> tuple[float, float]:
         """``(sum of w * loss of F, sum of w)``."""
         ...
 
-    def gain_sums(self, y: Any, F_best: Any, F: Any, w: Any) -> NDArray[np.float64]:
+    def gain_sums(self, y: Array, F_best: Array, F: Array, w: Array) -> NDArray[np.float64]:
         """The per-block sums of the loss gain of ``F`` over ``F_best``."""
         ...
 
@@ -146,7 +152,7 @@ class LocalEngine:
 
     def fit_round(
         self, part: Part, valid: Part | None = None, out_of_time: Callable[[], bool] | None = None
-    ) -> tuple[Any, NDArray[np.float64], NDArray[np.float64] | None]:
+    ) -> tuple[Booster, NDArray[np.float64], NDArray[np.float64] | None]:
         """Fit one booster on the part's features plus its score ``F``, starting from ``F`` as init score; asks
         ``out_of_time()`` after each tree, and raises ``RoundTimedOut`` when it is true before the last.
 
@@ -211,7 +217,7 @@ class LocalEngine:
         data.set_init_score(init_score)
         return data, score_column
 
-    def _raw_from_output(self, booster: Any, part: Part, output: NDArray[np.float64]) -> NDArray[np.float64]:
+    def _raw_from_output(self, booster: Booster, part: Part, output: NDArray[np.float64]) -> NDArray[np.float64]:
         """``F + h`` on the part's rows from the objective's output; rows where the link cannot recover it to ~1e-9
         are predicted again."""
         z = self.objective.raw_from_output(output)
@@ -241,7 +247,7 @@ class LocalEngine:
         )
         return data.construct()
 
-    def predict_raw(self, booster: Any, part: Part) -> NDArray[np.float64]:
+    def predict_raw(self, booster: Booster, part: Part) -> NDArray[np.float64]:
         """Raw booster output on the part's features and logit (the init score is not included); a part with
         ``rows`` takes them from its ``X``."""
         scores_2d = _score_columns(part.F)
@@ -270,7 +276,9 @@ class LocalEngine:
         with np.errstate(invalid="ignore", over="ignore"):  # a diverged F gives NaN or inf, which boost_rounds reports
             return _wsum(w, self.objective.loss(y, F)), float(w.sum())
 
-    def gain_sums(self, y: Any, F_best: Any, F: Any, w: Any) -> NDArray[np.float64]:
+    def gain_sums(
+        self, y: NDArray[Any], F_best: NDArray[np.float64], F: NDArray[np.float64], w: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
         """``gain_sums`` of the objective (``mcal.mcgrad.losses``): the per-row loss gain of ``F`` over ``F_best``."""
         return gain_sums(self.objective, y, F_best, F, w)
 
@@ -285,7 +293,7 @@ def _lightgbm_weight(w: NDArray[np.float64]) -> NDArray[np.float64] | None:
     return None if w.min() == 1.0 == w.max() else w
 
 
-def rescale_factor(engine: Engine, y: Any, z: Any, w: Any, *, tol: float = 1e-10, max_iter: int = 50) -> float:
+def rescale_factor(engine: Engine, y: Array, z: Array, w: Array, *, tol: float = 1e-10, max_iter: int = 50) -> float:
     """Rescaling factor of one round: ``argmin_theta sum_i w_i L(theta * clip(z_i, ±10), y_i)``.
 
     Section 3.2 of Tax et al. (2026): ``theta_t = argmin_theta E_D[L(theta (F_{t-1} + h_t), y)]``. The
@@ -350,12 +358,12 @@ class Part:
     features and bins instead of copying them; ``y``, ``w`` and ``F`` always hold the part's rows only.
     """
 
-    X: Any
-    y: Any
-    w: Any
-    F: Any
-    binned: Any = None
-    rows: Any = None
+    X: Any  # an array, or rows encoded on demand (EncodedRows)
+    y: Array
+    w: Array
+    F: Array
+    binned: Any = None  # a constructed lightgbm.Dataset
+    rows: NDArray[np.integer] | None = None
 
 
 def split_parts(whole: Part, rows: list[tuple[Any, Any]]) -> tuple[list[Part], list[Part]]:
@@ -379,7 +387,7 @@ class RoundPath:
     """What :func:`boost_rounds` found: kept boosters and factors, validation losses and scores (the
     stopping criterion's values), the best round, and whether the time budget ended the rounds."""
 
-    boosters: list[Any] = field(default_factory=list)
+    boosters: list[Booster] = field(default_factory=list)
     factors: list[float | NDArray[np.float64]] = field(default_factory=list)  # an array: a factor per score column
     losses: list[float] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
@@ -389,7 +397,7 @@ class RoundPath:
 
 
 #: ``rescaler(engine, y, z, w) -> theta`` of the rescaling steps: a number, or one factor per score column.
-Rescaler = Callable[[Engine, Any, Any, Any], "float | NDArray[np.float64]"]
+Rescaler = Callable[[Engine, Array, Array, Array], "float | NDArray[np.float64]"]
 
 
 @dataclass(frozen=True)
@@ -617,7 +625,7 @@ def _pooled_loss(engine: Engine, parts: list[Part]) -> float:
 
 
 def predict_logit(
-    boosters: list[Any],
+    boosters: list[Booster],
     factors: NDArray[np.float64],
     X: NDArray[np.float64],
     F: NDArray[np.float64],
@@ -643,7 +651,7 @@ def predict_logit(
 
 
 def staged_logits(
-    boosters: list[Any],
+    boosters: list[Booster],
     factors: NDArray[np.float64],
     X: NDArray[np.float64],
     F: NDArray[np.float64],
