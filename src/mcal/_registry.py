@@ -44,16 +44,17 @@ COMPLEXITY_ORDER: tuple[str, ...] = (
     "per-field-isotonic", "adacalib", "neucalib", "hkrr", "dfmc", "mcgrad", "mcnet",
 )  # fmt: skip
 
-#: Calibrators for k classes (:mod:`mcal.multiclass`): loadable from model files; the command line does not take
-#: a score matrix yet, so they are kept apart from :data:`METHODS`.
+#: Calibrators for k classes (:mod:`mcal.multiclass`), by their name in ``mcal fit --score-cols ... --method NAME``;
+#: kept apart from :data:`METHODS`, whose calibrators take one score column.
 MULTICLASS_METHODS: dict[str, str] = {
-    "multiclass-temperature": "mcal.multiclass:MulticlassTemperatureScaling",
-    "vector-scaling": "mcal.multiclass:VectorScaling",
-    "matrix-scaling": "mcal.multiclass:MatrixScaling",
+    "temperature": "mcal.multiclass:MulticlassTemperatureScaling",
+    "vector": "mcal.multiclass:VectorScaling",
+    "matrix": "mcal.multiclass:MatrixScaling",
     "dirichlet": "mcal.multiclass:DirichletCalibration",
-    "one-vs-rest": "mcal.multiclass:OneVsRestCalibrator",
-    "multiclass-mcgrad": "mcal.multiclass:MulticlassMCGrad",
+    "mcgrad": "mcal.multiclass:MulticlassMCGrad",
 }
+#: One-vs-rest for k classes around the binary method NAME of :data:`METHODS`: the method ``ovr-NAME``.
+ONE_VS_REST = ("ovr-", "mcal.multiclass:OneVsRestCalibrator")
 
 #: Models whose files hold their calibrators but not the scikit-learn estimators around them, which the caller
 #: attaches when loading (``mcal.load(path, estimators=...)``): class name -> "module:ClassName".
@@ -99,6 +100,29 @@ def get_method(name: str) -> type[Any]:
     return _resolve(METHODS[name])
 
 
+def multiclass_method_names() -> list[str]:
+    """The method names for k classes: those of :data:`MULTICLASS_METHODS`, then ``ovr-NAME`` for every binary
+    method NAME of :data:`METHODS` (one-vs-rest around it)."""
+    binary = [f"{ONE_VS_REST[0]}{name}" for name in sorted(METHODS) if method_outcome(name) == "classification"]
+    return sorted(MULTICLASS_METHODS) + binary
+
+
+def get_multiclass_method(name: str) -> tuple[type[Any], type[Any] | None]:
+    """The calibrator class for k classes of a name of :func:`multiclass_method_names`, and for ``ovr-NAME`` the
+    binary method's class that it wraps (else None).
+
+    Raises
+    ------
+    ValueError
+        If no method for k classes has that name; the message lists the valid names.
+    """
+    if name not in multiclass_method_names():
+        raise ValueError(f"method must be one of {multiclass_method_names()}; got {name!r}")
+    if name in MULTICLASS_METHODS:
+        return _resolve(MULTICLASS_METHODS[name]), None
+    return _resolve(ONE_VS_REST[1]), get_method(name.removeprefix(ONE_VS_REST[0]))
+
+
 def class_by_name(class_name: str) -> type[Any]:
     """Return the calibrator class with ``__name__ == class_name`` among the registered ones.
 
@@ -109,7 +133,7 @@ def class_by_name(class_name: str) -> type[Any]:
     ValueError
         If the class is not a registered mcal calibrator.
     """
-    for target in [*METHODS.values(), *MULTICLASS_METHODS.values()]:
+    for target in [*METHODS.values(), *MULTICLASS_METHODS.values(), ONE_VS_REST[1]]:
         if target.rpartition(":")[2] == class_name:
             return _resolve(target)
     raise ValueError(f"model class must be a registered mcal calibrator; got {class_name!r}")

@@ -558,18 +558,22 @@ def _fit_args(csv, model, *extra):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["evaluate", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--n-bins", "0"],
-     "--n-bins must be an integer >= 1; got 0"),
+     "--n-bins: must be an integer >= 1; got 0"),
     (["report", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--n-bins", "0", "-o", "{out}"],
-     "--n-bins must be an integer >= 1; got 0"),
+     "--n-bins: must be an integer >= 1; got 0"),
     (["report", "{csv}", "--score-col", "p", "--label-col", "y", "--pos-label", "yes", "--segments", "p",
-      "--max-depth", "-1", "-o", "{out}"], "--max-depth must be an integer >= 0; got -1"),
-    (_fit_args("{csv}", "{out}", "--method", "platt", "--random-state", "-1"), "--random-state must be an integer >= 0; got -1"),
+      "--max-depth", "-1", "-o", "{out}"], "--max-depth: must be an integer >= 0; got -1"),
+    (_fit_args("{csv}", "{out}", "--method", "platt", "--random-state", "-1"), "--random-state: must be an integer >= 0; got -1"),
+    (_fit_args("{csv}", "{out}", "--method", "platt", "--random-state", "x"), "--random-state: must be an integer >= 0; got 'x'"),
 ])  # fmt: skip
 def test_bad_integer_options_are_named_as_typed_on_the_command_line(csv, tmp_path, capsys, args, message):
-    # the library's messages named the Python parameters (n_bins, max_depth, random_state)
+    # the library's messages named the Python parameters (n_bins, max_depth, random_state); argparse reports a
+    # number below its option's floor as a usage error, before any work (issue 31)
     out = tmp_path / "out.html"
-    assert main([a.format(csv=csv, out=out) for a in args]) == 2
-    assert capsys.readouterr().err == f"mcal: error: {message}\n"
+    with pytest.raises(SystemExit) as exc:
+        main([a.format(csv=csv, out=out) for a in args])
+    assert exc.value.code == 2 and capsys.readouterr().err.endswith(f": error: argument {message}\n")
+    assert not out.exists()
 
 
 def test_a_param_set_twice_is_refused_naming_it(csv, tmp_path, capsys):

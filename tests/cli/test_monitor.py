@@ -133,8 +133,9 @@ def test_monitor_refuses_an_output_inside_the_data_folder(folder, capsys):
 @pytest.mark.parametrize("alpha", ["0", "1", "nan"])
 def test_monitor_alpha_must_lie_strictly_between_0_and_1(folder, capsys, alpha):
     argv = ["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--alpha", alpha]
-    status, _, err = run(argv, capsys)
-    assert status == 2 and "--alpha must be a number in (0, 1)" in err
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2 and "argument --alpha: must be a number in (0, 1)" in capsys.readouterr().err
 
 
 def test_evaluate_gates_exit_1_naming_each_condition_that_held(scores, tmp_path, capsys):

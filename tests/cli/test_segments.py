@@ -120,12 +120,20 @@ def test_evaluate_without_segments_has_no_mce(csv, capsys):
         (["--segments", "job,nope"], "--segments 'nope' is not a column"),
         (["--segments", "job,"], "--segments must not hold an empty name; got 'job,'"),
         (["--segments", "job,age,job"], "--segments must name each entry once; got ['job'] more than once"),
-        (["--segments", "job", "--max-depth", "-1"], "mcal: error: --max-depth must be an integer >= 0; got -1"),
     ],
 )
 def test_evaluate_bad_segment_options_fail_clearly(csv, capsys, extra, message):
     assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_evaluate_refuses_a_negative_max_depth_as_a_usage_error(csv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", "--segments", "job", "--max-depth", "-1"])
+    assert (
+        exc.value.code == 2
+        and "error: argument --max-depth: must be an integer >= 0; got -1" in capsys.readouterr().err
+    )
 
 
 def test_demo_reports_mce_at_least_the_global_ecce_sigma(tmp_path):

@@ -342,6 +342,32 @@ def test_import_layers_hold():
     assert out.returncode == 0, out.stdout[-3000:]
 
 
+def _deferred_imports_of(package: Path, prefix: str) -> list[str]:
+    """``file:line`` of every import of a module named ``prefix...`` that a module of ``package`` makes below its
+    top level (inside a function, a class or a condition)."""
+    found = []
+    for path in sorted(package.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else (
+                [a.name for a in node.names] if isinstance(node, ast.Import) else [])  # fmt: skip
+            if id(node) not in top and any(name.startswith(prefix) for name in names):
+                found.append(f"{path.name}:{node.lineno}")
+    return found
+
+
+def test_the_command_line_defers_no_import_of_its_own_modules(tmp_path):
+    """The modules of mcal.cli import each other at their top, in the layers of pyproject.toml's contract; a
+    function-level import is kept for heavy dependencies (``mcal --help`` stays fast), never to close a ring of
+    modules (issue 31: six deferred imports closed one)."""
+    assert _deferred_imports_of(Path(mcal.__file__).parent / "cli", "mcal.cli") == []
+    (tmp_path / "a.py").write_text(
+        "from mcal.cli import _b\n\n\ndef f():\n    from mcal.cli._c import g\n    import pandas\n"
+    )
+    assert _deferred_imports_of(tmp_path, "mcal.cli") == ["a.py:5"]
+
+
 def test_the_version_is_the_one_the_docs_speak_of():
     # issue 32: the docs said "Changed in 0.2" while mcal --version printed 0.1.0
     import re

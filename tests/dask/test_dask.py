@@ -770,8 +770,10 @@ def test_cli_fit_reports_a_lost_worker_and_a_step_timeout_as_errors(client, tmp_
             "--scheduler", client.scheduler.address, "-o", str(tmp_path / "m.json")]  # fmt: skip
     assert main([*args, "--dask-timeout", "0.001"]) == 2
     assert "did not finish within timeout=0.001 s" in capsys.readouterr().err
-    assert main([*args, "--dask-timeout", "0"]) == 2
-    assert "--dask-timeout must be a positive finite number of seconds; got 0.0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main([*args, "--dask-timeout", "0"])
+    assert exc.value.code == 2
+    assert "argument --dask-timeout: must be a positive finite number of seconds; got 0.0" in capsys.readouterr().err
     assert main([*args[:-4], "-o", str(tmp_path / "m.json"), "--dask-timeout", "5"]) == 2  # without a cluster
     assert "--dask-timeout needs --scheduler or --dask-workers" in capsys.readouterr().err
 
@@ -801,8 +803,10 @@ def test_cli_rejects_an_infinite_dask_timeout_before_reaching_the_scheduler(tmp_
     table(50, seed=3).to_parquet(path, index=False)
     args = ["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", "mcgrad", "--features", "x",
             "--scheduler", "tcp://127.0.0.1:1", "-o", str(tmp_path / "m.json"), "--dask-timeout", "inf"]  # fmt: skip
-    assert main(args) == 2
-    assert "--dask-timeout must be a positive finite number of seconds; got inf" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert exc.value.code == 2
+    assert "argument --dask-timeout: must be a positive finite number of seconds; got inf" in capsys.readouterr().err
 
 
 def test_lazy_predict_names_the_partition_of_a_bad_score(client):

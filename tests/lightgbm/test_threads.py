@@ -98,7 +98,10 @@ def test_fit_n_jobs_sets_the_threads_of_the_model(csv, tmp_path):
 @pytest.mark.parametrize(
     "extra, match",
     [
-        (["--method", "mcgrad", "--n-jobs", "0"], "--n-jobs must be an integer >= 1, or a negative one .*; got 0"),
+        (
+            ["--method", "mcgrad", "--n-jobs", "0"],
+            "--n-jobs must be an integer >= 1, or a negative integer counting back .*; got 0",
+        ),
         (["--method", "mcgrad", "--n-jobs", "2", "--param", "n_jobs=1"], "--param n_jobs is set by --n-jobs N"),
         (
             ["--method", "platt", "--n-jobs", "2"],

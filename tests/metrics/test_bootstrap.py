@@ -287,9 +287,7 @@ def test_evaluate_without_ci_has_no_interval_columns(scores_table, capsys):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--ci", "1.5"], "--ci must be a confidence level between 0 and 1, e.g. 0.95; got 1.5"),
         (["--n-resamples", "50"], "--n-resamples needs --ci"),
-        (["--ci", "--n-resamples", "1"], "--n-resamples must be an integer >= 2; got 1"),
         (["--ci", "--scheduler", "tcp://127.0.0.1:1"], "--ci needs the data in memory"),
     ],
 )
@@ -298,6 +296,21 @@ def test_evaluate_ci_bad_options_fail_with_a_message(scores_table, capsys, extra
 
     assert main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--ci", "1.5"], "argument --ci: must be a number in (0, 1); got 1.5"),
+        (["--ci", "--n-resamples", "1"], "argument --n-resamples: must be an integer >= 2; got 1"),
+    ],
+)
+def test_evaluate_ci_values_out_of_bounds_are_usage_errors(scores_table, capsys, extra, message):
+    from mcal.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", str(scores_table), "--score-col", "p", "--label-col", "y", *extra])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_report_shows_intervals_for_metrics_mce_and_worst_segments(scores_table, tmp_path):

@@ -137,7 +137,6 @@ def test_evaluate_lists_every_value_and_names_the_planted_ones_by_default(csv, c
     ("extra", "message"),
     [
         (["--segments", "country:1"], "--segments 'country:1': the number of values must be an integer >= 2; got 1"),
-        (["--segments", "country", "--segment-values", "1"], "--segment-values must be an integer >= 2; got 1"),
         (["--segment-values", "4"], "--segment-values needs --segments"),
         (["--segments", "country:4,country"], "--segments must name each entry once"),
         # review of issue 32: "country:" was read as "country", "country:-3" said only "not a column of DATA"
@@ -155,6 +154,15 @@ def test_evaluate_lists_every_value_and_names_the_planted_ones_by_default(csv, c
 def test_bad_numbers_of_values_exit_2_naming_the_option(csv, capsys, extra, message):
     assert main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_segment_values_below_2_is_a_usage_error(csv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", str(csv), "--score-col", "p", "--label-col", "y", "--segments", "country",
+              "--segment-values", "1"])  # fmt: skip
+    assert (
+        exc.value.code == 2 and "argument --segment-values: must be an integer >= 2; got 1" in capsys.readouterr().err
+    )
 
 
 def test_report_has_a_per_value_section_listing_every_country(csv, tmp_path):

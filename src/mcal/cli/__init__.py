@@ -11,10 +11,10 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from mcal.cli import _demo, _evaluate, _fit, _monitor, _report
-from mcal.cli._common import CLIError
+from mcal.cli import _demo, _evaluate, _fit, _monitor, _predict, _report
+from mcal.cli._options import CLIError
 
-_COMMANDS = (_fit.FIT, _fit.PREDICT, _evaluate.EVALUATE, _report.REPORT, _monitor.MONITOR, _demo.DEMO)
+_COMMANDS = (_fit.FIT, _predict.PREDICT, _evaluate.EVALUATE, _report.REPORT, _monitor.MONITOR, _demo.DEMO)
 
 _DESCRIPTION = """\
 Calibrate a classifier's probabilities and check them.

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mcal.cli._common import CLIError, labels_scores_weights, read_data, split_names
+from mcal._registry import COMPLEXITY_ORDER
+from mcal.cli._common import feature_frame, labels_scores_weights, read_data, score_values
 from mcal.cli._layout import terminal_width, wrap
+from mcal.cli._options import CLIError, named_as_options, split_names
 
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import pandas as pd
@@ -19,8 +21,6 @@ AUTO = "auto"
 
 def add_candidates_argument(parser, needs: str) -> None:
     """``--candidates``: the methods compared (default: those of :func:`mcal.select_calibrator`)."""
-    from mcal._registry import COMPLEXITY_ORDER
-
     parser.add_argument(
         "--candidates", metavar="A,B,C", help=f"with {needs}: the methods compared, among "
         f"{', '.join(COMPLEXITY_ORDER)} (default: identity, temperature, platt, beta, histogram and isotonic; "
@@ -47,11 +47,9 @@ def select(y, p, w, X, field, args, random_state: int) -> CalibratorSelection:
     """:func:`mcal.select_calibrator` with the command line's candidates; its ValueErrors name the option."""
     from mcal.selection import select_calibrator
 
-    try:
+    with named_as_options({"candidates": "--candidates"}):
         return select_calibrator(p, y, X=X, field=field, candidates=_candidates(args), sample_weight=w,
                                  random_state=random_state)  # fmt: skip
-    except ValueError as exc:
-        raise CLIError(str(exc).replace("candidates must", "--candidates must", 1)) from exc
 
 
 def print_comparison(selection: CalibratorSelection, n_rows: int) -> None:
@@ -66,7 +64,6 @@ def fit(args, features: list[str], random_state: int) -> int:
     """``mcal fit --method auto``: compare the candidates, save the chosen one refitted on all rows, with the
     comparison in the model file's metadata."""
     from mcal._persistence import save
-    from mcal.cli._fit import feature_frame
 
     for option, value in (("--param", args.param), ("--device", args.device)):
         if value:
@@ -107,8 +104,6 @@ def check_compare(args) -> None:
 
 def compare(df: pd.DataFrame, y, w, X, args) -> CalibratorSelection:
     """The comparison of ``--compare-methods`` on the one ``--score-col`` of ``df``."""
-    from mcal.cli._common import score_values
-
     p = score_values(df, args.score_col[0])
     field = args.field if args.field else None
     if field is not None:

@@ -1,4 +1,5 @@
-"""Shared helpers of the command line: reading and writing tables, column checks, atomic output."""
+"""The tables of the command line: reading and writing CSV and Parquet files atomically, checking output paths,
+and the validated columns of DATA (labels, scores, weights, features), a bad cell named by its line."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import csv
 import glob
 import gzip
 import io
-import json
 import os
 import zlib
 from collections.abc import Iterator, Sequence
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcal._persistence import atomic_write_bytes, check_output_path
+from mcal.cli._options import CLIError, repeated
 
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import numpy as np
@@ -30,20 +31,6 @@ _WRITABLE = (*_WRITE_SEP, *_PARQUET)
 SHOW_READ_BYTES = 32 * 2**20
 #: The field separators that reading detects, from the header line (``csv.Sniffer``); others need --sep.
 _DETECTED_SEPS = ",;\t|"
-
-#: Help of ``--na-values``, shared by every command that reads DATA.
-NA_HELP = (
-    "comma-separated cell texts that mean a missing value in every column, e.g. 'NA,null'; empty cells are always "
-    "missing, and --na-values '' makes them the only missing cells. Default: empty cells, and pandas' markers "
-    "(NA, NaN, nan, null, NULL, None, N/A, #N/A, ...) only in a column whose other cells are all numbers or all "
-    "TRUE/FALSE (or that holds only markers), or in the label column beside two other labels, so that "
-    "a text value such as the country code NA stays a value"
-)
-
-
-class CLIError(Exception):
-    """Bad input, reported by the command line as ``mcal: error: <message>`` with exit status 2, as ``argparse``
-    reports usage errors (exit status 1 means that a ``--fail-if`` condition held)."""
 
 
 def _kind(path: Path) -> str:
@@ -254,19 +241,6 @@ def write_table(df: pd.DataFrame, path: str | Path, option: str = "-o/--output")
     atomic_write_bytes(path, data)
 
 
-def write_json(obj: Any, path: str | Path) -> None:
-    """Write JSON atomically."""
-    atomic_write_bytes(Path(path), json.dumps(obj, indent=2, allow_nan=False, default=_json_default).encode())
-
-
-def _json_default(obj: Any) -> Any:
-    import numpy as np
-
-    if isinstance(obj, np.generic):
-        return obj.item()
-    raise TypeError(f"cannot write {type(obj).__name__} as JSON")
-
-
 def check_output(path: str | None, option: str, inputs: Sequence[tuple[str, str]] = ()) -> None:
     """Fail before any work when an output file could not be written, or would overwrite an input.
 
@@ -303,25 +277,6 @@ def check_table_output(path: str, option: str, inputs: Sequence[tuple[str, str]]
     check_output(path, option, inputs)
 
 
-def check_count(value: int | None, option: str, minimum: int) -> None:
-    """Reject an integer option below ``minimum`` by its command-line name (the library's message would name the
-    Python parameter, ``n_bins`` for ``--n-bins``); None (not given) passes."""
-    if value is not None and value < minimum:
-        raise CLIError(f"{option} must be an integer >= {minimum}; got {value}")
-
-
-def repeated(names: Sequence[str]) -> list[str]:
-    """The names that occur more than once, sorted (for the messages of options that take each name once)."""
-    return sorted({n for n in names if names.count(n) > 1})
-
-
-def check_unique_scores(names: list[str]) -> None:
-    """Reject a score column named twice by ``--score-col`` (it would be reported once, silently)."""
-    duplicated = repeated(names)
-    if duplicated:
-        raise CLIError(f"--score-col must name each column once; got {duplicated} more than once")
-
-
 def column(df: pd.DataFrame, name: str, option: str) -> pd.Series:
     """Return column ``name`` or raise a ``CLIError`` naming the option and the available columns."""
     if name not in df.columns:
@@ -336,19 +291,6 @@ def column(df: pd.DataFrame, name: str, option: str) -> pd.Series:
         raise CLIError(f"{option} {name!r} must hold one value per row; got nested values (lists or structs, e.g. "
                        f"{str(first.iloc[0])[:60]}): flatten the column into plain ones")  # fmt: skip
     return values
-
-
-def split_names(value: str | None, option: str) -> list[str]:
-    """Split the comma-separated names given to ``option``; an empty or repeated name is an error."""
-    if value is None:
-        return []
-    names = [v.strip() for v in value.split(",")]
-    if any(not n for n in names):
-        raise CLIError(f"{option} must not hold an empty name; got {value!r}")
-    twice = repeated(names)
-    if twice:
-        raise CLIError(f"{option} must name each entry once; got {twice} more than once in {value!r}")
-    return names
 
 
 def labels_scores_weights(
@@ -469,81 +411,11 @@ def numeric_cells(df: pd.DataFrame, column_name: str, option: str, name: str) ->
     return arr
 
 
-class Command:
-    """One sub-command: its name, help text, argument set-up and action."""
-
-    def __init__(self, name: str, help: str, description: str, configure, run) -> None:
-        self.name, self.help, self.description = name, help, description
-        self.configure, self.run = configure, run
-
-    def add_to(self, sub) -> None:
-        """Register this command on an ``argparse`` sub-parsers object."""
-        import argparse
-
-        parser = sub.add_parser(
-            self.name,
-            help=self.help,
-            description=self.description,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        self.configure(parser)
-        parser.set_defaults(run=self.run)
-
-
-def add_data_arguments(
-    parser, *, score_required: bool, multiple_scores: bool = False, soft_labels: bool = False, classes: bool = False
-) -> None:
-    """Add DATA, --score-col (or with ``classes`` --score-cols, one column per class), --label-col, --weight-col, --pos-label, --sep
-    and --na-values."""
-    parser.add_argument(
-        "data", metavar="DATA", help="CSV (.csv, .csv.gz, .tsv, .txt) or Parquet (.parquet, .pq, folder) file"
-    )
-    from mcal.cli._multiclass import SCORE_COLS_HELP
-
-    # --score-col or --score-cols, one of them required; alone, --score-col is required as before
-    scores = parser.add_mutually_exclusive_group(required=score_required) if classes else parser
-    required = {} if classes else {"required": score_required}
-    if multiple_scores:
-        scores.add_argument(
-            "--score-col",
-            action="append",
-            metavar="COL",
-            **required,
-            help="column of probabilities in [0, 1] (of real predictions with --outcome regression); repeat the "
-            "option to compare several columns",
-        )
-        if classes:
-            scores.add_argument("--score-cols", action="append", metavar="A,B,C",
-                                help=f"{SCORE_COLS_HELP}; repeat the option to compare several sets of columns, "
-                                     "matched to the classes in the order of the first")  # fmt: skip
-    else:
-        scores.add_argument(
-            "--score-col",
-            metavar="COL",
-            **required,
-            help="column of probabilities in [0, 1] (of real predictions for regression)",
-        )
-        if classes:
-            scores.add_argument("--score-cols", metavar="A,B,C", help=SCORE_COLS_HELP)
-    label_help = ("column of binary labels (0/1, bool, or see --pos-label), of real outcomes for regression, or "
-                  "of k classes with --score-cols")  # fmt: skip
-    if soft_labels:
-        label_help += "; soft labels in [0, 1] for methods that accept them (e.g. mcgrad)"
-    parser.add_argument("--label-col", required=True, metavar="COL", help=label_help)
-    parser.add_argument("--weight-col", metavar="COL", help="column of non-negative sample weights (optional)")
-    parser.add_argument(
-        "--pos-label", metavar="VALUE", help="label value of the positive class, e.g. yes (needed for text labels)"
-    )
-    add_csv_arguments(parser)
-
-
-def add_csv_arguments(parser) -> None:
-    """Add --sep and --na-values, the options of reading a CSV DATA file."""
-    parser.add_argument(
-        "--sep", metavar="SEP", help="CSV field separator (default: detected from the header line among , ; tab |)"
-    )
-    parser.add_argument("--na-values", metavar="A,B", help=NA_HELP)
-    parser.add_argument(
-        "--decimal", metavar="CHAR", help="decimal mark of the numbers in a CSV file (default '.'), e.g. ',' for "
-        "0,5 in a file separated by ';'",
-    )  # fmt: skip
+def feature_frame(df: pd.DataFrame, features: list[str], field: str | None) -> pd.DataFrame | None:
+    """The X passed to feature-aware methods: the named feature columns plus the field column."""
+    names = list(features) + ([field] if field is not None and field not in features else [])
+    if not names:
+        return None
+    for name in names:
+        column(df, name, "--features" if name in features else "--field")
+    return df[names]

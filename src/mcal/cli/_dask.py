@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcal.cli._common import CLIError
-from mcal.cli._per_value import segment_columns
+from mcal.cli._options import POSITIVE_INT, CLIError, real
+from mcal.cli._segments import segment_columns, segments_of
 
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import pandas as pd
@@ -20,10 +20,12 @@ def add_arguments(parser, *, step_timeout: bool = False) -> None:
     )
     where = group.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", help="address of a running Dask scheduler (tcp://host:8786)")
-    where.add_argument("--dask-workers", type=int, metavar="N", help="start a local Dask cluster of N worker processes")
+    where.add_argument(
+        "--dask-workers", type=POSITIVE_INT, metavar="N", help="start a local Dask cluster of N worker processes"
+    )
     if step_timeout:
         group.add_argument(
-            "--dask-timeout", type=float, metavar="SECONDS",
+            "--dask-timeout", type=real("a positive finite number of seconds", lambda v: v > 0), metavar="SECONDS",
             help="stop with an error when one distributed step (a booster fit, a reduction) takes longer "
             "(default: no limit; a worker lost during a booster fit stops the fit at once either way)",
         )  # fmt: skip
@@ -39,8 +41,6 @@ def _session(args) -> Any:
     fails at once, before a cluster starts or a scheduler is waited for)."""
     from mcal.dask import check_parquet_path, connect
 
-    if args.dask_workers is not None and args.dask_workers < 1:
-        raise CLIError(f"--dask-workers must be at least 1; got {args.dask_workers}")
     if args.na_values is not None:
         raise CLIError(f"--na-values must be left out on a Dask cluster, which reads Parquet; got {args.na_values!r}")
     if getattr(args, "decimal", None) is not None:
@@ -93,8 +93,6 @@ def fit(args, model: Any, features: list[str]) -> int:
         )
     if dask_class is DaskRegressionMCGrad and args.pos_label is not None:
         raise CLIError(f"--pos-label applies to binary labels; got --pos-label {args.pos_label!r} with {args.method}")
-    if args.dask_timeout is not None and not 0 < args.dask_timeout < float("inf"):
-        raise CLIError(f"--dask-timeout must be a positive finite number of seconds; got {args.dask_timeout}")
     with _session(args) as client:
         frame = read_parquet(args.data)
         y = _labels(frame, args.label_col, args.pos_label)
@@ -115,10 +113,10 @@ def fit(args, model: Any, features: list[str]) -> int:
     return 0
 
 
-def evaluate(args, segments_of: Any) -> tuple[pd.DataFrame, int, float | None, dict[str, Any]]:
-    """``mcal evaluate`` on a cluster: the metrics table, the row count, the total weight (or None) and the MCE
-    results by score column (with ``--segments``; the segment definitions come from ``segments_of``, given the
-    segment feature columns gathered as a pandas frame)."""
+def evaluate(args) -> tuple[pd.DataFrame, int, float | None, dict[str, Any], Any]:
+    """``mcal evaluate`` on a cluster: the metrics table, the row count, the total weight (or None), the MCE
+    results by score column and the segments (with ``--segments``, generated from its columns gathered as a pandas
+    frame; else ``{}`` and None)."""
     from mcal.dask import read_parquet
     from mcal.dask.metrics import calibration_summary, mce, regression_summary
 
@@ -144,13 +142,13 @@ def evaluate(args, segments_of: Any) -> tuple[pd.DataFrame, int, float | None, d
         } if segments is not None else {}  # fmt: skip
         n_rows = int(frame.shape[0].compute())
         total = None if w is None else float(w.sum().compute())
-    return table, n_rows, total, results
+    return table, n_rows, total, results, segments
 
 
-def monitor(args, segments_of: Any, window_of: Any) -> tuple[Any, tuple[Any, Any, Any, pd.DataFrame] | None]:
-    """``mcal monitor`` on a cluster: the :class:`mcal.monitor.MonitorResult` (segments from ``segments_of``, given
-    the segment feature columns gathered as a pandas frame; the window length from ``window_of``, given whether
-    the time column is numeric) and, with ``--segments``, the latest window's labels, scores, weights and segment
+def monitor(args, window_of: Any) -> tuple[Any, tuple[Any, Any, Any, pd.DataFrame] | None]:
+    """``mcal monitor`` on a cluster: the :class:`mcal.monitor.MonitorResult` (segments from the segment feature
+    columns gathered as a pandas frame; the window length from ``window_of``, given whether the time column is
+    numeric) and, with ``--segments``, the latest window's labels, scores, weights and segment
     columns gathered in memory (one window, for its per-value table), else None."""
     import dask
     import pandas as pd

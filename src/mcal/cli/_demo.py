@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcal._registry import METHODS
-from mcal.cli._common import CLIError, Command, check_count, split_names
+from mcal.cli._options import NON_NEGATIVE_INT, CLIError, Command, split_names
 
 
 def _configure(parser) -> None:
@@ -11,13 +11,12 @@ def _configure(parser) -> None:
                         help="folder for the outputs (default: mcal-demo)")  # fmt: skip
     parser.add_argument("--methods", metavar="A,B", help="run only these methods (default: all)")
     parser.add_argument("--quick", action="store_true", help="a 12,000-row subsample, for a fast check")
-    parser.add_argument("--random-state", type=int, default=0, metavar="N", help="seed (default 0)")
+    parser.add_argument("--random-state", type=NON_NEGATIVE_INT, default=0, metavar="N", help="seed (default 0)")
 
 
 def _run(args) -> int:
     from mcal.demo import run_demo
 
-    check_count(args.random_state, "--random-state", 0)
     methods = split_names(args.methods, "--methods") or None
     unknown = [name for name in methods or () if name not in METHODS]
     if unknown:

@@ -11,40 +11,28 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcal._persistence import atomic_write_bytes
-from mcal.cli import _auto, _dask, _gates
-from mcal.cli._common import (
+from mcal.cli import _auto, _dask, _gates, _multiclass
+from mcal.cli._common import check_output, column, labels_scores_weights, read_data, score_values
+from mcal.cli._layout import findings_text, metrics_text, terminal_width, with_interval, wrap
+from mcal.cli._options import (
+    N_RESAMPLES,
+    SEGMENTS_SYNTAX,
     CLIError,
     Command,
     add_data_arguments,
-    check_count,
-    check_output,
+    add_evaluation_arguments,
+    check_ci,
+    check_regression_options,
     check_unique_scores,
-    column,
-    labels_scores_weights,
-    read_data,
-    score_values,
-    split_names,
 )
-from mcal.cli._layout import findings_text, metrics_text, terminal_width, with_interval, wrap
-from mcal.cli._per_value import (
-    SEGMENTS_SYNTAX,
-    add_segment_values_argument,
-    per_value_tables,
-    print_per_value,
-    segment_columns,
-)
-
-if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
-    import pandas as pd
-
+from mcal.cli._per_value import per_value_tables, print_per_value
+from mcal.cli._segments import segment_features, segments_of
 
 #: Worst segments printed per score column.
 _N_WORST = 10
-#: Bootstrap resamples of --ci unless --n-resamples is given.
-_N_RESAMPLES = 200
 
 
 def _configure(parser) -> None:
@@ -52,21 +40,14 @@ def _configure(parser) -> None:
     parser.add_argument(
         "--field", metavar="COL", help="field column: adds F-RCE (field-level relative calibration error)"
     )
-    parser.add_argument("--n-bins", type=int, default=10, metavar="N", help="bins of the ECE and --plot (default 10)")
-    add_strategy_argument(parser)
-    parser.add_argument(
-        "--segments", metavar="A,B", help="feature columns to generate segments from: adds the multicalibration "
-        "error (MCE) of each score column and its ten worst segments; dates and durations are categories, as "
-        "they are as text in a CSV file" + SEGMENTS_SYNTAX + " (not with --scheduler or --dask-workers)",
+    add_evaluation_arguments(
+        parser, n_bins_help="bins of the ECE and --plot (default 10)", segments_help="feature columns to generate "
+        "segments from: adds the multicalibration error (MCE) of each score column and its ten worst segments; "
+        "dates and durations are categories, as they are as text in a CSV file" + SEGMENTS_SYNTAX + " (not with "
+        "--scheduler or --dask-workers)",
     )  # fmt: skip
-    add_segment_values_argument(parser)
-    parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
-    add_categorical_argument(parser)
-    add_all_segments_argument(parser)
-    add_outcome_argument(parser)
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--plot", metavar="OUT.png", help="write a reliability diagram of every score column")
-    add_ci_arguments(parser)
     _auto.add_compare_argument(parser)
     _dask.add_arguments(parser)
     _gates.EVALUATE_ANY.add_argument(parser, "score column")
@@ -76,106 +57,12 @@ def _json_safe(value: float) -> float | None:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def add_strategy_argument(parser) -> None:
-    """``--strategy``, of ``mcal evaluate`` and ``mcal report``: equal-width or quantile bins of the diagrams."""
-    parser.add_argument(
-        "--strategy", choices=("uniform", "quantile"), default="uniform", help="bins of the reliability diagrams "
-        "(--plot, the report): uniform (default, equal width) or quantile (equal rows, so no bin is nearly empty)",
-    )  # fmt: skip
-
-
-def add_all_segments_argument(parser) -> None:
-    """``--all-segments``, of ``mcal evaluate`` and ``mcal report``: list near-duplicate segments too."""
-    parser.add_argument(
-        "--all-segments", action="store_true", help="list near-duplicate segments among the worst too (by default a "
-        "segment that errs in the same direction as a worse listed one and shares 80%% of the larger one's rows "
-        "with it is grouped under it; see mcal.metrics.worst_segments)",
-    )  # fmt: skip
-
-
-def add_outcome_argument(parser) -> None:
-    """``--outcome``, of ``mcal evaluate`` and ``mcal report``: binary labels or real outcomes."""
-    parser.add_argument(
-        "--outcome", choices=("classification", "regression"), default="classification",
-        help="classification (default): binary labels and probabilities; regression: a continuous label column and "
-        "real-valued predictions, evaluated by MSE, MAE, mean prediction and outcome, ECCE with its successive-"
-        "differences sigma, and the regression MCE with --segments",
-    )  # fmt: skip
-
-
-def check_regression_options(args) -> None:
-    """Refuse the options that apply to binary labels only, with ``--outcome regression``."""
-    if args.outcome != "regression":
-        return
-    for option, value in (("--field", getattr(args, "field", None)), ("--pos-label", args.pos_label),
-                          ("--ci", getattr(args, "ci", None))):  # fmt: skip
-        if value is not None:
-            raise CLIError(f"{option} applies to binary labels; got {option} {value!r} with --outcome regression")
-
-
-def add_categorical_argument(parser) -> None:
-    """``--categorical``, of ``mcal evaluate`` and ``mcal report``: segment columns declared categorical."""
-    parser.add_argument(
-        "--categorical", metavar="A,B", help="columns of --segments that are categorical whatever their type, e.g. "
-        "integer codes (one segment per frequent value instead of quantile bins); text, bool and category columns "
-        "are categorical anyway",
-    )  # fmt: skip
-
-
-def segment_features(df, args) -> pd.DataFrame | None:
-    """The columns of ``--segments`` (None without it) of ``df``, dates and durations as text."""
-    import pandas as pd
-
-    from mcal._features.table import temporal_kind
-
-    names = segment_columns(args)[0]
-    declared = split_names(args.categorical, "--categorical")
-    if not names:
-        for option, value in (("--max-depth", args.max_depth), ("--categorical", args.categorical)):
-            if value is not None:
-                raise CLIError(f"{option} needs --segments (the feature columns to segment on)")
-        return None
-    unknown = [name for name in declared if name not in names]
-    if unknown:
-        raise CLIError(f"--categorical must name columns given with --segments ({args.segments!r}); got {unknown}")
-    for name in names:  # NAME:N whose N is no number, e.g. country:-3, is read as a column name
-        if name not in df.columns and ":" in name:
-            raise CLIError(f"--segments {name!r}: the number of values after ':' must be an integer >= 2 (nor is "
-                           f"{name!r} a column of DATA); got {name.rpartition(':')[2]!r}")  # fmt: skip
-    X = pd.DataFrame({name: column(df, name, "--segments") for name in names})
-    for name in names:  # dates read from Parquet are categories, as the same column read from CSV (text) is
-        if temporal_kind(X[name]):
-            X[name] = X[name].astype("string")
-    return X
-
-
-def _segments(df, args):
-    """The segments of ``--segments`` (None without it), from the columns of ``df``, with the columns named by
-    ``--categorical`` categorical and the others of the kind their dtype gives (dates and durations as text)."""
-    from mcal._features.table import CATEGORICAL, column_kind
-    from mcal.segments import generate_segments
-
-    X = segment_features(df, args)
-    if X is None:
-        return None
-    names, declared = list(X.columns), split_names(args.categorical, "--categorical")
-    # declared columns on top of those categorical from their dtype (a list alone would make the rest numerical)
-    categorical = [name for name in names if name in declared or column_kind(X[name]) == CATEGORICAL]
-    return generate_segments(X, max_depth=3 if args.max_depth is None else args.max_depth,
-                             max_values_per_feature=segment_columns(args)[1],
-                             categorical_features=categorical if declared else "from_dtype")  # fmt: skip
-
-
 def _run(args) -> int:
     from mcal.metrics import calibration_summary, mce, regression_summary, worst_segments
 
-    check_count(args.n_bins, "--n-bins", 1)
-    check_count(args.max_depth, "--max-depth", 0)
     _auto.check_compare(args)
     if args.score_cols is not None:
-        from mcal.cli._multiclass import evaluate
-
-        return evaluate(args)
+        return _multiclass.evaluate(args)
     check_output(args.plot, "--plot", inputs=[("DATA", args.data)])
     if args.plot:
         _check_plot_format(args.plot)
@@ -191,23 +78,14 @@ def _run(args) -> int:
     selection = None  # the comparison of --compare-methods
     per_value: dict[str, Any] = {}
     if _dask.requested(args):
-        built: list[
-            Any
-        ] = []  # the segments _dask.evaluate generates, for the near-duplicate rule of the worst segments
-
-        def build(df: Any, a: Any) -> Any:
-            built.append(_segments(df, a))
-            return built[-1]
-
-        table, n_rows, total, results = _dask.evaluate(args, build)
-        segments = built[-1] if built else None
+        table, n_rows, total, results, segments = _dask.evaluate(args)
     else:
         df = read_data(args)
         y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col,
                                         pos_label=args.pos_label, outcome=args.outcome)  # fmt: skip
         scores = {name: score_values(df, name, args.outcome) for name in args.score_col}
         field = column(df, args.field, "--field").to_numpy() if args.field else None
-        segments = _segments(df, args)
+        segments = segments_of(df, args)
         if args.outcome == "regression":
             table = regression_summary(y, scores, sample_weight=w)
         else:
@@ -296,35 +174,12 @@ def _print_segments(results, worst, tables, names, max_overlap, width: int) -> N
     print(findings_text(shown, width))
 
 
-def add_ci_arguments(parser) -> None:
-    """``--ci`` and ``--n-resamples``, of ``mcal evaluate`` and ``mcal report``: bootstrap intervals."""
-    parser.add_argument(
-        "--ci", type=float, nargs="?", const=0.95, metavar="LEVEL", help="bootstrap confidence intervals (level "
-        "0.95 unless given) of each metric, the MCE and the worst segments' ECCE in sigmas; rows are resampled "
-        "with their weights, with a fixed seed (mcal.metrics.bootstrap), all resamples of a metric at once; "
-        "percentile intervals of the log loss, Brier score, AUCs and PCOC, basic (bias-corrected) ones of ECE, "
-        "ECCE, MCE and F-RCE, which may lie below the value, down to 0",
-    )  # fmt: skip
-    parser.add_argument("--n-resamples", type=int, metavar="N", help="bootstrap resamples of --ci (default 200)")
-
-
-def check_ci(args) -> None:
-    """Reject a ``--ci`` level outside (0, 1), and ``--n-resamples`` below 2 or without ``--ci``."""
-    if args.ci is None:
-        if args.n_resamples is not None:
-            raise CLIError("--n-resamples needs --ci (the bootstrap intervals it sets)")
-        return
-    if not 0 < args.ci < 1:
-        raise CLIError(f"--ci must be a confidence level between 0 and 1, e.g. 0.95; got {args.ci}")
-    check_count(args.n_resamples, "--n-resamples", 2)
-
-
 def _with_intervals(args, table, tables, y, scores, w, field, segments, worst):
     """``table`` with the columns ``<metric>_low`` and ``<metric>_high`` after each metric that has them, and the
     per-segment tables with ``ecce_sigma_low``/``_high`` for the segments of ``worst`` (NaN for the others)."""
     from mcal.metrics import segment_intervals, summary_intervals
 
-    options = {"n_resamples": args.n_resamples or _N_RESAMPLES, "confidence_level": args.ci}
+    options = {"n_resamples": args.n_resamples or N_RESAMPLES, "confidence_level": args.ci}
     intervals = summary_intervals(y, scores, sample_weight=w, field=field, segments=segments, n_bins=args.n_bins,
                                   **options)  # fmt: skip
     columns = [c for metric in table.columns for c in (metric, f"{metric}_low", f"{metric}_high") if

@@ -6,20 +6,19 @@ import json
 import math
 
 from mcal.cli import _dask, _gates
-from mcal.cli._common import (
+from mcal.cli._common import check_output, column, labels_scores_weights, read_data
+from mcal.cli._layout import terminal_width
+from mcal.cli._options import (
+    OPEN_UNIT,
+    SEGMENTS_SYNTAX,
     CLIError,
     Command,
     add_data_arguments,
-    check_count,
-    check_output,
-    column,
-    labels_scores_weights,
-    read_data,
+    add_segments_arguments,
+    named_as_options,
 )
-from mcal.cli._evaluate import _segments, add_categorical_argument, segment_features
-from mcal.cli._per_value import SEGMENTS_SYNTAX, add_segment_values_argument, per_value_tables, print_per_value
-
-#: Columns of the per-window table printed on stdout.
+from mcal.cli._per_value import per_value_tables, print_per_value
+from mcal.cli._segments import segment_features, segments_of
 
 
 def _configure(parser) -> None:
@@ -33,15 +32,12 @@ def _configure(parser) -> None:
         "a number for numeric times (default 1D); windows start at multiples of it from the Unix epoch (0); windows "
         "without rows are left out",
     )  # fmt: skip
-    parser.add_argument(
-        "--segments", metavar="A,B", help="feature columns to generate segments from: adds the multicalibration "
-        "error (MCE) of each window, on segments generated once from all rows" + SEGMENTS_SYNTAX + ", in the "
-        "latest window (not with --scheduler or --dask-workers)",
+    add_segments_arguments(
+        parser, "feature columns to generate segments from: adds the multicalibration error (MCE) of each window, "
+        "on segments generated once from all rows" + SEGMENTS_SYNTAX + ", in the latest window (not with "
+        "--scheduler or --dask-workers)",
     )  # fmt: skip
-    add_segment_values_argument(parser)
-    parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
-    add_categorical_argument(parser)
-    parser.add_argument("--alpha", type=float, default=0.05, metavar="A",
+    parser.add_argument("--alpha", type=OPEN_UNIT, default=0.05, metavar="A",
                         help="level of the drift alarm (default 0.05: it fires at e-value >= 20)")  # fmt: skip
     parser.add_argument("--n-resamples", type=int, default=200, metavar="N", help="bootstrap resamples of each "
                         "window's intervals of ECCE in sigma and the MCE (default 200; 0: none)")  # fmt: skip
@@ -68,34 +64,12 @@ def _window_length(args, numeric: bool):
 
 
 def _run(args) -> int:
-    import pandas as pd
+    from mcal.monitor import monitor_report
 
-    from mcal.monitor import monitor, monitor_report, parse_times, window_starts
-
-    check_count(args.max_depth, "--max-depth", 0)
-    if args.n_resamples < 0 or args.n_resamples == 1:
-        raise CLIError(f"--n-resamples must be 0 (no bootstrap intervals) or an integer >= 2; got {args.n_resamples}")
-    if not 0 < args.alpha < 1:
-        raise CLIError(f"--alpha must be a number in (0, 1); got {args.alpha}")
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
     _gates.MONITOR.check_options(args.fail_if, args)
-    if _dask.requested(args):
-        result, last = _dask.monitor(args, _segments, _window_length)
-    else:
-        df = read_data(args)
-        y, p, w = labels_scores_weights(df, label_col=args.label_col, score_col=args.score_col,
-                                        weight_col=args.weight_col, pos_label=args.pos_label)  # fmt: skip
-        assert p is not None  # monitor reads a score column
-        times = parse_times(column(df, args.time_col, "--time-col"), name=f"--time-col {args.time_col!r}")
-        window = _window_length(args, pd.api.types.is_numeric_dtype(times.dtype))
-        X = segment_features(df, args)
-        result = monitor(y, p, times, window=window, X=X, segments=_segments(df, args),
-                         sample_weight=w, alpha=args.alpha, n_resamples=args.n_resamples)  # fmt: skip
-        last = None
-        if X is not None:
-            starts = window_starts(times, window)
-            in_last = starts == starts.max()
-            last = (y[in_last], p[in_last], None if w is None else w[in_last], df[in_last])
+    with named_as_options({"n_resamples": "--n-resamples"}):  # the library's rule: 0, or at least 2
+        result, last = _dask.monitor(args, _window_length) if _dask.requested(args) else _windows(args)
     per_value = None
     if last is not None:  # the latest window's per-value table, from its rows in memory either way
         y_last, p_last, w_last, X_last = last
@@ -116,9 +90,30 @@ def _run(args) -> int:
     return _gates.MONITOR.report(args.fail_if, rows)
 
 
-def _print_table(result, args) -> None:
-    from mcal.cli._layout import terminal_width
+def _windows(args):
+    """:func:`mcal.monitor.monitor` of DATA read into memory, and with ``--segments`` the latest window's labels,
+    scores, weights and rows (for its per-value table), else None."""
+    import pandas as pd
 
+    from mcal.monitor import monitor, parse_times, window_starts
+
+    df = read_data(args)
+    y, p, w = labels_scores_weights(df, label_col=args.label_col, score_col=args.score_col,
+                                    weight_col=args.weight_col, pos_label=args.pos_label)  # fmt: skip
+    assert p is not None  # monitor reads a score column
+    times = parse_times(column(df, args.time_col, "--time-col"), name=f"--time-col {args.time_col!r}")
+    window = _window_length(args, pd.api.types.is_numeric_dtype(times.dtype))
+    X = segment_features(df, args)
+    result = monitor(y, p, times, window=window, X=X, segments=segments_of(df, args),
+                     sample_weight=w, alpha=args.alpha, n_resamples=args.n_resamples)  # fmt: skip
+    if X is None:
+        return result, None
+    starts = window_starts(times, window)
+    in_last = starts == starts.max()
+    return result, (y[in_last], p[in_last], None if w is None else w[in_last], df[in_last])
+
+
+def _print_table(result, args) -> None:
     print(f"{int(result.table['n_samples'].sum())} rows in {len(result.table)} windows of {result.window}, "
           f"score {args.score_col!r}, label {args.label_col!r}")  # fmt: skip
     print(result.summary(width=terminal_width()))

@@ -10,39 +10,16 @@ import inspect
 import json
 from typing import TYPE_CHECKING, Any
 
-from mcal._registry import METHODS, get_method, method_outcome
-from mcal.cli._common import CLIError, column, read_data, split_names
+from mcal._registry import get_multiclass_method, multiclass_method_names
+from mcal.cli._common import column, feature_frame, read_data, write_table
+from mcal.cli._estimator import feature_input, field_setting, parameter_options, parse_params, threads_setting
+from mcal.cli._layout import metrics_text, terminal_width, wrap
+from mcal.cli._options import CLIError, check_ci, named_as_options, split_names
+from mcal.cli._segments import segments_of
 
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import numpy as np
     import pandas as pd
-
-#: Help of ``--score-cols``, with the rule that maps labels to columns.
-SCORE_COLS_HELP = (
-    "k > 1 classes: one probability column per class, comma-separated, rows summing to 1, e.g. --score-cols "
-    "p_ant,p_bee,p_cat, or a prefix that is not a column (p_: every column whose name starts with it, in file "
-    "order). Labels are integers 0..k-1 (the position of the class's column in the list), or class "
-    "names, each the end of exactly one column's name (cat for p_cat; a column no label names is a class absent "
-    "from the data), or k class names none of which ends a column's name, matched to the columns in sorted order "
-    "(numbers by value, text alphabetically); anything else is an error that names the labels and the columns"
-)
-#: ``mcal fit --method`` with ``--score-cols`` -> the class of :mod:`mcal.multiclass`; ``ovr-NAME`` is one-vs-rest
-#: around the binary method NAME.
-MULTICLASS_METHODS = {
-    "temperature": "MulticlassTemperatureScaling",
-    "vector": "VectorScaling",
-    "matrix": "MatrixScaling",
-    "dirichlet": "DirichletCalibration",
-    "mcgrad": "MulticlassMCGrad",
-}
-_OVR = "ovr-"
-
-
-def method_names() -> list[str]:
-    """The ``--method`` names of ``--score-cols``: those of :data:`MULTICLASS_METHODS` and ``ovr-NAME`` for every
-    binary method NAME."""
-    binary = [f"{_OVR}{name}" for name in sorted(METHODS) if method_outcome(name) == "classification"]
-    return sorted(MULTICLASS_METHODS) + binary
 
 
 def score_groups(values: list[str] | None, df: pd.DataFrame) -> list[list[str]]:
@@ -77,7 +54,7 @@ def _text(value: Any) -> str:
 
 def class_codes(labels: pd.Series, label_col: str, columns: list[str]) -> tuple[np.ndarray, list[Any]]:
     """The column of each row's class, and the class of each column (None: no label names it), by the rule of
-    :data:`SCORE_COLS_HELP`.
+    :data:`mcal.cli._options.SCORE_COLS_HELP`.
 
     Raises
     ------
@@ -160,14 +137,11 @@ def class_mapping(classes: list[Any], columns: list[str]) -> str:
 def build_estimator(
     method: str, params: list[str], random_state: int, field: str | None = None, n_jobs: int | None = None
 ):
-    """The unfitted calibrator of a ``--method`` name of :func:`method_names` with ``--param`` settings (for
-    ``ovr-NAME``: the binary method's parameters, and its ``--field``) and ``--n-jobs``."""
-    from mcal import multiclass
-    from mcal.cli._fit import _parse_params, field_setting, threads_setting
-
-    kwargs = _parse_params(params)
-    ovr = method.startswith(_OVR)
-    cls = get_method(method[len(_OVR) :]) if ovr else getattr(multiclass, MULTICLASS_METHODS[method])
+    """The unfitted calibrator of a ``--method`` name of :func:`mcal._registry.multiclass_method_names` with
+    ``--param`` settings (for ``ovr-NAME``: the binary method's parameters, and its ``--field``) and ``--n-jobs``."""
+    kwargs = parse_params(params)
+    wrapper, binary = get_multiclass_method(method)
+    cls = wrapper if binary is None else binary
     accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
     unknown = sorted(set(kwargs) - accepted)
     if unknown:
@@ -175,9 +149,9 @@ def build_estimator(
     if "random_state" in accepted:
         kwargs["random_state"] = random_state
     kwargs.update(threads_setting(method, accepted, n_jobs))
-    if ovr:
+    if binary is not None:
         kwargs.update(field_setting(method, cls, field))
-        return multiclass.OneVsRestCalibrator(cls(**kwargs))
+        return wrapper(cls(**kwargs))
     if field is not None:
         raise CLIError(f"--field applies to a single score column (--score-col), not to --score-cols; got --field "
                        f"{field!r}")  # fmt: skip
@@ -197,11 +171,11 @@ def reads_features(model) -> bool:
 def fit(args, features: list[str], random_state: int) -> int:
     """``mcal fit --score-cols``: fit a calibrator of :mod:`mcal.multiclass` and save it with its columns."""
     from mcal._persistence import save
-    from mcal.cli._fit import feature_frame
 
     refuse(args, ("--pos-label", "--device", "--scheduler", "--dask-workers", "--dask-timeout"))
-    if args.method not in method_names():
-        raise CLIError(f"--method must be one of {', '.join(method_names())} with --score-cols (k classes); got "
+    names = multiclass_method_names()
+    if args.method not in names:
+        raise CLIError(f"--method must be one of {', '.join(names)} with --score-cols (k classes); got "
                        f"{args.method!r}, a method for one score column")  # fmt: skip
     model = build_estimator(args.method, args.param, random_state, args.field, args.n_jobs)
     df = read_data(args, text_columns=[args.field] if args.field else [])  # a field's values are labels
@@ -210,7 +184,8 @@ def fit(args, features: list[str], random_state: int) -> int:
     X = feature_frame(df, features, args.field)
     if X is not None and not reads_features(model):
         raise CLIError(f"method {args.method!r} uses only the scores; drop --features")
-    model.fit(probs[",".join(columns)], y, X=X, sample_weight=w)
+    with named_as_options(parameter_options(args.param)):
+        model.fit(probs[",".join(columns)], y, X=X, sample_weight=w)
     metadata = {"method": args.method, "score_cols": columns, "classes": classes, "features": features,
                 "field": args.field}  # fmt: skip
     save(model, args.output, metadata=metadata)
@@ -221,9 +196,6 @@ def fit(args, features: list[str], random_state: int) -> int:
 
 def predict(args, model, meta: dict, given: list[str]) -> int:
     """``mcal predict`` of a model for k classes: one column ``<score col>_calibrated`` per class."""
-    from mcal.cli._common import write_table
-    from mcal.cli._fit import _feature_input
-
     if args.score_col is not None or args.output_col is not None:
         option = "--score-col" if args.score_col is not None else "--output-col"
         raise CLIError(f"{option} applies to a binary model; {args.model} holds a {type(model).__name__} for "
@@ -243,7 +215,7 @@ def predict(args, model, meta: dict, given: list[str]) -> int:
     taken = [name for name in out if name in df.columns]
     if taken:
         raise CLIError(f"DATA already has the column(s) {taken} that predict would write; rename them")
-    X = _feature_input(model, meta, df, given) if reads_features(model) else None
+    X = feature_input(model, meta, df, given) if reads_features(model) else None
     Q = model.predict(P, X=X)
     for j, name in enumerate(out):
         df[name] = Q[:, j]
@@ -275,7 +247,6 @@ def _class_name(classes: list[Any], j: int) -> str:
 def evaluate(args) -> int:
     """``mcal evaluate --score-cols``: log loss, Brier, accuracy, top-label and classwise ECE of each group; with
     ``--segments``, the classwise MCE (worst class and per class) and the top-label MCE."""
-    from mcal.cli._evaluate import _segments, check_ci
     from mcal.metrics import multiclass_summary
 
     check_ci(args)
@@ -285,7 +256,7 @@ def evaluate(args) -> int:
     groups = score_groups(args.score_cols, df)
     y, classes, probs, w = labels_and_matrices(args, df, groups)
     table = multiclass_summary(y, probs, sample_weight=w, n_bins=args.n_bins, strategy=args.strategy)
-    segments = _segments(df, args)
+    segments = segments_of(df, args)
     results = {} if segments is None else segment_results(y, probs, w, segments, classes)
     for name, r in results.items():
         table.loc[name, "classwise_mce_sigma"] = r["classwise"][r["worst_class"]].mce_sigma
@@ -299,8 +270,6 @@ def evaluate(args) -> int:
                           for name, r in results.items()}  # fmt: skip
         print(json.dumps(out, indent=2, allow_nan=False))
         return 0
-    from mcal.cli._layout import metrics_text, terminal_width, wrap
-
     width = terminal_width()
     print(wrap(f"{len(df)} rows, label {args.label_col!r}, {len(classes)} classes: "
                f"{class_mapping(classes, groups[0])}", width, "    "))  # fmt: skip
@@ -320,8 +289,6 @@ def _finite(value: float) -> float | None:
 def _print_mce(results: dict, names: str, n_segments: int, width: int) -> None:
     import pandas as pd
 
-    from mcal.cli._layout import wrap
-
     print("\n" + wrap(f"classwise MCE (ECCE / sigma of the worst segment, per class) over {n_segments} segments of "
                       f"{names}:", width))  # fmt: skip
     per_class = pd.DataFrame({name: {c: m.mce_sigma for c, m in r["classwise"].items()} for name, r in results.items()})
@@ -334,7 +301,6 @@ def _print_mce(results: dict, names: str, n_segments: int, width: int) -> None:
 
 def report(args) -> int:
     """``mcal report --score-cols``: :func:`mcal.report.make_multiclass_report` of each group of columns."""
-    from mcal.cli._evaluate import _segments, check_ci
     from mcal.report import make_multiclass_report
 
     check_ci(args)
@@ -346,7 +312,7 @@ def report(args) -> int:
         f", weight column {args.weight_col!r}" if w is not None else ""
     )
     out = make_multiclass_report(
-        y, probs, path=args.output, segments=_segments(df, args), sample_weight=w, title=args.title,
+        y, probs, path=args.output, segments=segments_of(df, args), sample_weight=w, title=args.title,
         description=description, n_bins=args.n_bins, strategy=args.strategy,
         class_names=[f"column {col}" if c is None else _text(c) for c, col in zip(classes, groups[0], strict=True)],
     )  # fmt: skip

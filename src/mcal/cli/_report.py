@@ -2,70 +2,43 @@
 
 from __future__ import annotations
 
-from mcal.cli import _auto
-from mcal.cli._common import (
+from mcal.cli import _auto, _multiclass
+from mcal.cli._common import check_output, column, labels_scores_weights, read_data, score_values
+from mcal.cli._options import (
+    N_RESAMPLES,
+    SEGMENTS_SYNTAX,
     CLIError,
     Command,
     add_data_arguments,
-    check_count,
-    check_output,
+    add_evaluation_arguments,
+    check_ci,
+    check_regression_options,
     check_unique_scores,
-    column,
-    labels_scores_weights,
-    read_data,
-    score_values,
 )
+from mcal.cli._per_value import per_value_tables
+from mcal.cli._segments import segment_features, segments_of
 
 
 def _configure(parser) -> None:
-    from mcal.cli._evaluate import (
-        add_all_segments_argument,
-        add_categorical_argument,
-        add_ci_arguments,
-        add_outcome_argument,
-        add_strategy_argument,
-    )
-    from mcal.cli._per_value import SEGMENTS_SYNTAX, add_segment_values_argument
-
     add_data_arguments(parser, score_required=True, multiple_scores=True, classes=True)
-    parser.add_argument(
-        "--segments",
-        metavar="A,B,C",
-        help="feature columns to generate segments from: adds MCE and the worst segments"
-        + SEGMENTS_SYNTAX
-        + " (binary labels)",
-    )
-    add_segment_values_argument(parser)
-    parser.add_argument("--max-depth", type=int, metavar="N", help="conditions per segment with --segments (default 3)")
-    add_categorical_argument(parser)
-    add_all_segments_argument(parser)
-    add_outcome_argument(parser)
-    add_strategy_argument(parser)
+    add_evaluation_arguments(
+        parser, n_bins_help="equal-width bins of the ECE and the diagrams (default 10)", segments_help="feature "
+        "columns to generate segments from: adds MCE and the worst segments" + SEGMENTS_SYNTAX + " (binary labels)",
+    )  # fmt: skip
     parser.add_argument("--field", metavar="COL", help="field (context) column: adds F-RCE and PCOC per field value")
     parser.add_argument("--title", metavar="TEXT", help="title of the report (default: Calibration report)")
-    parser.add_argument(
-        "--n-bins", type=int, default=10, metavar="N", help="equal-width bins of the ECE and the diagrams (default 10)"
-    )
-    add_ci_arguments(parser)
     _auto.add_compare_argument(parser)
     parser.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="HTML file to write")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (it is shown only on a terminal anyway)")
 
 
 def _run(args) -> int:
-    from mcal.cli._evaluate import _N_RESAMPLES, check_ci, check_regression_options, segment_features
-    from mcal.cli._evaluate import _segments as segments_from_columns
-    from mcal.cli._per_value import per_value_tables
     from mcal.report import make_report
 
-    check_count(args.n_bins, "--n-bins", 1)
-    check_count(args.max_depth, "--max-depth", 0)
     check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
     _auto.check_compare(args)
     if args.score_cols is not None:
-        from mcal.cli._multiclass import report
-
-        return report(args)
+        return _multiclass.report(args)
     check_unique_scores(args.score_col)
     check_ci(args)
     check_regression_options(args)
@@ -77,7 +50,7 @@ def _run(args) -> int:
                                     pos_label=args.pos_label, outcome=args.outcome)  # fmt: skip
     scores = {name: score_values(df, name, args.outcome) for name in args.score_col}
     field = column(df, args.field, "--field") if args.field else None
-    segments = segments_from_columns(df, args)  # as `mcal evaluate --segments` generates them
+    segments = segments_of(df, args)  # as `mcal evaluate --segments` generates them
     comparison = None
     if args.compare_methods:
         comparison = _auto.compare(df, y, w, segment_features(df, args), args)
@@ -99,7 +72,7 @@ def _run(args) -> int:
         n_bins=args.n_bins,
         progress=False if args.quiet else None,
         confidence=0.95 if args.ci is None else args.ci,
-        n_resamples=0 if args.ci is None else args.n_resamples or _N_RESAMPLES,
+        n_resamples=0 if args.ci is None else args.n_resamples or N_RESAMPLES,
         outcome=args.outcome,
         method_comparison=comparison,
         per_value=per_value,
