@@ -8,8 +8,10 @@ bootstrap intervals of the metrics, the MCE and the worst segments' ECCE in sigm
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,12 +59,43 @@ def _json_safe(value: float) -> float | None:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
-def _run(args) -> int:
-    from mcal.metrics import calibration_summary, mce, regression_summary, worst_segments
+@dataclass
+class _Evaluation:
+    """What ``mcal evaluate`` computed for its printers: the metrics table (a row per score column), the row count
+    and total weight, and with ``--segments`` the MCE results, per-segment tables, worst segments and per-value
+    tables; the method comparison of ``--compare-methods``."""
 
+    table: Any
+    n_rows: int
+    total: float | None
+    results: dict[str, Any]
+    segments: Any
+    per_value: dict[str, Any] = dataclasses.field(default_factory=dict)
+    selection: Any = None
+    tables: dict[str, Any] = dataclasses.field(default_factory=dict)
+    worst: Any = None
+    max_overlap: float | None = None
+
+
+def _run(args) -> int:
     _auto.check_compare(args)
     if args.score_cols is not None:
         return _multiclass.evaluate(args)
+    gates = _check_options(args)
+    if _dask.requested(args):
+        found = _Evaluation(*_dask.evaluate(args))
+        _add_segment_results(found, args)
+    else:
+        found = _evaluate_in_memory(args)
+    if args.json:
+        _print_json(found)
+    else:
+        _print_text(found, args)
+    return gates.report(args.fail_if, ((f"score column {name!r}", row) for name, row in found.table.iterrows()))
+
+
+def _check_options(args) -> _gates.Gates:
+    """Refuse, before any work, options that do not go together; the gates of ``--outcome``."""
     check_output(args.plot, "--plot", inputs=[("DATA", args.data)])
     if args.plot:
         _check_plot_format(args.plot)
@@ -75,80 +108,95 @@ def _run(args) -> int:
             raise CLIError(f"{option} needs the data in memory: it is not available with --scheduler or "
                            "--dask-workers")  # fmt: skip
     check_regression_options(args)
-    selection = None  # the comparison of --compare-methods
-    per_value: dict[str, Any] = {}
-    if _dask.requested(args):
-        table, n_rows, total, results, segments = _dask.evaluate(args)
-    else:
-        df = read_data(args)
-        y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col,
-                                        pos_label=args.pos_label, outcome=args.outcome)  # fmt: skip
-        scores = {name: score_values(df, name, args.outcome) for name in args.score_col}
-        field = column(df, args.field, "--field").to_numpy() if args.field else None
-        segments = segments_of(df, args)
-        if args.outcome == "regression":
-            table = regression_summary(y, scores, sample_weight=w)
-        else:
-            table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
-        results = {} if segments is None else {name: mce(y, p, segments=segments, sample_weight=w, outcome=args.outcome)
-                                               for name, p in scores.items()}  # fmt: skip
-        if segments is not None:
-            per_value = per_value_tables(y, scores, segment_features(df, args), w, args)
-        n_rows, total = len(df), None if w is None else float(w.sum())
-        selection = _auto.compare(df, y, w, segment_features(df, args), args) if args.compare_methods else None
-        if args.plot:
-            _plot(y, scores, w, args.plot, args.outcome, args.n_bins, args.strategy)
-    if results:  # the columns calibration_summary(..., segments=...) adds, from the results printed below
-        table["mce_sigma"] = [results[name].mce_sigma for name in table.index]
-        table["mce_absolute"] = [results[name].mce_absolute for name in table.index]
-        table["mce_pvalue"] = [results[name].pvalue for name in table.index]
-        table["mce_pvalue_adjusted"] = [results[name].pvalue_adjusted for name in table.index]
-    tables = {name: r.table for name, r in results.items()}
-    max_overlap = None if args.all_segments else 0.8
-    worst = (
-        worst_segments(results, segments, n_worst=_N_WORST, max_overlap=max_overlap)
-        if results and segments is not None
-        else None
-    )
-    if args.ci is not None:
-        table, tables = _with_intervals(args, table, tables, y, scores, w, field, segments, worst)
-    if args.json:
-        out = {
-            "n_samples": int(n_rows),
-            "total_weight": total if total is not None else float(n_rows),
-            "metrics": {name: {k: _json_safe(float(v)) for k, v in row.items()} for name, row in table.iterrows()},
-        }
-        if results:
-            out["segments"] = {name: _records(t) for name, t in tables.items()}
-            out["worst_segments"] = {"p_adjustment": "holm", "max_overlap": max_overlap, "rows": _records(worst)}
-        if selection is not None:
-            out["method_comparison"] = selection.to_dict()
-        if per_value:
-            first = next(iter(per_value.values()))
-            out["per_value"] = {"min_samples_per_value": first.min_samples_per_value, "p_adjustment": "holm",
-                                "n_left_out": {k: int(v) for k, v in first.n_left_out.items()},
-                                "rows": {name: _records(t.table) for name, t in per_value.items()}}  # fmt: skip
-        print(json.dumps(out, indent=2, allow_nan=False))
-    else:
-        print(f"{n_rows} rows{'' if total is None else f', total weight {total:.6g}'}, label {args.label_col!r}")
-        from mcal.report import PVALUE_FLOOR, format_pvalue, format_pvalue_columns
+    return gates
 
-        shown = format_pvalue_columns(table)
-        if results:  # adjusted over a column's m tested segments: "< m * 1e-15" below the floor, never "0"
-            shown["mce_pvalue_adjusted"] = [
-                format_pvalue(results[name].pvalue_adjusted,
-                              floor=min(1.0, int(results[name].table["pvalue"].notna().sum()) * PVALUE_FLOOR))
-                for name in table.index
-            ]  # fmt: skip
-        width = terminal_width()
-        print(metrics_text(table, shown, width))
-        if results:
-            _print_segments(results, worst, tables, args.segments, max_overlap, width)
-        if selection is not None:
-            _auto.print_comparison(selection, n_rows)
-        if per_value:
-            print_per_value(per_value)
-    return gates.report(args.fail_if, ((f"score column {name!r}", row) for name, row in table.iterrows()))
+
+def _evaluate_in_memory(args) -> _Evaluation:
+    """DATA read into memory: the metrics, the MCE, the per-value tables, the comparison, the diagram and the
+    intervals that the options ask for."""
+    from mcal.metrics import calibration_summary, mce, regression_summary
+
+    df = read_data(args)
+    y, _, w = labels_scores_weights(df, label_col=args.label_col, score_col=None, weight_col=args.weight_col,
+                                    pos_label=args.pos_label, outcome=args.outcome)  # fmt: skip
+    scores = {name: score_values(df, name, args.outcome) for name in args.score_col}
+    field = column(df, args.field, "--field").to_numpy() if args.field else None
+    segments = segments_of(df, args)
+    if args.outcome == "regression":
+        table = regression_summary(y, scores, sample_weight=w)
+    else:
+        table = calibration_summary(y, scores, sample_weight=w, field=field, n_bins=args.n_bins)
+    results = {} if segments is None else {name: mce(y, p, segments=segments, sample_weight=w, outcome=args.outcome)
+                                           for name, p in scores.items()}  # fmt: skip
+    found = _Evaluation(table, len(df), None if w is None else float(w.sum()), results, segments)
+    if segments is not None:
+        found.per_value = per_value_tables(y, scores, segment_features(df, args), w, args)
+    if args.compare_methods:
+        found.selection = _auto.compare(df, y, w, segment_features(df, args), args)
+    if args.plot:
+        _plot(y, scores, w, args.plot, args.outcome, args.n_bins, args.strategy)
+    _add_segment_results(found, args)
+    if args.ci is not None:
+        found.table, found.tables = _with_intervals(args, found, y, scores, w, field)
+    return found
+
+
+def _add_segment_results(found: _Evaluation, args) -> None:
+    """The MCE columns of the metrics table, the per-segment tables and the worst segments across every column."""
+    from mcal.metrics import worst_segments
+
+    results = found.results
+    if results:  # the columns calibration_summary(..., segments=...) adds, from the results printed below
+        found.table["mce_sigma"] = [results[name].mce_sigma for name in found.table.index]
+        found.table["mce_absolute"] = [results[name].mce_absolute for name in found.table.index]
+        found.table["mce_pvalue"] = [results[name].pvalue for name in found.table.index]
+        found.table["mce_pvalue_adjusted"] = [results[name].pvalue_adjusted for name in found.table.index]
+    found.tables = {name: r.table for name, r in results.items()}
+    found.max_overlap = None if args.all_segments else 0.8
+    if results and found.segments is not None:
+        found.worst = worst_segments(results, found.segments, n_worst=_N_WORST, max_overlap=found.max_overlap)
+
+
+def _print_json(found: _Evaluation) -> None:
+    out = {
+        "n_samples": int(found.n_rows),
+        "total_weight": found.total if found.total is not None else float(found.n_rows),
+        "metrics": {name: {k: _json_safe(float(v)) for k, v in row.items()} for name, row in found.table.iterrows()},
+    }
+    if found.results:
+        out["segments"] = {name: _records(t) for name, t in found.tables.items()}
+        out["worst_segments"] = {"p_adjustment": "holm", "max_overlap": found.max_overlap,
+                                 "rows": _records(found.worst)}  # fmt: skip
+    if found.selection is not None:
+        out["method_comparison"] = found.selection.to_dict()
+    if found.per_value:
+        first = next(iter(found.per_value.values()))
+        out["per_value"] = {"min_samples_per_value": first.min_samples_per_value, "p_adjustment": "holm",
+                            "n_left_out": {k: int(v) for k, v in first.n_left_out.items()},
+                            "rows": {name: _records(t.table) for name, t in found.per_value.items()}}  # fmt: skip
+    print(json.dumps(out, indent=2, allow_nan=False))
+
+
+def _print_text(found: _Evaluation, args) -> None:
+    from mcal.report import PVALUE_FLOOR, format_pvalue, format_pvalue_columns
+
+    total = "" if found.total is None else f", total weight {found.total:.6g}"
+    print(f"{found.n_rows} rows{total}, label {args.label_col!r}")
+    shown = format_pvalue_columns(found.table)
+    if found.results:  # adjusted over a column's m tested segments: "< m * 1e-15" below the floor, never "0"
+        shown["mce_pvalue_adjusted"] = [
+            format_pvalue(found.results[name].pvalue_adjusted,
+                          floor=min(1.0, int(found.results[name].table["pvalue"].notna().sum()) * PVALUE_FLOOR))
+            for name in found.table.index
+        ]  # fmt: skip
+    width = terminal_width()
+    print(metrics_text(found.table, shown, width))
+    if found.results:
+        _print_segments(found.results, found.worst, found.tables, args.segments, found.max_overlap, width)
+    if found.selection is not None:
+        _auto.print_comparison(found.selection, found.n_rows)
+    if found.per_value:
+        print_per_value(found.per_value)
 
 
 def _print_segments(results, worst, tables, names, max_overlap, width: int) -> None:
@@ -174,11 +222,12 @@ def _print_segments(results, worst, tables, names, max_overlap, width: int) -> N
     print(findings_text(shown, width))
 
 
-def _with_intervals(args, table, tables, y, scores, w, field, segments, worst):
-    """``table`` with the columns ``<metric>_low`` and ``<metric>_high`` after each metric that has them, and the
-    per-segment tables with ``ecce_sigma_low``/``_high`` for the segments of ``worst`` (NaN for the others)."""
+def _with_intervals(args, found: _Evaluation, y, scores, w, field):
+    """The metrics table with the columns ``<metric>_low`` and ``<metric>_high`` after each metric that has them,
+    and the per-segment tables with ``ecce_sigma_low``/``_high`` for the worst segments (NaN for the others)."""
     from mcal.metrics import segment_intervals, summary_intervals
 
+    table, tables, segments, worst = found.table, dict(found.tables), found.segments, found.worst
     options = {"n_resamples": args.n_resamples or N_RESAMPLES, "confidence_level": args.ci}
     intervals = summary_intervals(y, scores, sample_weight=w, field=field, segments=segments, n_bins=args.n_bins,
                                   **options)  # fmt: skip
