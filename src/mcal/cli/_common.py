@@ -315,7 +315,7 @@ def labels_scores_weights(
                            f"label column {label_col!r}")  # fmt: skip
         y = check_y_real(column(df, label_col, "--label-col").to_numpy(), f"label column {label_col!r}")
         p = None if score_col is None else score_values(df, score_col, outcome)
-        return y, p, _weights(df, weight_col)
+        return y, p, weight_values(df, weight_col)
     raw = column(df, label_col, "--label-col").to_numpy()
     _refuse(df, np.asarray(column(df, label_col, "--label-col").isna()), f"label column {label_col!r}",
             "must not contain missing values", lambda i: "a missing value")  # fmt: skip
@@ -337,7 +337,7 @@ def labels_scores_weights(
             "regression-linear)"
         ) from exc
     p = None if score_col is None else score_values(df, score_col, outcome)
-    return y, p, _weights(df, weight_col)
+    return y, p, weight_values(df, weight_col)
 
 
 def score_values(df: pd.DataFrame, score_col: str, outcome: str = "classification") -> np.ndarray:
@@ -353,7 +353,9 @@ def score_values(df: pd.DataFrame, score_col: str, outcome: str = "classificatio
     return check_y_prob(arr, name)
 
 
-def _weights(df: pd.DataFrame, weight_col: str | None) -> np.ndarray | None:
+def weight_values(df: pd.DataFrame, weight_col: str | None) -> np.ndarray | None:
+    """The validated weight column (None without one): finite and non-negative numbers, a bad cell named by its
+    line in the file."""
     from mcal._validation import check_sample_weight
 
     if weight_col is None:

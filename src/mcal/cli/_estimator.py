@@ -170,6 +170,13 @@ def threads_setting(method: str, accepted: set[str], n_jobs: int | None) -> dict
     return {"n_jobs": n_jobs}
 
 
+def check_features_left_out(model, given: list[str], reads: bool) -> None:
+    """Refuse ``--features`` (``given``) for a model that reads no features (``reads`` is False)."""
+    if given and not reads:
+        raise CLIError(f"--features must be left out: the model, a {type(model).__name__}, uses only the scores; "
+                       f"got {given}")  # fmt: skip
+
+
 def _named_columns(model, meta: dict) -> tuple[list[str], str] | None:
     """The columns of DATA a model reads, by name, and how it came by them: recorded by ``mcal fit``, or kept by
     the model from the DataFrame it was fitted on in Python. None for a model fitted on an array."""

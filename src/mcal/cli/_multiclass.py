@@ -11,8 +11,15 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from mcal._registry import get_multiclass_method, multiclass_method_names
-from mcal.cli._common import column, feature_frame, read_data, write_table
-from mcal.cli._estimator import feature_input, field_setting, parameter_options, parse_params, threads_setting
+from mcal.cli._common import column, feature_frame, read_data, weight_values, write_table
+from mcal.cli._estimator import (
+    check_features_left_out,
+    feature_input,
+    field_setting,
+    parameter_options,
+    parse_params,
+    threads_setting,
+)
 from mcal.cli._layout import metrics_text, terminal_width, wrap
 from mcal.cli._options import CLIError, check_ci, named_as_options, split_names
 from mcal.cli._segments import segments_of
@@ -101,15 +108,6 @@ def score_matrix(df: pd.DataFrame, columns: list[str], logits: bool = False) -> 
     return check_class_scores(df[columns].to_numpy(), f"score columns {columns}", logits=logits)
 
 
-def _weights(df: pd.DataFrame, weight_col: str | None) -> np.ndarray | None:
-    from mcal._validation import check_sample_weight
-
-    if weight_col is None:
-        return None
-    return check_sample_weight(column(df, weight_col, "--weight-col").to_numpy(), len(df),
-                               f"weight column {weight_col!r}")  # fmt: skip
-
-
 def refuse(args, options: tuple[str, ...]) -> None:
     """Refuse the options of binary scores (given, i.e. not None, False or empty) with ``--score-cols``."""
     for option in options:
@@ -123,7 +121,7 @@ def labels_and_matrices(args, df: pd.DataFrame, groups: list[list[str]], logits:
     """Label codes, class of each column, the matrix of each group by name (its columns comma-joined), weights."""
     probs = {",".join(g): score_matrix(df, g, logits) for g in groups}
     y, classes = class_codes(column(df, args.label_col, "--label-col"), args.label_col, groups[0])
-    return y, classes, probs, _weights(df, args.weight_col)
+    return y, classes, probs, weight_values(df, args.weight_col)
 
 
 def class_mapping(classes: list[Any], columns: list[str]) -> str:
@@ -201,9 +199,7 @@ def predict(args, model, meta: dict, given: list[str]) -> int:
         raise CLIError(f"{option} applies to a binary model; {args.model} holds a {type(model).__name__} for "
                        f"{model.n_classes_} classes: name its columns with --score-cols (it writes "
                        "<column>_calibrated for each)")  # fmt: skip
-    if given and not reads_features(model):
-        raise CLIError(f"--features must be left out: the model, a {type(model).__name__}, uses only the scores; "
-                       f"got {given}")  # fmt: skip
+    check_features_left_out(model, given, reads_features(model))
     field = meta.get("field")
     df = read_data(args, text_columns=[field] if isinstance(field, str) else [])  # read as at fit time
     columns = score_groups([args.score_cols], df)[0] if args.score_cols else list(meta.get("score_cols") or [])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mcal.cli import _multiclass
 from mcal.cli._common import check_table_output, read_data, score_values, write_table
-from mcal.cli._estimator import check_device_option, feature_input
+from mcal.cli._estimator import check_device_option, check_features_left_out, feature_input
 from mcal.cli._options import CLIError, Command, add_csv_arguments, split_names
 
 
@@ -58,9 +58,7 @@ def _run(args) -> int:
     if args.score_cols is not None:
         raise CLIError(f"--score-cols applies to a model for k classes; {args.model} holds a binary "
                        f"{type(model).__name__}: name its score column with --score-col")  # fmt: skip
-    if given and not model.uses_features:
-        raise CLIError(f"--features must be left out: the model, a {type(model).__name__}, uses only the scores; "
-                       f"got {given}")  # fmt: skip
+    check_features_left_out(model, given, model.uses_features)
     if args.compile:
         if not isinstance(model, MCGrad):
             raise CLIError(f"--compile applies to MCGrad models only; {args.model} holds a {type(model).__name__}")
