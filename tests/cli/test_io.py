@@ -352,6 +352,33 @@ def test_a_score_out_of_range_or_a_negative_weight_names_its_line(table, tmp_pat
     )
 
 
+@pytest.mark.parametrize("command", ["evaluate", "fit"])
+def test_a_bad_label_cell_is_named_by_its_file_line(table, tmp_path, capsys, command):
+    # issue 32 item 9: labels said "got 1 value(s): 2.0 at index 6" and, for regression, "got dtype object, e.g.
+    # 'abc' at index 11": an index of the table, not the line of the file
+    path = tmp_path / "scores.csv"
+    extra = ["--method", "isotonic", "-o", str(tmp_path / "m.json")] if command == "fit" else []
+    table.assign(y=table["y"].where(table.index != 6, 2)).to_csv(path, index=False)
+    assert main([command, str(path), "--score-col", "p", "--label-col", "y", *extra]) == 2
+    err = capsys.readouterr().err
+    assert f"label column 'y' must be binary (0 or 1); got 2 on line 8 of {path}; for a continuous label" in err
+    regression = ["--method", "regression-isotonic"] if command == "fit" else ["--outcome", "regression"]
+    extra = [*regression, "-o", str(tmp_path / "m.json")] if command == "fit" else regression
+    table.astype({"y": object}).assign(y=table["y"].astype(object).where(table.index != 11, "abc")).to_csv(
+        path, index=False
+    )
+    assert main([command, str(path), "--score-col", "p", "--label-col", "y", *extra]) == 2
+    assert f"label column 'y' must hold numbers; got 'abc' on line 13 of {path}" in capsys.readouterr().err
+    table.assign(y=table["y"].where(table.index != 4)).to_csv(path, index=False)
+    assert main([command, str(path), "--score-col", "p", "--label-col", "y", *extra]) == 2
+    err = capsys.readouterr().err
+    assert (
+        f"label column 'y' must be finite (no missing value, NaN or infinity); got a missing value on line 6 of {path}"
+        in err
+    )
+    assert "index" not in err and not (tmp_path / "m.json").exists()
+
+
 def test_library_messages_show_plain_values_and_the_first_text_cell():
     from mcal._validation import check_y_prob
 

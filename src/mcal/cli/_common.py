@@ -293,6 +293,38 @@ def column(df: pd.DataFrame, name: str, option: str) -> pd.Series:
     return values
 
 
+#: What a label error of a binary command adds: where a continuous label goes.
+_CONTINUOUS_HINT = (
+    "; for a continuous label use --outcome regression (mcal evaluate, mcal report) or a regression "
+    "method (mcal fit --method regression-mcgrad, regression-isotonic or regression-linear)"
+)
+
+
+def _pos_label(raw: np.ndarray, pos_label: str | None, label_col: str) -> Any:
+    """``--pos-label`` as a value of the (non-missing) labels ``raw``: a number for a numeric column.
+
+    Raises
+    ------
+    CLIError
+        If it is not a label of a column of two labels, or not a number for a numeric column.
+    """
+    import numpy as np
+
+    if pos_label is None:
+        return None
+    pos: Any = pos_label
+    if np.issubdtype(raw.dtype, np.number):
+        try:
+            pos = type(raw.flat[0].item())(pos_label)
+        except ValueError as exc:
+            raise CLIError(f"--pos-label {pos_label!r} is not a value of the numeric column {label_col!r}") from exc
+    labels = np.unique(raw)
+    if labels.size == 2 and pos not in labels.tolist():  # other counts: check_y_true refuses the column itself
+        raise CLIError(f"--pos-label must be one of the labels of label column {label_col!r} {labels.tolist()}; "
+                       f"got {pos_label!r}")  # fmt: skip
+    return pos
+
+
 def labels_scores_weights(
     df: pd.DataFrame,
     *,
@@ -309,33 +341,29 @@ def labels_scores_weights(
 
     from mcal._validation import check_y_real, check_y_true
 
+    name = f"label column {label_col!r}"
     if outcome == "regression":
         if pos_label is not None:
             raise CLIError(f"--pos-label applies to binary labels; got --pos-label {pos_label!r} with a continuous "
                            f"label column {label_col!r}")  # fmt: skip
-        y = check_y_real(column(df, label_col, "--label-col").to_numpy(), f"label column {label_col!r}")
+        y = check_y_real(numeric_cells(df, label_col, "--label-col", name), name)
         p = None if score_col is None else score_values(df, score_col, outcome)
         return y, p, weight_values(df, weight_col)
     raw = column(df, label_col, "--label-col").to_numpy()
-    _refuse(df, np.asarray(column(df, label_col, "--label-col").isna()), f"label column {label_col!r}",
-            "must not contain missing values", lambda i: "a missing value")  # fmt: skip
-    if pos_label is not None and np.issubdtype(raw.dtype, np.number):
-        try:
-            pos: Any = type(raw.flat[0].item())(pos_label)
-        except ValueError as exc:
-            raise CLIError(f"--pos-label {pos_label!r} is not a value of the numeric column {label_col!r}") from exc
-    else:
-        pos = pos_label
+    _refuse(df, np.asarray(column(df, label_col, "--label-col").isna()), name, "must not contain missing values",
+            lambda i: "a missing value")  # fmt: skip
+    pos = _pos_label(raw, pos_label, label_col)
+    if pos is None and np.issubdtype(raw.dtype, np.number):  # a bad cell named by its line, as scores are
+        arr = raw.astype(np.float64)
+        bad = ~((arr >= 0.0) & (arr <= 1.0)) if allow_soft else ~np.isin(arr, (0.0, 1.0))
+        _refuse(df, bad, name, "must lie in [0, 1]" if allow_soft else "must be binary (0 or 1)",
+                lambda i: f"{arr[i]:g}", lambda i: _CONTINUOUS_HINT)  # fmt: skip
     try:
-        y = check_y_true(raw, f"label column {label_col!r}", pos_label=pos, allow_soft=allow_soft)
+        y = check_y_true(raw, name, pos_label=pos, allow_soft=allow_soft)
     except ValueError as exc:
         if "must be binary" not in str(exc) and "must lie in [0, 1]" not in str(exc):
             raise
-        raise CLIError(
-            f"{exc}; for a continuous label use --outcome regression (mcal evaluate, mcal report) or a "
-            "regression method (mcal fit --method regression-mcgrad, regression-isotonic or "
-            "regression-linear)"
-        ) from exc
+        raise CLIError(f"{exc}{_CONTINUOUS_HINT}") from exc
     p = None if score_col is None else score_values(df, score_col, outcome)
     return y, p, weight_values(df, weight_col)
 
