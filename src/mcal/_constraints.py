@@ -127,6 +127,10 @@ N_RESAMPLES = Interval(numbers.Integral, 2, None)
 BINS = {"n_bins": N_BINS, "strategy": STRATEGY}
 #: The overlap above which two segments count as one finding (:func:`mcal.metrics.worst_segments`).
 MAX_OVERLAP = [None, Interval(numbers.Real, 0, 1, closed="right", rule="in (0, 1] or None")]
+#: Characters per line of a result's text summary.
+TEXT_WIDTH = POSITIVE_INT
+#: Segments listed in a result's text summary (0: none).
+N_WORST = Interval(numbers.Integral, 0, None)
 #: A title or other text that may be left out.
 OPTIONAL_STR = [None, Instance(str, rule="a string or None")]
 

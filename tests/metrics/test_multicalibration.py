@@ -433,3 +433,15 @@ def test_summary_wraps_long_descriptions_within_the_width():
     assert " ".join(lines[:start]) == str(res).splitlines()[0]  # the MCE line, wrapped
     assert _listed(lines[start:]) == res.table["description"].head(5).tolist()
     assert str(res) == res.summary()
+
+
+def test_summary_of_no_segment_is_the_mce_line_and_bad_sizes_are_refused_by_name():
+    # issue 32 item 5: n_worst=0 raised "zip() argument 2 is longer than argument 1"; -1 left out the last segment
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.1, 0.9, 500)
+    res = mce((rng.uniform(size=500) < p).astype(int), p, X=pd.DataFrame({"g": rng.choice(["a", "b"], 500)}))
+    assert res.summary(n_worst=0) == res.summary().splitlines()[0]
+    for bad in ({"n_worst": -1}, {"n_worst": 1.5}, {"width": 0}, {"width": "wide"}):
+        (name,) = bad
+        with pytest.raises((TypeError, ValueError), match=f"^{name} must"):
+            res.summary(**bad)

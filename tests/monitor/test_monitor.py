@@ -299,3 +299,5 @@ def test_summary_prints_the_windows_with_log10_evalues_and_the_alarm(rng):
     assert lines[-1] == f"drift alarm: fired in the window starting {result.alarm_window} (e-value >= 20, " \
                         "log10_evalue >= 1.3; level 0.05)"  # fmt: skip
     assert str(result) == result.summary() and max(len(line) for line in result.summary(width=60).splitlines()) <= 60
+    with pytest.raises(ValueError, match="^width must"):  # textwrap's "invalid width 0 (must be > 0)" before
+        result.summary(width=0)

@@ -186,6 +186,8 @@ def test_the_result_reads_as_text_and_as_json_data(rng):
     text = selection.summary(width=100)
     assert f"chosen: {selection.chosen}" in text and all(len(line) <= 100 for line in text.splitlines())
     assert "note" in selection.summary(width=160)
+    with pytest.raises(ValueError, match="^width must"):
+        selection.summary(width=0)
     data = json.loads(json.dumps(selection.to_dict(), allow_nan=False))
     assert data["chosen"] == selection.chosen and list(data["table"]) == list(selection.table.index)
     assert data["table"][selection.chosen]["chosen"] is True and data["n_folds"] == 5

@@ -16,7 +16,7 @@ import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import ndtri, xlogy
 
-from mcal._constraints import OPEN_UNIT, Instance, Interval
+from mcal._constraints import OPEN_UNIT, TEXT_WIDTH, Instance, Interval, validate_params
 from mcal._monitoring.eprocess import N_ALTERNATIVES, log_evalues, log_likelihood_ratios
 from mcal._validation import check_real
 from mcal.metrics import bootstrap, ecce, ecce_pvalue, ecce_sigma, ecce_std, mce, mce_sigma
@@ -73,12 +73,13 @@ class MonitorResult:
         """Whether the drift alarm fired (the calibration null hypothesis is rejected at level ``alpha``)."""
         return self.alarm_window is not None
 
+    @validate_params({"width": TEXT_WIDTH})
     def summary(self, width: int = 100) -> str:
         """The windows and the drift alarm as text, the e-value as its log10 (finite however strong the evidence).
 
         Parameters
         ----------
-        width : int, default=100
+        width : int >= 1, default=100
             Characters per line; a wider table wraps in blocks of columns.
 
         Returns

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
+from mcal._constraints import N_WORST, TEXT_WIDTH, validate_params
 from mcal._shared.brownian import PVALUE_FLOOR, brownian_range_sf
 from mcal._shared.text import pvalue_text, segments_text
 
@@ -98,14 +99,15 @@ class MCEResult:
         """Description of the segment attaining ``mce_sigma``."""
         return str(self.table["description"].iloc[0])
 
+    @validate_params({"n_worst": N_WORST, "width": TEXT_WIDTH})
     def summary(self, n_worst: int = 10, width: int = 100) -> str:
         """The MCE with its p-values, then the worst segments by description, as text.
 
         Parameters
         ----------
-        n_worst : int, default=10
-            Segments listed, worst first.
-        width : int, default=100
+        n_worst : int >= 0, default=10
+            Segments listed, worst first (0: the MCE line alone).
+        width : int >= 1, default=100
             Characters per line: a description longer than the room the numbers leave takes more lines.
 
         Returns
@@ -131,7 +133,8 @@ class MCEResult:
         head = (f"MCE {self.mce_sigma:.3g} sigma (p {_equals(pvalue_text(self.pvalue))}, Holm-adjusted p "
                 f"{_equals(pvalue_text(self.pvalue_adjusted, min(1.0, tested * PVALUE_FLOOR)))}) over {self.n_segments:,} "
                 f"segments{' (capped)' if self.capped else ''}; {self.mce_absolute:.3g} in probability units")  # fmt: skip
-        return textwrap.fill(head, width) + "\n" + segments_text(self.table, n_worst, width)
+        head = textwrap.fill(head, width)
+        return head if n_worst == 0 else head + "\n" + segments_text(self.table, n_worst, width)
 
     def __str__(self) -> str:
         return self.summary()

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from mcal._constraints import BINS, validate_params
+from mcal._constraints import BINS, N_WORST, TEXT_WIDTH, validate_params
 from mcal._shared.mce import MCEResult
 from mcal._shared.text import pvalue_text
 from mcal._validation import (
@@ -232,14 +232,15 @@ class ClasswiseMCE:
     worst_class: Any
     per_class: dict[Any, MCEResult]
 
+    @validate_params({"n_worst": N_WORST, "width": TEXT_WIDTH})
     def summary(self, n_worst: int = 10, width: int = 100) -> str:
         """Each class's MCE, worst first, then the worst segments of the worst class, as text.
 
         Parameters
         ----------
-        n_worst : int, default=10
+        n_worst : int >= 0, default=10
             Segments of the worst class listed, worst first.
-        width : int, default=100
+        width : int >= 1, default=100
             Characters per line, as in :meth:`mcal.metrics.MCEResult.summary`.
 
         Returns

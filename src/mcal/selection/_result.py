@@ -11,6 +11,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from mcal._base import BaseCalibrator
+from mcal._constraints import TEXT_WIDTH, validate_params
 
 #: Columns of :attr:`CalibratorSelection.table`, in order.
 TABLE_COLUMNS = ("log_loss", "log_loss_se", "delta", "delta_se", "mce_sigma", "mce_pvalue", "fit_seconds",
@@ -127,12 +128,13 @@ class CalibratorSelection:
                 f"{self.best} (log loss {row['log_loss']:.6f} against {best['log_loss']:.6f}, difference "
                 f"{row['delta']:.2g} ± {row['delta_se']:.2g})")  # fmt: skip
 
+    @validate_params({"width": TEXT_WIDTH})
     def summary(self, width: int = 100) -> str:
         """The table as text for a terminal, with the rule and the reason beneath.
 
         Parameters
         ----------
-        width : int, default=100
+        width : int >= 1, default=100
             Characters per line: the columns ``note``, ``fit_seconds`` and ``mce_pvalue`` are left out, in this
             order, while the table is wider; the reason is wrapped.
 
