@@ -585,6 +585,25 @@ def test_a_param_set_twice_is_refused_naming_it(csv, tmp_path, capsys):
     assert not model.exists()
 
 
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--method", "histogram", "--param", "n_bins=0"], "--param n_bins must be a positive integer; got 0"),
+    (["--method", "histogram", "--param", "n_bins=two"], "--param n_bins must be a positive integer; got 'two' of type str"),
+    (["--method", "ovr-histogram", "--param", "n_bins=0"],
+     "the HistogramBinning calibrator of class column 0 could not be fitted: --param n_bins must be a positive "
+     "integer; got 0"),
+])  # fmt: skip
+def test_a_bad_param_value_is_refused_in_the_library_s_words_naming_the_option(csv, tmp_path, capsys, extra, message):
+    # issue 31: the library's rule, declared once, named the Python parameter alone ("n_bins must be ...")
+    model = tmp_path / "m.json"
+    args = _fit_args(csv, model, *extra)
+    if extra[1].startswith("ovr-"):  # k classes: the probabilities of "no" and "yes" as two columns
+        pd.read_csv(csv).assign(q=lambda d: 1 - d["p"]).to_csv(csv, index=False)
+        args = ["fit", str(csv), "--score-cols", "q,p", "--label-col", "y", *extra, "-o", str(model)]
+    assert main(args) == 2
+    assert capsys.readouterr().err == f"mcal: error: {message}\n"
+    assert not model.exists()
+
+
 @pytest.mark.parametrize(
     "extra, name, option",
     [

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 #: Help of ``--na-values``, shared by every command that reads DATA.
@@ -110,23 +111,29 @@ OPEN_UNIT = real("a number in (0, 1)", lambda v: 0 < v < 1)
 def named_as_options(options: Mapping[str, str]) -> Iterator[None]:
     """Re-word the library's error about a parameter that an option set, to name the option: ``n_resamples must be
     0 (...) or an integer >= 2; got 1`` becomes ``--n-resamples must be ...`` (``options``: parameter -> option,
-    e.g. ``{"n_jobs": "--n-jobs"}``). The rule stays the library's, declared once. A command line passes None only
-    by leaving an option out, so "None" is dropped from the rule. Other errors pass unchanged.
+    e.g. ``{"n_jobs": "--n-jobs"}``), also after the context a wrapper puts first (``the HistogramBinning
+    calibrator of class column 0 could not be fitted: n_bins must ...``). The rule stays the library's, declared
+    once. A command line passes None only by leaving an option out, so "None" is dropped from the rule. Other
+    errors pass unchanged.
 
     Raises
     ------
     CLIError
-        For a ``ValueError`` or ``TypeError`` whose message starts with ``"<parameter> must "``.
+        For a ``ValueError`` or ``TypeError`` whose message says ``"<parameter> must "``, at its start or after
+        ``": "``.
     """
     try:
         yield
     except (ValueError, TypeError) as exc:
-        name, sep, rule = str(exc).partition(" must ")
-        if not sep or name not in options:
-            raise
-        for none in ("be None, ", "be None or "):
-            rule = rule.replace(none, "be ", 1) if rule.startswith(none) else rule
-        raise CLIError(f"{options[name]} must {rule.replace(' or None;', ';', 1)}") from exc
+        message = str(exc)
+        for start in [0, *(m.end() for m in re.finditer(": ", message))]:
+            name, sep, rule = message[start:].partition(" must ")
+            if sep and name in options:
+                for none in ("be None, ", "be None or "):
+                    rule = rule.replace(none, "be ", 1) if rule.startswith(none) else rule
+                rule = rule.replace(" or None;", ";", 1)
+                raise CLIError(f"{message[:start]}{options[name]} must {rule}") from exc
+        raise
 
 
 def repeated(names: Sequence[str]) -> list[str]:
