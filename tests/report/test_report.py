@@ -615,3 +615,19 @@ def test_verdict_calls_an_error_that_changes_sign_over_or_under_confidence(tmp_p
     assert over.count("over-confident: scores too low below 0.6") == 2  # overall and in the worst segment
     assert "under-confident: scores too high below 0.5" in under and "over-confident" not in under
     assert "confident" not in shifted and "over-predicted" in shifted  # one-signed: too high everywhere
+
+
+def test_verdict_calls_scores_that_fall_as_the_outcome_rises_reversed_not_over_confident(rng):
+    # issue 32 item 10 review: a negative calibration slope (the observed rate falls as the score rises) was called
+    # "over-confident: ... (calibration slope -1.00 < 1)", as if the scores were right but too extreme
+    from mcal.report._verdict import confidence_shape
+
+    p = rng.uniform(0.02, 0.98, 4000)
+    y = (rng.uniform(size=p.size) < 1.0 - p).astype(float)
+    shape = confidence_shape(y, p, np.ones_like(p))
+    assert shape is not None and shape.startswith("reversed: the observed rate falls as the score rises")
+    assert "confident" not in shape
+    b = float(shape.split("slope ", 1)[1].split(" ")[0])
+    assert -1.2 < b < -0.8  # the fitted slope of logit P(y = 1) = -logit p
+    flat = (rng.uniform(size=p.size) < 0.3).astype(float)  # scores carry nothing: slope 0, over-confident
+    assert confidence_shape(flat, p, np.ones_like(p)).startswith("over-confident")

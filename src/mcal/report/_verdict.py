@@ -43,13 +43,16 @@ def column_verdict(
 
 
 def confidence_shape(y: NDArray, p: NDArray, w: NDArray) -> str | None:
-    """ "over-confident: ..." or "under-confident: ..." where the error changes sign over the scores, else None.
+    """ "over-confident: ...", "under-confident: ..." or "reversed: ..." where the error changes sign over the
+    scores, else None.
 
     The logistic recalibration :math:`\\operatorname{expit}(a + b \\operatorname{logit} p)` (Cox 1958) is fitted by
-    weighted maximum likelihood (scikit-learn's ``LogisticRegression`` with ``C=inf``, no penalty); a slope ``b`` below 1 by more than two standard errors (Fisher information) is
-    over-confidence (scores too low at the low end and too high at the high end), above 1 under-confidence, when
-    the recalibration crosses the diagonal between the 5th and 95th percentiles of the scores, so that the error
-    does change sign there; otherwise the error is one-signed and the mean direction says it.
+    weighted maximum likelihood (scikit-learn's ``LogisticRegression`` with ``C=inf``, no penalty); a slope ``b``
+    below 1 by more than two standard errors (Fisher information) is over-confidence (scores too low at the low end
+    and too high at the high end), above 1 under-confidence, when the recalibration crosses the diagonal between the
+    5th and 95th percentiles of the scores, so that the error does change sign there; otherwise the error is
+    one-signed and the mean direction says it. A slope below 0 by more than two standard errors is no
+    over-confidence but scores that run against the outcome ("reversed"): the observed rate falls as the score rises.
     """
     from scipy.special import expit, logit
     from sklearn.linear_model import LogisticRegression
@@ -68,6 +71,9 @@ def confidence_shape(y: NDArray, p: NDArray, w: NDArray) -> str | None:
     if not (abs(b - 1.0) > 2.0 * np.sqrt(var_b) and abs(1.0 - b) > 1e-12 and low < a / (1.0 - b) < high):
         return None
     cross = float(expit(a / (1.0 - b)))
+    if b + 2.0 * np.sqrt(var_b) < 0.0:
+        return (f"reversed: the observed rate falls as the score rises (calibration slope {b:.2f} < 0); scores too "
+                f"low below {cross:.2g} and too high above it")  # fmt: skip
     if b < 1.0:
         return (f"over-confident: scores too low below {cross:.2g} and too high above it (calibration slope "
                 f"{b:.2f} < 1)")  # fmt: skip
