@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench bench-quick clean
+.PHONY: demo test test-fast lint docs bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest tests src/mcal --doctest-modules --ignore=src/mcal/__main__.py -q
+
+# The tests not marked slow (Dask, distributed, compiled, browser and benchmark tests, and any test of more than a
+# few seconds; tests/README.md): a third of make test's time or less, for the edit-test loop. CI runs make test.
+test-fast: $(STAMP)
+	$(PY) -m pytest tests src/mcal --doctest-modules --ignore=src/mcal/__main__.py -q -m "not slow"
 
 # The code-shape tools: ruff (lint and format), mypy ([tool.mypy] in pyproject.toml) and the layers of
 # [tool.importlinter] (no arrow points up)

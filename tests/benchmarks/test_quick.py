@@ -12,6 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+# the benchmarks and their helpers on real data: slow, all of them (tests/README.md)
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
@@ -87,7 +90,6 @@ def test_credit_default_keeps_thirteen_groups_and_118_features(bench):
     assert len(ds.groups) == 13 and int(ds.groups["married & age>60"].sum()) == 225
 
 
-@pytest.mark.slow
 def test_credit_default_base_model_reproduces_the_paper_row(bench):
     """Tables 5/6 base row, Credit Default (paper: log loss 0.4333, PR-AUC 0.5319, ECCE 0.0077, MCE u 3.5652)."""
     ds = _load(bench, "credit_default")
@@ -173,7 +175,6 @@ def test_field_methods_are_unavailable_on_data_without_a_field(bench):
                 methods.build(m, Tiny(), 0)
 
 
-@pytest.mark.slow
 def test_quick_benchmarks_run_end_to_end(bench, tmp_path):
     _load(bench, "bank_marketing")
     status = bench["run_all"].main(
@@ -301,7 +302,6 @@ def test_bootstrap_speed_quick_run_gives_the_intervals_of_one_call_per_resample(
     assert (table[["table_cpu_s", "evaluate_ci_cpu_s", "evaluate_ci_segments_cpu_s"]] > 0).all().all()
 
 
-@pytest.mark.slow
 def test_regression_benchmark_quick_mode_writes_both_implementations_on_every_data_set(tmp_path):
     pytest.importorskip(
         "mcgrad.methods",
@@ -328,7 +328,6 @@ def test_regression_benchmark_quick_mode_writes_both_implementations_on_every_da
     assert "| fit time, reference / mcal" in out.with_suffix(".md").read_text()
 
 
-@pytest.mark.slow
 def test_mcnet_synthetic_quick_mode_runs_end_to_end(tmp_path):
     # benchmarks/mcnet_synthetic.py --quick: two tiny logs, every method, the tables and the raw CSV
     sys.path.insert(0, str(BENCH))
@@ -348,7 +347,6 @@ def test_mcnet_synthetic_quick_mode_runs_end_to_end(tmp_path):
     assert "## Targets" in (tmp_path / "mcnet_synthetic.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.slow
 def test_ctr_benchmark_quick_mode_runs_every_method_and_states_each_effect(bench, tmp_path):
     _load(bench, "census_kdd")
     sys.path.insert(0, str(BENCH))
@@ -419,7 +417,6 @@ def test_input_safety_forged_model_files_are_refused_or_loaded_as_expected(input
     assert "at least 200 bytes per tree; got 1200 trees in" in files["detail"].iloc[1]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("script", ["mcgrad_overconfident", "mcgrad_mce"])
 def test_mcgrad_issue_20_benchmarks_quick_mode_writes_every_method(bench, tmp_path, script):
     _load(bench, "credit_default" if script == "mcgrad_overconfident" else "census_kdd", max_rows=10)
@@ -432,7 +429,6 @@ def test_mcgrad_issue_20_benchmarks_quick_mode_writes_every_method(bench, tmp_pa
     assert np.isfinite(raw["log_loss" if script == "mcgrad_overconfident" else "log loss"]).all()
 
 
-@pytest.mark.slow
 def test_mcgrad_memory_quick_mode_charges_every_phase(tmp_path):
     module = _script("mcgrad_memory")
     assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
@@ -442,7 +438,6 @@ def test_mcgrad_memory_quick_mode_charges_every_phase(tmp_path):
     assert (raw["peak_mib"] > 0).all() and (raw["rows"] == 20_000).all()
 
 
-@pytest.mark.slow
 def test_mcgrad_profile_quick_mode_accounts_for_the_whole_fit(tmp_path):
     module = _script("mcgrad_profile")
     assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
@@ -472,7 +467,6 @@ def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
     )
 
 
-@pytest.mark.slow
 def test_mcgrad_stopping_rule_quick_mode_never_keeps_more_rounds_under_the_rule(tmp_path):
     module = _script("mcgrad_stopping_rule")
     assert module.main(["--quick", "--datasets", "synthetic", "--out-dir", str(tmp_path)]) == 0
@@ -516,7 +510,6 @@ def test_calibrated_classifier_paired_differences_by_hand():
     assert over["n"] == 6 and verdicts == ["higher", "lower", "no clear difference"]
 
 
-@pytest.mark.slow
 def test_mcgrad_tuning_benchmark_quick_mode_runs_mcal_and_says_why_the_reference_did_not(bench, tmp_path):
     # benchmarks/mcgrad_tuning_vs_reference.py --quick: 3,000 rows of Bank Marketing, 4 trials; the reference half
     # needs Ax (not a dependency) and runs only where this interpreter imports mcgrad.tuning

@@ -40,6 +40,7 @@ def test_default_calibrator_for_k_classes_is_temperature_scaling(data):
 
 
 @pytest.mark.parametrize("ensemble", [True, False])
+@pytest.mark.slow
 def test_temperature_scaling_agrees_with_scikit_learn_on_the_same_folds(data, ensemble):
     """scikit-learn 1.8+ ``CalibratedClassifierCV(method="temperature")`` fits the same one-parameter map on the
     same out-of-fold scores (the same seeded StratifiedKFold); both optimize the same log loss."""

@@ -98,6 +98,7 @@ def test_compare_methods_refuses_several_score_columns_and_candidates_without_it
     assert "--candidates needs --compare-methods" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_report_compare_methods_adds_the_comparison_section(distorted, tmp_path, capsys):
     path, _ = distorted
     out = tmp_path / "r.html"

@@ -98,6 +98,7 @@ def test_a_field_method_without_field_fails_with_a_clear_message(table, tmp_path
     assert "needs --field COL" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_demo_runs_every_baseline_with_its_inputs(tmp_path, capsys):
     methods = "gaussian,gamma,sir,neucalib,adacalib,per-field-isotonic,hkrr,dfmc"
     assert main(["demo", "--quick", "--methods", methods, "--output-dir", str(tmp_path / "d")]) == 0

@@ -512,6 +512,7 @@ def test_demo_takes_the_output_option_of_the_other_commands_and_its_old_spelling
     assert args.output_dir == "somewhere"
 
 
+@pytest.mark.slow
 def test_demo_quick_writes_metrics_and_figure(tmp_path, capsys):
     assert main(["demo", "--quick", "--methods", "platt,isotonic", "-o", str(tmp_path / "d")]) == 0
     doc = json.loads((tmp_path / "d" / "metrics.json").read_text())

@@ -217,6 +217,7 @@ def test_evaluate_prints_tiny_pvalues_as_below_the_floor_never_zero(rng, tmp_pat
     assert metrics["ecce_pvalue"] == 0.0 and metrics["mce_pvalue"] == 0.0  # JSON keeps floats
 
 
+@pytest.mark.slow
 def test_demo_figure_titles_clear_the_interval_note_and_the_panel_above(rng, tmp_path):
     from matplotlib.figure import Figure
 

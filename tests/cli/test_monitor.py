@@ -39,6 +39,7 @@ def run(argv, capsys):
     return status, captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_monitor_on_a_parquet_folder_equals_the_python_api(scores, folder, tmp_path, capsys):
     out = tmp_path / "monitor.html"
     status, stdout, _ = run(["monitor", str(folder), "--score-col", "p", "--label-col", "y", "--time-col", "t",
@@ -314,6 +315,7 @@ def test_fail_if_help_says_the_mce_pvalue_is_not_adjusted(capsys):
     assert "Windows without rows are left out" in help_text
 
 
+@pytest.mark.slow
 def test_a_closed_stdout_ends_the_command_quietly_with_141(scores, tmp_path):
     import os
     import subprocess
@@ -330,6 +332,7 @@ def test_a_closed_stdout_ends_the_command_quietly_with_141(scores, tmp_path):
     assert proc.wait(timeout=120) == 141 and err == ""
 
 
+@pytest.mark.slow
 def test_monitor_prints_finite_log10_evalues_without_a_warning(rng, tmp_path, capsys):
     # issue 32: "mcal: warning: overflow encountered in exp" and inf e-values from the 4th window on
     n = 12 * 1500

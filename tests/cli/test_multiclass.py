@@ -149,6 +149,7 @@ def test_predict_refuses_binary_options_and_column_clashes(csv, frame, tmp_path,
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_mcgrad_with_features_lowers_the_worst_class_mce(csv, frame, tmp_path):
     model, out = tmp_path / "m.json", tmp_path / "out.csv"
     assert _fit(csv, model, "--method", "mcgrad", "--features", "seg,x", "--param", "max_rounds=3",

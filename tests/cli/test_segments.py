@@ -49,6 +49,7 @@ def test_evaluate_prints_one_table_of_worst_segments_across_columns(csv, table, 
 
 
 @pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.slow
 def test_evaluate_stacks_every_score_column_beneath_its_segment_within_the_terminal(
     csv, table, capsys, monkeypatch, width
 ):
@@ -136,6 +137,7 @@ def test_evaluate_refuses_a_negative_max_depth_as_a_usage_error(csv, capsys):
     )
 
 
+@pytest.mark.slow
 def test_demo_reports_mce_at_least_the_global_ecce_sigma(tmp_path):
     assert main(["demo", "--quick", "--methods", "platt", "--output-dir", str(tmp_path / "d")]) == 0
     doc = json.loads((tmp_path / "d" / "metrics.json").read_text())

@@ -23,6 +23,7 @@ def _loaded_by(code: str, modules: tuple[str, ...]) -> list[str]:
     return ast.literal_eval(run.stderr.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_import_loads_no_heavy_optional_dependency():
     code = "import mcal, mcal.metrics, mcal.cli, mcal.plotting, mcal.monitor, mcal.multiclass"
     heavy = ("torch", "lightgbm", "matplotlib", "dask", "distributed", "lleaves", "llvmlite")
@@ -45,6 +46,7 @@ def test_import_and_help_load_neither_pandas_nor_scikit_learn(code):
     assert _loaded_by(code, heavy) == []
 
 
+@pytest.mark.slow
 def test_lazy_attributes_behave_as_imported_ones():
     code = (
         "import mcal\n"
@@ -241,6 +243,7 @@ def _private_imports_across_packages(root):
     return found
 
 
+@pytest.mark.slow
 def test_no_private_import_across_packages():
     """A module of package A never imports a private module or name of package B (``mcal.B._x``, or ``_name``
     from B): what several packages share lives in a private package of its own below them (``mcal._shared``,

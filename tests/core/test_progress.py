@@ -103,6 +103,7 @@ def test_unknown_total_is_allowed(capsys):
     assert bar.n == 2 and "steps" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_importing_mcal_does_not_import_tqdm():
     import subprocess
 

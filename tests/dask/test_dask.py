@@ -24,7 +24,7 @@ from scipy.special import expit, logit
 
 import mcal
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # a Dask cluster: slow (tests/README.md)
 
 # Small, fast boosters (as in tests/mcgrad/test_estimator.py); one LightGBM thread.
 FAST = dict(n_estimators=20, learning_rate=0.2, min_child_samples=20, max_rounds=3, n_jobs=1, random_state=0)

@@ -17,7 +17,7 @@ import mcal
 from mcal.metrics import mse
 from tests.dask.test_dask import _chunked
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]  # a Dask cluster: slow (tests/README.md)
 
 FAST = dict(n_estimators=20, learning_rate=0.2, min_child_samples=20, max_rounds=2, n_jobs=1, random_state=0)
 X_COLS = ["group", "x"]

@@ -158,6 +158,7 @@ def test_mce_and_segments_of_a_table_equal_those_of_pandas(data, kind):
 
 
 @pytest.mark.parametrize("kind", ["polars", "pyarrow", "polars-lazy"])
+@pytest.mark.slow
 def test_report_of_a_table_equals_that_of_pandas(data, kind, tmp_path):
     from mcal.report import make_report
 

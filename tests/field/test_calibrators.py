@@ -129,6 +129,7 @@ def test_neucalib_order_penalty_keeps_knot_values_nearly_increasing(rng):
     [lambda: NeuCalib(field="f", **FAST), lambda: AdaCalib(field="f", **FAST), lambda: PerFieldCalibrator(field="f")],
     ids=["neucalib", "adacalib", "per-field-isotonic"],
 )
+@pytest.mark.slow
 def test_integer_weights_equal_duplicated_rows(rng, make_cal):
     p, y, X, _ = fit_data(rng)
     w = rng.integers(0, 4, p.size)
@@ -147,6 +148,7 @@ def test_integer_weights_equal_duplicated_rows(rng, make_cal):
     ],
     ids=["neucalib", "adacalib", "per-field-platt"],
 )
+@pytest.mark.slow
 def test_save_load_round_trip_is_exact(rng, tmp_path, make_cal):
     p, y, X, _ = fit_data(rng)
     cal = make_cal().fit(p, y, X=X)
@@ -196,6 +198,7 @@ def test_load_rejects_malformed_field_slots(rng):
         PerFieldCalibrator.from_dict(data)
 
 
+@pytest.mark.slow
 def test_same_seed_gives_the_same_fit_and_an_array_field_column_works(rng):
     p, y, X, _ = fit_data(rng)
     arr = np.column_stack([X["f"].to_numpy(), np.zeros(p.size)])
@@ -301,6 +304,7 @@ def with_feature(rng, counts):
 
 
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
+@pytest.mark.slow
 def test_auxiliary_features_feed_an_auxiliary_network(rng, tmp_path, cls):
     p, y, X, _ = with_feature(rng, {"a": 1000, "b": 1000, "c": 1000, "rare": 10})
     pt, yt, Xt, truth = with_feature(rng, {"a": 3000, "b": 3000, "c": 3000})
@@ -315,6 +319,7 @@ def test_auxiliary_features_feed_an_auxiliary_network(rng, tmp_path, cls):
 
 
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
+@pytest.mark.slow
 def test_auxiliary_l2_keeps_noise_features_from_being_memorised(rng, cls):
     # 60 pure-noise auxiliary columns on 1,000 calibration rows: unpenalised and without early stopping, the
     # perceptron memorises the calibration set (held-out log loss 1.8-2.4 against 0.56 for the plain fit); the
@@ -366,6 +371,7 @@ def field_balance(y, q, field):
 
 
 @pytest.mark.parametrize("cls", [NeuCalib, AdaCalib])
+@pytest.mark.slow
 def test_field_balance_penalty_lowers_the_spread_of_per_field_errors(rng, cls):
     # every value is below min_samples_per_field, so one shared map of the score serves all fields and cannot
     # fit each field's shift; the fields' scores lie in different ranges (centres +1.5, -1.5, 0), so the map can
@@ -542,6 +548,7 @@ def test_cli_reads_field_codes_as_text_so_that_digit_codes_keep_their_leading_ze
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_neucalib_is_close_to_isotonic_on_an_over_confident_base(rng):
     # the base reports expit(4 z) for true log-odds z ~ N(-1, 1.5^2): two thirds of its logits lie beyond +-3,
     # where knots fixed at logit(k / 21) left only the extension of the outer segments, started at the identity

@@ -17,6 +17,8 @@ from mcal._optional import is_available
 from mcal.cli import main
 from tests.mcgrad.test_estimator import segment_data
 
+# lleaves compiles the boosters with LLVM, seconds per model: slow (tests/README.md)
+pytestmark = pytest.mark.slow
 needs_lleaves = pytest.mark.skipif(not is_available("lleaves"), reason="lleaves is not installed (mcal[compiled])")
 
 # Several rounds of small boosters; early stopping off so that the number of rounds is known.

@@ -327,6 +327,7 @@ def test_tune_mcgrad_halves_the_candidates_and_returns_the_best_of_the_last_rung
     np.testing.assert_array_equal(result.model.predict(p, X=X), refit.predict(p, X=X))
 
 
+@pytest.mark.slow
 def test_tune_mcgrad_is_reproducible_under_random_state(tuned):
     (_, p, y), kwargs, result = tuned
     again = mcal.tune_mcgrad(p, y, **kwargs)

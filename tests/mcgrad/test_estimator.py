@@ -229,6 +229,7 @@ def grid_objective(theta, y, z, w):
 
 
 @pytest.mark.parametrize("scale", [0.7, 1.0, 1.6])
+@pytest.mark.slow
 def test_rescale_factor_matches_a_brute_force_grid_minimum(scale):
     rng = np.random.default_rng(6)
     z = rng.normal(0, 3, 3000)

@@ -160,6 +160,7 @@ def test_a_model_file_without_min_gain_se_loads_and_predicts_the_same(tmp_path):
     np.testing.assert_array_equal(mcal.load(tmp_path / "m.json").predict(p, X=X), model.predict(p, X=X))
 
 
+@pytest.mark.slow  # a Dask cluster
 def test_the_dask_engine_gives_the_local_gain_sums(client, rng):
     da = pytest.importorskip("dask.array")
     from mcal.dask._engine import DaskEngine

@@ -9,7 +9,7 @@ pytest.importorskip("torch")
 
 from mcal import MCNet
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]  # torch.distributed processes: slow
 
 # A miscalibration that Platt scaling with per-field intercepts (the warm start) cannot fix, so the trained
 # weights, not the warm start, are kept; a high step size so that a few epochs move them.

@@ -78,6 +78,7 @@ def test_map_is_increasing_within_every_bin_for_every_field_on_random_scores():
 )
 @pytest.mark.parametrize(("integral", "inference"), [("grid", "compiled"), ("quadrature", "exact"),
                                                     ("quadrature", "compiled")])  # fmt: skip
+@pytest.mark.slow
 def test_map_is_monotone_in_the_score_for_every_field_across_bins_too(log_data, settings, integral, inference):
     # within a bin by construction (f1 > 0); at a bin edge the next bin starts where the bin before ends
     # (continuous) or is raised to there (raised), so no training setting can make the map drop, with or without
@@ -115,6 +116,7 @@ def test_output_is_strictly_inside_the_unit_interval(field_model):
     assert np.all((out > 0) & (out < 1))
 
 
+@pytest.mark.slow
 def test_approximates_the_true_function_better_than_histogram_and_isotonic(log_data):
     p, y, X, _ = log_data
     pt, _, Xt, truth = click_log(11, 4000)
@@ -127,6 +129,7 @@ def test_approximates_the_true_function_better_than_histogram_and_isotonic(log_d
     assert l2["mcnet"] < 0.9 * min(l2["isotonic"], l2["histogram"]), l2
 
 
+@pytest.mark.slow
 def test_field_balance_regularizer_lowers_the_per_field_pcoc_spread():
     rng = np.random.default_rng(2)
     f = rng.integers(0, 3, 3000)
@@ -413,6 +416,7 @@ def test_a_weights_file_from_another_model_of_the_same_shape_is_rejected(tmp_pat
 
 
 # -- interface ------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_registered_exported_and_importing_mcal_loads_no_torch():
     assert get_method("mcnet") is MCNet and "MCNet" in mcal.__all__
     code = "import sys, mcal, mcal.mcnet; print('torch' in sys.modules)"
@@ -710,6 +714,7 @@ def test_load_rejects_compiled_tables_of_another_model(field_model, log_data):
     assert np.array_equal(restored.compiled_values_, field_model.compiled_values_)
 
 
+@pytest.mark.slow
 def test_a_model_whose_exact_quadrature_is_coarser_than_its_tables_saves_and_loads(tmp_path):
     # one-vs-rest class 2 of this problem: the exact mode (n_nodes Clenshaw-Curtis nodes from the anchor) and the
     # tables (5 nodes per grid cell) differ by 3e-5 relative, which the load check refused at a 1e-6 tolerance

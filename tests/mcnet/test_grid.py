@@ -36,6 +36,7 @@ def log_data():
     return click_log(0, 4000)
 
 
+@pytest.mark.slow
 def test_default_fit_trains_on_every_row_the_whole_budget_and_beats_the_warm_start():
     p, y, X, _ = click_log(0, 5000)
     model = MCNet(field="f", random_state=0).fit(p, y, X=X)
@@ -53,6 +54,7 @@ def test_default_fit_trains_on_every_row_the_whole_budget_and_beats_the_warm_sta
 
 @pytest.mark.parametrize("n_bins", [1, 2, 3, 7, 20])
 @pytest.mark.parametrize("bin_joins", ["continuous", "raised"])
+@pytest.mark.slow
 def test_grid_map_is_monotone_in_the_score_for_every_field_at_every_bin_count(log_data, n_bins, bin_joins):
     p, y, X, _ = log_data
     model = MCNet(field="f", n_bins=n_bins, bin_joins=bin_joins, learning_rate=0.05, max_steps=150, random_state=0)
@@ -69,6 +71,7 @@ def test_grid_map_is_monotone_in_the_score_for_every_field_at_every_bin_count(lo
 
 
 @pytest.mark.parametrize("n_bins", [1, 3, 20])
+@pytest.mark.slow
 def test_grid_map_equals_the_quadrature_of_the_same_weights_within_the_stated_tolerance(log_data, n_bins):
     p, y, X, _ = log_data
     model = MCNet(field="f", n_bins=n_bins, n_nodes=50, max_steps=200, random_state=0).fit(p, y, X=X)

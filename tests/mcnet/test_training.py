@@ -27,6 +27,7 @@ def log_loss(y, q):
     return float(-np.mean(y * np.log(q) + (1 - y) * np.log(1 - q)))
 
 
+@pytest.mark.slow
 def test_early_stopping_leaves_the_warm_start_and_beats_it_on_held_out_log_loss():
     # The warm start is Platt's slope with one intercept per field; the true maps bend differently per field,
     # so a trained MCNet-Field must do better on new rows, also when a holdout stops it early. (With earlier

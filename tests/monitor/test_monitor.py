@@ -104,6 +104,7 @@ def test_row_order_changes_nothing(rng):
     pd.testing.assert_frame_equal(a, b, rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_false_alarm_rate_stays_below_alpha_on_calibrated_streams(rng):
     """60 calibrated streams of 30 windows: the e-process may fire on at most alpha of them (Ville); observed 0-2."""
     fired = [monitor(*stream(rng, 30, 100), window=1).alarm for _ in range(60)]
@@ -117,6 +118,7 @@ def test_alarm_fires_within_three_windows_of_a_planted_shift(rng):
         assert 20 <= result.alarm_window <= 22
 
 
+@pytest.mark.slow  # a benchmark's quick mode
 def test_quick_benchmark_bounds_false_alarms_and_detects_drifts():
     sys.path.insert(0, str(BENCH))
     try:

@@ -94,6 +94,7 @@ mcal.save(model, sys.argv[1])
 
 
 @pytest.mark.parametrize("stage", ["json", "cleanup"])
+@pytest.mark.slow
 def test_a_save_killed_part_way_leaves_a_model_that_loads(tmp_path, two_networks, stage):
     # the process dies (no exception handler runs) before the JSON's rename, or after it, before the cleanup
     (old, old_pred), (new, new_pred) = two_networks

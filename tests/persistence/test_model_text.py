@@ -360,6 +360,7 @@ def fuzz(seed, n_cases):
     return 1 if failures else 0
 
 
+@pytest.mark.slow
 def test_random_edits_of_model_text_load_or_raise_value_error_and_never_crash():
     """300 seeded single-line edits and truncations of a booster's text, in a subprocess: each loads (and then
     predicts the same after a save and load, one row as in batch, unchanged when only text after the trees was

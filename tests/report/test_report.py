@@ -309,6 +309,7 @@ def test_report_leaves_matplotlib_global_style_alone(tmp_path, data):
     assert dict(matplotlib.rcParams) == before
 
 
+@pytest.mark.slow
 def test_progress_bar_on_request(tmp_path, data, capsys):
     y, probs, _, _, _ = data
     make_report(y, probs, path=tmp_path / "r.html", progress=True)
@@ -487,6 +488,7 @@ def test_cli_one_row_data_fails_clearly_and_writes_no_file(tmp_path, capsys):
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_demo_writes_the_report_and_prints_its_path(tmp_path, capsys):
     assert main(["demo", "--quick", "--methods", "isotonic", "--output-dir", str(tmp_path / "d")]) == 0
     report = tmp_path / "d" / "report.html"
@@ -510,6 +512,7 @@ def _chromium():
     )
 
 
+@pytest.mark.slow
 def test_importing_the_report_module_loads_no_matplotlib():
     import sys
 
@@ -532,6 +535,7 @@ def test_a_segment_of_zero_weight_is_not_listed_and_gets_no_curve(tmp_path):
     assert sum("class" in img for img in page.images) == 1  # only the positive-weight segment has a curve
 
 
+@pytest.mark.slow
 def test_cli_report_int_coded_column_declared_categorical_segments_as_the_column_as_text(data, tmp_path, capsys):
     y, probs, _, _, X = data
     code = 1 + X["age"].to_numpy() // 10  # integer codes 2..8
@@ -549,6 +553,7 @@ def test_cli_report_int_coded_column_declared_categorical_segments_as_the_column
     assert "code=" in " ".join(head[1][1] for head, _ in _findings(pages[0]))  # values, not quantile bins
 
 
+@pytest.mark.slow
 def test_make_report_categorical_features_declares_an_int_coded_column_categorical(data, tmp_path):
     y, probs, _, _, X = data
     codes = X[["device"]].assign(code=1 + X["age"] // 10)
@@ -564,6 +569,7 @@ def test_make_report_refuses_categorical_features_without_x(tmp_path):
     assert not (tmp_path / "r.html").exists()
 
 
+@pytest.mark.slow
 def test_worst_segment_table_is_capped_for_many_columns(tmp_path):
     from mcal.report._segments import MAX_FINDINGS_ROWS, MAX_THUMBNAIL_COLUMNS
 
@@ -599,6 +605,7 @@ def test_a_metric_p_value_below_its_floor_reads_below_it_never_zero(report):
     assert float(row[1][0]) > 0.05 and row[1][1] == f"{float(row[1][0]):.3g}"
 
 
+@pytest.mark.slow
 def test_verdict_calls_an_error_that_changes_sign_over_or_under_confidence(tmp_path):
     # issue 32: an over-confident column (too low near 0, too high near 1) was called "under-predicted"
     rng = np.random.default_rng(5)
