@@ -82,15 +82,16 @@ def _configure(parser) -> None:
                              "NAME; random_state, field, auxiliary_features and device are set by --random-state, "
                              "--field, --features and --device")  # fmt: skip
     parser.add_argument("--random-state", type=NON_NEGATIVE_INT, metavar="N", help=f"seed, for methods that use randomness "
-                        f"(default {DEFAULT_RANDOM_STATE}, so that two runs give the same model; recorded in the "
-                        "model file)")  # fmt: skip
+                        f"(default {DEFAULT_RANDOM_STATE}, so that two runs with the same --n-jobs give the same "
+                        "model; recorded in the model file)")  # fmt: skip
     parser.add_argument("--device", metavar="DEV",
                         help="torch device to train on, for methods with one (mcnet): cpu (default), cuda or cuda:N; "
                              "the model predicts on any machine, by default on the CPU")  # fmt: skip
     parser.add_argument("--n-jobs", type=int, metavar="N",
                         help="LightGBM threads of the methods that have them (mcgrad, dfmc, ...): N >= 1, or -1 for "
                              "every core; default: one per 10,000 rows, at most the cores that other processes "
-                             "leave free, so that a busy machine does not slow the fit many times over")  # fmt: skip
+                             "leave free, so that a busy machine does not slow the fit many times over; the model "
+                             "can depend on the thread count, so give N for runs that repeat")  # fmt: skip
     parser.add_argument("-o", "--output", required=True, metavar="MODEL.json", help="model file to write")
     parser.add_argument(
         "--quiet",

@@ -334,7 +334,8 @@ class DFMC(GroupInput, BaseCalibrator):
         mask (shape (n_features,)); they become LightGBM categorical features.
     n_jobs : int other than 0, or None, default=None
         LightGBM threads, at most the cores; negative values count back from the cores (-1: all). None uses
-        one thread per 10,000 rows, as :class:`~mcal.MCGrad` does.
+        one thread per 10,000 rows, as :class:`~mcal.MCGrad` does; the fitted model can depend on the thread
+        count, as MCGrad's can: pass an int for fits that repeat on any machine load.
     random_state : int >= 0 or None, default=None
         Seeds LightGBM. An integer, not a Generator, so that the model file records it.
 

@@ -123,11 +123,15 @@ class MCGrad(BaseCalibrator):
         LightGBM threads, at most the cores; negative values count back from the cores (-1: all). None uses
         one thread per 10,000 rows, at most the cores that other processes leave free, at least one
         (``benchmarks/results/mcgrad_threads.md``: every core on a busy machine fitted 12 to over 75 times
-        slower than one thread).
+        slower than one thread). The fitted model can depend on the thread count: LightGBM splits its sums
+        over rows among its threads, and on 60,000 rows two threads and one gave probabilities up to 0.43
+        apart after 71 rounds (``benchmarks/results/mcgrad_thread_determinism.md``). Pass an int for fits
+        that repeat on any machine load.
     progress : bool or None, default=False
         Progress bar over rounds: None on a terminal only, True always (needs tqdm), False never.
     random_state : int >= 0 or None, default=None
-        Seeds the splits and LightGBM; an int makes fit and predict reproducible.
+        Seeds the splits and LightGBM; an int makes fit and predict reproducible for a given thread count
+        (``n_jobs``; None follows the machine's load).
 
     Attributes
     ----------

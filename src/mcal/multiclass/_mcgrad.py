@@ -151,7 +151,8 @@ min_sum_hessian_in_leaf
     n_jobs : int other than 0, or None, default=None
         LightGBM threads (scikit-learn's convention).
     random_state : int >= 0 or None, default=None
-        Seed of the early-stopping split and of LightGBM.
+        Seed of the early-stopping split and of LightGBM; the fit repeats for a given thread count (``n_jobs``),
+        as :class:`~mcal.MCGrad`'s does.
     input : {"probability", "logit"}, default="probability"
         What ``y_prob`` holds.
 
