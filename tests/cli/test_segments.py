@@ -76,6 +76,25 @@ def test_evaluate_stacks_every_score_column_beneath_its_segment_within_the_termi
     assert all(re.fullmatch(r"\[[\d.e-]+,", r[4]) for r in rows)  # ECCE / sigma [low, high]
 
 
+def test_evaluate_puts_a_long_score_column_name_on_its_own_line_within_the_terminal(csv, table, capsys, monkeypatch):
+    # issue 32 item 4 review: a 62-character score column name made the metrics and the worst segments 85-100
+    # characters wide at COLUMNS=80
+    monkeypatch.setenv("COLUMNS", "80")
+    long = "a_very_long_score_column_name_from_the_production_pipeline_v2"
+    table.assign(**{long: np.clip(table["p"] - 0.05, 0, 1)}).to_csv(csv, index=False)
+    argv = ["evaluate", str(csv), "--label-col", "y", "--segments", "job", "--score-col", "p", "--score-col", long]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    lines = out.splitlines()
+    block = lines.index(f"{long}:")  # the metrics of the long column, a row per metric beneath its name
+    assert re.fullmatch(r"log_loss +0\.\d{6}", lines[block + 1])
+    segments = out.split("worst segments (", 1)[1].splitlines()
+    name = next(i for i, line in enumerate(segments) if line.strip() == long)
+    numbers = segments[name + 1].split()  # its mean score, error direction, ECCE / sigma and p-value beneath
+    assert float(numbers[0]) > 0 and numbers[1] in ("over", "under") and float(numbers[2]) >= 0
+
+
 def test_evaluate_groups_near_duplicates_unless_all_segments(table, tmp_path, capsys):
     # "team" is "job" but for 5% of the rows: team=admin is a near-duplicate of job=admin
     rng = np.random.default_rng(1)

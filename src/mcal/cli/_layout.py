@@ -48,7 +48,8 @@ def metrics_text(table: pd.DataFrame, shown: pd.DataFrame, width: int) -> str:
 
     ``table`` holds the numbers (a row per score column; an interval of ``m`` in ``m_low`` and ``m_high``),
     ``shown`` the same table with the p-values already as text. A value prints with 6 decimals and its interval
-    after it; more score columns than ``width`` holds wrap into blocks of columns.
+    after it; more score columns than ``width`` holds wrap into blocks of columns, and a name too wide for one
+    puts each column's metrics beneath its name.
     """
     import pandas as pd
 
@@ -63,7 +64,11 @@ def metrics_text(table: pd.DataFrame, shown: pd.DataFrame, width: int) -> str:
                 text = with_interval(text, table.at[name, f"{metric}_low"], table.at[name, f"{metric}_high"])
             column.append(text)
         cells[name] = align(column)
-    return pd.DataFrame(cells, index=metrics).to_string(line_width=width)
+    text = pd.DataFrame(cells, index=metrics).to_string(line_width=width)
+    if max(len(line) for line in text.splitlines()) <= width:
+        return text
+    # a score column's name wider than the room: each column's metrics beneath its name
+    return "\n\n".join(f"{name}:\n" + pd.Series(column, index=metrics).to_string() for name, column in cells.items())
 
 
 def findings_text(table: pd.DataFrame, width: int) -> str:
@@ -71,7 +76,7 @@ def findings_text(table: pd.DataFrame, width: int) -> str:
 
     One row per segment when that fits; else a line per segment (rank, description, rows, observed rate,
     near-duplicates), wrapped, with a row per score column beneath it, so that every column of a segment is
-    on screen together.
+    on screen together; a score column's name too long for its numbers beside it takes a line of its own.
     """
     import pandas as pd
 
@@ -89,7 +94,13 @@ def findings_text(table: pd.DataFrame, width: int) -> str:
     sizes = {f: max(len(f), *(len(str(v)) for v in table[[(s, f) for s in scores]].to_numpy().ravel()))
              for f in _SCORE_FIELDS}  # fmt: skip
     pad = " " * 4
-    lines = [pad + "score column".ljust(names) + "".join("  " + f.rjust(sizes[f]) for f in _SCORE_FIELDS)]
+    beside = len(pad) + names + sum(2 + sizes[f] for f in _SCORE_FIELDS) <= width  # else each name on a line of its own
+
+    def score_lines(name: str, cells: list[str]) -> list[str]:
+        numbers = "".join("  " + c.rjust(sizes[f]) for c, f in zip(cells, _SCORE_FIELDS, strict=True))
+        return [pad + name.ljust(names) + numbers] if beside else [pad + name, pad + numbers]
+
+    lines = score_lines("score column", list(_SCORE_FIELDS))
     for rank, row in table.iterrows():
         similar = int(row.get(("", "similar"), 0))
         facts = f"{row[('', 'rows')]} rows, observed {row[('', 'observed')]}" + (
@@ -97,5 +108,5 @@ def findings_text(table: pd.DataFrame, width: int) -> str:
         )
         lines.append(wrap(f"{rank:>2}  {row[('', 'segment')]}: {facts}", width, pad))
         for s in scores:
-            lines.append(pad + s.ljust(names) + "".join("  " + str(row[(s, f)]).rjust(sizes[f]) for f in _SCORE_FIELDS))
+            lines += score_lines(s, [str(row[(s, f)]) for f in _SCORE_FIELDS])
     return "\n".join(lines)
