@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import OptimizeResult, minimize
-from scipy.special import expit, log_expit
+from scipy.special import expit
 
 from mcal._base import BaseCalibrator
 from mcal._persistence.state import Number
@@ -74,8 +74,8 @@ def fit_logistic_map(
 
     def loss_grad(theta: NDArray[np.float64]) -> tuple[float, NDArray[np.float64]]:
         z = Z @ theta
-        # -[y log s(z) + (1-y) log s(-z)], stable for large |z|
-        loss = -np.dot(w, y * log_expit(z) + (1.0 - y) * log_expit(-z))
+        # -[y log s(z) + (1-y) log s(-z)] = log(1 + e^z) - y z, stable for large |z|; one transcendental pass
+        loss = np.dot(w, np.logaddexp(0.0, z) - y * z)
         grad = Z.T @ (w * (expit(z) - y))
         return float(loss), grad
 
