@@ -70,7 +70,7 @@ def test_a_planted_segment_bias_with_features_gets_mcgrad(rng):
     assert selection.chosen == "mcgrad"
     refit = selection.calibrator
     assert isinstance(refit, mcal.MCGrad) and refit.n_features_in_ == 2
-    # refitted with the median of the rounds its folds' early stopping chose, without another early stopping
+    # refitted with the rounds that early stopping chose on the first fold, without another early stopping
     assert refit.early_stopping is None and refit.n_rounds_ == refit.max_rounds > 0
     assert selection.table.loc["mcgrad", "mce_sigma"] < selection.table.loc["isotonic", "mce_sigma"]
     assert selection.n_segments > 1
@@ -87,6 +87,37 @@ def test_every_candidate_is_fitted_on_the_same_rows_of_the_same_folds(rng):
     for k in range(4):  # fold k's fit saw every row but those of fold k
         np.testing.assert_array_equal(fits["a"][k], np.sort(p[selection.folds != k]))
     np.testing.assert_array_equal(fits["a"][4], np.sort(p))
+
+
+class _SpyMCGrad(mcal.MCGrad):
+    """MCGrad, recording the scores of the rows of every fit, its eval_set's and its controls."""
+
+    seen: ClassVar[list] = []
+
+    def _fit(self, y_prob, y, sample_weight, X, *, eval_set=None):
+        super()._fit(y_prob, y, sample_weight, X, eval_set=eval_set)
+        type(self).seen.append({"rows": np.sort(y_prob), "eval": None if eval_set is None else np.sort(eval_set[0]),
+                                "early_stopping": self.early_stopping, "rounds": self.n_rounds_})  # fmt: skip
+
+
+def test_mcgrad_early_stops_once_and_every_fold_fits_those_rounds_on_all_its_training_rows(rng):
+    n = 4000
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.choice(["u", "v"], n)})
+    p = rng.uniform(0.05, 0.9, n)
+    y = (rng.uniform(size=n) < np.where(X["b"] == "u", np.minimum(1.5 * p, 0.99), p)).astype(int)
+    _SpyMCGrad.seen.clear()
+    candidates = {"identity": mcal.IdentityCalibration(), "mcgrad": _SpyMCGrad(random_state=0)}
+    selection = select_calibrator(p, y, X=X, candidates=candidates, random_state=1)
+    first, *others = _SpyMCGrad.seen[:5]
+    # the first fold's model trains on the other folds and early-stops on the first fold's rows
+    np.testing.assert_array_equal(first["rows"], np.sort(p[selection.folds != 0]))
+    np.testing.assert_array_equal(first["eval"], np.sort(p[selection.folds == 0]))
+    assert first["rounds"] > 0
+    for k, fit in enumerate(others, start=1):  # the other folds: those rounds on all their training rows
+        np.testing.assert_array_equal(fit["rows"], np.sort(p[selection.folds != k]))
+        assert fit["eval"] is None and fit["early_stopping"] is None and fit["rounds"] == first["rounds"]
+    assert selection.chosen == "mcgrad" and selection.calibrator.n_rounds_ == first["rounds"]
+    np.testing.assert_array_equal(_SpyMCGrad.seen[5]["rows"], np.sort(p))  # the refit on all rows
 
 
 def test_the_folds_are_seeded_and_stratified(rng):
@@ -218,3 +249,18 @@ def test_the_report_shows_a_comparison_when_given_one_and_refuses_it_for_regress
     assert f"Chosen: <strong>{selection.chosen}</strong>" in section
     with pytest.raises(ValueError, match="method_comparison applies to binary labels"):
         make_report(p, {"p": p}, path=tmp_path / "s.html", outcome="regression", method_comparison=selection)
+
+
+def test_a_simpler_method_within_the_log_loss_noise_but_worse_on_the_mce_is_passed_over(rng):
+    from mcal.selection._result import comparison_table
+
+    w = np.ones(2000)
+    best = rng.uniform(0.1, 1.0, 2000)
+    losses = {"a": best + rng.normal(0.0005, 0.05, 2000), "b": best}  # "a" trails by about 0.4 SE
+    seconds, args = {"a": 0.0, "b": 0.0}, ({}, 1.0)
+    table, _, chosen = comparison_table(losses, w, {"a": (5.0, 0.01), "b": (3.0, 0.2)}, seconds, *args)
+    assert table.loc["a", "delta"] <= table.loc["a", "delta_se"] and chosen == "b"  # MCE 2 sigma above the best's
+    assert "MCE 2.0 sigma above" in table.loc["a", "note"]
+    assert comparison_table(losses, w, {"a": (3.9, 0.1), "b": (3.0, 0.2)}, seconds, *args)[2] == "a"  # 0.9 sigma
+    # without segments the MCE is the global ECCE, which the log loss weighs already: log loss alone decides
+    assert comparison_table(losses, w, {"a": (5.0, 0.01), "b": (3.0, 0.2)}, seconds, *args, segmented=False)[2] == "a"

@@ -29,6 +29,7 @@ def comparison_section(selection: Any) -> str:
         f'<p class="note">Chosen: <strong>{escape(selection.chosen)}</strong>. {escape(selection.reason)}. '
         f"Every method was fitted on {n_folds} shared folds and scored on the rows it did not see "
         "(<code>mcal.select_calibrator</code>); the simplest method within "
-        f"{selection.se_tolerance:g} paired standard error of the best is chosen, so that a gain within the noise "
+        f"{selection.se_tolerance:g} paired standard error of the best's log loss and "
+        f"{selection.se_tolerance:g} sigma of its MCE is chosen, so that a gain within the noise "
         f"never picks a more complex one. MCE over {selection.n_segments} segment(s).</p></section>"
     )

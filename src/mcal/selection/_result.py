@@ -32,17 +32,20 @@ def comparison_table(
     seconds: dict[str, float],
     failures: dict[str, str],
     se_tolerance: float,
+    segmented: bool = True,
 ) -> tuple[pd.DataFrame, str, str]:
     """The table of :class:`CalibratorSelection` from each candidate's held-out per-row log loss (None for a
     candidate that failed), with the best and the chosen method.
 
     ``losses`` is in complexity order, simplest first. The best has the lowest mean; the chosen is the first whose
-    mean exceeds the best's by at most ``se_tolerance`` paired standard errors.
+    mean exceeds the best's by at most ``se_tolerance`` paired standard errors and, when the MCE is ``segmented``
+    (over segments of features, not the whole table alone), whose ``mce_sigma`` exceeds the best's by at most
+    ``se_tolerance`` (sigmas are standard errors of the MCE's scale).
     """
     scored = {name: ll for name, ll in losses.items() if ll is not None}
     means = {name: paired_se(ll, w) for name, ll in scored.items()}
     best = min(means, key=lambda name: means[name][0])  # the first (simplest) of equal means
-    rows = {}
+    rows: dict[str, dict[str, Any]] = {}
     for name in losses:
         if name not in scored:
             rows[name] = dict.fromkeys(TABLE_COLUMNS[:-2], math.nan) | {"chosen": False, "note": failures[name]}
@@ -52,28 +55,36 @@ def comparison_table(
         rows[name] = {"log_loss": means[name][0], "log_loss_se": means[name][1], "delta": delta,
                       "delta_se": delta_se, "mce_sigma": mce[name][0], "mce_pvalue": mce[name][1],
                       "fit_seconds": seconds[name], "chosen": False}  # fmt: skip
-    chosen = next(name for name, row in rows.items() if _within(row, se_tolerance))
+    best_mce = float(rows[best]["mce_sigma"]) if segmented else math.inf
+    chosen = next(name for name, row in rows.items() if _within(row, se_tolerance, best_mce))
     rows[chosen]["chosen"] = True
     for name, row in rows.items():
         if name not in failures:
-            row["note"] = _note(name, row, best, chosen, se_tolerance)
+            row["note"] = _note(name, row, best, chosen, se_tolerance, best_mce)
     table = pd.DataFrame.from_dict(rows, orient="index", columns=list(TABLE_COLUMNS))
     table.index.name = "method"
     return table, best, chosen
 
 
-def _within(row: dict[str, Any], se_tolerance: float) -> bool:
-    return bool(row["delta"] <= se_tolerance * row["delta_se"])  # NaN (a failed candidate) is never within
+def _within(row: dict[str, Any], se_tolerance: float, best_mce: float) -> bool:
+    """Within the noise of the best on both criteria (NaN, a failed candidate, is never within)."""
+    return _within_log_loss(row, se_tolerance) and bool(row["mce_sigma"] <= best_mce + se_tolerance)
 
 
-def _note(name: str, row: dict[str, Any], best: str, chosen: str, se_tolerance: float) -> str:
+def _within_log_loss(row: dict[str, Any], se_tolerance: float) -> bool:
+    return bool(row["delta"] <= se_tolerance * row["delta_se"])
+
+
+def _note(name: str, row: dict[str, Any], best: str, chosen: str, se_tolerance: float, best_mce: float) -> str:
     ratio = row["delta"] / row["delta_se"] if row["delta_se"] > 0 else math.inf
     if name == chosen:
         return "chosen: lowest log loss" if name == best else f"chosen: simplest within {se_tolerance:g} SE of the best"
     if name == best:
         return "lowest log loss; a simpler method is within the noise"
-    if _within(row, se_tolerance):
+    if _within(row, se_tolerance, best_mce):
         return f"within {se_tolerance:g} SE of the best; a simpler method is too"
+    if _within_log_loss(row, se_tolerance):
+        return f"log loss within {se_tolerance:g} SE of the best, but MCE {row['mce_sigma'] - best_mce:.1f} sigma above"
     return f"worse than the best by {ratio:.1f} SE"
 
 
@@ -85,7 +96,9 @@ class CalibratorSelection:
     Attributes
     ----------
     chosen : str
-        Name of the chosen method: the simplest within ``se_tolerance`` paired standard errors of the best.
+        Name of the chosen method: the simplest within ``se_tolerance`` paired standard errors of the best's
+        held-out log loss and, with segments (``n_segments > 1``), within ``se_tolerance`` sigmas of its
+        ``mce_sigma``.
     best : str
         Name of the method of lowest held-out log loss.
     calibrator : BaseCalibrator
@@ -99,7 +112,7 @@ class CalibratorSelection:
         the ECCE in sigmas), ``fit_seconds`` (fitting and predicting its folds, and its MCE), ``chosen`` (bool)
         and ``note`` (why it was or was not chosen; for a candidate whose fit failed, the error, its numbers NaN).
     se_tolerance : float
-        Standard errors of the rule.
+        Standard errors of the rule (paired SE of log loss; sigmas of the MCE).
     folds : ndarray of int of shape (n_samples,)
         The held-out fold of each row, in ``0 .. cv - 1``; every candidate was scored on these.
     n_segments : int
@@ -122,10 +135,14 @@ class CalibratorSelection:
             simpler = list(self.table.index[: self.table.index.get_loc(self.chosen)])
             if not simpler:
                 return f"{self.chosen} has the lowest held-out log loss ({best['log_loss']:.6f}) and is the simplest candidate"
-            return (f"{self.chosen} has the lowest held-out log loss ({best['log_loss']:.6f}); every simpler method "
-                    f"is worse by more than {self.se_tolerance:g} paired SE")  # fmt: skip
+            return (
+                f"{self.chosen} has the lowest held-out log loss ({best['log_loss']:.6f}); every simpler method "
+                f"is worse by more than {self.se_tolerance:g} paired SE"
+                + (f", or its MCE by more than {self.se_tolerance:g} sigma" if self.n_segments > 1 else "")
+            )
+        mce = f" and within {self.se_tolerance:g} sigma of its MCE" if self.n_segments > 1 else ""
         return (f"{self.chosen} is the simplest method within {self.se_tolerance:g} paired SE of the best, "
-                f"{self.best} (log loss {row['log_loss']:.6f} against {best['log_loss']:.6f}, difference "
+                f"{self.best}{mce} (log loss {row['log_loss']:.6f} against {best['log_loss']:.6f}, difference "
                 f"{row['delta']:.2g} ± {row['delta_se']:.2g})")  # fmt: skip
 
     @validate_params({"width": TEXT_WIDTH})
