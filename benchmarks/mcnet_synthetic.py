@@ -17,13 +17,14 @@ For each case (generator and calibration rows; the test log has min(rows, 200k) 
   largest field's);
 - test log loss and ROC-AUC; ``field_auc_drop``: the largest fall, over the fields, of the ROC-AUC within a field
   against the base score's (a map that keeps the order within every field has 0; ties cost some);
-- MCNet rows: optimizer steps run, the best step and its epoch (0 = the Platt warm start), fit seconds;
+- MCNet rows: the bin count fitted (``n_bins="auto"`` chooses it), optimizer steps run, the best step and its epoch
+  (0 = the Platt warm start), fit seconds;
 - against AdaCalib, per case and data seed: the ratio of the distances, and the test log loss difference with its
   paired standard error (over the test rows); the Targets section pools the seeds (SE: root sum of squares / n).
 
 The global case has no field, so the field-aware methods do not run on it. Everything runs with one torch and
 one LightGBM thread (``torch.set_num_threads(1)``, ``OMP_NUM_THREADS=1``) except the speed section, which
-measures MCNet-Field's training throughput (rows x epochs per second; full batch, a step is an epoch) at
+measures MCNet-Field's training throughput (rows x epochs per second; full batch, a step is an epoch; 2 bins) at
 ``--speed-rows`` rows of the kinked log with its fields folded to 4, with 1 and 2 torch threads (the difference
 of two fits of ``--speed-steps`` and twice as many steps: the warm start, the bins and the tables cancel).
 Writes ``benchmarks/results/mcnet_synthetic.{md,csv}``.
@@ -110,6 +111,9 @@ CASES = ("power@20000", "power@200000", "kinked@50000", "kinked@1000000", "rippl
 QUICK_CASES = ("power@4000", "global@4000")
 #: MCNet's parameters beyond its defaults: none in full runs; a short budget in quick mode (``--quick``).
 MCNET_EXTRA: dict[str, object] = {}
+#: The speed section's bin count: fixed, so that the two fits differ by training epochs alone (``n_bins="auto"``
+#: adds its choice fits, which grow with the budget too).
+SPEED_BINS = 2
 QUICK_MCNET = {"max_steps": 60, "hidden_sizes": (8, 8), "embedding_dim": 4, "n_nodes": 10}
 
 
@@ -187,7 +191,8 @@ def run_case(case: str, rng_seed: int, only: set[str] | None = None) -> list[dic
             "fit_s": fit_s,
         }
         if isinstance(model, mcal.MCNet):
-            row |= {"steps": model.n_steps_, "best_step": model.best_step_, "epochs": model.n_epochs_}
+            row |= {"steps": model.n_steps_, "best_step": model.best_step_, "epochs": model.n_epochs_,
+                    "n_bins": model.n_bins_}  # fmt: skip
         out.append(row)
         print(f"{case:>16} seed {rng_seed} {method:>18} msd={msd:.2e} fit={fit_s:.1f}s", flush=True)
     for row in out:
@@ -208,7 +213,8 @@ def speed_rows(n: int, n_steps: int) -> list[dict]:
     for threads in (1, 2):
         seconds = []
         for steps in (n_steps, 2 * n_steps):
-            model = mcal.MCNet(field=FIELD, random_state=SEED, max_steps=steps, n_threads=threads, progress=False)
+            model = mcal.MCNet(field=FIELD, random_state=SEED, max_steps=steps, n_threads=threads, progress=False,
+                               n_bins=SPEED_BINS)  # fmt: skip
             start = time.perf_counter()
             model.fit(cal["score"].to_numpy(), cal["y"].to_numpy(), X=X)
             seconds.append(time.perf_counter() - start)
@@ -331,8 +337,8 @@ def write_tables(raw: pd.DataFrame, speed: pd.DataFrame, out_dir: Path, mode: st
         )
     sections.append(
         "## MCNet training (best step = steps: every row trained for the whole budget)\n\n"
-        + md_table(nets[["case", "seed", "method", "steps", "best_step", "epochs", "fit_s"]].astype(
-            {"steps": int, "best_step": int, "epochs": int}))
+        + md_table(nets[["case", "seed", "method", "n_bins", "steps", "best_step", "epochs", "fit_s"]].astype(
+            {"n_bins": int, "steps": int, "best_step": int, "epochs": int}))
     )  # fmt: skip
     if not speed.empty:
         sections.append(

@@ -50,8 +50,14 @@ ARMS = {
     "C2": {"base": "lightgbm", "sampling": False, "split": "iid"},
 }
 CONTROL_ARMS = ("C1", "C2")
-#: Table 1 of the MCNet paper plus MCGrad, then MCNet with the field-balance regularizer on (Table 3).
-METHODS = MT.MCNET_TABLE1 + tuple(m for m in MT.MCNET_TABLE3 if m.cls == "MCNet" and m.name.endswith("L_b on"))
+#: Table 1 of the MCNet paper plus MCGrad, then MCNet with the field-balance regularizer on (Table 3), then
+#: MCNet-Field with the auxiliary network on the base model's features (Table 2), the MCNet variant that sees the
+#: features MCGrad sees.
+METHODS = (
+    MT.MCNET_TABLE1
+    + tuple(m for m in MT.MCNET_TABLE3 if m.cls == "MCNet" and m.name.endswith("L_b on"))
+    + tuple(m for m in MT.MCNET_TABLE2 if m.name == "MCNet-Field-Aux")
+)
 QUICK_ROWS = 8_000
 #: Threads of every fit (the machine's 2 cores are shared).
 N_THREADS = 1

@@ -347,6 +347,33 @@ def test_a_file_written_before_bin_joins_existed_loads_with_raised_bins(tmp_path
     assert not np.array_equal(continuous.predict(p, X=X), loaded.predict(p, X=X))  # the default reads it otherwise
 
 
+def test_a_model_file_keeps_the_chosen_bin_count_and_its_held_out_losses(tmp_path, log_data, rewrite_model):
+    p, y, X, _ = log_data
+    model = MCNet(field="f", n_bins="auto", max_steps=40, random_state=0).fit(p, y, X=X)
+    path = mcal.save(model, tmp_path / "m.json")
+    loaded = mcal.load(path)
+    assert loaded.n_bins_ == model.n_bins_ == model.bin_edges_.size - 1
+    assert loaded.bin_count_losses_ == model.bin_count_losses_ and list(loaded.bin_count_losses_) == ["1", "2", "4"]
+    np.testing.assert_array_equal(loaded.predict(p, X=X), model.predict(p, X=X))
+    other = 1 if model.n_bins_ != 1 else 2
+    rewrite_model(path, lambda doc: doc["model"]["state"].update(n_bins_=other))
+    with pytest.raises(ValueError, match=r"state\.n_bins_ must be the number of bins of state\.bin_edges_"):
+        mcal.load(path)
+    rewrite_model(path, lambda doc: doc["model"]["state"].update(n_bins_=model.n_bins_, bin_count_losses_={}))
+    with pytest.raises(ValueError, match=r"state\.bin_count_losses_ must map each bin count \[1, 2, 4\]"):
+        mcal.load(path)
+
+
+def test_a_file_written_before_n_bins_auto_existed_loads_with_the_bins_of_its_edges(tmp_path, log_data, rewrite_model):
+    p, y, X, _ = log_data
+    model = MCNet(**SMALL, field="f").fit(p, y, X=X)
+    path = mcal.save(model, tmp_path / "m.json")
+    rewrite_model(path, lambda doc: [doc["model"]["state"].pop(k) for k in ("n_bins_", "bin_count_losses_")])
+    loaded = mcal.load(path)
+    assert (loaded.n_bins_, loaded.bin_count_losses_) == (model.bin_edges_.size - 1, {})
+    np.testing.assert_array_equal(loaded.predict(p, X=X), model.predict(p, X=X))
+
+
 def test_pickle_round_trip_holds_arrays_only(field_model, log_data):
     p, _, X, _ = log_data
     state = field_model.__getstate__()
@@ -438,7 +465,7 @@ def test_fit_uses_n_threads_and_restores_torch_threads(log_data, monkeypatch):
     p, y, _, _ = log_data
     seen = []
     monkeypatch.setattr(
-        "mcal.mcnet._estimator.train",
+        "mcal.mcnet._fitting.train",
         lambda torch_, *a, **k: (
             seen.append(torch.get_num_threads())
             or {
@@ -469,7 +496,8 @@ def test_without_a_held_out_part_every_step_of_the_budget_is_run(log_data):
 @pytest.mark.parametrize(
     ("params", "name", "rule"),
     [
-        ({"n_bins": 0}, "n_bins", "a positive integer"),
+        ({"n_bins": 0}, "n_bins", "a positive integer or 'auto'"),
+        ({"n_bins": "ten"}, "n_bins", "a positive integer or 'auto'"),
         ({"n_nodes": 1}, "n_nodes", "an integer >= 2"),
         ({"hidden_sizes": ()}, "hidden_sizes", "a non-empty sequence"),
         ({"hidden_sizes": (8, 0)}, "hidden_sizes[1]", "a positive integer"),
@@ -510,7 +538,7 @@ def test_contradicting_parameters_raise_value_error_naming_them(log_data):
 #: integers (nor numbers) here, as everywhere in mcal (``_validation.check_positive_int``), and 0/1 are not bools.
 WRONG_TYPES = {
     "integer": [
-        ("n_bins", "10"),
+        ("n_bins", 2.5),
         ("max_epochs", 2.5),
         ("patience", True),
         ("batch_size", np.float64(64)),

@@ -18,8 +18,9 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 #: Largest difference, in logit units, allowed between the grid map and the 50-node quadrature of the same weights
 #: inside the calibration scores' range: the trapezoid of f1's piecewise-linear interpolant over 64 cells a bin
-#: (measured: at most 5e-4 on this log at 1, 3 and 20 bins).
-GRID_VS_QUADRATURE = 2e-3
+#: (measured: at most 5e-4 on this log at 1, 3 and 20 bins with PyTorch's default draw of f1's score weights, 2.0e-3
+#: at 20 bins with the 8x wider draw of the grid integral: a wigglier f1 within a narrow bin).
+GRID_VS_QUADRATURE = 3e-3
 
 
 def click_log(seed, n, n_fields=3):

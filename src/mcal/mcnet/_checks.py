@@ -12,7 +12,7 @@ from mcal._constraints import Interval, StrOptions
 from mcal._features.field_slots import check_columns_param, check_field_param
 from mcal._features.fields import check_field_values
 from mcal._progress import check_progress_param
-from mcal._validation import check_positive_ints
+from mcal._validation import check_int, check_positive_ints
 
 
 def is_int(value: Any) -> bool:
@@ -84,6 +84,16 @@ def torch_device(torch: Any, name: str, device: Any) -> Any:
     return resolved
 
 
+def check_n_bins(name: str, value: Any) -> None:
+    """Raise ``ValueError`` unless ``value`` is a positive integer or 'auto' (``TypeError`` for another type)."""
+    rule = "a positive integer or 'auto'"
+    if isinstance(value, str):
+        if value != "auto":
+            raise ValueError(f"{name} must be {rule}; got {value!r}")
+        return
+    check_int(name, value, rule, lambda v: v >= 1)
+
+
 def _check_column(name: str, column: Any) -> None:
     check_field_param(column, name)
 
@@ -91,8 +101,9 @@ def _check_column(name: str, column: Any) -> None:
 #: The parameter constraints of MCNet.
 MCNET_CONSTRAINTS: dict[str, Any] = {
     **{name: Interval(numbers.Integral, minimum, None) for name, minimum in (
-        ("n_bins", 1), ("n_nodes", 2), ("embedding_dim", 1), ("auxiliary_hidden_size", 1),
+        ("n_nodes", 2), ("embedding_dim", 1), ("auxiliary_hidden_size", 1),
         ("max_epochs", 1), ("max_steps", 1), ("min_steps", 0), ("patience", 1), ("n_processes", 1))},
+    "n_bins": check_n_bins,
     "batch_size": [None, Interval(numbers.Integral, 1, None)],
     "hidden_sizes": check_positive_ints,
     "beta": _real(0.0),
@@ -125,8 +136,9 @@ def check_param_relations(est: Any) -> None:
         )
 
 
-def check_fitted_structure(est: Any, logit_bound: float) -> None:
-    """Check the JSON part of a fitted state (``logit_bound``: the outer bin edge); ``ValueError`` names the field."""
+def check_fitted_structure(est: Any, logit_bound: float, candidates: tuple[int, ...]) -> None:
+    """Check the JSON part of a fitted state (``logit_bound``: the outer bin edge; ``candidates``: the bin counts of
+    ``n_bins="auto"``); ``ValueError`` names the field."""
     edges = est.bin_edges_
     if not isinstance(edges, np.ndarray) or edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
         raise ValueError("model data field state.bin_edges_ must be a strictly increasing array of >= 2 edges")
@@ -137,6 +149,19 @@ def check_fitted_structure(est: Any, logit_bound: float) -> None:
         raise ValueError("model data field state.score_range_ must be 2 ordered logits within the outer edges")
     if rng_[0] > edges[1] or (edges.size > 2 and rng_[1] <= edges[-2]):
         raise ValueError("model data field state.score_range_ must reach into the first and the last bin")
+    if not is_int(est.n_bins_) or est.n_bins_ != edges.size - 1:
+        raise ValueError("model data field state.n_bins_ must be the number of bins of state.bin_edges_")
+    losses = est.bin_count_losses_
+    auto = est.n_bins == "auto"
+    if not isinstance(losses, dict) or (auto and list(losses) != [str(k) for k in candidates]) or (not auto and losses):
+        raise ValueError(
+            f"model data field state.bin_count_losses_ must map each bin count {list(candidates)} to its held-out "
+            "loss with n_bins='auto', and be empty with an integer n_bins"
+        )
+    if not all(isinstance(v, float) and np.isfinite(v) and v >= 0 for v in losses.values()):
+        raise ValueError("model data field state.bin_count_losses_ must hold finite non-negative losses")
+    if est.n_bins_ > (max(candidates) if auto else est.n_bins):
+        raise ValueError("model data field state.n_bins_ must be at most n_bins (the largest candidate with 'auto')")
     fv = est.field_values_
     if (est.field is None) != (fv is None) or fv == []:
         raise ValueError("model data field state.field_values_ must be a non-empty list with a field, null without")

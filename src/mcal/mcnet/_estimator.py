@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator
-from mcal._binning import assign_bins, equal_frequency_edges
+from mcal._binning import assign_bins
 from mcal._features.field_inputs import feature_matrix, field_column, named_columns
 from mcal._features.fields import UNSEEN, FieldVocabulary
 from mcal._optional import import_optional
@@ -26,24 +26,13 @@ from mcal.mcnet._checks import (
     torch_device,
 )
 from mcal.mcnet._compiled import build_tables, check_tables, evaluate_tables
-from mcal.mcnet._distributed import train_in_processes
 from mcal.mcnet._exact import auxiliary_logits, float64_weights, network_logits
+from mcal.mcnet._fitting import BIN_COUNT_CANDIDATES, Layout, Rows, Trainer, choice_fits, fit_weights
 from mcal.mcnet._grid import check_grid_tables, grid_tables, stored_grid_logits, stored_tables
-from mcal.mcnet._inputs import LOGIT_BOUND, balance_groups, bin_geometry, standardisation, warm_start
+from mcal.mcnet._inputs import LOGIT_BOUND, balance_groups, bin_geometry, standardisation
 from mcal.mcnet._model_file import model_tensors, read_tensors, stored_parameters, upgrade_model_data, weight_arrays
-from mcal.mcnet._network import (
-    Architecture,
-    initial_weights,
-    to_parameters,
-    warm_start_bias,
-)
-from mcal.mcnet._training import (
-    Data,
-    Schedule,
-    Spec,
-    split_rows,
-    train,
-)
+from mcal.mcnet._network import SCORE_WEIGHT_SCALE, Architecture
+from mcal.mcnet._training import Spec, split_rows
 
 #: Rows per optimizer step of the quadrature by default (the paper's 2,048).
 QUADRATURE_BATCH = 2048
@@ -54,10 +43,12 @@ class MCNet(BaseCalibrator):
 
     Parameters
     ----------
-    n_bins : int >= 1, default=3
-        Number K of equal-frequency bins of the score (fewer when tied scores make edges coincide). The paper finds
-        MCNet-Field worse with more bins (its Appendix B.3); 3 measured best across the synthetic field cases
-        (``benchmarks/results/defaults_mcnet.md``).
+    n_bins : int >= 1 or "auto", default="auto"
+        Number K of equal-frequency bins of the score (fewer when tied scores make edges coincide). "auto" chooses
+        K among 1, 2 and 4 on the calibration rows: each count trains on 75 % of them for 40 % of the step
+        budget, and the fewest bins whose held-out log loss is within one paired standard error of the lowest
+        are kept and trained on every row (see Notes); the fit then costs about twice a fixed count's. The paper finds MCNet-Field worse with more bins (its
+        Appendix B.3); why the default: ``benchmarks/results/defaults_mcnet.md``.
     n_nodes : int >= 2, default=25
         Clenshaw-Curtis nodes T of the per-row quadrature (Appendix A.2): the integral of ``integral="quadrature"``
         and of ``inference="exact"``.
@@ -145,7 +136,7 @@ class MCNet(BaseCalibrator):
         ``"compiled"`` evaluates tables built at fit time (no network pass): with ``integral="grid"`` the very map
         training optimised; with the quadrature, a monotone cubic interpolation of it (within 1e-4).
         ``"exact"`` evaluates the network with the per-row T-node quadrature in float64: the quadrature's map, and
-        for a grid-trained model an exact check of its map (within 2e-3 in logit units over the calibration
+        for a grid-trained model an exact check of its map (within 3e-3 in logit units over the calibration
         scores, ``tests/mcnet/test_grid.py``).
 
     Attributes
@@ -153,6 +144,12 @@ class MCNet(BaseCalibrator):
     bin_edges_ : ndarray of shape (n_bins + 1,)
         Bin edges in logit units, strictly increasing; the outer ones are :math:`\\mp` logit(1 - EPS) and bin k is
         ``(edge_k, edge_{k+1}]``.
+    n_bins_ : int
+        Bins of the fitted map (``bin_edges_.size - 1``): ``n_bins``, or the count ``"auto"`` chose, less any that
+        tied scores merged.
+    bin_count_losses_ : dict of str to float
+        With ``n_bins="auto"``, each candidate count's weighted held-out log loss in the choice (keys "1", "2",
+        "4"); empty otherwise.
     score_range_ : ndarray of shape (2,)
         Smallest and largest calibration score, in logit units.
     field_values_ : list of str (then None) or None
@@ -221,6 +218,8 @@ class MCNet(BaseCalibrator):
       network's own bias terms.
     * **Unseen fields.** Each pass 10% of the training rows get the no-context code (h = 0); unseen fields at
       predict time use that function, with one warning. Eq. 10 covers it too.
+    * **Bin count.** The paper fixes K; ``n_bins="auto"`` chooses it on calibration rows alone (the held-out quarter
+      is drawn from ``random_state``), then trains it on every row exactly as that integer ``n_bins`` would.
     * **Training length.** Counted in optimizer steps; full batch (the default with the grid), a step is an
       epoch. By default every row trains for the whole budget, the learning rate annealed to its end, as the
       paper trains a fixed number of epochs without early stopping. With ``validation_fraction > 0``, early
@@ -262,6 +261,8 @@ class MCNet(BaseCalibrator):
     auxiliary_scale_: NDArray[np.float64] | None
     _state_attrs: ClassVar[tuple[str, ...]] = (
         "bin_edges_",
+        "n_bins_",
+        "bin_count_losses_",
         "score_range_",
         "field_values_",
         "auxiliary_mean_",
@@ -277,7 +278,7 @@ class MCNet(BaseCalibrator):
     def __init__(
         self,
         *,
-        n_bins: int = 3,
+        n_bins: int | str = "auto",
         n_nodes: int = 25,
         integral: str = "grid",
         bin_joins: str = "continuous",
@@ -339,8 +340,12 @@ class MCNet(BaseCalibrator):
 
     # -- derived structure ------------------------------------------------------------------------------
     def _architecture(self) -> Architecture:
+        return self._network_for(self.bin_edges_.size - 1)
+
+    def _network_for(self, n_bins: int) -> Architecture:
+        """The network's sizes at ``n_bins`` bins, for the fitted field vocabulary and auxiliary features."""
         return Architecture(
-            n_bins=self.bin_edges_.size - 1,
+            n_bins=n_bins,
             n_fields=0 if self.field_values_ is None else len(self.field_values_),
             hidden_sizes=tuple(int(h) for h in self.hidden_sizes),
             embedding_dim=int(self.embedding_dim),
@@ -389,11 +394,31 @@ class MCNet(BaseCalibrator):
 
     def _fit_network(self, torch, y_prob, y, sample_weight, X) -> None:
         device = torch_device(torch, "device", self.device)
+        rng = np.random.default_rng(self.random_state)
+        rows = self._rows(y_prob, y, sample_weight, X)
+        trainer = self._trainer()
+        if self.n_bins == "auto":
+            n_bins, losses = choice_fits(torch, device, trainer, rows, rng.spawn(1)[0], int(self.max_steps))
+            self.bin_count_losses_ = {str(k): float(v) for k, v in zip(BIN_COUNT_CANDIDATES, losses, strict=True)}
+        else:
+            n_bins, self.bin_count_losses_ = int(self.n_bins), {}
+        train_rows, validation_rows = split_rows(y, rows.w, self.validation_fraction, rng)
+        layout = Layout.of(rows, n_bins)
+        self.bin_edges_, self.score_range_, self.n_bins_ = layout.edges, rows.score_range, layout.edges.size - 1
+        P, history, _, _ = fit_weights(torch, device, trainer, rows, layout, train_rows=train_rows,
+                                       validation_rows=validation_rows, rng=rng, max_steps=int(self.max_steps))  # fmt: skip
+        self.module_ = stored_parameters(torch, weight_arrays(P))
+        self.n_epochs_, self.best_epoch_ = int(history["n_epochs"]), int(history["best_epoch"])
+        self.n_steps_, self.best_step_ = int(history["n_steps"]), int(history["best_step"])
+        self.loss_curve_ = np.asarray(history["loss_curve"], dtype=np.float64)
+        self.validation_loss_curve_ = np.asarray(history["validation_loss_curve"], dtype=np.float64)
+        self._compile(torch)
+
+    def _rows(self, y_prob, y, sample_weight, X) -> Rows:
+        """The calibration rows as the fit reads them; sets the field vocabulary and the auxiliary standardisation."""
         n = y_prob.shape[0]
         # the fit does not depend on the weights' scale; weights up to 1 neither overflow nor vanish in float32
         sample_weight = sample_weight / sample_weight.max()
-        rng = np.random.default_rng(self.random_state)
-        train_rows, validation_rows = split_rows(y, sample_weight, self.validation_fraction, rng)
         x = logit(y_prob)
         contexts = self._contexts(X, n, fitting=True)
         if self.field is None:
@@ -402,37 +427,17 @@ class MCNet(BaseCalibrator):
         aux = self._auxiliary(X, n, fitting=True)
         groups, n_groups = self._balance_groups(X, n, contexts)
         observed = x[sample_weight > 0]
-        interior = equal_frequency_edges(x, sample_weight, int(self.n_bins))
-        self.bin_edges_ = np.concatenate([[-LOGIT_BOUND], interior, [LOGIT_BOUND]])
-        self.score_range_ = np.array([observed.min(), observed.max()])
-        bins = assign_bins(x, interior)
-        geometry = self._geometry()
-        arch = self._architecture()
-        t = train_rows
         n_contexts = 1 if self.field_values_ is None else len(self.field_values_) + 1
-        slope, intercepts = warm_start(x[t], y[t], sample_weight[t], contexts[t], n_contexts)
-        P = to_parameters(torch, initial_weights(arch, rng, slope=slope), device=device, dtype=torch.float32)
-        warm_start_bias(torch, P, len(arch.hidden_sizes), slope * geometry["anchor"][:, None] + intercepts[None, :])
-        data = Data.on_device(torch, device, x, y, sample_weight, bins, contexts, groups, n_groups, aux)
-        schedule = Schedule.build(
-            train_rows.size, validation_rows.size, learning_rate=float(self.learning_rate),
-            batch_size=self._batch_size(train_rows.size), max_epochs=int(self.max_epochs), max_steps=int(self.max_steps),
-            min_steps=int(self.min_steps), patience=int(self.patience),
-        )  # fmt: skip
-        run: dict[str, Any] = dict(train_rows=train_rows, validation_rows=validation_rows, schedule=schedule, rng=rng,
-                   show_progress=self.progress)  # fmt: skip
-        geometry_t = {k: torch.as_tensor(v, dtype=torch.float32, device=device) for k, v in geometry.items()}
-        if self.n_processes == 1:
-            history = train(torch, P, self._spec(arch), geometry_t, data, **run)
-        else:
-            history = train_in_processes(int(self.n_processes), torch, P, self._spec(arch), geometry_t, data,
-                                         n_threads=self.n_threads, **run)  # fmt: skip
-        self.module_ = stored_parameters(torch, weight_arrays(P))
-        self.n_epochs_, self.best_epoch_ = int(history["n_epochs"]), int(history["best_epoch"])
-        self.n_steps_, self.best_step_ = int(history["n_steps"]), int(history["best_step"])
-        self.loss_curve_ = np.asarray(history["loss_curve"], dtype=np.float64)
-        self.validation_loss_curve_ = np.asarray(history["validation_loss_curve"], dtype=np.float64)
-        self._compile(torch)
+        return Rows(x, y, sample_weight, contexts, groups, n_groups, aux, n_contexts,
+                    np.array([observed.min(), observed.max()]))  # fmt: skip
+
+    def _trainer(self) -> Trainer:
+        """How this estimator trains (:class:`mcal.mcnet._fitting.Trainer`), from its parameters."""
+        schedule = dict(learning_rate=float(self.learning_rate), max_epochs=int(self.max_epochs),
+                        min_steps=int(self.min_steps), patience=int(self.patience))  # fmt: skip
+        scale = SCORE_WEIGHT_SCALE if self.integral == "grid" else 1.0
+        return Trainer(self._network_for, self._spec, self._batch_size, schedule, int(self.n_processes),
+                       self.n_threads, self.progress, scale)  # fmt: skip
 
     def _balance_groups(self, X: Any, n: int, contexts: NDArray[np.intp]) -> tuple[NDArray[np.intp] | None, int]:
         if self.alpha == 0:
@@ -563,7 +568,7 @@ class MCNet(BaseCalibrator):
         return model_tensors(self.module_, self.compiled_values_, self.compiled_slopes_)
 
     def _restore_extra_state(self, state: dict[str, Any], tensors: dict[str, NDArray]) -> None:
-        check_fitted_structure(self, LOGIT_BOUND)
+        check_fitted_structure(self, LOGIT_BOUND, BIN_COUNT_CANDIDATES)
         check_weight_tensors(
             tensors,
             self._architecture().layout(),
@@ -590,7 +595,7 @@ class MCNet(BaseCalibrator):
             )
 
     def _validate_state(self) -> None:
-        check_fitted_structure(self, LOGIT_BOUND)
+        check_fitted_structure(self, LOGIT_BOUND, BIN_COUNT_CANDIDATES)
         check_compiled_tables(self.compiled_values_, self.compiled_slopes_)
 
     # -- pickling: arrays only --------------------------------------------------------------------------

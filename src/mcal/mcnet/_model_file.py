@@ -48,7 +48,8 @@ def upgrade_model_data(data: Any) -> Any:
     """The model data of an MCNet file as this mcal reads it: a file of the step-trained MCNet written before
     ``integral`` existed gets ``integral="quadrature"`` (its network was trained, and its tables built, with the
     per-row quadrature: it predicts exactly as before), and one written before ``bin_joins`` existed also
-    ``bin_joins="raised"`` (its bins were raised); other data is returned as is.
+    ``bin_joins="raised"`` (its bins were raised); one written before ``n_bins="auto"`` existed gets the fitted
+    ``n_bins_`` of its bin edges and no held-out losses; other data is returned as is.
 
     Raises
     ------
@@ -67,7 +68,9 @@ def upgrade_model_data(data: Any) -> Any:
     if not (isinstance(params, dict) and isinstance(state, dict) and "n_steps_" in state):
         return data
     older = {"integral": "quadrature", "bin_joins": "raised"}
-    missing = {k: v for k, v in older.items() if k not in params}
-    if "integral" not in missing:
-        return data
-    return {**data, "params": {**params, **missing}}
+    missing = {k: v for k, v in older.items() if k not in params} if "integral" not in params else {}
+    shape = state["bin_edges_"].get("shape") if isinstance(state.get("bin_edges_"), dict) else None
+    if "n_bins_" not in state and isinstance(shape, list) and len(shape) == 1 and isinstance(shape[0], int):
+        # a file of an integer n_bins, before n_bins="auto" existed: its bins are those of its edges
+        state = {**state, "n_bins_": shape[0] - 1, "bin_count_losses_": {}}
+    return {**data, "params": {**params, **missing}, "state": state}

@@ -24,6 +24,12 @@ from mcal.mcnet._quadrature import clenshaw_curtis
 MIN_SLOPE = 1e-4
 #: Number of quadrature nodes whose gradients are integrated at once by the memory-efficient backward.
 NODE_CHUNK = 5
+#: With the grid integral, f1's score weights start this many times wider than PyTorch's default draw: the score
+#: input spans a bin's whole data range, most rows sit in a small part of it, and with the default draw f1 barely
+#: bends there (a one-bin fit stayed farther from a smooth power map than with three bins;
+#: ``benchmarks/results/defaults_mcnet.md``). The quadrature keeps the default draw: its few nodes per row need a
+#: smooth integrand.
+SCORE_WEIGHT_SCALE = 8.0
 
 
 @dataclass(frozen=True)
@@ -62,8 +68,11 @@ class Architecture:
         return out
 
 
-def initial_weights(arch: Architecture, rng: np.random.Generator, *, slope: float) -> dict[str, NDArray[np.float32]]:
-    """Initial parameters: PyTorch's default uniform(+-1/sqrt(fan_in)) draws, with zero output layers.
+def initial_weights(
+    arch: Architecture, rng: np.random.Generator, *, slope: float, score_scale: float = 1.0
+) -> dict[str, NDArray[np.float32]]:
+    """Initial parameters: PyTorch's default uniform(+-1/sqrt(fan_in)) draws (f1's score weights ``score_scale``
+    times wider: :data:`SCORE_WEIGHT_SCALE` with the grid integral), with zero output layers.
 
     The output layers start at zero weight, so f1 = ``slope`` everywhere
     (``f1_out_b = softplus^{-1}(slope - MIN_SLOPE)``), f2 = 0 until :func:`warm_start_bias` sets it, and aux = 0.
@@ -80,6 +89,7 @@ def initial_weights(arch: Architecture, rng: np.random.Generator, *, slope: floa
             w = np.full(shape, target + np.log(-np.expm1(-target)))  # softplus^{-1}, finite for any slope
         else:
             w = rng.uniform(-1.0, 1.0, size=shape) / np.sqrt(fan_in)
+            w = w * score_scale if name == "f1_in_score" else w
         weights[name] = w.astype(np.float32)
     return weights
 

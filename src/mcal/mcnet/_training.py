@@ -84,10 +84,17 @@ class Data:
 
 
 def split_rows(
-    y: NDArray[np.float64], sample_weight: NDArray[np.float64], fraction: float, rng: np.random.Generator
+    y: NDArray[np.float64],
+    sample_weight: NDArray[np.float64],
+    fraction: float,
+    rng: np.random.Generator,
+    *,
+    setting: str | None = None,
+    hint: str = "(use validation_fraction=0 or more data)",
 ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Training and held-out rows (a ``fraction`` of them held out, drawn from ``rng``); the held-out part needs
-    positive weight, the training part both classes.
+    positive weight, the training part both classes. ``setting`` and ``hint`` word the errors (by default
+    ``validation_fraction=<fraction>`` and how to avoid them).
 
     Raises
     ------
@@ -97,22 +104,21 @@ def split_rows(
     n = y.shape[0]
     order = rng.permutation(n)
     n_val = round(fraction * n)
-    hint = "(use validation_fraction=0 or more data)"
+    setting = f"validation_fraction={fraction!r}" if setting is None else setting
     if fraction > 0 and not 1 <= n_val < n:
         raise ValueError(
-            f"validation_fraction={fraction!r} must leave at least one row in each part; "
-            f"got {n_val} held-out row(s) of {n} {hint}"
+            f"{setting} must leave at least one row in each part; got {n_val} held-out row(s) of {n} {hint}"
         )
     train, held = np.sort(order[n_val:]), np.sort(order[:n_val])
     if held.size and not sample_weight[held].sum() > 0:
         raise ValueError(
-            f"validation_fraction={fraction!r} must leave held-out rows of positive weight; "
+            f"{setting} must leave held-out rows of positive weight; "
             f"got {held.size} held-out row(s) of total weight 0 {hint}"
         )
     w, labels = sample_weight[train], y[train]
     if not (np.dot(w, labels) > 0 and np.dot(w, 1.0 - labels) > 0):
         raise ValueError(
-            f"validation_fraction={fraction!r} must leave both classes (with positive weight) in the training "
+            f"{setting} must leave both classes (with positive weight) in the training "
             f"part; got only class {int(np.dot(w, labels) > 0)} in its {train.size} row(s) {hint}"
         )
     return train, held
