@@ -347,6 +347,7 @@ def test_a_file_written_before_bin_joins_existed_loads_with_raised_bins(tmp_path
     assert not np.array_equal(continuous.predict(p, X=X), loaded.predict(p, X=X))  # the default reads it otherwise
 
 
+@pytest.mark.slow
 def test_a_model_file_keeps_the_chosen_bin_count_and_its_held_out_losses(tmp_path, log_data, rewrite_model):
     p, y, X, _ = log_data
     model = MCNet(field="f", n_bins="auto", max_steps=40, random_state=0).fit(p, y, X=X)

@@ -137,6 +137,7 @@ def kinked_log(seed, n, step):
     return expit(s), rng.binomial(1, expit(true_logit)), pd.DataFrame({"f": f})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "step", "chosen"), [(2, 0.0, {1}), (0, 3.0, {2, 4})])
 def test_auto_chooses_one_bin_where_the_map_needs_none_and_more_where_it_rises_steeply(seed, step, chosen):
     # the per-field Platt map is the warm start's family: one bin represents it; the steep rise needs a finer bin
@@ -147,6 +148,7 @@ def test_auto_chooses_one_bin_where_the_map_needs_none_and_more_where_it_rises_s
     assert list(model.bin_count_losses_) == ["1", "2", "4"]
 
 
+@pytest.mark.slow
 def test_auto_holds_out_calibration_rows_and_trains_the_chosen_count_on_every_row(monkeypatch):
     import mcal.mcnet._fitting as fitting
 
@@ -179,6 +181,7 @@ def test_auto_holds_out_calibration_rows_and_trains_the_chosen_count_on_every_ro
     assert fixed.bin_count_losses_ == {}
 
 
+@pytest.mark.slow
 def test_auto_is_reproducible_with_a_seed():
     p, y, X = kinked_log(2, 3000, 3.0)
     a, b = (MCNet(field="f", n_bins="auto", max_steps=60, random_state=3).fit(p, y, X=X) for _ in range(2))
