@@ -304,7 +304,7 @@ class SmoothedIsotonic(BaseCalibrator):
     strictness holds on any data.
     Beyond the outermost knots the map runs linearly to the anchors. Equal-weight bins put the outermost
     knots inside the first and last ``1 / n_bins`` of the rows (more where pooling merges the outer bins);
-    why equal-weight bins: ``benchmarks/results/defaults_nonparametric.md``. So a score of exactly 1 (or 0) is
+    why equal-weight bins: ``docs/defaults/nonparametric.rst``. So a score of exactly 1 (or 0) is
     mapped to 1 (or 0) unless the outermost pooled block holds only such scores. When a base model puts
     many rows at exactly 1 with a low positive rate (a saturated logistic regression), pooling joins them
     with the bins below and they are predicted 1, with infinite log loss on their negatives; clip such

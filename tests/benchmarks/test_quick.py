@@ -5,6 +5,7 @@ test here skips with the path it looked for when they are absent.
 """
 
 import importlib
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -16,29 +17,34 @@ import pytest
 pytestmark = pytest.mark.slow
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+#: the folders of the benchmark scripts (benchmarks/<topic>/) and of their shared helpers (benchmarks/common/)
+FOLDERS = sorted({str(path.parent) for path in BENCH.glob("*/*.py")})
+
+
+def _script(name):
+    """A benchmark script or helper, imported from its folder of benchmarks/ (they are scripts, not part of mcal)."""
+    sys.path[:0] = FOLDERS
+    try:
+        return importlib.import_module(name)
+    finally:
+        for folder in FOLDERS:
+            sys.path.remove(folder)
+
+
+def _run_all():
+    """benchmarks/run_all.py, imported from its path (benchmarks/ itself is never put on sys.path)."""
+    spec = importlib.util.spec_from_file_location("run_all", BENCH / "run_all.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
 def bench():
-    """The benchmark modules, imported from the benchmarks folder (they are scripts, not part of mcal)."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        mods = {
-            name: importlib.import_module(name)
-            for name in ("_datasets", "_evaluation", "_methods", "_common", "run_all")
-        }
-    finally:
-        sys.path.remove(str(BENCH))
-    return mods
-
-
-def _script(name):
-    """A benchmark script imported from the benchmarks folder."""
-    sys.path.insert(0, str(BENCH))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(BENCH))
+    """The shared helpers of the benchmarks and run_all.py."""
+    return {name: _script(name) for name in ("_datasets", "_evaluation", "_methods", "_common")} | {
+        "run_all": _run_all()
+    }
 
 
 def _load(bench, key, **kw):
@@ -218,15 +224,11 @@ def test_quick_benchmarks_run_end_to_end(bench, tmp_path):
 
 @pytest.fixture(scope="module")
 def input_safety():
-    sys.path.insert(0, str(BENCH))
-    try:
-        return importlib.import_module("input_safety")
-    finally:
-        sys.path.remove(str(BENCH))
+    return _script("input_safety")
 
 
 def test_input_safety_cases_all_go_as_expected_for_mcal(input_safety):
-    # The mcal half of benchmarks/input_safety.py: every bad-input case is refused with a message naming the
+    # The mcal half of benchmarks/package/input_safety.py: every bad-input case is refused with a message naming the
     # argument or column, and every valid edge case (scores 0 and 1, missing values, an unseen category with its
     # warning) gives finite predictions. The reference half needs the mcgrad package, which is not a dependency.
     train, test = input_safety.data()
@@ -253,13 +255,9 @@ def test_input_safety_counts_a_message_without_the_keywords_as_unclear(input_saf
 
 
 def test_bootstrap_coverage_quick_run_and_population_values():
-    # benchmarks/bootstrap_coverage.py on 3 tiny data sets; its population values against closed forms:
+    # benchmarks/metrics/bootstrap_coverage.py on 3 tiny data sets; its population values against closed forms:
     # p ~ U(0, 1) calibrated: Brier E[p(1-p)] = 1/6, log loss E[h(p)] = 1/2, ROC-AUC 4 * (1/3 - 1/8) = 5/6
-    sys.path.insert(0, str(BENCH))
-    try:
-        coverage = importlib.import_module("bootstrap_coverage")
-    finally:
-        sys.path.remove(str(BENCH))
+    coverage = _script("bootstrap_coverage")
     values = coverage.population_values(weighted=False)
     assert values["brier_score"] == pytest.approx(1 / 6) and values["log_loss"] == pytest.approx(0.5)
     assert values["roc_auc"] == pytest.approx(5 / 6)
@@ -270,7 +268,7 @@ def test_bootstrap_coverage_quick_run_and_population_values():
 
 
 def test_bootstrap_intervals_quick_run_and_population_values_against_a_large_sample():
-    # benchmarks/bootstrap_intervals.py on 2 tiny data sets per scenario; its population values (on a grid of
+    # benchmarks/metrics/bootstrap_intervals.py on 2 tiny data sets per scenario; its population values (on a grid of
     # scores, labels replaced by their expectation) against the metrics of 2 million rows drawn as the benchmark does
     from mcal.metrics import ecce, ece, f_rce
 
@@ -292,11 +290,7 @@ def test_bootstrap_intervals_quick_run_and_population_values_against_a_large_sam
 
 
 def test_bootstrap_speed_quick_run_gives_the_intervals_of_one_call_per_resample():
-    sys.path.insert(0, str(BENCH))
-    try:
-        speed = importlib.import_module("bootstrap_speed")
-    finally:
-        sys.path.remove(str(BENCH))
+    speed = _script("bootstrap_speed")
     table = speed.main(["--quick"])
     assert len(table) == 1 and table["max_interval_diff"].iloc[0] < 1e-12
     assert (table[["table_cpu_s", "evaluate_ci_cpu_s", "evaluate_ci_segments_cpu_s"]] > 0).all().all()
@@ -308,11 +302,7 @@ def test_regression_benchmark_quick_mode_writes_both_implementations_on_every_da
         reason="the regression benchmark compares against mcgrad 0.1.5 (the bench "
         "dependency group), which is not installed",
     )
-    sys.path.insert(0, str(BENCH))
-    try:
-        bench = importlib.import_module("regression_vs_reference")
-    finally:
-        sys.path.remove(str(BENCH))
+    bench = _script("regression_vs_reference")
     if not (bench.DATA / "credit_default").exists():
         pytest.skip(f"shared data not available: {bench.DATA}")
     out = tmp_path / "regression"
@@ -329,12 +319,8 @@ def test_regression_benchmark_quick_mode_writes_both_implementations_on_every_da
 
 
 def test_mcnet_synthetic_quick_mode_runs_end_to_end(tmp_path):
-    # benchmarks/mcnet_synthetic.py --quick: two tiny logs, every method, the tables and the raw CSV
-    sys.path.insert(0, str(BENCH))
-    try:
-        module = importlib.import_module("mcnet_synthetic")
-    finally:
-        sys.path.remove(str(BENCH))
+    # benchmarks/mcnet/mcnet_synthetic.py --quick: two tiny logs, every method, the tables and the raw CSV
+    module = _script("mcnet_synthetic")
     assert module.main(["--quick", "--out-dir", str(tmp_path)]) == 0
     header, raw = _csv(tmp_path / "mcnet_synthetic.csv")
     assert {"mcal version", "git commit", "date (UTC)", "seeds", "cores"} <= set(header)
@@ -349,11 +335,7 @@ def test_mcnet_synthetic_quick_mode_runs_end_to_end(tmp_path):
 
 def test_ctr_benchmark_quick_mode_runs_every_method_and_states_each_effect(bench, tmp_path):
     _load(bench, "census_kdd")
-    sys.path.insert(0, str(BENCH))
-    try:
-        ctr = importlib.import_module("paper_mcnet_ctr")
-    finally:
-        sys.path.remove(str(BENCH))
+    ctr = _script("paper_mcnet_ctr")
     assert ctr.main(["--quick", "--no-cache", "--arms", "A,B", "--n-boot", "20", "--out-dir", str(tmp_path)]) == 0
     header, raw = _csv(tmp_path / "paper_mcnet_ctr.csv")
     assert {"mcal version", "git commit", "seeds", "MCNet defaults"} <= set(header)
@@ -376,11 +358,7 @@ def test_ctr_benchmark_quick_mode_runs_every_method_and_states_each_effect(bench
 
 
 def test_ctr_bootstrap_sums_equal_mcal_metrics_at_unit_weights(bench, rng):
-    sys.path.insert(0, str(BENCH))
-    try:
-        stats = importlib.import_module("_ctr_stats")
-    finally:
-        sys.path.remove(str(BENCH))
+    stats = _script("_ctr_stats")
     n = 3000
     field = rng.choice(["a", "b", "c"], n)
     p = rng.uniform(0.01, 0.6, n)
@@ -392,13 +370,9 @@ def test_ctr_bootstrap_sums_equal_mcal_metrics_at_unit_weights(bench, rng):
 
 
 def test_calibrated_classifier_quick_run(bench):
-    # benchmarks/calibrated_classifier.py on 3000 rows of one dataset: every method scored, the base model at 0
+    # benchmarks/baselines/calibrated_classifier.py on 3000 rows of one dataset: every method scored, the base model at 0
     _load(bench, "bank_marketing", max_rows=10)
-    sys.path.insert(0, str(BENCH))
-    try:
-        module = importlib.import_module("calibrated_classifier")
-    finally:
-        sys.path.remove(str(BENCH))
+    module = _script("calibrated_classifier")
     table = module.main(["--quick"])
     assert len(table) == 7 and table.loc[table["method"] == "base model", "vs base"].item() == 0.0
     jeffreys = table.loc[table["method"] == "mcal cv=5 ensemble", "exact_0_or_1"].item()
@@ -406,13 +380,9 @@ def test_calibrated_classifier_quick_run(bench):
 
 
 def test_input_safety_forged_model_files_are_refused_or_loaded_as_expected(input_safety):
-    # benchmarks/model_file_safety.py on a thousandth of the trees: the compact forgery is refused by the count of
+    # benchmarks/package/model_file_safety.py on a thousandth of the trees: the compact forgery is refused by the count of
     # trees per byte, the file as dense as LightGBM writes and the fitted model load
-    sys.path.insert(0, str(BENCH))
-    try:
-        files = importlib.import_module("model_file_safety").run(quick=True)
-    finally:
-        sys.path.remove(str(BENCH))
+    files = _script("model_file_safety").run(quick=True)
     assert list(files["as_expected"]) == ["yes"] * 3, files[["case", "outcome", "detail"]].to_string()
     assert "at least 200 bytes per tree; got 1200 trees in" in files["detail"].iloc[1]
 
@@ -448,11 +418,7 @@ def test_mcgrad_profile_quick_mode_accounts_for_the_whole_fit(tmp_path):
 
 
 def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
-    sys.path.insert(0, str(BENCH))
-    try:
-        bench = importlib.import_module("multiclass")
-    finally:
-        sys.path.remove(str(BENCH))
+    bench = _script("multiclass")
     try:
         bench.load("shoppers_visitor")
     except bench.DataUnavailable as exc:
@@ -479,7 +445,7 @@ def test_mcgrad_stopping_rule_quick_mode_never_keeps_more_rounds_under_the_rule(
 
 
 def test_report_open_quick_mode_times_chromium_on_a_tiny_report():
-    # benchmarks/report_open.py on a one-column report: its figures counted, the page's load event timed
+    # benchmarks/report/report_open.py on a one-column report: its figures counted, the page's load event timed
     import shutil
 
     if not any(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")):
@@ -511,7 +477,7 @@ def test_calibrated_classifier_paired_differences_by_hand():
 
 
 def test_mcgrad_tuning_benchmark_quick_mode_runs_mcal_and_says_why_the_reference_did_not(bench, tmp_path):
-    # benchmarks/mcgrad_tuning_vs_reference.py --quick: 3,000 rows of Bank Marketing, 4 trials; the reference half
+    # benchmarks/mcgrad/mcgrad_tuning_vs_reference.py --quick: 3,000 rows of Bank Marketing, 4 trials; the reference half
     # needs Ax (not a dependency) and runs only where this interpreter imports mcgrad.tuning
     _load(bench, "bank_marketing", max_rows=10)
     module = _script("mcgrad_tuning_vs_reference")

@@ -38,7 +38,7 @@ _WEIGHTED_BRIER = (1 / 6 + 9 * (0.02 - 0.008 / 3)) / 2.8
 
 @pytest.mark.parametrize("weighted", [False, True])
 def test_percentile_interval_covers_the_population_brier_score_at_about_the_nominal_rate(rng, weighted):
-    """A quick version of benchmarks/bootstrap_coverage.py: 120 data sets of 300 rows, 200 resamples each."""
+    """A quick version of benchmarks/metrics/bootstrap_coverage.py: 120 data sets of 300 rows, 200 resamples each."""
     target = _WEIGHTED_BRIER if weighted else _BRIER
     covered = []
     for _ in range(120):

@@ -21,7 +21,7 @@ class SingleRowPredictor:
     """One-row prediction through LightGBM's C API fast path (``LGBM_BoosterPredictForMatSingleRowFast``).
 
     ``Booster.predict`` prepares a predictor from its parameters on every call; this prepares one
-    configuration per booster once (why this path: ``benchmarks/results/mcgrad_defaults.md``). It reaches the C library through LightGBM's private ctypes handles (``lightgbm.basic._LIB``,
+    configuration per booster once (why this path: ``docs/defaults/mcgrad.rst``). It reaches the C library through LightGBM's private ctypes handles (``lightgbm.basic._LIB``,
     ``_safe_call``, ``Booster._handle``), so :meth:`create` uses it only on the LightGBM major versions it was tested with
     (:data:`_FAST_PATH_LIGHTGBM`) and when the handles exist; otherwise it returns None and callers use
     ``Booster.predict`` (the tests check that both give the same values, and the fallback).

@@ -56,7 +56,7 @@ class NeuCalib(FieldNetwork):
         their weighted mean and standard deviation at fit).
     auxiliary_l2 : float >= 0, default=0.01
         L2 penalty on the auxiliary perceptron's weights, applied when ``auxiliary_features`` are given (why:
-        ``benchmarks/results/defaults_field.md``).
+        ``docs/defaults/field.rst``).
     monotonic_penalty : float >= 0, default=1.0
         Weight of the order-preserving penalty ``sum_k max(0, v_k - v_{k+1})`` on the knot values.
     alpha : float >= 0, default=0.0
@@ -76,7 +76,7 @@ class NeuCalib(FieldNetwork):
         Field values with fewer rows (of positive weight) at fit time, and unseen values, use the fallback.
     n_threads : int >= 1 or None, default=1
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
-        setting; raise it for millions of rows (why 1: ``benchmarks/results/defaults_field.md``).
+        setting; raise it for millions of rows (why 1: ``docs/defaults/field.rst``).
     random_state : int >= 0 or None, default=None
         Seeds the initial weights.
 
@@ -119,7 +119,7 @@ class NeuCalib(FieldNetwork):
     the MCNet paper describes the hybrid methods ("they first obtain multiple bins similarly as the
     binning-based methods"): at equal-weight quantiles of the calibration logits, from the smallest to the
     largest. The knot values start at the Platt map of the calibration rows (weighted log loss, slope >= 0);
-    why these knots and this start: ``benchmarks/results/defaults_field.md``. The paper feeds ``g`` the
+    why these knots and this start: ``docs/defaults/field.rst``. The paper feeds ``g`` the
     base model's embeddings; mcal sees only columns, so the field embedding is learned here. Trained on the
     weighted log loss plus the order-preserving penalty, which encourages, but does not guarantee, an
     increasing ``f``; ``g`` does not depend on the score, so the map is monotone in the score exactly when
@@ -289,7 +289,7 @@ class AdaCalib(FieldNetwork):
         and standard deviation at fit. It does not see the score, so the map stays increasing in the score.
     auxiliary_l2 : float >= 0, default=0.01
         L2 penalty on the auxiliary perceptron's weights, applied when ``auxiliary_features`` are given (why:
-        ``benchmarks/results/defaults_field.md``).
+        ``docs/defaults/field.rst``).
     alpha : float >= 0, default=0.0
         Weight of the field-balance penalty (MCNet paper eq. 11-12), as in the MCNet paper's Table 3; 0 switches
         it off (the original loss).
@@ -306,7 +306,7 @@ class AdaCalib(FieldNetwork):
         Field values with fewer rows (of positive weight) at fit time, and unseen values, use the fallback.
     n_threads : int >= 1 or None, default=1
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
-        setting; raise it for millions of rows (why 1: ``benchmarks/results/defaults_field.md``).
+        setting; raise it for millions of rows (why 1: ``docs/defaults/field.rst``).
     random_state : int >= 0 or None, default=None
         Seeds the initial weights.
 

@@ -375,7 +375,7 @@ class DFMC(GroupInput, BaseCalibrator):
     defaults with ``max_depth=2``. This follows the MCGrad benchmark's re-implementation through MCGrad's
     machinery (log loss on the logit), whose numbers the MCGrad paper reports, not the original authors'
     code (github.com/hjenryin/Discretization-free-MC), which fits the squared error on the probability scale
-    (how the two differ: ``benchmarks/results/defaults_groups.md``). Groups are given as 0/1 (or bool) columns of ``X``, alone or beside other features (encoded as MCGrad encodes
+    (how the two differ: ``docs/defaults/groups.rst``). Groups are given as 0/1 (or bool) columns of ``X``, alone or beside other features (encoded as MCGrad encodes
     them). Sample weights enter LightGBM's loss; its histogram binning and ``min_child_samples`` count rows,
     so weight k approximates, but does not equal, k copies of a row. Not monotone in the score.
 

@@ -42,7 +42,7 @@ from mcal.mcgrad.engine import LOG_LOSS, Engine, LocalEngine, Part, predict_logi
 from mcal.mcgrad.losses import LogLoss
 
 #: From this many training rows on, LightGBM builds column-wise histograms, below it row-wise ones (the same trees
-#: either way); measured in benchmarks/results/mcgrad_defaults.md.
+#: either way); measured in docs/defaults/mcgrad.rst.
 _COL_WISE_FROM_ROWS = 500_000
 #: From this many rows on, the features are binned from row blocks, which LightGBM samples one row at a time (about
 #: 1 s for its 200,000 sampled rows) instead of from the float64 matrix (88 MB per million rows of 11 columns);
@@ -58,7 +58,7 @@ class MCGrad(BaseCalibrator):
     ``F_t = theta_t (F_{t-1} + h_t)`` with the ``theta_t`` that minimises the weighted log loss. The number
     of rounds ``T`` is chosen by early stopping on held-out data (``T = 0`` returns the input unchanged),
     then ``T`` rounds are refitted on all the data (Algorithm 1 of [1]_). The measurements behind the
-    defaults are in ``benchmarks/results/mcgrad_defaults.md``.
+    defaults are in ``docs/defaults/mcgrad.rst``.
 
     Parameters
     ----------

@@ -27,7 +27,7 @@ class CompiledForests:
 
     lleaves [1]_ (``lleaves.Model(model_file).compile(raw_score=True)``) turns a LightGBM model file into
     machine code through llvmlite, with the same trees (it sums them in another order, so values agree to
-    about 1e-15 per round; speed: ``benchmarks/results/mcgrad_defaults.md``). Each
+    about 1e-15 per round; speed: ``docs/defaults/mcgrad.rst``). Each
     booster's text goes through a temporary file that is deleted once compiled; lleaves' on-disk cache is
     never used (loading a cached object file runs its code, like unpickling).
 

@@ -27,7 +27,7 @@ _EVALS_PER_CALL = 65536
 #: Contexts whose tables :func:`check_tables` compares with the network (all when there are fewer).
 _CHECKED_CONTEXTS = 64
 #: Relative difference allowed between a table and the network at a grid point: above the exact mode's own
-#: quadrature error, far below the difference to another model's tables (benchmarks/results/defaults_mcnet.md).
+#: quadrature error, far below the difference to another model's tables (docs/defaults/mcnet.rst).
 _TABLE_TOLERANCE = 1e-3
 
 

@@ -48,7 +48,7 @@ class MCNet(BaseCalibrator):
         K among 1, 2 and 4 on the calibration rows: each count trains on 75 % of them for 40 % of the step
         budget, and the fewest bins whose held-out log loss is within one paired standard error of the lowest
         are kept and trained on every row (see Notes); the fit then costs about twice a fixed count's. The paper finds MCNet-Field worse with more bins (its
-        Appendix B.3); why the default: ``benchmarks/results/defaults_mcnet.md``.
+        Appendix B.3); why the default: ``docs/defaults/mcnet.rst``.
     n_nodes : int >= 2, default=25
         Clenshaw-Curtis nodes T of the per-row quadrature (Appendix A.2): the integral of ``integral="quadrature"``
         and of ``inference="exact"``.
@@ -117,7 +117,7 @@ class MCNet(BaseCalibrator):
     n_threads : int >= 1 or None, default=1
         Torch intra-op threads while fitting and predicting (restored afterwards); ``None`` keeps torch's
         setting. One thread gives identical results on every CPU; raise it on a dedicated many-core machine
-        (why 1: ``benchmarks/results/defaults_mcnet.md``).
+        (why 1: ``docs/defaults/mcnet.rst``).
     progress : bool or None, default=None
         Show a progress bar over the optimizer steps: None on a terminal only, True always (tqdm required), False
         never.
@@ -198,7 +198,7 @@ class MCNet(BaseCalibrator):
     as the trapezoid of its piecewise-linear interpolant: 25-100 times fewer network
     passes, and training runs full batch (``benchmarks/results/mcnet_synthetic.md``).
 
-    Choices the paper leaves open (the reasons and measurements behind them: ``benchmarks/results/defaults_mcnet.md``):
+    Choices the paper leaves open (the reasons and measurements behind them: ``docs/defaults/mcnet.rst``):
 
     * **Units and output.** s is the clipped score logit and :math:`f^k` a calibrated logit; the output
       is :math:`\\sigma(f^k)` clipped to [EPS, 1 - EPS]; Appendix A.3's auxiliary network adds in logit units.

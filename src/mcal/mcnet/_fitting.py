@@ -21,7 +21,7 @@ from mcal.mcnet._inputs import LOGIT_BOUND, bin_geometry, warm_start
 from mcal.mcnet._network import Architecture, initial_weights, to_parameters, warm_start_bias
 from mcal.mcnet._training import Data, Schedule, Spec, calibrated_logits, model_tables, split_rows, train
 
-#: The bin counts that ``n_bins="auto"`` chooses among (``benchmarks/results/defaults_mcnet.md``).
+#: The bin counts that ``n_bins="auto"`` chooses among (``docs/defaults/mcnet.rst``).
 BIN_COUNT_CANDIDATES = (1, 2, 4)
 #: Part of the calibration rows held out to choose the bin count.
 CHOICE_HOLDOUT = 0.25

@@ -27,7 +27,7 @@ NODE_CHUNK = 5
 #: With the grid integral, f1's score weights start this many times wider than PyTorch's default draw: the score
 #: input spans a bin's whole data range, most rows sit in a small part of it, and with the default draw f1 barely
 #: bends there (a one-bin fit stayed farther from a smooth power map than with three bins;
-#: ``benchmarks/results/defaults_mcnet.md``). The quadrature keeps the default draw: its few nodes per row need a
+#: ``docs/defaults/mcnet.rst``). The quadrature keeps the default draw: its few nodes per row need a
 #: smooth integrand.
 SCORE_WEIGHT_SCALE = 8.0
 
