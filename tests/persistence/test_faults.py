@@ -264,3 +264,18 @@ def test_a_forged_array_shape_of_2_to_the_64_is_a_value_error(tmp_path, rewrite_
     rewrite_model(path, lambda doc: doc["model"]["state"]["y_thresholds_"].update(shape=[2**64]))
     with pytest.raises(ValueError, match=r"must hold 18446744073709551616 values matching shape"):
         mcal.load(path)
+
+
+def test_weights_not_contiguous_in_memory_are_written_in_their_logical_order(tmp_path, two_networks, monkeypatch):
+    # safetensors writes an array's buffer as it lies in memory: a Fortran-ordered 2-D tensor would come back
+    # transposed in place (the same shape, scrambled values) unless the save makes it contiguous first
+    (model, pred), _ = two_networks
+    tensors = model._get_tensors()
+    assert any(v.ndim == 2 and min(v.shape) > 1 for v in tensors.values())  # a tensor the bug would scramble
+    fortran = {k: v.T.copy().T for k, v in tensors.items()}  # the same values, in column-major memory order
+    monkeypatch.setattr(type(model), "_get_tensors", lambda self: fortran)
+    loaded = mcal.load(mcal.save(model, tmp_path / "m.json"))
+    monkeypatch.undo()
+    for name, arr in loaded._get_tensors().items():
+        np.testing.assert_array_equal(arr, tensors[name], err_msg=name)
+    np.testing.assert_array_equal(loaded.predict(P, X=F), pred)

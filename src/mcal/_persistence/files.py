@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mcal._optional import import_optional
 from mcal._persistence.atomic import as_path, atomic_write_bytes, check_output_path
 from mcal._persistence.codec import Storable, calibrator_from_dict
@@ -103,7 +105,8 @@ def save(model: Any, path: str | os.PathLike, *, metadata: dict[str, Any] | None
     weights = wpath = None
     if tensors:
         st = import_optional("safetensors.numpy")
-        weights = st.save(tensors)
+        # safetensors writes an array's buffer in memory order: a transposed or sliced view would be scrambled
+        weights = st.save({name: np.asarray(arr, order="C") for name, arr in tensors.items()})
         digest = hashlib.sha256(weights).hexdigest()
         wpath = path.with_name(f"{path.stem}.{digest[:16]}.safetensors")
         content["weights"] = {"file": wpath.name, "sha256": digest}
