@@ -159,24 +159,27 @@ class JumpingClock:
         return 0.0 if self.reads < self.at else 100.0
 
 
-@pytest.mark.parametrize("early_stopping", ["holdout", None])
-def test_max_time_interrupts_a_round_between_its_trees_and_drops_it(data, monkeypatch, early_stopping):
+@pytest.mark.parametrize(("early_stopping", "reads"), [("holdout", 24), (None, 23)])
+def test_max_time_interrupts_a_round_between_its_trees_and_drops_it(data, monkeypatch, early_stopping, reads):
     (X, p, y), (Xv, pv, _), _ = data
-    # read once at the start, after each of a round's first 19 trees and after the round: the 23rd read is in
-    # round 2, after its 2nd tree (before the fix the clock was read after whole rounds only: 5 rounds, no warning)
+    # read once at the start (and, with early stopping, once more as the pass starts), after each of a round's first
+    # 19 trees and after the round: the 23rd read is in round 2 (before the fix the clock was read after whole rounds
+    # only: 5 rounds, no warning). The clock is then past max_time: the refit reads it after its first tree and
+    # stops there, keeping no round (before the refit was bounded, it fitted the round chosen).
     clock = JumpingClock(at=23)
     monkeypatch.setattr(_controls, "clock", clock)
     params = {**FAST, "max_rounds": 5, "patience": 10, "early_stopping": early_stopping, "max_time": 10.0}
     with pytest.warns(CalibrationWarning, match=r"max_time=10.0 s ran out after 1 round\(s\)"):
         model = MCGrad(**params).fit(p, y, X=X)
-    assert clock.reads == 23  # no tree after the read past the limit: the round stopped there
+    assert clock.reads == reads  # no tree after the read past the limit: the round stopped there
     if early_stopping is None:  # the interrupted round is dropped: the model is the 1-round model
         one = MCGrad(**{**FAST, "early_stopping": None, "max_rounds": 1}).fit(p, y, X=X)
         assert model.n_rounds_ == 1
         np.testing.assert_allclose(model.predict(pv, X=Xv), one.predict(pv, X=Xv), rtol=0, atol=1e-12)
     else:
         assert model.validation_losses_.size == 2  # the input and round 1
-        assert model.n_rounds_ == int(np.argmin(model.validation_losses_))
+        assert int(np.argmin(model.validation_losses_)) == 1 and model.n_rounds_ == 0
+        np.testing.assert_allclose(model.predict(pv, X=Xv), pv, rtol=1e-12)
 
 
 def test_max_time_interrupting_round_one_keeps_the_input_unchanged(data, monkeypatch):
@@ -189,20 +192,83 @@ def test_max_time_interrupting_round_one_keeps_the_input_unchanged(data, monkeyp
     np.testing.assert_allclose(model.predict(pv, X=Xv), pv, rtol=1e-12)
 
 
-@pytest.mark.parametrize("early_stopping", ["holdout", None])
-def test_max_time_stops_the_rounds_and_keeps_the_best_so_far(data, monkeypatch, early_stopping):
+@pytest.mark.parametrize(("early_stopping", "max_time", "fitted"), [("holdout", 8.5, 4), (None, 2.5, 3)])
+def test_max_time_stops_the_rounds_and_keeps_the_best_so_far(data, monkeypatch, early_stopping, max_time, fitted):
     (X, p, y), _, _ = data
     monkeypatch.setattr(_controls, "clock", Clock())
     monkeypatch.setattr(engine, "_clock_check", lambda out_of_time: lambda env: None)  # whole rounds only here
-    # Read at the start and after each round: rounds 1 and 2 end at seconds 1 and 2 of the budget of 2.5 s.
-    params = {**FAST, "max_rounds": 10, "patience": 10, "early_stopping": early_stopping, "max_time": 2.5}
-    with pytest.warns(CalibrationWarning, match=r"max_time=2.5 s ran out after 3 round\(s\)"):
+    # Read at the start and after each round: without early stopping, rounds 1 and 2 end at seconds 1 and 2 of the
+    # budget of 2.5 s, and round 3 at 3. With it, the pass starts at second 2 with 4/9 of the 7.5 s left (3.33 s):
+    # it ends after round 4 (second 6), and the refit of at most 4 rounds reads the clock at seconds 7, 8 and 9,
+    # within 1 + 8.5 s (before the refit was bounded, the pass had all 8.5 s: 8 rounds).
+    params = {**FAST, "max_rounds": 10, "patience": 10, "early_stopping": early_stopping, "max_time": max_time}
+    with pytest.warns(CalibrationWarning, match=rf"max_time={max_time} s ran out after {fitted} round\(s\); kept"):
         model = MCGrad(**params).fit(p, y, X=X)
     if early_stopping is None:
         assert model.n_rounds_ == 3 and model.validation_losses_.size == 0
     else:
-        assert model.validation_losses_.size == 4  # the input and three rounds
+        assert model.validation_losses_.size == 5  # the input and four rounds
         assert model.n_rounds_ == int(np.argmin(model.validation_losses_))
+
+
+class WorkClock:
+    """A clock that only LightGBM's trees advance, each by its rows / 8,000 s (exact in binary); reads are free."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def charge_trees(monkeypatch, clock):
+    """Make every LightGBM tree advance ``clock``, before the clock check of ``max_time`` reads it."""
+    import lightgbm
+
+    train = lightgbm.train
+
+    def tick(env):
+        clock.now += env.model.train_set.num_data() / 8000
+
+    tick.order = -1000  # LightGBM runs callbacks by their order: the tick first
+
+    def timed_train(*args, callbacks=None, **kwargs):
+        return train(*args, callbacks=[tick, *(callbacks or [])], **kwargs)
+
+    monkeypatch.setattr(lightgbm, "train", timed_train)
+
+
+@pytest.mark.parametrize(("early_stopping", "max_time"), [("holdout", 100.0), ("kfold", 300.0)])
+def test_max_time_bounds_the_whole_fit_with_the_refit(data, monkeypatch, early_stopping, max_time):
+    (X, p, y), _, _ = data
+    clock = WorkClock()
+    monkeypatch.setattr(_controls, "clock", clock)
+    charge_trees(monkeypatch, clock)
+    # A round of 20 trees takes 10 s on a part of 4,000 rows and 12.5 s on all 5,000. The pass gets 4/9 of 100 s
+    # (holdout) or 4/5 of 300 s (k-fold): 4 rounds, the 5th cut; the rest (55.5 s, 60 s) holds the refit of the
+    # (at most 4) rounds chosen. Before the change the pass ran to max_time and the refit ran after it unbounded.
+    params = {**FAST, "learning_rate": 0.02, "max_rounds": 30, "patience": 30, "early_stopping": early_stopping}
+    with pytest.warns(CalibrationWarning, match=r"ran out after 4 round\(s\); kept the best"):
+        model = MCGrad(**params, max_time=max_time).fit(p, y, X=X)
+    assert clock.now <= max_time
+    assert model.validation_losses_.size == 5  # the input and four rounds
+    assert model.n_rounds_ == int(np.argmin(model.validation_losses_)) >= 3  # the refit had the time for all
+
+
+def test_max_time_cuts_the_refit_and_drops_its_interrupted_round(data, monkeypatch):
+    (X, p, y), (Xv, pv, _), _ = data
+    clock = WorkClock()
+    monkeypatch.setattr(_controls, "clock", clock)
+    monkeypatch.setattr(_controls, "pass_share", lambda model: 0.8)  # the pass takes more than its rows' share
+    charge_trees(monkeypatch, clock)
+    # The pass gets 46.4 s of 58 (round 5 cut after its 13th tree, at 46.5 s); the refit has 11.5 s: one round of
+    # 12.5 s does not fit, so it is cut after its 19th tree and dropped. Before the change it ran all chosen rounds.
+    params = {**FAST, "max_rounds": 30, "patience": 30, "max_time": 58.0}
+    with pytest.warns(CalibrationWarning, match=r"ran out after 4 round\(s\) \(the refit on all rows ran out after 0"):
+        model = MCGrad(**params).fit(p, y, X=X)
+    assert clock.now == 46.5 + 19 * 0.625
+    assert model.n_rounds_ == 0 and model.input_factor_ == 1.0
+    np.testing.assert_allclose(model.predict(pv, X=Xv), pv, rtol=1e-12)
 
 
 def test_without_max_time_the_clock_is_not_read_after_the_rounds(data, monkeypatch):

@@ -179,7 +179,8 @@ def choose_rounds(
         raise ValueError(
             f"early_stopping_metric must be 'log_loss' for {type(model).__name__}; got {model.early_stopping_metric!r}"
         )
-    timer = out_of_time(model.max_time, clock() if start is None else start)
+    start = clock() if start is None else start
+    timer = out_of_time(model.max_time, start)
     rescaling = Rescaling(rescale=bool(model.rescale), rescale_input=bool(model.rescale and model.rescale_input))
     rounds = partial(boost_rounds, engine, rescaling=rescaling, show_progress=model.progress)
     stopping = Stopping(int(model.max_rounds), int(model.patience), score, float(model.min_gain_se), timer)
@@ -194,14 +195,40 @@ def choose_rounds(
     elif validating:
         train, valid = splits()
         check_split_weights(engine, train, valid, model.random_state)
-        path = rounds(train, valid, stopping, desc="MCGrad early stopping")
+        pass_timer = None if model.max_time is None else pass_budget(model, start)
+        path = rounds(train, valid, replace(stopping, out_of_time=pass_timer), desc="MCGrad early stopping")
         del train, valid
-        final = rounds([whole], None, Stopping(path.best_round), desc="MCGrad refit")
+        final = rounds([whole], None, Stopping(path.best_round, out_of_time=timer), desc="MCGrad refit")
     else:
         final = rounds([whole], None, Stopping(int(model.max_rounds), out_of_time=timer), desc="MCGrad rounds")
-    if (path or final).timed_out:
+    _warn_stopped(model, path, final)
+    return path, final
+
+
+def pass_share(model: Any) -> float:
+    """The share of ``max_time`` left after the split that the early-stopping pass of ``model`` may spend: the
+    rows it fits per round (``1 - validation_fraction`` of the rows for a holdout, ``n_folds - 1`` times the rows
+    for k-fold) over those of the pass and of the refit on all rows together, so that the refit of as many rounds
+    fits in the rest (a round's time grows with its rows)."""
+    fitted = model.n_folds - 1.0 if model.early_stopping == "kfold" else 1.0 - model.validation_fraction
+    return fitted / (fitted + 1.0)
+
+
+def pass_budget(model: Any, start: float) -> Callable[[], bool]:
+    """``out_of_time()`` of the early-stopping pass: true once :func:`pass_share` of the seconds of ``max_time``
+    left now (from ``start``) have passed."""
+    now = clock()
+    budget = max(start + model.max_time - now, 0.0) * pass_share(model)
+    return lambda: clock() - now >= budget
+
+
+def _warn_stopped(model: Any, path: RoundPath | None, final: RoundPath) -> None:
+    """Warn that ``max_time`` ran out (in the early-stopping pass, the refit or the only pass), or that early
+    stopping chose ``max_rounds``."""
+    refit_cut = path is not None and final.timed_out
+    if (path or final).timed_out or refit_cut:
         fitted = len(path.losses) - 1 if path is not None else len(final.boosters)
-        warn(f"max_time={model.max_time} s ran out after {fitted} round(s); kept the best {len(final.boosters)}")
+        cut = f" (the refit on all rows ran out after {len(final.boosters)})" if refit_cut else ""
+        warn(f"max_time={model.max_time} s ran out after {fitted} round(s){cut}; kept the best {len(final.boosters)}")
     elif path is not None and path.best_round == model.max_rounds and model.early_stopping is not None:
         warn(f"early stopping chose max_rounds={model.max_rounds} rounds; a larger max_rounds may fit better")
-    return path, final

@@ -89,9 +89,12 @@ class MCGrad(BaseCalibrator):
     max_time : float > 0 or None, default=None
         Seconds, counted from the start of :meth:`fit`, after which no new round or tree starts: the clock is
         read after each LightGBM tree, a round it interrupts is dropped, and the best whole rounds so far are
-        kept, with a warning (the overrun is at most one tree). It bounds the rounds of early stopping (the
-        chosen rounds are then refitted on all rows, which takes about as long again), or, with an
-        ``eval_set`` or ``early_stopping=None``, the only pass of rounds.
+        kept, with a warning (the overrun is at most one tree). It bounds the whole fit: with early stopping on
+        a split, the early-stopping pass gets a share of the seconds left when it starts (its rows fitted per
+        round over those of the pass and the refit together: 4/9 for the default holdout, 4/5 for 5 folds), and
+        the refit of the chosen rounds on all rows gets the rest, up to ``max_time`` (a refit round the clock
+        interrupts is dropped too, so fewer rounds than chosen may be kept); with an ``eval_set`` or
+        ``early_stopping=None``, it bounds the only pass of rounds.
     rescale : bool, default=True
         Fit the rescaling factor ``theta_t`` of section 3.2; False keeps ``theta_t = 1``.
     rescale_input : bool, default=True
