@@ -153,8 +153,8 @@ def monitor(args, window_of: Any) -> tuple[Any, tuple[Any, Any, Any, pd.DataFram
     import dask
     import pandas as pd
 
+    from mcal._monitoring.windows import window_starts
     from mcal.dask import monitor, read_parquet
-    from mcal.monitor import window_starts
 
     with _session(args):
         frame = read_parquet(args.data)

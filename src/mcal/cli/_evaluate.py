@@ -270,7 +270,8 @@ def _plot(y, scores, w, path, outcome: str = "classification", n_bins: int = 10,
     import io
 
     from mcal._optional import import_optional
-    from mcal.plotting import plain_text, plot_calibration, plot_reliability_diagram
+    from mcal._shared.text import plain_text
+    from mcal.plotting import plot_calibration, plot_reliability_diagram
 
     plt = import_optional("matplotlib.pyplot")
     fig = plt.figure(figsize=(6, 7) if outcome == "classification" else (6, 6))

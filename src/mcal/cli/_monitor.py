@@ -95,7 +95,8 @@ def _windows(args):
     scores, weights and rows (for its per-value table), else None."""
     import pandas as pd
 
-    from mcal.monitor import monitor, parse_times, window_starts
+    from mcal._monitoring.windows import parse_times, window_starts
+    from mcal.monitor import monitor
 
     df = read_data(args)
     y, p, w = labels_scores_weights(df, label_col=args.label_col, score_col=args.score_col,

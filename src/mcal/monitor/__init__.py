@@ -17,9 +17,13 @@ from mcal.monitor._monitor import monitor
 __all__ = ["MonitorResult", "monitor", "monitor_report"]
 
 #: The names of mcal 0.1 that moved into mcal._monitoring.windows, deprecated until 0.3.
-_MOVED = ("LOG_LR_COLUMNS", "MONITOR_CONSTRAINTS", "monitor_result", "summarize_window", "summary_columns")
+_MOVED = (
+    "LOG_LR_COLUMNS",
+    "MONITOR_CONSTRAINTS",
+    "monitor_result",
+    "parse_times",
+    "summarize_window",
+    "summary_columns",
+    "window_starts",
+)
 __getattr__ = moved_names("mcal.monitor", {name: f"mcal._monitoring.windows.{name}" for name in _MOVED})
-
-# parse_times and window_starts moved too: mcal.cli still imports them from here, so they resolve without a warning
-# (and outside __all__, undocumented) until the CLI imports them from their new home; then they join _MOVED
-from mcal._monitoring.windows import parse_times, window_starts  # noqa: E402, F401

@@ -6,6 +6,7 @@ reliability diagrams and the score histogram (``_reliability``), the cumulative 
 (``_learning``).
 """
 
+from mcal._shared.moved import moved_names
 from mcal.plotting._cumulative import plot_cumulative_differences
 from mcal.plotting._learning import plot_learning_curve
 from mcal.plotting._reliability import plot_calibration, plot_reliability_diagram, plot_score_histogram
@@ -21,6 +22,5 @@ __all__ = [
     "plot_worst_segment_curves",
 ]
 
-# plain_text moved to mcal._shared.text: mcal.cli still imports it from here, so it resolves without a warning (and
-# outside __all__, undocumented) until the CLI imports it from its new home; then it gets its deprecation release
-from mcal._shared.text import plain_text  # noqa: F401
+#: plain_text moved into mcal._shared.text in mcal 0.2; its former name here resolves until 0.3 with a warning.
+__getattr__ = moved_names("mcal.plotting", {"plain_text": "mcal._shared.text.plain_text"})
