@@ -58,6 +58,28 @@ def test_an_output_extension_that_cannot_be_written_fails_before_the_model_is_re
 
 
 @pytest.mark.parametrize(
+    ("command", "name", "endings"),
+    [
+        (["fit", "{csv}", "--score-col", "p", "--label-col", "y", "--method", "platt"], "model.csv", ".json"),
+        (["report", "{csv}", "--score-col", "p", "--label-col", "y"], "x.csv", ".html, .htm"),
+        (["monitor", "{csv}", "--score-col", "p", "--label-col", "y", "--time-col", "f"], "out.csv", ".html, .htm"),
+        (["report", "{csv}", "--score-cols", "p,y", "--label-col", "f"], "report.json", ".html, .htm"),
+    ],
+    ids=["fit", "report", "monitor", "report-score-cols"],
+)
+def test_an_output_in_a_format_the_command_does_not_write_is_refused_before_any_work(
+    csv, tmp_path, capsys, command, name, endings
+):
+    # issue 32: `mcal monitor -o out.csv` and `mcal report -o x.csv` wrote an HTML page into a .csv file
+    out = tmp_path / name
+    assert main([*(a.format(csv=csv) for a in command), "-o", str(out)]) == 2
+    assert f"mcal: error: -o/--output must end in one of {endings} (the format written); got '{out}'" in (
+        capsys.readouterr().err
+    )
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
     "command",
     [
         ["fit", "{csv}", "--score-col", "p", "--label-col", "y", "--method", "platt", "-o", "{out}"],

@@ -215,11 +215,23 @@ def read_data(args, text_columns: Sequence[str] = ()) -> pd.DataFrame:
     )
 
 
-def _writable_ending(path: Path, option: str) -> str:
+#: The endings of an HTML page (``mcal report``, ``mcal monitor``) and of a model file (``mcal fit``).
+HTML_ENDINGS = (".html", ".htm")
+MODEL_ENDINGS = (".json",)
+
+
+def _writable_ending(path: Path, option: str, endings: Sequence[str] = _WRITABLE) -> str:
+    """The ending of ``path`` among ``endings`` (the formats the option writes), in lower case.
+
+    Raises
+    ------
+    CLIError
+        If ``path`` ends in none of them.
+    """
     name = path.name.lower()
-    ending = next((e for e in _WRITABLE if name.endswith(e)), None)
+    ending = next((e for e in endings if name.endswith(e)), None)
     if ending is None:
-        raise CLIError(f"{option} must end in one of {', '.join(_WRITABLE)} (the format written); got {str(path)!r}")
+        raise CLIError(f"{option} must end in one of {', '.join(endings)} (the format written); got {str(path)!r}")
     return ending
 
 
@@ -241,17 +253,20 @@ def write_table(df: pd.DataFrame, path: str | Path, option: str = "-o/--output")
     atomic_write_bytes(path, data)
 
 
-def check_output(path: str | None, option: str, inputs: Sequence[tuple[str, str]] = ()) -> None:
+def check_output(
+    path: str | None, option: str, inputs: Sequence[tuple[str, str]] = (), endings: Sequence[str] = ()
+) -> None:
     """Fail before any work when an output file could not be written, or would overwrite an input.
 
     ``inputs`` are ``(name, path)`` pairs, e.g. ``("DATA", args.data)``; a path may be a folder (a Parquet
-    dataset, inside which no output may go) or a glob. Nothing is written.
+    dataset, inside which no output may go) or a glob. ``endings`` (e.g. :data:`HTML_ENDINGS`), when given, are
+    the file name endings of the format the option writes. Nothing is written.
 
     Raises
     ------
     CLIError
-        If the folder of ``path`` does not exist, ``path`` is a folder, or it is one of the inputs (the same file,
-        through any link) or inside an input folder.
+        If the folder of ``path`` does not exist, ``path`` is a folder, it is one of the inputs (the same file,
+        through any link) or inside an input folder, or it ends in none of ``endings``.
     """
     if path is None:
         return
@@ -269,6 +284,8 @@ def check_output(path: str | None, option: str, inputs: Sequence[tuple[str, str]
                     f"{option} must differ from {name}, which it would overwrite; got {str(path)!r}, "
                     f"the same file as {name} {given!r}"
                 )
+    if endings:
+        _writable_ending(out, option, endings)
 
 
 def check_table_output(path: str, option: str, inputs: Sequence[tuple[str, str]] = ()) -> None:

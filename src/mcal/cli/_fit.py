@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from mcal._registry import METHODS, MULTICLASS_METHODS, get_method, multiclass_method_names
 from mcal.cli import _auto, _dask, _multiclass
-from mcal.cli._common import check_output, column, feature_frame, labels_scores_weights, read_data
+from mcal.cli._common import MODEL_ENDINGS, check_output, column, feature_frame, labels_scores_weights, read_data
 from mcal.cli._estimator import build_estimator, parameter_options
 from mcal.cli._options import (
     NON_NEGATIVE_INT,
@@ -112,7 +112,7 @@ def _check_n_jobs(args) -> None:
 
 
 def _run(args) -> int:
-    check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
+    check_output(args.output, "-o/--output", inputs=[("DATA", args.data)], endings=MODEL_ENDINGS)
     features = split_names(args.features, "--features")
     for option, names in (("--features", features), ("--field", [args.field] if args.field else [])):
         if args.label_col in names:

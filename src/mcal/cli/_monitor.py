@@ -6,7 +6,7 @@ import json
 import math
 
 from mcal.cli import _dask, _gates
-from mcal.cli._common import check_output, column, labels_scores_weights, read_data
+from mcal.cli._common import HTML_ENDINGS, check_output, column, labels_scores_weights, read_data
 from mcal.cli._layout import terminal_width
 from mcal.cli._options import (
     OPEN_UNIT,
@@ -66,7 +66,7 @@ def _window_length(args, numeric: bool):
 def _run(args) -> int:
     from mcal.monitor import monitor_report
 
-    check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
+    check_output(args.output, "-o/--output", inputs=[("DATA", args.data)], endings=HTML_ENDINGS)
     _gates.MONITOR.check_options(args.fail_if, args)
     with named_as_options({"n_resamples": "--n-resamples"}):  # the library's rule: 0, or at least 2
         result, last = _dask.monitor(args, _window_length) if _dask.requested(args) else _windows(args)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcal.cli import _auto, _multiclass
-from mcal.cli._common import check_output, column, labels_scores_weights, read_data, score_values
+from mcal.cli._common import HTML_ENDINGS, check_output, column, labels_scores_weights, read_data, score_values
 from mcal.cli._options import (
     N_RESAMPLES,
     SEGMENTS_SYNTAX,
@@ -35,7 +35,7 @@ def _configure(parser) -> None:
 def _run(args) -> int:
     from mcal.report import make_report
 
-    check_output(args.output, "-o/--output", inputs=[("DATA", args.data)])
+    check_output(args.output, "-o/--output", inputs=[("DATA", args.data)], endings=HTML_ENDINGS)
     _auto.check_compare(args)
     if args.score_cols is not None:
         return _multiclass.report(args)
