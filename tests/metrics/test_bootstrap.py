@@ -6,7 +6,9 @@ from functools import partial
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.special import expit, logit
 
+from mcal import CalibrationWarning
 from mcal.metrics import (
     bootstrap,
     brier_score,
@@ -17,6 +19,7 @@ from mcal.metrics import (
     f_rce,
     log_loss,
     mce,
+    mce_sigma,
     roc_auc,
     segment_intervals,
     summary_intervals,
@@ -466,3 +469,50 @@ def test_basic_interval_of_an_infinite_estimate_is_infinite_not_nan():
         warnings.simplefilter("ignore", RuntimeWarning)  # numpy's standard error of resamples that are all inf
         res = bootstrap(ecce_sigma, y, 1.0 - y, n_resamples=20, method="basic", random_state=0)
     assert (res.estimate, res.low, res.high) == (np.inf, np.inf, np.inf)
+
+
+def one_row_dominated(seed=0, n=8000):
+    """Scores near 1e-7 in segment g=h, whose only positive makes all of its ECCE (issue 32's over-fitted model:
+    `evaluate --ci` printed an MCE interval [0, 45.2] around 42.2), beside a mildly miscalibrated segment g=a."""
+    rng = np.random.default_rng(seed)
+    g = rng.choice(list("abcdefgh"), n)
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.random(n) < expit(logit(p) + 0.35 * (g == "a"))).astype(float)
+    tiny = np.flatnonzero(g == "h")
+    p[tiny] = rng.uniform(2.5e-7, 7.5e-7, tiny.size)
+    y[tiny] = 0.0
+    y[tiny[0]] = 1.0
+    return y, p, g, tiny[0]
+
+
+def test_an_mce_that_one_row_drives_gets_the_percentile_interval_not_a_lower_bound_of_0():
+    y, p, g, _ = one_row_dominated()
+    segments = generate_segments(pd.DataFrame({"g": g}), max_values_per_feature=8)
+    estimate = mce(y, p, segments=segments).mce_sigma
+    assert estimate > 20  # the positive at a score near 1e-7: residual 1 against a sigma of about 0.03
+    with pytest.warns(CalibrationWarning, match=r"one row \(label 1 at score .*\) makes 100% of the ECCE of the worst"):
+        table = summary_intervals(y, {"p": p}, segments=segments, n_resamples=200)
+    low, high = table.loc["p", ["mce_sigma_low", "mce_sigma_high"]]
+    # the resamples hold that row 0, 1, 2, ... times: the MCE is about 0x, 1x, 2x the estimate. The basic interval
+    # reflected that tail to [0, 1.9x] (before the fix); the percentile interval keeps the estimate inside, above 0
+    masks = segments.to_masks()
+    percentile = bootstrap(mce_sigma, y, p, row_args={"segments": masks}, n_resamples=200, random_state=0)
+    assert (low, high) == pytest.approx((percentile.low, percentile.high), rel=1e-12)
+    assert 0 < low < estimate < high
+    k = segments.descriptions.index("g=h")
+    with pytest.warns(CalibrationWarning, match="of segment 'g=h'"):
+        listed = segment_intervals(y, p, segments, [k], n_resamples=200)
+    assert listed.loc[k, "ecce_sigma_low"] > 0  # the basic interval of that segment was [0, ...] too
+
+
+def test_an_mce_that_no_single_row_drives_keeps_the_basic_interval():
+    y, p, g, row = one_row_dominated()
+    keep = np.arange(y.size) != row  # without the positive, g=h is calibrated: no row makes half of any ECCE
+    segments = generate_segments(pd.DataFrame({"g": g[keep]}), max_values_per_feature=8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CalibrationWarning)
+        table = summary_intervals(y[keep], {"p": p[keep]}, segments=segments, n_resamples=100)
+    masks = segments.to_masks()
+    basic = bootstrap(mce_sigma, y[keep], p[keep], row_args={"segments": masks}, n_resamples=100, random_state=0,
+                      method="basic")  # fmt: skip
+    assert tuple(table.loc["p", ["mce_sigma_low", "mce_sigma_high"]]) == pytest.approx((basic.low, basic.high))

@@ -8,10 +8,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from mcal._constraints import N_BINS, N_RESAMPLES, OPEN_UNIT, Instance, validate_params
-from mcal._validation import check_both_classes, check_metric_inputs, check_sample_weight, check_y_real, check_y_true
+from mcal._validation import (
+    check_both_classes,
+    check_metric_inputs,
+    check_sample_weight,
+    check_y_real,
+    check_y_true,
+    warn,
+)
 from mcal.metrics._binned import ece
 from mcal.metrics._bootstrap import bootstrap, bootstrap_metrics
 from mcal.metrics._cumulative import ecce, ecce_in_sigmas, ecce_pvalue
@@ -146,9 +153,11 @@ def summary_intervals(
         metrics["mce_sigma"], row_args["segments"] = (mce_sigma, ["segments"]), masks
     rows = {}
     for name, p in y_probs.items():
+        methods = {metric: _interval_method(metric) for metric in metrics}
+        if segments is not None:
+            methods["mce_sigma"] = _mce_method(y_true, p, sample_weight, row_args["segments"], name)
         results = bootstrap_metrics(metrics, y_true, p, sample_weight=sample_weight, row_args=row_args,
-                                    n_resamples=n_resamples, confidence_level=confidence_level,
-                                    method={name: _interval_method(name) for name in metrics},
+                                    n_resamples=n_resamples, confidence_level=confidence_level, method=methods,
                                     random_state=random_state)  # fmt: skip
         rows[name] = {
             f"{metric}_{end}": getattr(res, end) for metric, res in results.items() for end in ("low", "high")
@@ -202,14 +211,44 @@ def segment_intervals(
     for k in which:
         rows = segments.mask(int(k))
         try:
+            method = _method_of_walk(y[rows], p[rows], w[rows], f"segment {segments.descriptions[int(k)]!r}")
             res = bootstrap(ecce_in_sigmas, y[rows], p[rows], sample_weight=w[rows], n_resamples=n_resamples,
-                            confidence_level=confidence_level, method=_interval_method("ecce_sigma"),
-                            random_state=random_state)  # fmt: skip
+                            confidence_level=confidence_level, method=method, random_state=random_state)  # fmt: skip
             out[k] = (res.low, res.high)
         except ValueError:  # a segment too small or of one class: no interval rather than no table
             out[k] = (np.nan, np.nan)
     return pd.DataFrame.from_dict(out, orient="index", columns=["ecce_sigma_low", "ecce_sigma_high"])
 
+
+def _method_of_walk(y: NDArray, p: NDArray, w: NDArray, what: str) -> str:
+    """The interval method of the ECCE in sigmas of rows ``y``, ``p``, ``w`` (``what`` names them in the warning):
+    basic, or percentile, with a warning, when one residual ``|w (y - p)|`` makes at least half of the ECCE's walk
+    range (issue 32: a positive at a score of 1e-8). The basic interval reflects the resamples' spread around the
+    estimate; a statistic that scales with the count of one row in a resample (0, 1, 2, 3, ... times) has a long
+    upper tail, which the reflection turns into a lower bound of 0 beside a p-value below 1e-15."""
+    walk_range = ecce(y, p, sample_weight=w) * w.sum()
+    residuals = np.abs(w * (y - p))
+    top = int(np.argmax(residuals))
+    share = residuals[top] / walk_range if walk_range > 0 else 0.0
+    if share < _ONE_ROW_SHARE:
+        return _interval_method("ecce_sigma")
+    warn(f"one row (label {y[top]:g} at score {p[top]:.3g}) makes {share:.0%} of the ECCE of {what}: its ECCE / "
+         "sigma scales with the count of that row in a bootstrap resample, so its interval is the percentile "
+         "interval of the resamples (the basic one would reflect their long upper tail to a lower bound near 0)")  # fmt: skip
+    return "percentile"
+
+
+def _mce_method(y_true: ArrayLike, y_prob: ArrayLike, sample_weight: ArrayLike | None, masks: Any, name: Any) -> str:
+    """The interval method of the MCE of score column ``name``: :func:`_method_of_walk` of its worst segment."""
+    y, p, w = check_metric_inputs(y_true, y_prob, sample_weight)
+    table = mce(y, p, segments=masks, sample_weight=w).table
+    worst = int(table.loc[table["ecce_sigma"].idxmax(), "segment"]) if table["ecce_sigma"].notna().any() else 0
+    rows = np.asarray(masks, dtype=bool)[:, worst]
+    return _method_of_walk(y[rows], p[rows], w[rows], f"the worst segment of score column {name!r}, the MCE")
+
+
+#: A share of the ECCE from one row (:func:`_one_row_share`) from which the MCE interval is the percentile interval.
+_ONE_ROW_SHARE = 0.5
 
 #: The metrics that are not means: non-negative, biased upwards, and given basic (bias-corrected) bootstrap intervals.
 BIASED_METRICS = ("ece", "ecce", "ecce_sigma", "ecce_sigma_scale", "mce_sigma", "f_rce")
