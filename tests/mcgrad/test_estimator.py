@@ -486,8 +486,11 @@ def _corrupt(fitted, change):
             r"boosters\[0\] must be LightGBM model text \(from 'tree'.*got 'not a model'",
         ),
         (lambda s: s.__setitem__("boosters", "text"), "must be a list of LightGBM model strings"),
-        (lambda s: s["rescale_factors_"]["__ndarray__"].__setitem__(0, 99.0), "rescale_factors_ must hold values in"),
-        (lambda s: s.__setitem__("n_rounds_", -1), "n_rounds_ must be a non-negative int"),
+        (
+            lambda s: s["rescale_factors_"]["__ndarray__"].__setitem__(0, 99.0),
+            "rescale_factors_ must hold n_rounds_=.* values in",
+        ),
+        (lambda s: s.__setitem__("n_rounds_", -1), "n_rounds_ must be an integer >= 0; got -1"),
         (lambda s: s["feature_importances_"].update(__ndarray__=[1.0], shape=[1]), "must have shape"),
         (
             lambda s: s["encoder"].update(

@@ -179,7 +179,7 @@ def test_save_load_reproduces_predictions_exactly(rng, tmp_path, n_splits):
 @pytest.mark.parametrize(
     ("edit", "match"),
     [
-        (lambda s: s["f0_"].pop(), "list of 1 arrays"),
+        (lambda s: s["f0_"].pop(), "f0_ must hold 1 arrays"),
         (lambda s: s["calibration_scores_"][0]["__ndarray__"].reverse(), "strictly increasing"),
         (lambda s: s["f1_"][0]["__ndarray__"].__setitem__(0, 1.0), "non-decreasing probabilities"),
     ],

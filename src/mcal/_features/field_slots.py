@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from mcal._features.fields import UNSEEN, FieldVocabulary, check_field_values, extract_field
+from mcal._features.fields import UNSEEN, FieldVocabulary, extract_field
 from mcal._validation import check_sequence
 
 
@@ -42,6 +42,24 @@ def check_columns_param(name: str, columns: Any) -> None:
     if columns is not None:
         rule = "None or a non-empty sequence (list or tuple) of column names or indices"
         check_sequence(name, columns, rule, lambda entry_name, column: check_field_param(column, entry_name))
+
+
+def check_field_slots(name: str, slots: Any) -> None:
+    """The fitted-state rule of the slot of each field value ``name`` (``model data field state.field_slots_``): a
+    1-D integer array holding -1 (a value too rare for a slot of its own) or the slots ``0..k-1`` in order of first
+    use.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``.
+    """
+    if not isinstance(slots, np.ndarray) or slots.ndim != 1 or slots.dtype.kind != "i":
+        got = f"shape {slots.shape}, dtype {slots.dtype}" if isinstance(slots, np.ndarray) else type(slots).__name__
+        raise ValueError(f"{name} must be a 1-D integer array; got {got}")
+    used = slots[slots >= 0]
+    if np.any(slots < -1) or not np.array_equal(used, np.arange(used.size)):
+        raise ValueError(f"{name} must hold -1 or the slots 0..k-1 in order of first use")
 
 
 class FieldSlots:
@@ -109,19 +127,17 @@ class FieldSlots:
         return np.where(slot < 0, self.n_slots, slot).astype(np.intp)
 
     @staticmethod
-    def validate(values: Any, slot_of_value: Any) -> None:
-        """Check restored state: sorted unique strings (then None for the missing level), and slots -1 or
-        ``0..k-1`` in order of first use.
+    def validate(values: list[str | None], slot_of_value: NDArray[np.int64]) -> None:
+        """Check that restored state whose fields each met their rule (:func:`check_field_slots`, and
+        ``check_field_values`` of :mod:`mcal._features.fields`) gives one slot to each field value.
 
         Raises
         ------
         ValueError
-            Naming the malformed field.
+            Naming the fields.
         """
-        check_field_values(values)
-        arr = np.asarray(slot_of_value)
-        if not isinstance(slot_of_value, np.ndarray) or arr.shape != (len(values),) or arr.dtype.kind != "i":
-            raise ValueError("model data field state.field_slots_ must be an integer array, one entry per field value")
-        used = arr[arr >= 0]
-        if np.any(arr < -1) or not np.array_equal(used, np.arange(used.size)):
-            raise ValueError("model data field state.field_slots_ must hold -1 or the slots 0..k-1 in order")
+        if slot_of_value.shape != (len(values),):
+            raise ValueError(
+                "model data fields state.field_slots_ and state.field_values_ must hold one entry per field value; "
+                f"got {slot_of_value.size} and {len(values)}"
+            )

@@ -59,20 +59,21 @@ def extract_field(X: Any, field: str | int, n_samples: int) -> NDArray:
     return col
 
 
-def check_field_values(values: Any, attribute: str = "field_values_") -> None:
-    """Check a restored vocabulary: sorted distinct strings, then at most one ``None`` (the missing level).
+def check_field_values(name: str, values: Any) -> None:
+    """The fitted-state rule of a restored vocabulary ``name`` (``model data field state.field_values_``): sorted
+    distinct strings, then at most one ``None`` (the missing level).
 
     Raises
     ------
     ValueError
-        Naming ``model data field state.<attribute>``.
+        Naming ``name``.
     """
     rule = "a sorted list of distinct strings, then null for the missing level if it was seen"
     if not isinstance(values, list):
-        raise ValueError(f"model data field state.{attribute} must be {rule}")
+        raise ValueError(f"{name} must be {rule}")
     present = values[:-1] if values and values[-1] is None else values
     if not all(isinstance(v, str) for v in present) or present != sorted(set(present)):
-        raise ValueError(f"model data field state.{attribute} must be {rule}")
+        raise ValueError(f"{name} must be {rule}")
 
 
 def _as_text(values: Any) -> NDArray[np.object_]:

@@ -22,9 +22,9 @@ from mcal._constraints import Interval
 from mcal._features.field_inputs import feature_matrix, named_columns
 from mcal._features.field_slots import FieldSlots, check_columns_param
 from mcal._optional import import_optional
-from mcal._persistence.state import Array
+from mcal._persistence.state import Array, Number
 from mcal._validation import logit
-from mcal.field._per_field import FIELD_CONSTRAINTS
+from mcal.field._per_field import FIELD_CONSTRAINTS, FIELD_STATE
 from mcal.mcnet import balance_penalty
 
 
@@ -199,8 +199,11 @@ class FieldNetwork(BaseCalibrator):
 
     uses_features: ClassVar[bool] = True
     requires_features: ClassVar[bool] = True  # the field column
-    #: dtype kind of every fitted array attribute beyond the field slots, checked when a model file is read
-    _state_constraints: ClassVar[dict[str, Any]] = {"auxiliary_mean_": FLOATS, "auxiliary_scale_": FLOATS}
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        **FIELD_STATE,
+        "auxiliary_mean_": FLOATS,
+        "auxiliary_scale_": Array("f", "floats", values=Number(0, strict=True)),
+    }
 
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **FIELD_CONSTRAINTS,
@@ -352,5 +355,5 @@ class FieldNetwork(BaseCalibrator):
     def _validate_state(self) -> None:
         FieldSlots.validate(self.field_values_, self.field_slots_)
         mean, scale = self.auxiliary_mean_, self.auxiliary_scale_
-        if mean.shape != (self._n_auxiliary(),) or scale.shape != mean.shape or np.any(scale <= 0):
-            raise ValueError("model data fields state.auxiliary_* must hold one mean and positive scale per feature")
+        if mean.shape != (self._n_auxiliary(),) or scale.shape != mean.shape:
+            raise ValueError("model data fields state.auxiliary_* must hold one mean and one scale per feature")

@@ -19,7 +19,9 @@ from sklearn.base import clone
 from mcal._base import BaseCalibrator
 from mcal._constraints import Interval
 from mcal._features.field_inputs import named_columns
-from mcal._features.field_slots import FieldSlots, check_field_param
+from mcal._features.field_slots import FieldSlots, check_field_param, check_field_slots
+from mcal._features.fields import check_field_values
+from mcal._persistence.state import Each
 from mcal._validation import check_y_prob, output_dtype, warn
 from mcal.nonparametric import IsotonicCalibration
 
@@ -31,6 +33,9 @@ def check_field(name: str, field: Any) -> None:
 
 #: The parameter constraints of the field column, shared by the field-aware calibrators.
 FIELD_CONSTRAINTS = {"field": check_field, "min_samples_per_field": Interval(numbers.Integral, 1, None)}
+#: The fitted-state rules of the field values and their slots, shared by the field-aware calibrators (whether the
+#: two agree is checked by :meth:`FieldSlots.validate <mcal._features.field_slots.FieldSlots.validate>`).
+FIELD_STATE = {"field_values_": check_field_values, "field_slots_": check_field_slots}
 
 
 def _check_univariate(name: str, calibrator: Any) -> None:
@@ -39,6 +44,14 @@ def _check_univariate(name: str, calibrator: Any) -> None:
         raise TypeError(f"{name} must be an mcal calibrator or None; got {type(calibrator).__name__}")
     if calibrator is not None and calibrator.uses_features:
         raise ValueError(f"{name} must be univariate (uses_features=False); got {type(calibrator).__name__}")
+
+
+def _check_fitted_univariate(name: str, calibrator: Any) -> None:
+    """The fitted-state rule of a per-field calibrator: a fitted univariate mcal calibrator."""
+    if not isinstance(calibrator, BaseCalibrator) or calibrator.uses_features or not calibrator.__sklearn_is_fitted__():
+        got = type(calibrator).__name__
+        got = f"an unfitted {got}" if isinstance(calibrator, BaseCalibrator) and not calibrator.uses_features else got
+        raise ValueError(f"{name} must be a fitted univariate mcal calibrator; got {got}")
 
 
 class PerFieldCalibrator(BaseCalibrator):
@@ -109,6 +122,11 @@ class PerFieldCalibrator(BaseCalibrator):
         "field_calibrators_",
         "global_calibrator_",
     )
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        **FIELD_STATE,
+        "field_calibrators_": Each(_check_fitted_univariate),
+        "global_calibrator_": _check_fitted_univariate,
+    }
     _parameter_constraints: ClassVar[dict[str, Any]] = {**FIELD_CONSTRAINTS, "calibrator": _check_univariate}
 
     def __init__(
@@ -222,8 +240,8 @@ class PerFieldCalibrator(BaseCalibrator):
         FieldSlots.validate(self.field_values_, self.field_slots_)
         cals = self.field_calibrators_
         n_slots = int(np.max(self.field_slots_, initial=-1)) + 1
-        if not isinstance(cals, list) or len(cals) != n_slots:
-            raise ValueError(f"model data field state.field_calibrators_ must be a list of {n_slots} calibrators")
-        for name, cal in [*(("field_calibrators_", c) for c in cals), ("global_calibrator_", self.global_calibrator_)]:
-            if not isinstance(cal, BaseCalibrator) or cal.uses_features or not cal.__sklearn_is_fitted__():
-                raise ValueError(f"model data field state.{name} must hold fitted univariate calibrators")
+        if len(cals) != n_slots:
+            raise ValueError(
+                f"model data field state.field_calibrators_ must hold one calibrator per slot of state.field_slots_ "
+                f"({n_slots}); got {len(cals)}"
+            )

@@ -32,7 +32,7 @@ from mcal._optional import import_optional
 from mcal._persistence.state import Array
 from mcal._validation import check_real, logit, warn
 from mcal.groups._hkrr import hkrr_multicalibrate, hkrr_replay, prediction_levels
-from mcal.groups._inputs import GROUP_CONSTRAINTS, GroupInput, group_masks
+from mcal.groups._inputs import GROUP_CONSTRAINTS, SEGMENTS_STATE, GroupInput, group_masks
 
 #: The objective= line of DFMC's LightGBM model text (LightGBM's "binary" objective with its default sigmoid).
 _MODEL_OBJECTIVE = "binary sigmoid:1"
@@ -166,6 +166,7 @@ class HKRR(GroupInput, BaseCalibrator):
     )
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("group_names", "segment_columns")
     _state_constraints: ClassVar[dict[str, Any]] = {
+        **SEGMENTS_STATE,
         "n_groups_": Interval(numbers.Integral, 1, None),
         "update_groups_": Array("i", "integers"),
         "update_levels_": Array("i", "integers"),
@@ -404,7 +405,10 @@ class DFMC(GroupInput, BaseCalibrator):
     uses_groups: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = ("n_features_in_", "segments_")
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("booster", "encoder", "segment_columns")
-    _state_constraints: ClassVar[dict[str, Any]] = {"n_features_in_": Interval(numbers.Integral, 0, None)}
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        **SEGMENTS_STATE,
+        "n_features_in_": Interval(numbers.Integral, 0, None),
+    }
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **tree_constraints(min_child_samples=1, limited_depth=True),
         "random_state": "random_state",

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from mcal._constraints import StrOptions
 from mcal._features.table import as_frame
+from mcal._persistence.state import NoneOr
 from mcal.segments import Segments, generate_segments
 
 #: Accepted settings of :func:`mcal.segments.generate_segments` for ``groups="generated"``.
@@ -75,6 +76,18 @@ def _check_segment_params(name: str, params: Any) -> None:
 GROUP_CONSTRAINTS = {"groups": StrOptions("columns", "generated"), "segment_params": _check_segment_params}
 
 
+def check_generated_segments(name: str, state: Any) -> None:
+    """The fitted-state rule of ``segments_`` (null with ``groups="columns"``, which relates it to the parameter):
+    the definitions of generated segments (:meth:`mcal.segments.Segments.to_dict`)."""
+    parts = state.get("parts") if isinstance(state, dict) else None
+    if not isinstance(parts, list) or not all(isinstance(q, dict) and q.get("kind") == "generated" for q in parts):
+        raise ValueError(f"{name} must hold generated segment definitions")
+
+
+#: The fitted-state rule of the segments of :class:`GroupInput`, for the tables of HKRR and DFMC.
+SEGMENTS_STATE = {"segments_": NoneOr(check_generated_segments)}
+
+
 class GroupInput:
     """How ``X`` becomes groups for HKRR and DFMC: its columns, or segments generated from its features."""
 
@@ -119,14 +132,9 @@ class GroupInput:
                     "model data fields state.segments_ and state.segment_columns must be null when groups='columns'"
                 )
             return
-        parts = state.get("parts") if isinstance(state, dict) else None
-        if (
-            state is None
-            or not isinstance(parts, list)
-            or not all(isinstance(q, dict) and q.get("kind") == "generated" for q in parts)
-        ):
+        if state is None:
             raise ValueError("model data field state.segments_ must hold generated segment definitions")
-        if sum(len(q.get("segments", [])) for q in parts) != n_groups:
+        if sum(len(q.get("segments", [])) for q in state["parts"]) != n_groups:
             raise ValueError(f"model data field state.segments_ must define {n_groups} segments")
         columns = self.segment_columns_
         if columns is not None and columns != _segment_features(state):

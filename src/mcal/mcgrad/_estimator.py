@@ -36,7 +36,7 @@ from mcal._validation import output_dtype
 from mcal.mcgrad import _controls as controls
 from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, choose_rounds, validation_score
 from mcal.mcgrad._fast_predict import CompiledForests
-from mcal.mcgrad._model_file import check_model_state, model_state, restore_model_state
+from mcal.mcgrad._model_file import STATE_CONSTRAINTS, check_model_state, model_state, restore_model_state
 from mcal.mcgrad._splits import EncodedRows, FeatureBlocks, split_rows
 from mcal.mcgrad.engine import LOG_LOSS, Engine, LocalEngine, Part, predict_logit, split_parts, staged_logits
 from mcal.mcgrad.losses import LogLoss
@@ -226,6 +226,7 @@ class MCGrad(BaseCalibrator):
         "feature_importances_",
     )
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder", "validation_scores", "input_factor")
+    _state_constraints: ClassVar[dict[str, Any]] = STATE_CONSTRAINTS
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "max_rounds": Interval(numbers.Integral, 0, None),
         "patience": Interval(numbers.Integral, 0, None),

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
 
+from mcal._constraints import Interval
 from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm import booster_from_text
 from mcal._persistence.codec import decode_value, encode_value
+from mcal._persistence.state import Array, Number
 
 
 def model_state(model: Any) -> dict[str, Any]:
@@ -48,11 +51,20 @@ def restore_model_state(model: Any, state: dict[str, Any]) -> None:
     model._set_feature_attrs()
 
 
+#: The rule of each fitted attribute of an MCGrad model file (:mod:`mcal._persistence.state`); how the fields relate
+#: (a factor per round, the features of each round, the loss's bounds on the factors) is :func:`check_model_state`'s.
+STATE_CONSTRAINTS: dict[str, Any] = {
+    "n_rounds_": Interval(numbers.Integral, 0, None),
+    "rescale_factors_": Array("f", "floats"),
+    "validation_losses_": Array("f", "floats", values=Number(0)),
+    "feature_importances_": Array("f", "floats", values=Number(0)),
+}
+
+
 def check_model_state(model: Any) -> None:
-    """Raise ``ValueError`` naming the field if the restored state of ``model`` is inconsistent."""
+    """Raise ``ValueError`` naming the fields if the restored state of ``model``, each field meeting its rule in
+    :data:`STATE_CONSTRAINTS`, is inconsistent."""
     T = model.n_rounds_
-    if isinstance(T, bool) or not isinstance(T, int) or T < 0:
-        raise ValueError(f"model data field state.n_rounds_ must be a non-negative int; got {T!r}")
     d = model.encoder_.n_features_in_
     if len(model.boosters_) != T:
         raise ValueError(f"model data field state.boosters must hold n_rounds_={T} models; got {len(model.boosters_)}")
@@ -66,22 +78,16 @@ def check_model_state(model: Any) -> None:
     factor = model.input_factor_
     if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not lo <= factor <= hi:
         raise ValueError(f"model data field state.input_factor must be a number in [{lo}, {hi}]; got {factor!r}")
-    checks = (
-        ("rescale_factors_", (T,), lambda a: np.all((a >= lo) & (a <= hi)), f"in [{lo}, {hi}]"),
-        (
-            "validation_losses_",
-            None,
-            lambda a: (a.size == 0 or a.size > T) and np.all(a >= 0),
-            f"non-negative, and none or more than n_rounds_={T} of them",
-        ),
-        ("feature_importances_", (d + 1,), lambda a: np.all(a >= 0), "non-negative"),
-        ("validation_scores_", np.shape(model.validation_losses_), lambda a: True, "of any finite value"),
-    )
-    for name, shape, rule, text in checks:
-        arr = getattr(model, name)
-        if not isinstance(arr, np.ndarray) or arr.dtype != np.float64 or arr.ndim != 1:
-            raise ValueError(f"model data field state.{name} must be a 1-D float64 array")
-        if shape is not None and arr.shape != shape:
-            raise ValueError(f"model data field state.{name} must have shape {shape}; got {arr.shape}")
-        if not rule(arr):
-            raise ValueError(f"model data field state.{name} must hold values {text}")
+    factors, losses = model.rescale_factors_, model.validation_losses_
+    if factors.shape != (T,) or np.any((factors < lo) | (factors > hi)):
+        raise ValueError(f"model data field state.rescale_factors_ must hold n_rounds_={T} values in [{lo}, {hi}]")
+    if 0 < losses.size <= T:
+        raise ValueError(f"model data field state.validation_losses_ must hold none or more than n_rounds_={T} values")
+    if model.feature_importances_.shape != (d + 1,):
+        raise ValueError(f"model data field state.feature_importances_ must have shape ({d + 1},) (the features and "
+                         "the score)")  # fmt: skip
+    scores = model.validation_scores_
+    if not isinstance(scores, np.ndarray) or scores.dtype.kind != "f" or scores.shape != losses.shape:
+        raise ValueError(
+            "model data field state.validation_scores must be a float array of the shape of state.validation_losses_"
+        )

@@ -11,13 +11,9 @@ import numpy as np
 from mcal._constraints import Interval, StrOptions
 from mcal._features.field_slots import check_columns_param, check_field_param
 from mcal._features.fields import check_field_values
+from mcal._persistence.state import Array, Each, NoneOr, Number
 from mcal._progress import check_progress_param
 from mcal._validation import check_int, check_positive_ints
-
-
-def is_int(value: Any) -> bool:
-    """Whether ``value`` is an integer (numpy integers included, bools excluded)."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _real(low: float, high: float | None = None, *, open_low: bool = False) -> Interval:
@@ -136,51 +132,54 @@ def check_param_relations(est: Any) -> None:
         )
 
 
+_NON_NEGATIVE_INT = Interval(numbers.Integral, 0, None)
+_FLOATS = Array("f", "floats")
+
+#: The rule of each fitted attribute of an MCNet model file (:mod:`mcal._persistence.state`); how the fields relate to
+#: each other and to the parameters is :func:`check_fitted_structure`'s.
+STATE_CONSTRAINTS: dict[str, Any] = {
+    "bin_edges_": Array("f", "floats", order="strict"),
+    "n_bins_": Interval(numbers.Integral, 1, None),
+    "bin_count_losses_": Each(Number(0), of=dict),
+    "score_range_": Array("f", "floats", order="weak"),
+    "field_values_": NoneOr(check_field_values),
+    "auxiliary_mean_": NoneOr(_FLOATS),
+    "auxiliary_scale_": NoneOr(Array("f", "floats", values=Number(0, strict=True))),
+    **dict.fromkeys(("n_epochs_", "best_epoch_", "n_steps_", "best_step_"), _NON_NEGATIVE_INT),
+    "loss_curve_": _FLOATS,
+    "validation_loss_curve_": _FLOATS,
+}
+
+
 def check_fitted_structure(est: Any, logit_bound: float, candidates: tuple[int, ...]) -> None:
-    """Check the JSON part of a fitted state (``logit_bound``: the outer bin edge; ``candidates``: the bin counts of
-    ``n_bins="auto"``); ``ValueError`` names the field."""
+    """Check how the fields of a fitted state, each meeting its rule in :data:`STATE_CONSTRAINTS`, relate to each
+    other and to the parameters (``logit_bound``: the outer bin edge; ``candidates``: the bin counts of
+    ``n_bins="auto"``); ``ValueError`` names the fields."""
     edges = est.bin_edges_
-    if not isinstance(edges, np.ndarray) or edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
-        raise ValueError("model data field state.bin_edges_ must be a strictly increasing array of >= 2 edges")
+    if est.n_bins_ != edges.size - 1:
+        raise ValueError("model data field state.n_bins_ must be the number of bins of state.bin_edges_")
     if edges[0] != -logit_bound or edges[-1] != logit_bound:
         raise ValueError(f"model data field state.bin_edges_ must start at {-logit_bound} and end at {logit_bound}")
     rng_ = est.score_range_
-    if not isinstance(rng_, np.ndarray) or rng_.shape != (2,) or not (edges[0] <= rng_[0] <= rng_[1] <= edges[-1]):
+    if rng_.shape != (2,) or not (edges[0] <= rng_[0] <= rng_[1] <= edges[-1]):
         raise ValueError("model data field state.score_range_ must be 2 ordered logits within the outer edges")
     if rng_[0] > edges[1] or (edges.size > 2 and rng_[1] <= edges[-2]):
         raise ValueError("model data field state.score_range_ must reach into the first and the last bin")
-    if not is_int(est.n_bins_) or est.n_bins_ != edges.size - 1:
-        raise ValueError("model data field state.n_bins_ must be the number of bins of state.bin_edges_")
-    losses = est.bin_count_losses_
     auto = est.n_bins == "auto"
-    if not isinstance(losses, dict) or (auto and list(losses) != [str(k) for k in candidates]) or (not auto and losses):
+    if (auto and list(est.bin_count_losses_) != [str(k) for k in candidates]) or (not auto and est.bin_count_losses_):
         raise ValueError(
             f"model data field state.bin_count_losses_ must map each bin count {list(candidates)} to its held-out "
             "loss with n_bins='auto', and be empty with an integer n_bins"
         )
-    if not all(isinstance(v, float) and np.isfinite(v) and v >= 0 for v in losses.values()):
-        raise ValueError("model data field state.bin_count_losses_ must hold finite non-negative losses")
     if est.n_bins_ > (max(candidates) if auto else est.n_bins):
         raise ValueError("model data field state.n_bins_ must be at most n_bins (the largest candidate with 'auto')")
-    fv = est.field_values_
-    if (est.field is None) != (fv is None) or fv == []:
+    if (est.field is None) != (est.field_values_ is None) or est.field_values_ == []:
         raise ValueError("model data field state.field_values_ must be a non-empty list with a field, null without")
-    if fv is not None:
-        check_field_values(fv)
-    mean, scale = est.auxiliary_mean_, est.auxiliary_scale_
     n_aux = 0 if est.auxiliary_features is None else len(est.auxiliary_features)
-    for name, arr in (("auxiliary_mean_", mean), ("auxiliary_scale_", scale)):
-        malformed = arr is not None and (not isinstance(arr, np.ndarray) or arr.shape != (n_aux,))
-        if (arr is None) != (n_aux == 0) or malformed:
+    for name in ("auxiliary_mean_", "auxiliary_scale_"):
+        arr = getattr(est, name)
+        if (arr is None) != (n_aux == 0) or (arr is not None and arr.shape != (n_aux,)):
             raise ValueError(f"model data field state.{name} must have one entry per auxiliary feature ({n_aux})")
-    if scale is not None and np.any(scale <= 0):
-        raise ValueError("model data field state.auxiliary_scale_ must be positive")
-    for name in ("n_epochs_", "best_epoch_", "n_steps_", "best_step_"):
-        if not is_int(getattr(est, name)) or getattr(est, name) < 0:
-            raise ValueError(f"model data field state.{name} must be a non-negative integer")
-    for name in ("loss_curve_", "validation_loss_curve_"):
-        if not isinstance(getattr(est, name), np.ndarray) or getattr(est, name).ndim != 1:
-            raise ValueError(f"model data field state.{name} must be a 1-D array")
 
 
 def check_weight_tensors(

@@ -18,6 +18,7 @@ from mcal._optional import import_optional
 from mcal._validation import EPS, logit
 from mcal.mcnet._checks import (
     MCNET_CONSTRAINTS,
+    STATE_CONSTRAINTS,
     check_compiled_tables,
     check_device,
     check_fitted_structure,
@@ -274,6 +275,7 @@ class MCNet(BaseCalibrator):
         "loss_curve_",
         "validation_loss_curve_",
     )
+    _state_constraints: ClassVar[dict[str, Any]] = STATE_CONSTRAINTS
 
     def __init__(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import sys
 from typing import Any, ClassVar
 
@@ -10,7 +11,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import log_softmax
 
 from mcal._base import BaseCalibrator, FitInputs
-from mcal._constraints import StrOptions
+from mcal._constraints import Interval, StrOptions
+from mcal._persistence.state import Array
 from mcal._validation import (
     FIT_SWAP,
     check_class_labels,
@@ -47,6 +49,11 @@ class MulticlassCalibrator(BaseCalibrator):
         Number of classes k.
     """
 
+    #: The rules of the classes, which every k-class calibrator's state holds (subclasses add theirs).
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        "classes_": Array(None, "class labels"),
+        "n_classes_": Interval(numbers.Integral, 2, None),
+    }
     _parameter_constraints: ClassVar[dict[str, Any]] = {"input": StrOptions(*INPUTS)}
 
     outcome: ClassVar[str] = "multiclass"

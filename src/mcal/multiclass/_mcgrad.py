@@ -21,6 +21,7 @@ from mcal._lightgbm import (
     tree_constraints,
 )
 from mcal._persistence import refuse_legacy_state
+from mcal._persistence.state import Array, Number, NumberOr
 from mcal._validation import warn
 from mcal.mcgrad.engine import Engine, LocalEngine, Part, Rescaling, Stopping, boost_rounds, rescale_factor, split_parts
 from mcal.mcgrad.losses import THETA_BOUNDS
@@ -187,6 +188,13 @@ min_sum_hessian_in_leaf
         "n_classes_",
     )
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder")
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        **MulticlassCalibrator._state_constraints,
+        "n_rounds_": Interval(numbers.Integral, 0, None),
+        "rescale_factors_": Array("f", "floats", ndim=None),
+        "input_factor_": NumberOr(Array("f", "floats")),
+        "validation_losses_": Array("f", "floats", values=Number(0)),
+    }
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **MulticlassCalibrator._parameter_constraints,
         "max_rounds": Interval(numbers.Integral, 0, None),
@@ -344,8 +352,6 @@ min_sum_hessian_in_leaf
             raise ValueError("model data field state.boosters must be a list of LightGBM model strings")
         self.encoder_ = FeatureEncoder.from_dict(state.get("encoder"))
         k = self.n_classes_
-        if isinstance(k, bool) or not isinstance(k, int) or k < 2:
-            raise ValueError(f"model data field state.n_classes_ must be an int >= 2; got {k!r}")
         kinds = [*self.encoder_.categorical_, *([False] * k)]
         self.boosters_ = [
             booster_from_text(text, f"state.boosters[{i}]", f"multiclass num_class:{k}", kinds, n_classes=k)
@@ -355,8 +361,6 @@ min_sum_hessian_in_leaf
 
     def _validate_state(self) -> None:
         T, k = self.n_rounds_, self.n_classes_
-        if isinstance(T, bool) or not isinstance(T, int) or T < 0:
-            raise ValueError(f"model data field state.n_rounds_ must be a non-negative int; got {T!r}")
         shape = (T, k) if self.rescale == "per_class" else (T,)
         if len(self.boosters_) != T or np.shape(self.rescale_factors_) != shape:
             raise ValueError(

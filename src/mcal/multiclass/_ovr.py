@@ -13,7 +13,6 @@ from sklearn.base import clone
 from mcal._base import BaseCalibrator
 from mcal._constraints import StrOptions
 from mcal._persistence import nested_state, nested_tensors, restore_nested
-from mcal._persistence.state import Array, Number
 from mcal._registry import METHODS, get_method, method_outcome
 from mcal.multiclass._base import MulticlassCalibrator
 
@@ -103,7 +102,6 @@ class OneVsRestCalibrator(MulticlassCalibrator):
 
     uses_features: ClassVar[bool] = True
     _state_attrs: ClassVar[tuple[str, ...]] = ("classes_", "n_classes_")
-    _state_constraints: ClassVar[dict[str, Any]] = {"classes_": Array(None, "class labels"), "n_classes_": Number()}
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("calibrators",)
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **MulticlassCalibrator._parameter_constraints,

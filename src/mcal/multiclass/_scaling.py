@@ -15,7 +15,7 @@ from scipy.optimize import minimize
 from scipy.special import log_softmax, softmax
 
 from mcal._constraints import Interval
-from mcal._persistence.state import Array, Number
+from mcal._persistence.state import Array
 from mcal.multiclass._base import MulticlassCalibrator
 
 #: Bounds of the inverse temperature 1/T (T between 1e-4 and 1e4).
@@ -42,10 +42,9 @@ class _LinearScaling(MulticlassCalibrator):
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("coef_", "intercept_", "classes_", "n_classes_")
     _state_constraints: ClassVar[dict[str, Any]] = {
+        **MulticlassCalibrator._state_constraints,
         "coef_": Array(ndim=2),
         "intercept_": Array(),
-        "classes_": Array(None, "class labels"),
-        "n_classes_": Number(),
     }
 
     def _x0(self, k: int) -> NDArray[np.float64]:

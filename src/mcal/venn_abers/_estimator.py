@@ -11,7 +11,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from mcal._base import BaseCalibrator
 from mcal._constraints import Interval
-from mcal._persistence.state import Array
+from mcal._persistence.state import Array, Each
 from mcal._validation import check_y_prob, output_dtype
 from mcal.venn_abers._core import csd_points, merge_bounds, venn_abers_bounds, venn_abers_fits
 
@@ -96,6 +96,12 @@ class VennAbers(BaseCalibrator):
     """
 
     _state_attrs: ClassVar[tuple[str, ...]] = ("calibration_scores_", "f0_", "f1_")
+    #: One array per fold; how many folds (``n_splits``) and the bounds' order relate fields, for ``_validate_state``.
+    _state_constraints: ClassVar[dict[str, Any]] = {
+        "calibration_scores_": Each(Array(order="strict")),
+        "f0_": Each(Array()),
+        "f1_": Each(Array()),
+    }
     _parameter_constraints: ClassVar[dict] = {
         "n_splits": [None, Interval(numbers.Integral, 2, None, rule="None or an integer >= 2")],
         "random_state": "random_state",
@@ -175,22 +181,17 @@ class VennAbers(BaseCalibrator):
         lists = {"calibration_scores_": self.calibration_scores_, "f0_": self.f0_, "f1_": self.f1_}
         n_folds = 1 if self.n_splits is None else int(self.n_splits)
         for name, value in lists.items():
-            if not isinstance(value, list) or len(value) != n_folds:
+            if len(value) != n_folds:
                 raise ValueError(
-                    f"model data field state.{name} must be a list of {n_folds} arrays (one per fold); "
-                    f"got {_describe(value)}"
+                    f"model data field state.{name} must hold {n_folds} arrays (one per fold); got {len(value)}"
                 )
         for f, (scores, f0, f1) in enumerate(zip(*lists.values(), strict=False)):
-            for name, arr in (("calibration_scores_", scores), ("f0_", f0), ("f1_", f1)):
-                Array().check(f"model data field state.{name}[{f}]", arr)
             if scores.size == 0 or f0.shape != (scores.size + 1,) or f1.shape != f0.shape:
                 raise ValueError(
                     f"model data fields state.f0_[{f}] and state.f1_[{f}] must hold one more value than "
                     f"state.calibration_scores_[{f}] (at least one); got {f0.size}, {f1.size} and "
                     f"{scores.size}"
                 )
-            if np.any(np.diff(scores) <= 0):
-                raise ValueError(f"model data field state.calibration_scores_[{f}] must be strictly increasing")
             # p0 <= p1 at each score (f0_[j + 1] and f1_[j]); a tolerance for the rounding of the fits' slopes
             ordered = np.all(f0[1:] <= f1[:-1] + _TOL) and np.all(np.diff(f0) >= -_TOL) and np.all(np.diff(f1) >= -_TOL)
             if not ordered or np.any(f0 < 0) or np.any(f1 > 1):
@@ -198,7 +199,3 @@ class VennAbers(BaseCalibrator):
                     f"model data fields state.f0_[{f}] and state.f1_[{f}] must be non-decreasing "
                     "probabilities with p0 <= p1"
                 )
-
-
-def _describe(value: Any) -> str:
-    return f"a list of {len(value)}" if isinstance(value, list) else type(value).__name__
