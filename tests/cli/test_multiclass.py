@@ -323,3 +323,28 @@ def test_logit_columns_with_input_logit_fit_and_predict_as_the_library(frame, tm
     ref = MulticlassTemperatureScaling(input="logit").fit(z, frame["y"])
     written = pd.read_csv(out)[[f"{c}_calibrated" for c in COLS]].to_numpy()
     np.testing.assert_allclose(written, ref.predict(z), atol=1e-12)
+
+
+def test_evaluate_and_report_list_every_value_per_class_one_against_the_rest(csv, frame, tmp_path, capsys):
+    # issue 32: --score-cols left out the per-value table of --segments
+    from mcal.metrics import mce
+
+    assert main(["evaluate", str(csv), "--score-cols", ALL, "--label-col", "y", "--segments", "seg,x", "--json"]) == 0
+    per_value = json.loads(capsys.readouterr().out)["per_value"]
+    assert list(per_value["rows"]) == ["ant", "bee", "cat"]
+    for j, label in enumerate(["ant", "bee", "cat"]):
+        rows = {row["description"]: row for row in per_value["rows"][label]}
+        assert {"seg=north", "seg=south"} <= set(rows)
+        north = (frame["seg"] == "north").to_numpy()
+        expected = mce((frame["code"].to_numpy() == j)[north], frame[COLS[j]].to_numpy()[north]).mce_sigma
+        assert rows["seg=north"]["ecce_sigma"] == pytest.approx(expected, rel=1e-9)
+    ant = {row["description"]: row for row in per_value["rows"]["ant"]}
+    assert ant["seg=north"]["direction"] == "under" and ant["seg=north"]["pvalue_adjusted"] < 1e-6
+    assert main(["evaluate", str(csv), "--score-cols", ALL, "--label-col", "y", "--segments", "seg"]) == 0
+    assert "per value (one class against the rest, every value with >= 10 rows" in capsys.readouterr().out
+    out = tmp_path / "report.html"
+    assert main(["report", str(csv), "--score-cols", ALL, "--label-col", "y", "--segments", "seg", "-o",
+                 str(out)]) == 0  # fmt: skip
+    section = out.read_text().split('<section id="values">', 1)[1].split("</section>", 1)[0]
+    assert all(f'<th colspan="2">{label}</th>' in section for label in ["ant", "bee", "cat"])
+    assert "<td>seg=north</td>" in section and "<td>seg=south</td>" in section

@@ -611,6 +611,48 @@ def test_cli_fit_and_evaluate_on_partitioned_parquet_with_a_scheduler(client, fr
     assert [s["description"] for s in remote["segments"]["p"]] == [s["description"] for s in local["segments"]["p"]]
 
 
+def test_distributed_per_value_table_equals_the_local_one(client, scored):
+    import dask.dataframe as dd
+
+    from mcal.dask import metrics as dmetrics
+
+    y, p, w, field = scored
+    rng = np.random.default_rng(9)
+    X = pd.DataFrame({"field": field, "age": rng.integers(18, 80, y.size).astype(float)})
+    local = mcal.metrics.per_value_table(y, p, X=X, sample_weight=w, max_values_per_feature={"age": 4})
+    ddf = dd.from_pandas(X.assign(y=y, p=p, w=w), npartitions=6)
+    got = dmetrics.per_value_table(ddf["y"], ddf["p"], X=ddf[["field", "age"]], sample_weight=ddf["w"],
+                                   max_values_per_feature={"age": 4})  # fmt: skip
+    assert isinstance(got, mcal.metrics.PerValueTable) and len(got.table) > 5
+    assert got.table["description"].tolist() == local.table["description"].tolist()
+    assert got.n_left_out.to_dict() == local.n_left_out.to_dict()
+    numbers = ["size", "weight", "ecce", "sigma", "ecce_sigma", "pvalue_adjusted"]
+    np.testing.assert_allclose(got.table[numbers], local.table[numbers], rtol=1e-9, atol=1e-12)
+
+
+def test_cli_evaluate_with_a_scheduler_prints_the_per_value_table(client, tmp_path, capsys):
+    # issue 32: `evaluate --scheduler` left out the per-value table that `evaluate` prints
+    from mcal.cli import main
+
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    frame = table(4000, seed=3, levels="abcdef").assign(level=lambda d: d["level"].astype(str))
+    for k in range(2):
+        frame.iloc[k * 2000 : (k + 1) * 2000].to_parquet(folder / f"part-{k}.parquet", index=False)
+    args = [str(folder), "--score-col", "p", "--label-col", "y", "--segments", "level:2,x", "--json"]
+    assert main(["evaluate", *args]) == 0
+    local = json.loads(capsys.readouterr().out)["per_value"]
+    assert main(["evaluate", *args, "--scheduler", client.scheduler.address]) == 0
+    remote = json.loads(capsys.readouterr().out)["per_value"]
+    rows = remote["rows"]["p"]
+    assert [r["description"] for r in rows] == [r["description"] for r in local["rows"]["p"]]
+    assert sum(r["feature"] == "level" for r in rows) == 6  # every level, though the segments keep 2
+    for got, expected in zip(rows, local["rows"]["p"], strict=True):
+        assert abs(got["ecce_sigma"] - expected["ecce_sigma"]) < 1e-9
+    assert main(["evaluate", *args[:-1], "--scheduler", client.scheduler.address]) == 0
+    assert "per value (every value with >= 10 rows" in capsys.readouterr().out
+
+
 def test_cli_pos_label_that_is_not_a_label_fails_naming_the_labels(client, tmp_path, capsys):
     from mcal.cli import main
 

@@ -8,6 +8,7 @@ values per column name exactly those.
 """
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -174,6 +175,22 @@ def test_report_has_a_per_value_section_listing_every_country(csv, tmp_path):
     assert "at least 10 rows" in section
 
 
+def test_regression_report_has_the_per_value_section_naming_the_planted_countries(table, tmp_path):
+    # issue 32: the per-value table was in the reports of binary labels only
+    rng = np.random.default_rng(5)
+    planted = table["country"].isin(PLANTED).to_numpy()
+    outcome = table["p"] + 0.15 * planted + rng.normal(0, 0.3, len(table))
+    path = tmp_path / "real.csv"
+    table.assign(y=outcome).to_csv(path, index=False)
+    out = tmp_path / "report.html"
+    assert main(["report", str(path), "--score-col", "p", "--label-col", "y", "--outcome", "regression",
+                 "--segments", "country", "--max-depth", "1", "-o", str(out)]) == 0  # fmt: skip
+    section = out.read_text().split('<section id="values">', 1)[1].split("</section>", 1)[0]
+    rows = dict(re.findall(r"<tr><td>country=(c\d\d)</td>.*?<td>([^<]*)</td></tr>", section))
+    assert sorted(rows) == COUNTRIES  # every country, each with its Holm-adjusted p-value last
+    assert {c for c, text in rows.items() if text.startswith("&lt;") or float(text) < 0.05} == PLANTED
+
+
 def test_monitor_prints_the_per_value_table_of_the_latest_window(table, tmp_path, capsys):
     path = tmp_path / "stream.csv"
     table.assign(t=np.arange(len(table)) // 10000).to_csv(path, index=False)
@@ -184,6 +201,20 @@ def test_monitor_prints_the_per_value_table_of_the_latest_window(table, tmp_path
     assert per_value["window_start"] == 3.0 and len(per_value["rows"]) == 30
     sizes = {row["description"]: row["size"] for row in per_value["rows"]}
     assert sizes == {f"country={c}": int(n) for c, n in latest["country"].value_counts().items()}
+
+
+def test_monitor_page_has_the_per_value_section_of_the_latest_window(table, tmp_path):
+    # issue 32: the terminal and --json listed every value, the -o page did not
+    path = tmp_path / "stream.csv"
+    table.assign(t=np.arange(len(table)) // 10000).to_csv(path, index=False)
+    out = tmp_path / "monitor.html"
+    assert main(["monitor", str(path), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--window", "1",
+                 "--segments", "country:2", "--max-depth", "1", "--n-resamples", "0", "-o", str(out)]) == 0  # fmt: skip
+    section = out.read_text().split('<section id="values">', 1)[1].split("</section>", 1)[0]
+    latest = table.iloc[30000:]["country"].value_counts()
+    sizes = dict(re.findall(r"<tr><td>country=(c\d\d)</td><td[^>]*>(\d+)</td>", section))
+    assert {c: int(n) for c, n in sizes.items()} == latest.to_dict()  # every country, counted in the latest window
+    assert "In the latest window, every value of each segment column with at least 10 rows" in section
 
 
 def test_make_report_adds_the_per_value_section_and_checks_its_tables(table, tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcal.cli._options import POSITIVE_INT, CLIError, real
-from mcal.cli._segments import segment_columns, segments_of
+from mcal.cli._segments import categorical_columns, segment_columns, segments_of
 
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import pandas as pd
@@ -113,12 +113,12 @@ def fit(args, model: Any, features: list[str]) -> int:
     return 0
 
 
-def evaluate(args) -> tuple[pd.DataFrame, int, float | None, dict[str, Any], Any]:
+def evaluate(args) -> tuple[pd.DataFrame, int, float | None, dict[str, Any], Any, dict[str, Any]]:
     """``mcal evaluate`` on a cluster: the metrics table, the row count, the total weight (or None), the MCE
-    results by score column and the segments (with ``--segments``, generated from its columns gathered as a pandas
-    frame; else ``{}`` and None)."""
+    results by score column, the segments and the per-value tables by score column (with ``--segments``, generated
+    from its columns gathered as a pandas frame; else ``{}``, None and ``{}``)."""
     from mcal.dask import read_parquet
-    from mcal.dask.metrics import calibration_summary, mce, regression_summary
+    from mcal.dask.metrics import calibration_summary, mce, per_value_table, regression_summary
 
     if args.plot:
         raise CLIError("--plot needs the data in memory; drop it with --scheduler or --dask-workers")
@@ -135,14 +135,21 @@ def evaluate(args) -> tuple[pd.DataFrame, int, float | None, dict[str, Any], Any
         names = segment_columns(args)[0]
         for name in names:
             _column(frame, name, "--segments")
-        segments = segments_of(frame[names].compute(), args) if names else segments_of(None, args)
+        gathered = frame[names].compute() if names else None
+        segments = segments_of(gathered, args)
         results = {
             name: mce(y, p, X=frame[names], segments=segments, sample_weight=w, outcome=args.outcome)
             for name, p in scores.items()
         } if segments is not None else {}  # fmt: skip
+        per_value = {} if gathered is None else {
+            name: per_value_table(y, p, X=frame[names], sample_weight=w, outcome=args.outcome,
+                                  categorical_features=categorical_columns(gathered, args),
+                                  max_values_per_feature=segment_columns(args)[1])
+            for name, p in scores.items()
+        }  # fmt: skip
         n_rows = int(frame.shape[0].compute())
         total = None if w is None else float(w.sum().compute())
-    return table, n_rows, total, results, segments
+    return table, n_rows, total, results, segments, per_value
 
 
 def monitor(args, window_of: Any) -> tuple[Any, tuple[Any, Any, Any, pd.DataFrame] | None]:

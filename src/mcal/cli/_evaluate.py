@@ -30,7 +30,7 @@ from mcal.cli._options import (
     check_regression_options,
     check_unique_scores,
 )
-from mcal.cli._per_value import per_value_tables, print_per_value
+from mcal.cli._per_value import per_value_json, per_value_tables, print_per_value
 from mcal.cli._segments import segment_features, segments_of
 
 #: Worst segments printed per score column.
@@ -45,8 +45,8 @@ def _configure(parser) -> None:
     add_evaluation_arguments(
         parser, n_bins_help="bins of the ECE and --plot (default 10)", segments_help="feature columns to generate "
         "segments from: adds the multicalibration error (MCE) of each score column and its ten worst segments; "
-        "dates and durations are categories, as they are as text in a CSV file" + SEGMENTS_SYNTAX + " (not with "
-        "--scheduler or --dask-workers)",
+        "dates and durations are categories, as they are as text in a CSV file" + SEGMENTS_SYNTAX + " (with "
+        "--scheduler too; with --score-cols, one per class)",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     parser.add_argument("--plot", metavar="OUT.png", help="write a reliability diagram of every score column")
@@ -170,10 +170,7 @@ def _print_json(found: _Evaluation) -> None:
     if found.selection is not None:
         out["method_comparison"] = found.selection.to_dict()
     if found.per_value:
-        first = next(iter(found.per_value.values()))
-        out["per_value"] = {"min_samples_per_value": first.min_samples_per_value, "p_adjustment": "holm",
-                            "n_left_out": {k: int(v) for k, v in first.n_left_out.items()},
-                            "rows": {name: _records(t.table) for name, t in found.per_value.items()}}  # fmt: skip
+        out["per_value"] = per_value_json(found.per_value)
     print(json.dumps(out, indent=2, allow_nan=False))
 
 

@@ -34,8 +34,7 @@ def _configure(parser) -> None:
     )  # fmt: skip
     add_segments_arguments(
         parser, "feature columns to generate segments from: adds the multicalibration error (MCE) of each window, "
-        "on segments generated once from all rows" + SEGMENTS_SYNTAX + ", in the latest window (not with "
-        "--scheduler or --dask-workers)",
+        "on segments generated once from all rows" + SEGMENTS_SYNTAX + ", in the latest window (also on the -o page)",
     )  # fmt: skip
     parser.add_argument("--alpha", type=OPEN_UNIT, default=0.05, metavar="A",
                         help="level of the drift alarm (default 0.05: it fires at e-value >= 20)")  # fmt: skip
@@ -76,7 +75,7 @@ def _run(args) -> int:
         per_value = per_value_tables(y_last, {args.score_col: p_last}, segment_features(X_last, args), w_last, args)
     if args.output:
         description = f"{args.data}, score column {args.score_col!r}, label column {args.label_col!r}"
-        written = monitor_report(result, args.output, title=args.title, description=description)
+        written = monitor_report(result, args.output, title=args.title, description=description, per_value=per_value)
     if args.json:
         _print_json(result, per_value)
     else:

@@ -22,7 +22,8 @@ from mcal.cli._estimator import (
 )
 from mcal.cli._layout import metrics_text, terminal_width, wrap
 from mcal.cli._options import CLIError, check_ci, named_as_options, split_names
-from mcal.cli._segments import segments_of
+from mcal.cli._per_value import class_per_value_tables, per_value_json, print_per_value
+from mcal.cli._segments import segment_features, segments_of
 
 if TYPE_CHECKING:  # imported where used: ``mcal --help`` reads none of them
     import numpy as np
@@ -254,6 +255,9 @@ def evaluate(args) -> int:
     table = multiclass_summary(y, probs, sample_weight=w, n_bins=args.n_bins, strategy=args.strategy)
     segments = segments_of(df, args)
     results = {} if segments is None else segment_results(y, probs, w, segments, classes)
+    names = [_class_name(classes, j) for j in range(len(classes))]
+    per_value = {} if segments is None else class_per_value_tables(y, probs, names, segment_features(df, args), w,
+                                                                   args)  # fmt: skip
     for name, r in results.items():
         table.loc[name, "classwise_mce_sigma"] = r["classwise"][r["worst_class"]].mce_sigma
         table.loc[name, "top_label_mce_sigma"] = r["top_label"].mce_sigma
@@ -264,6 +268,8 @@ def evaluate(args) -> int:
             out["mce"] = {name: {"worst_class": r["worst_class"], "top_label_mce_sigma": _finite(r["top_label"].mce_sigma),
                                  "classwise_mce_sigma": {c: _finite(m.mce_sigma) for c, m in r["classwise"].items()}}
                           for name, r in results.items()}  # fmt: skip
+        if per_value:
+            out["per_value"] = per_value_json(per_value)
         print(json.dumps(out, indent=2, allow_nan=False))
         return 0
     width = terminal_width()
@@ -272,6 +278,8 @@ def evaluate(args) -> int:
     print(metrics_text(table, table, width))  # a row per metric, a column per set of score columns
     if results:
         _print_mce(results, args.segments, segments.n_segments, width)
+    if per_value:
+        print_per_value(per_value, "one class against the rest, ")
     return 0
 
 
@@ -304,11 +312,15 @@ def report(args) -> int:
     df = read_data(args)
     groups = score_groups(args.score_cols, df)
     y, classes, probs, w = labels_and_matrices(args, df, groups)
+    segments = segments_of(df, args)
+    names = [_class_name(classes, j) for j in range(len(classes))]
+    per_value = None if segments is None else class_per_value_tables(y, probs, names, segment_features(df, args),
+                                                                     w, args)  # fmt: skip
     description = f"{args.data}, label column {args.label_col!r}, classes {class_mapping(classes, groups[0])}" + (
         f", weight column {args.weight_col!r}" if w is not None else ""
     )
     out = make_multiclass_report(
-        y, probs, path=args.output, segments=segments_of(df, args), sample_weight=w, title=args.title,
+        y, probs, path=args.output, segments=segments, sample_weight=w, title=args.title, per_value=per_value,
         description=description, n_bins=args.n_bins, strategy=args.strategy,
         class_names=[f"column {col}" if c is None else _text(c) for c, col in zip(classes, groups[0], strict=True)],
     )  # fmt: skip

@@ -25,6 +25,36 @@ def per_value_tables(y: Any, scores: dict[str, Any], X: pd.DataFrame, w: Any, ar
     }  # fmt: skip
 
 
+def class_per_value_tables(
+    y: Any, probs: dict[str, Any], classes: list[str], X: pd.DataFrame, w: Any, args: Any
+) -> dict[str, Any]:
+    """The one-vs-rest per-value tables of k classes: for each probability matrix of ``probs`` and each class ``j``
+    (named ``classes[j]``), :func:`mcal.metrics.per_value_table` of ``y == j`` against column ``j``; keyed by the
+    class, or ``"<matrix>: <class>"`` with several matrices."""
+    tables: dict[str, Any] = {}
+    for name, P in probs.items():
+        for j, label in enumerate(classes):
+            key = label if len(probs) == 1 else f"{name}: {label}"
+            tables |= per_value_tables((y == j).astype(float), {key: P[:, j]}, X, w, args)
+    return tables
+
+
+def per_value_json(tables: dict[str, Any]) -> dict[str, Any]:
+    """The per-value tables as JSON: the rule, the values left out per feature, and each table's rows (non-finite
+    numbers as null)."""
+    import math
+
+    def safe(value: Any) -> Any:
+        value = value.item() if hasattr(value, "item") else value
+        return None if isinstance(value, float) and not math.isfinite(value) else value
+
+    first = next(iter(tables.values()))
+    return {"min_samples_per_value": first.min_samples_per_value, "p_adjustment": "holm",
+            "n_left_out": {k: int(v) for k, v in first.n_left_out.items()},
+            "rows": {name: [{k: safe(v) for k, v in row.items()} for row in t.table.to_dict("records")]
+                     for name, t in tables.items()}}  # fmt: skip
+
+
 def left_out_note(result: Any) -> str:
     """The rule and what it left out, e.g. ``values with >= 10 rows; 3 of country left out``."""
     left = [f"{int(n)} of {feature}" for feature, n in result.n_left_out.items() if n]

@@ -55,7 +55,7 @@ def _run(args) -> int:
     if args.compare_methods:
         comparison = _auto.compare(df, y, w, segment_features(df, args), args)
     per_value = None
-    if segments is not None and args.outcome != "regression":
+    if segments is not None:
         per_value = per_value_tables(y, scores, segment_features(df, args), w, args)
     description = f"{args.data}, label column {args.label_col!r}" + (
         f", weight column {args.weight_col!r}" if w is not None else ""

@@ -20,6 +20,7 @@ Computations run on the current dask scheduler (the default ``distributed.Client
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -29,10 +30,11 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from mcal import metrics
-from mcal._constraints import BINS, N_BINS, NON_NEGATIVE, OUTCOME, Instance, validate_params
+from mcal._constraints import BINS, N_BINS, NON_NEGATIVE, OUTCOME, Instance, Interval, validate_params
 from mcal._optional import import_optional
 from mcal._shared.brownian import ECCE_SIGMA_CHANGED, brownian_range_sf, sigma_scale
 from mcal._shared.mce import mce_result
+from mcal._shared.per_value import value_rows, value_segments
 from mcal._shared.segments import check_categorical_use
 from mcal._shared.walks import join_successive_differences
 from mcal.dask import _passes, _sorted
@@ -53,6 +55,7 @@ __all__ = [
     "mce",
     "mse",
     "pcoc",
+    "per_value_table",
     "pr_auc",
     "regression_summary",
     "roc_auc",
@@ -352,6 +355,42 @@ def mce(
     return mce_result(ecce, sigma, weight, global_ecce, segments=segments, sizes=walks[:, 5].sum(axis=0).astype(np.int64),
                       global_sigma=global_sigma,
                       rate=np.nan if regression else sum(s.pos for s in stats) / total, means=means)  # fmt: skip
+
+
+@_mirror(
+    "per_value_table",
+    "result : mcal.metrics.PerValueTable\n        As :func:`mcal.metrics.per_value_table` returns it.",
+    parameters="""
+    X : dask DataFrame of shape (n_samples, n_features)
+        The features, partitioned as ``y_true``: gathered on the client (the feature columns only) to generate
+        the segments of their values, and evaluated on every partition.
+    categorical_features : "from_dtype", None, or 1-D array-like of int, bool or str, default="from_dtype"
+        As in :func:`mcal.metrics.per_value_table`.
+    max_values_per_feature : int or mapping of str to int, default=3
+        As in :func:`mcal.metrics.per_value_table`.
+    min_samples_per_value : int >= 1, default=10
+        As in :func:`mcal.metrics.per_value_table`.
+    outcome : {"classification", "regression"}, default="classification"
+        As in :func:`mcal.metrics.per_value_table`.""",
+    notes="""
+
+    The values of all features are the segments of one :func:`mce` pass (one distributed sort by score).""",
+)  # fmt: skip
+@validate_params({"min_samples_per_value": Interval(numbers.Integral, 1, None), "outcome": OUTCOME})
+def per_value_table(
+    y_true: Any,
+    y_prob: Any,
+    *,
+    X: Any,
+    sample_weight: Any = None,
+    categorical_features: Any = "from_dtype",
+    max_values_per_feature: int | Mapping[str, int] = 3,
+    min_samples_per_value: int = 10,
+    outcome: str = "classification",
+) -> metrics.PerValueTable:
+    segments, spans = value_segments(X.compute(), categorical_features, max_values_per_feature)
+    table = mce(y_true, y_prob, X=X, segments=segments, sample_weight=sample_weight, outcome=outcome).table
+    return metrics.PerValueTable(*value_rows(table, spans, min_samples_per_value), min_samples_per_value)
 
 
 _REAL_INPUTS = """    y_true : dask Array or Series of shape (n_samples,)

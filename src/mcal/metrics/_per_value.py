@@ -3,25 +3,16 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
 from mcal._constraints import OUTCOME, Interval, validate_params
-from mcal._features.segment_codes import feature_table, resolve_categorical
-from mcal._shared.mce import holm
-from mcal._validation import CalibrationWarning
+from mcal._shared.per_value import value_rows, value_segments
 from mcal.metrics._multicalibration import mce
-from mcal.segments import generate_segments
-
-#: Columns of :attr:`PerValueTable.table`.
-_COLUMNS = ["feature", "description", "size", "weight", "mean_prediction", "mean_outcome", "direction", "ecce",
-            "sigma", "ecce_sigma", "pvalue", "pvalue_adjusted"]  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,27 +105,6 @@ def per_value_table(
     >>> t.loc[t["pvalue_adjusted"] < 0.05, "description"].tolist()
     ['country=H']
     """
-    names, columns, kinds = feature_table(X)
-    is_cat = resolve_categorical(categorical_features, X, kinds)
-    with warnings.catch_warnings():  # the rules of max_values_per_feature, checked where they are declared
-        warnings.simplefilter("ignore", CalibrationWarning)  # a single-level feature: warned about below
-        generate_segments(X, max_depth=0, max_values_per_feature=max_values_per_feature)
-    by_name = max_values_per_feature if isinstance(max_values_per_feature, Mapping) else None
-    tables, left_out = [], {}
-    for name, column, cat in zip(names, columns, is_cat, strict=False):
-        one = pd.DataFrame({name: column})
-        levels: Any = max_values_per_feature
-        if cat:  # every value: as many levels as distinct values (as text, as segments know them)
-            levels = max(pd.unique(np.asarray(column)[~pd.isna(column)].astype(str)).size, 2)
-        elif by_name is not None:
-            levels = {key: value for key, value in by_name.items() if key == name}
-        segments = generate_segments(one, max_depth=1, max_values_per_feature=levels, min_samples_per_segment=1,
-                                     max_n_segments=None, categorical_features=[name] if cat else None)  # fmt: skip
-        table = mce(y_true, y_prob, segments=segments, sample_weight=sample_weight, outcome=outcome).table
-        table = table[table["segment"] > 0]  # segment 0 is the whole table
-        listed = table["size"] >= min_samples_per_value
-        left_out[name] = int((~listed).sum())
-        tables.append(table[listed].assign(feature=name))
-    table = pd.concat(tables, ignore_index=True)
-    table["pvalue_adjusted"] = holm(table["pvalue"].to_numpy())
-    return PerValueTable(table[_COLUMNS], pd.Series(left_out, dtype=np.int64, name="n_left_out"), min_samples_per_value)
+    segments, spans = value_segments(X, categorical_features, max_values_per_feature)
+    table = mce(y_true, y_prob, segments=segments, sample_weight=sample_weight, outcome=outcome).table
+    return PerValueTable(*value_rows(table, spans, min_samples_per_value), min_samples_per_value)

@@ -11,6 +11,7 @@ import datetime
 import io
 import math
 import os
+from collections.abc import Mapping
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from mcal._constraints import OPTIONAL_STR, Instance, validate_params
 from mcal._monitoring.windows import MonitorResult
 from mcal._optional import import_optional
 from mcal._persistence import atomic_write_bytes, check_output_path
+from mcal._shared.per_value import per_value_html
+from mcal.metrics import PerValueTable
 
 _CSS = (
     "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}"
@@ -31,7 +34,7 @@ _CSS = (
     "figure{margin:0}figure img{width:100%}figcaption{font-weight:600}"
     "table{border-collapse:collapse;font-size:.85em}td,th{padding:.2em .6em;border-bottom:1px solid #ddd}"
     "td.num{text-align:right;font-variant-numeric:tabular-nums}tr.alarm td{background:#fde2e2}"
-    ".alarm{color:#b00020;font-weight:600}.ok{color:#1b7f3b;font-weight:600}"
+    ".alarm{color:#b00020;font-weight:600}.ok{color:#1b7f3b;font-weight:600}p.note{color:#777}"
 )
 
 #: P(R > 2.4977) = 0.05 for the range R of standard Brownian motion on [0, 1], the null distribution of ECCE / sigma
@@ -52,7 +55,12 @@ _COLUMNS = {
     "description": OPTIONAL_STR,
 })  # fmt: skip
 def monitor_report(
-    result: MonitorResult, path: str | os.PathLike, *, title: str | None = None, description: str | None = None
+    result: MonitorResult,
+    path: str | os.PathLike,
+    *,
+    title: str | None = None,
+    description: str | None = None,
+    per_value: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write a self-contained HTML page of a monitoring result: a time series per metric and the per-window table.
 
@@ -66,6 +74,9 @@ def monitor_report(
         Page title; "Calibration monitor" when None.
     description : str, default=None
         What the data is, shown in the header.
+    per_value : mapping of str to PerValueTable, default=None
+        :func:`mcal.metrics.per_value_table` of the latest window's rows, by score column: adds the section
+        "Calibration per value" after the per-window table (as ``mcal monitor --segments`` prints it).
 
     Returns
     -------
@@ -76,6 +87,8 @@ def monitor_report(
     ------
     FileNotFoundError, IsADirectoryError
         If the folder of ``path`` does not exist, or ``path`` is a folder.
+    TypeError
+        If ``per_value`` is not a non-empty mapping of names to :class:`mcal.metrics.PerValueTable`.
     ImportError
         If matplotlib is not installed.
 
@@ -87,6 +100,9 @@ def monitor_report(
     its alarm threshold ``1 / alpha``, both as base-10 logarithms.
     """
     path = check_output_path(path, "path")
+    if per_value is not None and (not isinstance(per_value, Mapping) or not per_value
+                                  or not all(isinstance(t, PerValueTable) for t in per_value.values())):  # fmt: skip
+        raise TypeError(f"per_value must be a mapping of score column names to PerValueTable; got {per_value!r:.100}")
     Figure = import_optional("matplotlib.figure").Figure
     table = result.table
     metrics = ("log_loss", "ecce_sigma_scale", "pcoc", "mce_sigma", "log10_evalue")
@@ -94,6 +110,8 @@ def monitor_report(
     title = title or "Calibration monitor"
     body = _header(title, description, result) + '<section id="plots"><h2>Metrics per window</h2><div class="grid">'
     body += "".join(figures) + "</div></section>" + _table(table)
+    if per_value is not None:
+        body += per_value_html(per_value, "In the latest window, ")
     mce_note = (
         "MCE p: the worst segment's p-value, not adjusted for the number of segments; MCE p (Holm): "
         "adjusted for the window's segments by Holm's method (not for the number of windows). "

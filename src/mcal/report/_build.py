@@ -151,7 +151,8 @@ def make_report(
         errors, the MCE, and the chosen method. Binary labels only.
     per_value : mapping of str to PerValueTable, default=None
         :func:`mcal.metrics.per_value_table` of each score column (the keys of ``y_probs``): adds the section
-        "Calibration per value", every value of each feature with enough rows. Binary labels only.
+        "Calibration per value", every value of each feature with enough rows (tables of
+        ``outcome="regression"`` with real outcomes).
 
     Returns
     -------
@@ -204,8 +205,6 @@ def make_report(
     if outcome == "regression":
         if method_comparison is not None:
             raise ValueError("method_comparison applies to binary labels; got one with outcome='regression'")
-        if per_value is not None:
-            raise ValueError("per_value applies to binary labels; got tables with outcome='regression'")
         if strategy != "uniform" or max_overlap != 0.8:
             raise ValueError("strategy and max_overlap apply to binary labels; leave them at their defaults with "
                              f"outcome='regression'; got strategy={strategy!r}, max_overlap={max_overlap!r}")  # fmt: skip
@@ -227,6 +226,7 @@ def make_report(
             description=description,
             n_bins=n_bins,
             n_worst_segments=n_worst_segments,
+            per_value=per_value,
         )
     y, probs, w = _check_inputs(y_true, y_probs, sample_weight)
     fields = None if field is None else encode_field(field, y.shape[0])

@@ -21,6 +21,7 @@ from mcal.metrics import classwise_mce, multiclass_summary, top_label, top_label
 from mcal.report._checks import _check_names, _check_path
 from mcal.report._findings import PVALUE_FLOOR
 from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
+from mcal.report._per_value import check_per_value, per_value_section
 from mcal.report._segments import _pvalue_cell
 
 #: At most this many classes (the first, in column order) get a one-vs-rest reliability panel.
@@ -56,6 +57,7 @@ def make_multiclass_report(
     n_bins: int = 15,
     strategy: str = "uniform",
     n_worst_segments: int = 10,
+    per_value: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write a self-contained HTML report comparing probability matrices of k classes.
 
@@ -87,6 +89,10 @@ def make_multiclass_report(
         Equal-width or equal-weight bins.
     n_worst_segments : int, default=10
         Rows of the table of each matrix's worst-class segments.
+    per_value : mapping of str to PerValueTable, default=None
+        One-vs-rest :func:`mcal.metrics.per_value_table` of a class (``y_true == j`` against column ``j``) by a
+        name of its own (e.g. the class, or matrix and class): adds the section "Calibration per value", every
+        value of each feature with enough rows, a column per table.
 
     Returns
     -------
@@ -122,6 +128,8 @@ def make_multiclass_report(
     True
     """
     path = _check_path(path)
+    if per_value is not None:
+        check_per_value(per_value, None)
     y, probs, w, names = _check_inputs(y_true, y_probs, sample_weight, class_names)
     check_categorical_use(categorical_features, X, segments)
     segs = None if X is None and segments is None else resolve_segments(X, segments, y.shape[0], categorical_features)
@@ -140,6 +148,8 @@ def make_multiclass_report(
                 _classwise_section(Figure, y, probs, w, n_bins, strategy, names)]  # fmt: skip
     if segs is not None:
         sections.append(_worst_class_section(results, names, segs.n_segments, n_worst_segments))
+    if per_value is not None:
+        sections.append(per_value_section(per_value))
     counts = np.bincount(y, weights=w, minlength=len(names))
     common = int(np.argmax(counts))
     name = title or "Calibration report"

@@ -17,6 +17,7 @@ from mcal.metrics import mce, regression_summary, reliability_curve
 from mcal.report._checks import _check_inputs
 from mcal.report._findings import PVALUE_FLOOR
 from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
+from mcal.report._per_value import per_value_section
 from mcal.report._segments import _pvalue_cell
 
 #: Rows of the MCE table of real outcomes (the relative scales need a prevalence).
@@ -34,7 +35,7 @@ _NOTE = (
 def regression_report(
     y_true: ArrayLike, y_preds: Mapping[str, ArrayLike], *, path: Path, X: Any, segments: Any,
     categorical_features: Any, sample_weight: ArrayLike | None, title: str | None, description: str | None,
-    n_bins: int, n_worst_segments: int,
+    n_bins: int, n_worst_segments: int, per_value: Mapping[str, Any] | None = None,
 ) -> Path:  # fmt: skip
     """Write the report of real predictions to ``path`` (checked by :func:`mcal.report.make_report`)."""
     y, preds, w = _check_inputs(y_true, y_preds, sample_weight, "regression")
@@ -46,6 +47,8 @@ def regression_report(
                 _reliability_section(Figure, y, preds, w, n_bins), _cumulative_section(Figure, y, preds, w)]  # fmt: skip
     if segs is not None:
         sections.append(_segments_section(y, preds, w, segs, n_worst_segments))
+    if per_value is not None:
+        sections.append(per_value_section(per_value))
     name = title or "Calibration report"
     header = _header(name, description, y, w, weighted, preds, None, None, segs, rate="Mean outcome")
     atomic_write_bytes(path, _page(name, header, sections).encode("utf-8"))
