@@ -296,6 +296,12 @@ _MOVED = {
         )
     },
     "mcal.plotting": {"plain_text": "mcal._shared.text"},
+    "mcal.report": {
+        "PVALUE_FLOOR": "mcal._shared.brownian",
+        "findings_note": "mcal._shared.text",
+        "p_equals": "mcal._shared.text",
+    },
+    "mcal.dask": {"check_parquet_path": "mcal._shared.parquet"},
 }
 
 
@@ -325,11 +331,13 @@ def test_no_mcal_module_imports_a_moved_name_from_its_old_home():
 
 
 def test_a_module_with_moved_names_still_refuses_unknown_ones():
+    import mcal.dask
     import mcal.metrics.helpers
     import mcal.monitor
     import mcal.plotting
+    import mcal.report
 
-    for module in (mcal.metrics.helpers, mcal.monitor, mcal.plotting):
+    for module in (mcal.metrics.helpers, mcal.monitor, mcal.plotting, mcal.report, mcal.dask):
         with pytest.raises(AttributeError, match=f"module '{module.__name__}' has no attribute 'nope'"):
             module.nope  # noqa: B018
 

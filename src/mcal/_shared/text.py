@@ -17,6 +17,57 @@ def pvalue_text(pvalue: float, floor: float = PVALUE_FLOOR) -> str:
     return f"< {floor:.2g}" if pvalue < floor else f"{pvalue:.3g}"
 
 
+def p_equals(pvalue: float, *, floor: float = PVALUE_FLOOR) -> str:
+    """``"p = 0.0123"``, or ``"p < 1e-15"`` below the floor (see :func:`mcal.report.format_pvalue`).
+
+    Parameters
+    ----------
+    pvalue : float
+        A p-value in [0, 1], or NaN.
+    floor : float, default=PVALUE_FLOOR
+        Smallest p-value printed as a number.
+
+    Returns
+    -------
+    text : str
+        ``"p = "`` followed by the p-value to three significant digits, or ``"p < floor"``.
+    """
+    text = pvalue_text(pvalue, floor)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+def findings_note(worst: pd.DataFrame, n_tests: int, max_overlap: float | None) -> str:
+    """One sentence saying how the table of :func:`mcal.report.findings_table` was made.
+
+    Parameters
+    ----------
+    worst : DataFrame
+        As returned by :func:`mcal.metrics.worst_segments`.
+    n_tests : int
+        Segments the p-values were adjusted over.
+    max_overlap : float or None
+        The ``max_overlap`` that :func:`mcal.metrics.worst_segments` grouped near-duplicates with (None: not grouped).
+
+    Returns
+    -------
+    note : str
+        The order of the rows, the number of tests, the grouping rule and the meaning of the error column.
+    """
+    scores = list(dict.fromkeys(worst["score"]))
+    order = f"{scores[0]}'s worst segments first, then each later column's" if len(scores) > 1 else "worst first"
+    grouped = int(worst.drop_duplicates("rank")["n_similar"].sum())
+    rule = (
+        "near-duplicates not grouped"
+        if max_overlap is None
+        else f"{grouped} near-duplicate(s) grouped into the row they resemble (same error direction, sharing "
+        f">= {max_overlap:.0%} of the larger segment's weight)"
+    )
+    return (
+        f"{order}; {n_tests:,} segments tested, p-values Holm-adjusted for {n_tests:,} tests; {rule}; error: "
+        "'over' where the mean score exceeds the observed rate, 'under' where it falls short"
+    )
+
+
 def segments_text(table: pd.DataFrame, n_worst: int, width: int) -> str:
     """The first ``n_worst`` rows of a per-segment table of :class:`~mcal.metrics.MCEResult` as text: the
     description first (left-aligned, wrapped onto more lines where the numbers leave too little room within

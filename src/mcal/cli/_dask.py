@@ -39,7 +39,8 @@ def requested(args) -> bool:
 def _session(args) -> Any:
     """The cluster of ``--scheduler`` / ``--dask-workers``, once DATA has been checked (so that a wrong path
     fails at once, before a cluster starts or a scheduler is waited for)."""
-    from mcal.dask import check_parquet_path, connect
+    from mcal._shared.parquet import check_parquet_path
+    from mcal.dask import connect
 
     if args.na_values is not None:
         raise CLIError(f"--na-values must be left out on a Dask cluster, which reads Parquet; got {args.na_values!r}")

@@ -175,7 +175,8 @@ def _print_json(found: _Evaluation) -> None:
 
 
 def _print_text(found: _Evaluation, args) -> None:
-    from mcal.report import PVALUE_FLOOR, format_pvalue, format_pvalue_columns
+    from mcal._shared.brownian import PVALUE_FLOOR
+    from mcal.report import format_pvalue, format_pvalue_columns
 
     total = "" if found.total is None else f", total weight {found.total:.6g}"
     print(f"{found.n_rows} rows{total}, label {args.label_col!r}")
@@ -199,7 +200,9 @@ def _print_text(found: _Evaluation, args) -> None:
 def _print_segments(results, worst, tables, names, max_overlap, width: int) -> None:
     """Each column's MCE, then the table of the worst segments across every column (with its intervals, if any),
     no wider than ``width``."""
-    from mcal.report import PVALUE_FLOOR, findings_note, findings_table, p_equals
+    from mcal._shared.brownian import PVALUE_FLOOR
+    from mcal._shared.text import findings_note, p_equals
+    from mcal.report import findings_table
 
     n_tests = 0
     for name, result in results.items():

@@ -15,22 +15,25 @@ loads it.
   input, as the command line's ``--scheduler`` / ``--dask-workers`` use them.
 """
 
+from mcal._shared.moved import moved_names
 from mcal.dask import metrics
 from mcal.dask._engine import WorkerLostError
 from mcal.dask._mcgrad import DaskMCGrad
 from mcal.dask._monitor import monitor
 from mcal.dask._predict import predict
 from mcal.dask._regression import DaskRegressionMCGrad
-from mcal.dask._session import check_parquet_path, connect, read_parquet
+from mcal.dask._session import connect, read_parquet
 
 __all__ = [
     "DaskMCGrad",
     "DaskRegressionMCGrad",
     "WorkerLostError",
-    "check_parquet_path",
     "connect",
     "metrics",
     "monitor",
     "predict",
     "read_parquet",
 ]
+
+#: check_parquet_path moved into mcal._shared.parquet in mcal 0.2; its former name here resolves until 0.3 with a warning.
+__getattr__ = moved_names("mcal.dask", {"check_parquet_path": "mcal._shared.parquet.check_parquet_path"})

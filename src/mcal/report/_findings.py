@@ -40,7 +40,7 @@ def format_pvalue_columns(table: pd.DataFrame, *, floor: float = PVALUE_FLOOR) -
     ----------
     table : DataFrame
         Any table; columns whose names end in ``pvalue`` hold p-values in [0, 1] or NaN.
-    floor : float, default=PVALUE_FLOOR
+    floor : float, default=1e-15
         Smallest p-value printed as a number.
 
     Returns
@@ -58,25 +58,6 @@ def format_pvalue_columns(table: pd.DataFrame, *, floor: float = PVALUE_FLOOR) -
         if str(name).endswith("pvalue"):
             out[name] = [format_pvalue(float(v), floor=floor) for v in out[name]]
     return out
-
-
-def p_equals(pvalue: float, *, floor: float = PVALUE_FLOOR) -> str:
-    """``"p = 0.0123"``, or ``"p < 1e-15"`` below the floor (see :func:`format_pvalue`).
-
-    Parameters
-    ----------
-    pvalue : float
-        A p-value in [0, 1], or NaN.
-    floor : float, default=PVALUE_FLOOR
-        Smallest p-value printed as a number.
-
-    Returns
-    -------
-    text : str
-        ``"p = "`` followed by the p-value to three significant digits, or ``"p < floor"``.
-    """
-    text = format_pvalue(pvalue, floor=floor)
-    return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
 def findings_table(worst: pd.DataFrame, n_tests: int) -> pd.DataFrame:
@@ -112,35 +93,3 @@ def findings_table(worst: pd.DataFrame, n_tests: int) -> pd.DataFrame:
     table = pd.DataFrame.from_dict(rows, orient="index")
     table.columns = pd.MultiIndex.from_tuples(table.columns)
     return table
-
-
-def findings_note(worst: pd.DataFrame, n_tests: int, max_overlap: float | None) -> str:
-    """One sentence saying how the table of :func:`findings_table` was made.
-
-    Parameters
-    ----------
-    worst : DataFrame
-        As returned by :func:`mcal.metrics.worst_segments`.
-    n_tests : int
-        Segments the p-values were adjusted over.
-    max_overlap : float or None
-        The ``max_overlap`` that :func:`mcal.metrics.worst_segments` grouped near-duplicates with (None: not grouped).
-
-    Returns
-    -------
-    note : str
-        The order of the rows, the number of tests, the grouping rule and the meaning of the error column.
-    """
-    scores = list(dict.fromkeys(worst["score"]))
-    order = f"{scores[0]}'s worst segments first, then each later column's" if len(scores) > 1 else "worst first"
-    grouped = int(worst.drop_duplicates("rank")["n_similar"].sum())
-    rule = (
-        "near-duplicates not grouped"
-        if max_overlap is None
-        else f"{grouped} near-duplicate(s) grouped into the row they resemble (same error direction, sharing "
-        f">= {max_overlap:.0%} of the larger segment's weight)"
-    )
-    return (
-        f"{order}; {n_tests:,} segments tested, p-values Holm-adjusted for {n_tests:,} tests; {rule}; error: "
-        "'over' where the mean score exceeds the observed rate, 'under' where it falls short"
-    )

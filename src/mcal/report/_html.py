@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from mcal.report._findings import PVALUE_FLOOR, format_pvalue
+from mcal._shared.brownian import PVALUE_FLOOR
+from mcal.report._findings import format_pvalue
 from mcal.segments import Segments
 
 #: Label, and which direction is better ("min", "max", "one" for closest to 1, None), of each summary column.

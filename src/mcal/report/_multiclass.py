@@ -14,12 +14,12 @@ from numpy.typing import ArrayLike, NDArray
 from mcal._constraints import N_BINS, OPTIONAL_STR, POSITIVE_INT, STRATEGY, validate_params
 from mcal._optional import import_optional
 from mcal._persistence import atomic_write_bytes
+from mcal._shared.brownian import PVALUE_FLOOR
 from mcal._shared.segments import check_categorical_use, resolve_segments
 from mcal._shared.text import plain_text
 from mcal._validation import check_class_labels, check_class_scores, check_consistent, check_sample_weight
 from mcal.metrics import classwise_mce, multiclass_summary, top_label, top_label_mce
 from mcal.report._checks import _check_names, _check_path
-from mcal.report._findings import PVALUE_FLOOR
 from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
 from mcal.report._per_value import check_per_value, per_value_section
 from mcal.report._segments import _pvalue_cell

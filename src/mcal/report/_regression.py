@@ -12,10 +12,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from mcal._optional import import_optional
 from mcal._persistence import atomic_write_bytes
+from mcal._shared.brownian import PVALUE_FLOOR
 from mcal._shared.segments import check_categorical_use, resolve_segments
 from mcal.metrics import mce, regression_summary, reliability_curve
 from mcal.report._checks import _check_inputs
-from mcal.report._findings import PVALUE_FLOOR
 from mcal.report._html import _figure_panel, _header, _metrics_section, _num, _page, _svg_uri
 from mcal.report._per_value import per_value_section
 from mcal.report._segments import _pvalue_cell

@@ -9,10 +9,11 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from mcal._shared.brownian import PVALUE_FLOOR
+from mcal._shared.text import findings_note
 from mcal.metrics import (
     segment_intervals,
 )
-from mcal.report._findings import PVALUE_FLOOR, findings_note
 from mcal.report._html import _ci_note, _figure_panel, _interval, _num, _pvalue_cell, _svg_uri
 from mcal.segments import Segments
 

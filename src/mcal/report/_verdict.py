@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from mcal._shared.brownian import PVALUE_FLOOR
+from mcal._shared.text import p_equals
 from mcal._validation import EPS
-from mcal.report._findings import PVALUE_FLOOR, p_equals
 
 #: Level of the verdict's tests: global ECCE p-value, and Holm-adjusted segment p-values.
 ALPHA = 0.05
