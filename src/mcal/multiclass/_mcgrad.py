@@ -121,7 +121,8 @@ class MulticlassMCGrad(MulticlassCalibrator):
     on all rows. A segment in which class j is over-predicted is a region of features where the softmax
     gradient of class j has a constant sign, which the trees of round t can isolate: the rounds minimize the
     classwise multicalibration error of every class at once. ``benchmarks/results/multiclass.md`` holds the
-    design note and the measurements.
+    measurements; the design note and the measured choice of rescaling are in the documentation
+    (``docs/defaults/benchmark_notes.rst``, the notes on ``multiclass.md``).
 
     Parameters
     ----------
@@ -139,7 +140,8 @@ class MulticlassMCGrad(MulticlassCalibrator):
     rescale_input : bool, default=True
         Before round 1, rescale the input logits ``F_0`` as the rounds are rescaled (a temperature, or a factor per
         class with ``rescale="per_class"``), as :class:`mcal.MCGrad`'s ``rescale_input``; ignored without
-        ``rescale``. The default and one factor per round were chosen by measurement (``multiclass.md``).
+        ``rescale``. The default and one factor per round were chosen by measurement (``multiclass.md`` and its
+        notes in ``docs/defaults/benchmark_notes.rst``).
     learning_rate, max_depth, min_child_samples, n_estimators, max_leaves, l2_regularization, min_gain_to_split, \
 min_sum_hessian_in_leaf
         LightGBM's parameters of each round, with the defaults and rules of :class:`mcal.MCGrad` (the MCGrad
