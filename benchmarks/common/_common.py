@@ -5,12 +5,15 @@ Benchmark scripts only; never imported by the package.
 
 from __future__ import annotations
 
+import argparse
 import datetime as _dt
 import hashlib
 import os
 import platform
 import subprocess
+import tempfile
 import warnings
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -221,15 +224,21 @@ def implementation_section(implementation: dict[str, str]) -> str:
     return "## Which code computed each number\n\n" + md_table(table)
 
 
+def write_markdown(name: str, header: dict[str, str], sections: list[str], out_dir: Path = RESULTS) -> Path:
+    """Write ``<name>.md``: the title, the header as a list, then the sections."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md = out_dir / f"{name}.md"
+    head_md = "\n".join(f"- **{k}**: {v}" for k, v in header.items())
+    md.write_text(f"# {header['benchmark']}\n\n{head_md}\n\n" + "\n\n".join(sections) + "\n", encoding="utf-8")
+    return md
+
+
 def write_results(
     name: str, header: dict[str, str], sections: list[str], raw: pd.DataFrame, out_dir: Path = RESULTS
 ) -> tuple[Path, Path]:
     """Write ``<name>.md`` (header + sections) and ``<name>.csv`` (header as ``# key: value`` lines + rows)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    md = out_dir / f"{name}.md"
+    md = write_markdown(name, header, sections, out_dir)
     csv = out_dir / f"{name}.csv"
-    head_md = "\n".join(f"- **{k}**: {v}" for k, v in header.items())
-    md.write_text(f"# {header['benchmark']}\n\n{head_md}\n\n" + "\n\n".join(sections) + "\n", encoding="utf-8")
     with csv.open("w", encoding="utf-8") as fh:
         for k, v in header.items():
             fh.write(f"# {k}: {v}\n")
@@ -246,3 +255,36 @@ def read_results(csv: Path) -> tuple[dict[str, str], pd.DataFrame]:
         key, _, value = line[2:].partition(": ")
         header[key] = value
     return header, pd.read_csv(csv, comment="#")
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    """``--quick``, ``--out-dir`` and ``--render``, the output options every results-writing script shares."""
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes: checks that the script runs, numbers meaningless"
+    )
+    parser.add_argument(
+        "--out-dir", type=Path, help="default: benchmarks/results/, or a new temporary folder with --quick"
+    )
+    parser.add_argument(
+        "--render", action="store_true", help="rewrite the .md from the .csv of an earlier run (nothing measured)"
+    )
+
+
+def out_dir_of(args: argparse.Namespace, name: str) -> Path:
+    """``--out-dir``, else a new temporary folder for ``--quick`` (never ``benchmarks/results/``), else that folder."""
+    if args.out_dir is not None:
+        return args.out_dir
+    if args.quick:
+        folder = Path(tempfile.mkdtemp(prefix=f"mcal-bench-{name}-"))
+        print(f"--quick: writing to {folder}")
+        return folder
+    return RESULTS
+
+
+def render_results(name: str, sections: Callable[[pd.DataFrame], list[str]], out_dir: Path = RESULTS) -> Path:
+    """Rewrite ``<name>.md`` from ``<name>.csv``: its header and ``sections(rows)``; the ``.csv`` is left as it is."""
+    csv = out_dir / f"{name}.csv"
+    if not csv.exists():
+        raise SystemExit(f"--render needs the results of an earlier run; {csv} does not exist")
+    header, raw = read_results(csv)
+    return write_markdown(name, header, sections(raw), out_dir)

@@ -12,9 +12,10 @@ input (rows x (features + score + label) x 8 bytes) and the size of the frame pa
 
 Usage (from the repository root)::
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/mcgrad/mcgrad_memory.py [--rows 2000000] [--quick] [--name mcgrad_memory]
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/mcgrad/mcgrad_memory.py [--rows 2000000] [--quick] [--name mcgrad_memory] [--render]
 
-Writes ``benchmarks/results/mcgrad_memory.md`` and ``.csv`` (``--out-dir`` elsewhere).
+Writes ``benchmarks/results/mcgrad_memory.md`` and ``.csv`` (``--out-dir`` elsewhere; ``--quick``: 20,000 rows, to a
+temporary folder); ``--render`` rewrites the ``.md`` from the ``.csv``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dask"))
-from _common import RESULTS, md_table, run_header, write_results
+from _common import RESULTS, add_output_options, md_table, out_dir_of, render_results, run_header, write_results
 from dask_scale import FEATURES, synthetic
 
 
@@ -148,13 +149,20 @@ def measure(rows: int, folder: Path) -> list[dict]:
     ]  # fmt: skip
 
 
+def sections(raw: pd.DataFrame) -> list[str]:
+    """The results file's text after its header: what is measured, then the table."""
+    return [(__doc__ or "").split("\n\nUsage")[0], md_table(raw, digits=2)]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--quick", action="store_true", help="20,000 rows")
-    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    add_output_options(parser)
     parser.add_argument("--name", default="mcgrad_memory", help="results file name (without extension)")
     args = parser.parse_args(argv)
+    if args.render:
+        render_results(args.name, sections, args.out_dir or RESULTS)
+        return 0
     rows = 20_000 if args.quick else args.rows
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mcal-memory-") as folder:
@@ -163,8 +171,8 @@ def main(argv=None) -> int:
         "mode": "quick" if args.quick else "full", "rows": f"{rows:,}", "threads": f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; n_jobs=1",
         "wall time": f"{time.perf_counter() - start:.0f} s",
     })  # fmt: skip
-    sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(raw, digits=2)]
-    write_results(f"{args.name}_quick" if args.quick else args.name, head, sections, raw, args.out_dir)
+    name = f"{args.name}_quick" if args.quick else args.name
+    write_results(name, head, sections(raw), raw, out_dir_of(args, name))
     print(md_table(raw, digits=2))
     return 0
 

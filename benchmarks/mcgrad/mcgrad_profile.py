@@ -17,9 +17,10 @@ split, the validation losses). ``in_lgb_train`` is the share of the fit inside `
 
 Usage (from the repository root)::
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/mcgrad/mcgrad_profile.py [--rows 100000] [--quick]
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/mcgrad/mcgrad_profile.py [--rows 100000] [--quick] [--render]
 
-Writes ``benchmarks/results/mcgrad_profile.md`` and ``.csv`` (``--out-dir`` elsewhere).
+Writes ``benchmarks/results/mcgrad_profile.md`` and ``.csv`` (``--out-dir`` elsewhere; ``--quick``: 5,000 rows, to a
+temporary folder); ``--render`` rewrites the ``.md`` from the ``.csv``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dask"))
-from _common import RESULTS, md_table, run_header, write_results
+from _common import RESULTS, add_output_options, md_table, out_dir_of, render_results, run_header, write_results
 from dask_scale import FEATURES, synthetic
 
 
@@ -108,12 +109,19 @@ def measure(rows: int) -> pd.DataFrame:
     return table
 
 
+def sections(table: pd.DataFrame) -> list[str]:
+    """The results file's text after its header: what is measured, then the table."""
+    return [(__doc__ or "").split("\n\nUsage")[0], md_table(table, digits=3)]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--quick", action="store_true", help="5,000 rows")
-    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    add_output_options(parser)
     args = parser.parse_args(argv)
+    if args.render:
+        render_results("mcgrad_profile", sections, args.out_dir or RESULTS)
+        return 0
     rows = 5_000 if args.quick else args.rows
     load = os.getloadavg()[0]
     table = measure(rows)
@@ -121,8 +129,8 @@ def main(argv=None) -> int:
         "mode": "quick" if args.quick else "full", "rows": f"{rows:,}", "threads": f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; n_jobs=1",
         "load average": f"{load:.1f} at start, {os.getloadavg()[0]:.1f} at end (a shared machine: timings are noisy)",
     })  # fmt: skip
-    sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(table, digits=3)]
-    write_results("mcgrad_profile_quick" if args.quick else "mcgrad_profile", head, sections, table, args.out_dir)
+    name = "mcgrad_profile_quick" if args.quick else "mcgrad_profile"
+    write_results(name, head, sections(table), table, out_dir_of(args, name))
     print(md_table(table, digits=3))
     return 0
 

@@ -20,8 +20,10 @@ Usage (from the repository root)::
 
     PYTHONPATH=src python benchmarks/mcgrad/mcgrad_stopping_rule.py [--jobs 2]
     PYTHONPATH=src python benchmarks/mcgrad/mcgrad_stopping_rule.py --quick   # tiny data, 2 seeds: a smoke test
+    PYTHONPATH=src python benchmarks/mcgrad/mcgrad_stopping_rule.py --render  # the .md again from the .csv
 
-Writes ``benchmarks/results/mcgrad_stopping_rule.md`` and ``.csv`` (``--out-dir`` for another folder).
+Writes ``benchmarks/results/mcgrad_stopping_rule.md`` and ``.csv`` (``--out-dir`` for another folder; ``--quick``
+writes to a temporary folder).
 """
 
 from __future__ import annotations
@@ -44,10 +46,13 @@ from sklearn.metrics import log_loss
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import RESULTS, md_table, run_header
+from _common import RESULTS, add_output_options, md_table, out_dir_of, render_results, run_header, write_results
 
 from mcal import MCGrad
 from mcal.metrics import mce
+
+NAME = "mcgrad_stopping_rule"
+TITLE = "MCGrad: the early-stopping rule min_gain_se, on calibrated and on real data"
 
 
 def calibrated(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
@@ -148,23 +153,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--datasets", nargs="*", default=["synthetic", "bank", "credit"])
     parser.add_argument("--seeds", type=int, default=10, help="seeds of each data set of --datasets")
     parser.add_argument("--jobs", type=int, default=1, help="processes, each fitting with one LightGBM thread")
-    parser.add_argument("--quick", action="store_true", help="tiny data and 2 seeds (the test suite's run)")
-    parser.add_argument("--out-dir", default=str(RESULTS))
+    add_output_options(parser)
     parser.add_argument(
         "--cache-dir", help="folder of the prepared data sets, kept between runs (default: a temporary one)"
     )
     parser.add_argument("--from-csv", nargs="+", help="write the summary of these runs' CSV files, fitting nothing")
     args = parser.parse_args(argv)
-    out = Path(args.out_dir) / "mcgrad_stopping_rule"
+    if args.render:
+        render_results(NAME, sections, args.out_dir or RESULTS)
+        return 0
+    out = out_dir_of(args, NAME)
     if args.from_csv:
-        head = {"merged from": ", ".join(Path(f).name for f in args.from_csv), "threads": "1 LightGBM thread per fit"}
-        write(pd.concat([pd.read_csv(f) for f in args.from_csv]).to_dict("records"), head, out)
+        head = {"benchmark": TITLE, "merged from": ", ".join(Path(f).name for f in args.from_csv),
+                "threads": "1 LightGBM thread per fit"}  # fmt: skip
+        write(pd.concat([pd.read_csv(f, comment="#") for f in args.from_csv]).to_dict("records"), head, out)
         return 0
     if args.quick:
         args.sizes, args.size_seeds, args.seeds = [2_000], [2], 2
     if len(args.size_seeds) != len(args.sizes):
         parser.error(f"--size-seeds must give one count per size; got {len(args.size_seeds)} for {len(args.sizes)}")
-    head = run_header("MCGrad early-stopping rule (min_gain_se)", range(max([args.seeds, *args.size_seeds])),
+    head = run_header(TITLE, range(max([args.seeds, *args.size_seeds])),
                       {"threads": "1 LightGBM thread per fit, OMP_NUM_THREADS=1", "processes": str(args.jobs),
                        "load average at start": f"{os.getloadavg()[0]:.1f}"})  # fmt: skip
     sizes = list(zip(args.sizes, args.size_seeds, strict=True))
@@ -183,23 +191,25 @@ def main(argv: list[str] | None = None) -> int:
             rows += done.result()
             print(f"{len(rows)} fits: {rows[-1]['data'] if rows else ''}", flush=True)
             write(rows, head, out)
-    print(f"wrote {out}.md")
+    print(f"wrote {out / NAME}.md")
     return 0
 
 
-def write(rows: list[dict], head: dict[str, str], out: Path) -> None:
+def sections(table: pd.DataFrame) -> list[str]:
+    """The results file's text after its header: the columns, then the summary over seeds."""
+    return [
+        "- `log_loss_excess`: held-out log loss minus that of the true probabilities; `mean_abs_change`: mean\n"
+        "  |prediction - input score| on the test rows; `vs 0`: mean ± standard error over seeds of the\n"
+        "  difference to `min_gain_se=0` paired by seed; `fit_s`: seconds per fit (shared machine)",
+        md_table(summary(table), 5),
+    ]
+
+
+def write(rows: list[dict], head: dict[str, str], out_dir: Path) -> None:
     """The CSV of every fit and the Markdown summary, from the rows so far."""
     head = {**head, "load average at end": f"{os.getloadavg()[0]:.1f}"} if "seeds" in head else head
     table = pd.DataFrame(rows).sort_values(["data", "min_gain_se", "seed"], kind="stable")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(out.with_suffix(".csv"), index=False)
-    lines = ["# MCGrad: the early-stopping rule min_gain_se, on calibrated and on real data", ""]
-    lines += [f"- {key}: {value}" for key, value in head.items()]
-    lines += ["- `log_loss_excess`: held-out log loss minus that of the true probabilities; `mean_abs_change`: mean",
-              "  |prediction - input score| on the test rows; `vs 0`: mean ± standard error over seeds of the",
-              "  difference to `min_gain_se=0` paired by seed; `fit_s`: seconds per fit (shared machine)", "",
-              md_table(summary(table), 5), ""]  # fmt: skip
-    out.with_suffix(".md").write_text("\n".join(lines))
+    write_results(NAME, head, sections(table), table, out_dir)
 
 
 if __name__ == "__main__":

@@ -27,8 +27,10 @@ Usage (from the repository root; mcgrad 0.1.5 importable, the ``bench`` dependen
 
     PYTHONPATH=src python benchmarks/mcgrad/regression_vs_reference.py
     PYTHONPATH=src python benchmarks/mcgrad/regression_vs_reference.py --quick   # tiny data, one seed: a smoke test
+    PYTHONPATH=src python benchmarks/mcgrad/regression_vs_reference.py --render [--out PATH]  # the .md from the .csv
 
-Writes ``benchmarks/results/regression_vs_reference.md`` and ``.csv`` (``--out`` for another place).
+Writes ``benchmarks/results/regression_vs_reference.md`` and ``.csv`` (``--out`` for another place; ``--quick``
+writes to a temporary folder).
 """
 
 from __future__ import annotations
@@ -50,11 +52,13 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
+from _common import RESULTS, read_results, write_markdown
 from _datasets import CENSUS_COLUMNS
 from mcgrad_vs_reference import DATA, LEVELS, _markdown, _paper_splits, _status_mib, _versions, held_out_frame
 from mcgrad_vs_reference import run_one as run_script
 
 ROOT = Path(__file__).resolve().parents[2]
+NAME = "regression_vs_reference"
 REFERENCE_ROW, MCAL_ROW = "mcgrad 0.1.5", "mcal"
 #: The implementations a run can measure: row name and mcal parameters (None: the reference). "mcal-paper" is mcal
 #: with MCGrad's paper defaults for the boosters instead of the reference's LightGBM defaults, and "mcal-kfold" mcal
@@ -211,20 +215,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed-list", type=int, nargs="+", help="these seeds instead of --seeds / --seeds-large")
     parser.add_argument("--max-rows", type=int, default=None, help="cap the rows read from the real data sets")
     parser.add_argument("--impls", nargs="+", choices=sorted(IMPLS), default=["reference", "mcal"])
-    parser.add_argument("--quick", action="store_true", help="tiny data and one seed (the test suite's run)")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "regression_vs_reference"))
+    parser.add_argument("--quick", action="store_true", help="tiny data and one seed (a temporary folder by default)")
+    parser.add_argument("--out", help="results path without extension (default: benchmarks/results/" + NAME + ")")
+    parser.add_argument("--render", action="store_true", help="rewrite the .md from the .csv, measuring nothing")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         worker(json.loads(args.worker))
+        return 0
+    if args.out is None:
+        folder = Path(tempfile.mkdtemp(prefix=f"mcal-bench-{NAME}-")) if args.quick and not args.render else RESULTS
+        args.out = str(folder / NAME)
+    if args.render:
+        header, table = read_results(Path(args.out + ".csv"))
+        write_markdown(Path(args.out).name, header, sections(table), Path(args.out).parent)
         return 0
     if args.quick:
         args.sizes, args.seeds, args.seeds_large, args.max_rows = [3000], 1, 1, args.max_rows or 3000
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
     ).stdout.strip() or os.environ.get("MCAL_COMMIT", "unknown")  # a copy of the tree
-    meta = {"started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": commit, "load_start": os.getloadavg()[0]}  # fmt: skip
+    meta = {"started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+            "commit": commit, "load_start": os.getloadavg()[0],
+            "command": " ".join(["benchmarks/mcgrad/regression_vs_reference.py", *(argv or sys.argv[1:])])}  # fmt: skip
     rows: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -291,18 +304,9 @@ def compare(group: pd.DataFrame) -> tuple[list[tuple[str, float, bool]], str]:
     return checks, note
 
 
-def write(rows: list[dict], args: argparse.Namespace, meta: dict) -> None:
-    table = pd.DataFrame(rows)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.out + ".csv", index=False)
+def sections(table: pd.DataFrame) -> list[str]:
+    """The results file's text after its header: what is measured, then per data set the means and targets."""
     lines = [
-        "# RegressionMCGrad: mcal against the reference package mcgrad 0.1.5",
-        "",
-        f"- date: {meta['started']}; mcal commit {meta['commit']}; {os.cpu_count()} cores "
-        f"({platform.processor() or platform.machine()}), Python {platform.python_version()}, "
-        f"{_versions(('lightgbm', 'mcgrad', 'numpy'))}",
-        f"- LightGBM threads: {args.threads} for both (OMP_NUM_THREADS={args.threads}, BLAS 1 thread); load average "
-        f"at start {meta['load_start']:.1f}, at end {os.getloadavg()[0]:.1f} (a shared machine: timings carry noise)",
         "- each fit in its own subprocess; `fit_added_mib` = VmHWM after fit minus VmRSS just before it (data and",
         "  imports excluded), `peak_rss_mib` = VmHWM after fit; `predict_s` = one predict of the test set",
         "- defaults of both: mcgrad `RegressionMCGrad()` (5-fold early stopping on MSE, LightGBM defaults: 100 trees",
@@ -326,7 +330,27 @@ def write(rows: list[dict], args: argparse.Namespace, meta: dict) -> None:
             lines += [f"Targets ({note}):", "", "| target | value | met |", "|---|---|---|"]
             lines += [f"| {name} | {value:.4g} | {'yes' if ok else 'no'} |" for name, value, ok in checks]
         lines.append("")
-    Path(args.out + ".md").write_text("\n".join(lines))
+    return ["\n".join(lines).rstrip("\n")]
+
+
+def write(rows: list[dict], args: argparse.Namespace, meta: dict) -> None:
+    table = pd.DataFrame(rows)
+    header = {
+        "benchmark": "RegressionMCGrad: mcal against the reference package mcgrad 0.1.5",
+        "command": meta["command"],
+        "date (UTC)": meta["started"],
+        "git commit": meta["commit"],
+        "cores": f"{os.cpu_count()} ({platform.processor() or platform.machine()})",
+        "versions": f"Python {platform.python_version()}, {_versions(('lightgbm', 'mcgrad', 'numpy'))}",
+        "threads": f"LightGBM {args.threads} for both (OMP_NUM_THREADS={args.threads}, BLAS 1 thread)",
+        "load average": f"at start {meta['load_start']:.1f}, at end {os.getloadavg()[0]:.1f} (a shared machine: "
+        "timings carry noise)",
+    }
+    out = Path(args.out)
+    write_markdown(out.name, header, sections(table), out.parent)
+    with out.with_suffix(".csv").open("w", encoding="utf-8") as fh:
+        fh.writelines(f"# {key}: {value}\n" for key, value in header.items())
+        table.to_csv(fh, index=False)
 
 
 if __name__ == "__main__":

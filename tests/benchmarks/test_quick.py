@@ -307,7 +307,7 @@ def test_regression_benchmark_quick_mode_writes_both_implementations_on_every_da
         pytest.skip(f"shared data not available: {bench.DATA}")
     out = tmp_path / "regression"
     assert bench.main(["--quick", "--out", str(out)]) == 0
-    table = pd.read_csv(f"{out}.csv")
+    _, table = _csv(Path(f"{out}.csv"))
     assert set(table["dataset"]) == {"synthetic_3000", "census_weeks", "credit_limit"}
     for _, group in table.groupby("dataset"):
         assert set(group["impl"]) == {"base prediction", "mcgrad 0.1.5", "mcal"}
@@ -436,7 +436,7 @@ def test_multiclass_benchmark_quick_run_scores_every_method(tmp_path):
 def test_mcgrad_stopping_rule_quick_mode_never_keeps_more_rounds_under_the_rule(tmp_path):
     module = _script("mcgrad_stopping_rule")
     assert module.main(["--quick", "--datasets", "synthetic", "--out-dir", str(tmp_path)]) == 0
-    raw = pd.read_csv(tmp_path / "mcgrad_stopping_rule.csv")
+    _, raw = _csv(tmp_path / "mcgrad_stopping_rule.csv")
     assert set(raw["data"]) == {"calibrated_2000", "synthetic_5000"}
     rounds = raw.pivot_table(index=["data", "seed"], columns="min_gain_se", values="rounds")
     assert (rounds[1.0] <= rounds[0.0]).all()  # with patience 0 the rule can only stop earlier
