@@ -21,7 +21,8 @@ sigma, over segments generated from the calibrators' feature table), fit time. B
 the same rows and features, for the one-vs-rest problem of the most frequent class, for the speed target.
 MulticlassMCGrad runs as by default and in the variants its default was chosen against (without the input
 temperature, and with one rescaling factor per class).
-Writes benchmarks/results/multiclass.{md,csv}; OMP_NUM_THREADS=1 and one LightGBM thread everywhere.
+Writes benchmarks/results/multiclass.{md,csv} (``--render`` rewrites the .md from the .csv); OMP_NUM_THREADS=1 and
+one LightGBM thread everywhere.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import md_table, run_header, write_results
+from _common import RESULTS, md_table, read_results, render_results, run_header, write_results
 from _datasets import CENSUS_COLUMNS, DataUnavailable, _path
 
 import mcal
@@ -260,8 +261,12 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     parser.add_argument("--bases", default="mlp,lightgbm,resampled")
     parser.add_argument("--quick", action="store_true", help="tiny run for the test suite (numbers meaningless)")
     parser.add_argument("--out-dir", type=Path, default=None)
+    parser.add_argument("--render", action="store_true", help="rewrite the .md from the .csv, measuring nothing")
     parser.add_argument("--jobs", type=int, default=1, help="(data, base, seed) cases run at once, one process each")
     args = parser.parse_args(argv)
+    if args.render:
+        render_results("multiclass", lambda raw: sections(raw, mean_table(raw)), args.out_dir or RESULTS)
+        return mean_table(read_results((args.out_dir or RESULTS) / "multiclass.csv")[1])
     seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
     rows_n = 400 if args.quick else args.rows
     bases = ["lightgbm"] if args.quick else args.bases.split(",")
@@ -275,8 +280,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         raw = pd.DataFrame([row for out in map(run, cases) for row in out])
     if raw.empty:
         return raw
-    means = raw.groupby(["data", "base", "method"], sort=False).mean(numeric_only=True).reset_index()
-    means["seed"] = len(seeds)
+    means = mean_table(raw)
     header = run_header("Calibration for k classes on real data (mcal.multiclass)", seeds, {
         "rows": f"{rows_n} base / {rows_n} calibration / {rows_n} test per seed",
         "threads": f"OMP_NUM_THREADS=1, LightGBM n_jobs=1; {args.jobs} case(s) at once, one process each",
@@ -286,17 +290,28 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         "wall time": f"{time.perf_counter() - started:.0f} s",
         "mode": "quick (numbers meaningless)" if args.quick else "full",
     })  # fmt: skip
-    sections = [
+    out_dir = args.out_dir
+    if out_dir is None and not args.quick:
+        out_dir = RESULTS
+    if out_dir is not None:
+        write_results("multiclass", header, sections(raw, means), raw, out_dir)
+    return means
+
+
+def mean_table(raw: pd.DataFrame) -> pd.DataFrame:
+    """The means over seeds per data set, base model and method; ``seed`` holds the number of seeds."""
+    means = raw.groupby(["data", "base", "method"], sort=False).mean(numeric_only=True).reset_index()
+    means["seed"] = raw["seed"].nunique()
+    return means
+
+
+def sections(raw: pd.DataFrame, means: pd.DataFrame) -> list[str]:
+    """The results file's text after its header: the targets, then the means over seeds."""
+    return [
         "## Targets (issue #21)\n\n" + md_table(targets(means, raw)),
         "## Means over seeds (test rows)\n\n`worst_class_mce`: the largest classwise MCE over classes, in sigma. "
         "`fit_s`: seconds on one thread.\n\n" + md_table(means.drop(columns=["seed"])),
     ]
-    out_dir = args.out_dir
-    if out_dir is None and not args.quick:
-        out_dir = Path(__file__).resolve().parents[1] / "results"
-    if out_dir is not None:
-        write_results("multiclass", header, sections, raw, out_dir)
-    return means
 
 
 if __name__ == "__main__":
