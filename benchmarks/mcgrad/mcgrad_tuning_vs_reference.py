@@ -31,7 +31,8 @@ Usage (from the repository root; the reference interpreter needs ``mcgrad==0.1.5
         --reference-python /tmp/axvenv/bin/python [--seeds 15 25 35] [--n-trials 20] [--quick]
 
 Without an interpreter that imports ``mcgrad.tuning`` the reference half is skipped with a message, and its rows
-say so. Writes ``benchmarks/results/mcgrad_tuning_vs_reference.md`` and ``.csv`` (``--out-dir`` elsewhere).
+say so. Writes ``benchmarks/results/mcgrad_tuning_vs_reference.md`` and ``.csv`` (``--out-dir`` elsewhere; ``--quick``
+writes to a temporary folder); ``--render`` rewrites the ``.md`` from the ``.csv``.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ REFERENCE_NAMES = {"num_leaves": "max_leaves", "lambda_l2": "l2_regularization"}
 SEARCHED = ("learning_rate", "min_child_samples", "num_leaves", "n_estimators", "lambda_l2", "min_gain_to_split",
             "max_depth", "min_sum_hessian_in_leaf")  # fmt: skip
 DATASETS = {"bank_marketing": "BankMarketing", "credit_default": "CreditDefault"}
+NAME = "mcgrad_tuning_vs_reference"
 IMPLS = ("mcal defaults", "mcal tune_mcgrad", "mcgrad tune_mcgrad_params")
 
 
@@ -234,13 +236,20 @@ def main(argv=None) -> int:
     parser.add_argument("--reference-python", help="an interpreter with mcgrad 0.1.5 and ax-platform")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="3,000 rows of Bank Marketing, 4 trials, one seed")
-    parser.add_argument("--out-dir", type=Path, default=HERE.parent / "results")
+    parser.add_argument("--out-dir", type=Path, help="default: benchmarks/results/, a temporary folder with --quick")
+    parser.add_argument("--render", action="store_true", help="rewrite the .md from the .csv, measuring nothing")
     args = parser.parse_args(argv)
     if args.worker:
         worker(json.loads(args.worker))
         return 0
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(HERE.parent / "common"))
+    from _common import RESULTS, out_dir_of, render_results
+
+    if args.render:
+        render_results(NAME, sections, args.out_dir or RESULTS)
+        return 0
+    args.out_dir = out_dir_of(args, NAME)
     if args.quick:
         args.datasets, args.seeds, args.n_trials = ["bank_marketing"], args.seeds[:1], 4
     reference = args.reference_python or sys.executable
@@ -270,10 +279,16 @@ def write(raw: pd.DataFrame, args, reference: str | None, seeds: list[int], seco
         "machine load": "1-minute load average before each run in the CSV's load_1min column",
         "wall time": f"{seconds:.0f} s",
     })  # fmt: skip
-    sections = [(__doc__ or "").split("\n\nUsage")[0], "## Per data set (mean ± standard error over seeds)",
-                md_table(summary(raw), digits=4), "## Chosen parameters", md_table(params_table(raw), digits=4)]  # fmt: skip
-    write_results("mcgrad_tuning_vs_reference", head, sections, raw, args.out_dir)
+    write_results(NAME, head, sections(raw), raw, args.out_dir)
     print(md_table(summary(raw), digits=4))
+
+
+def sections(raw: pd.DataFrame) -> list[str]:
+    """The results file's text after its header: the protocol, the summary over seeds, the chosen parameters."""
+    from _common import md_table
+
+    return [(__doc__ or "").split("\n\nUsage")[0], "## Per data set (mean ± standard error over seeds)",
+            md_table(summary(raw), digits=4), "## Chosen parameters", md_table(params_table(raw), digits=4)]  # fmt: skip
 
 
 if __name__ == "__main__":
