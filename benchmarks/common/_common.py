@@ -153,7 +153,7 @@ def add_run_options(parser) -> None:
     parser.add_argument("--quick", action="store_true", help="the small version (one seed or run, sampled data)")
     parser.add_argument("--datasets", help="comma-separated dataset keys (see the script's docstring)")
     parser.add_argument("--max-rows", type=int, help="sample every dataset down to this many rows")
-    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    add_out_dir_option(parser)
     parser.add_argument("--no-cache", action="store_true", help="refit the base models")
     parser.add_argument(
         "--blas-threads",
@@ -262,11 +262,16 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--quick", action="store_true", help="small sizes: checks that the script runs, numbers meaningless"
     )
-    parser.add_argument(
-        "--out-dir", type=Path, help="default: benchmarks/results/, or a new temporary folder with --quick"
-    )
+    add_out_dir_option(parser)
     parser.add_argument(
         "--render", action="store_true", help="rewrite the .md from the .csv of an earlier run (nothing measured)"
+    )
+
+
+def add_out_dir_option(parser: argparse.ArgumentParser) -> None:
+    """``--out-dir``: where the results files go (see :func:`out_dir_of`)."""
+    parser.add_argument(
+        "--out-dir", type=Path, help="default: benchmarks/results/, or a new temporary folder with --quick"
     )
 
 

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 import _common as C
 import _datasets as D
-from _common import RESULTS, md_table, run_header
+from _common import md_table, run_header
 from _evaluation import protocol_segments
 
 import mcal
@@ -109,9 +109,10 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[15, 25, 35])
     parser.add_argument("--redraws", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="3,000 rows, one seed, 3 redraws")
-    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    C.add_out_dir_option(parser)
     parser.add_argument("--name", default="mcgrad_mce", help="stem of the results files")
     args = parser.parse_args(argv)
+    args.out_dir = C.out_dir_of(args, args.name)
     seeds, redraws = ([D.PAPER_SEED], 3) if args.quick else (args.seeds, args.redraws)
     keys = ["census_kdd"] if args.quick else args.datasets
     start, rows = time.perf_counter(), []

@@ -28,7 +28,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import RESULTS, md_table, run_header, write_results
+from _common import add_out_dir_option, md_table, out_dir_of, run_header, write_results
 from _datasets import PAPER_SEED, SEEDS, load_bank_marketing, load_credit_default, protocol_split
 from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -111,8 +111,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
     parser.add_argument("--quick", action="store_true", help="3,000 rows, a small base model, one seed")
-    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    add_out_dir_option(parser)
     args = parser.parse_args(argv)
+    args.out_dir = out_dir_of(args, "mcgrad_overconfident")
     seeds = [PAPER_SEED] if args.quick else args.seeds
     start = time.perf_counter()
     with warnings.catch_warnings():  # single-level columns of small data define no segment: said once per call

@@ -1,6 +1,6 @@
 """MCNet-None and MCNet-Field against the classic calibrators, on a synthetic click log and on real data with a field.
 
-    PYTHONPATH=src python benchmarks/mcnet/mcnet.py [--quick] [--data /work/shared/data]
+    PYTHONPATH=src python benchmarks/mcnet/mcnet.py [--quick] [--data DIR]   # DIR: $MCAL_DATA_DIR or ../shared/data
 
 (a) A synthetic click log (seeded) with a known, non-linear, field-dependent and monotone calibration function,
     in the spirit of the MCNet paper's Figure 1: 5 fields with shares 40/25/15/12/8 %, base logit
@@ -49,10 +49,11 @@ from mcal.metrics import f_rce, log_loss, pcoc, roc_auc
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "papers"))
+from _common import out_dir_of
+from _datasets import data_dir
 from _report_mcnet_ctr import mcnet_defaults
 
 SEED = 5
-RESULTS = Path(__file__).resolve().parents[1] / "results"
 CLASSIC = ["platt", "temperature", "beta", "isotonic", "histogram"]
 
 
@@ -288,12 +289,14 @@ def to_markdown(frame: pd.DataFrame) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("/work/shared/data"))
+    parser.add_argument("--data", type=Path, default=data_dir(), help="the shared data (default: %(default)s)")
     parser.add_argument("--n-cal", type=int, default=20000)
     parser.add_argument("--n-test", type=int, default=20000)
     parser.add_argument("--quick", action="store_true", help="small synthetic log only, no real data, no memory probe")
-    parser.add_argument("--out-dir", type=Path, default=RESULTS, help="where mcnet.md and mcnet.csv go")
+    parser.add_argument("--out-dir", type=Path, help="where mcnet.md and mcnet.csv go (default: benchmarks/results/, "
+                        "a new temporary folder with --quick)")  # fmt: skip
     args = parser.parse_args(argv)
+    args.out_dir = out_dir_of(args, "mcnet")
     import torch
 
     torch.set_num_threads(1)
@@ -303,7 +306,10 @@ def main(argv: list[str] | None = None) -> None:
         args.n_cal, args.n_test = 3000, 3000
     cal, test = synthetic_log(args.n_cal, rng), synthetic_log(args.n_test, rng)
     rows += run_dataset("synthetic", cal, test, "field", test["truth"].to_numpy())
-    if not args.quick:
+    if not args.quick and not args.data.is_dir():
+        notes.append(f"- real data skipped: {args.data} is not a folder (set --data or $MCAL_DATA_DIR)")
+        print(notes[-1][2:], flush=True)
+    elif not args.quick:
         for name, entry in real_datasets(args.data).items():
             if isinstance(entry, str):
                 notes.append(f"- {name}: {entry}")
@@ -314,7 +320,7 @@ def main(argv: list[str] | None = None) -> None:
             rows += run_dataset(name, cal, test, field, None)
     table = pd.DataFrame(rows)
     memory = pd.DataFrame(memory_rows() if not args.quick else [])
-    args.out_dir.mkdir(exist_ok=True)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out_dir / "mcnet.csv", index=False)
     quality = ["dataset", "method", "l2_truth", "pcoc", "f_rce", "field_pcoc_std", "log_loss", "roc_auc"]
     cost = [

@@ -49,7 +49,7 @@ from sklearn.metrics import roc_auc_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import md_table, results_frame, run_header, write_results
+from _common import add_out_dir_option, md_table, out_dir_of, results_frame, run_header, write_results
 
 import mcal
 from mcal.metrics import log_loss
@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed-steps", type=int, default=20, help="full-batch epochs timed per thread count")
     parser.add_argument("--seeds", type=int, default=3, help="data seeds per case (3, 4, ...)")
     parser.add_argument("--methods", help="comma-separated methods to run (default: all)")
-    parser.add_argument("--out-dir", type=Path, default=Path(__file__).resolve().parents[1] / "results")
+    add_out_dir_option(parser)
     parser.add_argument(
         "--merge",
         type=Path,
@@ -287,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         "earlier runs (e.g. cases run in parallel processes), each with its _speed.csv if any",
     )
     args = parser.parse_args(argv)
+    args.out_dir = out_dir_of(args, "mcnet_synthetic")
     if args.merge:
         raw = pd.concat([pd.read_csv(f, comment="#") for f in args.merge], ignore_index=True)
         found = [f.with_name(f.stem + "_speed.csv") for f in args.merge]

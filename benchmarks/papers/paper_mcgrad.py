@@ -166,6 +166,7 @@ def main(argv=None) -> int:
     C.add_run_options(parser)
     parser.add_argument("--seeds", help="comma-separated validation-split seeds (default 15,25,35,45,55)")
     args = parser.parse_args(argv)
+    args.out_dir = C.out_dir_of(args, "paper_mcgrad")
     MT.limit_threads()
     MT.set_smoke(args.smoke)
 

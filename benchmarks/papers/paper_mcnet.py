@@ -126,6 +126,7 @@ def main(argv=None) -> int:
         help="calibrator seeds per method of Tables 2 and 3 (default 1: the paper reports no spread)",
     )
     args = parser.parse_args(argv)
+    args.out_dir = C.out_dir_of(args, "paper_mcnet")
     MT.limit_threads()
     MT.set_smoke(args.smoke)
 

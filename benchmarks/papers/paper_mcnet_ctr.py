@@ -150,9 +150,10 @@ def main(argv=None) -> int:
     parser.add_argument("--report-only", action="store_true", help="rebuild the results from the stored fits")
     parser.add_argument("--no-cache", action="store_true", help="refit everything (and store nothing)")
     parser.add_argument("--n-boot", type=int, default=S.N_BOOT, help="bootstrap replicates")
-    parser.add_argument("--out-dir", type=Path, default=C.RESULTS)
+    C.add_out_dir_option(parser)
     parser.add_argument("--note", help="a line for the results header (e.g. which code the stored fits ran)")
     args = parser.parse_args(argv)
+    args.out_dir = C.out_dir_of(args, "paper_mcnet_ctr")
     arms = args.arms.split(",")
     if set(arms) - set(ARMS):
         parser.error(f"--arms must be among {sorted(ARMS)}; got {sorted(set(arms) - set(ARMS))}")
