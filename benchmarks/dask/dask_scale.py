@@ -20,7 +20,8 @@ held-out log loss, ECCE and MCE of the saved model, computed in this process wit
 Usage (from the repository root)::
 
     PYTHONPATH=src python benchmarks/dask/dask_scale.py                      # 10M rows (about an hour on 2 cores)
-    PYTHONPATH=src python benchmarks/dask/dask_scale.py --rows 200000 --out /tmp/quick   # a quick check
+    PYTHONPATH=src python benchmarks/dask/dask_scale.py --rows 200000 --out /tmp/check   # a smaller run
+    PYTHONPATH=src python benchmarks/dask/dask_scale.py --quick   # 20,000 rows, to a temporary folder: a smoke test
 
 Writes ``benchmarks/results/dask_scale.md`` and ``.csv`` (or into ``--out``).
 """
@@ -186,7 +187,8 @@ def main() -> None:
     )
     parser.add_argument("--max-rounds", type=int, default=5)
     parser.add_argument("--engines", default="local,dask")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    parser.add_argument("--out", type=Path, help="default: benchmarks/results/, a new temporary folder with --quick")
+    parser.add_argument("--quick", action="store_true", help="20,000 rows in 4 partitions, 2 rounds: a smoke test")
     parser.add_argument("--run", help=argparse.SUPPRESS)  # internal: one engine in this process
     parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--record", type=Path, help=argparse.SUPPRESS)
@@ -194,6 +196,12 @@ def main() -> None:
     if args.run:
         run_engine(args.run, args.data, args.workers, args.local_threads, args.max_rounds, args.record)
         return
+    if args.quick:
+        args.rows, args.partitions, args.test_rows, args.max_rounds = 20_000, 4, 5_000, 2
+    if args.out is None:
+        args.out = (
+            Path(tempfile.mkdtemp(prefix="mcal-bench-dask_scale-")) if args.quick else ROOT / "benchmarks" / "results"
+        )
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT / "src")}
     rows = []
     with tempfile.TemporaryDirectory(prefix="dask_scale_") as tmp:

@@ -23,6 +23,7 @@ features (the reference's metric needs its package; the two agree to the shown d
 Usage (from the repository root)::
 
     PYTHONPATH=src python benchmarks/mcgrad/mcgrad_early_stopping.py [--seeds 20] [--kfold-seeds 10]
+    PYTHONPATH=src python benchmarks/mcgrad/mcgrad_early_stopping.py --quick   # to a temporary folder: a smoke test
 
 Writes ``benchmarks/results/mcgrad_early_stopping.md`` and ``.csv``.
 """
@@ -74,14 +75,16 @@ def chosen_rounds(losses: list[float], patience: int) -> tuple[int, int]:
     return best, len(losses) - 1
 
 
-def run_dataset(name: str, seeds: int, kfold_seeds: int) -> tuple[pd.DataFrame, dict]:
+def run_dataset(name: str, seeds: int, kfold_seeds: int, synthetic_rows: int = 100_000) -> tuple[pd.DataFrame, dict]:
     """Per-seed rows of every rule and patience on one data set, and its ``{T: (mce, log loss)}``."""
     with tempfile.TemporaryDirectory() as tmp:
-        return _run_dataset(name, seeds, kfold_seeds, Path(tmp))
+        return _run_dataset(name, seeds, kfold_seeds, Path(tmp), synthetic_rows)
 
 
-def _run_dataset(name: str, seeds: int, kfold_seeds: int, folder: Path) -> tuple[pd.DataFrame, dict]:
-    info = prepare(name, 100_000 if name == "synthetic" else None, folder)
+def _run_dataset(
+    name: str, seeds: int, kfold_seeds: int, folder: Path, synthetic_rows: int
+) -> tuple[pd.DataFrame, dict]:
+    info = prepare(name, synthetic_rows if name == "synthetic" else None, folder)
     if info is None:
         return pd.DataFrame(), {}
     cats, nums = info["cats"], info["nums"]
@@ -130,19 +133,29 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default="synthetic,bank,credit")
     parser.add_argument("--seeds", type=int, default=20, help="seeds of each holdout rule")
     parser.add_argument("--kfold-seeds", type=int, default=10, help="seeds of the k-fold rule")
     parser.add_argument("--jobs", type=int, default=1, help="data sets run in parallel, one process each")
-    parser.add_argument("--out", default=str(RESULTS / "mcgrad_early_stopping"))
-    args = parser.parse_args()
+    parser.add_argument(
+        "--out", help="results path without extension (default: benchmarks/results/mcgrad_early_stopping)"
+    )
+    parser.add_argument("--quick", action="store_true", help="5,000 synthetic rows, 2 seeds: a smoke test")
+    args = parser.parse_args(argv)
+    synthetic_rows = 100_000
+    if args.quick:
+        args.datasets, args.seeds, args.kfold_seeds, synthetic_rows = "synthetic", 2, 1, 5_000
+    if args.out is None:
+        folder = Path(tempfile.mkdtemp(prefix="mcal-bench-mcgrad_early_stopping-")) if args.quick else RESULTS
+        args.out = str(folder / "mcgrad_early_stopping")
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     sections, tables = [], []
     names = args.datasets.split(",")
     with ProcessPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(run_dataset, names, [args.seeds] * len(names), [args.kfold_seeds] * len(names)))
+        results = list(pool.map(run_dataset, names, [args.seeds] * len(names), [args.kfold_seeds] * len(names),
+                                [synthetic_rows] * len(names)))  # fmt: skip
     for table, quality in results:
         if not table.empty:
             tables.append(table)

@@ -17,6 +17,7 @@ Usage (from the repository root)::
 
     OMP_WAIT_POLICY=passive PYTHONPATH=src python benchmarks/mcgrad/mcgrad_thread_determinism.py [--threads 1,2] \\
         [--sizes 50000]
+    PYTHONPATH=src python benchmarks/mcgrad/mcgrad_thread_determinism.py --quick   # to a temporary folder
 
 (``OMP_WAIT_POLICY=passive`` keeps two threads from collapsing on a busy machine; it does not change the trees.)
 
@@ -38,7 +39,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import md_table, run_header, write_results
+from _common import add_out_dir_option, md_table, out_dir_of, run_header, write_results
 
 
 def _fits(name: str, X: pd.DataFrame, p: np.ndarray, y: np.ndarray, threads: list[int]) -> list[dict]:
@@ -91,21 +92,25 @@ def _census(copies: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
     return pd.concat([X.iloc[rows]] * copies, ignore_index=True), np.tile(p, copies), np.tile(y[rows], copies)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     from mcgrad_vs_reference import synthetic
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--sizes", default="50000")
     parser.add_argument("--census-copies", type=int, default=3)
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="3,000 synthetic rows, no Census: a smoke test")
+    add_out_dir_option(parser)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes = "3000"
     threads = [int(t) for t in args.threads.split(",")]
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
         for seed in (0, 1):
             X, p, y, _, _ = synthetic(n, seed)
             rows += _fits(f"synthetic seed {seed}", X, p, y, threads)
-    for copies in sorted({1, args.census_copies}):
+    for copies in [] if args.quick else sorted({1, args.census_copies}):
         X, p, y = _census(copies)
         rows += _fits(f"census x{copies}", X, p, y, threads)
     raw = pd.DataFrame(rows)
@@ -116,7 +121,8 @@ def main() -> None:
          "against the first fit; first_round_differing: first validation-loss index that differs (-1: none)",
          "load average": f"{raw.load_1min.min():.2f}-{raw.load_1min.max():.2f} (1 minute, at each fit's start)"},
     )  # fmt: skip
-    write_results("mcgrad_thread_determinism", header, [md_table(raw), reading(raw)], raw)
+    name = "mcgrad_thread_determinism"
+    write_results(name, header, [md_table(raw), reading(raw)], raw, out_dir_of(args, name))
 
 
 def reading(raw: pd.DataFrame) -> str:

@@ -22,6 +22,7 @@ its start (``os.getloadavg``). The two conditions:
 Usage (from the repository root)::
 
     PYTHONPATH=src python benchmarks/mcgrad/mcgrad_threads.py [--sizes 5000,20000,200000,2000000]
+    PYTHONPATH=src python benchmarks/mcgrad/mcgrad_threads.py --quick   # to a temporary folder: a smoke test
 
 Writes ``benchmarks/results/mcgrad_threads.md`` and ``.csv``.
 """
@@ -35,6 +36,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -119,9 +121,10 @@ def measure(n: int, label: str, args, cores: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1]) | {"repeats": repeats, "censored": False}
 
 
-def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        n, n_jobs, full_max, repeats = sys.argv[2:6]
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        n, n_jobs, full_max, repeats = argv[1:5]
         child(int(n), None if n_jobs == "None" else int(n_jobs), int(full_max), int(repeats))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -131,9 +134,15 @@ def main() -> None:
     parser.add_argument("--busy", type=int, default=2, help="spinning processes in the busy condition")
     parser.add_argument("--configs", default=",".join(CONFIGS))
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds after which a measurement is stopped")
-    parser.add_argument("--out", default=str(RESULTS / "mcgrad_threads"))
+    parser.add_argument("--out", help="results path without extension (default: benchmarks/results/mcgrad_threads)")
+    parser.add_argument("--quick", action="store_true", help="2,000 rows, 2 configs, 1 busy process: a smoke test")
     parser.add_argument("--rows-from", type=Path, help="write the rows a run printed (one dict a line) instead")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sizes, args.repeats, args.busy, args.configs, args.timeout = "2000", 1, 1, "1,default", 60.0
+    if args.out is None:
+        folder = Path(tempfile.mkdtemp(prefix="mcal-bench-mcgrad_threads-")) if args.quick else RESULTS
+        args.out = str(folder / "mcgrad_threads")
     cores = len(os.sched_getaffinity(0))
     rows = (
         [] if args.rows_from is None else [ast.literal_eval(line) for line in args.rows_from.read_text().splitlines()]

@@ -27,8 +27,9 @@ Usage (from the repository root)::
     PYTHONPATH=src python benchmarks/mcgrad/mcgrad_vs_reference.py
     # or build a separate venv for the reference first (needs PyPI; torch is pinned before mcgrad):
     PYTHONPATH=src python benchmarks/mcgrad/mcgrad_vs_reference.py --make-venv /tmp/mcgrad-ref
-    # a quick run
+    # a smaller run
     PYTHONPATH=src python benchmarks/mcgrad/mcgrad_vs_reference.py --sizes 100000 --datasets synthetic
+    PYTHONPATH=src python benchmarks/mcgrad/mcgrad_vs_reference.py --quick   # to a temporary folder: a smoke test
 
 Writes ``benchmarks/results/mcgrad_vs_reference.md`` and ``.csv``.
 """
@@ -383,7 +384,7 @@ def seed_labels(n_seeds: int) -> dict[str, dict | None]:
     return labels
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--datasets", nargs="+", default=["synthetic", "bank", "credit"])
@@ -406,12 +407,24 @@ def main() -> None:
         default=5,
         help="seeds of both implementations on those data sets (the targets compare means)",
     )
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "mcgrad_vs_reference"))
+    parser.add_argument(
+        "--out", help="results path without extension (default: benchmarks/results/mcgrad_vs_reference)"
+    )
+    parser.add_argument("--quick", action="store_true", help="3,000 synthetic rows, one seed: a smoke test")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.worker:
         worker(args)
         return
+    if args.quick:
+        args.sizes, args.datasets, args.seeds = [3000], ["synthetic"], 1
+    if args.out is None:
+        folder = (
+            Path(tempfile.mkdtemp(prefix="mcal-bench-mcgrad_vs_reference-"))
+            if args.quick
+            else ROOT / "benchmarks" / "results"
+        )
+        args.out = str(folder / "mcgrad_vs_reference")
     print(f"results go to {args.out}.md and .csv", file=sys.stderr)
     ref_python = make_venv(args.make_venv) if args.make_venv else args.reference_python
     git = ["git", "rev-parse", "--short", "HEAD"]

@@ -8,6 +8,7 @@ the path: this checkout's, and ``--before-src`` (e.g. the main branch before the
 (``time.process_time``) with OMP_NUM_THREADS=1: the machine is shared, and its load (recorded) inflates wall time.
 
     PYTHONPATH=src python benchmarks/metrics/bootstrap_mce_speed.py --before-src /path/to/previous/src [--n 1000000]
+    PYTHONPATH=src python benchmarks/metrics/bootstrap_mce_speed.py --quick   # to a temporary folder: a smoke test
     # e.g. the code before a commit: git archive COMMIT~1 src | tar -x -C /tmp/before, then
     # --before-src /tmp/before/src --before-commit COMMIT~1
 
@@ -21,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -63,17 +65,30 @@ def commit_of(src: Path) -> str:
     return out.stdout.strip() + ("+uncommitted changes" if dirty else "")
 
 
-def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(int(sys.argv[2]), int(sys.argv[3]))
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--child"]:
+        child(int(argv[1]), int(argv[2]))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before-src", type=Path, required=True, help="the src folder of the code before the change")
+    parser.add_argument("--before-src", type=Path, help="the src folder of the code before the change (required)")
     parser.add_argument("--before-commit", help="the commit of --before-src, where it is not a git checkout")
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--n-resamples", type=int, default=200)
-    parser.add_argument("--out", default=str(RESULTS / "bootstrap_mce_speed"))
-    args = parser.parse_args()
+    parser.add_argument(
+        "--out", help="results path without extension (default: benchmarks/results/bootstrap_mce_speed)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="20,000 rows, 20 resamples, this src as both: a smoke test"
+    )
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.n_resamples, args.before_src = 20_000, 20, args.before_src or ROOT / "src"
+    if args.before_src is None:
+        parser.error("--before-src is required (the src folder of the code before the change)")
+    if args.out is None:
+        folder = Path(tempfile.mkdtemp(prefix="mcal-bench-bootstrap_mce_speed-")) if args.quick else RESULTS
+        args.out = str(folder / "bootstrap_mce_speed")
     rows = []
     for version, src in (("before", args.before_src.resolve()), ("after", ROOT / "src")):
         env = {

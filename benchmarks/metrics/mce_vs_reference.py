@@ -1,6 +1,7 @@
 """MCE speed, peak memory and agreement: mcal.metrics.mce against mcgrad's MulticalibrationError, same data.
 
     PYTHONPATH=src python benchmarks/metrics/mce_vs_reference.py [--n-rows 1000000] [--large-rows 10000000]
+    PYTHONPATH=src python benchmarks/metrics/mce_vs_reference.py --quick   # to a temporary folder: a smoke test
 
 Data (seeded): 5 categorical features (6 values each, skewed frequencies) and 5 numerical features, distinct
 scores, labels miscalibrated in one category. Segments: depth 3, 3 values per feature (the library defaults of
@@ -26,6 +27,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
 from importlib.metadata import version
 from pathlib import Path
@@ -121,9 +123,9 @@ def _describe(feature, value) -> str:
     return feature.describe(code)
 
 
-def run(kind: str, n_rows: int, max_values: int, max_n_segments: int) -> dict:
-    """One measurement in a fresh worker process."""
-    out = RESULTS / f".worker-{kind}-{n_rows}.json"
+def run(kind: str, n_rows: int, max_values: int, max_n_segments: int, folder: Path) -> dict:
+    """One measurement in a fresh worker process, which writes its record into ``folder``."""
+    out = folder / f".worker-{kind}-{n_rows}.json"
     cmd = [sys.executable, __file__, "--worker", kind, "--n-rows", str(n_rows), "--max-values", str(max_values),
            "--max-n-segments", str(max_n_segments), "--out", str(out)]  # fmt: skip
     subprocess.run(cmd, check=True, env=os.environ | {"OMP_NUM_THREADS": "1"})
@@ -146,7 +148,7 @@ def _commit() -> str:
         return "unknown"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-rows", type=int, default=1_000_000)
     parser.add_argument("--large-rows", type=int, default=10_000_000)
@@ -154,20 +156,27 @@ def main() -> None:
     parser.add_argument("--max-values", type=int, default=3)
     parser.add_argument("--max-n-segments", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=2, help="fresh processes per 1M-row measurement (best time)")
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)  # internal: the worker's record
+    parser.add_argument("--quick", action="store_true", help="20,000 rows, one repeat, no large run: a smoke test")
+    parser.add_argument(
+        "--out-dir", type=Path, help="default: benchmarks/results/, a new temporary folder with --quick"
+    )
+    args = parser.parse_args(argv)
     if args.worker:
         worker(args.worker, args.n_rows, args.max_values, args.max_n_segments, args.out)
         return
-    RESULTS.mkdir(exist_ok=True)
+    if args.quick:
+        args.n_rows, args.large_rows, args.repeats = 20_000, 0, 1
+    out_dir = args.out_dir or (Path(tempfile.mkdtemp(prefix="mcal-bench-mce_vs_reference-")) if args.quick else RESULTS)
+    out_dir.mkdir(parents=True, exist_ok=True)
     kinds = ("mcgrad", "mcal", "mcgrad-float64")
     # interleaved repeats, so that a change in the machine's load hits every library alike
-    measured = [[run(kind, args.n_rows, 3, 1000) for kind in kinds] for _ in range(args.repeats)]
+    measured = [[run(kind, args.n_rows, 3, 1000, out_dir) for kind in kinds] for _ in range(args.repeats)]
     rows = [best_of([m[j] for m in measured]) for j in range(len(kinds))]
     if args.large_rows:
-        rows.append(best_of([run("mcal", args.large_rows, 5, 10_000)]))
+        rows.append(best_of([run("mcal", args.large_rows, 5, 10_000, out_dir)]))
     table = pd.DataFrame(rows)
-    table.to_csv(RESULTS / "mce_vs_reference.csv", index=False)
+    table.to_csv(out_dir / "mce_vs_reference.csv", index=False)
     ref = table.iloc[0]
     ours = table.iloc[1]
     header = [
@@ -185,7 +194,7 @@ def main() -> None:
         "1,000 segments",
         "",
     ]
-    (RESULTS / "mce_vs_reference.md").write_text("\n".join(header + _markdown(table)) + "\n")
+    (out_dir / "mce_vs_reference.md").write_text("\n".join(header + _markdown(table)) + "\n")
 
 
 def _markdown(table: pd.DataFrame) -> list[str]:
