@@ -17,6 +17,7 @@ resident memory of that interpreter (VmHWM). Ratios are the reference's over mca
 Usage (from the repository root; needs PyPI, and a few GB of disk in ``--workdir``)::
 
     PYTHONPATH=src python benchmarks/package/dependency_weight.py [--workdir /tmp/mcal-depweight] [--repeats 5]
+    PYTHONPATH=src python benchmarks/package/dependency_weight.py --quick   # the import half here, no network
 
 Writes ``benchmarks/results/dependency_weight.md`` and ``.csv``; the venvs are deleted afterwards unless
 ``--keep``.
@@ -32,6 +33,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -90,19 +92,31 @@ def measure(name: str, workdir: Path, repeats: int) -> dict:
         )
     install_s = time.perf_counter() - start
     added = sorted(distributions(python) - before_dists)
-    bare = best_start(python, ["-c", "pass"], repeats)
-    imported = best_start(python, ["-c", statement], repeats)
-    peak = subprocess.run([python, "-c", _PEAK_AFTER, statement], check=True, capture_output=True, text=True)
     return {
         "environment": name,
         "statement": statement,
         "distributions_added": len(added),
         "disk_mib": (disk_bytes(venv) - before_bytes) / 2**20,
         "install_s": install_s,
-        "import_s": imported - bare,
-        "import_peak_rss_mib": int(peak.stdout.split()[-1]) / 1024,
+        **import_cost(python, statement, repeats),
         "added": " ".join(added),
     }
+
+
+def import_cost(python: Path, statement: str, repeats: int) -> dict:
+    """Seconds of ``statement`` beyond a bare interpreter's start, and the peak resident memory after it."""
+    bare = best_start(python, ["-c", "pass"], repeats)
+    imported = best_start(python, ["-c", statement], repeats)
+    peak = subprocess.run([python, "-c", _PEAK_AFTER, statement], check=True, capture_output=True, text=True)
+    return {"import_s": imported - bare, "import_peak_rss_mib": int(peak.stdout.split()[-1]) / 1024}
+
+
+def quick_row() -> dict:
+    """The import half in this interpreter, nothing installed (no network): a smoke test of the measurement."""
+    statement = ENVIRONMENTS["mcal[mcgrad]"][1]
+    row = {"environment": "this interpreter (quick)", "statement": statement, "distributions_added": 0,
+           "disk_mib": 0.0, "install_s": 0.0}  # fmt: skip
+    return {**row, **import_cost(Path(sys.executable), statement, 1), "added": ""}
 
 
 def git_commit() -> str:
@@ -118,18 +132,22 @@ def git_commit() -> str:
         return "unknown"
 
 
-def write(rows: list[dict], repeats: int) -> None:
+def write(rows: list[dict], repeats: int, out: Path) -> None:
     import pandas as pd  # the benchmark's own interpreter, not the measured venvs
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
     from _common import md_table
 
     frame = pd.DataFrame(rows)
-    mine, ref = frame.set_index("environment").loc["mcal[mcgrad]"], frame.set_index("environment").loc["mcgrad 0.1.5"]
+    by_env = frame.set_index("environment")
     ratios = pd.DataFrame(
         [
-            {"quantity": q, "mcgrad 0.1.5 / mcal[mcgrad]": ref[q] / mine[q]}
+            {
+                "quantity": q,
+                "mcgrad 0.1.5 / mcal[mcgrad]": by_env.loc["mcgrad 0.1.5", q] / by_env.loc["mcal[mcgrad]", q],
+            }
             for q in ("distributions_added", "disk_mib", "install_s", "import_s", "import_peak_rss_mib")
+            if {"mcgrad 0.1.5", "mcal[mcgrad]"} <= set(by_env.index)
         ]
     )
     header = [
@@ -156,9 +174,9 @@ def write(rows: list[dict], repeats: int) -> None:
         + added
         + "\n"
     )
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "dependency_weight.md").write_text(text, encoding="utf-8")
-    frame.to_csv(RESULTS / "dependency_weight.csv", index=False, float_format="%.6g")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "dependency_weight.md").write_text(text, encoding="utf-8")
+    frame.to_csv(out / "dependency_weight.csv", index=False, float_format="%.6g")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -166,14 +184,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/mcal-depweight"))
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--keep", action="store_true", help="keep the venvs")
+    parser.add_argument("--quick", action="store_true", help="the import cost in this interpreter only: no venv")
+    parser.add_argument(
+        "--out-dir", type=Path, help="default: benchmarks/results/, a new temporary folder with --quick"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        write([quick_row()], 1, args.out_dir or Path(tempfile.mkdtemp(prefix="mcal-bench-dependency_weight-")))
+        return
     args.workdir.mkdir(parents=True, exist_ok=True)
     try:
         rows = [measure(name, args.workdir, args.repeats) for name in ENVIRONMENTS]
     finally:
         if not args.keep:
             shutil.rmtree(args.workdir, ignore_errors=True)
-    write(rows, args.repeats)
+    write(rows, args.repeats, args.out_dir or RESULTS)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ and records the seconds and peak memory ``mcal.load`` takes (``model_file_safety
 Usage (from the repository root, with the reference installed in the same interpreter)::
 
     PYTHONPATH=src python benchmarks/package/input_safety.py
+    PYTHONPATH=src python benchmarks/package/input_safety.py --quick   # mcal's half, to a temporary folder
 
 Writes ``benchmarks/results/input_safety.md`` and ``.csv`` (the model files' rows with their sizes, seconds and
 memory).
@@ -29,6 +30,7 @@ memory).
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 import warnings
@@ -41,7 +43,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import md_table, run_header, write_results
+from _common import add_out_dir_option, md_table, out_dir_of, run_header, write_results
 from model_file_safety import run as load_forged_files
 
 CATS, NUMS = ["c0", "c1"], ["x0", "x1"]
@@ -199,14 +201,20 @@ def verdict(case: Case, result: dict) -> str:
     return "yes" if ok else "no"
 
 
-def main() -> None:
-    import mcgrad  # noqa: F401 - fail early when the reference is not installed
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="mcal's half and small forged files: no reference")
+    add_out_dir_option(parser)
+    args = parser.parse_args(argv)
+    impls = (("mcal", run_mcal),) if args.quick else (("mcal", run_mcal), ("mcgrad 0.1.5", run_reference))
+    if not args.quick:
+        import mcgrad  # noqa: F401 - fail early when the reference is not installed
 
     base_train, base_test = data()
     rows = []
     for case in CASES:
         train, test = case.train(base_train), case.test(base_test)
-        for impl, run in (("mcal", run_mcal), ("mcgrad 0.1.5", run_reference)):
+        for impl, run in impls:
             if impl != "mcal" and case.mcal_only is not None:
                 result = {"outcome": "n/a", "detail": "one DataFrame holds every column"}
                 ok = ""
@@ -237,7 +245,7 @@ def main() -> None:
                     ((frame["impl"] == impl) & (frame["outcome"] == "accepted") & (frame["expected"] == "refuse")).sum()
                 ),
             }
-            for impl in ("mcal", "mcgrad 0.1.5")
+            for impl, _ in impls
         ]
     )
     header = run_header(
@@ -250,14 +258,15 @@ def main() -> None:
             "neither; accepted = no exception (NaN predictions, warnings and log messages recorded)",
         },
     )
-    files = load_forged_files()
+    files = load_forged_files(quick=args.quick)
     sections = [
         "## Summary\n\n" + md_table(summary),
         "## As expected, per case\n\n" + md_table(wide.reset_index().rename_axis(columns=None)),
         "## Every outcome\n\n" + md_table(frame),
         _model_files_section(files),
     ]
-    md, _ = write_results("input_safety", header, sections, pd.concat([frame, files], ignore_index=True))
+    out = out_dir_of(args, "input_safety")
+    md, _ = write_results("input_safety", header, sections, pd.concat([frame, files], ignore_index=True), out)
     print(f"wrote {md}")
 
 

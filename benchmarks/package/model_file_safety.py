@@ -7,7 +7,8 @@ digest recomputed, as anyone who edits a file can), plus an MCGrad fitted as usu
 a fresh process (one thread), which reports the outcome, the seconds ``mcal.load`` took, and its peak resident
 memory above what the process held after importing mcal and LightGBM.
 
-Used by ``input_safety.py`` (the section "Forged model files" of ``benchmarks/results/input_safety.md``).
+Used by ``input_safety.py`` (the section "Forged model files" of ``benchmarks/results/input_safety.md``); run alone,
+``PYTHONPATH=src python benchmarks/package/model_file_safety.py [--quick]`` prints its table and writes nothing.
 """
 
 from __future__ import annotations
@@ -114,3 +115,15 @@ def run(quick: bool = False) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     frame["as_expected"] = np.where(frame["outcome"] == frame["expected"], "yes", "no")
     return frame
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a thousandth of the forged trees: a smoke test")
+    print(run(quick=parser.parse_args(argv).quick).to_string())
+
+
+if __name__ == "__main__":
+    main()
