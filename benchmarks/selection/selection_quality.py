@@ -190,9 +190,13 @@ def main(argv=None) -> int:
     parser.add_argument("--arms", default=",".join(ARMS))
     parser.add_argument("--max-rows", type=int, default=MAX_ROWS, help="rows sampled from each table (default all)")
     parser.add_argument("--name", default="selection_quality")
-    parser.add_argument("--out-dir", type=Path, default=C.RESULTS)
     parser.add_argument("--render", type=Path, metavar="CSV", help="only rewrite the Markdown of this results CSV")
+    parser.add_argument("--quick", action="store_true", help="3,000 rows of Credit Default, one seed: a smoke test")
+    C.add_out_dir_option(parser)
     args = parser.parse_args(argv)
+    if args.quick:
+        args.seeds, args.datasets, args.arms, args.max_rows = "0", "credit_default", "", 3000
+    args.out_dir = C.out_dir_of(args, args.name)
     if args.render is not None:
         header, raw = C.read_results(args.render)
     else:

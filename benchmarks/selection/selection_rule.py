@@ -189,14 +189,19 @@ def main(argv=None) -> int:
     parser.add_argument("--datasets", default="credit_default")
     parser.add_argument("--arms", default="A")
     parser.add_argument("--name", default="selection_rule")
-    parser.add_argument("--out-dir", type=Path, default=C.RESULTS)
+    parser.add_argument("--quick", action="store_true", help="3,000 rows of Credit Default, one seed: a smoke test")
+    C.add_out_dir_option(parser)
     args = parser.parse_args(argv)
+    if args.quick:
+        args.seeds, args.datasets, args.arms = "0", "credit_default", ""
+    args.out_dir = C.out_dir_of(args, args.name)
+    max_rows = 3000 if args.quick else Q.MAX_ROWS
     seeds = [int(s) for s in args.seeds.split(",")]
     load_before = os.getloadavg()[0]
     rows = []
     for key in [k for k in args.datasets.split(",") if k]:
-        ds = D.load(key, max_rows=Q.MAX_ROWS, random_state=0)
-        rest, p_rest = Q.base_scores(key, ds, Q.MAX_ROWS)
+        ds = D.load(key, max_rows=max_rows, random_state=0)
+        rest, p_rest = Q.base_scores(key, ds, max_rows)
         for seed in seeds:
             cal, test = train_test_split(np.arange(rest.size), train_size=0.5, stratify=ds.y[rest], random_state=seed)
             cal, test = np.sort(cal), np.sort(test)

@@ -34,7 +34,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 
-from _common import RESULTS, md_table, run_header, write_results
+from _common import add_out_dir_option, md_table, out_dir_of, run_header, write_results
 
 import mcal
 
@@ -102,8 +102,12 @@ def main(argv=None) -> int:
     parser.add_argument("--n-rows", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--name", default="selection_speed")
-    parser.add_argument("--out-dir", type=Path, default=RESULTS)
+    parser.add_argument("--quick", action="store_true", help="5,000 rows: a smoke test")
+    add_out_dir_option(parser)
     args = parser.parse_args(argv)
+    if args.quick:
+        args.n_rows = 5_000
+    args.out_dir = out_dir_of(args, args.name)
     X, p, y = synthetic(args.n_rows, args.seed)
     rows = []
     direct, first = timed(lambda: mcal.MCGrad(random_state=0).fit(p, y, X=X))
