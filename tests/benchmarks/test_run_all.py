@@ -1,0 +1,58 @@
+"""``benchmarks/run_all.py --topic T``: the quick modes of a topic's scripts, written to a folder of their own.
+
+The cheap topics only (the whole of ``--topic all`` takes about 12 minutes on 2 cores); ``mcnet`` runs the quick
+modes of both MCNet benchmarks (issue #30). Each run must pass and leave ``benchmarks/results/`` untouched.
+"""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+#: topic -> the results files its quick runs write (monitor and report write none in quick mode)
+WRITTEN = {
+    "monitor": set(),
+    "report": set(),
+    "package": {"input_safety.md", "input_safety.csv", "dependency_weight.md", "dependency_weight.csv"},
+    "mcnet": {"mcnet.md", "mcnet.csv", "mcnet_synthetic.md", "mcnet_synthetic.csv"},
+}
+
+
+def _run_all():
+    spec = importlib.util.spec_from_file_location("run_all", BENCH / "run_all.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _results_state() -> dict[str, int]:
+    return {p.name: p.stat().st_mtime_ns for p in (BENCH / "results").iterdir()}
+
+
+@pytest.mark.parametrize("topic", sorted(WRITTEN))
+def test_quick_runs_of_a_topic_pass_and_write_only_to_their_folder(topic, tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    before = _results_state()
+    assert _run_all().main(["--topic", topic, "--out-dir", str(tmp_path)]) == 0
+    written = {p.name for p in (tmp_path / topic).iterdir()}
+    assert WRITTEN[topic] <= written
+    assert _results_state() == before
+
+
+def test_run_all_counts_a_failed_quick_run(tmp_path, monkeypatch, capsys):
+    run_all = _run_all()
+    monkeypatch.setitem(run_all.TOPICS, "monitor", {"monitor_drift": ["--no-such-option"]})
+    assert run_all.main(["--topic", "monitor", "--out-dir", str(tmp_path)]) == 1
+    assert "failed: monitor_drift" in capsys.readouterr().out
+
+
+def test_run_all_skips_a_script_whose_needs_are_missing(tmp_path, monkeypatch, capsys):
+    run_all = _run_all()
+    monkeypatch.setitem(run_all.NEEDS, "monitor_drift", ("module", "no_such_module.sub"))
+    assert run_all.main(["--topic", "monitor", "--out-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "skipped monitor/monitor_drift.py: needs the module no_such_module.sub" in out
+    assert "0 of 0 quick runs of monitor passed (1 skipped)" in out
