@@ -28,8 +28,8 @@ def _run_all():
     return module
 
 
-def _results_state() -> dict[str, int]:
-    return {p.name: p.stat().st_mtime_ns for p in (BENCH / "results").iterdir()}
+def _results_state() -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (BENCH / "results").iterdir()}
 
 
 @pytest.mark.parametrize("topic", sorted(WRITTEN))
