@@ -191,7 +191,7 @@ def test_the_browser_check_finds_overlapping_labels_and_broken_words(report, tmp
 _MEASURE_FINDINGS = """
 <script>
 window.addEventListener("load", function () {
-var table = document.querySelector("table.findings"), first = table.tBodies[0], cells = [];
+var table = document.querySelector("table.TABLE"), first = table.tBodies[0], cells = [];
 Array.prototype.forEach.call(first.rows, function (row) {
   Array.prototype.forEach.call(row.cells, function (cell) {
     var r = cell.getBoundingClientRect();
@@ -207,6 +207,24 @@ document.body.appendChild(pre);
 </script>
 """
 
+
+def _assert_first_group_on_screen(report, tmp_path, width, table):
+    """Every cell of the first ``<tbody>`` of ``table.<table>`` (a row per score column) lies within the viewport of
+    ``width`` px, and the table does not scroll sideways."""
+    page = tmp_path / "measured.html"
+    page.write_text(report.replace("</body>", f"{_MEASURE_FINDINGS.replace('TABLE', table)}</body>"), encoding="utf-8")
+    found = re.search(r'<pre id="measured">(.*?)</pre>', _browse(page, tmp_path, "--dump-dom", width=width), re.S)
+    assert found, "the measuring script did not run"
+    measured = json.loads(unescape(found.group(1)))
+    assert measured["viewport"] <= width
+    scored = [c for c in measured["cells"] if c["score"] is not None]
+    names = ["calibrated", "over-confident", "shifted"]
+    assert [c["text"] for c in scored if c["text"] in names] == names
+    outside = [c for c in measured["cells"] if c["left"] < 0 or c["right"] > measured["viewport"]]
+    assert outside == [], f"cells of the first group of table.{table} beyond the {width}-px viewport"
+    assert measured["overflow"] <= 0, f"table.{table} scrolls sideways"
+
+
 #: Only the worst-segment table is shown in the screenshots, so that its first rows are on screen.
 _FINDINGS_ONLY = (
     "header, nav, section:not(#multicalibration), #multicalibration > .grid, #multicalibration > p, "
@@ -221,17 +239,7 @@ _SWATCHES = ((0x1F, 0x77, 0xB4), (0xFF, 0x7F, 0x0E), (0x2C, 0xA0, 0x2C))
 def test_every_score_column_of_a_worst_segment_is_on_screen(report, tmp_path, width):
     # issue 32: with three score columns, only the first column's numbers were on screen at 1400 and 1920 px
     page = tmp_path / "measured.html"
-    page.write_text(report.replace("</body>", f"{_MEASURE_FINDINGS}</body>"), encoding="utf-8")
-    found = re.search(r'<pre id="measured">(.*?)</pre>', _browse(page, tmp_path, "--dump-dom", width=width), re.S)
-    assert found, "the measuring script did not run"
-    measured = json.loads(unescape(found.group(1)))
-    assert measured["viewport"] <= width
-    scored = [c for c in measured["cells"] if c["score"] is not None]
-    names = ["calibrated", "over-confident", "shifted"]
-    assert [c["text"] for c in scored if c["text"] in names] == names
-    outside = [c for c in measured["cells"] if c["left"] < 0 or c["right"] > measured["viewport"]]
-    assert outside == [], f"cells of the first segment beyond the {width}-px viewport"
-    assert measured["overflow"] <= 0, "the table of the worst segments scrolls sideways"
+    _assert_first_group_on_screen(report, tmp_path, width, "findings")
     shot = tmp_path / f"findings-{width}.png"
     page.write_text(report.replace("</style>", _FINDINGS_ONLY), encoding="utf-8")
     _browse(page, tmp_path, f"--screenshot={shot}", height=900, width=width)
@@ -286,3 +294,23 @@ def test_sorting_by_a_column_moves_each_segment_with_all_its_score_rows(report, 
     assert smallest == sorted(smallest) and largest == sorted(largest, reverse=True)
     assert sorted(g["segment"] for g in ascending) == sorted(g["segment"] for g in descending)
     assert smallest != [min(r["ecce"] for r in g["rows"]) for g in descending]  # the order did change
+
+
+#: Only the table by feature value is shown in the screenshots.
+_FEATURES_ONLY = "header, nav, section:not(#features) { display: none; }</style>"
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_every_score_column_of_a_feature_value_is_on_screen(report, tmp_path, width):
+    # issue 32: the table by feature value put the score columns side by side (3 columns each), off screen with many
+    _assert_first_group_on_screen(report, tmp_path, width, "features")
+    shot = tmp_path / f"features-{width}.png"
+    page = tmp_path / "features.html"
+    page.write_text(report.replace("</style>", _FEATURES_ONLY), encoding="utf-8")
+    _browse(page, tmp_path, f"--screenshot={shot}", height=900, width=width)
+    image = matplotlib.image.imread(shot)[..., :3]
+    assert image.shape[:2] == (900, width)
+    # the error directions of the over-confident and shifted columns, in their colours, in the first rows on screen
+    for colour in ((0xA5, 0x36, 0x1F), (0x1F, 0x5F, 0xA5)):
+        near = np.abs(image - np.array(colour) / 255).max(axis=2) < 0.1
+        assert near.sum() >= 20, f"no error direction of colour {colour} on screen at {width} px"

@@ -57,8 +57,9 @@ td.best { font-weight: 700; color: #11663a; }
 /* a segment name breaks between its conditions only, never inside one */
 table.features td:first-child { text-align: left; white-space: nowrap; }
 table.findings th.left { text-align: left; } table.findings td.name { text-align: left; min-width: 14rem; } span.cond { white-space: nowrap; }
-table.findings tbody { border-top: 2px solid #c9d1e0; } table.findings th.score { text-align: left; font-weight: 400;
-  white-space: nowrap; } table.findings td[rowspan] { vertical-align: top; }
+table.findings tbody, table.features tbody { border-top: 2px solid #c9d1e0; }
+table.findings th.score, table.features th.score { text-align: left; font-weight: 400; white-space: nowrap; }
+table.findings td[rowspan], table.features td[rowspan] { vertical-align: top; } table.features th.left { text-align: left; }
 .swatch { display: inline-block; width: .75em; height: .75em; margin-right: .4em; border-radius: 2px; }
 .swatch.c0 { background: #1f77b4; } .swatch.c1 { background: #ff7f0e; } .swatch.c2 { background: #2ca02c; }
 .swatch.c3 { background: #d62728; }

@@ -166,28 +166,37 @@ def _segments_section(
 
 
 def _feature_section(probs: dict, segs: Segments, results: dict) -> str:
-    """Calibration error by value of each segment feature: every one-condition segment, in feature order."""
+    """Calibration error by value of each segment feature: every one-condition segment, in feature order, laid out
+    as the worst segments are: a ``<tbody>`` per value, its facts spanning one row per score column."""
     single = np.flatnonzero(segs.depths == 1)
     if single.size == 0:
         return ""
     tables = {name: r.table.set_index("segment").loc[single] for name, r in results.items()}
     first = next(iter(tables.values()))
-    head = "".join(f'<th colspan="3" class="group">{escape(n)}</th>' for n in probs)
-    sub = "<th>mean score</th><th>error</th><th>ECCE / σ</th>" * len(probs)
-    rows = []
+    span = f' rowspan="{len(tables)}"'
+    groups = []
     for k in single:
-        cells = [f"<td>{escape(str(first.at[k, 'description']))}</td>",
-                 f'<td class="num" data-value="{int(first.at[k, "size"])}">{int(first.at[k, "size"]):,}</td>',
-                 _num(first.at[k, "mean_outcome"])]  # fmt: skip
-        for t in tables.values():
-            cells += [_num(t.at[k, "mean_prediction"]), f'<td class="dir {t.at[k, "direction"]}">'
-                      f'{t.at[k, "direction"] or "–"}</td>', _num(t.at[k, "ecce_sigma"])]  # fmt: skip
-        rows.append(f"<tr>{''.join(cells)}</tr>")
+        size = int(first.at[k, "size"])
+        rows = []
+        for j, (name, t) in enumerate(tables.items()):
+            cells = (
+                f'<th scope="row" class="score">{escape(name)}</th>{_num(t.at[k, "mean_prediction"])}'
+                f'<td class="dir {t.at[k, "direction"]}">{t.at[k, "direction"] or "–"}</td>'
+                + _num(t.at[k, "ecce_sigma"])
+            )
+            if j == 0:
+                cells = (f'<td class="name"{span}>{escape(str(first.at[k, "description"]))}</td>'
+                         f'<td class="num"{span} data-value="{size}">{size:,}</td>'
+                         + _num(first.at[k, "mean_outcome"], attrs=span) + cells)  # fmt: skip
+            rows.append(f'<tr data-score="{escape(name)}">{cells}</tr>')
+        groups.append(f'<tbody data-segment="{int(k)}">{"".join(rows)}</tbody>')
     return (
         '<section id="features"><h2>Calibration by feature value</h2>'
-        f'<div class="scroll"><table class="features sortable"><thead><tr><th colspan="3"></th>{head}</tr>'
-        f"<tr><th>feature value</th><th>rows</th><th>observed</th>{sub}</tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
+        '<div class="scroll"><table class="features sortable grouped"><thead><tr><th class="left">feature value</th>'
+        '<th>rows</th><th>observed</th><th class="left">score column</th><th>mean score</th><th>error</th>'
+        f"<th>ECCE / σ</th></tr></thead>{''.join(groups)}</table></div>"
         '<p class="note">Every segment of one condition (one value, or one quantile range, of one feature), in '
-        "feature order: the mean score against the observed rate and the ECCE / σ of each column.</p></section>"
+        "feature order: the mean score of each score column against the observed rate, and its ECCE / σ. Click a "
+        "heading to sort the values (by a column's heading: by the smallest value among the value's rows "
+        "ascending, the largest descending).</p></section>"
     )
