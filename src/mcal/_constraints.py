@@ -129,8 +129,10 @@ BINS = {"n_bins": N_BINS, "strategy": STRATEGY}
 MAX_OVERLAP = [None, Interval(numbers.Real, 0, 1, closed="right", rule="in (0, 1] or None")]
 #: Characters per line of a result's text summary.
 TEXT_WIDTH = POSITIVE_INT
+#: A count that may be 0 (rounds, epochs, ...).
+NON_NEGATIVE_INT = Interval(numbers.Integral, 0, None)
 #: Segments listed in a result's text summary (0: none).
-N_WORST = Interval(numbers.Integral, 0, None)
+N_WORST = NON_NEGATIVE_INT
 #: A title or other text that may be left out.
 OPTIONAL_STR = [None, Instance(str, rule="a string or None")]
 

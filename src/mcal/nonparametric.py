@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, ClassVar
 
 import numpy as np
@@ -11,7 +10,7 @@ from sklearn.isotonic import IsotonicRegression, isotonic_regression
 
 from mcal._base import BaseCalibrator
 from mcal._binning import assign_bins, equal_frequency_edges, right_closed_bin_ids
-from mcal._constraints import Interval, StrOptions
+from mcal._constraints import BINS, N_BINS, StrOptions
 from mcal._persistence.state import Array
 
 #: Choices of how a block or bin whose rows all hold one class is estimated.
@@ -181,8 +180,7 @@ class HistogramBinning(BaseCalibrator):
         "bin_values_": Array(probabilities=True),
     }
 
-    _parameter_constraints: ClassVar[dict] = {"n_bins": Interval(numbers.Integral, 1, None),
-                                              "extremes": StrOptions(*EXTREMES)}  # fmt: skip
+    _parameter_constraints: ClassVar[dict] = {"n_bins": N_BINS, "extremes": StrOptions(*EXTREMES)}
 
     def __init__(self, *, n_bins: int = 20, extremes: str = "jeffreys") -> None:
         self.n_bins = n_bins
@@ -332,10 +330,7 @@ class SmoothedIsotonic(BaseCalibrator):
         _state_attrs, Array(order="strict", probabilities=True)
     )
 
-    _parameter_constraints: ClassVar[dict] = {
-        "n_bins": Interval(numbers.Integral, 1, None),
-        "strategy": StrOptions("quantile", "uniform"),
-    }
+    _parameter_constraints: ClassVar[dict] = BINS
 
     def __init__(self, *, n_bins: int = 20, strategy: str = "quantile") -> None:
         self.n_bins = n_bins

@@ -207,5 +207,5 @@ def test_quantile_knots_match_a_hand_computed_example():
 
 @pytest.mark.parametrize(("strategy", "error"), [("equal", ValueError), (None, TypeError)])
 def test_bad_strategy_raises(strategy, error):
-    with pytest.raises(error, match="strategy must be 'quantile' or 'uniform'"):
+    with pytest.raises(error, match="strategy must be 'uniform' or 'quantile'"):
         SmoothedIsotonic(strategy=strategy).fit([0.2, 0.7], [0, 1])

@@ -20,7 +20,6 @@ Computations run on the current dask scheduler (the default ``distributed.Client
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -30,7 +29,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from mcal import metrics
-from mcal._constraints import BINS, N_BINS, NON_NEGATIVE, OUTCOME, Instance, Interval, validate_params
+from mcal._constraints import BINS, N_BINS, NON_NEGATIVE, OUTCOME, POSITIVE_INT, Instance, validate_params
 from mcal._optional import import_optional
 from mcal._shared.brownian import ECCE_SIGMA_CHANGED, brownian_range_sf, sigma_scale
 from mcal._shared.mce import mce_result
@@ -376,7 +375,7 @@ def mce(
 
     The values of all features are the segments of one :func:`mce` pass (one distributed sort by score).""",
 )  # fmt: skip
-@validate_params({"min_samples_per_value": Interval(numbers.Integral, 1, None), "outcome": OUTCOME})
+@validate_params({"min_samples_per_value": POSITIVE_INT, "outcome": OUTCOME})
 def per_value_table(
     y_true: Any,
     y_prob: Any,

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator
-from mcal._constraints import Interval
+from mcal._constraints import NON_NEGATIVE, POSITIVE_INT, Interval
 from mcal._features.field_inputs import feature_matrix, named_columns
 from mcal._features.field_slots import FieldSlots, check_columns_param
 from mcal._optional import import_optional
@@ -172,8 +172,6 @@ _AUXILIARY_VALIDATION_FRACTION = 0.2
 
 
 #: The rules of a positive integer and of a penalty weight.
-POSITIVE_INT = Interval(numbers.Integral, 1, None)
-NON_NEGATIVE = Interval(numbers.Real, 0, None, rule="a non-negative finite number")
 
 
 #: The rules of the arrays of fitted state, by dtype kind (any shape: ``_validate_state`` relates the shapes).

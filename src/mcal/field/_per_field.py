@@ -8,7 +8,6 @@ and values unseen at fit time use the calibrator fitted on all rows (the fallbac
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -17,7 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.base import clone
 
 from mcal._base import BaseCalibrator
-from mcal._constraints import Interval
+from mcal._constraints import POSITIVE_INT
 from mcal._features.field_inputs import named_columns
 from mcal._features.field_slots import FieldSlots, check_field_param, check_field_slots
 from mcal._features.fields import check_field_values
@@ -32,7 +31,7 @@ def check_field(name: str, field: Any) -> None:
 
 
 #: The parameter constraints of the field column, shared by the field-aware calibrators.
-FIELD_CONSTRAINTS = {"field": check_field, "min_samples_per_field": Interval(numbers.Integral, 1, None)}
+FIELD_CONSTRAINTS = {"field": check_field, "min_samples_per_field": POSITIVE_INT}
 #: The fitted-state rules of the field values and their slots, shared by the field-aware calibrators (whether the
 #: two agree is checked by :meth:`FieldSlots.validate <mcal._features.field_slots.FieldSlots.validate>`).
 FIELD_STATE = {"field_values_": check_field_values, "field_slots_": check_field_slots}

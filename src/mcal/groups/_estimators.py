@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from scipy.special import expit
 
 from mcal._base import BaseCalibrator
-from mcal._constraints import Interval
+from mcal._constraints import NON_NEGATIVE_INT, POSITIVE_INT, Interval
 from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm import booster_from_text, lightgbm_threads, tree_constraints
@@ -167,20 +167,20 @@ class HKRR(GroupInput, BaseCalibrator):
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("group_names", "segment_columns")
     _state_constraints: ClassVar[dict[str, Any]] = {
         **SEGMENTS_STATE,
-        "n_groups_": Interval(numbers.Integral, 1, None),
+        "n_groups_": POSITIVE_INT,
         "update_groups_": Array("i", "integers"),
         "update_levels_": Array("i", "integers"),
         "update_deltas_": Array(),
         "level_values_": Array(probabilities=True),
         "level_seen_": Array("b", "booleans"),
-        "n_passes_": Interval(numbers.Integral, 1, None),
+        "n_passes_": POSITIVE_INT,
     }
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "lam": _check_lam,
         "alpha": Interval(numbers.Real, 0, 1, closed="right"),
         "oracle": "boolean",
         "snap": "boolean",
-        "max_iter": Interval(numbers.Integral, 1, None),
+        "max_iter": POSITIVE_INT,
         "random_state": "random_state",
         **GROUP_CONSTRAINTS,
     }
@@ -407,7 +407,7 @@ class DFMC(GroupInput, BaseCalibrator):
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("booster", "encoder", "segment_columns")
     _state_constraints: ClassVar[dict[str, Any]] = {
         **SEGMENTS_STATE,
-        "n_features_in_": Interval(numbers.Integral, 0, None),
+        "n_features_in_": NON_NEGATIVE_INT,
     }
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **tree_constraints(min_child_samples=1, limited_depth=True),

@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.utils.validation import check_is_fitted
 
 from mcal._base import BaseCalibrator, Self
-from mcal._constraints import Interval, StrOptions
+from mcal._constraints import NON_NEGATIVE_INT, OPEN_UNIT, Interval, StrOptions
 from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
 from mcal._features.table import take_rows
@@ -228,14 +228,14 @@ class MCGrad(BaseCalibrator):
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder", "validation_scores", "input_factor")
     _state_constraints: ClassVar[dict[str, Any]] = STATE_CONSTRAINTS
     _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "max_rounds": Interval(numbers.Integral, 0, None),
-        "patience": Interval(numbers.Integral, 0, None),
+        "max_rounds": NON_NEGATIVE_INT,
+        "patience": NON_NEGATIVE_INT,
         "min_gain_se": Interval(numbers.Real, 0, None),
         "n_folds": Interval(numbers.Integral, 2, None),
         **tree_constraints(min_child_samples=0, limited_depth=False),
         "progress": check_progress_param,
         "early_stopping": StrOptions("holdout", "kfold", None),
-        "validation_fraction": Interval(numbers.Real, 0, 1, closed="neither"),
+        "validation_fraction": OPEN_UNIT,
         "early_stopping_metric": check_metric_param,
         "max_time": MAX_TIME,
         "rescale": "boolean",

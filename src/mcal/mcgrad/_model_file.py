@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
-from mcal._constraints import Interval
+from mcal._constraints import NON_NEGATIVE_INT
 from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm import booster_from_text
 from mcal._persistence.codec import decode_value, encode_value
@@ -54,7 +53,7 @@ def restore_model_state(model: Any, state: dict[str, Any]) -> None:
 #: The rule of each fitted attribute of an MCGrad model file (:mod:`mcal._persistence.state`); how the fields relate
 #: (a factor per round, the features of each round, the loss's bounds on the factors) is :func:`check_model_state`'s.
 STATE_CONSTRAINTS: dict[str, Any] = {
-    "n_rounds_": Interval(numbers.Integral, 0, None),
+    "n_rounds_": NON_NEGATIVE_INT,
     "rescale_factors_": Array("f", "floats"),
     "validation_losses_": Array("f", "floats", values=Number(0)),
     "feature_importances_": Array("f", "floats", values=Number(0)),

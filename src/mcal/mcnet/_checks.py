@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from mcal._constraints import Interval, StrOptions
+from mcal._constraints import NON_NEGATIVE_INT, POSITIVE_INT, Interval, StrOptions
 from mcal._features.field_slots import check_columns_param, check_field_param
 from mcal._features.fields import check_field_values
 from mcal._persistence.state import Array, Each, NoneOr, Number
@@ -100,7 +100,7 @@ MCNET_CONSTRAINTS: dict[str, Any] = {
         ("n_nodes", 2), ("embedding_dim", 1), ("auxiliary_hidden_size", 1),
         ("max_epochs", 1), ("max_steps", 1), ("min_steps", 0), ("patience", 1), ("n_processes", 1))},
     "n_bins": check_n_bins,
-    "batch_size": [None, Interval(numbers.Integral, 1, None)],
+    "batch_size": [None, POSITIVE_INT],
     "hidden_sizes": check_positive_ints,
     "beta": _real(0.0),
     "alpha": _real(0.0),
@@ -111,7 +111,7 @@ MCNET_CONSTRAINTS: dict[str, Any] = {
     "auxiliary_features": check_columns_param,
     "memory_efficient": "boolean",
     "random_state": "random_state",
-    "n_threads": [None, Interval(numbers.Integral, 1, None)],
+    "n_threads": [None, POSITIVE_INT],
     "progress": check_progress_param,
     "inference": StrOptions("exact", "compiled"),
     "bin_joins": StrOptions("continuous", "raised"),
@@ -132,20 +132,19 @@ def check_param_relations(est: Any) -> None:
         )
 
 
-_NON_NEGATIVE_INT = Interval(numbers.Integral, 0, None)
 _FLOATS = Array("f", "floats")
 
 #: The rule of each fitted attribute of an MCNet model file (:mod:`mcal._persistence.state`); how the fields relate to
 #: each other and to the parameters is :func:`check_fitted_structure`'s.
 STATE_CONSTRAINTS: dict[str, Any] = {
     "bin_edges_": Array("f", "floats", order="strict"),
-    "n_bins_": Interval(numbers.Integral, 1, None),
+    "n_bins_": POSITIVE_INT,
     "bin_count_losses_": Each(Number(0), of=dict),
     "score_range_": Array("f", "floats", order="weak"),
     "field_values_": NoneOr(check_field_values),
     "auxiliary_mean_": NoneOr(_FLOATS),
     "auxiliary_scale_": NoneOr(Array("f", "floats", values=Number(0, strict=True))),
-    **dict.fromkeys(("n_epochs_", "best_epoch_", "n_steps_", "best_step_"), _NON_NEGATIVE_INT),
+    **dict.fromkeys(("n_epochs_", "best_epoch_", "n_steps_", "best_step_"), NON_NEGATIVE_INT),
     "loss_curve_": _FLOATS,
     "validation_loss_curve_": _FLOATS,
 }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from mcal._constraints import OUTCOME, Interval, validate_params
+from mcal._constraints import OUTCOME, POSITIVE_INT, validate_params
 from mcal._shared.per_value import value_rows, value_segments
 from mcal.metrics._multicalibration import mce
 
@@ -38,7 +37,7 @@ class PerValueTable:
     min_samples_per_value: int
 
 
-@validate_params({"min_samples_per_value": Interval(numbers.Integral, 1, None), "outcome": OUTCOME})
+@validate_params({"min_samples_per_value": POSITIVE_INT, "outcome": OUTCOME})
 def per_value_table(
     y_true: ArrayLike,
     y_prob: ArrayLike,

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.special import log_softmax, softmax
 
-from mcal._constraints import Interval, StrOptions
+from mcal._constraints import NON_NEGATIVE_INT, OPEN_UNIT, StrOptions
 from mcal._features.categorical import check_categorical_features
 from mcal._features.encoder import FeatureEncoder
 from mcal._lightgbm import (
@@ -192,17 +191,17 @@ min_sum_hessian_in_leaf
     _extra_state_keys: ClassVar[tuple[str, ...]] = ("boosters", "encoder")
     _state_constraints: ClassVar[dict[str, Any]] = {
         **MulticlassCalibrator._state_constraints,
-        "n_rounds_": Interval(numbers.Integral, 0, None),
+        "n_rounds_": NON_NEGATIVE_INT,
         "rescale_factors_": Array("f", "floats", ndim=None),
         "input_factor_": NumberOr(Array("f", "floats")),
         "validation_losses_": Array("f", "floats", values=Number(0)),
     }
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **MulticlassCalibrator._parameter_constraints,
-        "max_rounds": Interval(numbers.Integral, 0, None),
+        "max_rounds": NON_NEGATIVE_INT,
         "early_stopping": StrOptions("holdout", None),
-        "validation_fraction": Interval(numbers.Real, 0, 1, closed="neither"),
-        "patience": Interval(numbers.Integral, 0, None),
+        "validation_fraction": OPEN_UNIT,
+        "patience": NON_NEGATIVE_INT,
         "rescale": ["boolean", StrOptions("per_class")],
         "rescale_input": "boolean",
         **tree_constraints(min_child_samples=0, limited_depth=True),

@@ -6,7 +6,6 @@ L-BFGS-B from the identity (``W = I``, ``b = 0``), so that the fit starts from t
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, ClassVar
 
 import numpy as np
@@ -14,7 +13,7 @@ from numpy.typing import NDArray
 from scipy.optimize import minimize
 from scipy.special import log_softmax, softmax
 
-from mcal._constraints import Interval
+from mcal._constraints import NON_NEGATIVE
 from mcal._persistence.state import Array
 from mcal.multiclass._base import MulticlassCalibrator
 
@@ -31,10 +30,6 @@ def _nll_grad(u: NDArray[np.float64], y: NDArray[np.intp], w: NDArray[np.float64
     g = np.exp(logq)
     g[rows, y] -= 1.0
     return loss, g * (w / total)[:, None]
-
-
-#: The rule of a penalty weight.
-_NON_NEGATIVE = Interval(numbers.Real, 0, None)
 
 
 class _LinearScaling(MulticlassCalibrator):
@@ -168,7 +163,7 @@ class VectorScaling(_LinearScaling):
     _raw_logits: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **MulticlassCalibrator._parameter_constraints,
-        "reg_intercept": _NON_NEGATIVE,
+        "reg_intercept": NON_NEGATIVE,
     }
 
     def _x0(self, k):
@@ -220,8 +215,8 @@ class MatrixScaling(_LinearScaling):
     _raw_logits: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         **MulticlassCalibrator._parameter_constraints,
-        "reg_off_diagonal": _NON_NEGATIVE,
-        "reg_intercept": _NON_NEGATIVE,
+        "reg_off_diagonal": NON_NEGATIVE,
+        "reg_intercept": NON_NEGATIVE,
     }
 
     def __init__(

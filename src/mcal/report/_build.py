@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 import os
 from collections.abc import Mapping
 from html import escape
@@ -16,12 +15,12 @@ from numpy.typing import ArrayLike, NDArray
 from mcal._constraints import (
     MAX_OVERLAP,
     N_BINS,
+    NON_NEGATIVE_INT,
     OPEN_UNIT,
     OPTIONAL_STR,
     OUTCOME,
     POSITIVE_INT,
     STRATEGY,
-    Interval,
     validate_params,
 )
 from mcal._features.fields import encode_field, field_value_label
@@ -55,7 +54,7 @@ _MAX_FIELD_ROWS = 50
     "n_bins": N_BINS,
     "confidence": OPEN_UNIT,
     "n_worst_segments": POSITIVE_INT,
-    "n_resamples": Interval(numbers.Integral, 0, None),
+    "n_resamples": NON_NEGATIVE_INT,
     "outcome": OUTCOME,
     "strategy": STRATEGY,
     "max_overlap": MAX_OVERLAP,
