@@ -302,6 +302,7 @@ _MOVED = {
         "p_equals": "mcal._shared.text",
     },
     "mcal.dask": {"check_parquet_path": "mcal._shared.parquet"},
+    "mcal.mcnet": {"balance_penalty": "mcal._torch", "torch_device": "mcal._torch"},
 }
 
 
@@ -332,12 +333,13 @@ def test_no_mcal_module_imports_a_moved_name_from_its_old_home():
 
 def test_a_module_with_moved_names_still_refuses_unknown_ones():
     import mcal.dask
+    import mcal.mcnet
     import mcal.metrics.helpers
     import mcal.monitor
     import mcal.plotting
     import mcal.report
 
-    for module in (mcal.metrics.helpers, mcal.monitor, mcal.plotting, mcal.report, mcal.dask):
+    for module in (mcal.metrics.helpers, mcal.monitor, mcal.plotting, mcal.report, mcal.dask, mcal.mcnet):
         with pytest.raises(AttributeError, match=f"module '{module.__name__}' has no attribute 'nope'"):
             module.nope  # noqa: B018
 

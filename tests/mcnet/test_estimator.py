@@ -936,7 +936,7 @@ def test_eq10_order_penalty_of_one_bin_is_zero():
 
 
 def test_eq11_12_balance_penalty_is_the_population_std_of_diff_over_the_whole_batch_weight():
-    from mcal.mcnet._training import balance_penalty
+    from mcal._torch import balance_penalty
 
     p, y, w = (torch.tensor(v, dtype=torch.float64) for v in ([0.2, 0.6, 0.9, 0.4], [0, 1, 1, 0], [1, 2, 1, 1]))
     groups = torch.tensor([0, 0, 1, 1])

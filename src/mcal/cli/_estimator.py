@@ -71,7 +71,7 @@ def _methods_with(parameter: str) -> list[str]:
 def check_device_option(device: str) -> None:
     """Refuse a ``--device`` that is not 'cpu', 'cuda' or 'cuda:N', or that torch cannot use on this machine, with
     a message naming the option (a ValueError, reported as ``mcal: error: --device must ...``)."""
-    from mcal.mcnet import torch_device
+    from mcal._torch import torch_device
 
     torch_device(import_optional("torch"), "--device", device)
 

@@ -23,9 +23,9 @@ from mcal._features.field_inputs import feature_matrix, named_columns
 from mcal._features.field_slots import FieldSlots, check_columns_param
 from mcal._optional import import_optional
 from mcal._persistence.state import Array, Number
+from mcal._torch import balance_penalty
 from mcal._validation import logit
 from mcal.field._per_field import FIELD_CONSTRAINTS, FIELD_STATE
-from mcal.mcnet import balance_penalty
 
 
 @contextlib.contextmanager

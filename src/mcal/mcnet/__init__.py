@@ -3,9 +3,12 @@
 Importing this package does not import torch; fitting and exact inference do.
 """
 
-from mcal.mcnet._checks import torch_device
+from mcal._shared.moved import moved_names
 from mcal.mcnet._estimator import MCNet
 from mcal.mcnet._quadrature import clenshaw_curtis
-from mcal.mcnet._training import balance_penalty
 
-__all__ = ["MCNet", "balance_penalty", "clenshaw_curtis", "torch_device"]
+__all__ = ["MCNet", "clenshaw_curtis"]
+
+#: The device check and the field-balance penalty that the field networks and the command line share moved into
+#: mcal._torch in mcal 0.2; their former names here resolve until 0.3 with a warning.
+__getattr__ = moved_names("mcal.mcnet", {name: f"mcal._torch.{name}" for name in ("balance_penalty", "torch_device")})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-import re
 from typing import Any
 
 import numpy as np
@@ -13,6 +12,7 @@ from mcal._features.field_slots import check_columns_param, check_field_param
 from mcal._features.fields import check_field_values
 from mcal._persistence.state import Array, Each, NoneOr, Number
 from mcal._progress import check_progress_param
+from mcal._torch import check_device
 from mcal._validation import check_int, check_positive_ints
 
 
@@ -20,64 +20,6 @@ def _real(low: float, high: float | None = None, *, open_low: bool = False) -> I
     """A finite number in ``[low, high)`` (``(low, high)`` when ``open_low``; no upper bound for None)."""
     rule = f"a finite number in {'(' if open_low else '['}{low}, {np.inf if high is None else high})"
     return Interval(numbers.Real, low, high, closed="neither" if open_low else "left", rule=rule)
-
-
-#: The devices MCNet runs on: the CPU and CUDA GPUs (exact inference needs float64, which not every backend has).
-_DEVICE = re.compile(r"cpu|cuda(:[0-9]+)?")
-_DEVICE_RULE = "'cpu', 'cuda' or 'cuda:N' (a torch device's name, as a str)"
-
-
-def check_device(name: str, device: Any) -> None:
-    """Raise ``TypeError`` unless ``device`` is a str, ``ValueError`` unless it reads 'cpu', 'cuda' or 'cuda:N'.
-
-    Whether the device exists here is checked only where it is used (:func:`torch_device`), so that a model file
-    records its training device and loads on any machine.
-    """
-    if not isinstance(device, str):
-        raise TypeError(f"{name} must be {_DEVICE_RULE}; got {device!r} of type {type(device).__name__}")
-    if not _DEVICE.fullmatch(device):
-        raise ValueError(f"{name} must be {_DEVICE_RULE}; got {device!r}")
-
-
-def torch_device(torch: Any, name: str, device: Any) -> Any:
-    """The ``torch.device`` for ``device``, checked as ``MCNet.fit`` checks it and available on this machine.
-
-    Parameters
-    ----------
-    torch : module
-        The torch module.
-    name : str
-        What the message calls the setting: ``"device"``, or ``"--device"`` on the command line.
-    device : str
-        'cpu', 'cuda' or 'cuda:N'.
-
-    Returns
-    -------
-    device : torch.device
-        The device, available on this machine.
-
-    Raises
-    ------
-    TypeError
-        If ``device`` is not a str.
-    ValueError
-        If it is another string, or names a CUDA device that torch cannot use here (no CUDA, or no device N).
-    """
-    check_device(name, device)
-    if device == "cpu":
-        return torch.device("cpu")
-    if not torch.cuda.is_available():
-        raise ValueError(
-            f"{name} must name a device available on this machine; got {device!r}, but "
-            "torch.cuda.is_available() is False (no CUDA GPU or driver, or a CPU-only torch build)"
-        )
-    resolved, count = torch.device(device), torch.cuda.device_count()
-    if resolved.index is not None and resolved.index >= count:
-        raise ValueError(
-            f"{name} must name a device available on this machine; got {device!r}, but torch sees "
-            f"{count} CUDA device(s), cuda:0 to cuda:{count - 1}"
-        )
-    return resolved
 
 
 def check_n_bins(name: str, value: Any) -> None:

@@ -15,16 +15,15 @@ from mcal._binning import assign_bins
 from mcal._features.field_inputs import feature_matrix, field_column, named_columns
 from mcal._features.fields import UNSEEN, FieldVocabulary
 from mcal._optional import import_optional
+from mcal._torch import check_device, torch_device
 from mcal._validation import EPS, logit
 from mcal.mcnet._checks import (
     MCNET_CONSTRAINTS,
     STATE_CONSTRAINTS,
     check_compiled_tables,
-    check_device,
     check_fitted_structure,
     check_param_relations,
     check_weight_tensors,
-    torch_device,
 )
 from mcal.mcnet._compiled import build_tables, check_tables, evaluate_tables
 from mcal.mcnet._exact import auxiliary_logits, float64_weights, network_logits

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from mcal._progress import progress
+from mcal._torch import balance_penalty
 from mcal.mcnet._grid import evaluate_grid, grid_tables
 from mcal.mcnet._network import auxiliary, integrate_rows, ordered_tables
 
@@ -212,31 +213,6 @@ def model_tables(torch: Any, P: Any, spec: Spec, geometry: dict[str, Any]) -> tu
     if spec.bin_joins == "continuous":
         return (offset, bias), bias.new_zeros(())
     return (offset, bias), order_penalty(torch, raw, gaps)
-
-
-def balance_penalty(torch: Any, p: Any, y: Any, w: Any, groups: Any, n_groups: int) -> Any:
-    """Eq. 11-12: the population standard deviation over fields of DIFF_c = sum_{i in c} w_i (p_i - y_i) / sum_i w_i.
-
-    ``1e-12`` under the square root keeps the gradient finite when every DIFF_c is equal.
-
-    Parameters
-    ----------
-    torch : module
-        The torch module.
-    p, y, w : Tensor of shape (n_samples,)
-        Calibrated probabilities, labels and weights of a batch.
-    groups : Tensor of int64 of shape (n_samples,)
-        Field code of each row, in [0, n_groups).
-    n_groups : int
-        Number of fields.
-
-    Returns
-    -------
-    penalty : Tensor of shape ()
-        The standard deviation, differentiable in ``p``.
-    """
-    diff = torch.zeros(n_groups, dtype=p.dtype, device=p.device).index_add_(0, groups, w * (p - y)) / w.sum()
-    return torch.sqrt(((diff - diff.mean()) ** 2).mean() + 1e-12)
 
 
 def objective(
