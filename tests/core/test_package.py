@@ -284,16 +284,10 @@ _MOVED = {
         "walk_extremes": "mcal._shared.walks",
     },
     "mcal.monitor": {
-        name: "mcal._monitoring.windows"
-        for name in (
-            "LOG_LR_COLUMNS",
-            "MONITOR_CONSTRAINTS",
-            "monitor_result",
-            "parse_times",
-            "summarize_window",
-            "summary_columns",
-            "window_starts",
-        )
+        **dict.fromkeys(("LOG_LR_COLUMNS", "MONITOR_CONSTRAINTS", "monitor_result"), "mcal._monitoring.windows"),
+        **dict.fromkeys(("summarize_window", "summary_columns"), "mcal._monitoring.windows"),
+        # deprecated once the command line stopped reading them here
+        **dict.fromkeys(("parse_times", "window_starts"), "mcal._monitoring.windows"),
     },
     "mcal.plotting": {"plain_text": "mcal._shared.text"},
     "mcal.report": {
