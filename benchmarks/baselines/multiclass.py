@@ -43,7 +43,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 from _common import RESULTS, md_table, read_results, render_results, run_header, write_results
-from _datasets import CENSUS_COLUMNS, DataUnavailable, _path
+from _datasets import DataUnavailable, _path, read_census_kdd
 
 import mcal
 from mcal.metrics import classwise_ece, classwise_mce, multiclass_log_loss, top_label_ece
@@ -79,17 +79,7 @@ EDUCATION = {
 def load(name: str) -> tuple[pd.DataFrame, list[str], list[str], np.ndarray]:
     """(frame, base-model columns, calibrator columns, labels as strings)."""
     if name == "census_education":
-        frames = [
-            pd.read_csv(
-                _path("census_income_kdd", f"census_income_1994_1995_{part}.csv.gz"),
-                header=None,
-                names=CENSUS_COLUMNS,
-                skipinitialspace=True,
-                na_values="?",
-            )
-            for part in ("train", "test")
-        ]
-        df = pd.concat(frames, ignore_index=True)
+        df = read_census_kdd()
         df = df[df["age"] >= 25].reset_index(drop=True)
         y = df["education"].map(EDUCATION).to_numpy(dtype=object)
         base = ["age", "sex", "race", "marital_stat", "class_of_worker", "weeks_worked_in_year", "wage_per_hour"]

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import sklearn
-from _datasets import DataUnavailable
+from _datasets import DataUnavailable, protocol_split
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
@@ -137,6 +137,24 @@ def base_model_scores(
         path.parent.mkdir(parents=True, exist_ok=True)
         np.savez(path, **scores, _n_iter=n_iter, _converged=info["converged"])
     return scores, info
+
+
+def protocol_scores(ds, key: str, max_rows, seed: int, *, cache: Path | None, blas_threads: int):
+    """The protocol's split of ``ds`` by ``seed`` and the base model's scores of its parts.
+
+    Returns ``((train, validation, test) row indices, scores of "train", "val" and "test", info)``, as
+    :func:`base_model_scores` (cached under a key of the dataset, its row cap and the seed).
+    """
+    tr, va, te = protocol_split(ds.n, seed)
+    scores, info = base_model_scores(
+        ds,
+        tr,
+        {"train": tr, "val": va, "test": te},
+        cache_key=f"{key}-{max_rows}-{seed}",
+        cache=cache,
+        blas_threads=blas_threads,
+    )
+    return (tr, va, te), scores, info
 
 
 def cache_note(fit_seconds: pd.Series) -> str:

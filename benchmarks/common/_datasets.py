@@ -202,7 +202,7 @@ def load_bank_marketing() -> Dataset:
         "BankMarketing",
         y,
         df,
-        {k: v.to_numpy() for k, v in g.items()},
+        g,
         BANK_CATEGORICAL,
         BANK_NUMERICAL,
         2.0,
@@ -266,7 +266,7 @@ def load_credit_default() -> Dataset:
         "CreditDefault",
         y,
         df,
-        {k: v.to_numpy() for k, v in g.items()},
+        g,
         CREDIT_CATEGORICAL,
         ("SEX",),
         4.0,
@@ -330,6 +330,23 @@ CENSUS_NUMERICAL = (
     "num_persons_worked_for_employer",
     "weeks_worked_in_year",
 )
+
+
+def read_census_kdd() -> pd.DataFrame:
+    """UCI Census-Income (KDD), the training and test files one after the other, "?" read as missing."""
+    frames = [
+        pd.read_csv(
+            _path("census_income_kdd", f"census_income_1994_1995_{part}.csv.gz"),
+            header=None,
+            names=CENSUS_COLUMNS,
+            skipinitialspace=True,
+            na_values="?",
+        )
+        for part in ("train", "test")
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
 CENSUS_CATEGORICAL = (
     "class_of_worker",
     "education",
@@ -358,17 +375,7 @@ def load_census_kdd() -> Dataset:
     25 <= age < 45; age >= 65; female & Black; never married; foreign born, not a citizen; native-born
     citizen & age >= 65. Field: ``class_of_worker``.
     """
-    frames = [
-        pd.read_csv(
-            _path("census_income_kdd", f"census_income_1994_1995_{part}.csv.gz"),
-            header=None,
-            names=CENSUS_COLUMNS,
-            skipinitialspace=True,
-            na_values="?",
-        )
-        for part in ("train", "test")
-    ]
-    df = pd.concat(frames, ignore_index=True)
+    df = read_census_kdd()
     y = df["income_gt_50k"].eq("50000+.").to_numpy()
     race, age = df["race"], df["age"]
     hispanic = ~df["hispanic_origin"].isin(["All other", "Do not know", "NA"]) & df["hispanic_origin"].notna()
@@ -391,7 +398,7 @@ def load_census_kdd() -> Dataset:
         "CensusKDD",
         y,
         df,
-        {k: v.to_numpy() for k, v in g.items()},
+        g,
         CENSUS_CATEGORICAL,
         CENSUS_NUMERICAL,
         1.0,
@@ -461,7 +468,7 @@ def load_german_credit() -> Dataset:
         "GermanCredit",
         y,
         df,
-        {k: v.to_numpy() for k, v in g.items()},
+        g,
         categorical,
         GERMAN_NUMERICAL,
         1.0,
@@ -510,7 +517,7 @@ def load_online_shoppers() -> Dataset:
         "OnlineShoppers",
         y,
         df,
-        {k: v.to_numpy() for k, v in g.items()},
+        g,
         SHOPPERS_CATEGORICAL,
         SHOPPERS_NUMERICAL,
         1.0,
@@ -545,7 +552,7 @@ def load_hmda_boston() -> Dataset:
         "HMDABoston",
         y,
         df,
-        {k: v.to_numpy() for k, v in g.items()},
+        g,
         HMDA_CATEGORICAL,
         HMDA_NUMERICAL,
         1.0,
@@ -588,7 +595,7 @@ def load_acs12() -> Dataset:
         "ACS12",
         y,
         df,
-        {k: v.to_numpy() for k, v in g.items()},
+        g,
         ACS_CATEGORICAL,
         ACS_NUMERICAL,
         1.0,
@@ -622,7 +629,7 @@ def load_open_bandit() -> Dataset:
         "OpenBandit",
         y,
         df,
-        {k: v.to_numpy() for k, v in g.items()},
+        g,
         categorical,
         ("propensity_score",),
         1.0,

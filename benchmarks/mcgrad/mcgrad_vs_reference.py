@@ -62,19 +62,25 @@ TORCH = "torch==2.13.0"
 
 
 # -- data ----------------------------------------------------------------------------------------------------
-def synthetic(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str], list[str]]:
-    """Known miscalibration: the true logit has category effects and a nonlinearity the base ignores."""
-    from scipy.special import expit
-
-    rng = np.random.default_rng(seed)
+def categoricals(n: int, rng: np.random.Generator) -> tuple[dict[str, pd.Categorical], np.ndarray]:
+    """The synthetic data's categoricals (Zipf-like levels of ``LEVELS``) and the effect of the first three on the
+    outcome, fixed across seeds (drawn from ``rng``, which then draws the numericals)."""
     cols, effect = {}, np.zeros(n)
     for j, k in enumerate(LEVELS):
         prob = 1.0 / np.arange(1, k + 1)
         codes = rng.choice(k, size=n, p=prob / prob.sum())
         cols[f"c{j}"] = pd.Categorical.from_codes(codes, categories=[f"L{i}" for i in range(k)])
-        level_effect = np.random.default_rng(100 + j).normal(0.0, 0.5, size=k)  # fixed across seeds
         if j < 3:
-            effect += level_effect[codes]
+            effect += np.random.default_rng(100 + j).normal(0.0, 0.5, size=k)[codes]  # fixed across seeds
+    return cols, effect
+
+
+def synthetic(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str], list[str]]:
+    """Known miscalibration: the true logit has category effects and a nonlinearity the base ignores."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(seed)
+    cols, effect = categoricals(n, rng)
     x = rng.normal(size=(n, 5))
     linear = -1.0 + 0.8 * x[:, 0] - 0.6 * x[:, 1]
     true_logit = linear + 0.5 * np.sin(2 * x[:, 2]) + effect + 0.6 * (cols["c3"].codes == 0) * x[:, 3]
@@ -139,15 +145,25 @@ def credit() -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str], list[str]
 
 def prepare(name: str, size: int | None, folder: Path) -> dict | None:
     """Write train/test parquet files for one dataset; return its description or None if absent."""
+    path = DATA / ("bank_marketing/bank-full.csv.gz" if name == "bank" else "credit_default/UCI_Credit_Card.csv.gz")
+    return write_parts(name, size, folder, synthetic, path, bank if name == "bank" else credit)
+
+
+def write_parts(name: str, size: int | None, folder: Path, make_synthetic, path: Path, load) -> dict | None:
+    """The train and test parquet files of a data set, with the base score and label as columns ``__score__``
+    and ``__label__``, and its description; None (said on stderr) where ``path`` is absent.
+
+    ``make_synthetic(n, seed)`` gives ``(frame, p, y, cats, nums)`` (``size`` training rows, a quarter as many
+    test rows) for the name "synthetic"; ``load()`` gives ``(frame, p, y, cats, nums, train, test)`` otherwise.
+    """
     if name == "synthetic":
-        frame_tr, p_tr, y_tr, cats, nums = synthetic(size, seed=0)
-        frame_te, p_te, y_te, _, _ = synthetic(size // 4, seed=1)
+        frame_tr, p_tr, y_tr, cats, nums = make_synthetic(size, seed=0)
+        frame_te, p_te, y_te, _, _ = make_synthetic(size // 4, seed=1)
     else:
-        path = DATA / ("bank_marketing/bank-full.csv.gz" if name == "bank" else "credit_default/UCI_Credit_Card.csv.gz")
         if not path.exists():
             print(f"skipping {name}: {path} is absent", file=sys.stderr)
             return None
-        frame, p, y, cats, nums, train, test = bank() if name == "bank" else credit()
+        frame, p, y, cats, nums, train, test = load()
         frame_tr, p_tr, y_tr = frame.iloc[train].reset_index(drop=True), p[train], y[train]
         frame_te, p_te, y_te = frame.iloc[test].reset_index(drop=True), p[test], y[test]
     tag = f"{name}_{size}" if size else name

@@ -54,7 +54,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 from _common import RESULTS, read_results, write_markdown
 from _datasets import CENSUS_COLUMNS
-from mcgrad_vs_reference import DATA, LEVELS, _markdown, _paper_splits, _status_mib, _versions, held_out_frame
+from mcgrad_vs_reference import (
+    DATA,
+    _markdown,
+    _paper_splits,
+    _status_mib,
+    _versions,
+    categoricals,
+    held_out_frame,
+    write_parts,
+)
 from mcgrad_vs_reference import run_one as run_script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,13 +86,7 @@ IMPLS = {"reference": (REFERENCE_ROW, None), "mcal": (MCAL_ROW, {}),
 def synthetic(n: int, seed: int) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, list[str], list[str]]:
     """Segment-wise bias: the outcome has level effects and a nonlinearity that the linear base ignores."""
     rng = np.random.default_rng(seed)
-    cols, effect = {}, np.zeros(n)
-    for j, k in enumerate(LEVELS):
-        prob = 1.0 / np.arange(1, k + 1)
-        codes = rng.choice(k, size=n, p=prob / prob.sum())
-        cols[f"c{j}"] = pd.Categorical.from_codes(codes, categories=[f"L{i}" for i in range(k)])
-        if j < 3:
-            effect += np.random.default_rng(100 + j).normal(0.0, 0.5, size=k)[codes]  # fixed across seeds
+    cols, effect = categoricals(n, rng)
     x = rng.normal(size=(n, 5))
     linear = 2.0 + 0.8 * x[:, 0] - 0.6 * x[:, 1]
     y = linear + 0.5 * np.sin(2 * x[:, 2]) + effect + 0.6 * (cols["c3"].codes == 0) * x[:, 3] + rng.normal(size=n)
@@ -133,21 +136,9 @@ def credit(max_rows: int | None) -> tuple:
 
 def prepare(name: str, size: int | None, folder: Path, max_rows: int | None) -> dict | None:
     """Write train/test parquet files for one data set; return its description, or None if its files are absent."""
-    if name == "synthetic":
-        frame_tr, p_tr, y_tr, cats, nums = synthetic(size, seed=0)
-        frame_te, p_te, y_te, _, _ = synthetic(size // 4, seed=1)
-    else:
-        path = DATA / ("census_income_kdd" if name == "census_weeks" else "credit_default")
-        if not path.exists():
-            print(f"skipping {name}: {path} is absent", file=sys.stderr)
-            return None
-        frame, p, y, cats, nums, train, test = census(max_rows) if name == "census_weeks" else credit(max_rows)
-        frame_tr, p_tr, y_tr = frame.iloc[train].reset_index(drop=True), p[train], y[train]
-        frame_te, p_te, y_te = frame.iloc[test].reset_index(drop=True), p[test], y[test]
-    tag = f"{name}_{size}" if size else name
-    for part, frame, p, y in (("train", frame_tr, p_tr, y_tr), ("test", frame_te, p_te, y_te)):
-        frame.assign(__score__=p, __label__=y).to_parquet(folder / f"{tag}_{part}.parquet")
-    return {"tag": tag, "name": name, "cats": cats, "nums": nums, "n_train": len(y_tr), "n_test": len(y_te)}
+    path = DATA / ("census_income_kdd" if name == "census_weeks" else "credit_default")
+    load = (lambda: census(max_rows)) if name == "census_weeks" else (lambda: credit(max_rows))
+    return write_parts(name, size, folder, synthetic, path, load)
 
 
 # -- one measured run (in a subprocess) ----------------------------------------------------------------------

@@ -63,15 +63,7 @@ def run_dataset(
     }
     rows = []
     for seed in seeds:
-        tr, va, te = D.protocol_split(ds.n, seed)
-        scores, info = C.base_model_scores(
-            ds,
-            tr,
-            {"train": tr, "val": va, "test": te},
-            cache_key=f"{key}-{max_rows}-{seed}",
-            cache=cache,
-            blas_threads=blas_threads,
-        )
+        (tr, va, te), scores, info = C.protocol_scores(ds, key, max_rows, seed, cache=cache, blas_threads=blas_threads)
         parts = {"train": ds.subset(tr), "val": ds.subset(va), "test": ds.subset(te)}
         y = {k: v.y for k, v in parts.items()}
         t0 = time.perf_counter()

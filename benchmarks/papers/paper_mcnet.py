@@ -59,14 +59,8 @@ def run_dataset(
     """Every method of ``tables`` (name -> methods) on one dataset, ``runs[table]`` calibrator seeds each."""
     ds = D.load(key, max_rows=max_rows)
     ds.field = DATASETS[key]
-    tr, va, te = D.protocol_split(ds.n, SPLIT_SEED)
-    scores, info = C.base_model_scores(
-        ds,
-        tr,
-        {"train": tr, "val": va, "test": te},
-        cache_key=f"{key}-{max_rows}-{SPLIT_SEED}",
-        cache=cache,
-        blas_threads=blas_threads,
+    (_train, va, te), scores, info = C.protocol_scores(
+        ds, key, max_rows, SPLIT_SEED, cache=cache, blas_threads=blas_threads
     )
     val, test = ds.subset(va), ds.subset(te)
     field_test = test.frame[ds.field].astype(str).to_numpy()

@@ -55,13 +55,8 @@ def _load(bench, key, **kw):
 
 
 def _csv(path: Path) -> tuple[dict, pd.DataFrame]:
-    header = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("# "):
-            break
-        key, _, value = line[2:].partition(": ")
-        header[key] = value
-    return header, pd.read_csv(path, comment="#")
+    """The header and rows of a results CSV, read by the benchmarks' own reader."""
+    return _script("_common").read_results(path)
 
 
 def test_protocol_split_sizes_and_fixed_test_rows(bench):
