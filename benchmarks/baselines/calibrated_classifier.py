@@ -36,7 +36,7 @@ from sklearn.model_selection import train_test_split
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import git_commit, md_table, read_results, run_header, write_results
+from _common import command_line, git_commit, md_table, read_results, run_header, write_results
 from _datasets import DataUnavailable, load
 
 from mcal import CalibratedClassifier, IsotonicCalibration
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     header = run_header(
         "CalibratedClassifier against scikit-learn's CalibratedClassifierCV",
         [],
-        {"command": "python benchmarks/baselines/calibrated_classifier.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        {"command": command_line(__file__, argv),
          "design": f"stratified 70/30 train/test per seed; datasets sampled to at most {MAX_ROWS} rows; "
                    "OMP_NUM_THREADS=1; the files are rewritten after every seed (all datasets)"},
     )  # fmt: skip

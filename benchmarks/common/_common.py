@@ -11,6 +11,7 @@ import hashlib
 import os
 import platform
 import subprocess
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable
@@ -62,6 +63,12 @@ def mcal_version() -> str:
         if line.startswith("version"):
             return line.split("=", 1)[1].strip().strip('"') + " (source tree, not installed)"
     return mcal.__version__
+
+
+def command_line(script: str, argv: list[str] | None) -> str:
+    """How ``script`` (its ``__file__``) was run: ``python benchmarks/<topic>/<name>.py`` and its arguments."""
+    args = sys.argv[1:] if argv is None else argv
+    return " ".join(["python", Path(script).resolve().relative_to(ROOT).as_posix(), *args])
 
 
 def run_header(title: str, seeds, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -302,6 +309,11 @@ def out_dir_of(args: argparse.Namespace, name: str) -> Path:
         print(f"--quick: writing to {folder}")
         return folder
     return RESULTS
+
+
+def docstring_sections(doc: str | None, digits: int) -> Callable[[pd.DataFrame], list[str]]:
+    """The sections of a results file that is a script's docstring (up to its usage) and its rows as one table."""
+    return lambda raw: [(doc or "").split("\n\nUsage")[0], md_table(raw, digits=digits)]
 
 
 def render_results(name: str, sections: Callable[[pd.DataFrame], list[str]], out_dir: Path = RESULTS) -> Path:

@@ -37,7 +37,16 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dask"))
-from _common import RESULTS, add_output_options, md_table, out_dir_of, render_results, run_header, write_results
+from _common import (
+    RESULTS,
+    add_output_options,
+    docstring_sections,
+    md_table,
+    out_dir_of,
+    render_results,
+    run_header,
+    write_results,
+)
 from dask_scale import FEATURES, synthetic
 
 
@@ -149,9 +158,8 @@ def measure(rows: int, folder: Path) -> list[dict]:
     ]  # fmt: skip
 
 
-def sections(raw: pd.DataFrame) -> list[str]:
-    """The results file's text after its header: what is measured, then the table."""
-    return [(__doc__ or "").split("\n\nUsage")[0], md_table(raw, digits=2)]
+#: The results file's text after its header: what is measured, then the table.
+sections = docstring_sections(__doc__, digits=2)
 
 
 def main(argv=None) -> int:

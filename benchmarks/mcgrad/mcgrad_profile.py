@@ -38,7 +38,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dask"))
-from _common import RESULTS, add_output_options, md_table, out_dir_of, render_results, run_header, write_results
+import _common as C
 from dask_scale import FEATURES, synthetic
 
 
@@ -109,29 +109,28 @@ def measure(rows: int) -> pd.DataFrame:
     return table
 
 
-def sections(table: pd.DataFrame) -> list[str]:
-    """The results file's text after its header: what is measured, then the table."""
-    return [(__doc__ or "").split("\n\nUsage")[0], md_table(table, digits=3)]
+#: The results file's text after its header: what is measured, then the table.
+sections = C.docstring_sections(__doc__, digits=3)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=100_000)
-    add_output_options(parser)
+    C.add_output_options(parser)
     args = parser.parse_args(argv)
     if args.render:
-        render_results("mcgrad_profile", sections, args.out_dir or RESULTS)
+        C.render_results("mcgrad_profile", sections, args.out_dir or C.RESULTS)
         return 0
     rows = 5_000 if args.quick else args.rows
     load = os.getloadavg()[0]
     table = measure(rows)
-    head = run_header("MCGrad's fit time outside LightGBM's training", [0], {
+    head = C.run_header("MCGrad's fit time outside LightGBM's training", [0], {
         "mode": "quick" if args.quick else "full", "rows": f"{rows:,}", "threads": f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; n_jobs=1",
         "load average": f"{load:.1f} at start, {os.getloadavg()[0]:.1f} at end (a shared machine: timings are noisy)",
     })  # fmt: skip
     name = "mcgrad_profile_quick" if args.quick else "mcgrad_profile"
-    write_results(name, head, sections(table), table, out_dir_of(args, name))
-    print(md_table(table, digits=3))
+    C.write_results(name, head, sections(table), table, C.out_dir_of(args, name))
+    print(C.md_table(table, digits=3))
     return 0
 
 

@@ -52,7 +52,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import RESULTS, read_results, write_markdown
+from _common import RESULTS, command_line, read_results, write_markdown
 from _datasets import CENSUS_COLUMNS
 from mcgrad_vs_reference import (
     DATA,
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     ).stdout.strip() or os.environ.get("MCAL_COMMIT", "unknown")  # a copy of the tree
     meta = {"started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
             "commit": commit, "load_start": os.getloadavg()[0],
-            "command": " ".join(["benchmarks/mcgrad/regression_vs_reference.py", *(argv or sys.argv[1:])])}  # fmt: skip
+            "command": command_line(__file__, argv)}  # fmt: skip
     rows: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

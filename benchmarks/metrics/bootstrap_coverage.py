@@ -32,7 +32,7 @@ from scipy import integrate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import md_table, run_header, write_results
+from _common import command_line, md_table, run_header, write_results
 
 from mcal.metrics import bootstrap, brier_score, ece, log_loss, pcoc, roc_auc
 
@@ -159,8 +159,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         "Coverage of bootstrap intervals on metrics",
         [SEED],
         {
-            "command": "python benchmarks/metrics/bootstrap_coverage.py "
-            + " ".join(argv if argv is not None else sys.argv[1:]),
+            "command": command_line(__file__, argv),
             "design": f"{reps} replicate data sets per (metric, weighting, n); {n_resamples} resamples; level {LEVEL}; "
             "OMP_NUM_THREADS=1",
         },

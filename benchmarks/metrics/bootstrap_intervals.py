@@ -43,7 +43,7 @@ from scipy.special import expit, logit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import md_table, run_header, write_results
+from _common import command_line, md_table, run_header, write_results
 
 from mcal.metrics import ecce, ece, f_rce, mce_sigma
 from mcal.metrics._bootstrap import bootstrap_metrics  # several metrics on the same resamples
@@ -225,8 +225,7 @@ def measure(args: argparse.Namespace, argv: list[str] | None) -> tuple[dict[str,
         "Percentile, basic and BCa bootstrap intervals of ECE, ECCE, MCE and F-RCE",
         [SEED],
         {
-            "command": "nice -n 19 python benchmarks/metrics/bootstrap_intervals.py "
-            + " ".join(argv if argv is not None else sys.argv[1:]),
+            "command": f"nice -n 19 {command_line(__file__, argv)}",
             "design": f"replicate data sets per (scenario, n): {reps}, of which with BCa: {bca_reps}; "
             f"{args.n_resamples} resamples; level {LEVEL}; OMP_NUM_THREADS=1",
         },

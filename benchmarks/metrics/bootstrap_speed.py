@@ -38,7 +38,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import md_table, run_header, write_results
+from _common import command_line, md_table, run_header, write_results
 
 from mcal.cli import main as mcal_main
 from mcal.metrics import brier_score, ecce, ece, f_rce, log_loss, pcoc, pr_auc, roc_auc, summary_intervals
@@ -136,8 +136,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
         "Time of the bootstrap intervals of mcal evaluate --ci",
         [SEED],
         {
-            "command": "python benchmarks/metrics/bootstrap_speed.py "
-            + " ".join(argv if argv is not None else sys.argv[1:]),
+            "command": command_line(__file__, argv),
             "design": f"{args.n_resamples} resamples; per-resample path timed on {args.old_resamples} and scaled; "
             "CPU seconds of this process and wall seconds; OMP_NUM_THREADS=1",
         },
