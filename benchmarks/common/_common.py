@@ -288,6 +288,11 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
         "--quick", action="store_true", help="small sizes: checks that the script runs, numbers meaningless"
     )
     add_out_dir_option(parser)
+    add_render_option(parser)
+
+
+def add_render_option(parser: argparse.ArgumentParser) -> None:
+    """``--render``: rewrite the results' ``.md`` from their ``.csv`` (see :func:`render_results`)."""
     parser.add_argument(
         "--render", action="store_true", help="rewrite the .md from the .csv of an earlier run (nothing measured)"
     )

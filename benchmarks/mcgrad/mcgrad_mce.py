@@ -103,6 +103,13 @@ def summary(raw: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def sections(raw: pd.DataFrame) -> list[str]:
+    """The results file's text after its header: what is measured, the summary, the worst segments."""
+    worst = raw[["data", "seed", "method", "worst segment"]].to_string(index=False)
+    return [(__doc__ or "").split("\n\nUsage")[0], md_table(summary(raw), digits=4),
+            f"Worst test segment per seed and method:\n\n```\n{worst}\n```"]  # fmt: skip
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
@@ -111,7 +118,11 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="3,000 rows, one seed, 3 redraws")
     C.add_out_dir_option(parser)
     parser.add_argument("--name", default="mcgrad_mce", help="stem of the results files")
+    C.add_render_option(parser)
     args = parser.parse_args(argv)
+    if args.render:
+        C.render_results(args.name, sections, args.out_dir or C.RESULTS)
+        return 0
     args.out_dir = C.out_dir_of(args, args.name)
     seeds, redraws = ([D.PAPER_SEED], 3) if args.quick else (args.seeds, args.redraws)
     keys = ["census_kdd"] if args.quick else args.datasets
@@ -128,10 +139,7 @@ def main(argv=None) -> int:
         "mode": "quick" if args.quick else "full", "datasets": ", ".join(keys), "label redraws": str(redraws),
         "threads": "OMP_NUM_THREADS as set by the caller; n_jobs=1", "wall time": f"{time.perf_counter() - start:.0f} s",
     })  # fmt: skip
-    worst = raw[["data", "seed", "method", "worst segment"]].to_string(index=False)
-    sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(table, digits=4),
-                f"Worst test segment per seed and method:\n\n```\n{worst}\n```"]  # fmt: skip
-    C.write_results(args.name, head, sections, raw, args.out_dir)
+    C.write_results(args.name, head, sections(raw), raw, args.out_dir)
     print(md_table(table, digits=4))
     return 0
 

@@ -28,7 +28,16 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this topic's scripts, in a child process too
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "common"))
-from _common import add_out_dir_option, md_table, out_dir_of, run_header, write_results
+from _common import (
+    RESULTS,
+    add_out_dir_option,
+    add_render_option,
+    md_table,
+    out_dir_of,
+    render_results,
+    run_header,
+    write_results,
+)
 from _datasets import PAPER_SEED, SEEDS, load_bank_marketing, load_credit_default, protocol_split
 from sklearn.ensemble import HistGradientBoostingClassifier
 
@@ -107,12 +116,21 @@ def summary(raw: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def sections(raw: pd.DataFrame) -> list[str]:
+    """The results file's text after its header: what is measured, then the summary over seeds."""
+    return [(__doc__ or "").split("\n\nUsage")[0], md_table(summary(raw), digits=4)]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
     parser.add_argument("--quick", action="store_true", help="3,000 rows, a small base model, one seed")
     add_out_dir_option(parser)
+    add_render_option(parser)
     args = parser.parse_args(argv)
+    if args.render:
+        render_results("mcgrad_overconfident", sections, args.out_dir or RESULTS)
+        return 0
     args.out_dir = out_dir_of(args, "mcgrad_overconfident")
     seeds = [PAPER_SEED] if args.quick else args.seeds
     start = time.perf_counter()
@@ -126,8 +144,7 @@ def main(argv=None) -> int:
         "base extreme share (test scores < 0.01 or > 0.99)": ", ".join(
             f"{d} {s:.2f}" for d, s in raw[raw["method"] == "Base"].groupby("data")["extreme_share"].mean().items()),
     })  # fmt: skip
-    sections = [(__doc__ or "").split("\n\nUsage")[0], md_table(table, digits=4)]
-    write_results("mcgrad_overconfident", head, sections, raw, args.out_dir)
+    write_results("mcgrad_overconfident", head, sections(raw), raw, args.out_dir)
     print(md_table(table, digits=4))
     return 0
 
