@@ -5,14 +5,14 @@ mode), every results file the index names exists and every file in ``benchmarks/
 folder holds only what the listed scripts write), and every page the index cites exists and names the file.
 """
 
-import importlib.util
 import re
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "benchmarks"
+from tests.benchmarks.scripts import BENCH
+from tests.benchmarks.scripts import run_all as _run_all
+
+ROOT = BENCH.parent
 RESULTS = BENCH / "results"
 
 
@@ -46,13 +46,6 @@ def _result_stems(cell: str) -> set[str]:
         first = first or stem
         stems.add(stem)
     return stems
-
-
-def _run_all():
-    spec = importlib.util.spec_from_file_location("run_all", BENCH / "run_all.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_every_script_is_in_the_index_and_in_run_all():

@@ -4,39 +4,17 @@ The benchmarks read the shared datasets (``../shared/data`` beside the repositor
 test here skips with the path it looked for when they are absent.
 """
 
-import importlib
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from tests.benchmarks.scripts import run_all as _run_all
+from tests.benchmarks.scripts import script as _script
+
 # the benchmarks and their helpers on real data: slow, all of them (tests/README.md)
 pytestmark = pytest.mark.slow
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-#: the folders of the benchmark scripts (benchmarks/<topic>/) and of their shared helpers (benchmarks/common/)
-FOLDERS = sorted({str(path.parent) for path in BENCH.glob("*/*.py")})
-
-
-def _script(name):
-    """A benchmark script or helper, imported from its folder of benchmarks/ (they are scripts, not part of mcal)."""
-    sys.path[:0] = FOLDERS
-    try:
-        return importlib.import_module(name)
-    finally:
-        for folder in FOLDERS:
-            sys.path.remove(folder)
-
-
-def _run_all():
-    """benchmarks/run_all.py, imported from its path (benchmarks/ itself is never put on sys.path)."""
-    spec = importlib.util.spec_from_file_location("run_all", BENCH / "run_all.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

@@ -5,16 +5,14 @@ committed Markdown, every number replaced by ``#``: the CSV keeps 6 significant 
 can differ; any other line (a note written by hand, a table the script no longer writes) fails the test.
 """
 
-import importlib
 import re
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-FOLDERS = sorted({str(path.parent) for path in BENCH.glob("*/*.py")})
+from tests.benchmarks.scripts import BENCH
+from tests.benchmarks.scripts import script as _script
+
 #: results file -> (script, its render arguments besides the output place)
 RENDERED = {
     "mcgrad_memory": ("mcgrad_memory", ["--name", "mcgrad_memory"]),
@@ -32,15 +30,6 @@ RENDERED = {
     "regression_vs_reference_se": ("regression_vs_reference", None),
     "regression_vs_reference_paper_defaults": ("regression_vs_reference", None),
 }
-
-
-def _script(name):
-    sys.path[:0] = FOLDERS
-    try:
-        return importlib.import_module(name)
-    finally:
-        for folder in FOLDERS:
-            sys.path.remove(folder)
 
 
 def _shape(text: str) -> list[str]:

@@ -4,14 +4,13 @@ The cheap topics only (the whole of ``--topic all`` takes about 12 minutes on 2 
 modes of both MCNet benchmarks (issue #30). Each run must pass and leave ``benchmarks/results/`` untouched.
 """
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+
+from tests.benchmarks.scripts import BENCH
+from tests.benchmarks.scripts import run_all as _run_all
 
 pytestmark = pytest.mark.slow
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 #: topic -> the results files its quick runs write (monitor and report write none in quick mode)
 WRITTEN = {
     "monitor": set(),
@@ -19,13 +18,6 @@ WRITTEN = {
     "package": {"input_safety.md", "input_safety.csv", "dependency_weight.md", "dependency_weight.csv"},
     "mcnet": {"mcnet.md", "mcnet.csv", "mcnet_synthetic.md", "mcnet_synthetic.csv"},
 }
-
-
-def _run_all():
-    spec = importlib.util.spec_from_file_location("run_all", BENCH / "run_all.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _results_state() -> dict[str, bytes]:
