@@ -76,6 +76,31 @@ def test_fit_auto_refuses_bad_options_and_writes_nothing(distorted, tmp_path, ca
     assert not out.exists()
 
 
+def test_fit_auto_with_k_score_columns_or_candidates_without_auto_is_refused_naming_the_options(distorted, tmp_path,
+                                                                                              capsys):  # fmt: skip
+    path, _ = distorted
+    out = tmp_path / "m.json"
+    common = ["fit", str(path), "--label-col", "y", "-o", str(out), "--score-cols", "p,x"]
+    assert main([*common, "--method", "auto"]) == 2
+    err = capsys.readouterr().err
+    assert "--method auto compares the methods of one score column (--score-col); got --score-cols p,x" in err
+    assert "name one of dirichlet, matrix" in err
+    assert main([*common, "--method", "dirichlet", "--candidates", "identity,platt"]) == 2
+    assert "--candidates needs --method auto" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_the_comparison_is_as_wide_as_the_terminal_says_as_the_rest_of_the_output(distorted, tmp_path, capsys,
+                                                                                  monkeypatch):  # fmt: skip
+    path, _ = distorted
+    monkeypatch.setenv("COLUMNS", "56")
+    args = ["fit", str(path), "--score-col", "p", "--label-col", "y", "--method", "auto", "-o", str(tmp_path / "m.json"),
+            "--candidates", "identity,platt"]  # fmt: skip
+    assert main(args) == 0
+    table = capsys.readouterr().out.split("wrote")[0]
+    assert max(len(line) for line in table.splitlines()) <= 56, table
+
+
 def test_evaluate_compare_methods_prints_the_table_and_json_holds_it(distorted, capsys):
     path, df = distorted
     base = ["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--compare-methods", "--segments", "g"]

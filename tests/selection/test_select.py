@@ -89,35 +89,29 @@ def test_every_candidate_is_fitted_on_the_same_rows_of_the_same_folds(rng):
     np.testing.assert_array_equal(fits["a"][4], np.sort(p))
 
 
-class _SpyMCGrad(mcal.MCGrad):
-    """MCGrad, recording the scores of the rows of every fit, its eval_set's and its controls."""
-
-    seen: ClassVar[list] = []
-
-    def _fit(self, y_prob, y, sample_weight, X, *, eval_set=None):
-        super()._fit(y_prob, y, sample_weight, X, eval_set=eval_set)
-        type(self).seen.append({"rows": np.sort(y_prob), "eval": None if eval_set is None else np.sort(eval_set[0]),
-                                "early_stopping": self.early_stopping, "rounds": self.n_rounds_})  # fmt: skip
-
-
-def test_mcgrad_early_stops_once_and_every_fold_fits_those_rounds_on_all_its_training_rows(rng):
+def test_mcgrad_chooses_its_rounds_on_the_folds_pooled_and_is_scored_and_refitted_with_that_count(rng):
     n = 4000
-    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.choice(["u", "v"], n)})
+    X = pd.DataFrame({"b": rng.choice(["u", "v", "w"], n)})  # categorical: the bins do not depend on the rows
     p = rng.uniform(0.05, 0.9, n)
     y = (rng.uniform(size=n) < np.where(X["b"] == "u", np.minimum(1.5 * p, 0.99), p)).astype(int)
-    _SpyMCGrad.seen.clear()
-    candidates = {"identity": mcal.IdentityCalibration(), "mcgrad": _SpyMCGrad(random_state=0)}
-    selection = select_calibrator(p, y, X=X, candidates=candidates, random_state=1)
-    first, *others = _SpyMCGrad.seen[:5]
-    # the first fold's model trains on the other folds and early-stops on the first fold's rows
-    np.testing.assert_array_equal(first["rows"], np.sort(p[selection.folds != 0]))
-    np.testing.assert_array_equal(first["eval"], np.sort(p[selection.folds == 0]))
-    assert first["rounds"] > 0
-    for k, fit in enumerate(others, start=1):  # the other folds: those rounds on all their training rows
-        np.testing.assert_array_equal(fit["rows"], np.sort(p[selection.folds != k]))
-        assert fit["eval"] is None and fit["early_stopping"] is None and fit["rounds"] == first["rounds"]
-    assert selection.chosen == "mcgrad" and selection.calibrator.n_rounds_ == first["rounds"]
-    np.testing.assert_array_equal(_SpyMCGrad.seen[5]["rows"], np.sort(p))  # the refit on all rows
+    selection = select_calibrator(p, y, X=X, candidates=["identity", "mcgrad"], random_state=1)
+    rounds, seed = selection.calibrator.n_rounds_, selection.calibrator.random_state
+    assert selection.chosen == "mcgrad" and rounds > 0
+
+    def held_out_loss(t):  # independent fits of t rounds on each fold's training rows, scored on its rows
+        held_out = np.empty(n)
+        for k in range(5):
+            tr, te = selection.folds != k, selection.folds == k
+            model = mcal.MCGrad(random_state=seed, early_stopping=None, max_rounds=t).fit(p[tr], y[tr], X=X[tr])
+            held_out[te] = model.predict(p[te], X=X[te])
+        return log_loss(y, held_out)
+
+    # the table scores MCGrad by those fits at the chosen count, which early stopping chose on the pooled loss
+    losses = [held_out_loss(t) for t in (rounds - 1, rounds, rounds + 1)]
+    assert selection.table.loc["mcgrad", "log_loss"] == pytest.approx(losses[1], rel=0, abs=1e-9)
+    assert losses[1] < losses[0] and losses[2] >= losses[1]
+    direct = mcal.MCGrad(random_state=seed, early_stopping=None, max_rounds=rounds).fit(p, y, X=X)
+    np.testing.assert_allclose(selection.calibrator.predict(p, X=X), direct.predict(p, X=X), rtol=0, atol=1e-12)
 
 
 def test_the_folds_are_seeded_and_stratified(rng):

@@ -53,8 +53,9 @@ def select(y, p, w, X, field, args, random_state: int) -> CalibratorSelection:
 
 
 def print_comparison(selection: CalibratorSelection, n_rows: int) -> None:
-    """The comparison table, no wider than the terminal."""
-    width = max(terminal_width(), 60)
+    """The comparison table, no wider than the terminal (80 characters when the output is not one), as the rest of
+    the command line's output."""
+    width = terminal_width()
     print("\n" + wrap(f"methods compared on {n_rows} rows, {int(selection.folds.max()) + 1} shared folds (held-out "
                       "log loss, paired SE against the best; MCE of the held-out predictions):", width))  # fmt: skip
     print(selection.summary(width=width))

@@ -123,12 +123,16 @@ def _run(args) -> int:
     random_state = DEFAULT_RANDOM_STATE if args.random_state is None else args.random_state
     if args.n_jobs is not None:
         _check_n_jobs(args)
-    if args.score_cols is not None:
-        return _multiclass.fit(args, features, random_state)
+    if args.method == _auto.AUTO and args.score_cols is not None:
+        raise CLIError(f"--method auto compares the methods of one score column (--score-col); got --score-cols "
+                       f"{args.score_cols} (k classes): name one of {', '.join(multiclass_method_names())} with "
+                       "--score-cols, or compare the methods on one column with --score-col")  # fmt: skip
     if args.method == _auto.AUTO:
         return _auto.fit(args, features, random_state)
     if args.candidates is not None:
         raise CLIError(f"--candidates needs --method auto (the comparison it sets); got --method {args.method}")
+    if args.score_cols is not None:
+        return _multiclass.fit(args, features, random_state)
     if args.method not in METHODS:
         raise CLIError(f"--method {args.method} is a method for k classes: it needs --score-cols A,B,C (one "
                        "probability column per class) instead of --score-col")  # fmt: skip

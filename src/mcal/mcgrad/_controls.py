@@ -152,22 +152,23 @@ def validation_score(
 
 def choose_rounds(
     model: Any, engine: Engine, whole: Part, splits: Any, *,
-    score: Any, eval_part: Part | None, start: float | None,
+    score: Any, eval_part: Part | None, start: float | None, refit: bool = True,
 ) -> tuple[RoundPath | None, RoundPath]:  # fmt: skip
     """Run the rounds of ``model`` (an MCGrad) as its early-stopping controls say: the validation path and the
     rounds kept.
 
     On an external ``eval_part``, the rounds fitted once on ``whole`` and cut at the best round (all of them with
     ``early_stopping=None``); on the parts of ``splits()``, the rounds that early stopping chooses, refitted on
-    ``whole``; without validation, ``max_rounds`` rounds on ``whole``. Warns when ``max_time`` ran out, or early
-    stopping chose ``max_rounds``. The arguments are those of ``MCGrad._fit_rounds``.
+    ``whole`` (with ``refit=False`` not refitted: ``final`` then holds only their number, ``best_round``); without
+    validation, ``max_rounds`` rounds on ``whole``. Warns when ``max_time`` ran out, or early stopping chose
+    ``max_rounds``. The other arguments are those of ``MCGrad._fit_rounds``.
 
     Returns
     -------
     path : RoundPath or None
         The rounds on the validation rows (their losses and scores), or None without validation.
     final : RoundPath
-        The rounds kept.
+        The rounds kept (``best_round`` of them).
 
     Raises
     ------
@@ -191,14 +192,16 @@ def choose_rounds(
         path = rounds([whole], [eval_part], stopping, keep=True, desc="MCGrad rounds")
         n_rounds = path.best_round if model.early_stopping is not None else len(path.boosters)
         final = RoundPath(boosters=path.boosters[:n_rounds], factors=path.factors[:n_rounds],
-                          input_factor=path.input_factor if n_rounds else 1.0)  # fmt: skip
+                          input_factor=path.input_factor if n_rounds else 1.0, best_round=n_rounds)  # fmt: skip
     elif validating:
         train, valid = splits()
         check_split_weights(engine, train, valid, model.random_state)
-        pass_timer = None if model.max_time is None else pass_budget(model, start)
+        # the pass's share of max_time leaves the rest to the refit; without a refit here, the pass has it all
+        pass_timer = None if model.max_time is None else pass_budget(model, start) if refit else timer
         path = rounds(train, valid, replace(stopping, out_of_time=pass_timer), desc="MCGrad early stopping")
         del train, valid
-        final = rounds([whole], None, Stopping(path.best_round, out_of_time=timer), desc="MCGrad refit")
+        final = rounds([whole], None, Stopping(path.best_round, out_of_time=timer), desc="MCGrad refit") if refit else (
+            RoundPath(best_round=path.best_round))  # fmt: skip
     else:
         final = rounds([whole], None, Stopping(int(model.max_rounds), out_of_time=timer), desc="MCGrad rounds")
     _warn_stopped(model, path, final)
@@ -229,6 +232,6 @@ def _warn_stopped(model: Any, path: RoundPath | None, final: RoundPath) -> None:
     if (path or final).timed_out or refit_cut:
         fitted = len(path.losses) - 1 if path is not None else len(final.boosters)
         cut = f" (the refit on all rows ran out after {len(final.boosters)})" if refit_cut else ""
-        warn(f"max_time={model.max_time} s ran out after {fitted} round(s){cut}; kept the best {len(final.boosters)}")
+        warn(f"max_time={model.max_time} s ran out after {fitted} round(s){cut}; kept the best {final.best_round}")
     elif path is not None and path.best_round == model.max_rounds and model.early_stopping is not None:
         warn(f"early stopping chose max_rounds={model.max_rounds} rounds; a larger max_rounds may fit better")

@@ -34,6 +34,7 @@ from mcal._lightgbm.single_row import SingleRowPredictor
 from mcal._progress import check_progress_param
 from mcal._validation import output_dtype
 from mcal.mcgrad import _controls as controls
+from mcal.mcgrad._cross_fit import CrossFit, cross_fit
 from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, choose_rounds, validation_score
 from mcal.mcgrad._fast_predict import CompiledForests
 from mcal.mcgrad._model_file import STATE_CONSTRAINTS, check_model_state, model_state, restore_model_state
@@ -337,49 +338,87 @@ class MCGrad(BaseCalibrator):
         """
         return self._fit_checked(y_prob, y, X, sample_weight, eval_set=eval_set)
 
+    def cross_fit(
+        self, y_prob: ArrayLike, y: ArrayLike, folds: ArrayLike, *, X: Any = None, sample_weight: ArrayLike | None = None
+    ) -> CrossFit:
+        """Cross-fit on the given folds, the number of rounds chosen by early stopping across all of them.
+
+        The rounds of every fold are fitted on the other folds' rows, side by side, and stop as ``early_stopping=
+        "kfold"`` stops on its own folds: once the early-stopping metric of the held-out rows, pooled over the
+        folds, has not improved for ``patience + 1`` rounds (``max_rounds`` at most). The features are binned once,
+        for every fold and the refit. This model is left unfitted. :func:`mcal.select_calibrator` scores MCGrad so.
+
+        Parameters
+        ----------
+        y_prob, y, X, sample_weight
+            As :meth:`fit`.
+        folds : array-like of int of shape (n_samples,)
+            The held-out fold of each row, ``0 .. k - 1``, each present, ``k >= 2``.
+
+        Returns
+        -------
+        result : CrossFit
+            ``held_out`` (each row's prediction by its fold's rounds, after the chosen number), ``n_rounds``,
+            ``validation_losses`` and ``refit()``, which fits ``n_rounds`` rounds on all rows as :meth:`fit` would
+            with ``early_stopping=None, max_rounds=n_rounds``.
+
+        Raises
+        ------
+        ValueError, TypeError
+            As :meth:`fit`; ``ValueError`` also for ``early_stopping=None`` or ``folds`` that break their rule.
+        """
+        return cross_fit(self, y_prob, y, folds, X, sample_weight)
+
     @lightgbm_errors_name_lightgbm_params
     def _fit(self, y_prob, y, sample_weight, X, *, eval_set: tuple | None = None) -> None:
         start = controls.clock()
+        engine, encoder, whole = self._prepare(y_prob, y, sample_weight, X)
+        if eval_set is not None:
+            p_val, y_val, X_val, w_val = check_eval_set(self, eval_set, X, encoder)
+            X_enc = np.empty((p_val.shape[0], 0)) if X_val is None else X_val
+            val = Part(encoder.transform(X_enc, n_extra_columns=1), y_val, w_val, self._loss().link(p_val))
+            self._fit_rounds(engine, encoder, whole, None, eval_part=val, start=start,
+                             score=self._score_of(y_val, w_val, X_val))  # fmt: skip
+            return
+        rows, score = [], None
+        if self.early_stopping is not None and self.max_rounds > 0:
+            split_seed = self._seeds()[0]
+            rows = split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
+            score = self._split_score(rows, y, sample_weight, X)
+        self._fit_rounds(engine, encoder, whole, partial(split_parts, whole, rows), score=score, start=start)
+
+    def _prepare(self, y_prob, y, sample_weight, X) -> tuple[LocalEngine, FeatureEncoder, Part]:
+        """The engine, the fitted feature encoder and the part of all rows, its features binned once for every
+        early-stopping part and the refit, from the checked inputs of :meth:`fit`."""
         check_float32_weights(sample_weight)
-        split_seed, lgb_seed = self._seeds()
-        X_user = X
         X = np.empty((y_prob.shape[0], 0)) if X is None else X
         encoder = FeatureEncoder(self.categorical_features).fit(X)
         check_monotone_constraints(self.lightgbm_params, encoder)
-        loss = self._loss()
-        engine = LocalEngine(
-            self._lightgbm_params(lgb_seed, y_prob.shape[0]),
-            int(self.n_estimators),
-            np.flatnonzero(encoder.categorical_).tolist(),
-            loss,
-        )
+        loss, n_rows = self._loss(), y_prob.shape[0]
+        engine = LocalEngine(self._lightgbm_params(self._seeds()[1], n_rows), int(self.n_estimators),
+                             np.flatnonzero(encoder.categorical_).tolist(), loss)  # fmt: skip
         # The rounds need feature values only for the validation rows and the rare rows predicted again: they are
         # encoded from X when asked. The features are binned once, shared by the early-stopping parts and reused by
         # the refit: from row blocks on large data (the float64 matrix never whole), from the matrix on smaller
         # data, where LightGBM's sampling of single rows from blocks costs more than the matrix's memory.
-        n_rows = y_prob.shape[0]
         whole = Part(EncodedRows(encoder, X, (n_rows, encoder.n_features_in_ + 1)), y, sample_weight, loss.link(y_prob))
         if encoder.n_features_in_:
             blocked = n_rows >= _BIN_BLOCKS_FROM_ROWS
             features = [FeatureBlocks(encoder, X, n_rows)] if blocked else encoder.transform(X)
             whole.binned = engine.bin_features(features, y, sample_weight)
-            del features
-        score_of = partial(validation_score, self.early_stopping_metric, loss,
-                           categorical_features=self.categorical_features, outcome=self.outcome)  # fmt: skip
-        if eval_set is not None:
-            p_val, y_val, X_val, w_val = check_eval_set(self, eval_set, X_user, encoder)
-            X_enc = np.empty((p_val.shape[0], 0)) if X_val is None else X_val
-            val = Part(encoder.transform(X_enc, n_extra_columns=1), y_val, w_val, loss.link(p_val))
-            self._fit_rounds(engine, encoder, whole, None, eval_part=val, start=start,
-                             score=score_of(y_val, w_val, X_val))  # fmt: skip
-            return
-        rows, score = [], None
-        if self.early_stopping is not None and self.max_rounds > 0:
-            rows = split_rows(y, self.early_stopping, self.validation_fraction, self.n_folds, split_seed)
-        if rows and not controls.is_log_loss(self.early_stopping_metric):
-            va = np.concatenate([va for _, va in rows])  # the validation rows in the order of the parts
-            score = score_of(y[va], sample_weight[va], None if X_user is None else take_rows(X_user, va))
-        self._fit_rounds(engine, encoder, whole, partial(split_parts, whole, rows), score=score, start=start)
+        return engine, encoder, whole
+
+    def _score_of(self, y: Any, w: Any, X: Any) -> Any:
+        """The early-stopping criterion on validation rows ``y``, ``w``, ``X`` (None: the log loss)."""
+        return validation_score(self.early_stopping_metric, self._loss(), y, w, X,
+                                categorical_features=self.categorical_features, outcome=self.outcome)  # fmt: skip
+
+    def _split_score(self, rows: list[tuple[Any, Any]], y: Any, w: Any, X: Any) -> Any:
+        """The early-stopping criterion on the validation rows of ``rows`` (pairs of train, validation indices)."""
+        if not rows or controls.is_log_loss(self.early_stopping_metric):
+            return None
+        va = np.concatenate([va for _, va in rows])  # the validation rows in the order of the parts
+        return self._score_of(y[va], w[va], None if X is None else take_rows(X, va))
 
     def _seeds(self) -> tuple[int, int]:
         """The seeds of the early-stopping split and of LightGBM, both drawn from ``random_state``."""

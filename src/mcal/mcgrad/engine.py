@@ -385,7 +385,8 @@ def _take(values: NDArray[np.float64], rows: NDArray[np.integer]) -> NDArray[np.
 @dataclass
 class RoundPath:
     """What :func:`boost_rounds` found: kept boosters and factors, validation losses and scores (the
-    stopping criterion's values), the best round, and whether the time budget ended the rounds."""
+    stopping criterion's values), the best round, the validation parts' scores ``F`` after it (``best_valid``, one
+    array per validation part; empty without validation), and whether the time budget ended the rounds."""
 
     boosters: list[Booster] = field(default_factory=list)
     factors: list[float | NDArray[np.float64]] = field(default_factory=list)  # an array: a factor per score column
@@ -393,6 +394,7 @@ class RoundPath:
     scores: list[float] = field(default_factory=list)
     input_factor: float | NDArray[np.float64] = 1.0
     best_round: int = 0
+    best_valid: list[Array] = field(default_factory=list)
     timed_out: bool = False
 
 
@@ -536,7 +538,8 @@ def boost_rounds(
     Returns
     -------
     path : RoundPath
-        With validation: the losses and scores (index 0 is the input) and the best round (lowest score).
+        With validation: the losses and scores (index 0 is the input), the best round (lowest score) and the
+        validation parts' ``F`` after it.
         Without: the boosters and factors of every round, and ``best_round = max_rounds``.
 
     Raises
@@ -556,7 +559,7 @@ def boost_rounds(
         path.scores.append(path.losses[-1] if score is None else score(valid))
     wait = 0
     by_gain = bool(valid) and score is None and stopping.min_gain_se > 0
-    best_F = [part.F for part in valid or []] if by_gain else []
+    path.best_valid = [part.F for part in valid or []]  # each round replaces a part's F: these stay the best's
     clock = {} if out_of_time is None else {"out_of_time": out_of_time}
     with progress(max_rounds, desc, enabled=show_progress, unit="round") as bar:
         for t in range(1, max_rounds + 1):
@@ -593,10 +596,10 @@ def boost_rounds(
                 path.scores.append(loss if score is None else score(valid))
                 improved = path.scores[-1] < path.scores[path.best_round]
                 if improved and by_gain:  # the gain of each row over the best round, against its standard error
-                    sums = [engine.gain_sums(p.y, F, p.F, p.w) for p, F in zip(valid, best_F, strict=True)]
+                    sums = [engine.gain_sums(p.y, F, p.F, p.w) for p, F in zip(valid, path.best_valid, strict=True)]
                     improved = _gain_exceeds(sums, stopping.min_gain_se)
                 if improved:
-                    path.best_round, wait, best_F = t, 0, [p.F for p in valid] if by_gain else []
+                    path.best_round, wait, path.best_valid = t, 0, [p.F for p in valid]
                 else:
                     wait += 1
                     if wait > patience:

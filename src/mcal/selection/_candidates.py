@@ -97,8 +97,7 @@ def _multiclass(model: BaseCalibrator) -> bool:
     return type(model).__module__.startswith("mcal.multiclass")
 
 
-def fits_with_eval_set(model: BaseCalibrator) -> bool:
-    """Whether ``model`` chooses its rounds on held-out rows that its ``fit`` takes as ``eval_set`` (MCGrad with
-    ``early_stopping="holdout"``): cross-fitting then hands it a split of the fold's training rows and skips the
-    refit on all of them."""
-    return "eval_set" in inspect.signature(model.fit).parameters and getattr(model, "early_stopping", None) == "holdout"
+def cross_fits_itself(model: BaseCalibrator) -> bool:
+    """Whether ``model`` is cross-fitted by its own ``cross_fit(y_prob, y, folds, X=, sample_weight=)`` (MCGrad with
+    early stopping): it chooses its rounds across the folds, and its result's ``refit()`` fits it on all rows."""
+    return callable(getattr(model, "cross_fit", None)) and getattr(model, "early_stopping", None) is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ from mcal._validation import (
 )
 from mcal.metrics import mce
 from mcal.segments import generate_segments
-from mcal.selection._candidates import fits_with_eval_set, resolve_candidates
+from mcal.selection._candidates import cross_fits_itself, resolve_candidates
 from mcal.selection._result import CalibratorSelection, comparison_table
 
 #: Probabilities are clipped to [_CLIP, 1 - _CLIP] in the per-row log loss, as scikit-learn's ``log_loss`` (and so
@@ -129,14 +130,14 @@ def select_calibrator(
     The work is shared: the rows are sorted by score once (the folds' training rows are then in score order, which
     isotonic regression and histogram binning sort again at little cost), the folds are drawn once, and the
     segments of the MCE are generated once. A candidate that chooses its rounds on held-out rows (MCGrad with
-    ``early_stopping="holdout"``) early-stops once, on the first fold, fitted on the others (a stratified ``1 / cv``
-    of the rows as its validation rows, as its own fit holds out ``validation_fraction``, a fifth by default); every
-    other fold then fits that many rounds on all its training rows without early stopping, and so does the refit on
-    all rows when it is chosen (``early_stopping=None``, ``max_rounds`` the rounds chosen), as MCGrad's own fit
-    refits the rounds its holdout chose. Each fold's model is so trained on all of the fold's training rows, as the
-    refit is on all rows, at the cost of one early-stopping pass; the first fold's rows, which chose the number of
-    rounds, are then also scored with it. Other methods are refitted on all rows in their given order, so
-    ``selection.calibrator`` equals the method fitted directly with the same parameters.
+    early stopping) cross-fits itself (:meth:`mcal.MCGrad.cross_fit`): the rounds of every fold are fitted side by
+    side on the other folds' rows, on the features binned once, and stop where the held-out log loss pooled over
+    all folds stops improving; each row is scored by its fold's rounds at that count, and when the method is
+    chosen, that many rounds are refitted on all rows (``early_stopping=None``, ``max_rounds`` the rounds chosen),
+    as MCGrad's own fit refits the rounds its holdout chose. Each fold's model is so trained on all of the fold's
+    training rows, as the refit is on all rows; the held-out rows chose the number of rounds, one number for all
+    folds. Other methods are refitted on all rows in their given order, so ``selection.calibrator`` equals the
+    method fitted directly with the same parameters (MCGrad: the bins of its features too).
 
     References
     ----------
@@ -171,34 +172,34 @@ def select_calibrator(
     mces: dict[str, tuple[float, float]] = {}
     seconds: dict[str, float] = {}
     failures: dict[str, str] = {}
+    refits: dict[str, Callable[[], BaseCalibrator]] = {}  # of the candidates that cross-fit themselves (MCGrad)
     segments = None if X is None else generate_segments(data.X)  # shared by every candidate's MCE
     for name, model in models.items():
         start = time.perf_counter()
         try:
-            held_out = data.cross_fit(name, model)
+            if cross_fits_itself(model):  # in the given order of the rows: its refit is then its direct fit
+                result = model.cross_fit(p, yy, folds, X=X, sample_weight=w)
+                held_out, refits[name] = result.held_out[order], result.refit
+            else:
+                held_out = data.cross_fit(model)
         except (ValueError, ImportError) as exc:
             warnings.warn(f"candidate {name!r} failed and cannot be chosen: {exc}", CalibrationWarning, stacklevel=2)
             losses[name], failures[name] = None, f"failed: {exc}"
         else:
             losses[name] = _row_log_loss(data.y, held_out)
-            result = mce(data.y, held_out, segments=segments, sample_weight=data.w)
-            mces[name] = (result.mce_sigma, result.pvalue_adjusted)
+            scored = mce(data.y, held_out, segments=segments, sample_weight=data.w)
+            mces[name] = (scored.mce_sigma, scored.pvalue_adjusted)
         seconds[name] = time.perf_counter() - start
     if len(failures) == len(models):
         raise ValueError(f"candidates must include one that fits these data; every one failed: {failures}")
     table, best, chosen = comparison_table(losses, data.w, mces, seconds, failures, tolerance, segments is not None)
-    calibrator = _for_all_rows(models[chosen], data.rounds.get(chosen))
-    calibrator.fit(p, yy, sample_weight=w, **({"X": X} if calibrator.uses_features and X is not None else {}))
+    if chosen in refits:
+        calibrator = refits[chosen]()
+    else:
+        calibrator = clone(models[chosen])
+        calibrator.fit(p, yy, sample_weight=w, **({"X": X} if calibrator.uses_features and X is not None else {}))
     return CalibratorSelection(chosen=chosen, best=best, calibrator=calibrator, table=table, se_tolerance=tolerance,
                                folds=folds, n_segments=1 if segments is None else segments.n_segments)  # fmt: skip
-
-
-def _for_all_rows(model: Any, rounds: int | None) -> BaseCalibrator:
-    """An unfitted clone of ``model`` to fit on a fold's training rows or on all rows: a model that early-stopped on
-    the first fold (MCGrad) fits the rounds it chose, without another early-stopping pass."""
-    if rounds is None:
-        return clone(model)
-    return clone(model).set_params(early_stopping=None, max_rounds=rounds)
 
 
 def _check_features(X: Any, field: Any, n_samples: int) -> Any:
@@ -235,38 +236,20 @@ def _row_log_loss(y: NDArray[np.float64], p: NDArray[np.float64]) -> NDArray[np.
 
 
 class _Sorted:
-    """The rows in score order, with their folds: the data every candidate is cross-fitted on."""
+    """The rows in score order, with their folds: the data every candidate but MCGrad is cross-fitted on."""
 
     def __init__(self, p, y, w, X, folds) -> None:
         self.p, self.y, self.w, self.X, self.folds = p, y, w, X, folds
-        #: the rounds that early stopping chose on the first fold, by candidate name (models fitted with an eval_set)
-        self.rounds: dict[str, int] = {}
 
-    def cross_fit(self, name: str, model: BaseCalibrator) -> NDArray[np.float64]:
-        """Held-out predictions of ``model``: each fold's rows predicted by a clone fitted on the other folds.
-
-        A model that early-stops on an ``eval_set`` does so once, on the first fold (trained on the others); the
-        other folds fit that many rounds without early stopping."""
+    def cross_fit(self, model: BaseCalibrator) -> NDArray[np.float64]:
+        """Held-out predictions of ``model``: each fold's rows predicted by a clone fitted on the other folds."""
         held_out = np.empty(self.p.shape[0])
         for k in range(int(self.folds.max()) + 1):
             train, test = np.flatnonzero(self.folds != k), np.flatnonzero(self.folds == k)
-            if not fits_with_eval_set(model):
-                fitted = self._fit(clone(model), train)
-            elif name not in self.rounds:
-                fitted = self._fit(clone(model), train, eval_rows=test)
-                self.rounds[name] = int(fitted.n_rounds_)
-            else:
-                fitted = self._fit(_for_all_rows(model, self.rounds[name]), train)
+            fitted = clone(model).fit(self.p[train], self.y[train], sample_weight=self.w[train],
+                                      **self._features(model, train))  # fmt: skip
             held_out[test] = fitted.predict(self.p[test], **self._features(fitted, test))
         return held_out
-
-    def _fit(self, model: Any, rows: NDArray[np.intp], eval_rows: NDArray[np.intp] | None = None) -> BaseCalibrator:
-        data = (self.p[rows], self.y[rows])
-        kwargs = {"sample_weight": self.w[rows], **self._features(model, rows)}
-        if eval_rows is not None:
-            X_eval = self._features(model, eval_rows).get("X")
-            kwargs["eval_set"] = (self.p[eval_rows], self.y[eval_rows], X_eval, self.w[eval_rows])
-        return model.fit(*data, **kwargs)
 
     def _features(self, model: BaseCalibrator, rows: NDArray[np.intp]) -> dict[str, Any]:
         return {"X": take_rows(self.X, rows)} if model.uses_features and self.X is not None else {}
