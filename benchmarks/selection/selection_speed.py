@@ -69,11 +69,11 @@ def timed(fn) -> tuple[object, dict]:
 
 
 def _rounds(selection, direct) -> str:
-    """The rounds of the chosen MCGrad and of ``MCGrad().fit``: the selection fits the first count in 4 folds."""
+    """The rounds of the chosen MCGrad and of ``MCGrad().fit``."""
     if selection.chosen != "mcgrad":
         return ""
-    return (f" ({selection.calibrator.n_rounds_} rounds, chosen by early stopping on the first fold; "
-            f"MCGrad().fit kept {direct.n_rounds_})")  # fmt: skip
+    return (f" ({selection.calibrator.n_rounds_} rounds, chosen by early stopping on the held-out loss pooled over "
+            f"the folds; MCGrad().fit kept {direct.n_rounds_})")  # fmt: skip
 
 
 def sort_gain(p: np.ndarray, y: np.ndarray, seed: int) -> list[dict]:
