@@ -212,7 +212,8 @@ def main(argv=None) -> int:
         "standard error (test rows as independent draws). The last counts say in how many seeds the chosen "
         "method's test log loss exceeded the hindsight best's by more than 2 SE, and the identity's by more "
         "than 1 SE. `lowest cv log loss` is the mean test log loss of the candidate of lowest held-out log "
-        "loss in the selection's own cross-fit, refitted as in the hindsight columns (MCGrad by its own fit).\n\n" + C.md_table(summary, 5),
+        "loss in the selection's own cross-fit, refitted as in the hindsight columns (MCGrad by its own fit).\n\n"
+        + C.md_table(summary, 5),
         "## Test log loss of every candidate, per seed\n\n" + C.md_table(methods, 5),
     ]
     md, _ = C.write_results(args.name, header, sections, raw, args.out_dir)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -17,8 +17,8 @@ from mcal._validation import output_dtype
 from mcal.mcgrad import _controls as controls
 from mcal.mcgrad.engine import split_parts
 
-if TYPE_CHECKING:
-    from mcal.mcgrad._estimator import MCGrad
+#: An MCGrad (its module imports this one).
+MCGrad = Any
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,7 +89,7 @@ def _cross_fit(model: MCGrad, p, y, w, X, rows, learned: dict[str, Any], dtype: 
     held_out = p.astype(dtype, copy=True)  # no rounds: MCGrad predicts the input unchanged
     if n_rounds and path is not None:
         for (_, va), F in zip(rows, path.best_valid, strict=True):
-            held_out[va] = engine.objective.inverse_link(F)
+            held_out[va] = model._loss().inverse_link(F)
 
     def refit() -> MCGrad:
         fitted = clone(model).set_params(early_stopping=None, max_rounds=n_rounds)

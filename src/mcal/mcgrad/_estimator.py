@@ -34,8 +34,8 @@ from mcal._lightgbm.single_row import SingleRowPredictor
 from mcal._progress import check_progress_param
 from mcal._validation import output_dtype
 from mcal.mcgrad import _controls as controls
-from mcal.mcgrad._cross_fit import CrossFit, cross_fit
 from mcal.mcgrad._controls import MAX_TIME, check_eval_set, check_metric_param, choose_rounds, validation_score
+from mcal.mcgrad._cross_fit import CrossFit, cross_fit
 from mcal.mcgrad._fast_predict import CompiledForests
 from mcal.mcgrad._model_file import STATE_CONSTRAINTS, check_model_state, model_state, restore_model_state
 from mcal.mcgrad._splits import EncodedRows, FeatureBlocks, split_rows
@@ -339,14 +339,14 @@ class MCGrad(BaseCalibrator):
         return self._fit_checked(y_prob, y, X, sample_weight, eval_set=eval_set)
 
     def cross_fit(
-        self, y_prob: ArrayLike, y: ArrayLike, folds: ArrayLike, *, X: Any = None, sample_weight: ArrayLike | None = None
-    ) -> CrossFit:
+        self, y_prob: ArrayLike, y: ArrayLike, folds: ArrayLike, *, X: Any = None, sample_weight: ArrayLike | None = None,
+    ) -> CrossFit:  # fmt: skip
         """Cross-fit on the given folds, the number of rounds chosen by early stopping across all of them.
 
-        The rounds of every fold are fitted on the other folds' rows, side by side, and stop as ``early_stopping=
-        "kfold"`` stops on its own folds: once the early-stopping metric of the held-out rows, pooled over the
-        folds, has not improved for ``patience + 1`` rounds (``max_rounds`` at most). The features are binned once,
-        for every fold and the refit. This model is left unfitted. :func:`mcal.select_calibrator` scores MCGrad so.
+        Every fold's rounds are fitted on the other folds' rows, side by side, and stop as ``early_stopping="kfold"``
+        stops on its own folds: once the metric of the held-out rows pooled over the folds has not improved for
+        ``patience + 1`` rounds. The features are binned once (on all rows) for every fold and the refit. This model
+        stays unfitted. :func:`mcal.select_calibrator` scores MCGrad so.
 
         Parameters
         ----------
@@ -358,9 +358,7 @@ class MCGrad(BaseCalibrator):
         Returns
         -------
         result : CrossFit
-            ``held_out`` (each row's prediction by its fold's rounds, after the chosen number), ``n_rounds``,
-            ``validation_losses`` and ``refit()``, which fits ``n_rounds`` rounds on all rows as :meth:`fit` would
-            with ``early_stopping=None, max_rounds=n_rounds``.
+            ``held_out``, ``n_rounds``, ``validation_losses`` and ``refit()`` (see :class:`CrossFit`).
 
         Raises
         ------
