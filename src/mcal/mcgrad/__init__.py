@@ -4,7 +4,8 @@
 :mod:`mcal.dask` reuses with distributed data.
 """
 
+from mcal.mcgrad._cross_fit import CrossFit
 from mcal.mcgrad._estimator import MCGrad
 from mcal.mcgrad._tuning import TuningResult, default_search_space, tune_mcgrad
 
-__all__ = ["MCGrad", "TuningResult", "default_search_space", "tune_mcgrad"]
+__all__ = ["CrossFit", "MCGrad", "TuningResult", "default_search_space", "tune_mcgrad"]

@@ -358,7 +358,7 @@ class MCGrad(BaseCalibrator):
         Returns
         -------
         result : CrossFit
-            ``held_out``, ``n_rounds``, ``validation_losses`` and ``refit()`` (see :class:`CrossFit`).
+            ``held_out``, ``n_rounds``, ``validation_losses`` and ``refit()`` (see :class:`mcal.mcgrad.CrossFit`).
 
         Raises
         ------
