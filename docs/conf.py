@@ -179,7 +179,7 @@ numpydoc_validation_exclude = {
     # not a user-facing docstring
     r"^mcal\.mcgrad\.engine\.",
     r"\.(BootstrapResult|ClasswiseMCE|CumulativeCurve|FieldPcoc|MCEResult|ReliabilityCurve|ReliabilityIntervals"
-    r"|MonitorResult|TuningResult|HKRRResult|Segments|PerValueTable|CalibratorSelection)$",
+    r"|MonitorResult|TuningResult|HKRRResult|Segments|PerValueTable|CalibratorSelection|CrossFit)$",
     r"\.staged_predict$",  # returns an iterator (it has a Yields section) without being a generator function
 }
 
