@@ -1,16 +1,30 @@
 """Torch plumbing that the network families (MCNet, the field networks) and the command line share: the check of a
-``device`` setting and the ``torch.device`` it names here, and the field-balance penalty of the MCNet paper
+``device`` setting and the ``torch.device`` it names here, the intra-op thread setting, and the field-balance penalty of the MCNet paper
 (eq. 11-12). Torch is never imported here: each function takes the torch module.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 #: The devices the networks run on: the CPU and CUDA GPUs (exact inference needs float64, which not every backend has).
 _DEVICE = re.compile(r"cpu|cuda(:[0-9]+)?")
 _DEVICE_RULE = "'cpu', 'cuda' or 'cuda:N' (a torch device's name, as a str)"
+
+
+@contextlib.contextmanager
+def torch_threads(torch: Any, n_threads: int | None) -> Iterator[None]:
+    """Run with ``n_threads`` torch intra-op threads (None: leave torch's setting), restoring it afterwards."""
+    before = torch.get_num_threads()
+    if n_threads is not None:
+        torch.set_num_threads(int(n_threads))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def check_device(name: str, device: Any) -> None:

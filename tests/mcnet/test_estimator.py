@@ -347,6 +347,17 @@ def test_a_file_written_before_bin_joins_existed_loads_with_raised_bins(tmp_path
     assert not np.array_equal(continuous.predict(p, X=X), loaded.predict(p, X=X))  # the default reads it otherwise
 
 
+def test_a_file_written_before_smoothness_existed_loads_as_trained_without_it(tmp_path, log_data, rewrite_model):
+    p, y, X, _ = log_data
+    model = MCNet(**{**SMALL, "batch_size": None}, field="f", max_steps=20).fit(p, y, X=X)
+    assert model.smoothness > 0  # the default
+    path = mcal.save(model, tmp_path / "m.json")
+    rewrite_model(path, lambda doc: doc["model"]["params"].pop("smoothness"))
+    loaded = mcal.load(path)
+    assert loaded.smoothness == 0.0  # such files were trained with eq. 13 alone
+    np.testing.assert_array_equal(loaded.predict(p, X=X), model.predict(p, X=X))
+
+
 @pytest.mark.slow
 def test_a_model_file_keeps_the_chosen_bin_count_and_its_held_out_losses(tmp_path, log_data, rewrite_model):
     p, y, X, _ = log_data
@@ -508,6 +519,7 @@ def test_without_a_held_out_part_every_step_of_the_budget_is_run(log_data):
         ({"n_processes": 0}, "n_processes", "a positive integer"),
         ({"beta": -1.0}, "beta", "a finite number"),
         ({"alpha": np.nan, "field": "f"}, "alpha", "a finite number"),
+        ({"smoothness": -1e-3}, "smoothness", "a finite number"),
         ({"learning_rate": 0.0}, "learning_rate", "a finite number in (0"),
         ({"validation_fraction": 1.0}, "validation_fraction", "a finite number in [0"),
         ({"field": ""}, "field", "a column name"),
@@ -546,7 +558,13 @@ WRONG_TYPES = {
         ("n_threads", 1.0),
         ("n_processes", None),
     ],
-    "real": [("learning_rate", [0.1]), ("beta", "1"), ("alpha", True), ("validation_fraction", None)],
+    "real": [
+        ("learning_rate", [0.1]),
+        ("beta", "1"),
+        ("alpha", True),
+        ("smoothness", "0"),
+        ("validation_fraction", None),
+    ],
     "integer sequence": [
         ("hidden_sizes", 64),
         ("hidden_sizes", "64"),

@@ -1,6 +1,8 @@
 """MCNet's grid integral (the default): the map it trains is the map it predicts, monotone for every field, close to
 the per-row quadrature of the same weights; the default fit trains on every row and leaves its warm start."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,7 +13,7 @@ from mcal import MCNet
 
 torch = pytest.importorskip("torch")
 
-from mcal.mcnet._grid import GRID_POINTS, evaluate_grid, grid_spacing  # noqa: E402
+from mcal.mcnet._grid import GRID_POINTS, evaluate_grid, grid_spacing, roughness  # noqa: E402
 from mcal.mcnet._inputs import warm_start  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -98,10 +100,9 @@ def test_predict_uses_the_map_training_optimised(log_data):
     data = Data.on_device(torch, "cpu", x, y.astype(float), np.ones(p.size), bins, contexts, None, 0, None)
     data.x, data.y, data.w = data.x.double(), data.y.double(), data.w.double()
     geometry = {k: torch.as_tensor(v, dtype=torch.float64) for k, v in model._geometry().items()}
+    spec = dataclasses.replace(model._spec(model._architecture()), smoothness=0.0)  # the log loss term alone
     with torch.no_grad():
-        loss = float(
-            objective(torch, P, model._spec(model._architecture()), geometry, data, np.arange(p.size), contexts)
-        )
+        loss = float(objective(torch, P, spec, geometry, data, np.arange(p.size), contexts))
     pred = model.predict(p, X=X)
     assert loss == pytest.approx(mcal.metrics.log_loss(y, pred), rel=1e-9)
 
@@ -141,3 +142,32 @@ def test_quadrature_models_keep_training_and_predicting_as_before(log_data):
     compiled = model.set_params(inference="compiled").predict(p, X=X)
     exact = model.set_params(inference="exact").predict(p, X=X)
     assert np.abs(compiled - exact).max() < 1e-4
+
+
+def test_roughness_sums_squared_log_slope_differences_along_each_grid_and_averages_the_grids():
+    slopes = torch.tensor([[[1.0, np.e, 1.0], [2.0, 2.0, 2.0]], [[1.0, 1.0, np.e**2], [3.0, 3.0, 3.0]]])
+    # grids: (0, 1, -1) -> 2, constant -> 0, (0, 2) -> 4, constant -> 0; mean over the four grids 1.5
+    assert float(roughness(torch, slopes)) == pytest.approx(1.5, rel=1e-6)
+    assert float(roughness(torch, torch.full((3, 4, GRID_POINTS), 0.7))) == 0.0
+
+
+def logit_bend(model, X_field):
+    """Summed squared second differences of the fitted logit map on a dense score grid, per field, summed."""
+    s = np.linspace(-3.5, 0.5, 400)
+    return sum(
+        np.sum(np.diff(logit(model.predict(expit(s), X=pd.DataFrame({"f": np.full(s.size, f)}))), 2) ** 2)
+        for f in X_field
+    )
+
+
+@pytest.mark.parametrize("integral", ["grid", "quadrature"])
+def test_smoothness_straightens_the_map_within_a_bin_and_keeps_it_monotone_for_every_field(log_data, integral):
+    # one bin: the penalty reads f1 along each bin's grid, so a bend at a bin edge is not its business
+    p, y, X, _ = log_data
+    small = dict(field="f", n_bins=1, hidden_sizes=(8, 8), embedding_dim=4, n_nodes=10, max_steps=60, random_state=0,
+                 integral=integral)  # fmt: skip
+    free, smooth = (MCNet(**small, smoothness=w).fit(p, y, X=X) for w in (0.0, 10.0))
+    assert logit_bend(smooth, range(3)) < 0.1 * logit_bend(free, range(3))  # measured: 2.5e-4 (grid), 0.023 of it
+    s = np.linspace(-6, 4, 2001)
+    for f in range(3):
+        assert np.all(np.diff(smooth.predict(expit(s), X=pd.DataFrame({"f": np.full(s.size, f)}))) >= 0)

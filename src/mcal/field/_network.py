@@ -8,9 +8,8 @@ which count rows of positive weight), and are stored as safetensors through :met
 
 from __future__ import annotations
 
-import contextlib
 import numbers
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,22 +22,9 @@ from mcal._features.field_inputs import feature_matrix, named_columns
 from mcal._features.field_slots import FieldSlots, check_columns_param
 from mcal._optional import import_optional
 from mcal._persistence.state import Array, Number
-from mcal._torch import balance_penalty
+from mcal._torch import balance_penalty, torch_threads
 from mcal._validation import logit
 from mcal.field._per_field import FIELD_CONSTRAINTS, FIELD_STATE
-
-
-@contextlib.contextmanager
-def torch_threads(n_threads: int | None) -> Iterator[None]:
-    """Run with ``n_threads`` torch intra-op threads (None: leave torch's setting), restoring it afterwards."""
-    torch = import_optional("torch")
-    before = torch.get_num_threads()
-    if n_threads is not None:
-        torch.set_num_threads(int(n_threads))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def make_parameters(init: dict[str, NDArray[np.float64]]) -> Any:
@@ -217,7 +203,7 @@ class FieldNetwork(BaseCalibrator):
     }
 
     def _fit(self, y_prob, y, sample_weight, X) -> None:
-        with torch_threads(self.n_threads):
+        with torch_threads(import_optional("torch"), self.n_threads):
             self._fit_network(y_prob, y, sample_weight, X)
 
     def _fit_network(self, y_prob, y, sample_weight, X) -> None:
@@ -295,7 +281,7 @@ class FieldNetwork(BaseCalibrator):
         slots = FieldSlots(self.field_values_, self.field_slots_)
         features = self._row_features(X, np.ones_like(y_prob), fitting=False)
         rows = self._rows(logit(y_prob), slots.transform(X, self.field, y_prob.shape[0]), features)
-        with torch.no_grad(), torch_threads(self.n_threads):
+        with torch.no_grad(), torch_threads(torch, self.n_threads):
             return expit(self._logits(self.module_, rows).numpy())
 
     def _check_X(self, X, n_samples, *, fitting):

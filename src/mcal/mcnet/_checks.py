@@ -46,6 +46,7 @@ MCNET_CONSTRAINTS: dict[str, Any] = {
     "hidden_sizes": check_positive_ints,
     "beta": _real(0.0),
     "alpha": _real(0.0),
+    "smoothness": _real(0.0),
     "learning_rate": _real(0.0, open_low=True),
     "validation_fraction": _real(0.0, 1.0),
     "field": [None, _check_column],

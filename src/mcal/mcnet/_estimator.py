@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -15,7 +13,7 @@ from mcal._binning import assign_bins
 from mcal._features.field_inputs import feature_matrix, field_column, named_columns
 from mcal._features.fields import UNSEEN, FieldVocabulary
 from mcal._optional import import_optional
-from mcal._torch import check_device, torch_device
+from mcal._torch import check_device, torch_device, torch_threads
 from mcal._validation import EPS, logit
 from mcal.mcnet._checks import (
     MCNET_CONSTRAINTS,
@@ -36,6 +34,8 @@ from mcal.mcnet._training import Spec, split_rows
 
 #: Rows per optimizer step of the quadrature by default (the paper's 2,048).
 QUADRATURE_BATCH = 2048
+#: Default weight of the smoothness penalty (``docs/defaults/mcnet.rst``).
+DEFAULT_SMOOTHNESS = 3e-3
 
 
 class MCNet(BaseCalibrator):
@@ -76,6 +76,11 @@ class MCNet(BaseCalibrator):
     alpha : float >= 0, default=0.0
         Weight of the field-balance regularizer (eq. 11-13); needs ``field`` or ``balance_field``. The paper
         does not report its value; 0 leaves the regularizer off, as in its Table 1 runs without Table 3's ablation.
+    smoothness : float >= 0, default=3e-3
+        Weight of a roughness penalty added to the training loss (not in the paper): the squared differences of
+        log f1 between neighbouring points of the 65-score grid, summed along each (bin, field) grid and averaged
+        over the grids (with either ``integral``). It pulls each bin's map towards a straight line in logit units,
+        the warm start's shape, where the data do not bend it; 0 trains eq. 13 alone. Why: ``docs/defaults/mcnet.rst``.
     field : str or int or None, default=None
         Column of ``X`` (name, or index for an array) holding the field used as context: MCNet-Field.
         Missing values (NaN, None, NA) are a field value of their own. ``None`` gives MCNet-None (the
@@ -225,7 +230,8 @@ class MCNet(BaseCalibrator):
       paper trains a fixed number of epochs without early stopping. With ``validation_fraction > 0``, early
       stopping reads eq. 13 of the map on the held-out rows (log loss and alpha times the balance term; the
       penalty on the network's own bias terms is left out); it cannot stop before ``min_steps``, and the weights
-      of the best reading are kept, the warm start included. Appendix B.4's :math:`L_2` regularization is not applied.
+      of the best reading are kept, the warm start included. Appendix B.4's :math:`L_2` regularization is not
+      applied; ``smoothness`` (not in the paper) regularizes the shape of f1 instead.
     * **Precision.** Training runs in float32; exact inference and the compiled tables use float64.
     * **Field balance.** DIFF_c uses the mini-batch, is weighted by ``sample_weight``, and ``1e-12`` under
       the square root keeps the gradient finite.
@@ -287,6 +293,7 @@ class MCNet(BaseCalibrator):
         embedding_dim: int = 8,
         beta: float = 0.0,
         alpha: float = 0.0,
+        smoothness: float = DEFAULT_SMOOTHNESS,
         field: str | int | None = None,
         balance_field: str | int | None = None,
         auxiliary_features: tuple[str | int, ...] | None = None,
@@ -314,6 +321,7 @@ class MCNet(BaseCalibrator):
         self.embedding_dim = embedding_dim
         self.beta = beta
         self.alpha = alpha
+        self.smoothness = smoothness
         self.field = field
         self.balance_field = balance_field
         self.auxiliary_features = auxiliary_features
@@ -377,20 +385,9 @@ class MCNet(BaseCalibrator):
         return (values - self.auxiliary_mean_) / self.auxiliary_scale_
 
     # -- fit --------------------------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _threads(self, torch: Any) -> Iterator[None]:
-        """Run with ``n_threads`` torch intra-op threads, restoring the previous setting."""
-        before = torch.get_num_threads()
-        if self.n_threads is not None:
-            torch.set_num_threads(int(self.n_threads))
-        try:
-            yield
-        finally:
-            torch.set_num_threads(before)
-
     def _fit(self, y_prob, y, sample_weight, X) -> None:
         torch = import_optional("torch")
-        with self._threads(torch):
+        with torch_threads(torch, self.n_threads):
             self._fit_network(torch, y_prob, y, sample_weight, X)
 
     def _fit_network(self, torch, y_prob, y, sample_weight, X) -> None:
@@ -461,6 +458,7 @@ class MCNet(BaseCalibrator):
             n_nodes=int(self.n_nodes),
             beta=float(self.beta),
             alpha=float(self.alpha),
+            smoothness=float(self.smoothness),
             memory_efficient=self.memory_efficient,
             bin_joins=self.bin_joins,
             integral=self.integral if integral is None else integral,
@@ -545,7 +543,7 @@ class MCNet(BaseCalibrator):
 
     def _exact_logits(self, x, bins, contexts, aux, device: str) -> NDArray[np.float64]:
         torch = import_optional("torch")
-        with self._threads(torch):
+        with torch_threads(torch, self.n_threads):
             return self._network_logits(torch, x, bins, contexts, aux, torch_device(torch, "device", device))
 
     def _grid_tables(self, torch: Any, P: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -584,7 +582,7 @@ class MCNet(BaseCalibrator):
         one): the grid's are rebuilt from the weights (:func:`check_grid_tables`), the quadrature's spot-checked
         (:func:`check_tables`)."""
         torch = import_optional("torch")
-        with self._threads(torch):
+        with torch_threads(torch, self.n_threads):
             if self.integral == "grid":
                 P = float64_weights(torch, self.module_, torch.device("cpu"))
                 check_grid_tables(self.compiled_values_, self.compiled_slopes_, self._grid_tables(torch, P))

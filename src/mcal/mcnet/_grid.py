@@ -28,6 +28,25 @@ from mcal.mcnet._network import context_tables, integrand
 GRID_POINTS = 65
 
 
+def roughness(torch: Any, slopes: Any) -> Any:
+    """MCNet's smoothness penalty: the squared differences of log f1 between neighbouring grid points, summed
+    along each (bin, context) grid and averaged over the grids.
+
+    Parameters
+    ----------
+    slopes : tensor of shape (K, C + 1, G)
+        f1 at the grid points (positive), as :func:`grid_tables` returns them.
+
+    Returns
+    -------
+    penalty : tensor of shape ()
+        Zero exactly when f1 is constant along every grid (each bin's map linear in the score logit, as the
+        warm start is); differentiable in ``slopes``.
+    """
+    log_f1 = torch.log(slopes)
+    return ((log_f1[..., 1:] - log_f1[..., :-1]) ** 2).sum(-1).mean()
+
+
 def grid_spacing(geometry: dict[str, Any]) -> tuple[Any, Any]:
     """First grid point (the bin's anchor) and spacing of each bin's grid, both of shape (K,), in logit units.
 

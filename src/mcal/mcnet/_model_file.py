@@ -73,4 +73,5 @@ def upgrade_model_data(data: Any) -> Any:
     if "n_bins_" not in state and isinstance(shape, list) and len(shape) == 1 and isinstance(shape[0], int):
         # a file of an integer n_bins, before n_bins="auto" existed: its bins are those of its edges
         state = {**state, "n_bins_": shape[0] - 1, "bin_count_losses_": {}}
-    return {**data, "params": {**params, **missing}, "state": state}
+    # files written before smoothness existed were trained without the penalty
+    return {**data, "params": {"smoothness": 0.0, **params, **missing}, "state": state}

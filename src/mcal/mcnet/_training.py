@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 
 from mcal._progress import progress
 from mcal._torch import balance_penalty
-from mcal.mcnet._grid import evaluate_grid, grid_tables
+from mcal.mcnet._grid import evaluate_grid, grid_tables, roughness
 from mcal.mcnet._network import auxiliary, integrate_rows, ordered_tables
 
 #: Fraction of training rows whose context is replaced by the no-context code in each epoch, so that the
@@ -42,6 +42,7 @@ class Spec:
     memory_efficient: bool
     bin_joins: str
     integral: str = "quadrature"
+    smoothness: float = 0.0
 
 
 @dataclass
@@ -227,7 +228,8 @@ def objective(
     batch_weight: Any = None,
     penalty_share: float = 1.0,
 ) -> Any:
-    """Eq. 13 on ``rows``: weighted log loss + beta * order penalty + alpha * field-balance penalty.
+    """Eq. 13 on ``rows``: weighted log loss + beta * order penalty + alpha * field-balance penalty, plus
+    ``smoothness`` times the roughness of f1 on the score grid (:func:`mcal.mcnet._grid.roughness`).
 
     A process of a data-parallel fit passes its share of a mini-batch as ``rows``, the whole batch's weight as
     ``batch_weight`` and ``1 / n_processes`` as ``penalty_share``, so that the processes' values add up to the
@@ -241,6 +243,10 @@ def objective(
     loss = (w * torch.nn.functional.binary_cross_entropy_with_logits(logits, y, reduction="none")).sum() / (
         w.sum() if batch_weight is None else batch_weight
     )
+    if spec.smoothness > 0:
+        slopes = tables["slopes"] if spec.integral == "grid" else grid_tables(
+            torch, P, geometry, n_hidden=spec.n_hidden, bin_joins=spec.bin_joins)["slopes"]  # fmt: skip
+        loss = loss + penalty_share * spec.smoothness * roughness(torch, slopes)
     if spec.beta > 0:
         loss = loss + penalty_share * spec.beta * order
     if spec.alpha > 0 and data.groups is not None:
@@ -354,7 +360,7 @@ def train(
         (held-out criterion at the warm start and at each check).
     """
     optimizer = torch.optim.Adam(P.parameters(), lr=schedule.learning_rate)
-    held_out_spec = dataclasses.replace(spec, beta=0.0)
+    held_out_spec = dataclasses.replace(spec, beta=0.0, smoothness=0.0)
     lr_schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule.factor)
 
     def held_out() -> float:
