@@ -164,6 +164,7 @@ DECORATED = {
     },
     "mcal.dask.metrics.f_rce": (_Y, _P),
     "mcal.dask.metrics.calibration_summary": (_Y, {"m": _P}),
+    "mcal.dask.metrics.per_value_table": (_Y, _P),
 }
 MODULES = ["mcal.metrics", "mcal.monitor", "mcal.report", "mcal.segments", "mcal.dask", "mcal.dask.metrics"]
 
