@@ -24,7 +24,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from mcal._optional import import_optional
-from mcal._persistence import atomic_write_bytes
+from mcal._persistence import atomic_write_bytes, check_output_folder
 from mcal._registry import METHODS, get_method
 from mcal.datasets import BANK_CATEGORICAL, BANK_NUMERICAL, bank_marketing_groups, load_bank_marketing
 from mcal.metrics import calibration_summary
@@ -148,12 +148,14 @@ def run_demo(
     ------
     ValueError
         If a name in ``methods`` is not a registered method.
+    NotADirectoryError
+        If ``output_dir``, or the nearest of its parents that exists, is a file (checked before any work).
     """
     out = stream if stream is not None else sys.stdout
     names = default_methods() if methods is None else list(methods)
     for name in names:
         get_method(name)  # raises on unknown names before any work
-    output_dir = Path(output_dir)
+    output_dir = check_output_folder(output_dir, "output_dir")
     train, cal, test = split_bank(random_state, quick)
     base = fit_base_model(train, random_state)
     cols = BANK_CATEGORICAL + BANK_NUMERICAL

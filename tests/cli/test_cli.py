@@ -512,6 +512,24 @@ def test_demo_takes_the_output_option_of_the_other_commands_and_its_old_spelling
     assert args.output_dir == "somewhere"
 
 
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_demo_refuses_a_file_as_its_output_folder_before_any_work(tmp_path, capsys, monkeypatch, below):
+    import mcal.demo
+
+    def work(*args, **kwargs):
+        raise AssertionError("the demo started its work")
+
+    monkeypatch.setattr(mcal.demo, "split_bank", work)
+    file = tmp_path / "metrics.csv"
+    file.write_text("x\n")
+    assert main(["demo", "-o", str(file / below)]) == 2
+    err = capsys.readouterr().err
+    assert "-o/--output must be a folder" in err and f"{str(file)!r} is a file" in err
+    with pytest.raises(NotADirectoryError, match="output_dir must be a folder"):
+        mcal.demo.run_demo(file / below)
+    assert file.read_text() == "x\n"
+
+
 @pytest.mark.slow
 def test_demo_quick_writes_metrics_and_figure(tmp_path, capsys):
     assert main(["demo", "--quick", "--methods", "platt,isotonic", "-o", str(tmp_path / "d")]) == 0

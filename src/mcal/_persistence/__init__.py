@@ -6,7 +6,7 @@ The atomic writes are imported at once, the rest on first use (they need scikit-
 from typing import TYPE_CHECKING
 
 from mcal._optional import lazy_attributes
-from mcal._persistence.atomic import atomic_write_bytes, check_output_path
+from mcal._persistence.atomic import atomic_write_bytes, check_output_folder, check_output_path
 from mcal._persistence.legacy import refuse_legacy_state
 
 if TYPE_CHECKING:
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "atomic_write_bytes",
+    "check_output_folder",
     "check_output_path",
     "load",
     "nested_state",

@@ -49,6 +49,26 @@ def check_output_path(path: str | os.PathLike, name: str = "path") -> Path:
     return path
 
 
+def check_output_folder(path: str | os.PathLike, name: str = "path") -> Path:
+    """Return ``path`` as a Path after checking that it is a folder or can be made one (nothing is created).
+
+    Raises
+    ------
+    TypeError
+        If ``path`` is not a str or path-like object.
+    NotADirectoryError
+        If ``path``, or the nearest of its parents that exists, is not a folder, with ``name`` in the message.
+    """
+    path = as_path(path, name)
+    existing = next((p for p in (path, *path.parents) if p.exists()), path)
+    if not existing.is_dir():
+        raise NotADirectoryError(
+            f"{name} must be a folder, or a path where one can be created; got {str(path)!r}, "
+            f"but {str(existing)!r} is a file"
+        )
+    return path
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder, synced, and an atomic rename.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mcal._persistence import check_output_folder
 from mcal._registry import METHODS
 from mcal.cli._options import NON_NEGATIVE_INT, CLIError, Command, split_names
 
@@ -21,6 +22,10 @@ def _run(args) -> int:
     unknown = [name for name in methods or () if name not in METHODS]
     if unknown:
         raise CLIError(f"--methods must name methods among {', '.join(sorted(METHODS))}; got {', '.join(unknown)}")
+    try:
+        check_output_folder(args.output_dir, "-o/--output")
+    except OSError as exc:  # a file where the folder should go: refused before the model is trained
+        raise CLIError(str(exc)) from exc
     run_demo(args.output_dir, methods=methods, quick=args.quick, random_state=args.random_state)
     return 0
 
