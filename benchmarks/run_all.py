@@ -110,7 +110,7 @@ def run_topic(topic: str, out_dir: Path) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--topic",
         choices=[*sorted(TOPICS), "all"],

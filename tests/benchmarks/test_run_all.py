@@ -48,3 +48,10 @@ def test_run_all_skips_a_script_whose_needs_are_missing(tmp_path, monkeypatch, c
     out = capsys.readouterr().out
     assert "skipped monitor/monitor_drift.py: needs the module no_such_module.sub" in out
     assert "0 of 0 quick runs of monitor passed (1 skipped)" in out
+
+
+def test_help_states_the_whole_first_paragraph(capsys):
+    with pytest.raises(SystemExit):
+        _run_all().main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "MCNet Tables 1-3), or the quick mode of every script of a topic. options:" in out
