@@ -217,6 +217,21 @@ def test_monitor_page_has_the_per_value_section_of_the_latest_window(table, tmp_
     assert "In the latest window, every value of each segment column with at least 10 rows" in section
 
 
+def test_monitor_says_so_when_no_value_of_the_latest_window_has_enough_rows(table, tmp_path, capsys):
+    # a latest window of 20 rows over 30 countries: the header was printed over an empty table
+    path = tmp_path / "stream.csv"
+    table.assign(t=(np.arange(len(table)) >= len(table) - 20).astype(int)).to_csv(path, index=False)
+    out = tmp_path / "monitor.html"
+    argv = ["monitor", str(path), "--score-col", "p", "--label-col", "y", "--time-col", "t", "--window", "1",
+            "--segments", "country:2", "--max-depth", "1", "--n-resamples", "0"]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.split("\nper value (", 1)[1]
+    assert printed.rstrip().endswith("none: no value has 10 rows or more")
+    assert main([*argv, "-o", str(out)]) == 0
+    section = out.read_text().split('<section id="values">', 1)[1].split("</section>", 1)[0]
+    assert "<table" not in section and "<p>No value has 10 rows or more.</p>" in section
+
+
 def test_make_report_adds_the_per_value_section_and_checks_its_tables(table, tmp_path):
     from mcal.report import make_report
 
