@@ -226,10 +226,13 @@ def test_monitor_says_so_when_no_value_of_the_latest_window_has_enough_rows(tabl
             "--segments", "country:2", "--max-depth", "1", "--n-resamples", "0"]  # fmt: skip
     assert main(argv) == 0
     printed = capsys.readouterr().out.split("\nper value (", 1)[1]
-    assert printed.rstrip().endswith("none: no value has 10 rows or more")
+    present = table["country"].iloc[-20:].nunique()
+    assert f"{present} of country with fewer left out" in " ".join(printed.split()) and printed.rstrip().endswith(
+        ":\n    none listed"
+    )
     assert main([*argv, "-o", str(out)]) == 0
     section = out.read_text().split('<section id="values">', 1)[1].split("</section>", 1)[0]
-    assert "<table" not in section and "<p>No value has 10 rows or more.</p>" in section
+    assert "<table" not in section and "<p>No value listed.</p>" in section
 
 
 def test_make_report_adds_the_per_value_section_and_checks_its_tables(table, tmp_path):

@@ -82,7 +82,7 @@ def value_rows(
 def per_value_html(per_value: Mapping[str, Any], where: str = "") -> str:
     """The HTML section ``values`` of per-value tables (``PerValueTable`` by score column, or by class): every
     listed value and its rows, then each table's ECCE in sigmas and Holm-adjusted p-value; ``where`` (e.g.
-    ``"In the latest window, "``) starts the note. A sentence replaces the table when no value has enough rows."""
+    ``"In the latest window, "``) starts the note. A sentence replaces the table when no value is listed."""
     first = next(iter(per_value.values()))
     head = "".join(f'<th colspan="2">{escape(str(name))}</th>' for name in per_value)
     sub = "<th>ECCE/σ</th><th>p (Holm)</th>" * len(per_value)
@@ -101,7 +101,7 @@ def per_value_html(per_value: Mapping[str, Any], where: str = "") -> str:
         f'<table class="values"><thead><tr><th rowspan="2">value</th><th rowspan="2">rows</th>{head}</tr>'
         f"<tr>{sub}</tr></thead><tbody>{rows}</tbody></table>"
         if rows
-        else f"<p>No value has {first.min_samples_per_value} rows or more.</p>"
+        else "<p>No value listed.</p>"
     )
     return (
         f'<section id="values"><h2>Calibration per value</h2>{table}'

@@ -65,7 +65,7 @@ def left_out_note(result: Any) -> str:
 def print_per_value(tables: dict[str, Any], where: str = "") -> None:
     """The per-value table in the terminal, laid out as the worst segments are (no wider than the terminal): every
     listed value (``where``: e.g. ``"in the latest window, "``) and per score column its mean score, error, ECCE in
-    sigmas and Holm-adjusted p-value; a line saying so when no value has enough rows."""
+    sigmas and Holm-adjusted p-value; "none listed" when no value is."""
     import pandas as pd
 
     from mcal.report import findings_table
@@ -74,7 +74,7 @@ def print_per_value(tables: dict[str, Any], where: str = "") -> None:
     width = terminal_width()
     print("\n" + wrap(f"per value ({where}{left_out_note(first)}; p-values Holm-adjusted over the values):", width))
     if first.table.empty:
-        print(wrap(f"    none: no value has {first.min_samples_per_value} rows or more", width))
+        print("    none listed")
         return
     order = first.table["description"]
     rows = pd.concat([t.table.set_index("description").loc[order].reset_index().assign(
