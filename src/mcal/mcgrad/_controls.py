@@ -231,7 +231,11 @@ def _warn_stopped(model: Any, path: RoundPath | None, final: RoundPath) -> None:
     refit_cut = path is not None and final.timed_out
     if (path or final).timed_out or refit_cut:
         fitted = len(path.losses) - 1 if path is not None else len(final.boosters)
-        cut = f" (the refit on all rows ran out after {len(final.boosters)})" if refit_cut else ""
-        warn(f"max_time={model.max_time} s ran out after {fitted} round(s){cut}; kept the best {final.best_round}")
+        where = "" if path is None else " of early stopping"
+        cut = f", and the refit on all rows after {len(final.boosters)}" if refit_cut else ""
+        why = ", the number best on the validation rows" if path is not None and not refit_cut else ""
+        none = " (a model of 0 rounds returns the input scores unchanged)" if final.best_round == 0 else ""
+        warn(f"max_time={model.max_time} s ran out after {fitted} round(s){where}{cut}; "
+             f"kept {final.best_round} round(s){why}{none}")  # fmt: skip
     elif path is not None and path.best_round == model.max_rounds and model.early_stopping is not None:
         warn(f"early stopping chose max_rounds={model.max_rounds} rounds; a larger max_rounds may fit better")
