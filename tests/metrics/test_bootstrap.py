@@ -1,5 +1,6 @@
 """mcal.metrics.bootstrap and the interval tables built on it: coverage, weights, reproducibility, bad input."""
 
+import re
 import warnings
 from functools import partial
 
@@ -132,6 +133,27 @@ def test_a_metric_undefined_on_some_resamples_is_a_clear_error(rng):
     match = r"metric must be defined on every resample; it raised ValueError on \d+ of 100"
     with pytest.raises(ValueError, match=match):
         bootstrap(roc_auc, y, p, n_resamples=100, random_state=0)
+
+
+def test_summary_intervals_leave_a_metric_undefined_on_some_resamples_without_an_interval(rng, capsys, tmp_path):
+    # 1 positive in 30 rows: about a third of the resamples hold no positive, where the AUCs and PCOC are undefined.
+    # Before, the whole table (and mcal evaluate --ci) failed; the other metrics keep their intervals.
+    y = np.r_[1.0, np.zeros(29)]
+    p = rng.uniform(size=30)
+    with pytest.warns(CalibrationWarning, match=r"roc_auc of 'p' has no interval: it is undefined on \d+ of 100"):
+        table = summary_intervals(y, {"p": p}, n_resamples=100)
+    undefined = {"roc_auc", "pr_auc", "pcoc"}
+    assert table.loc["p", [f"{m}_{end}" for m in undefined for end in ("low", "high")]].isna().all()
+    direct = bootstrap(log_loss, y, p, n_resamples=100, random_state=0)
+    assert (table.loc["p", "log_loss_low"], table.loc["p", "log_loss_high"]) == (direct.low, direct.high)
+    from mcal.cli import main
+
+    path = tmp_path / "rare.csv"
+    pd.DataFrame({"p": p, "y": y}).to_csv(path, index=False)
+    assert main(["evaluate", str(path), "--score-col", "p", "--label-col", "y", "--ci", "--n-resamples", "100"]) == 0
+    out, err = capsys.readouterr()
+    assert re.search(r"\nroc_auc +\d\.\d+ \[–\]", out) and re.search(r"\nlog_loss +\d\.\d+ \[\d", out)
+    assert "mcal: warning: roc_auc of 'p' has no interval" in err
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from mcal._constraints import N_RESAMPLES, OPEN_UNIT, Instance, StrOptions, validate_params
-from mcal._validation import check_choice, check_metric_inputs
+from mcal._validation import check_choice, check_metric_inputs, warn
 from mcal.metrics._resampled import SortedRows, resampled_metric
 
 #: The kinds of bootstrap interval.
@@ -172,13 +172,17 @@ def bootstrap_metrics(
     confidence_level: float = 0.95,
     method: str | Mapping[str, str] = "percentile",
     random_state: int | np.random.Generator | None = None,
+    undefined: str = "raise",
+    of: str = "",
 ) -> dict[str, BootstrapResult]:
     """:func:`bootstrap` of several metrics on the same resamples, drawn once.
 
     ``metrics`` maps a name to ``(metric, names of the row_args it takes)``; ``method`` is one method for all, or
     maps each name to its method (``"percentile"`` and ``"basic"`` mix; ``"bca"`` goes alone); the other arguments
     are those of :func:`bootstrap`. Each result equals :func:`bootstrap` of its metric with the same
-    ``random_state``.
+    ``random_state``. A metric undefined on some resamples raises ``ValueError`` (``undefined="raise"``), or
+    (``undefined="warn"``) gets NaN bounds and standard error, with a warning naming it (and ``of``, e.g. the
+    score column), while the others keep their intervals.
     """
     from scipy import stats
 
@@ -201,6 +205,12 @@ def bootstrap_metrics(
     failed = np.isnan(res.bootstrap_distribution).sum(axis=-1)
     results = {}
     for j, name in enumerate(metrics):
+        if failed[j] and undefined == "warn":
+            warn(f"{name}{of} has no interval: it is undefined on {int(failed[j])} of {int(n_resamples)} resamples "
+                 "(e.g. a resample with a single class); more rows give it one")  # fmt: skip
+            results[name] = BootstrapResult(estimates[name], np.nan, np.nan, np.nan, float(confidence_level),
+                                            int(n_resamples), methods[name])  # fmt: skip
+            continue
         if failed[j]:
             raise ValueError(
                 f"metric must be defined on every resample; {'it' if len(metrics) == 1 else name} raised "

@@ -137,7 +137,13 @@ def summary_intervals(
     Raises
     ------
     ValueError, TypeError
-        As :func:`calibration_summary` and :func:`bootstrap` (a metric undefined on a resample included).
+        As :func:`calibration_summary` and :func:`bootstrap`.
+
+    Warns
+    -----
+    CalibrationWarning
+        For each metric undefined on some resamples (e.g. the AUCs, on a resample with a single class): its bounds
+        are NaN.
     """
     _check_mapping("y_probs", y_probs)
     metrics: dict[str, tuple[Callable[..., float], list[str]]] = {
@@ -158,7 +164,7 @@ def summary_intervals(
             methods["mce_sigma"] = _mce_method(y_true, p, sample_weight, row_args["segments"], name)
         results = bootstrap_metrics(metrics, y_true, p, sample_weight=sample_weight, row_args=row_args,
                                     n_resamples=n_resamples, confidence_level=confidence_level, method=methods,
-                                    random_state=random_state)  # fmt: skip
+                                    random_state=random_state, undefined="warn", of=f" of {name!r}")  # fmt: skip
         rows[name] = {
             f"{metric}_{end}": getattr(res, end) for metric, res in results.items() for end in ("low", "high")
         }
