@@ -1,6 +1,7 @@
 """``mcal fit/predict/evaluate`` with one probability column per class (``--score-cols``)."""
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -348,3 +349,21 @@ def test_evaluate_and_report_list_every_value_per_class_one_against_the_rest(csv
     section = out.read_text().split('<section id="values">', 1)[1].split("</section>", 1)[0]
     assert all(f'<th colspan="2">{label}</th>' in section for label in ["ant", "bee", "cat"])
     assert "<td>seg=north</td>" in section and "<td>seg=south</td>" in section
+
+
+@pytest.mark.parametrize("columns", ["70", "250"])
+def test_evaluate_prints_each_class_observed_rate_in_the_per_value_table(csv, frame, capsys, monkeypatch, columns):
+    # the observed rate of a value is one per class (one against the rest); the table printed the first class's
+    # once per value, beside every class's mean score (stacked) or once for all classes (wide)
+    monkeypatch.setenv("COLUMNS", columns)
+    assert main(["evaluate", str(csv), "--score-cols", ALL, "--label-col", "y", "--segments", "seg"]) == 0
+    printed = capsys.readouterr().out.split("\nper value (", 1)[1]
+    north = frame["code"].to_numpy()[(frame["seg"] == "north").to_numpy()]
+    rates = [f"{np.mean(north == j):.4g}" for j in range(3)]
+    line = next(line for line in printed.splitlines() if "seg=north" in line)
+    if columns == "250":  # one row per value: each class's observed rate in its column group
+        assert all(f" {rate} " in line for rate in rates)
+        assert line.index(rates[0]) < line.index(rates[1]) < line.index(rates[2])
+    else:  # a line per value, a line per class beneath it: the observed rate first
+        shown = re.findall(r"(?m)^ +(?:ant|bee|cat) +(\S+)", printed.split(line, 1)[1])
+        assert "observed" not in line and shown[:3] == rates

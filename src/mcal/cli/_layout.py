@@ -84,29 +84,30 @@ def findings_text(table: pd.DataFrame, width: int) -> str:
     if max(len(line) for line in wide.splitlines()) <= width:
         return wide
     scores = list(dict.fromkeys(c[0] for c in table.columns if c[0] != ""))
+    shared = ("", "observed") in table.columns  # else each score column has its own (a class against the rest)
+    fields = _SCORE_FIELDS if shared else ("observed", *_SCORE_FIELDS)
     names = max(len("score column"), *(len(s) for s in scores))
-    for f in _SCORE_FIELDS:  # one alignment down each field, across every segment and score column
+    for f in fields:  # one alignment down each field, across every segment and score column
         cells = align([str(v) for v in table[[(s, f) for s in scores]].to_numpy().ravel()])
         table = table.copy()
         table[[(s, f) for s in scores]] = pd.DataFrame(
             [cells[k : k + len(scores)] for k in range(0, len(cells), len(scores))], index=table.index
         ).to_numpy()
     sizes = {f: max(len(f), *(len(str(v)) for v in table[[(s, f) for s in scores]].to_numpy().ravel()))
-             for f in _SCORE_FIELDS}  # fmt: skip
+             for f in fields}  # fmt: skip
     pad = " " * 4
-    beside = len(pad) + names + sum(2 + sizes[f] for f in _SCORE_FIELDS) <= width  # else each name on a line of its own
+    beside = len(pad) + names + sum(2 + sizes[f] for f in fields) <= width  # else each name on a line of its own
 
     def score_lines(name: str, cells: list[str]) -> list[str]:
-        numbers = "".join("  " + c.rjust(sizes[f]) for c, f in zip(cells, _SCORE_FIELDS, strict=True))
+        numbers = "".join("  " + c.rjust(sizes[f]) for c, f in zip(cells, fields, strict=True))
         return [pad + name.ljust(names) + numbers] if beside else [pad + name, pad + numbers]
 
-    lines = score_lines("score column", list(_SCORE_FIELDS))
+    lines = score_lines("score column", list(fields))
     for rank, row in table.iterrows():
         similar = int(row.get(("", "similar"), 0))
-        facts = f"{row[('', 'rows')]} rows, observed {row[('', 'observed')]}" + (
-            f", {similar} similar" if similar else ""
-        )
+        observed = f", observed {row[('', 'observed')]}" if shared else ""
+        facts = f"{row[('', 'rows')]} rows{observed}" + (f", {similar} similar" if similar else "")
         lines.append(wrap(f"{rank:>2}  {row[('', 'segment')]}: {facts}", width, pad))
         for s in scores:
-            lines += score_lines(s, [str(row[(s, f)]) for f in _SCORE_FIELDS])
+            lines += score_lines(s, [str(row[(s, f)]) for f in fields])
     return "\n".join(lines)

@@ -76,15 +76,21 @@ def findings_table(worst: pd.DataFrame, n_tests: int) -> pd.DataFrame:
     table : DataFrame of str
         Index: the rank; columns: ``("", "segment")``, ``("", "rows")``, ``("", "observed")``, ``("", "similar")``
         and, for each score column ``c``, ``(c, "mean")``, ``(c, "error")``, ``(c, "ECCE/σ")`` and
-        ``(c, "p (Holm)")``.
+        ``(c, "p (Holm)")``. Where the observed rate of a segment differs between score columns (one class
+        against the rest, a column per class), ``(c, "observed")`` replaces ``("", "observed")``.
     """
     floor = min(1.0, n_tests * PVALUE_FLOOR)
+    shared = bool((worst.groupby("rank")["mean_outcome"].nunique(dropna=False) <= 1).all())
     rows = {}
     for rank, group in worst.groupby("rank", sort=True):
         first = group.iloc[0]
-        row = {("", "segment"): first["description"], ("", "rows"): f"{int(first['size']):,}",
-               ("", "observed"): f"{first['mean_outcome']:.4g}", ("", "similar"): str(int(group["n_similar"].max()))}  # fmt: skip
+        row = {("", "segment"): first["description"], ("", "rows"): f"{int(first['size']):,}"}
+        if shared:
+            row[("", "observed")] = f"{first['mean_outcome']:.4g}"
+        row[("", "similar")] = str(int(group["n_similar"].max()))
         for r in group.itertuples(index=False):
+            if not shared:
+                row[(r.score, "observed")] = f"{r.mean_outcome:.4g}"
             row[(r.score, "mean")] = f"{r.mean_prediction:.4g}"
             row[(r.score, "error")] = r.direction or "–"
             row[(r.score, "ECCE/σ")] = f"{r.ecce_sigma:.3g}"
