@@ -78,6 +78,18 @@ def test_values_with_fewer_rows_than_the_rule_are_counted_not_listed_and_missing
         "country"] == 0  # fmt: skip
 
 
+def test_a_value_of_weight_0_is_counted_not_listed():
+    # it was listed with a NaN ECCE (and shown as 'nan' in mcal evaluate)
+    rng = np.random.default_rng(0)
+    country = np.repeat(["a", "b", "c"], 40)
+    p = rng.uniform(0.1, 0.9, country.size)
+    y = (rng.uniform(size=country.size) < p).astype(float)
+    w = np.where(country == "b", 0.0, 1.0)
+    result = per_value_table(y, p, X=pd.DataFrame({"country": country}), sample_weight=w)
+    assert list(result.table["description"].sort_values()) == ["country=a", "country=c"]
+    assert result.n_left_out.to_dict() == {"country": 1} and np.isfinite(result.table["ecce_sigma"]).all()
+
+
 def test_generate_segments_takes_the_number_of_values_per_feature(table):
     X = table[["country", "age"]]
     default = generate_segments(X, max_depth=1).descriptions

@@ -66,12 +66,12 @@ def value_rows(
     table: pd.DataFrame, spans: list[tuple[str, int, int]], min_samples_per_value: int
 ) -> tuple[pd.DataFrame, pd.Series]:
     """The listed rows (``COLUMNS``) of the MCE ``table`` of :func:`value_segments`' set, and per feature the
-    number of values left out for having fewer than ``min_samples_per_value`` rows; p-values Holm-adjusted over
+    number of values left out for having fewer than ``min_samples_per_value`` rows or a total weight of 0; p-values Holm-adjusted over
     every listed value. Each feature's values keep the table's order (worst first)."""
     rows, left_out = [], {}
     for name, first, stop in spans:
         values = table[(table["segment"] >= first) & (table["segment"] < stop)]  # worst first, as in the table
-        listed = values["size"] >= min_samples_per_value
+        listed = (values["size"] >= min_samples_per_value) & (values["weight"] > 0)  # no weight: nothing to measure
         left_out[name] = int((~listed).sum())
         rows.append(values[listed].assign(feature=name))
     out = pd.concat(rows, ignore_index=True)

@@ -27,7 +27,8 @@ class PerValueTable:
         :class:`mcal.metrics.MCEResult` (``size`` to ``pvalue``), and ``pvalue_adjusted``, Holm-adjusted over
         every listed value.
     n_left_out : pandas.Series of int
-        Per feature, the number of its values with fewer than ``min_samples_per_value`` rows, not listed.
+        Per feature, the number of its values with fewer than ``min_samples_per_value`` rows, or of total weight
+        0, not listed.
     min_samples_per_value : int
         The rule: a value is listed when it has at least this many rows.
     """
@@ -72,7 +73,7 @@ def per_value_table(
         Quantile bins of a numerical feature with more distinct values, as in
         :func:`mcal.segments.generate_segments`; categorical features keep every value whatever this says.
     min_samples_per_value : int >= 1, default=10
-        A value with fewer rows is not listed (and counted in ``n_left_out``); 10 is the segments' default
+        A value with fewer rows (or of total weight 0) is not listed (and counted in ``n_left_out``); 10 is the segments' default
         ``min_samples_per_segment``.
     outcome : {"classification", "regression"}, default="classification"
         As in :func:`mcal.metrics.mce`.
